@@ -1,0 +1,28 @@
+/* cli.h: the subcommands of bin/fpemu and helpers they share. Each
+ * subcommand is `int cmd_NAME(int argc, char **argv)` (argv[0] is the
+ * subcommand name) returning the exit status: 0 success, 1 a verification
+ * found mismatches, 2 bad usage or bad input. */
+#ifndef FPEMU_CLI_H
+#define FPEMU_CLI_H
+#include <stdio.h>
+#include "fpemu.h"
+
+int cmd_formats(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+
+/* Print "fpemu SUB: message" on stderr; returns 2 (the bad-input status). */
+int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True if s is "--help" or "-h". */
+int cli_is_help(const char *s);
+/* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */
+int cli_parse_u64(const char *s, unsigned long long *out);
+int cli_parse_double(const char *s, double *out);
+/* Write a file atomically: the content goes to PATH.tmp.PID, then rename.
+ * Open with cli_atomic_open, write to the FILE*, finish with
+ * cli_atomic_close(f, ok): on ok the file replaces PATH, else it is removed.
+ * Both return 0 on success, -1 (errno set) on failure. */
+typedef struct cli_atomic { FILE *f; char path[4096]; char tmp[4200]; } cli_atomic;
+int cli_atomic_open(cli_atomic *a, const char *path, const char *mode);
+int cli_atomic_close(cli_atomic *a, int ok);
+#endif

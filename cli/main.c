@@ -1,0 +1,31 @@
+/* main.c: bin/fpemu, git-style subcommands. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+typedef struct { const char *name; int (*fn)(int, char **); const char *summary; } command;
+
+static const command commands[] = {
+    {"formats", cmd_formats, "list the formats, or describe one"},
+    {"run", cmd_run, "compute TestFloat-style vector lines (operands in, complete lines out)"},
+    {"verify", cmd_verify, "check complete vector lines; exit 1 on any mismatch"},
+    /* more subcommands register here */
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: fpemu COMMAND [ARGS...]   (fpemu COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) { printf("fpemu %s\n", FPEMU_VERSION); return 0; }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "fpemu: unknown command '%s' (expected one of:", argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(stderr, " %s", commands[i].name);
+    fprintf(stderr, ")\n");
+    return 2;
+}
