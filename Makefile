@@ -20,6 +20,8 @@ FPEMU_CFLAGS = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
   -ffp-contract=off -fno-fast-math -pthread -Iemu -Iref -Iexperiments -Icli -MMD -MP
 LDLIBS_ALL = -lmpfr -lgmp -lm -pthread
 BUILD ?= build
+# Helpers working side by side may use their own BUILD and BINDIR.
+BINDIR ?= bin
 
 ifeq ($(V),1)
 Q =
@@ -45,7 +47,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 ALL_LIBS   := $(LIBTRAIN) $(LIBREF) $(LIBFPEMU)
 
 .PHONY: all deps test bench install uninstall clean check-deps
-all: bin/fpemu
+all: $(BINDIR)/fpemu
 
 # ---- dependencies ---------------------------------------------------------
 # Debian packages the build, tests, reports and benchmarks need.
@@ -81,8 +83,8 @@ $(LIBTRAIN): $(call obj,$(TRAIN_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-bin/fpemu: $(call obj,$(CLI_SRC)) $(ALL_LIBS)
-	@mkdir -p bin
+$(BINDIR)/fpemu: $(call obj,$(CLI_SRC)) $(ALL_LIBS)
+	@mkdir -p $(BINDIR)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(call obj,$(CLI_SRC)) $(ALL_LIBS) $(LDLIBS_ALL)
 
@@ -92,10 +94,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB) $(ALL_LIBS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TESTLIB) $(ALL_LIBS) $(LDLIBS_ALL)
 
 # Test programs find bin/fpemu and ../shared through these.
-export FPEMU_BIN = $(CURDIR)/bin/fpemu
+export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
 export FPEMU_ROOT = $(CURDIR)
 PROVE ?= prove
-test: bin/fpemu $(TEST_BINS)
+test: $(BINDIR)/fpemu $(TEST_BINS)
 	$(PROVE) $(PROVE_FLAGS) $(TEST_BINS) $(wildcard tests/*.sh)
 
 # ---- benchmarks -----------------------------------------------------------
@@ -107,9 +109,9 @@ bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # ---- install ----------------------------------------------------------------
-install: bin/fpemu $(LIBFPEMU)
+install: $(BINDIR)/fpemu $(LIBFPEMU)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
-	install -m 755 bin/fpemu $(DESTDIR)$(PREFIX)/bin/fpemu
+	install -m 755 $(BINDIR)/fpemu $(DESTDIR)$(PREFIX)/bin/fpemu
 	install -m 644 $(LIBFPEMU) $(DESTDIR)$(PREFIX)/lib/libfpemu.a
 	install -m 644 emu/fpemu.h $(DESTDIR)$(PREFIX)/include/fpemu.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define FPEMU_VERSION "\(.*\)"/\1/p' emu/fpemu.h)|' \
@@ -119,7 +121,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/include/fpemu.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc
 
 clean:
-	rm -rf $(BUILD) bin
+	rm -rf $(BUILD) $(BINDIR)
 
 -include $(wildcard mk/*.mk)
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
