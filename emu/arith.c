@@ -1,0 +1,304 @@
+/* arith.c: correctly rounded add, sub, mul, div, sqrt, fma, min, max and
+ * compare for every format.
+ *
+ * Two exact paths feed the one rounding step (round.c):
+ *  - formats with p <= 24 and e <= 8 (all but f64): operands are exact
+ *    doubles; the double result plus the exact sign of its error (TwoSum
+ *    for sums, the fma remainder for quotients and square roots, products
+ *    exact) pins the exact value to an open interval no rounding decision
+ *    point lies in (DESIGN.md section 4, "exactness shortcuts");
+ *  - f64: integer significands with sticky ("jam") bits, after SoftFloat.
+ * Special operands (NaN, inf, zero) are handled first, by class. */
+#include <math.h>
+#include "internal.h"
+
+typedef unsigned __int128 u128;
+
+typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } binop;
+
+/* An operand: class, sign, and for the double path its exact value. */
+typedef struct { fpemu_class k; int sign; double v; } opnd;
+
+static inline opnd load(const fpemu_format *f, uint64_t code, const fpemu_ctx *ctx) {
+    opnd o;
+    uint64_t c = emu__strip(f, code);
+    o.sign = (c & f->sign_bit) != 0;
+    if (f->decode_table) {
+        o.k = (fpemu_class)f->class_table[c];
+        o.v = f->decode_table[c];
+    } else {
+        o.k = emu__classify(f, c);
+        if (f->bits == 32 && f->ebits == 8) o.v = emu__bitsf((uint32_t)c);
+        else if (f->pad) o.v = emu__bitsf((uint32_t)(c << f->pad));
+        else if (f->bits == 64) o.v = emu__bitsd(c);
+        else o.v = o.k <= FPEMU_CLASS_NORMAL ? emu__decode_finite(f, c) : 0;
+    }
+    if (o.k == FPEMU_CLASS_SUBNORMAL && ctx->daz) o.k = FPEMU_CLASS_ZERO, o.v = o.sign ? -0.0 : 0.0;
+    return o;
+}
+
+static inline int isnan_k(fpemu_class k) { return k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN; }
+
+/* NaN operands: INVALID if any is signalling; the result per NaN policy. */
+static uint64_t nan_of(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int n, const uint64_t *codes, const opnd *ops) {
+    const fpemu_format *fmts[3] = {f, f, f};
+    for (int i = 0; i < n; i++)
+        if (ops[i].k == FPEMU_CLASS_SNAN) invalid = 1;
+    return emu__nan_result(f, ctx, invalid, n, codes, fmts);
+}
+
+static uint64_t invalid_nan(const fpemu_format *f, fpemu_ctx *ctx) { return emu__nan_result(f, ctx, 1, 0, NULL, NULL); }
+
+/* Exact zero result: x + (-x) is +0 except under rdn (IEEE 754 6.3). */
+static inline uint64_t zero_sum(const fpemu_format *f, int sa, int sb, fpemu_ctx *ctx) {
+    int s = sa == sb ? sa : ctx->round == FPEMU_RDN;
+    return fpemu_round_pack(f, s, 0, 0, 0, ctx);
+}
+
+/* ---- f64: integer significands ------------------------------------------ */
+
+typedef struct { int sign; uint64_t sig; int exp; } unp64;
+
+static inline unp64 unpack64(double v) {
+    unp64 u;
+    uint64_t b = emu__dbits(v);
+    u.sign = (int)(b >> 63);
+    int be = (int)((b >> 52) & 0x7FF);
+    u.sig = b & ((UINT64_C(1) << 52) - 1);
+    if (be) u.sig |= UINT64_C(1) << 52, u.exp = be - 1075;
+    else u.exp = -1074;
+    return u;
+}
+
+static inline int clz128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? __builtin_clzll(hi) : 64 + __builtin_clzll((uint64_t)x);
+}
+
+/* Round a 128-bit significand: keep the top 63 bits, jam the rest. */
+static uint64_t pack128(const fpemu_format *f, int sign, u128 sig, int exp, int sticky, fpemu_ctx *ctx) {
+    int lead = 127 - clz128(sig);
+    if (lead > 62) {
+        int sh = lead - 62;
+        sticky |= (sig & (((u128)1 << sh) - 1)) != 0;
+        sig >>= sh;
+        exp += sh;
+    }
+    return fpemu_round_pack(f, sign, (uint64_t)sig, exp, sticky, ctx);
+}
+
+/* Right shift that ORs every bit shifted out into the last bit. */
+static inline u128 shr_jam128(u128 x, int d) {
+    if (d <= 0) return x;
+    if (d >= 127) return x != 0;
+    return (x >> d) | ((x & (((u128)1 << d) - 1)) != 0);
+}
+
+/* Exact sum of (sa, A * 2^ea) and (sb, B * 2^eb), both nonzero. */
+static uint64_t add128(const fpemu_format *f, int sa, u128 A, int ea, int sb, u128 B, int eb, fpemu_ctx *ctx) {
+    int la = 125 - (127 - clz128(A)), lb = 125 - (127 - clz128(B));
+    A <<= la, ea -= la; /* leading bits at 125: two bits of headroom */
+    B <<= lb, eb -= lb;
+    if (eb > ea || (eb == ea && B > A)) {
+        u128 t = A; A = B; B = t;
+        int e = ea; ea = eb; eb = e;
+        int s = sa; sa = sb; sb = s;
+    }
+    B = shr_jam128(B, ea - eb);
+    u128 r = sa == sb ? A + B : A - B;
+    if (r == 0) return zero_sum(f, sa, sb, ctx);
+    return pack128(f, sa, r, ea, 0, ctx);
+}
+
+static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, fpemu_ctx *ctx) {
+    unp64 a = unpack64(x), b = unpack64(y);
+    switch (op) {
+    case OP_SUB: b.sign ^= 1; /* fall through */
+    case OP_ADD: return add128(f, a.sign, a.sig, a.exp, b.sign, b.sig, b.exp, ctx);
+    case OP_MUL: return pack128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, 0, ctx);
+    case OP_DIV: {
+        int la = 52 - (63 - __builtin_clzll(a.sig)), lb = 52 - (63 - __builtin_clzll(b.sig));
+        uint64_t sa = a.sig << la, sb = b.sig << lb;
+        u128 n = (u128)sa << 62;
+        uint64_t q = (uint64_t)(n / sb);
+        int sticky = n - (u128)q * sb != 0;
+        return fpemu_round_pack(f, a.sign ^ b.sign, q, (a.exp - la) - (b.exp - lb) - 62, sticky, ctx);
+    }
+    }
+    return 0;
+}
+
+static uint64_t f64_sqrt(const fpemu_format *f, double x, fpemu_ctx *ctx) {
+    unp64 a = unpack64(x);
+    int lead = 63 - __builtin_clzll(a.sig);
+    int s = 124 - lead;
+    if ((a.exp - s) & 1) s--;
+    u128 n = (u128)a.sig << s;
+    uint64_t r = (uint64_t)sqrtl((long double)n);
+    while ((u128)r * r > n) r--;
+    while ((u128)(r + 1) * (r + 1) <= n) r++;
+    return fpemu_round_pack(f, 0, r, (a.exp - s) / 2, (u128)r * r != n, ctx);
+}
+
+static uint64_t f64_fma(const fpemu_format *f, double x, double y, double z, fpemu_ctx *ctx) {
+    unp64 a = unpack64(x), b = unpack64(y), c = unpack64(z);
+    return add128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, c.sign, c.sig, c.exp, ctx);
+}
+
+/* ---- the double path ----------------------------------------------------- */
+
+static inline int sgn(double r) { return (r > 0) - (r < 0); }
+
+static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y, fpemu_ctx *ctx) {
+    double s, e;
+    int rs = 0;
+    switch (op) {
+    case OP_SUB: y = -y; /* fall through */
+    case OP_ADD: {
+        s = x + y; /* TwoSum: e is the exact error of s */
+        double bv = s - x, av = s - bv;
+        e = (x - av) + (y - bv);
+        if (s == 0) return zero_sum(f, signbit(x) != 0, signbit(y) != 0, ctx);
+        rs = sgn(e);
+        break;
+    }
+    case OP_MUL: s = x * y; break; /* exact: p <= 24 each */
+    case OP_DIV: s = x / y; rs = sgn(fma(-s, y, x)) * sgn(y); break;
+    }
+    return emu__round_double(f, s, rs, ctx);
+}
+
+/* ---- public operations ------------------------------------------------- */
+
+static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx) {
+    uint64_t codes[2] = {ca, cb};
+    opnd o[2] = {load(f, ca, ctx), load(f, cb, ctx)};
+    opnd a = o[0], b = o[1];
+    if (isnan_k(a.k) || isnan_k(b.k)) return nan_of(f, ctx, 0, 2, codes, o);
+    int bs = op == OP_SUB ? !b.sign : b.sign;
+    int ainf = a.k == FPEMU_CLASS_INF, binf = b.k == FPEMU_CLASS_INF;
+    int az = a.k == FPEMU_CLASS_ZERO, bz = b.k == FPEMU_CLASS_ZERO;
+    switch (op) {
+    case OP_ADD:
+    case OP_SUB:
+        if (ainf && binf && a.sign != bs) return invalid_nan(f, ctx);
+        if (ainf || binf) return emu__inf_result(f, ctx, ainf ? a.sign : bs);
+        if (az && bz) return zero_sum(f, a.sign, bs, ctx);
+        break;
+    case OP_MUL:
+        if ((ainf && bz) || (az && binf)) return invalid_nan(f, ctx);
+        if (ainf || binf) return emu__inf_result(f, ctx, a.sign ^ b.sign);
+        if (az || bz) return fpemu_round_pack(f, a.sign ^ b.sign, 0, 0, 0, ctx);
+        break;
+    case OP_DIV:
+        if ((ainf && binf) || (az && bz)) return invalid_nan(f, ctx);
+        if (ainf) return emu__inf_result(f, ctx, a.sign ^ b.sign);
+        if (binf || az) return fpemu_round_pack(f, a.sign ^ b.sign, 0, 0, 0, ctx);
+        if (bz) {
+            ctx->flags |= FPEMU_FLAG_INFINITE;
+            return emu__inf_result(f, ctx, a.sign ^ b.sign);
+        }
+        break;
+    }
+    if (emu__small(f)) return small_binop(f, op, a.v, b.v, ctx);
+    if (az || bz) { /* f64 sums with one zero operand: the other, exactly */
+        double v = az ? (op == OP_SUB ? -b.v : b.v) : a.v;
+        unp64 u = unpack64(v);
+        return fpemu_round_pack(f, u.sign, u.sig, u.exp, 0, ctx);
+    }
+    return f64_binop(f, op, a.v, b.v, ctx);
+}
+
+uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_ADD, a, b, ctx); }
+uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_SUB, a, b, ctx); }
+uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_MUL, a, b, ctx); }
+uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_DIV, a, b, ctx); }
+
+uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
+    opnd a = load(f, ca, ctx);
+    if (isnan_k(a.k)) return nan_of(f, ctx, 0, 1, &ca, &a);
+    if (a.k == FPEMU_CLASS_ZERO) return fpemu_round_pack(f, a.sign, 0, 0, 0, ctx); /* sqrt(-0) = -0 */
+    if (a.sign) return invalid_nan(f, ctx);
+    if (a.k == FPEMU_CLASS_INF) return emu__inf_result(f, ctx, 0);
+    if (!emu__small(f)) return f64_sqrt(f, a.v, ctx);
+    double r = sqrt(a.v);
+    return emu__round_double(f, r, sgn(fma(-r, r, a.v)), ctx);
+}
+
+uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {
+    uint64_t codes[3] = {ca, cb, cc};
+    opnd o[3] = {load(f, ca, ctx), load(f, cb, ctx), load(f, cc, ctx)};
+    opnd a = o[0], b = o[1], c = o[2];
+    int ainf = a.k == FPEMU_CLASS_INF, binf = b.k == FPEMU_CLASS_INF, cinf = c.k == FPEMU_CLASS_INF;
+    int az = a.k == FPEMU_CLASS_ZERO, bz = b.k == FPEMU_CLASS_ZERO, cz = c.k == FPEMU_CLASS_ZERO;
+    /* 0 x inf is invalid even when c is a quiet NaN (IEEE 754 7.2). */
+    int inv = (ainf && bz) || (az && binf);
+    if (isnan_k(a.k) || isnan_k(b.k) || isnan_k(c.k) || inv) return nan_of(f, ctx, inv, 3, codes, o);
+    int sp = a.sign ^ b.sign;
+    if (ainf || binf) {
+        if (cinf && c.sign != sp) return invalid_nan(f, ctx);
+        return emu__inf_result(f, ctx, sp);
+    }
+    if (cinf) return emu__inf_result(f, ctx, c.sign);
+    if (az || bz) {
+        if (cz) return zero_sum(f, sp, c.sign, ctx);
+        if (emu__small(f)) return emu__round_double(f, c.v, 0, ctx);
+        unp64 u = unpack64(c.v);
+        return fpemu_round_pack(f, u.sign, u.sig, u.exp, 0, ctx);
+    }
+    if (emu__small(f)) {
+        double p = a.v * b.v; /* exact */
+        if (cz) return emu__round_double(f, p, 0, ctx);
+        double s = p + c.v, bv = s - p, av = s - bv;
+        double e = (p - av) + (c.v - bv);
+        if (s == 0) return zero_sum(f, sp, c.sign, ctx);
+        return emu__round_double(f, s, sgn(e), ctx);
+    }
+    if (cz) return f64_binop(f, OP_MUL, a.v, b.v, ctx);
+    return f64_fma(f, a.v, b.v, c.v, ctx);
+}
+
+/* ---- comparisons, min and max -------------------------------------------- */
+
+/* Order of two non-NaN operands: -1, 0, 1 (zeros equal). */
+static int order(const opnd *a, const opnd *b) {
+    double x = a->k == FPEMU_CLASS_INF ? (a->sign ? -INFINITY : INFINITY) : a->v;
+    double y = b->k == FPEMU_CLASS_INF ? (b->sign ? -INFINITY : INFINITY) : b->v;
+    return (x > y) - (x < y);
+}
+
+fpemu_cmp fpemu_compare(const fpemu_format *f, uint64_t ca, uint64_t cb, int signaling, fpemu_ctx *ctx) {
+    opnd a = load(f, ca, ctx), b = load(f, cb, ctx);
+    if (isnan_k(a.k) || isnan_k(b.k)) {
+        if (signaling || a.k == FPEMU_CLASS_SNAN || b.k == FPEMU_CLASS_SNAN) ctx->flags |= FPEMU_FLAG_INVALID;
+        return FPEMU_UN;
+    }
+    return (fpemu_cmp)order(&a, &b);
+}
+
+/* IEEE 754-2019 minimum/maximum (num = 0) and minimumNumber/maximumNumber
+ * (num = 1); -0 orders below +0 in both. */
+static uint64_t minmax(const fpemu_format *f, uint64_t ca, uint64_t cb, int want_max, int num, fpemu_ctx *ctx) {
+    uint64_t codes[2] = {ca, cb};
+    opnd o[2] = {load(f, ca, ctx), load(f, cb, ctx)};
+    int an = isnan_k(o[0].k), bn = isnan_k(o[1].k);
+    if (an || bn) {
+        if (num && !(an && bn)) {
+            if (o[0].k == FPEMU_CLASS_SNAN || o[1].k == FPEMU_CLASS_SNAN) ctx->flags |= FPEMU_FLAG_INVALID;
+            return an ? cb : ca;
+        }
+        return nan_of(f, ctx, 0, 2, codes, o);
+    }
+    int c = order(&o[0], &o[1]);
+    if (c == 0 && o[0].sign != o[1].sign) c = o[0].sign ? -1 : 1; /* -0 < +0 */
+    uint64_t r = (c >= 0) == want_max ? ca : cb;
+    if (c == 0) r = ca;
+    opnd rr = load(f, r, ctx); /* daz: a flushed subnormal is delivered as zero */
+    if (rr.k == FPEMU_CLASS_ZERO) return fpemu_round_pack(f, rr.sign, 0, 0, 0, ctx);
+    return r;
+}
+
+uint64_t fpemu_min(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return minmax(f, a, b, 0, 0, ctx); }
+uint64_t fpemu_max(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return minmax(f, a, b, 1, 0, ctx); }
+uint64_t fpemu_min_num(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return minmax(f, a, b, 0, 1, ctx); }
+uint64_t fpemu_max_num(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return minmax(f, a, b, 1, 1, ctx); }

@@ -1,0 +1,48 @@
+/* convert.c: conversion between any two formats, and to/from host
+ * binary32/binary64. Decode exactly, then the one rounding step. */
+#include "internal.h"
+
+const fpemu_format *emu__f64(void) { return fpemu_format_at(0); }
+const fpemu_format *emu__f32(void) { return fpemu_format_at(1); }
+
+uint64_t fpemu_convert(const fpemu_format *dst, const fpemu_format *src, uint64_t a, fpemu_ctx *ctx) {
+    uint64_t c = emu__strip(src, a);
+    fpemu_class k = src->class_table ? (fpemu_class)src->class_table[c] : emu__classify(src, c);
+    int sign = (c & src->sign_bit) != 0;
+    if (k == FPEMU_CLASS_SUBNORMAL && ctx->daz) k = FPEMU_CLASS_ZERO;
+    switch (k) {
+    case FPEMU_CLASS_QNAN:
+    case FPEMU_CLASS_SNAN: {
+        const fpemu_format *fmts[1] = {src};
+        return emu__nan_result(dst, ctx, k == FPEMU_CLASS_SNAN, 1, &a, fmts);
+    }
+    case FPEMU_CLASS_INF: return emu__inf_result(dst, ctx, sign);
+    case FPEMU_CLASS_ZERO: return fpemu_round_pack(dst, sign, 0, 0, 0, ctx);
+    default: {
+        int s, e;
+        uint64_t sig;
+        fpemu_unpack(src, a, &s, &sig, &e);
+        return fpemu_round_pack(dst, s, sig, e, 0, ctx);
+    }
+    }
+}
+
+uint64_t fpemu_from_double(const fpemu_format *dst, double x, fpemu_ctx *ctx) {
+    return fpemu_convert(dst, emu__f64(), emu__dbits(x), ctx);
+}
+
+uint64_t fpemu_from_float(const fpemu_format *dst, float x, fpemu_ctx *ctx) {
+    return fpemu_convert(dst, emu__f32(), emu__fbits(x), ctx);
+}
+
+int emu__fits_f32(const fpemu_format *f) {
+    return f->p <= 24 && f->emax <= 127 && f->emin - (f->has_subnormals ? f->mbits : 0) >= -149;
+}
+
+float fpemu_to_float(const fpemu_format *f, uint64_t code, fpemu_ctx *ctx) {
+    if (emu__fits_f32(f) && !ctx->daz) {
+        fpemu_class k = fpemu_classify(f, code);
+        if (k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) return (float)fpemu_to_double(f, code); /* exact */
+    }
+    return emu__bitsf((uint32_t)fpemu_convert(emu__f32(), f, code, ctx));
+}

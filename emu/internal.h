@@ -1,0 +1,62 @@
+/* internal.h: helpers shared by the files of libfpemu (not installed). */
+#ifndef FPEMU_INTERNAL_H
+#define FPEMU_INTERNAL_H
+
+#include <string.h>
+#include "fpemu.h"
+
+/* Bit pattern of a double and back (memcpy is folded by the compiler). */
+static inline uint64_t emu__dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+static inline double emu__bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+static inline uint32_t emu__fbits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float emu__bitsf(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+
+/* Codes with the container padding (tf32) removed, and put back. */
+static inline uint64_t emu__strip(const fpemu_format *f, uint64_t code) {
+    uint64_t c = code >> f->pad;
+    return f->bits == 64 ? c : c & ((UINT64_C(1) << f->bits) - 1);
+}
+static inline uint64_t emu__unstrip(const fpemu_format *f, uint64_t c) { return c << f->pad; }
+
+/* Classify a stripped code. */
+fpemu_class emu__classify(const fpemu_format *f, uint64_t c);
+/* Exact decode of a stripped finite code (class ZERO/SUBNORMAL/NORMAL). */
+double emu__decode_finite(const fpemu_format *f, uint64_t c);
+
+/* Special encodings (stripped codes). */
+uint64_t emu__zero(const fpemu_format *f, int sign);
+uint64_t emu__maxfinite(const fpemu_format *f, int sign);
+
+/* The NaN a NaN-producing operation delivers (full code, padding added),
+ * with INVALID raised where SEMANTICS.md says so. nan_ops/nan_fmts list the
+ * operands that are NaN candidates for propagation (x86 policy); a NaN
+ * result in a format without NaN is +max finite with INVALID. */
+uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid,
+                         int nops, const uint64_t *ops, const fpemu_format *const *fmts);
+/* An exact infinity of the given sign, mapped for formats without inf
+ * (SEMANTICS.md); full code. */
+uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign);
+
+/* Round an exact nonzero value x + (tiny of sign rsign) given as a double
+ * (rsign in {-1, 0, 1}); the path of every format with p <= 24. */
+uint64_t emu__round_double(const fpemu_format *f, double x, int rsign, fpemu_ctx *ctx);
+
+/* Round x + (tiny of sign rsign) to an integer per ctx->round (sr
+ * included); |x| < 2^62. Sets *inexact. */
+int64_t emu__round_to_int(double x, int rsign, fpemu_ctx *ctx, int *inexact);
+
+/* Is every value of f exactly a float? */
+int emu__fits_f32(const fpemu_format *f);
+
+/* f64 and f32 registry descriptors. */
+const fpemu_format *emu__f64(void);
+const fpemu_format *emu__f32(void);
+
+/* One SR draw from the context (caller stream first, then the counter). */
+uint64_t emu__draw(fpemu_ctx *ctx);
+
+/* Does the format's arithmetic take the double path (every value exactly a
+ * double and products/sums of two exactly in double's range)? */
+static inline int emu__small(const fpemu_format *f) { return f->p <= 24 && f->ebits <= 8; }
+
+#endif

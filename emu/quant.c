@@ -1,0 +1,72 @@
+/* quant.c: integer quantisation with scale and zero point, and integer dot
+ * products with exact accumulation. */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+
+static const fpemu_qtype qtypes[] = {
+    {"int8", -128, 127}, {"int8s", -127, 127}, {"uint8", 0, 255},
+    {"int4", -8, 7},     {"int4s", -7, 7},     {"uint4", 0, 15},
+};
+
+const fpemu_qtype *fpemu_qtype_get(const char *name) {
+    for (size_t i = 0; i < sizeof qtypes / sizeof qtypes[0]; i++)
+        if (name && !strcmp(name, qtypes[i].name)) return &qtypes[i];
+    return NULL;
+}
+
+int32_t fpemu_quantize(double x, double scale, int32_t zero_point, int qmin, int qmax, fpemu_ctx *ctx) {
+    if (isnan(x) || !(scale > 0) || isinf(scale)) {
+        ctx->flags |= FPEMU_FLAG_INVALID;
+        return zero_point < qmin ? qmin : zero_point > qmax ? qmax : zero_point;
+    }
+    double q = x / scale;
+    int64_t r;
+    int inexact = 0;
+    if (isinf(q) || fabs(q) >= 0x1p40) {
+        r = q < 0 ? INT64_MIN / 2 : INT64_MAX / 2; /* clamps below */
+        inexact = 1;
+    } else {
+        /* The quotient is exact up to the sign of its remainder. */
+        double rem = fma(-q, scale, x);
+        r = emu__round_to_int(q, (rem > 0) - (rem < 0), ctx, &inexact);
+    }
+    int64_t v = r + zero_point;
+    if (inexact) ctx->flags |= FPEMU_FLAG_INEXACT;
+    if (v < qmin || v > qmax) {
+        ctx->flags |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+        v = v < qmin ? qmin : qmax;
+    }
+    return (int32_t)v;
+}
+
+float fpemu_dequantize(int32_t q, double scale, int32_t zero_point) {
+    return (float)(((double)q - (double)zero_point) * scale);
+}
+
+void fpemu_quantize_array(int32_t *q, const float *x, size_t n, double scale, int32_t zero_point, int qmin, int qmax,
+                          fpemu_ctx *ctx) {
+    uint64_t base = ctx->counter;
+    for (size_t i = 0; i < n; i++) {
+        ctx->counter = base + i; /* element i always takes draw i */
+        q[i] = fpemu_quantize(x[i], scale, zero_point, qmin, qmax, ctx);
+    }
+    ctx->counter = base + n;
+}
+
+static int32_t finish_i32(int64_t acc, int saturate) {
+    if (saturate) return acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : (int32_t)acc;
+    return (int32_t)(uint32_t)(uint64_t)acc; /* two's complement wrap */
+}
+
+int32_t fpemu_dot_i8(const int8_t *a, const int8_t *b, size_t n, int32_t c, int saturate) {
+    int64_t acc = c;
+    for (size_t i = 0; i < n; i++) acc += (int32_t)a[i] * b[i];
+    return finish_i32(acc, saturate);
+}
+
+int32_t fpemu_dot_u8i8(const uint8_t *a, const int8_t *b, size_t n, int32_t c, int saturate) {
+    int64_t acc = c;
+    for (size_t i = 0; i < n; i++) acc += (int32_t)a[i] * b[i];
+    return finish_i32(acc, saturate);
+}
