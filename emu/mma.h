@@ -1,0 +1,192 @@
+/* mma.h: models of tensor-core (MMA) dot products, and the black-box probe
+ * that infers such a model's parameters from outputs alone.
+ *
+ * The model (DESIGN.md section 7; Fasi, Higham, Mikaitis & Pranesh 2021;
+ * Khattak & Mikaitis; MMA-Sim) computes d = c + sum_{i<k} a[i]*b[i] as:
+ *   1. exact products sig_a*sig_b * 2^(ea+eb), not normalised (significand
+ *      in [0,4)); subnormal inputs kept (or flushed, an option);
+ *   2. emax = the largest exponent among the products and c (a zero or
+ *      subnormal operand counts with its format's minimum exponent);
+ *      optionally clamped from below (emax_floor);
+ *   3. every term, c included, truncated to nfrac fraction bits below
+ *      2^emax: toward zero in sign-magnitude (NVIDIA) or toward -inf (AMD);
+ *   4. the truncated terms summed exactly;
+ *   5. one normalisation and rounding (out_round, out_mant bits, the output
+ *      format's exponent range with gradual underflow);
+ *   6. K > B: blocks of B products in sequence, each block's rounded output
+ *      is the next block's c;
+ *   7. NaN anywhere, or +inf with -inf: canonical NaN; otherwise inf.
+ *
+ * Codes are uint64_t bit patterns of the model's formats (fa, fb for the
+ * inputs, fc for c, fd for d), as everywhere in fpemu. The library never
+ * prints; errors come back as -1 with a message in a caller buffer.
+ *
+ * Presets ("v100", "t4", "a100", "ada", "h100", "b200", "exact", "fma-seq",
+ * "pairwise") are bound to formats by mma_model_preset(): the input formats
+ * select the device's row of the DESIGN.md table; a format the device does
+ * not support is an error. Open points of DESIGN.md section 7 are options
+ * (mma_model_set): emax_floor, overflow (RZ overflow -> inf or max finite),
+ * block (e.g. T4's block size). Defaults are documented in README.md (mma).
+ */
+#ifndef FPEMU_MMA_H
+#define FPEMU_MMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "fpemu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mma_kind {
+    MMA_KIND_BLOCK = 0,  /* the block-FMA algorithm above */
+    MMA_KIND_EXACT,      /* one rounding of the exact sum c + sum a*b */
+    MMA_KIND_FMA_SEQ,    /* d = fma(a_i, b_i, d) for i = 0..k-1, each rounded in fd */
+    MMA_KIND_PAIRWISE,   /* pairwise tree over the exact products, each add
+                          * rounded in fd; c added last */
+    MMA_KIND_NVFP4,      /* block-scaled e2m1: groups of `group` products summed
+                          * exactly, scaled, fused with c at nfrac (Blackwell NVFP4) */
+    MMA_KIND_INT         /* s8/u8 inputs, exact int32 accumulation */
+} mma_kind;
+
+typedef enum mma_align { MMA_ALIGN_RZ = 0, MMA_ALIGN_RD } mma_align;
+/* Where the sum is normalised: once per block (all known NVIDIA parts), or
+ * after every addition (a hypothetical design the probe can tell apart). */
+typedef enum mma_norm { MMA_NORM_END = 0, MMA_NORM_EACH } mma_norm;
+/* How blocks are chained when K > B. */
+typedef enum mma_chain {
+    MMA_CHAIN_ROUNDED = 0, /* the rounded block output is the next block's c */
+    MMA_CHAIN_F32_ADD      /* each block starts from 0; its rounded output is
+                            * added to the running sum with an fd add (out_round) */
+} mma_chain;
+
+typedef struct mma_model {
+    char name[32];             /* preset name, e.g. "h100" */
+    char device[48];           /* e.g. "H100/H200 (sm_90) e4m3/e5m2" */
+    mma_kind kind;
+    const fpemu_format *fa, *fb, *fc, *fd; /* bound formats (NULL for int models) */
+    int block;                 /* B: products per block; 0 = one block for all k */
+    int nfrac;                 /* fraction bits kept below 2^emax */
+    mma_align align;
+    mma_norm norm;
+    mma_chain chain;
+    fpemu_round out_round;     /* rounding of each block's result */
+    int out_mant;              /* mantissa bits of each block's result (<= fd's) */
+    int flush_subnormals;      /* subnormal inputs read as zero */
+    int tf32_truncate;         /* f32 inputs are first truncated (RZ) to tf32 */
+    int has_emax_floor;        /* clamp emax from below at emax_floor */
+    int emax_floor;
+    int overflow_inf;          /* a finite result beyond fd's range gives inf
+                                * even under RZ (1), or max finite (0) */
+    int group;                 /* MMA_KIND_NVFP4: products per exact group (16) */
+    /* MMA_KIND_INT */
+    int a_signed, b_signed, int_sat;
+    /* derived by mma_model_finish(): the block-result format (fd's exponent
+     * range and codes with out_mant mantissa bits; equals *fd when out_mant
+     * is fd's) */
+    fpemu_format outf;
+} mma_model;
+
+/* Names of the presets, NULL-terminated. */
+extern const char *const mma_preset_names[];
+
+/* Bind a preset to formats. fc and fd may be NULL (f32). Returns 0, or -1
+ * with a message naming what is supported when the device has no MMA for
+ * these formats. int models: pass fa = fb = NULL and set int_formats. */
+int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa,
+                     const fpemu_format *fb, const fpemu_format *fc,
+                     const fpemu_format *fd, char *err, size_t errlen);
+/* Integer MMA (s8/u8 x s8/u8 -> s32): exact int32 accumulation, wrapping or
+ * saturating (.satfinite). name is a device preset or "exact". */
+int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_signed,
+                         int saturate, char *err, size_t errlen);
+
+/* Override one parameter: key is one of block, nfrac, align (rz|rd),
+ * normalize (end|each), chain (rounded|f32-add), out_round (rne|rtz|...),
+ * out_mant, subnormals (keep|flush), tf32_truncate (0|1), emax_floor
+ * (none|N), overflow (inf|max), group. Returns 0 or -1 with a message. */
+int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen);
+/* Recompute derived fields after editing the struct by hand. */
+int mma_model_finish(mma_model *m, char *err, size_t errlen);
+/* One line describing the parameters ("block=32 nfrac=13 ..."). */
+int mma_model_describe(const mma_model *m, char *buf, size_t len);
+
+/* d = c + sum_{i<k} a[i]*b[i] (codes in fa/fb/fc, result in fd). k may be
+ * any size >= 0. If flags is not NULL, the IEEE flags of the final
+ * rounding(s) are OR-ed into it. */
+uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
+                 uint64_t c, unsigned *flags);
+
+/* Block-scaled inputs (MX: sfmt = e8m0, sblock = 32; NVFP4: sfmt = e4m3,
+ * sblock = 16): element i of a is scaled by sa[i / sblock], of b by
+ * sb[i / sblock]. For MX the scale exponents join the product exponents
+ * (Blackwell); for MMA_KIND_NVFP4 groups are summed exactly first. */
+uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
+                        uint64_t c, const fpemu_format *sfmt, const uint64_t *sa,
+                        const uint64_t *sb, int sblock, unsigned *flags);
+
+/* Integer models: a/b hold s8/u8 values, c and the result int32. */
+int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c);
+
+/* ---- black boxes and the probe ------------------------------------------ */
+
+/* One dot product d = c + sum_{i<k} a[i]*b[i], codes in the box's a/b/c/d
+ * formats. Returns 0 on success, nonzero if it cannot evaluate (e.g. k too
+ * large for the box). */
+typedef int (*mma_blackbox)(void *user, const uint64_t *a, const uint64_t *b, int k,
+                            uint64_t c, uint64_t *d);
+
+/* Adapter: a model as a black box (user = const mma_model *). */
+int mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c,
+                       uint64_t *d);
+
+typedef struct mma_probe_result {
+    int ok;                 /* 1: every parameter was inferred */
+    int block;              /* B; 0 = no block boundary seen below kmax */
+    int nfrac;              /* fraction bits at alignment; -1 = no truncation
+                             * seen up to nfrac_limit (exact alignment) */
+    int nfrac_limit;        /* largest nfrac the probe could have detected */
+    char align_round[8];    /* "rz", "rd", "rn", "ru", "none" (exact), "?" */
+    char out_round[8];      /* "rz", "rne", "rna", "ru", "rd", "rto", "?" */
+    int out_mant;           /* mantissa bits of the block result */
+    char normalize[8];      /* "end", "each", "?" */
+    char subnormals[8];     /* "kept", "flushed", "?" */
+    int carry_bits;         /* carry bits verified (>= this many) */
+    int guard;              /* nfrac - out_mant: extra alignment bits (-1 if nfrac unbounded) */
+    int monotonic;          /* 0: the non-monotonic-accumulation vector showed it */
+    int chain_rounded;      /* 1: a block's output is rounded before the next block */
+    int emax_floor;         /* detected emax floor, or 0x7fffffff if none seen */
+    char matches[160];      /* comma-separated presets with these parameters, or "none" */
+    int queries;            /* dot products asked of the box */
+    char note[256];         /* why something is "?", if anything is */
+} mma_probe_result;
+
+/* Run the probe vectors (DESIGN.md section 7, generalised to any output
+ * precision) against bb. kmax bounds the vector length asked (>= 8; 64 is
+ * enough for every known part). fc/fd may be NULL (f32). Returns 0 if the
+ * box answered (out->ok says whether everything was inferred), -1 if it
+ * refused the basic vectors or the formats cannot express them. */
+int mma_probe(mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_format *fb,
+              const fpemu_format *fc, const fpemu_format *fd, int kmax, mma_probe_result *out);
+
+/* Format the result as key=value lines (block=, nfrac=, align_round=,
+ * out_round=, out_mant=, normalize=, subnormals=, carry_bits=, guard=,
+ * monotonic=, chain=, emax_floor=, matches=, queries=). Returns the length
+ * (as snprintf). */
+int mma_probe_format(const mma_probe_result *r, char *buf, size_t len);
+
+/* The presets whose parameters for these formats equal the result's
+ * (comma-separated into buf, "none" if there is none). Returns buf. Also
+ * fills r->matches when called by mma_probe. */
+const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa,
+                            const fpemu_format *fb, const fpemu_format *fc,
+                            const fpemu_format *fd, char *buf, size_t len);
+
+/* The parameters a probe of model m must recover (what the test compares). */
+void mma_probe_expected(const mma_model *m, int kmax, mma_probe_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
