@@ -208,9 +208,18 @@ static void example(FILE *out, const fpemu_format *f, const char *label, uint64_
     fprintf(out, "    %-16s %s   = %s\n", label, hexs(h, code, fpemu_format_hex_digits(f)), v);
 }
 
+/* "2^-14 = 6.103515625e-05", or the exact decimal alone. */
+static void detail_value(FILE *out, const char *label, double x) {
+    char a[64], b[64];
+    num(a, sizeof a, x);
+    snprintf(b, sizeof b, "%.17g", x);
+    if (strcmp(a, b) && a[0] == '2') fprintf(out, "  %-14s %s = %s\n", label, a, b);
+    else fprintf(out, "  %-14s %s\n", label, b);
+}
+
 static void print_details(FILE *out, const fpemu_format *f) {
     layout L = layout_of(f);
-    char a[64], b[64], infc[160], nanc[160];
+    char b[64], infc[160], nanc[160];
     const char *al = aliases_of(f);
     fprintf(out, "%s", f->name);
     if (al && *al) fprintf(out, " (aliases: %s)", al);
@@ -221,10 +230,10 @@ static void print_details(FILE *out, const fpemu_format *f) {
     fprintf(out, ")\n");
     fprintf(out, "  fields         %ssign, e=%d exponent bits, m=%d mantissa bits, bias %d, precision p=%d\n",
             f->is_signed ? "" : "no ", f->ebits, f->mbits, f->bias, f->p);
-    fprintf(out, "  max finite     %s (%.17g)\n", num(a, sizeof a, f->max_finite), f->max_finite);
-    fprintf(out, "  min normal     %s (%.17g)\n", num(a, sizeof a, f->min_normal), f->min_normal);
+    detail_value(out, "max finite", f->max_finite);
+    detail_value(out, "min normal", f->min_normal);
     if (f->has_subnormals)
-        fprintf(out, "  min subnormal  %s (%.17g)\n", num(a, sizeof a, f->min_subnormal), f->min_subnormal);
+        detail_value(out, "min subnormal", f->min_subnormal);
     else
         fprintf(out, "  min subnormal  none (no subnormals)\n");
     inf_codes(f, infc, sizeof infc);
