@@ -249,8 +249,9 @@ static void print_details(FILE *out, const fpemu_format *f) {
     fpemu_ctx_init(&ctx);
     example(out, f, "1.0", fpemu_from_double(f, 1.0, &ctx));
     if (f->is_signed) example(out, f, "-1.0", fpemu_from_double(f, -1.0, &ctx));
-    example(out, f, "max finite", f->max_code);
-    if (f->is_signed) example(out, f, "-max finite", f->max_code | L.sign);
+    /* Encode max finite rather than trusting max_code's units (tf32 pads). */
+    example(out, f, "max finite", fpemu_from_double(f, f->max_finite, &ctx));
+    if (f->is_signed) example(out, f, "-max finite", fpemu_from_double(f, -f->max_finite, &ctx));
     example(out, f, "min normal", fpemu_from_double(f, f->min_normal, &ctx));
     if (f->has_subnormals) example(out, f, "min subnormal", fpemu_from_double(f, f->min_subnormal, &ctx));
     if (f->has_subnormals || f->is_signed) example(out, f, "+0", 0);

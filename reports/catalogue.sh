@@ -53,7 +53,7 @@ render() { # NAME BODY
 
 tail -n +2 formats.csv | while IFS=, read -r name bits container digits e m bias p maxf minn mins infc nanc negz signed rest; do
     [ "$bits" -ge 64 ] && continue # f64: the inputs are doubles already
-    "$bin" formats --error-curve "$name" --points 6000 >"err_$name.dat"
+    "$bin" formats --error-curve "$name" --points 3000 >"err_$name.dat"
     u=$(awk -v p="$p" 'BEGIN { printf "%.17g", 2 ^ -p }')
     lo=$(awk -v a="${mins:-$minn}" 'BEGIN { printf "%.17g", a / 8 }')
     hi=$(awk -v a="$maxf" 'BEGIN { printf "%.17g", a * 8 }')
@@ -70,20 +70,20 @@ set xrange [$lo:$hi]
 set yrange [$u/4096.0:4]
 set arrow from graph 0, first $u to graph 1, first $u nohead dt 2 lc rgb \"#555555\"
 set label \"u = 2^{-$p}\" at graph 0.01, first $u*1.5 font \",9\"
-$( [ -n "$mins" ] && echo "set arrow from first $mins, graph 0 to first $mins, graph 1 nohead dt 3 lc rgb \"#999999\"" )
+$( [ -z "$mins" ] || echo "set arrow from first $mins, graph 0 to first $mins, graph 1 nohead dt 3 lc rgb \"#999999\"" )
 set arrow from first $minn, graph 0 to first $minn, graph 1 nohead dt 3 lc rgb \"#2a9d8f\"
 set arrow from first $maxf, graph 0 to first $maxf, graph 1 nohead dt 3 lc rgb \"#e76f51\"
 set label \"min normal\" at first $minn, graph 0.04 offset 0.5,0 font \",8\" tc rgb \"#2a9d8f\"
 set label \"max finite\" at first $maxf, graph 0.04 right offset -0.5,0 font \",8\" tc rgb \"#e76f51\"
-$( [ -n "$mins" ] && echo "set label \"min subnormal\" at first $mins, graph 0.10 right offset -0.5,0 font \",8\" tc rgb \"#777777\"" )
+$( [ -z "$mins" ] || echo "set label \"min subnormal\" at first $mins, graph 0.10 right offset -0.5,0 font \",8\" tc rgb \"#777777\"" )
 plot \"err_$name.dat\" using 1:4 with points pt 7 ps 0.25 lc rgb \"#f4a261\" title \"saturating (--sat)\", \\
-     \"err_$name.dat\" using 1:2 with points pt 7 ps 0.25 lc rgb \"#264653\" title \"rne\"$( [ "$has_ovf" = 1 ] && printf '%s' ", \\
+     \"err_$name.dat\" using 1:2 with points pt 7 ps 0.25 lc rgb \"#264653\" title \"rne\"$( [ "$has_ovf" != 1 ] || printf '%s' ", \\
      \"err_$name.dat\" using 1:(\$3 * 2) with points pt 7 ps 0.3 lc rgb \"#d62828\" title \"overflow to inf/NaN\"" )"
     render "err_$name" "$body"
     # One sentence per plot: what it shows, and what was expected.
-    s="<b>$name</b>: in the normal range [$minn, $maxf] the largest error seen is $emax_norm, expected at most u = 2^-$p = $u."
+    s="<b>$name</b>: in the normal range [$(printf %.4g "$minn"), $(printf %.4g "$maxf")] the largest error seen is $emax_norm, expected at most u = 2^-$p = $(printf %.4g "$u")."
     if [ -n "$mins" ]; then
-        s="$s Below min normal the spacing stays fixed at the min subnormal $mins, so the error grows as |x| falls"
+        s="$s Below min normal the spacing stays fixed at the min subnormal $(printf %.4g "$mins"), so the error grows as |x| falls"
         s="$s; below $zero_below values round to zero (error 1), expected below half the min subnormal."
     else
         s="$s No subnormals: below min normal values round to the min normal or stay there (error grows above 1)."
@@ -96,33 +96,48 @@ plot \"err_$name.dat\" using 1:4 with points pt 7 ps 0.25 lc rgb \"#f4a261\" tit
     printf '%s\t%s\n' "$name" "$s" >>sentences.tsv
 done
 
-# Overview: the main formats' saturating error curves on one plot.
-over=""
-colors=("#264653" "#2a9d8f" "#e9c46a" "#f4a261" "#e76f51" "#6a4c93" "#1982c4" "#8ac926" "#ff595e")
-i=0
-for f in f32 tf32 bf16 f16 e5m2 e4m3 e3m2 e2m3 e2m1; do
-    [ -f "err_$f.dat" ] || continue
-    over="$over${over:+, \\
-     }\"err_$f.dat\" using 1:4 with points pt 7 ps 0.15 lc rgb \"${colors[$i]}\" title \"$f\""
-    i=$((i + 1))
-done
-if [ -n "$over" ]; then
-    render overview "$(gp_head "Relative rounding error (rne, saturating) of the main formats")
-set key outside right top Left reverse samplen 1 font \",9\" spacing 1.1
-set yrange [1e-9:4]
-set xrange [1e-50:1e40]
-plot $over"
-fi
+# Overviews: the upper envelope (largest error per binade, with saturation,
+# from a dense 60000-point curve) of the main formats on one plot:
+# precision against range; then the same zoomed on the narrow formats.
+colors=("#000000" "#1982c4" "#8ac926" "#ff595e" "#6a4c93" "#f4a261" "#2a9d8f" "#e9c46a" "#d62828")
+overview() { # NAME TITLE XRANGE YRANGE FORMATS...
+    local name=$1 title=$2 xr=$3 yr=$4 plots="" i=0 f
+    shift 4
+    for f in "$@"; do
+        [ -f "err_$f.dat" ] || continue
+        [ -f "env_$f.dat" ] || "$bin" formats --error-curve "$f" --points 60000 |
+            awk '!/^#/ && $4 != "NaN" { b = int(log($1) / log(2) + 100000); if (!(b in m) || $4 + 0 > m[b]) m[b] = $4 + 0 }
+                END { for (b in m) printf "%.9g %.9g\n", 2 ^ (b - 100000 + 0.5), m[b] }' | sort -g >"env_$f.dat"
+        plots="$plots${plots:+, \\
+     }\"env_$f.dat\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 dt $((i % 3 + 1)) lc rgb \"${colors[$i]}\" title \"$f\""
+        i=$((i + 1))
+    done
+    [ -n "$plots" ] || return 0
+    render "$name" "$(gp_head "$title")
+set key outside right top Left reverse samplen 3 font \",9\" spacing 1.1
+set ylabel \"largest relative error in the binade\"
+set yrange [$yr]
+set xrange [$xr]
+plot $plots"
+}
+overview overview "Largest relative rounding error per binade (rne, saturating)" "1e-50:1e40" "1e-9:4" \
+    f32 tf32 bf16 f16 e5m2 e4m3 e3m2 e2m3 e2m1
+overview overview_narrow "Largest relative rounding error per binade: 16-, 8-, 6- and 4-bit formats" "1e-9:1e6" "1e-4:4" \
+    bf16 f16 e5m2 e4m3 e3m2 e2m3 e2m1
 
 # fragment.html and fragment.md
 {
     echo '<h2 id="catalogue">Format catalogue and rounding error</h2>'
     echo '<p>Every format in the registry (<code>fpemu formats</code>; Markdown in <a href="catalogue.md">catalogue.md</a>, CSV in <a href="formats.csv">formats.csv</a>). Hex codes are code words as vector lines write them.</p>'
     cat table.html
-    echo '<p>The plots show |round(x) - x| / |x| for x sampled log-uniformly (6000 points) from min subnormal / 8 to 8 &times; max finite, rounded with <code>fpemu_from_double</code> (round to nearest even). The dashed line is the unit roundoff u = 2<sup>-p</sup>, the bound expected in the normal range; dotted lines mark min subnormal, min normal and max finite. Click a plot for its SVG.</p>'
+    echo '<p>The plots show |round(x) - x| / |x| for x sampled log-uniformly (3000 points) from min subnormal / 8 to 8 &times; max finite, rounded with <code>fpemu_from_double</code> (round to nearest even). The dashed line is the unit roundoff u = 2<sup>-p</sup>, the bound expected in the normal range; dotted lines mark min subnormal, min normal and max finite. Click a plot for its SVG.</p>'
     if [ -f overview.png ]; then
-        echo '<figure><a href="overview.svg"><img src="overview.png" alt="error of the main formats" width="900"></a>'
-        echo '<figcaption>Overview: precision (height of the flat part: u) against dynamic range (its width) for the main formats, with saturation. Expected: f32 and tf32/bf16 share the range of f32, bf16 trades precision for it against f16; e5m2 has the range of f16 with 2 mantissa bits; the 6- and 4-bit MX formats cover a few binades.</figcaption></figure>'
+        echo '<figure><a href="overview.svg"><img src="overview.png" alt="largest error per binade of the main formats" width="900"></a>'
+        echo '<figcaption>Overview: the largest error in each binade (saturating) for the main formats: the flat part is the precision (expected just under u = 2<sup>-p</sup>: 2<sup>-24</sup> for f32, 2<sup>-11</sup> for tf32 and f16, 2<sup>-8</sup> for bf16), its width the dynamic range (expected: f32, tf32 and bf16 share the range of f32; f16 and e5m2 share about 10<sup>-7</sup> to 6&times;10<sup>4</sup>); the slope on the left is the subnormal range, the rise on the right saturation.</figcaption></figure>'
+    fi
+    if [ -f overview_narrow.png ]; then
+        echo '<figure><a href="overview_narrow.svg"><img src="overview_narrow.png" alt="largest error per binade of the narrow formats" width="900"></a>'
+        echo '<figcaption>The same for the 16-, 8-, 6- and 4-bit formats, zoomed: expected plateaus just under u: 2<sup>-3</sup> (e5m2, e3m2), 2<sup>-4</sup> (e4m3, e2m3) and 2<sup>-2</sup> (e2m1), and ranges from a few binades (e2m1: 0.5 to 6) to 32 (e5m2).</figcaption></figure>'
     fi
     while IFS=$'\t' read -r name s; do
         echo "<figure><a href=\"err_$name.svg\"><img src=\"err_$name.png\" alt=\"relative error of $name\" width=\"900\"></a>"
@@ -138,7 +153,8 @@ fi
     echo
     echo 'Relative error |round(x) - x| / |x| (round to nearest even) over each format'"'"'s range and a factor 8 beyond both ends; the dashed line is u = 2^-p.'
     echo
-    [ -f overview.png ] && { echo '![overview](overview.png)'; echo; }
+    [ -f overview.png ] && { echo '![overview](overview.png)'; echo; echo 'Largest error per binade of the main formats: precision (plateau, about u) against range (its width).'; echo; }
+    [ -f overview_narrow.png ] && { echo '![overview of the narrow formats](overview_narrow.png)'; echo; }
     while IFS=$'\t' read -r name s; do
         echo "![$name](err_$name.png)"
         echo
