@@ -1,0 +1,252 @@
+/* t_emu_sr.c: stochastic rounding (reproducible from the seed, unbiased on
+ * average, probability frac with R random bits, independent of how an
+ * array is split across threads, caller-supplied draws), the array API
+ * against the scalar conversion (codes, flags and telemetry counters), and
+ * integer quantisation and dot products. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fpemu.h"
+#include "tap.h"
+
+static const fpemu_format *F(const char *n) { return fpemu_format_get(n, NULL, 0); }
+
+static float bits2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t f2bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+typedef struct { const fpemu_format *f; const float *src; void *dst; size_t lo, hi; fpemu_ctx ctx; } job;
+static void *run_job(void *p) {
+    job *j = p;
+    j->ctx.counter += j->lo; /* element i takes draw counter + i */
+    fpemu_encode_f32(j->f, (uint8_t *)j->dst + j->lo * (j->f->container / 8), j->src + j->lo, j->hi - j->lo, &j->ctx, NULL);
+    return NULL;
+}
+
+int main(void) {
+    uint64_t seed = tap_seed(42);
+    const fpemu_format *bf = F("bf16"), *f32 = F("f32");
+    /* 1 + 0.3 ulp of bf16 (ulp 2^-7): frac = 0.3 up to f32 resolution */
+    float x = 1.0f + 0.3f * 0x1p-7f;
+    double frac = (x - 1.0) / 0x1p-7;
+    const int N = 200000;
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    c.round = FPEMU_SR;
+    c.seed = seed;
+    long ups = 0;
+    double sum = 0;
+    for (int i = 0; i < N; i++) {
+        uint64_t r = fpemu_from_float(bf, x, &c);
+        ups += r == 0x3F81;
+        sum += fpemu_to_double(bf, r);
+    }
+    double p = (double)ups / N, sd = sqrt(frac * (1 - frac) / N);
+    ok(fabs(p - frac) < 5 * sd, "SR rounds up with probability frac: %.5f vs %.5f (5 sigma = %.5f)", p, frac, 5 * sd);
+    ok(fabs(sum / N - x) < 5 * sd * 0x1p-7, "SR is unbiased: mean %.9f vs x %.9f", sum / N, (double)x);
+    is_int(c.flags & FPEMU_FLAG_INEXACT, FPEMU_FLAG_INEXACT, "SR raises inexact");
+
+    /* reproducible from the seed; a different seed differs */
+    fpemu_ctx a, b;
+    fpemu_ctx_init(&a);
+    a.round = FPEMU_SR;
+    a.seed = seed;
+    b = a;
+    int same = 1, diff = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t ra = fpemu_from_float(bf, x, &a), rb = fpemu_from_float(bf, x, &b);
+        same &= ra == rb;
+    }
+    b = a;
+    b.seed = seed + 1;
+    for (int i = 0; i < 1000; i++) diff |= fpemu_from_float(bf, x, &a) != fpemu_from_float(bf, x, &b);
+    ok(same && diff, "SR: the same seed reproduces the stream, another seed changes it");
+
+    /* exact values never move */
+    fpemu_ctx e;
+    fpemu_ctx_init(&e);
+    e.round = FPEMU_SR;
+    int stay = 1;
+    for (int i = 0; i < 1000; i++) stay &= fpemu_from_float(bf, 1.5f, &e) == 0x3FC0;
+    ok(stay && e.flags == 0, "SR leaves exactly representable values alone, no flags");
+
+    /* R random bits: up iff r < frac * 2^R, so P(up) = ceil(frac * 2^R) / 2^R */
+    fpemu_ctx r8;
+    fpemu_ctx_init(&r8);
+    r8.round = FPEMU_SR;
+    r8.seed = seed;
+    r8.sr_bits = 8;
+    ups = 0;
+    for (int i = 0; i < N; i++) ups += fpemu_from_float(bf, x, &r8) == 0x3F81;
+    double want8 = ceil(frac * 256) / 256;
+    ok(fabs((double)ups / N - want8) < 5 * sd, "SR with R = 8: P(up) %.5f vs ceil(frac*256)/256 = %.5f", (double)ups / N, want8);
+
+    /* caller-supplied draws: r = 0 always rounds up, r = max never */
+    uint64_t draws[4] = {0, UINT64_MAX, 0, UINT64_MAX};
+    fpemu_ctx s;
+    fpemu_ctx_init(&s);
+    s.round = FPEMU_SR;
+    s.sr_stream = draws;
+    s.sr_len = 4;
+    uint64_t q0 = fpemu_from_float(bf, x, &s), q1 = fpemu_from_float(bf, x, &s);
+    ok(q0 == 0x3F81 && q1 == 0x3F80 && s.sr_pos == 2, "caller-supplied draws are used in order (up on 0, down on max)");
+
+    /* SR past max: e4m3 460 goes to 448 or NaN (as rne), never elsewhere */
+    fpemu_ctx o;
+    fpemu_ctx_init(&o);
+    o.round = FPEMU_SR;
+    o.seed = seed;
+    int n448 = 0, nnan = 0;
+    for (int i = 0; i < 4000; i++) {
+        uint64_t r = fpemu_from_float(F("e4m3"), 460.0f, &o);
+        n448 += r == 0x7E;
+        nnan += r == 0x7F;
+    }
+    ok(n448 + nnan == 4000 && n448 > 2300 && nnan > 300, "SR of 460 in e4m3: 448 (%d) or NaN (%d), about 3:1", n448, nnan);
+
+    /* arrays: independent of the split across threads */
+    enum { M = 100003 };
+    float *src = malloc(M * sizeof *src);
+    uint16_t *one = malloc(M * 2), *many = malloc(M * 2);
+    uint64_t rs = seed;
+    for (int i = 0; i < M; i++) {
+        rs = fpemu_random64(rs, i);
+        src[i] = bits2f((uint32_t)(rs >> 32) & 0xBFFFFFFF); /* finite mostly */
+    }
+    fpemu_ctx base;
+    fpemu_ctx_init(&base);
+    base.round = FPEMU_SR;
+    base.seed = seed;
+    base.counter = 12345;
+    fpemu_ctx whole = base;
+    fpemu_encode_f32(bf, one, src, M, &whole, NULL);
+    ok(whole.counter == 12345 + M, "an array of n advances the counter by n");
+    for (int nt = 2; nt <= 7; nt += 5) {
+        pthread_t th[8];
+        job jobs[8];
+        for (int t = 0; t < nt; t++) {
+            jobs[t] = (job){bf, src, many, (size_t)M * t / nt, (size_t)M * (t + 1) / nt, base};
+            pthread_create(&th[t], NULL, run_job, &jobs[t]);
+        }
+        for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        ok(memcmp(one, many, M * 2) == 0, "SR array split over %d threads gives identical codes", nt);
+    }
+    /* and the array equals element-by-element scalar conversion with counter = base + i */
+    int eq = 1;
+    for (int i = 0; i < M; i++) {
+        fpemu_ctx ci = base;
+        ci.counter = base.counter + i;
+        eq &= fpemu_convert(bf, f32, f2bits(src[i]), &ci) == one[i];
+    }
+    ok(eq, "array SR element i equals scalar SR with counter base + i");
+
+    /* array API vs scalar conversion: codes, flags, counters, every format and mode */
+    static const char *fmts[] = {"f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e2m1", "e3m2", "e8m0", "tf32", "binary8p3e"};
+    int bad = 0;
+    for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++)
+        for (int mode = 0; mode < FPEMU_ROUND_COUNT; mode++)
+            for (int sat = 0; sat < 2; sat++) {
+                const fpemu_format *f = F(fmts[fi]);
+                enum { K = 4000 };
+                static uint64_t codes[K];
+                float back[K];
+                fpemu_ctx ca;
+                fpemu_ctx_init(&ca);
+                ca.round = (fpemu_round)mode;
+                ca.sat = sat;
+                ca.seed = seed;
+                fpemu_ctx cs = ca;
+                fpemu_cast_stats st = {0}, want = {0};
+                /* values spanning the format's range, with exact, tie, overflow, tiny, inf/NaN cases */
+                float in[K];
+                for (int i = 0; i < K; i++) {
+                    rs = fpemu_random64(rs, i);
+                    double mag = ldexp(1.0 + (rs & 0xFFFF) / 65536.0, (int)((rs >> 16) % 300) - 150);
+                    in[i] = (float)((rs >> 40) & 1 ? -mag : mag);
+                    if (i % 97 == 0) in[i] = (float)f->max_finite * (1 + (i % 3) * 0.0625f);
+                    if (i % 101 == 0) in[i] = i % 2 ? INFINITY : NAN;
+                    if (i % 103 == 0) in[i] = 0;
+                }
+                fpemu_encode_f32(f, codes, in, K, &ca, &st);
+                /* rebuild the expectation with scalar calls */
+                unsigned allflags = 0;
+                for (int i = 0; i < K; i++) {
+                    fpemu_ctx ci = cs;
+                    ci.counter = cs.counter + i;
+                    uint64_t w = fpemu_convert(f, f32, f2bits(in[i]), &ci);
+                    allflags |= ci.flags;
+                    if (fpemu_code_load(f, codes, i) != w) bad++;
+                    want.n++;
+                    if (!isfinite(in[i])) { want.nonfinite_in++; continue; }
+                    if (fabsf(in[i]) > want.amax) want.amax = fabsf(in[i]);
+                    fpemu_class k = fpemu_classify(f, w);
+                    if (ci.flags & FPEMU_FLAG_OVERFLOW) {
+                        want.overflow++;
+                        if (k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN) want.saturated++;
+                    } else if (in[i] != 0 && k == FPEMU_CLASS_ZERO) want.underflow++;
+                    else if (in[i] != 0 && k == FPEMU_CLASS_SUBNORMAL) want.subnormal++;
+                }
+                if (ca.flags != allflags || memcmp(&st, &want, sizeof st) != 0) bad++;
+                fpemu_ctx cd = cs;
+                fpemu_decode_f32(f, back, codes, K, &cd);
+                for (int i = 0; i < K; i++) {
+                    float w = fpemu_to_float(f, fpemu_code_load(f, codes, i), &cd);
+                    if (f2bits(w) != f2bits(back[i]) && !(isnan(w) && isnan(back[i]))) bad++;
+                }
+                if (bad && bad < 3) diag("array mismatch in %s %s sat=%d", f->name, fpemu_round_name(mode), sat);
+            }
+    ok(bad == 0, "array encode/decode equal scalar conversions: codes, flags and telemetry counters (%d mismatches)", bad);
+
+    /* round_f32 is encode + decode */
+    {
+        fpemu_ctx c1;
+        fpemu_ctx_init(&c1);
+        float v[5] = {1.0f + 0x1p-11f, 500.0f, 1e-9f, -3.0f, 65520.0f}, out[5];
+        fpemu_cast_stats st = {0};
+        fpemu_round_f32(F("f16"), out, v, 5, &c1, &st);
+        ok(out[0] == 1.0f && out[1] == 500.0f && out[2] == 0.0f && out[3] == -3.0f && isinf(out[4]),
+           "round_f32 to f16: 1+2^-11 -> 1 (tie), 1e-9 -> 0, 65520 -> inf (tie to even past max)");
+        ok(st.n == 5 && st.overflow == 1 && st.underflow == 1 && st.amax == 65520.0f, "round_f32 counts overflow and underflow");
+    }
+
+    /* ---- quantisation ---- */
+    fpemu_ctx qc;
+    fpemu_ctx_init(&qc);
+    is_int(fpemu_quantize(2.5, 1.0, 0, -128, 127, &qc), 2, "quantize 2.5 rne -> 2");
+    is_int(fpemu_quantize(3.5, 1.0, 0, -128, 127, &qc), 4, "quantize 3.5 rne -> 4");
+    is_int(fpemu_quantize(-2.5, 1.0, 0, -128, 127, &qc), -2, "quantize -2.5 rne -> -2");
+    qc.round = FPEMU_RNA;
+    is_int(fpemu_quantize(2.5, 1.0, 0, -128, 127, &qc), 3, "quantize 2.5 rna -> 3");
+    qc.round = FPEMU_RTZ;
+    is_int(fpemu_quantize(-2.7, 1.0, 0, -128, 127, &qc), -2, "quantize -2.7 rtz -> -2");
+    qc.round = FPEMU_RDN;
+    is_int(fpemu_quantize(-2.2, 1.0, 0, -128, 127, &qc), -3, "quantize -2.2 rdn -> -3");
+    qc.round = FPEMU_RNE;
+    /* x / scale exactly: 0.3 / 0.1 is a hair below 3 in binary: 0.3 = 0x1.3333333333333p-2 */
+    is_int(fpemu_quantize(0.75, 0.5, 10, 0, 255, &qc), 12, "quantize 0.75 scale 0.5 zp 10 -> 10 + round(1.5) = 12");
+    qc.flags = 0;
+    is_int(fpemu_quantize(1000, 1.0, 0, -128, 127, &qc), 127, "quantize clamps to 127");
+    is_int(qc.flags, FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT, "clamping raises overflow + inexact");
+    is_int(fpemu_quantize(-1000, 1.0, 0, -127, 127, &qc), -127, "symmetric int8 clamps to -127");
+    qc.flags = 0;
+    is_int(fpemu_quantize(NAN, 1.0, 3, -128, 127, &qc), 3, "NaN quantizes to the zero point");
+    is_int(qc.flags, FPEMU_FLAG_INVALID, "... with invalid");
+    const fpemu_qtype *i4 = fpemu_qtype_get("int4");
+    ok(i4 && i4->qmin == -8 && i4->qmax == 7 && fpemu_qtype_get("int7") == NULL, "qtypes: int4 is [-8, 7]; unknown rejected");
+    ok(fpemu_dequantize(12, 0.5, 10) == 1.0f, "dequantize (12 - 10) * 0.5 = 1");
+    /* the exact quotient decides: the doubles 0.15 / 0.1 divide to just below 1.5 */
+    is_int(fpemu_quantize(0.15, 0.1, 0, -128, 127, &qc), 1, "quantize 0.15/0.1: exact quotient just below 1.5 -> 1");
+    qc.round = FPEMU_RNA;
+    is_int(fpemu_quantize(0.15, 0.1, 0, -128, 127, &qc), 1, "... also 1 under rna (not a tie)");
+    qc.round = FPEMU_RNE;
+    /* dot products */
+    int8_t av[4] = {127, 127, 127, 127}, bv[4] = {127, 127, 127, 127};
+    is_int(fpemu_dot_i8(av, bv, 4, INT32_MAX - 10, 1), INT32_MAX, "int8 dot saturates");
+    is_int(fpemu_dot_i8(av, bv, 4, INT32_MAX - 10, 0), (int32_t)((uint32_t)INT32_MAX - 10u + 4u * 16129u), "int8 dot wraps");
+    uint8_t ua[2] = {255, 255};
+    int8_t sb[2] = {-128, -128};
+    is_int(fpemu_dot_u8i8(ua, sb, 2, 0, 0), -65280, "u8 x s8 dot is exact");
+    free(src); free(one); free(many);
+    return done_testing();
+}
