@@ -385,7 +385,7 @@ int vec_parse_line(const vec_op *op, const char *line, size_t len, int want_min,
         }
         int width = k < op->nargs ? op->in_digits : k == op->nargs ? op->out_digits : 2;
         uint64_t max = k < op->nargs ? op->in_max : k == op->nargs ? op->out_max : 0x1F;
-        field_name(op, k, fname, sizeof fname);
+        if (bad || digits != width || x > max) field_name(op, k, fname, sizeof fname);
         if (bad) {
             /* Name the first offending byte; show it escaped if unprintable. */
             const unsigned char *q = t;
@@ -431,9 +431,11 @@ int vec_parse_line(const vec_op *op, const char *line, size_t len, int want_min,
 
 char *vec_put_hex(char *p, uint64_t v, int digits) {
     static const char hx[] = "0123456789ABCDEF";
-    for (int i = digits - 1; i >= 0; i--) {
-        p[i] = hx[v & 15];
-        v >>= 4;
-    }
+    static char pairs[512];
+    if (!pairs[0])
+        for (int i = 0; i < 256; i++) pairs[2 * i] = hx[i >> 4], pairs[2 * i + 1] = hx[i & 15];
+    int i = digits;
+    for (; i >= 2; i -= 2, v >>= 8) memcpy(p + i - 2, pairs + 2 * (v & 0xFF), 2);
+    if (i) p[0] = hx[v & 15];
     return p + digits;
 }
