@@ -1,0 +1,466 @@
+/* gemm_policy.c: every GEMM of the engine. trn__gemm is the one place a
+ * matrix product is computed; the Linear layer wraps it with the policy's
+ * casts and scaling recipe (DESIGN.md sections 8 and 9).
+ *
+ * Layout: all products are "NT": C[M][N] = sum_k A[m][k] B[n][k], both
+ * operands row-major with K contiguous, so every scaling recipe scales
+ * along K the same way (rows of A, rows of B). Backward GEMMs transpose
+ * their operands into scratch first. */
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "train_internal.h"
+#include "gemm_backend.h"
+
+/* ---- the GEMM ---------------------------------------------------------------- */
+
+typedef struct {
+    trn_run *r;
+    int M, N, K, m0, m1;
+    const double *A, *B;
+    double *C;
+    const fpemu_format *fa, *fb;
+} gemm_job;
+
+static void gemm_rows(const gemm_job *j) {
+    const fpemu_format *fa = j->fa, *fb = j->fb;
+    int K = j->K, N = j->N;
+    if ((!fa || fa->bits == 64) && (!fb || fb->bits == 64)) {
+        /* f64 (DMMA): a chain of IEEE fma in K order. */
+        for (int m = j->m0; m < j->m1; m++)
+            for (int n = 0; n < N; n++) {
+                const double *a = j->A + (size_t)m * K, *b = j->B + (size_t)n * K;
+                double acc = 0;
+                for (int k = 0; k < K; k++) acc = fma(a[k], b[k], acc);
+                j->C[(size_t)m * N + n] = acc;
+            }
+        return;
+    }
+    if (fa->bits == 32 && fa->pad == 0 && fb->bits == 32 && fb->pad == 0) {
+        /* f32 without TF32: CUDA cores, an f32 fma chain in K order. */
+        for (int m = j->m0; m < j->m1; m++)
+            for (int n = 0; n < N; n++) {
+                const double *a = j->A + (size_t)m * K, *b = j->B + (size_t)n * K;
+                float acc = 0;
+                for (int k = 0; k < K; k++) acc = fmaf((float)a[k], (float)b[k], acc);
+                j->C[(size_t)m * N + n] = acc;
+            }
+        return;
+    }
+    trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, N, K, j->A + (size_t)j->m0 * K, j->B,
+                   j->C + (size_t)j->m0 * N);
+}
+
+static void *gemm_thread(void *p) { gemm_rows(p); return NULL; }
+
+void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B, double *C,
+               const fpemu_format *fa, const fpemu_format *fb) {
+    int T = r->threads;
+    double work = (double)M * N * K;
+    if (T > M) T = M;
+    if (T <= 1 || work < 65536) {
+        gemm_job j = {r, M, N, K, 0, M, A, B, C, fa, fb};
+        gemm_rows(&j);
+        return;
+    }
+    /* Rows split across threads: each output element is computed by the
+     * same code in the same order whatever T is. */
+    gemm_job jobs[64];
+    pthread_t th[64];
+    if (T > 64) T = 64;
+    for (int t = 0; t < T; t++) {
+        jobs[t] = (gemm_job){r, M, N, K, (int)((long)M * t / T), (int)((long)M * (t + 1) / T), A, B, C, fa, fb};
+        if (t && pthread_create(&th[t], NULL, gemm_thread, &jobs[t]) != 0) { gemm_rows(&jobs[t]); th[t] = 0; }
+    }
+    gemm_rows(&jobs[0]);
+    for (int t = 1; t < T; t++) if (th[t]) pthread_join(th[t], NULL);
+}
+
+/* ---- scaling recipes --------------------------------------------------------- */
+
+static double amax_of(const double *x, size_t n) {
+    double a = 0;
+    for (size_t i = 0; i < n; i++) { double v = fabs(x[i]); if (v > a) a = v; }
+    return a;
+}
+
+/* fmt_max / amax, divided in f64 and rounded to f32 (torchao); amax 0, inf
+ * or NaN gives 1 (TransformerEngine); optionally rounded down to 2^k. */
+static float current_scale(double amax, const fpemu_format *f, int pow2) {
+    if (!(amax > 0) || !isfinite(amax)) return 1.0f;
+    float s = (float)(f->max_finite / (amax > 1e-12 ? amax : 1e-12));
+    if (isinf(s)) s = FLT_MAX;
+    if (pow2) { int e; frexpf(s, &e); s = ldexpf(1.0f, e - 1); }
+    return s;
+}
+
+static int mx_emax_elem(const fpemu_format *f) {
+    if (f->ebits == 5 && f->mbits == 2) return 15;
+    if (f->ebits == 4 && f->mbits == 3) return 8;
+    if (f->ebits == 3 && f->mbits == 2) return 4;
+    return 2; /* e2m3, e2m1 */
+}
+
+typedef struct {
+    int rows, K, kb;     /* block length along K (K for per-tensor / per-row) */
+    int nkb;             /* blocks along K */
+    double *dq;          /* rows * nkb dequantisation factors (1/scale) */
+} qinfo;
+
+/* Quantise x[rows][K] into q (values of fmt, in the scaled domain) per the
+ * recipe; cls < 0 means "already counted" (a recomputation). */
+static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x, double *q, int rows, int K,
+                     const fpemu_format *fmt, int weight_blocks, qinfo *qi) {
+    trn_recipe rec = r->pol->recipe;
+    size_t n = (size_t)rows * K;
+    int save_tel = r->tel_on;
+    if (cls < 0) { r->tel_on = 0; cls = 0; }
+    memcpy(q, x, n * sizeof *q);
+    qi->rows = rows; qi->K = K;
+    if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) {
+        qi->kb = K; qi->nkb = 1;
+        qi->dq = malloc((size_t)rows * sizeof(double));
+        for (int i = 0; i < rows; i++) qi->dq[i] = 1.0;
+        trn__round(r, layer, cls, fmt, q, n);
+        r->tel_on = save_tel;
+        return;
+    }
+    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT) {
+        double amax = amax_of(x, n);
+        float s;
+        if (rec == RECIPE_DELAYED) {
+            s = ds->scale;
+            if (r->tel_on && !r->in_eval && (amax > ds->cur_amax || isnan(amax))) ds->cur_amax = amax;
+        } else {
+            s = current_scale(amax, fmt, r->cfg.power_2_scale);
+        }
+        qi->kb = K; qi->nkb = 1;
+        qi->dq = malloc((size_t)rows * sizeof(double));
+        double dq = (double)(1.0f / s);
+        for (int i = 0; i < rows; i++) qi->dq[i] = dq;
+        trn__round_scaled(r, layer, cls, fmt, q, n, s, 1, amax);
+        r->tel_on = save_tel;
+        return;
+    }
+    /* Per row (rowwise), per 1xB tile / BxB block (blockwise), per 1x32 MX block. */
+    int kb = rec == RECIPE_ROWWISE ? K : (int)r->cfg.block_size;
+    if (kb > K) kb = K;
+    int nkb = (K + kb - 1) / kb;
+    qi->kb = kb; qi->nkb = nkb;
+    qi->dq = malloc((size_t)rows * nkb * sizeof(double));
+    int rb = (rec == RECIPE_BLOCKWISE && weight_blocks) ? kb : 1; /* rows per block */
+    for (int r0 = 0; r0 < rows; r0 += rb) {
+        int r1 = r0 + rb < rows ? r0 + rb : rows;
+        for (int b = 0; b < nkb; b++) {
+            int k0 = b * kb, k1 = k0 + kb < K ? k0 + kb : K;
+            double amax = 0;
+            for (int i = r0; i < r1; i++) {
+                double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0));
+                if (a > amax || isnan(a)) amax = a;
+            }
+            double s, dq;
+            if (rec == RECIPE_MX) {
+                int e;
+                if (!(amax > 0) || !isfinite(amax)) e = 0;
+                else if (!strcmp(r->cfg.mx_scale_rule, "rceil")) e = (int)ceil(log2(amax / fmt->max_finite));
+                else e = (int)floor(log2(amax)) - mx_emax_elem(fmt);
+                if (e < -127) e = -127;
+                if (e > 127) e = 127;
+                s = ldexp(1.0, -e); dq = ldexp(1.0, e);
+            } else {
+                float sf = current_scale(amax, fmt, rec == RECIPE_ROWWISE ? r->cfg.power_2_scale : 0);
+                s = sf; dq = (double)(1.0f / sf);
+            }
+            for (int i = r0; i < r1; i++) {
+                qi->dq[(size_t)i * nkb + b] = dq;
+                trn__round_scaled(r, layer, cls, fmt, q + (size_t)i * K + k0, (size_t)(k1 - k0), s, 1, amax);
+            }
+        }
+    }
+    r->tel_on = save_tel;
+}
+
+static void transpose(double *dst, const double *src, int rows, int cols) {
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) dst[(size_t)j * rows + i] = src[(size_t)i * cols + j];
+}
+
+/* C = dequantised product of two quantised operands, in f32 (f64 when the
+ * operands are f64): per K block, the block's partial product times
+ * dqA*dqB, promoted into an f32 accumulator (DeepSeek-V3 / DeepGEMM). */
+static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const qinfo *ia, const double *qb,
+                        const qinfo *ib, double *C, const fpemu_format *fa, const fpemu_format *fb) {
+    int kb = ia->kb;
+    int plain = r->pol->recipe == RECIPE_NONE || !trn__is_low(fa) || fa->bits > 8;
+    if (plain || ia->nkb == 1) {
+        trn__gemm(r, M, N, K, qa, qb, C, fa, fb);
+        if (!plain)
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N; n++) {
+                    float sab = (float)(ia->dq[m] * ib->dq[n]);
+                    C[(size_t)m * N + n] = (float)C[(size_t)m * N + n] * sab;
+                }
+        return;
+    }
+    int promo = r->pol->recipe == RECIPE_BLOCKWISE ? (int)r->cfg.promotion_interval : kb;
+    if (promo < kb) promo = kb;
+    int nkb = ia->nkb;
+    double *pa = malloc((size_t)M * kb * sizeof *pa), *pb = malloc((size_t)N * kb * sizeof *pb);
+    double *pc = malloc((size_t)M * N * sizeof *pc);
+    float *acc = calloc((size_t)M * N, sizeof *acc);
+    for (int b = 0; b < nkb; b++) {
+        int k0 = b * kb, len = k0 + kb < K ? kb : K - k0;
+        for (int m = 0; m < M; m++) memcpy(pa + (size_t)m * len, qa + (size_t)m * K + k0, (size_t)len * sizeof *pa);
+        for (int n = 0; n < N; n++) memcpy(pb + (size_t)n * len, qb + (size_t)n * K + k0, (size_t)len * sizeof *pb);
+        trn__gemm(r, M, N, len, pa, pb, pc, fa, fb);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                float sab = (float)(ia->dq[(size_t)m * nkb + b] * ib->dq[(size_t)n * nkb + b]);
+                float *a = &acc[(size_t)m * N + n];
+                *a = fmaf((float)pc[(size_t)m * N + n], sab, *a);
+            }
+    }
+    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = acc[i];
+    free(pa); free(pb); free(pc); free(acc);
+}
+
+/* ---- Linear ---------------------------------------------------------------------- */
+
+void trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off) {
+    memset(L, 0, sizeof *L);
+    L->layer = layer; L->in = in; L->out = out; L->w_off = w_off; L->b_off = b_off;
+    L->wq = malloc((size_t)in * out * sizeof(double));
+    L->bq = malloc((size_t)out * sizeof(double));
+    long hl = r->cfg.amax_history_len;
+    for (int i = 0; i < ROLE_COUNT; i++) {
+        L->ds[i].hist = calloc((size_t)hl, sizeof(double));
+        L->ds[i].scale = 1.0f;
+    }
+}
+
+void trn__linear_free(lin_state *L) {
+    free(L->wq); free(L->bq); free(L->wq_scale);
+    for (int i = 0; i < ROLE_COUNT; i++) free(L->ds[i].hist);
+}
+
+static const fpemu_format *gemm_fmt(trn_run *r, int role) {
+    if (r->pol->recipe == RECIPE_NONE) return r->f_lo;
+    return role == ROLE_DY ? r->f8_bwd : r->f8_fwd;
+}
+
+/* The weights as the GEMM sees them, cast once per step (autocast's cache). */
+static void prepare_weights(trn_run *r, lin_state *L) {
+    if (L->wq_valid) return;
+    const double *W = r->params + L->w_off;
+    const fpemu_format *f = gemm_fmt(r, ROLE_W);
+    qinfo qi;
+    if (f == r->f_param && r->pol->recipe == RECIPE_NONE) {
+        memcpy(L->wq, W, (size_t)L->in * L->out * sizeof(double));
+        qi.dq = NULL;
+    } else {
+        quantise(r, L->layer, CLS_WEIGHT, &L->ds[ROLE_W], W, L->wq, L->out, L->in, f, 1, &qi);
+    }
+    free(L->wq_scale);
+    L->wq_scale = qi.dq;
+    if (L->b_off != (size_t)-1) {
+        memcpy(L->bq, r->params + L->b_off, (size_t)L->out * sizeof(double));
+        if (r->f_lo != r->f_param) trn__round(r, L->layer, CLS_WEIGHT, r->f_lo, L->bq, (size_t)L->out);
+    }
+    L->wq_valid = 1;
+}
+
+void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
+                     int BT, const fpemu_format *out_fmt) {
+    int C = L->in, OC = L->out;
+    prepare_weights(r, L);
+    const fpemu_format *fx = gemm_fmt(r, ROLE_X), *fw = gemm_fmt(r, ROLE_W);
+    double *xq = malloc((size_t)BT * C * sizeof *xq);
+    qinfo ix, iw;
+    if (fx == in_fmt && r->pol->recipe == RECIPE_NONE) {
+        memcpy(xq, in, (size_t)BT * C * sizeof *xq);
+        ix.dq = NULL;
+        ix.nkb = 1; ix.kb = C;
+    } else {
+        quantise(r, L->layer, CLS_ACT, &L->ds[ROLE_X], in, xq, BT, C, fx, 0, &ix);
+    }
+    if (r->pol->recipe == RECIPE_NONE) {
+        trn__gemm(r, BT, OC, C, xq, L->wq, out, fx, fw);
+    } else if (r->pol->recipe == RECIPE_DELAYED || r->pol->recipe == RECIPE_CURRENT || r->pol->recipe == RECIPE_ROWWISE) {
+        iw.dq = L->wq_scale; iw.nkb = 1; iw.kb = C;
+        scaled_gemm(r, BT, OC, C, xq, &ix, L->wq, &iw, out, fx, fw);
+    } else {
+        iw.dq = L->wq_scale; iw.nkb = ix.nkb; iw.kb = ix.kb;
+        scaled_gemm(r, BT, OC, C, xq, &ix, L->wq, &iw, out, fx, fw);
+    }
+    /* Bias in the epilogue, in the accumulator's precision, then one
+     * rounding to the output format. */
+    if (L->b_off != (size_t)-1) {
+        int f64 = !out_fmt || out_fmt->bits == 64;
+        for (int i = 0; i < BT; i++)
+            for (int o = 0; o < OC; o++) {
+                double *p = &out[(size_t)i * OC + o];
+                *p = f64 ? *p + L->bq[o] : (double)((float)*p + (float)L->bq[o]);
+            }
+    }
+    trn__round(r, L->layer, CLS_OUT, out_fmt, out, (size_t)BT * OC);
+    free(xq); free(ix.dq);
+}
+
+void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
+                     const double *in, int BT, const fpemu_format *out_fmt) {
+    int C = L->in, OC = L->out;
+    trn_recipe rec = r->pol->recipe;
+    const fpemu_format *fx = gemm_fmt(r, ROLE_X), *fw = gemm_fmt(r, ROLE_W), *fy = gemm_fmt(r, ROLE_DY);
+    prepare_weights(r, L);
+    size_t big = (size_t)BT * (C > OC ? C : OC);
+    if ((size_t)C * OC > big) big = (size_t)C * OC;
+    double *t1 = malloc(big * sizeof(double)), *t2 = malloc(big * sizeof(double));
+    double *q1 = malloc(big * sizeof(double)), *q2 = malloc(big * sizeof(double));
+    qinfo i1, i2;
+    int per_tensor = rec == RECIPE_NONE || rec == RECIPE_DELAYED || rec == RECIPE_CURRENT;
+
+    /* dinp[BT][C] = dout[BT][OC] . W[OC][C]: A = dout (K = OC), B = W^T. */
+    if (dinp) {
+        quantise(r, L->layer, CLS_GRAD_OUT, &L->ds[ROLE_DY], dout, q1, BT, OC, fy, 0, &i1);
+        if (per_tensor) {
+            /* the step's cast/quantised weights, transposed */
+            transpose(q2, L->wq, OC, C);
+            i2.dq = malloc((size_t)C * sizeof(double));
+            for (int c = 0; c < C; c++) i2.dq[c] = L->wq_scale ? L->wq_scale[0] : 1.0;
+            i2.kb = OC; i2.nkb = 1;
+        } else {
+            transpose(t2, r->params + L->w_off, OC, C);
+            quantise(r, L->layer, CLS_WEIGHT, &L->ds[ROLE_W], t2, q2, C, OC, fw, 1, &i2);
+        }
+        scaled_gemm(r, BT, C, OC, q1, &i1, q2, &i2, dinp, fy, fw);
+        /* the grad of the GEMM's (cast) input is in the GEMM output format,
+         * then the cast's backward takes it to the input's format */
+        trn__round(r, L->layer, CLS_GRAD_IN, r->f_lo, dinp, (size_t)BT * C);
+        trn__round(r, L->layer, CLS_GRAD_IN, in_fmt, dinp, (size_t)BT * C);
+        free(i1.dq); free(i2.dq);
+    }
+    /* dW[OC][C] = dout^T[OC][BT] . in^T[C][BT] (K = BT) */
+    transpose(t1, dout, BT, OC);
+    transpose(t2, in, BT, C);
+    quantise(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, &L->ds[ROLE_DY], t1, q1, OC, BT, fy, 0, &i1);
+    if (fx == in_fmt && rec == RECIPE_NONE) {
+        memcpy(q2, t2, (size_t)C * BT * sizeof(double));
+        i2.dq = NULL; i2.kb = BT; i2.nkb = 1;
+    } else {
+        quantise(r, L->layer, per_tensor ? -1 : CLS_ACT, &L->ds[ROLE_X], t2, q2, C, BT, fx, 0, &i2);
+    }
+    double *dW = r->grads + L->w_off;
+    scaled_gemm(r, OC, C, BT, q1, &i1, q2, &i2, dW, fy, fx);
+    trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, dW, (size_t)OC * C);
+    trn__round(r, L->layer, CLS_GRAD_W, r->f_param, dW, (size_t)OC * C);
+    free(i1.dq); free(i2.dq);
+    if (L->b_off != (size_t)-1) {
+        /* bias grad: a sum over the batch, accumulated in f32 (f64 for f64) */
+        double *db = r->grads + L->b_off;
+        int f64 = !out_fmt || out_fmt->bits == 64;
+        for (int o = 0; o < OC; o++) {
+            double s = 0; float sf = 0;
+            for (int i = 0; i < BT; i++) {
+                if (f64) s += dout[(size_t)i * OC + o];
+                else sf += (float)dout[(size_t)i * OC + o];
+            }
+            db[o] = f64 ? s : sf;
+        }
+        trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, db, (size_t)OC);
+        trn__round(r, L->layer, CLS_GRAD_W, r->f_param, db, (size_t)OC);
+    }
+    free(t1); free(t2); free(q1); free(q2);
+}
+
+void trn__linear_step_end(trn_run *r, lin_state *L) {
+    L->wq_valid = 0;
+    if (r->pol->recipe != RECIPE_DELAYED) return;
+    const fpemu_format *fmts[ROLE_COUNT] = {r->f8_fwd, r->f8_fwd, r->f8_bwd};
+    long hl = r->cfg.amax_history_len;
+    for (int i = 0; i < ROLE_COUNT; i++) {
+        dscale *d = &L->ds[i];
+        /* the history rolls: this step's amax becomes slot 0 */
+        memmove(d->hist + 1, d->hist, (size_t)(hl - 1) * sizeof(double));
+        d->hist[0] = d->cur_amax;
+        d->cur_amax = 0;
+        double amax = d->hist[0];
+        if (!strcmp(r->cfg.amax_compute_algo, "max"))
+            for (long k = 1; k < hl; k++) if (d->hist[k] > amax) amax = d->hist[k];
+        /* TE keeps the old scale when amax is 0, inf or NaN */
+        if (amax > 0 && isfinite(amax)) {
+            float s = (float)((fmts[i]->max_finite / amax) / ldexp(1.0, (int)r->cfg.margin));
+            if (isinf(s)) s = FLT_MAX;
+            d->scale = s;
+        }
+    }
+}
+
+void trn__bmm(trn_run *r, int layer, int M, int N, int K, const double *A, const double *B, double *C,
+              const fpemu_format *fa, const fpemu_format *fb, const fpemu_format *out_fmt) {
+    /* autocast: both inputs cast to the low-precision type (attention runs
+     * in lo even under fp8 recipes, which convert only Linear layers) */
+    const fpemu_format *f = r->f_lo;
+    double *qa = NULL, *qb = NULL;
+    const double *a = A, *b = B;
+    if (f != fa) {
+        qa = malloc((size_t)M * K * sizeof *qa);
+        memcpy(qa, A, (size_t)M * K * sizeof *qa);
+        trn__round(r, layer, CLS_ACT, f, qa, (size_t)M * K);
+        a = qa;
+    }
+    if (f != fb) {
+        qb = malloc((size_t)N * K * sizeof *qb);
+        memcpy(qb, B, (size_t)N * K * sizeof *qb);
+        trn__round(r, layer, CLS_ACT, f, qb, (size_t)N * K);
+        b = qb;
+    }
+    trn__gemm(r, M, N, K, a, b, C, f, f);
+    trn__round(r, layer, CLS_OUT, out_fmt, C, (size_t)M * N);
+    free(qa); free(qb);
+}
+
+/* ---- int8 dynamic quantisation (torch.quantization.quantize_dynamic) ---- */
+void trn__linear_int8(trn_run *r, lin_state *L, double *out, const double *in, int BT) {
+    int C = L->in, OC = L->out;
+    const double *W = r->params + L->w_off;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    /* weights: per tensor, symmetric, scale = max(|min|, |max|) / 127.5 (>= f32 eps) */
+    double wmin = 0, wmax = 0;
+    for (size_t i = 0; i < (size_t)C * OC; i++) { if (W[i] < wmin) wmin = W[i]; if (W[i] > wmax) wmax = W[i]; }
+    double wabs = fmax(-wmin, wmax);
+    float ws = (float)(wabs / 127.5);
+    if (ws < FLT_EPSILON) ws = FLT_EPSILON;
+    int8_t *wq = malloc((size_t)C * OC);
+    for (size_t i = 0; i < (size_t)C * OC; i++) wq[i] = (int8_t)fpemu_quantize(W[i], ws, 0, -128, 127, &ctx);
+    uint8_t *xq = malloc((size_t)C);
+    int8_t *wrow = malloc((size_t)C);
+    for (int i = 0; i < BT; i++) {
+        const double *x = in + (size_t)i * C;
+        /* activations per call: min(x, 0), max(x, 0), affine u8 */
+        double mn = 0, mx = 0;
+        for (int c = 0; c < C; c++) { if (x[c] < mn) mn = x[c]; if (x[c] > mx) mx = x[c]; }
+        (void)i;
+        int qmax = r->cfg.reduce_range ? 127 : 255;
+        float xs = (float)((mx - mn) / qmax);
+        if (xs < FLT_EPSILON) xs = FLT_EPSILON;
+        double zp = nearbyint(-mn / xs);
+        if (zp < 0) zp = 0;
+        if (zp > qmax) zp = qmax;
+        for (int c = 0; c < C; c++) xq[c] = (uint8_t)fpemu_quantize(x[c], xs, (int32_t)zp, 0, qmax, &ctx);
+        for (int o = 0; o < OC; o++) {
+            memcpy(wrow, wq + (size_t)o * C, (size_t)C);
+            int32_t acc = fpemu_dot_u8i8(xq, wrow, (size_t)C, 0, 0);
+            /* remove the zero point: sum_c (xq - zp) w = acc - zp sum_c w */
+            int32_t wsum = 0;
+            for (int c = 0; c < C; c++) wsum += wrow[c];
+            int32_t corr = acc - (int32_t)zp * wsum;
+            float y = (float)((double)corr * (double)((float)(xs * ws)));
+            if (L->b_off != (size_t)-1) y = y + (float)r->params[L->b_off + o];
+            out[(size_t)i * OC + o] = y;
+        }
+    }
+    free(wq); free(xq); free(wrow);
+}

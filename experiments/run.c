@@ -1,0 +1,247 @@
+/* run.c: a training run: open, step, evaluate, telemetry rows, checkpoint
+ * state. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "train_internal.h"
+
+static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
+
+int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, size_t errlen) {
+    *out = NULL;
+    if (trn_settings_check(s, err, errlen)) return -1;
+    trn_run *r = calloc(1, sizeof *r);
+    if (!r) { snprintf(err, errlen, "out of memory"); return -1; }
+    r->cfg = *s;
+    r->seed = seed;
+    r->pol = trn__policy_find(s->policy);
+    r->threads = 1;
+    r->tel_on = 1;
+    const pol_def *p = r->pol;
+    r->f_param = fmt(p->param); r->f_hi = fmt(p->hi); r->f_lo = fmt(p->lo);
+    r->f_m = fmt(p->m_fmt); r->f_v = fmt(p->v_fmt);
+    r->f_gw = p->gw_fmt ? fmt(p->gw_fmt) : NULL;
+    r->f_f32 = fmt("f32");
+    r->f8_fwd = fmt("e4m3");
+    r->f8_bwd = !strcmp(s->fp8_format, "HYBRID") ? fmt("e5m2") : fmt("e4m3");
+    if (!r->f_param || !r->f_hi || !r->f_lo || !r->f_m || !r->f_v || !r->f_f32 || !r->f8_fwd || !r->f8_bwd ||
+        (p->gw_fmt && !r->f_gw)) {
+        snprintf(err, errlen, "policy %s: a format is missing from the emulator's registry", p->name);
+        free(r);
+        return -1;
+    }
+    if (trn__model_build(r, err, errlen)) { trn__model_free(r); free(r->layer_names); free(r->tel); free(r); return -1; }
+    r->params = calloc(r->nparams, sizeof(double));
+    r->grads = calloc(r->nparams, sizeof(double));
+    r->opt_m = calloc(r->nparams, sizeof(double));
+    r->opt_v = calloc(r->nparams, sizeof(double));
+    r->recs = calloc((size_t)r->nlayers * CLS_COUNT, sizeof *r->recs);
+    if (!r->params || !r->grads || !r->opt_m || !r->opt_v || !r->recs) {
+        snprintf(err, errlen, "out of memory");
+        trn_close(r);
+        return -1;
+    }
+    trn__model_init_params(r);
+    int en = strcmp(s->scaler, "none") != 0;
+    int dyn = !strcmp(s->scaler, "dynamic");
+    trn_scaler_init(&r->scaler, en, dyn, dyn ? s->init_scale : s->loss_scale, s->growth_factor, s->backoff_factor,
+                    s->growth_interval);
+    *out = r;
+    return 0;
+}
+
+void trn_close(trn_run *r) {
+    if (!r) return;
+    trn__model_free(r);
+    free(r->params); free(r->grads); free(r->opt_m); free(r->opt_v);
+    free(r->layer_names); free(r->tel); free(r->recs); free(r->fscratch);
+    free(r);
+}
+
+void trn_set_threads(trn_run *r, int threads) { r->threads = threads < 1 ? 1 : threads; }
+long trn_steps_done(const trn_run *r) { return r->step; }
+const trn_settings *trn_run_settings(const trn_run *r) { return &r->cfg; }
+uint64_t trn_run_seed(const trn_run *r) { return r->seed; }
+size_t trn_param_count(const trn_run *r) { return r->nparams; }
+double trn_loss_scale(const trn_run *r) { return r->scaler.scale; }
+
+static void build_recs(trn_run *r) {
+    r->rec_count = 0;
+    for (int l = 0; l < r->nlayers; l++)
+        for (int c = 0; c < CLS_COUNT; c++) {
+            const tel_slot *t = &r->tel[(size_t)l * CLS_COUNT + c];
+            if (!t->st.n) continue;
+            trn_tensor_rec *x = &r->recs[r->rec_count++];
+            x->layer = r->layer_names[l];
+            x->cls = trn__cls_names[c];
+            x->format = t->fmt ? t->fmt->name : "?";
+            x->n = t->st.n; x->overflow = t->st.overflow; x->underflow = t->st.underflow;
+            x->saturated = t->st.saturated; x->subnormal = t->st.subnormal; x->nonfinite_in = t->st.nonfinite_in;
+            x->amax = t->amax; x->scale = t->scale_min;
+        }
+}
+
+int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    trn__tel_reset(r);
+    r->tel_on = 1;
+    double scale = r->scaler.enabled ? (double)r->scaler.scale : 1.0;
+    double loss;
+    trn__model_train_batch(r, r->step, scale, &loss);
+    trn__grad_cast(r);
+    float inv = r->scaler.enabled ? trn_scaler_inv_scale(&r->scaler) : 1.0f;
+    double norm;
+    int found = trn__unscale_check(r, inv, &norm);
+    int skip = trn_scaler_update(&r->scaler, found);
+    if (!skip) trn__optim_step(r);
+    trn__model_step_end(r);
+    r->step++;
+    memset(rec, 0, sizeof *rec);
+    rec->step = r->step;
+    rec->loss = loss;
+    rec->grad_norm = norm;
+    rec->loss_scale = scale;
+    rec->skipped = skip;
+    rec->casts = r->step_casts;
+    rec->overflow = r->step_casts ? (double)r->step_overflow / (double)r->step_casts : 0;
+    rec->underflow = r->step_casts ? (double)r->step_underflow / (double)r->step_casts : 0;
+    rec->lr = r->cfg.lr;
+    build_recs(r);
+    return 0;
+}
+
+int trn_eval(trn_run *r, double *loss, double *accuracy) {
+    int save = r->tel_on;
+    r->tel_on = 0;
+    r->in_eval = 1;
+    int rc = trn__model_eval(r, loss, accuracy);
+    r->in_eval = 0;
+    r->tel_on = save;
+    return rc;
+}
+
+int trn_tensor_count(const trn_run *r) { return r->rec_count; }
+void trn_tensor_get(const trn_run *r, int i, trn_tensor_rec *rec) { *rec = r->recs[i]; }
+
+/* ---- state blob ------------------------------------------------------------------
+ * "FPEMUSTATE 1\n", model and policy lines, every setting as key=value,
+ * "end\n", then little-endian binary: seed, step, opt_step, nparams, the
+ * parameters and both optimiser states (f64), the scaler, and every Linear's
+ * delayed-scaling histories and scales. */
+typedef struct { unsigned char *p; size_t n, cap; } wbuf;
+
+static void wput(wbuf *b, const void *d, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + n) nc *= 2;
+        unsigned char *np = realloc(b->p, nc);
+        if (!np) return;
+        b->p = np; b->cap = nc;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+static void wstr(wbuf *b, const char *s) { wput(b, s, strlen(s)); }
+
+int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
+    wbuf b = {0};
+    char line[512], val[256];
+    wstr(&b, "FPEMUSTATE 1\n");
+    snprintf(line, sizeof line, "model=%s\npolicy=%s\n", r->cfg.model, r->cfg.policy);
+    wstr(&b, line);
+    for (int i = 0; i < trn_settings_count(); i++) {
+        trn_settings_value(&r->cfg, i, val, sizeof val);
+        snprintf(line, sizeof line, "%s=%s\n", trn_settings_key(i), val);
+        wstr(&b, line);
+    }
+    wstr(&b, "end\n");
+    uint64_t u[4] = {r->seed, (uint64_t)r->step, (uint64_t)r->opt_step, (uint64_t)r->nparams};
+    wput(&b, u, sizeof u);
+    wput(&b, r->params, r->nparams * sizeof(double));
+    wput(&b, r->opt_m, r->nparams * sizeof(double));
+    wput(&b, r->opt_v, r->nparams * sizeof(double));
+    float sc = r->scaler.scale;
+    int64_t gt = r->scaler.growth_tracker;
+    wput(&b, &sc, sizeof sc);
+    wput(&b, &gt, sizeof gt);
+    lin_state *lins[256];
+    int nl = trn__model_linears((trn_run *)r, lins, 256);
+    for (int i = 0; i < nl; i++)
+        for (int k = 0; k < ROLE_COUNT; k++) {
+            wput(&b, lins[i]->ds[k].hist, (size_t)r->cfg.amax_history_len * sizeof(double));
+            wput(&b, &lins[i]->ds[k].scale, sizeof(float));
+        }
+    if (!b.p) return -1;
+    *buf = b.p; *len = b.n;
+    return 0;
+}
+
+int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen) {
+    *out = NULL;
+    const char *magic = "FPEMUSTATE 1\n";
+    size_t pos = strlen(magic);
+    if (len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
+    char model[64] = "", policy[64] = "";
+    trn_settings s;
+    int have = 0;
+    for (;;) {
+        const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
+        if (!nl || nl - (buf + pos) >= 512) { snprintf(err, errlen, "truncated settings"); return -1; }
+        char line[512];
+        size_t ll = (size_t)(nl - (buf + pos));
+        memcpy(line, buf + pos, ll);
+        line[ll] = 0;
+        pos += ll + 1;
+        if (!strcmp(line, "end")) break;
+        char *eq = strchr(line, '=');
+        if (!eq) { snprintf(err, errlen, "bad settings line '%s'", line); return -1; }
+        *eq = 0;
+        if (!strcmp(line, "model")) snprintf(model, sizeof model, "%s", eq + 1);
+        else if (!strcmp(line, "policy")) {
+            snprintf(policy, sizeof policy, "%s", eq + 1);
+            if (trn_settings_init(&s, model, policy, err, errlen)) return -1;
+            have = 1;
+        } else {
+            if (!have) { snprintf(err, errlen, "settings before model/policy"); return -1; }
+            if (trn_settings_set(&s, line, eq + 1, err, errlen)) return -1;
+        }
+    }
+    if (!have) { snprintf(err, errlen, "no model/policy"); return -1; }
+    uint64_t u[4];
+    if (len - pos < sizeof u) { snprintf(err, errlen, "truncated state"); return -1; }
+    memcpy(u, buf + pos, sizeof u);
+    pos += sizeof u;
+    trn_run *r;
+    if (trn_open(&r, &s, u[0], err, errlen)) return -1;
+    size_t np = r->nparams;
+    size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t);
+    lin_state *lins[256];
+    int nl = trn__model_linears(r, lins, 256);
+    need += (size_t)nl * ROLE_COUNT * ((size_t)s.amax_history_len * sizeof(double) + sizeof(float));
+    if (u[3] != np || len - pos != need) {
+        snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu)", len - pos, need);
+        trn_close(r);
+        return -1;
+    }
+    r->step = (long)u[1];
+    r->opt_step = (long)u[2];
+    memcpy(r->params, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
+    memcpy(r->opt_m, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
+    memcpy(r->opt_v, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
+    float sc;
+    int64_t gt;
+    memcpy(&sc, buf + pos, sizeof sc); pos += sizeof sc;
+    memcpy(&gt, buf + pos, sizeof gt); pos += sizeof gt;
+    r->scaler.scale = sc;
+    r->scaler.growth_tracker = (long)gt;
+    for (int i = 0; i < nl; i++)
+        for (int k = 0; k < ROLE_COUNT; k++) {
+            memcpy(lins[i]->ds[k].hist, buf + pos, (size_t)s.amax_history_len * sizeof(double));
+            pos += (size_t)s.amax_history_len * sizeof(double);
+            memcpy(&lins[i]->ds[k].scale, buf + pos, sizeof(float));
+            pos += sizeof(float);
+        }
+    *out = r;
+    return 0;
+}

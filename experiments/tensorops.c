@@ -1,0 +1,109 @@
+/* tensorops.c: every change of format of an engine tensor, with telemetry
+ * (DESIGN.md section 10). Tensors are f64 arrays holding values of their
+ * format; a cast to a low-precision format goes through emu's array API
+ * (fpemu_round_f32), whose fpemu_cast_stats are gathered per layer and
+ * tensor class. Inputs of a cast are f32 values (every non-f64 tensor holds
+ * f32-representable values), so the f64 -> f32 step is exact. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "train_internal.h"
+
+const char *const trn__cls_names[CLS_COUNT] = {
+    "activation", "weight", "output", "grad_output", "grad_input", "grad_weight", "param", "optim_m", "optim_v"};
+
+int trn__is_low(const fpemu_format *f) { return f && f->bits < 32 && f->container <= 32 && f->bits != 32; }
+
+const fpemu_format *trn__widest(const fpemu_format *a, const fpemu_format *b) {
+    if (!a || a->bits == 64) return a;
+    if (!b || b->bits == 64) return b;
+    if (a->mbits != b->mbits) return a->mbits > b->mbits ? a : b;
+    return a->ebits >= b->ebits ? a : b;
+}
+
+float *trn__fscratch(trn_run *r, size_t n) {
+    if (n > r->fscratch_n) {
+        free(r->fscratch);
+        r->fscratch = malloc(n * sizeof(float));
+        r->fscratch_n = r->fscratch ? n : 0;
+    }
+    return r->fscratch;
+}
+
+int trn__layer_add(trn_run *r, const char *name) {
+    int i = r->nlayers++;
+    r->layer_names = realloc(r->layer_names, (size_t)r->nlayers * sizeof *r->layer_names);
+    r->tel = realloc(r->tel, (size_t)r->nlayers * CLS_COUNT * sizeof *r->tel);
+    snprintf(r->layer_names[i], sizeof r->layer_names[i], "%s", name);
+    memset(&r->tel[(size_t)i * CLS_COUNT], 0, CLS_COUNT * sizeof *r->tel);
+    return i;
+}
+
+void trn__tel_reset(trn_run *r) {
+    memset(r->tel, 0, (size_t)r->nlayers * CLS_COUNT * sizeof *r->tel);
+    r->step_casts = r->step_overflow = r->step_underflow = 0;
+}
+
+static void account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
+                    double amax, double scale) {
+    if (!r->tel_on || layer < 0) return;
+    tel_slot *t = &r->tel[(size_t)layer * CLS_COUNT + cls];
+    if (t->st.n == 0) { t->scale_min = scale; t->amax = 0; }
+    t->st.n += st->n; t->st.overflow += st->overflow; t->st.saturated += st->saturated;
+    t->st.underflow += st->underflow; t->st.subnormal += st->subnormal; t->st.nonfinite_in += st->nonfinite_in;
+    if (amax > t->amax) t->amax = amax;
+    if (scale < t->scale_min) t->scale_min = scale;
+    t->fmt = fmt;
+    r->step_casts += st->n; r->step_overflow += st->overflow; r->step_underflow += st->underflow;
+}
+
+static void to_f32(double *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = (double)(float)x[i];
+}
+
+static void round_low(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n,
+                      double scale, int sat, double amax_in, fpemu_ctx *ctx) {
+    float *f = trn__fscratch(r, n);
+    double amax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (amax_in < 0 && fabs(v) > amax && isfinite(v)) amax = fabs(v);
+        f[i] = (float)(scale == 1.0 ? v : v * scale);
+    }
+    if (amax_in >= 0) amax = amax_in;
+    fpemu_cast_stats st;
+    memset(&st, 0, sizeof st);
+    ctx->sat = sat;
+    fpemu_round_f32(fmt, f, f, n, ctx, r->tel_on ? &st : NULL);
+    for (size_t i = 0; i < n; i++) x[i] = f[i];
+    account(r, layer, cls, fmt, &st, amax, scale);
+}
+
+void trn__round(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {
+    if (!fmt || fmt->bits == 64) return;
+    if (fmt->bits == 32 && fmt->pad == 0) { to_f32(x, n); return; }
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    round_low(r, layer, cls, fmt, x, n, 1.0, 0, -1, &ctx);
+}
+
+void trn__round_scaled(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n,
+                       double scale, int sat, double unscaled_amax) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    round_low(r, layer, cls, fmt, x, n, scale, sat, unscaled_amax, &ctx);
+}
+
+void trn__round_sr(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n, uint64_t counter) {
+    if (!fmt || fmt->bits == 64) return;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = FPEMU_SR;
+    ctx.seed = r->seed ^ 0x5352u; /* "SR": a stream of its own */
+    ctx.counter = counter;
+    /* Values are f32 here only if the f64 update is first rounded to f32,
+     * as PyTorch computes the update in f32 before the stochastic cast. */
+    to_f32(x, n);
+    round_low(r, layer, cls, fmt, x, n, 1.0, 0, -1, &ctx);
+}

@@ -1,0 +1,158 @@
+/* train.h: the mixed-precision training engine (libfpemutrain.a).
+ *
+ * A run = a model, a precision policy (DESIGN.md section 9, Lightning's
+ * names), settings (key = value, the frameworks' own names) and a seed.
+ * The engine keeps every tensor as f64 storage holding values of the
+ * tensor's format: a policy says which format each tensor is in, and every
+ * change of format goes through emu's array rounding (fpemu_round_f32) with
+ * fpemu_cast_stats, gathered per layer and tensor class (the telemetry).
+ * Every GEMM goes through one function (experiments/gemm_policy.c) that
+ * applies the policy's scaling recipe and tensor-core model.
+ *
+ * The library never prints and never exits: errors come back as a status
+ * and a message in the caller's buffer. Results depend only on the model,
+ * policy, settings and seed: not on the thread count.
+ */
+#ifndef FPEMU_TRAIN_H
+#define FPEMU_TRAIN_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRN_NAME_MAX 32
+
+/* ---- settings ------------------------------------------------------------ */
+
+/* Every knob of a run. Defaults depend on the model and the policy
+ * (trn_settings_init); trn_settings_set overrides one by name. */
+typedef struct trn_settings {
+    char model[TRN_NAME_MAX], policy[TRN_NAME_MAX];
+    /* optimisation */
+    char optimizer[TRN_NAME_MAX];     /* adamw | sgd */
+    double lr, momentum, dampening, weight_decay, beta1, beta2, eps;
+    int nesterov;
+    long batch_size;
+    /* schedule of outputs */
+    long eval_every, tensors_every, checkpoint_every;
+    /* tensor-core model for low-precision GEMMs */
+    char mma[TRN_NAME_MAX];
+    /* loss scaling (torch.amp.GradScaler names) */
+    char scaler[TRN_NAME_MAX];        /* dynamic | static | none */
+    double init_scale, growth_factor, backoff_factor, loss_scale;
+    long growth_interval;
+    /* fp8 (TransformerEngine / torchao names) */
+    char fp8_format[TRN_NAME_MAX];    /* HYBRID | E4M3 */
+    long margin, amax_history_len;
+    char amax_compute_algo[TRN_NAME_MAX]; /* max | most_recent */
+    int power_2_scale;                /* round per-tensor/row scales down to powers of two */
+    char mx_scale_rule[TRN_NAME_MAX]; /* floor (OCP) | rceil (TE/cuBLAS) */
+    long promotion_interval;          /* f32 promotion every N elements of K (blockwise) */
+    long block_size;                  /* 1xN tiles (blockwise 128, mx 32) */
+    /* int8 dynamic quantisation (evaluation) */
+    int reduce_range;
+    /* models */
+    long hidden, depth, d_model, heads, d_ff, seq_digits, vocab;
+    double init_gain, input_scale;
+    char task[TRN_NAME_MAX];          /* tiny-transformer: reverse | copy | sum */
+} trn_settings;
+
+/* Defaults for a model and a policy. Returns 0, or -1 with a message naming
+ * the bad name and the valid ones. */
+int trn_settings_init(trn_settings *s, const char *model, const char *policy, char *err, size_t errlen);
+/* Set one key from its text value. Returns 0, or -1 with a message naming
+ * the key and what was expected (unknown key, wrong type, out of range). */
+int trn_settings_set(trn_settings *s, const char *key, const char *value, char *err, size_t errlen);
+/* Check cross-key constraints (called by trn_open too). */
+int trn_settings_check(const trn_settings *s, char *err, size_t errlen);
+/* Iterate the keys (for summary.json): count, i-th name, its value as text,
+ * and whether it is a string (else a number). */
+int trn_settings_count(void);
+const char *trn_settings_key(int i);
+void trn_settings_value(const trn_settings *s, int i, char *buf, size_t n);
+int trn_settings_is_string(int i);
+
+/* Names, for usage messages and loops (NULL-terminated). */
+extern const char *const trn_model_names[];
+extern const char *const trn_policy_names[];
+
+/* ---- runs ------------------------------------------------------------------ */
+
+typedef struct trn_run trn_run;
+
+/* One training step's figures (a metrics.csv row). */
+typedef struct trn_step_rec {
+    long step;            /* 1-based */
+    double loss;          /* the unscaled loss of the batch (in the loss's format) */
+    double grad_norm;     /* L2 norm of the unscaled gradients (inf/NaN if any is) */
+    double loss_scale;    /* scale applied to this step's loss (1 without scaler) */
+    int skipped;          /* 1 if the optimizer step was skipped (inf/NaN gradients) */
+    double overflow;      /* fraction of this step's low-precision cast elements that overflowed */
+    double underflow;     /* ... that became zero */
+    double lr;
+    uint64_t casts;       /* low-precision cast elements this step */
+} trn_step_rec;
+
+/* One telemetry row (tensors.csv): a tensor class in a layer, over one step. */
+typedef struct trn_tensor_rec {
+    const char *layer, *cls, *format;
+    uint64_t n, overflow, underflow, saturated, subnormal, nonfinite_in;
+    double amax;          /* max |finite input| */
+    double scale;         /* recipe scale (per-tensor; smallest of per-row/block); 1 if none */
+} trn_tensor_rec;
+
+/* Build a run (model, data, initial parameters) from settings and a seed. */
+int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, size_t errlen);
+void trn_close(trn_run *r);
+/* Threads used by the GEMMs (results do not depend on it). */
+void trn_set_threads(trn_run *r, int threads);
+/* Run one training step. Returns 0, or -1 on an internal failure (message). */
+int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen);
+/* Evaluate on the held-out set (the policy's forward; int8-dynamic: the
+ * quantize_dynamic model). Does not change the run's state. */
+int trn_eval(trn_run *r, double *loss, double *accuracy);
+/* The telemetry rows of the last step (valid until the next step). */
+int trn_tensor_count(const trn_run *r);
+void trn_tensor_get(const trn_run *r, int i, trn_tensor_rec *rec);
+long trn_steps_done(const trn_run *r);
+const trn_settings *trn_run_settings(const trn_run *r);
+uint64_t trn_run_seed(const trn_run *r);
+size_t trn_param_count(const trn_run *r);
+/* Current loss scale / growth tracker (GradScaler state). */
+double trn_loss_scale(const trn_run *r);
+
+/* Checkpoints: the whole state (settings, seed, step, parameters, optimiser,
+ * scaler, fp8 histories) as a byte blob (malloc'ed; caller frees). */
+int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len);
+/* Rebuild a run from a blob; -1 with a message if it is not a valid state. */
+int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen);
+
+/* ---- pieces exposed for tests --------------------------------------------- */
+
+/* torch.amp.GradScaler, exactly (DESIGN.md section 9). */
+typedef struct trn_scaler {
+    int enabled;        /* 0: scale 1, never skips */
+    int dynamic;        /* 0: static loss scale */
+    float scale;        /* the scale, an f32 as in PyTorch */
+    double growth_factor, backoff_factor;
+    long growth_interval, growth_tracker;
+} trn_scaler;
+void trn_scaler_init(trn_scaler *sc, int enabled, int dynamic, double init_scale, double growth_factor,
+                     double backoff_factor, long growth_interval);
+/* 1/scale: computed in f64, rounded to f32 (torch: scaler._scale.double().reciprocal().float()). */
+float trn_scaler_inv_scale(const trn_scaler *sc);
+/* After a step's unscale: found_inf says whether any gradient was inf/NaN.
+ * Returns 1 if the optimizer step must be skipped; updates the scale. */
+int trn_scaler_update(trn_scaler *sc, int found_inf);
+
+/* Decompress a gzip file's bytes. 0 or -1 (bad header/data/CRC). */
+int trn_gunzip(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
+uint32_t trn_crc32(const void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

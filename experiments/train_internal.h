@@ -1,0 +1,181 @@
+/* train_internal.h: shared between the engine's files (not installed). */
+#ifndef FPEMU_TRAIN_INTERNAL_H
+#define FPEMU_TRAIN_INTERNAL_H
+#include "fpemu.h"
+#include "train.h"
+
+/* Telemetry classes (tensors.csv `class` column). */
+enum {
+    CLS_ACT = 0,   /* GEMM input activations cast to the GEMM format */
+    CLS_WEIGHT,    /* weights (and biases) cast for a GEMM, once per step */
+    CLS_OUT,       /* outputs rounded to their format (GEMM outputs, autocast ops) */
+    CLS_GRAD_OUT,  /* incoming gradients cast for the backward GEMMs */
+    CLS_GRAD_IN,   /* gradients of activations rounded to their format */
+    CLS_GRAD_W,    /* weight gradients rounded to their format */
+    CLS_PARAM,     /* parameters rounded after the update */
+    CLS_OPT_M,     /* optimiser state: first moment / momentum */
+    CLS_OPT_V,     /* optimiser state: second moment */
+    CLS_COUNT
+};
+extern const char *const trn__cls_names[CLS_COUNT];
+
+typedef enum { RECIPE_NONE = 0, RECIPE_DELAYED, RECIPE_CURRENT, RECIPE_ROWWISE, RECIPE_BLOCKWISE, RECIPE_MX } trn_recipe;
+
+/* A precision policy (DESIGN.md section 9): which format each tensor is in.
+ * Format names; "f64" means the engine's f64 storage, untouched. */
+typedef struct pol_def {
+    const char *name;
+    const char *param;  /* parameters the optimiser updates (master weights) */
+    const char *hi;     /* results of ops autocast keeps in f32 (softmax, layer_norm, losses) */
+    const char *lo;     /* results of GEMM-like ops and of the elementwise ops after them */
+    trn_recipe recipe;  /* how Linear GEMM inputs are quantised (NONE: cast to lo) */
+    const char *fp8_format;      /* default fp8_format */
+    const char *m_fmt, *v_fmt;   /* optimiser state storage */
+    const char *gw_fmt;          /* weight gradients cast to this (with a per-tensor scale), or NULL */
+    int m_scaled;                /* first moment stored with a per-tensor scale (MS-AMP O2) */
+    int sr_update;               /* stochastic rounding of the parameter update */
+    const char *scaler;          /* default scaler */
+    int int8_eval;               /* evaluation through quantize_dynamic int8 Linear layers */
+    const char *doc;
+} pol_def;
+const pol_def *trn__policy_find(const char *name);
+
+/* One telemetry slot: a class in a layer, over a step. */
+typedef struct tel_slot {
+    fpemu_cast_stats st;
+    double amax, scale_min;
+    const fpemu_format *fmt;
+} tel_slot;
+
+/* Delayed-scaling state of one GEMM operand (TransformerEngine). */
+typedef struct dscale {
+    double *hist;     /* amax history, slot 0 the newest */
+    double cur_amax;  /* this step's amax so far */
+    float scale;
+} dscale;
+
+enum { ROLE_X = 0, ROLE_W, ROLE_DY, ROLE_COUNT };
+
+/* A Linear layer's per-step state. */
+typedef struct lin_state {
+    int layer;                 /* telemetry layer index */
+    int in, out;               /* features */
+    size_t w_off, b_off;       /* parameter offsets (b_off = (size_t)-1: no bias) */
+    double *wq;                /* weights as used by the GEMM this step (cast/quantised) */
+    double *wq_scale;          /* per-row/block dequantisation factors for wq (or 1 value) */
+    int wq_valid;
+    double *bq;                /* bias cast to the output format */
+    dscale ds[ROLE_COUNT];
+} lin_state;
+
+typedef struct trn_model trn_model;
+
+struct trn_run {
+    trn_settings cfg;
+    uint64_t seed;
+    const pol_def *pol;
+    const fpemu_format *f_param, *f_hi, *f_lo, *f_m, *f_v, *f_gw;
+    const fpemu_format *f8_fwd, *f8_bwd;   /* fp8 element formats */
+    const fpemu_format *f_f32;
+    int threads;
+    /* parameters: one allocation each (llm.c) */
+    size_t nparams;
+    double *params, *grads, *opt_m, *opt_v;
+    long opt_step;                 /* optimizer steps taken (not counting skipped) */
+    long step;                     /* steps done */
+    trn_scaler scaler;
+    int scaler_enabled;
+    trn_model *model;
+    /* telemetry */
+    int nlayers;
+    char (*layer_names)[40];
+    tel_slot *tel;                 /* nlayers * CLS_COUNT */
+    int tel_on;                    /* 0 during evaluation */
+    uint64_t step_casts, step_overflow, step_underflow;
+    int rec_count;
+    trn_tensor_rec *recs;
+    /* scratch */
+    float *fscratch; size_t fscratch_n;
+    int in_eval;
+};
+
+/* ---- casting with telemetry (tensorops.c) ---- */
+/* Round x[0..n) to fmt in place (NULL or f64: nothing; f32: native). Low
+ * precision casts go through fpemu_round_f32 and count in slot (layer, cls). */
+void trn__round(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n);
+/* Same, with saturation and a multiplication by scale before the cast. */
+void trn__round_scaled(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n,
+                       double scale, int sat, double unscaled_amax);
+/* Stochastic rounding to fmt with the run's counter stream at `counter`. */
+void trn__round_sr(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n, uint64_t counter);
+const fpemu_format *trn__widest(const fpemu_format *a, const fpemu_format *b);
+int trn__is_low(const fpemu_format *f);
+float *trn__fscratch(trn_run *r, size_t n);
+void trn__tel_reset(trn_run *r);
+int trn__layer_add(trn_run *r, const char *name);
+
+/* ---- GEMMs (gemm_policy.c) ---- */
+/* C[M][N] = sum_k A[m][k] B[n][k], inputs already in fmt_in (values as f64),
+ * through the tensor-core model of the run's mma for that input format;
+ * the f32 (f64 for f64 inputs) accumulator result is written to C. */
+void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B, double *C,
+               const fpemu_format *fmt_a, const fpemu_format *fmt_b);
+/* Linear layer through the policy: forward out[BT][OC] = in[BT][C] W^T + b. */
+void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
+                     int BT, const fpemu_format *out_fmt);
+/* Backward: dinp (may be NULL) and accumulates weight/bias grads into r->grads
+ * (already rounded to the parameter-gradient format). */
+void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
+                     const double *in, int BT, const fpemu_format *out_fmt);
+void trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off);
+void trn__linear_free(lin_state *L);
+void trn__linear_step_end(trn_run *r, lin_state *L);  /* delayed scaling update, cache invalidation */
+/* int8 quantize_dynamic Linear (evaluation). */
+void trn__linear_int8(trn_run *r, lin_state *L, double *out, const double *in, int BT);
+/* A batched matmul of attention (GEMM-like under autocast, not fp8). */
+void trn__bmm(trn_run *r, int layer, int M, int N, int K, const double *A, const double *B, double *C,
+              const fpemu_format *fa, const fpemu_format *fb, const fpemu_format *out_fmt);
+
+/* ---- layers (layers.c): f64 kernels, pairs forward/backward ---- */
+void trn__relu_fwd(double *out, const double *inp, size_t n);
+void trn__relu_bwd(double *dinp, const double *dout, const double *inp, size_t n);
+void trn__gelu_fwd(double *out, const double *inp, size_t n);
+void trn__gelu_bwd(double *dinp, const double *dout, const double *inp, size_t n);
+void trn__layernorm_fwd(double *out, double *mean, double *rstd, const double *inp, const double *w,
+                        const double *b, int N, int C);
+void trn__layernorm_bwd(double *dinp, double *dw, double *db, const double *dout, const double *inp,
+                        const double *w, const double *mean, const double *rstd, int N, int C);
+/* Mean cross-entropy over rows with target >= 0; probs[N][V]. Returns the loss. */
+double trn__softmax_ce_fwd(double *probs, const double *logits, const int *targets, int N, int V, int *count);
+void trn__softmax_ce_bwd(double *dlogits, const double *probs, const int *targets, int N, int V, double dloss);
+void trn__embedding_fwd(double *out, const int *tok, const double *wte, const double *wpe, int B, int T, int C);
+void trn__embedding_bwd(double *dwte, double *dwpe, const double *dout, const int *tok, int B, int T, int C);
+void trn__residual_fwd(double *out, const double *a, const double *b, size_t n);
+/* softmax over rows with a causal mask: att[T][T] row t uses 0..t. */
+void trn__causal_softmax_fwd(double *att, const double *scores, int T);
+void trn__causal_softmax_bwd(double *dscores, const double *datt, const double *att, int T);
+
+/* ---- models (model.c) ---- */
+int trn__model_build(trn_run *r, char *err, size_t errlen);
+void trn__model_free(trn_run *r);
+void trn__model_init_params(trn_run *r);
+/* Forward + backward on training batch `step` (0-based), dloss = loss scale.
+ * Fills *loss (unscaled). grads are set (not accumulated). */
+int trn__model_train_batch(trn_run *r, long step, double dloss, double *loss);
+int trn__model_eval(trn_run *r, double *loss, double *acc);
+void trn__model_step_end(trn_run *r);
+int trn__model_param_count(const trn_run *r);
+void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *layer);
+/* Every Linear layer of the model, in a fixed order (checkpoints). */
+int trn__model_linears(trn_run *r, lin_state **out, int max);
+/* Forward + backward on given inputs for tests: see t_layers. */
+
+/* ---- optimiser (optim.c) ---- */
+void trn__optim_step(trn_run *r);
+/* Unscale grads by inv (rounding to the grad format), returns 1 if any is inf/NaN. */
+int trn__unscale_check(trn_run *r, float inv, double *norm);
+void trn__grad_cast(trn_run *r);
+
+/* ---- data (data.c) ---- */
+int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen);
+#endif
