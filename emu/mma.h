@@ -45,8 +45,6 @@ typedef enum mma_kind {
     MMA_KIND_FMA_SEQ,    /* d = fma(a_i, b_i, d) for i = 0..k-1, each rounded in fd */
     MMA_KIND_PAIRWISE,   /* pairwise tree over the exact products, each add
                           * rounded in fd; c added last */
-    MMA_KIND_NVFP4,      /* block-scaled e2m1: groups of `group` products summed
-                          * exactly, scaled, fused with c at nfrac (Blackwell NVFP4) */
     MMA_KIND_INT         /* s8/u8 inputs, exact int32 accumulation */
 } mma_kind;
 
@@ -79,7 +77,20 @@ typedef struct mma_model {
     int emax_floor;
     int overflow_inf;          /* a finite result beyond fd's range gives inf
                                 * even under RZ (1), or max finite (0) */
-    int group;                 /* MMA_KIND_NVFP4: products per exact group (16) */
+    int zero_c;                /* 1: a zero c counts with its format's minimum
+                                * exponent (DESIGN.md); 0: it takes no part in emax */
+    int zero_product;          /* 1: a zero product counts with ea+eb (the zero
+                                * operand at its format's minimum exponent);
+                                * 0: it takes no part in emax (MMA-Sim) */
+    int nan_allones;           /* NaN results are the positive all-ones pattern
+                                * (0x7FFFFFFF, 0x7FFF: what NVIDIA parts return);
+                                * 0: the core's canonical quiet NaN */
+    /* block-scaled e2m1 x e2m1 (Blackwell kind::mxf4 / mxf4nvf4, MMA-Sim):
+     * groups of `group` products summed exactly, times both scales, each
+     * group's exponent = the scale exponents; fused with c at group_nfrac
+     * bits, group_block products per chained block. group = 0: off (the
+     * scale exponents join the product exponents, as for MX fp8). */
+    int group, group_nfrac, group_block;
     /* MMA_KIND_INT */
     int a_signed, b_signed, int_sat;
     /* derived by mma_model_finish(): the block-result format (fd's exponent
@@ -121,7 +132,8 @@ uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_
 /* Block-scaled inputs (MX: sfmt = e8m0, sblock = 32; NVFP4: sfmt = e4m3,
  * sblock = 16): element i of a is scaled by sa[i / sblock], of b by
  * sb[i / sblock]. For MX the scale exponents join the product exponents
- * (Blackwell); for MMA_KIND_NVFP4 groups are summed exactly first. */
+ * (Blackwell); e2m1 x e2m1 on a model with group > 0 sums groups exactly
+ * first (see mma_model.group). */
 uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
                         uint64_t c, const fpemu_format *sfmt, const uint64_t *sa,
                         const uint64_t *sb, int sblock, unsigned *flags);

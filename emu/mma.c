@@ -1,0 +1,863 @@
+/* mma.c: tensor-core (MMA) dot-product models: the block-FMA algorithm of
+ * DESIGN.md section 7, the reference presets (exact, fma-seq, pairwise),
+ * block-scaled inputs and integer MMA. Scalar and exact: every model
+ * computes with integers (products sig_a*sig_b at exponent ea+eb, aligned
+ * sums in __int128 or a wide fixed-point accumulator) and ends in one
+ * fpemu_round_pack per rounding the hardware does. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mma.h"
+
+typedef unsigned __int128 u128;
+typedef __int128 i128;
+
+/* ---- operands ------------------------------------------------------------ */
+
+enum { CL_FIN = 0, CL_INF, CL_NAN };
+
+/* An exact value (-1)^sign * sig * 2^exp; E is the exponent the alignment
+ * sees (unbiased exponent of a normal operand, the format's emin for a
+ * subnormal or zero one; for products the sum of the operands'). */
+typedef struct {
+    int cls, sign, zero;
+    u128 sig;
+    int exp, E;
+} term;
+
+static int is_f32(const fpemu_format *f) { return f->ebits == 8 && f->mbits == 23 && f->pad == 0; }
+
+static void decode(const fpemu_format *f, uint64_t code, int flush, int tf32, term *t) {
+    memset(t, 0, sizeof *t);
+    if (tf32 && is_f32(f)) {
+        fpemu_class k0 = fpemu_classify(f, code);
+        if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
+    }
+    fpemu_class k = fpemu_classify(f, code);
+    t->sign = (code >> f->pad & f->sign_bit) != 0;
+    if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { t->cls = CL_NAN; return; }
+    if (k == FPEMU_CLASS_INF) { t->cls = CL_INF; return; }
+    uint64_t sig;
+    int s, e;
+    fpemu_unpack(f, code, &s, &sig, &e);
+    if (k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
+    t->sig = sig;
+    t->exp = e;
+    t->E = k == FPEMU_CLASS_NORMAL || !f->has_subnormals ? e + f->mbits : f->emin;
+    t->zero = sig == 0;
+}
+
+/* Product of two decoded operands (exact). NaN if either is NaN or 0*inf. */
+static void mul_terms(const term *a, const term *b, term *p) {
+    memset(p, 0, sizeof *p);
+    p->sign = a->sign ^ b->sign;
+    if (a->cls == CL_NAN || b->cls == CL_NAN) { p->cls = CL_NAN; return; }
+    if (a->cls == CL_INF || b->cls == CL_INF) {
+        if ((a->cls == CL_FIN && a->zero) || (b->cls == CL_FIN && b->zero)) p->cls = CL_NAN;
+        else p->cls = CL_INF;
+        return;
+    }
+    p->sig = a->sig * b->sig;
+    p->exp = a->exp + b->exp;
+    p->E = a->E + b->E;
+    p->zero = p->sig == 0;
+}
+
+static uint64_t nan_code(const mma_model *m, const fpemu_format *f) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    if (m->nan_allones && f->nan == FPEMU_NANS_IEEE) return f->mag_mask << f->pad;
+    /* the core's canonical NaN: 0 * inf in the format */
+    uint64_t inf = fpemu_round_pack(f, 0, 1, 100000, 0, &ctx);
+    return fpemu_mul(f, 0, inf, &ctx);
+}
+
+static uint64_t inf_code(const fpemu_format *f, int sign) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    return fpemu_round_pack(f, sign, 1, 100000, 0, &ctx);
+}
+
+/* Specials among terms (rule 7): returns CL_NAN, CL_INF (sign in *sign) or CL_FIN. */
+static int specials(const term *t, int n, int *sign) {
+    int pinf = 0, ninf = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].cls == CL_NAN) return CL_NAN;
+        if (t[i].cls == CL_INF) { if (t[i].sign) ninf = 1; else pinf = 1; }
+    }
+    if (pinf && ninf) return CL_NAN;
+    if (pinf || ninf) { *sign = ninf; return CL_INF; }
+    return CL_FIN;
+}
+
+/* ---- wide exact accumulator ------------------------------------------------ */
+
+#define BA_LIMBS 80
+typedef struct { uint64_t w[BA_LIMBS]; int lo, n; } bigacc;
+
+/* A window for terms whose lowest bit is >= 2^lo and whose magnitude is
+ * < 2^hi, with room for carries. */
+static void ba_init(bigacc *a, int lo, int hi) {
+    a->lo = lo;
+    a->n = (hi - lo + 80) / 64 + 1;
+    if (a->n > BA_LIMBS) a->n = BA_LIMBS;
+    memset(a->w, 0, sizeof a->w);
+}
+
+static void ba_add(bigacc *a, int neg, u128 sig, int exp) {
+    if (sig == 0) return;
+    int pos = exp - a->lo;
+    if (pos < 0) { sig >>= -pos; pos = 0; } /* never happens with a correct window */
+    int li = pos / 64, bi = pos % 64;
+    uint64_t v[3];
+    v[0] = (uint64_t)sig << bi;
+    v[1] = bi ? (uint64_t)(sig >> (64 - bi)) : (uint64_t)(sig >> 64);
+    v[2] = bi ? (uint64_t)((sig >> 64) >> (64 - bi)) : 0;
+    if (!neg) {
+        uint64_t carry = 0;
+        for (int i = li; i < a->n; i++) {
+            uint64_t x = i - li < 3 ? v[i - li] : 0;
+            u128 s = (u128)a->w[i] + x + carry;
+            a->w[i] = (uint64_t)s;
+            carry = (uint64_t)(s >> 64);
+            if (i - li >= 2 && !carry) break;
+        }
+    } else {
+        uint64_t borrow = 0;
+        for (int i = li; i < a->n; i++) {
+            uint64_t x = i - li < 3 ? v[i - li] : 0;
+            u128 s = (u128)a->w[i] - x - borrow;
+            a->w[i] = (uint64_t)s;
+            borrow = (uint64_t)(s >> 64) ? 1 : 0;
+            if (i - li >= 2 && !borrow) break;
+        }
+    }
+}
+
+/* Round the accumulated value to f. *is_zero reports an exact zero sum
+ * (the caller picks the zero's sign). */
+static uint64_t ba_round(bigacc *a, const fpemu_format *f, fpemu_ctx *ctx, int *is_zero) {
+    int neg = (int)(a->w[a->n - 1] >> 63);
+    if (neg) {
+        uint64_t carry = 1;
+        for (int i = 0; i < a->n; i++) {
+            u128 s = (u128)(~a->w[i]) + carry;
+            a->w[i] = (uint64_t)s;
+            carry = (uint64_t)(s >> 64);
+        }
+    }
+    int top = a->n - 1;
+    while (top >= 0 && a->w[top] == 0) top--;
+    if (top < 0) { *is_zero = 1; return 0; }
+    *is_zero = 0;
+    int hb = 63 - __builtin_clzll(a->w[top]); /* highest set bit within limb */
+    int msb = top * 64 + hb;                  /* bit index of the leading 1 */
+    uint64_t sig;
+    int sticky = 0, exp;
+    if (msb < 64) {
+        sig = a->w[0];
+        if (a->n > 1 && top == 1) sig = a->w[0]; /* msb < 64 means top == 0 */
+        exp = a->lo;
+    } else {
+        int low = msb - 63; /* bit index of sig's lsb */
+        int lw = low / 64, lb = low % 64;
+        sig = a->w[lw] >> lb;
+        if (lb) sig |= a->w[lw + 1] << (64 - lb);
+        if (a->w[lw] & ((UINT64_C(1) << lb) - 1)) sticky = 1;
+        for (int i = 0; i < lw && !sticky; i++) if (a->w[i]) sticky = 1;
+        exp = a->lo + low;
+    }
+    return fpemu_round_pack(f, neg, sig, exp, sticky, ctx);
+}
+
+/* The exponent of a term's lowest and (exclusive) highest bit. */
+static int bitlen128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    if (hi) return 128 - __builtin_clzll(hi);
+    uint64_t lo = (uint64_t)x;
+    return lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
+/* Exact sum of n finite terms rounded once to f (the zero sign per IEEE:
+ * -0 only if every term is -0, or under rdn). */
+static uint64_t exact_sum(const term *t, int n, const fpemu_format *f, fpemu_ctx *ctx) {
+    int lo = INT_MAX, hi = INT_MIN, allneg = 1, any = 0;
+    for (int i = 0; i < n; i++) {
+        if (!t[i].sign) allneg = 0;
+        if (t[i].zero) continue;
+        any = 1;
+        if (t[i].exp < lo) lo = t[i].exp;
+        int h = t[i].exp + bitlen128(t[i].sig);
+        if (h > hi) hi = h;
+    }
+    if (!any) return fpemu_round_pack(f, n > 0 && allneg, 0, 0, 0, ctx);
+    /* keep the window inside the accumulator: far-below bits only matter as sticky */
+    if ((hi - lo + 80) / 64 + 1 > BA_LIMBS) lo = hi + 80 - (BA_LIMBS - 1) * 64;
+    bigacc a;
+    ba_init(&a, lo, hi);
+    int lost_neg = 0, lost_pos = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].zero) continue;
+        if (t[i].exp < lo) { /* only reachable for absurd spans; keep a sticky unit */
+            int sh = lo - t[i].exp;
+            u128 kept = sh >= 128 ? 0 : t[i].sig >> sh;
+            ba_add(&a, t[i].sign, kept, lo);
+            if (t[i].sign) lost_neg = 1; else lost_pos = 1;
+            continue;
+        }
+        ba_add(&a, t[i].sign, t[i].sig, t[i].exp);
+    }
+    (void)lost_neg, (void)lost_pos;
+    int z;
+    uint64_t r = ba_round(&a, f, ctx, &z);
+    if (z) return fpemu_round_pack(f, ctx->round == FPEMU_RDN, 0, 0, 0, ctx);
+    return r;
+}
+
+/* ---- formats of block results ------------------------------------------- */
+
+static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
+
+int mma_model_finish(mma_model *m, char *err, size_t errlen) {
+    if (m->kind == MMA_KIND_INT) return 0;
+    if (!m->fd || !m->fc || !m->fa || !m->fb) {
+        if (err) snprintf(err, errlen, "model %s: formats not bound", m->name);
+        return -1;
+    }
+    if (m->out_mant < 0 || m->out_mant > m->fd->mbits) {
+        if (err) snprintf(err, errlen, "model %s: out_mant must lie in [0, %d] (the output format's mantissa bits)",
+                          m->name, m->fd->mbits);
+        return -1;
+    }
+    if (m->kind == MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60)) {
+        if (err) snprintf(err, errlen, "model %s: nfrac must lie in [1, 60]", m->name);
+        return -1;
+    }
+    if (m->block < 0) {
+        if (err) snprintf(err, errlen, "model %s: block must be >= 0", m->name);
+        return -1;
+    }
+    m->outf = *m->fd;
+    if (m->out_mant != m->fd->mbits) {
+        fpemu_format *o = &m->outf;
+        snprintf(o->name, sizeof o->name, "%.24s_m%d", m->fd->name, m->out_mant & 63);
+        o->pad = m->fd->pad + (m->fd->mbits - m->out_mant);
+        o->mbits = m->out_mant;
+        o->bits = 0;
+        o->decode_table = NULL;
+        o->class_table = NULL;
+        if (fpemu_format_finish(o, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+/* ---- the block-FMA algorithm --------------------------------------------- */
+
+typedef struct { const mma_model *m; fpemu_ctx ctx; const fpemu_format *cf; } run_state;
+
+/* One block: terms[0] is c (decoded in cf), terms[1..n-1] products (or
+ * group terms). Returns the block result as a code of m->fd (outf). */
+static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
+    const mma_model *m = rs->m;
+    int sgn = 0;
+    int sp = specials(t, n, &sgn);
+    if (sp == CL_NAN) return nan_code(m, m->fd);
+    if (sp == CL_INF) return inf_code(m->fd, sgn);
+    int emax = INT_MIN, allneg = 1;
+    for (int i = 0; i < n; i++) {
+        if (!t[i].sign) allneg = 0;
+        if (t[i].zero) {
+            if (i == 0 ? !m->zero_c : !m->zero_product) continue;
+        }
+        if (t[i].E > emax) emax = t[i].E;
+    }
+    if (emax == INT_MIN) /* every term zero and none counts */
+        return fpemu_round_pack(&m->outf, allneg, 0, 0, 0, &rs->ctx);
+    if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
+    const int q = emax - nfrac; /* the alignment quantum is 2^q */
+    i128 sum = 0;
+    int anynz = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].zero) continue;
+        anynz = 1;
+        int sh = t[i].exp - q;
+        u128 mag;
+        int lost = 0;
+        if (sh >= 0) {
+            mag = sh >= 100 ? 0 : t[i].sig << sh; /* sh is small: terms lie below 2^(emax+3) */
+        } else if (sh <= -128) {
+            mag = 0, lost = 1;
+        } else {
+            mag = t[i].sig >> -sh;
+            lost = (t[i].sig & (((u128)1 << -sh) - 1)) != 0;
+        }
+        if (m->align == MMA_ALIGN_RD && t[i].sign && lost) mag += 1;
+        sum += t[i].sign ? -(i128)mag : (i128)mag;
+    }
+    if (sum == 0) {
+        int s = anynz ? rs->ctx.round == FPEMU_RDN : allneg;
+        return fpemu_round_pack(&m->outf, s, 0, 0, 0, &rs->ctx);
+    }
+    int neg = sum < 0;
+    u128 mag = neg ? (u128)(-sum) : (u128)sum;
+    int exp = q, sticky = 0;
+    while (mag >> 64) { sticky |= (int)(mag & 1); mag >>= 1; exp++; }
+    unsigned before = rs->ctx.flags;
+    rs->ctx.flags = 0;
+    uint64_t r = fpemu_round_pack(&m->outf, neg, (uint64_t)mag, exp, sticky, &rs->ctx);
+    if ((rs->ctx.flags & FPEMU_FLAG_OVERFLOW) && m->overflow_inf && m->fd->inf != FPEMU_INF_NONE)
+        r = inf_code(m->fd, neg);
+    rs->ctx.flags |= before;
+    return r;
+}
+
+/* Add two finite-or-special values exactly and round to f (an IEEE add). */
+static uint64_t add_round(const mma_model *m, const fpemu_format *f, const term *x, const term *y, fpemu_ctx *ctx) {
+    term t[2] = {*x, *y};
+    int sgn = 0;
+    int sp = specials(t, 2, &sgn);
+    if (sp == CL_NAN) return nan_code(m, f);
+    if (sp == CL_INF) return inf_code(f, sgn);
+    if (x->zero && y->zero) {
+        int s = x->sign == y->sign ? x->sign : ctx->round == FPEMU_RDN;
+        return fpemu_round_pack(f, s, 0, 0, 0, ctx);
+    }
+    return exact_sum(t, 2, f, ctx);
+}
+
+/* Product terms for elements [lo, hi) (scales optional). */
+typedef struct {
+    const mma_model *m;
+    const uint64_t *a, *b;
+    const fpemu_format *sfmt;
+    const uint64_t *sa, *sb;
+    int sblock;
+} dot_in;
+
+static void product(const dot_in *in, size_t i, term *p) {
+    const mma_model *m = in->m;
+    term ta, tb;
+    decode(m->fa, in->a[i], m->flush_subnormals, m->tf32_truncate, &ta);
+    decode(m->fb, in->b[i], m->flush_subnormals, m->tf32_truncate, &tb);
+    mul_terms(&ta, &tb, p);
+    if (in->sfmt && p->cls == CL_FIN) {
+        term s1, s2, s12;
+        decode(in->sfmt, in->sa[i / in->sblock], 0, 0, &s1);
+        decode(in->sfmt, in->sb[i / in->sblock], 0, 0, &s2);
+        s1.sign = s2.sign = 0; /* ue4m3 / e8m0: scales are magnitudes */
+        mul_terms(&s1, &s2, &s12);
+        if (s12.cls != CL_FIN) { p->cls = CL_NAN; return; }
+        if (s12.zero) { p->sig = 0, p->zero = 1; p->E += s12.E; return; }
+        p->sig *= s12.sig;
+        p->exp += s12.exp;
+        p->E += s12.E;
+        p->zero = p->sig == 0;
+    } else if (in->sfmt) {
+        term s1, s2;
+        decode(in->sfmt, in->sa[i / in->sblock], 0, 0, &s1);
+        decode(in->sfmt, in->sb[i / in->sblock], 0, 0, &s2);
+        if (s1.cls == CL_NAN || s2.cls == CL_NAN) p->cls = CL_NAN;
+    }
+}
+
+static int is_e2m1(const fpemu_format *f) { return f->ebits == 2 && f->mbits == 1 && f->pad == 0; }
+
+static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    run_state rs = {.m = m, .cf = m->fc};
+    fpemu_ctx_init(&rs.ctx);
+    rs.ctx.round = m->out_round;
+    term cur;
+    decode(m->fc, c, 0, 0, &cur);
+    /* a c in a format other than fd is only an input; chained c's are in fd */
+    int grouped = in->sfmt && m->group > 0 && is_e2m1(m->fa) && is_e2m1(m->fb);
+    int B = grouped ? m->group_block : m->block;
+    if (B <= 0 || (size_t)B > k) B = (int)(k > 0 ? k : 1);
+    int nfrac = grouped ? m->group_nfrac : m->nfrac;
+    int maxterms = (grouped ? B / m->group + 2 : B) + 1;
+    term stackbuf[130];
+    term *t = maxterms <= 130 ? stackbuf : malloc(sizeof(term) * (size_t)maxterms);
+    if (!t) return nan_code(m, m->fd);
+    uint64_t d = c;
+    const fpemu_format *df = m->fc;
+    int first = 1;
+    term run; /* MMA_CHAIN_F32_ADD: the running sum */
+    run = cur;
+    size_t i = 0;
+    do {
+        size_t end = i + (size_t)B < k ? i + (size_t)B : k;
+        int n = 1;
+        if (m->chain == MMA_CHAIN_F32_ADD) {
+            memset(&t[0], 0, sizeof t[0]);
+            t[0].zero = 1, t[0].E = m->fc->emin;
+        } else {
+            t[0] = cur;
+        }
+        if (grouped) {
+            for (size_t g = i; g < end; g += (size_t)m->group) {
+                size_t ge = g + (size_t)m->group < end ? g + (size_t)m->group : end;
+                /* exact group sum of the unscaled products (multiples of 1/4) */
+                i128 gs = 0;
+                term gt;
+                memset(&gt, 0, sizeof gt);
+                int gsp = 0, ginf = 0;
+                for (size_t j = g; j < ge; j++) {
+                    term ta, tb, p;
+                    decode(m->fa, in->a[j], 0, 0, &ta);
+                    decode(m->fb, in->b[j], 0, 0, &tb);
+                    mul_terms(&ta, &tb, &p);
+                    if (p.cls != CL_FIN) { gsp = 1; continue; }
+                    /* e2m1 products: sig * 2^exp with exp >= -2 */
+                    i128 v = (i128)(p.sig << (p.exp + 2));
+                    gs += p.sign ? -v : v;
+                }
+                (void)ginf;
+                term s1, s2, s12;
+                decode(in->sfmt, in->sa[g / (size_t)in->sblock], 0, 0, &s1);
+                decode(in->sfmt, in->sb[g / (size_t)in->sblock], 0, 0, &s2);
+                s1.sign = s2.sign = 0;
+                if (gsp || s1.cls != CL_FIN || s2.cls != CL_FIN) { gt.cls = CL_NAN; t[n++] = gt; continue; }
+                mul_terms(&s1, &s2, &s12);
+                gt.sign = gs < 0;
+                u128 mag = gs < 0 ? (u128)(-gs) : (u128)gs;
+                gt.sig = mag * s12.sig;
+                gt.exp = s12.exp - 2;
+                gt.E = s12.E; /* the group's exponent is the scales' (MMA-Sim) */
+                gt.zero = gt.sig == 0;
+                if (gt.zero) gt.zero = 0, gt.sig = 0; /* a zero group still counts in emax */
+                t[n++] = gt;
+            }
+        } else {
+            for (size_t j = i; j < end; j++) product(in, j, &t[n++]);
+        }
+        uint64_t r;
+        if (m->norm == MMA_NORM_EACH) {
+            term acc = t[0];
+            const fpemu_format *af = first ? m->fc : m->fd;
+            (void)af;
+            r = 0;
+            if (n == 1) r = block_sum(&rs, t, 1, nfrac);
+            for (int j = 1; j < n; j++) {
+                term two[2] = {acc, t[j]};
+                r = block_sum(&rs, two, 2, nfrac);
+                decode(m->fd, r, 0, 0, &acc);
+            }
+        } else {
+            r = block_sum(&rs, t, n, nfrac);
+        }
+        if (m->chain == MMA_CHAIN_F32_ADD) {
+            term part;
+            decode(m->fd, r, 0, 0, &part);
+            fpemu_ctx c2;
+            fpemu_ctx_init(&c2);
+            c2.round = m->out_round;
+            d = add_round(m, m->fd, &run, &part, &c2);
+            rs.ctx.flags |= c2.flags;
+            decode(m->fd, d, 0, 0, &run);
+        } else {
+            d = r;
+            decode(m->fd, d, 0, 0, &cur);
+        }
+        df = m->fd;
+        first = 0;
+        i = end;
+    } while (i < k);
+    (void)df;
+    if (t != stackbuf) free(t);
+    if (flags) *flags |= rs.ctx.flags;
+    return d;
+}
+
+/* ---- reference kinds --------------------------------------------------------- */
+
+static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = m->out_round;
+    term *t = malloc(sizeof(term) * (k + 1));
+    if (!t) return nan_code(m, m->fd);
+    decode(m->fc, c, 0, 0, &t[0]);
+    for (size_t i = 0; i < k; i++) product(in, i, &t[i + 1]);
+    int sgn = 0;
+    int sp = specials(t, (int)k + 1, &sgn);
+    uint64_t r;
+    if (sp == CL_NAN) r = nan_code(m, m->fd);
+    else if (sp == CL_INF) r = inf_code(m->fd, sgn);
+    else r = exact_sum(t, (int)k + 1, m->fd, &ctx);
+    free(t);
+    if (flags) *flags |= ctx.flags;
+    return r;
+}
+
+static uint64_t dot_fma_seq(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = m->out_round;
+    term acc, p;
+    decode(m->fc, c, 0, 0, &acc);
+    uint64_t d = c;
+    if (m->fc != m->fd) { /* bring c into fd (exact if fd is wider) */
+        term z;
+        memset(&z, 0, sizeof z);
+        z.zero = 1, z.sign = acc.sign;
+        d = add_round(m, m->fd, &acc, &z, &ctx);
+        decode(m->fd, d, 0, 0, &acc);
+    }
+    for (size_t i = 0; i < k; i++) {
+        product(in, i, &p);
+        d = add_round(m, m->fd, &acc, &p, &ctx);
+        decode(m->fd, d, 0, 0, &acc);
+    }
+    if (flags) *flags |= ctx.flags;
+    return d;
+}
+
+/* Pairwise tree over the exact products [lo, hi); internal sums rounded. */
+static void pairwise_rec(const mma_model *m, const dot_in *in, size_t lo, size_t hi, fpemu_ctx *ctx, term *out) {
+    if (hi - lo == 1) { product(in, lo, out); return; }
+    size_t mid = lo + (hi - lo) / 2;
+    term l, r;
+    pairwise_rec(m, in, lo, mid, ctx, &l);
+    pairwise_rec(m, in, mid, hi, ctx, &r);
+    uint64_t s = add_round(m, m->fd, &l, &r, ctx);
+    decode(m->fd, s, 0, 0, out);
+}
+
+static uint64_t dot_pairwise(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = m->out_round;
+    term tc, tree;
+    decode(m->fc, c, 0, 0, &tc);
+    uint64_t d;
+    if (k == 0) {
+        memset(&tree, 0, sizeof tree);
+        tree.zero = 1, tree.sign = tc.sign;
+    } else {
+        pairwise_rec(m, in, 0, k, &ctx, &tree);
+    }
+    d = add_round(m, m->fd, &tc, &tree, &ctx);
+    if (flags) *flags |= ctx.flags;
+    return d;
+}
+
+static uint64_t dot_any(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    switch (m->kind) {
+    case MMA_KIND_BLOCK: return dot_block(m, in, k, c, flags);
+    case MMA_KIND_EXACT: return dot_exact(m, in, k, c, flags);
+    case MMA_KIND_FMA_SEQ: return dot_fma_seq(m, in, k, c, flags);
+    case MMA_KIND_PAIRWISE: return dot_pairwise(m, in, k, c, flags);
+    default: return 0;
+    }
+}
+
+uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
+                 unsigned *flags) {
+    dot_in in = {.m = m, .a = a, .b = b};
+    return dot_any(m, &in, k, c, flags);
+}
+
+uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
+                        const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock,
+                        unsigned *flags) {
+    dot_in in = {.m = m, .a = a, .b = b, .sfmt = sfmt, .sa = sa, .sb = sb, .sblock = sblock > 0 ? sblock : 32};
+    if (!sfmt || !sa || !sb) in.sfmt = NULL;
+    return dot_any(m, &in, k, c, flags);
+}
+
+int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c) {
+    int64_t s = c;
+    for (size_t i = 0; i < k; i++) {
+        int32_t x = m->a_signed ? (int8_t)a[i] : (uint8_t)a[i];
+        int32_t y = m->b_signed ? (int8_t)b[i] : (uint8_t)b[i];
+        s += (int64_t)x * y;
+        if (m->int_sat) { /* .satfinite clamps the final result; the sum of <= 2^32 products fits int64 */ }
+    }
+    if (m->int_sat) {
+        if (s > INT32_MAX) s = INT32_MAX;
+        if (s < INT32_MIN) s = INT32_MIN;
+        return (int32_t)s;
+    }
+    return (int32_t)(uint32_t)(uint64_t)s;
+}
+
+int mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c, uint64_t *d) {
+    const mma_model *m = user;
+    if (k < 0 || !m || m->kind == MMA_KIND_INT) return -1;
+    *d = mma_dot(m, a, b, (size_t)k, c, NULL);
+    return 0;
+}
+
+/* ---- presets --------------------------------------------------------------- */
+
+const char *const mma_preset_names[] = {"v100", "t4", "a100", "ada", "h100", "b200",
+                                        "exact", "fma-seq", "pairwise", NULL};
+
+enum { IN_F16 = 1, IN_BF16 = 2, IN_TF32 = 4, IN_FP8 = 8, IN_FP6FP4 = 16, IN_F64 = 32, IN_OTHER = 64 };
+
+static int input_class(const fpemu_format *f) {
+    const char *n = f->name;
+    if (!strcmp(n, "f16")) return IN_F16;
+    if (!strcmp(n, "bf16")) return IN_BF16;
+    if (!strcmp(n, "tf32") || !strcmp(n, "f32")) return IN_TF32;
+    if (!strcmp(n, "e4m3") || !strcmp(n, "e5m2")) return IN_FP8;
+    if (!strcmp(n, "e3m2") || !strcmp(n, "e2m3") || !strcmp(n, "e2m1")) return IN_FP6FP4;
+    if (!strcmp(n, "f64")) return IN_F64;
+    return IN_OTHER;
+}
+
+typedef struct {
+    const char *name, *device;
+    int inputs;          /* IN_* mask this row covers */
+    int block, nfrac, fp8_mant; /* fp8_mant: f32 output mantissa bits (13 or 23) */
+} preset_row;
+
+static const preset_row presets[] = {
+    {"v100", "V100 (sm_70)", IN_F16, 4, 23, 23},
+    {"t4", "T4 (sm_75)", IN_F16, 8, 24, 23},
+    {"a100", "A100 (sm_80)", IN_F16 | IN_BF16, 8, 24, 23},
+    {"a100", "A100 (sm_80)", IN_TF32, 4, 24, 23},
+    {"ada", "Ada (sm_89)", IN_F16 | IN_BF16, 8, 24, 23},
+    {"ada", "Ada (sm_89)", IN_TF32, 4, 24, 23},
+    {"ada", "Ada (sm_89)", IN_FP8, 16, 13, 13},
+    {"h100", "H100/H200 (sm_90)", IN_F16 | IN_BF16, 16, 25, 23},
+    {"h100", "H100/H200 (sm_90)", IN_TF32, 8, 25, 23},
+    {"h100", "H100/H200 (sm_90)", IN_FP8, 32, 13, 13},
+    {"b200", "B200 (sm_100)", IN_F16 | IN_BF16, 16, 25, 23},
+    {"b200", "B200 (sm_100)", IN_TF32, 8, 25, 23},
+    {"b200", "B200 (sm_100)", IN_FP8 | IN_FP6FP4, 32, 25, 23},
+};
+#define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
+
+static const char *supported_list(const char *name, char *buf, size_t len) {
+    buf[0] = 0;
+    size_t o = 0;
+    static const char *cls_names[] = {"f16", "bf16", "tf32 (or f32, truncated)", "e4m3/e5m2", "e3m2/e2m3/e2m1", "f64"};
+    int mask = 0;
+    for (int i = 0; i < NPRESETS; i++) if (!strcmp(presets[i].name, name)) mask |= presets[i].inputs;
+    if (strcmp(name, "v100") && strcmp(name, "t4")) mask |= IN_F64;
+    for (int b = 0; b < 6; b++)
+        if (mask & (1 << b)) o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? ", " : "", cls_names[b]);
+    return buf;
+}
+
+static int is_device(const char *name) {
+    for (int i = 0; i < NPRESETS; i++) if (!strcmp(presets[i].name, name)) return 1;
+    return 0;
+}
+
+int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, const fpemu_format *fb,
+                     const fpemu_format *fc, const fpemu_format *fd, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (!name) name = "";
+    const fpemu_format *f32 = fmt("f32"), *f16 = fmt("f16");
+    if (!fc) fc = fd ? fd : f32;
+    if (!fd) fd = fc;
+    if (!fa || !fb) {
+        if (err) snprintf(err, errlen, "model %s: input formats are required", name);
+        return -1;
+    }
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->fa = fa, m->fb = fb, m->fc = fc, m->fd = fd;
+    m->zero_c = 1;
+    m->zero_product = 0;
+    m->out_mant = fd->mbits;
+    m->out_round = FPEMU_RNE;
+    if (!strcmp(name, "exact") || !strcmp(name, "fma-seq") || !strcmp(name, "pairwise")) {
+        m->kind = !strcmp(name, "exact") ? MMA_KIND_EXACT : !strcmp(name, "fma-seq") ? MMA_KIND_FMA_SEQ : MMA_KIND_PAIRWISE;
+        snprintf(m->device, sizeof m->device, "%s", !strcmp(name, "exact") ? "one rounding of the exact sum"
+                                                    : !strcmp(name, "fma-seq") ? "sequential fma loop" : "pairwise tree");
+        m->block = m->kind == MMA_KIND_FMA_SEQ ? 1 : 0;
+        if (fa->nan == FPEMU_NANS_ALLONES || fb->nan == FPEMU_NANS_ALLONES) {
+            if (err) snprintf(err, errlen, "model %s: %s/%s cannot be dot-product inputs (scale-only format)", name, fa->name, fb->name);
+            return -1;
+        }
+        return mma_model_finish(m, err, errlen);
+    }
+    if (!is_device(name)) {
+        char list[200] = "";
+        size_t o = 0;
+        for (int i = 0; mma_preset_names[i]; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", mma_preset_names[i]);
+        if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s)", name, list);
+        return -1;
+    }
+    int ca = input_class(fa), cb = input_class(fb);
+    char sup[200];
+    supported_list(name, sup, sizeof sup);
+    /* DMMA: a chain of IEEE fma in f64 */
+    if (ca == IN_F64 || cb == IN_F64) {
+        if (!strcmp(name, "v100") || !strcmp(name, "t4") || ca != cb) {
+            if (err) snprintf(err, errlen, "model %s has no MMA for %s x %s inputs (supported: %s)", name, fa->name, fb->name, sup);
+            return -1;
+        }
+        if (strcmp(fc->name, "f64") || strcmp(fd->name, "f64")) {
+            if (err) snprintf(err, errlen, "model %s: f64 inputs need f64 c and d (DMMA)", name);
+            return -1;
+        }
+        m->kind = MMA_KIND_FMA_SEQ;
+        m->block = 1;
+        snprintf(m->device, sizeof m->device, "%s f64 (DMMA: chain of fma)", name);
+        return mma_model_finish(m, err, errlen);
+    }
+    const preset_row *row = NULL;
+    for (int i = 0; i < NPRESETS; i++) {
+        if (strcmp(presets[i].name, name)) continue;
+        if ((presets[i].inputs & ca) && (presets[i].inputs & cb)) {
+            /* f16 and bf16 do not mix; tf32 only with tf32; fp8/fp6/fp4 mix on b200 */
+            if ((ca | cb) == (IN_F16 | IN_BF16)) continue;
+            row = &presets[i];
+            break;
+        }
+    }
+    if (!row) {
+        if (err) snprintf(err, errlen, "model %s has no MMA for %s x %s inputs (supported: %s)", name, fa->name, fb->name, sup);
+        return -1;
+    }
+    int out16 = fd == f16 || !strcmp(fd->name, "f16");
+    int out32 = fd == f32 || !strcmp(fd->name, "f32");
+    int c_ok = !strcmp(fc->name, "f16") || !strcmp(fc->name, "f32");
+    int f16_acc_ok = (ca & (IN_F16 | IN_FP8 | IN_FP6FP4)) && (cb & (IN_F16 | IN_FP8 | IN_FP6FP4));
+    if (!c_ok || !(out32 || (out16 && f16_acc_ok))) {
+        if (err) snprintf(err, errlen, "model %s: %s x %s inputs accumulate into %s (c and d), not %s/%s",
+                          name, fa->name, fb->name, f16_acc_ok ? "f32 or f16" : "f32", fc->name, fd->name);
+        return -1;
+    }
+    m->kind = MMA_KIND_BLOCK;
+    snprintf(m->device, sizeof m->device, "%s %s", row->device, (ca & IN_TF32) ? "tf32" : (ca & IN_FP8) || (ca & IN_FP6FP4) ? "fp8/fp6/fp4" : fa->name);
+    m->block = row->block;
+    m->nfrac = row->nfrac;
+    m->align = MMA_ALIGN_RZ;
+    m->norm = MMA_NORM_END;
+    m->chain = MMA_CHAIN_ROUNDED;
+    m->tf32_truncate = (ca == IN_TF32);
+    m->overflow_inf = 1;
+    m->nan_allones = 1;
+    if (out16) {
+        m->out_round = FPEMU_RNE;
+        m->out_mant = fd->mbits;
+    } else {
+        m->out_round = FPEMU_RTZ;
+        m->out_mant = (ca & IN_FP8) ? row->fp8_mant : 23;
+    }
+    if (!strcmp(name, "b200")) m->group = 16, m->group_nfrac = 35, m->group_block = 64;
+    return mma_model_finish(m, err, errlen);
+}
+
+int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_signed, int saturate, char *err,
+                         size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (!name || (!is_device(name) && strcmp(name, "exact"))) {
+        if (err) snprintf(err, errlen, "unknown model '%s' for integer MMA (expected t4, a100, ada, h100, b200 or exact)", name ? name : "");
+        return -1;
+    }
+    if (!strcmp(name, "v100")) {
+        if (err) snprintf(err, errlen, "model v100 has no integer MMA (IMMA needs sm_72+)");
+        return -1;
+    }
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->device, sizeof m->device, "%s s8/u8 (exact int32)", name);
+    m->kind = MMA_KIND_INT;
+    m->a_signed = a_signed, m->b_signed = b_signed, m->int_sat = saturate;
+    return 0;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static int parse_int(const char *s, int *out) {
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (!*s || *e || v < INT_MIN / 2 || v > INT_MAX / 2) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen) {
+    int v;
+#define BAD(...) do { if (err) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+    if (!strcmp(key, "block")) {
+        if (parse_int(value, &v) || v < 0) BAD("option block: expected an integer >= 0, got '%s'", value);
+        m->block = v;
+    } else if (!strcmp(key, "nfrac")) {
+        if (parse_int(value, &v) || v < 1 || v > 60) BAD("option nfrac: expected an integer in [1, 60], got '%s'", value);
+        m->nfrac = v;
+    } else if (!strcmp(key, "align")) {
+        if (!strcmp(value, "rz")) m->align = MMA_ALIGN_RZ;
+        else if (!strcmp(value, "rd")) m->align = MMA_ALIGN_RD;
+        else BAD("option align: expected rz or rd, got '%s'", value);
+    } else if (!strcmp(key, "normalize")) {
+        if (!strcmp(value, "end")) m->norm = MMA_NORM_END;
+        else if (!strcmp(value, "each")) m->norm = MMA_NORM_EACH;
+        else BAD("option normalize: expected end or each, got '%s'", value);
+    } else if (!strcmp(key, "chain")) {
+        if (!strcmp(value, "rounded")) m->chain = MMA_CHAIN_ROUNDED;
+        else if (!strcmp(value, "f32-add") || !strcmp(value, "add")) m->chain = MMA_CHAIN_F32_ADD;
+        else BAD("option chain: expected rounded or f32-add, got '%s'", value);
+    } else if (!strcmp(key, "out_round")) {
+        int r = fpemu_round_parse(value);
+        if (r < 0 || r == FPEMU_SR) BAD("option out_round: expected rne, rna, rtz, rup, rdn or rto, got '%s'", value);
+        m->out_round = (fpemu_round)r;
+    } else if (!strcmp(key, "out_mant")) {
+        if (parse_int(value, &v)) BAD("option out_mant: expected an integer, got '%s'", value);
+        m->out_mant = v;
+    } else if (!strcmp(key, "subnormals")) {
+        if (!strcmp(value, "keep") || !strcmp(value, "kept")) m->flush_subnormals = 0;
+        else if (!strcmp(value, "flush") || !strcmp(value, "flushed")) m->flush_subnormals = 1;
+        else BAD("option subnormals: expected keep or flush, got '%s'", value);
+    } else if (!strcmp(key, "tf32_truncate")) {
+        if (parse_int(value, &v) || (v != 0 && v != 1)) BAD("option tf32_truncate: expected 0 or 1, got '%s'", value);
+        m->tf32_truncate = v;
+    } else if (!strcmp(key, "emax_floor")) {
+        if (!strcmp(value, "none")) m->has_emax_floor = 0;
+        else if (parse_int(value, &v)) BAD("option emax_floor: expected none or an integer, got '%s'", value);
+        else m->has_emax_floor = 1, m->emax_floor = v;
+    } else if (!strcmp(key, "overflow")) {
+        if (!strcmp(value, "inf")) m->overflow_inf = 1;
+        else if (!strcmp(value, "max")) m->overflow_inf = 0;
+        else BAD("option overflow: expected inf or max, got '%s'", value);
+    } else if (!strcmp(key, "zero_c") || !strcmp(key, "zero_product")) {
+        int *dst = !strcmp(key, "zero_c") ? &m->zero_c : &m->zero_product;
+        if (!strcmp(value, "emin")) *dst = 1;
+        else if (!strcmp(value, "ignore")) *dst = 0;
+        else BAD("option %s: expected emin or ignore, got '%s'", key, value);
+    } else if (!strcmp(key, "nan")) {
+        if (!strcmp(value, "allones")) m->nan_allones = 1;
+        else if (!strcmp(value, "canonical")) m->nan_allones = 0;
+        else BAD("option nan: expected allones or canonical, got '%s'", value);
+    } else if (!strcmp(key, "group")) {
+        if (parse_int(value, &v) || v < 0 || v > 64) BAD("option group: expected an integer in [0, 64], got '%s'", value);
+        m->group = v;
+        if (v && !m->group_block) m->group_block = 64;
+        if (v && !m->group_nfrac) m->group_nfrac = 35;
+    } else if (!strcmp(key, "group_nfrac")) {
+        if (parse_int(value, &v) || v < 1 || v > 60) BAD("option group_nfrac: expected an integer in [1, 60], got '%s'", value);
+        m->group_nfrac = v;
+    } else if (!strcmp(key, "group_block")) {
+        if (parse_int(value, &v) || v < 1) BAD("option group_block: expected an integer >= 1, got '%s'", value);
+        m->group_block = v;
+    } else {
+        BAD("unknown model option '%s' (expected block, nfrac, align, normalize, chain, out_round, out_mant, "
+            "subnormals, tf32_truncate, emax_floor, overflow, zero_c, zero_product, nan, group, group_nfrac, group_block)", key);
+    }
+#undef BAD
+    return mma_model_finish(m, err, errlen);
+}
+
+int mma_model_describe(const mma_model *m, char *buf, size_t len) {
+    static const char *kinds[] = {"block-fma", "exact", "fma-seq", "pairwise", "int"};
+    if (m->kind == MMA_KIND_INT)
+        return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s", m->name, m->a_signed ? "s8" : "u8",
+                        m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap");
+    char floor[24];
+    if (m->has_emax_floor) snprintf(floor, sizeof floor, "%d", m->emax_floor);
+    else snprintf(floor, sizeof floor, "none");
+    return snprintf(buf, len,
+                    "model=%s kind=%s a=%s b=%s c=%s d=%s block=%d nfrac=%d align=%s normalize=%s chain=%s "
+                    "out_round=%s out_mant=%d subnormals=%s tf32_truncate=%d emax_floor=%s overflow=%s "
+                    "zero_c=%s zero_product=%s group=%d",
+                    m->name, kinds[m->kind], m->fa->name, m->fb->name, m->fc->name, m->fd->name, m->block,
+                    m->kind == MMA_KIND_BLOCK ? m->nfrac : -1, m->align == MMA_ALIGN_RD ? "rd" : "rz",
+                    m->norm == MMA_NORM_EACH ? "each" : "end", m->chain == MMA_CHAIN_F32_ADD ? "f32-add" : "rounded",
+                    fpemu_round_name(m->out_round), m->out_mant, m->flush_subnormals ? "flush" : "keep",
+                    m->tf32_truncate, floor, m->overflow_inf ? "inf" : "max", m->zero_c ? "emin" : "ignore",
+                    m->zero_product ? "emin" : "ignore", m->group);
+}

@@ -1,0 +1,205 @@
+/* t_mma.c: the tensor-core models against the published probe results
+ * (Fasi, Higham, Mikaitis & Pranesh 2021, V100/T4/A100; Khattak &
+ * Mikaitis' block-FMA tests for A30/A100; the DESIGN.md section 7 table for
+ * H100), presets and their errors, special values, the reference kinds
+ * (exact, fma-seq, pairwise), block-scaled inputs and integer MMA. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mma.h"
+#include "tap.h"
+
+static const fpemu_format *F(const char *n) {
+    const fpemu_format *f = fpemu_format_get(n, NULL, 0);
+    if (!f) bail("format %s missing", n);
+    return f;
+}
+
+static uint64_t enc(const fpemu_format *f, double x) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    uint64_t c = fpemu_from_double(f, x, &ctx);
+    if (ctx.flags & FPEMU_FLAG_INEXACT) bail("%g is not exact in %s", x, f->name);
+    return c;
+}
+
+static mma_model model(const char *name, const char *a, const char *c) {
+    mma_model m;
+    char err[256];
+    if (mma_model_preset(&m, name, F(a), F(a), F(c), F(c), err, sizeof err)) bail("%s", err);
+    return m;
+}
+
+/* d for c + sum p_i where each product p_i = pa[i] * pb[i] (f16 inputs, f32 c/d). */
+static uint64_t run16(const mma_model *m, double c, int k, const double *pa, const double *pb) {
+    uint64_t a[128], b[128];
+    for (int i = 0; i < k; i++) a[i] = enc(m->fa, pa[i]), b[i] = enc(m->fb, pb[i]);
+    return mma_dot(m, a, b, (size_t)k, enc(m->fc, c), NULL);
+}
+
+typedef struct { const char *name; int nfrac, block; } dev;
+
+int main(void) {
+    const double u = ldexp(1, -23);
+    const dev devs[] = {{"v100", 23, 4}, {"t4", 24, 8}, {"a100", 24, 8}, {"ada", 24, 8}, {"h100", 25, 16}, {"b200", 25, 16}};
+    for (size_t di = 0; di < sizeof devs / sizeof devs[0]; di++) {
+        const dev *d = &devs[di];
+        mma_model m = model(d->name, "f16", "f32");
+        double pa[64], pb[64];
+        int extra = d->nfrac - 23;
+        /* extra alignment bits: c = 1, p = {2^-24, 2^-24} */
+        pa[0] = pa[1] = ldexp(1, -12), pb[0] = pb[1] = ldexp(1, -12);
+        is_hex(run16(&m, 1, 2, pa, pb), extra >= 1 ? 0x3F800001 : 0x3F800000, "%s: c=1, p={2^-24,2^-24} (>=1 extra bit: %d)", d->name, extra >= 1);
+        /* c = 1, p = {2^-24, 2^-25, 2^-25} */
+        pb[1] = pb[2] = ldexp(1, -13), pa[2] = ldexp(1, -12);
+        is_hex(run16(&m, 1, 3, pa, pb), extra >= 2 ? 0x3F800001 : 0x3F800000, "%s: c=1, p={2^-24,2^-25,2^-25} (>=2 extra bits: %d)", d->name, extra >= 2);
+        /* block size: c = 1 + 2^-23, p[0] = 1, p[k-1] = 2^-23 */
+        for (int k = d->block; k <= d->block + 1; k++) {
+            for (int i = 0; i < k; i++) pa[i] = pb[i] = 0;
+            pa[0] = pb[0] = 1;
+            pa[k - 1] = ldexp(1, -12), pb[k - 1] = ldexp(1, -11);
+            is_hex(run16(&m, 1 + u, k, pa, pb), k <= d->block ? 0x40000001 : 0x40000000, "%s: block size %d, k=%d", d->name, d->block, k);
+            for (int i = 0; i < k; i++) pa[i] = -pa[i];
+            is_hex(run16(&m, -(1 + u), k, pa, pb), k <= d->block ? 0xC0000001 : 0xC0000000, "%s: block size, negated, k=%d", d->name, k);
+        }
+        /* normalisation once at the end: c = 1 - 2^-21, p = 2 x (2^-21 + 2^-24) */
+        pa[0] = pa[1] = pb[0] = pb[1] = 3 * ldexp(1, -12);
+        is_hex(run16(&m, 1 - ldexp(1, -21), 2, pa, pb), 0x3F800005, "%s: normalisation at the end", d->name);
+        /* output rounding: c = 1 + 2^-23 + 2^-22, p = 3 x 1: RZ gives 4 */
+        pa[0] = pa[1] = pa[2] = pb[0] = pb[1] = pb[2] = 1;
+        is_hex(run16(&m, 1 + 3 * u, 3, pa, pb), 0x40800000, "%s: output rounding RZ (+)", d->name);
+        pa[0] = pa[1] = pa[2] = -1;
+        is_hex(run16(&m, -(1 + 3 * u), 3, pa, pb), 0xC0800000, "%s: output rounding RZ (-)", d->name);
+        /* rounding at alignment: c = 1, two products 2^-24 (2^-n + 2^-n-1) */
+        pa[0] = pa[1] = 1.5 * ldexp(1, -12), pb[0] = pb[1] = ldexp(1, -12 - extra);
+        is_hex(run16(&m, 1, 2, pa, pb), 0x3F800000, "%s: truncation at alignment", d->name);
+        /* rounding between blocks: c = 1 + 2^-23, one product 1.5 x 2^-24 at index B */
+        for (int i = 0; i <= d->block; i++) pa[i] = pb[i] = 0;
+        pa[d->block] = 1.5 * ldexp(1, -12), pb[d->block] = ldexp(1, -12);
+        is_hex(run16(&m, 1 + u, d->block + 1, pa, pb), 0x3F800001, "%s: RZ between blocks", d->name);
+        /* guard bits: p = {1}, c = -(1 - 2^-24) */
+        pa[0] = pb[0] = 1;
+        is_hex(run16(&m, -(1 - ldexp(1, -24)), 1, pa, pb), extra >= 1 ? 0x33800000 : 0x34000000, "%s: guard bits", d->name);
+        /* carry bits: p = {1, 1.5, 1.75, 1.875}, c = 1.875 gives 8 */
+        pa[0] = 1, pa[1] = 1.5, pa[2] = 1.75, pa[3] = 1.875, pb[0] = pb[1] = pb[2] = pb[3] = 1;
+        is_hex(run16(&m, 1.875, 4, pa, pb), 0x41000000, "%s: 3 carry bits", d->name);
+        /* non-monotonic accumulation: p = 4 x 2^-24 */
+        for (int i = 0; i < 4; i++) pa[i] = pb[i] = ldexp(1, -12);
+        is_hex(run16(&m, 1 - ldexp(1, -24), 4, pa, pb), 0x3F800001, "%s: c = 1 - 2^-24, p = 4 x 2^-24", d->name);
+        is_hex(run16(&m, 1, 4, pa, pb), extra >= 1 ? 0x3F800002 : 0x3F800000, "%s: c = 1, p = 4 x 2^-24 (non-monotonic on V100)", d->name);
+        /* boundary: all inputs 1, c = 2^s: d > c exactly for s <= nfrac */
+        int kk = d->block;
+        for (int i = 0; i < kk; i++) pa[i] = pb[i] = 1;
+        double cs = ldexp(1, d->nfrac), cs1 = ldexp(1, d->nfrac + 1);
+        ok(fpemu_to_double(m.fd, run16(&m, cs, kk, pa, pb)) > cs, "%s: boundary s = nfrac = %d: d > c", d->name, d->nfrac);
+        ok(fpemu_to_double(m.fd, run16(&m, cs1, kk, pa, pb)) == cs1, "%s: boundary s = nfrac + 1: d == c", d->name);
+    }
+
+    /* Hopper fp8: 13-bit output (e8m13) and nfrac 13. */
+    {
+        mma_model m = model("h100", "e4m3", "f32");
+        uint64_t a[32], b[32];
+        for (int i = 0; i < 32; i++) a[i] = b[i] = 0;
+        a[0] = b[0] = enc(m.fa, 1);
+        /* c = 1 + 2^-13 + 2^-14: 2 + 2^-13 + 2^-14 truncated to 13 bits is 2 */
+        uint64_t d = mma_dot(&m, a, b, 1, enc(m.fc, 1 + ldexp(1, -13) + ldexp(1, -14)), NULL);
+        is_hex(d, 0x40000000, "h100 e4m3: output truncated to 13 fraction bits");
+        d = mma_dot(&m, a, b, 1, enc(m.fc, 1 + ldexp(1, -12)), NULL);
+        is_hex(d, 0x40000000 | (1u << 10), "h100 e4m3: 2 + 2^-12 survives (13 bits)");
+        d = mma_dot(&m, a, b, 0, enc(m.fc, 1 + ldexp(1, -20)), NULL);
+        is_hex(d, 0x3F800000, "h100 e4m3: k = 0 still rounds c to 13 bits");
+        /* nfrac = 13: c = 2^13 keeps a product 1, 2^14 drops it (single product, 13-bit output) */
+        d = mma_dot(&m, a, b, 1, enc(m.fc, ldexp(1, 13)), NULL);
+        is_hex(d, enc(m.fd, ldexp(1, 13) + 1), "h100 e4m3: 2^13 + 1");
+        d = mma_dot(&m, a, b, 1, enc(m.fc, ldexp(1, 14)), NULL);
+        is_hex(d, enc(m.fd, ldexp(1, 14)), "h100 e4m3: 2^14 + 1 -> 2^14");
+        char err[200];
+        mma_model x;
+        is_int(mma_model_preset(&x, "h100", F("f32"), F("f32"), F("f16"), F("f16"), err, sizeof err), -1, "h100 tf32 with f16 accumulation is refused");
+        diag("%s", err);
+        is_int(mma_model_preset(&x, "v100", F("bf16"), F("bf16"), NULL, NULL, err, sizeof err), -1, "v100 bf16 refused");
+        ok(strstr(err, "supported: f16") != NULL, "message names what v100 supports: %s", err);
+        is_int(mma_model_preset(&x, "a100", F("e4m3"), F("e4m3"), NULL, NULL, err, sizeof err), -1, "a100 fp8 refused");
+        is_int(mma_model_preset(&x, "x9000", F("f16"), F("f16"), NULL, NULL, err, sizeof err), -1, "unknown model refused");
+        ok(strstr(err, "expected one of") != NULL, "unknown model message lists presets: %s", err);
+        is_int(mma_model_preset(&x, "a100", F("f16"), F("bf16"), NULL, NULL, err, sizeof err), -1, "f16 x bf16 refused");
+        is_int(mma_model_preset(&x, "b200", F("e2m1"), F("e4m3"), NULL, NULL, err, sizeof err), 0, "b200 e2m1 x e4m3 accepted (f8f6f4)");
+        is_int(mma_model_set(&x, "nfrac", "99", err, sizeof err), -1, "bad option value refused");
+        is_int(mma_model_set(&x, "colour", "red", err, sizeof err), -1, "unknown option refused");
+    }
+
+    /* tf32: f32 inputs are truncated. a100: 1 + 2^-11 + 2^-12 (f32) -> 1 + 2^-10 when... */
+    {
+        mma_model m = model("a100", "f32", "f32");
+        uint64_t a[1] = {enc(F("f32"), 1 + ldexp(1, -10) + ldexp(1, -11))}, b[1] = {enc(F("f32"), 1)};
+        is_hex(mma_dot(&m, a, b, 1, 0, NULL), enc(F("f32"), 1 + ldexp(1, -10)), "a100 tf32: inputs truncated to 10 bits");
+    }
+
+    /* specials: NaN anywhere -> NaN (NVIDIA all-ones), inf - inf -> NaN, inf -> inf, 0 * inf -> NaN */
+    {
+        mma_model m = model("a100", "f16", "f32");
+        uint64_t a[2] = {0x7C00, 0x3C00}, b[2] = {0x3C00, 0x3C00};
+        is_hex(mma_dot(&m, a, b, 2, 0, NULL), 0x7F800000, "inf product -> +inf");
+        a[1] = 0xFC00;
+        is_hex(mma_dot(&m, a, b, 2, 0, NULL), 0x7FFFFFFF, "inf - inf -> NaN (0x7FFFFFFF)");
+        a[1] = 0x3C00, b[0] = 0;
+        is_hex(mma_dot(&m, a, b, 2, 0, NULL), 0x7FFFFFFF, "0 * inf -> NaN");
+        a[0] = 0x7E00, b[0] = 0x3C00;
+        is_hex(mma_dot(&m, a, b, 1, 0, NULL), 0x7FFFFFFF, "NaN input -> NaN");
+        a[0] = 0x3C00;
+        is_hex(mma_dot(&m, a, b, 1, 0x7FC00000, NULL), 0x7FFFFFFF, "NaN c -> NaN");
+        /* f32 overflow under RZ: inf by default (MMA-Sim), max finite with overflow=max */
+        char err[100];
+        {
+            mma_model mb = model("a100", "bf16", "f32");
+            uint64_t xa[1] = {0x7F7F}, xb[1] = {0x7F7F}; /* bf16 max squared ~ 2^255 */
+            is_hex(mma_dot(&mb, xa, xb, 1, 0, NULL), 0x7F800000, "RZ overflow -> inf (default)");
+            xa[0] = 0xFF7F;
+            is_hex(mma_dot(&mb, xa, xb, 1, 0, NULL), 0xFF800000, "RZ overflow -> -inf (default)");
+            mma_model_set(&mb, "overflow", "max", err, sizeof err);
+            is_hex(mma_dot(&mb, xa, xb, 1, 0, NULL), 0xFF7FFFFF, "RZ overflow -> -FLT_MAX with overflow=max");
+        }
+        /* subnormal inputs kept, or flushed */
+        m = model("a100", "f16", "f32");
+        a[0] = 0x0001, b[0] = 0x3C00;
+        is_hex(mma_dot(&m, a, b, 1, 0, NULL), 0x33800000, "subnormal f16 input kept (2^-24)");
+        mma_model_set(&m, "subnormals", "flush", err, sizeof err);
+        is_hex(mma_dot(&m, a, b, 1, 0, NULL), 0, "subnormal f16 input flushed");
+        /* zeros: -0 + -0 products give -0 */
+        m = model("a100", "f16", "f32");
+        a[0] = 0x8000, b[0] = 0x3C00;
+        is_hex(mma_dot(&m, a, b, 1, 0x80000000, NULL), 0x80000000, "-0 + (-0 * 1) = -0");
+        /* emax floor: the DESIGN.md vector, f16 output: 2^-24 without a floor */
+        mma_model h;
+        if (mma_model_preset(&h, "a100", F("f16"), F("f16"), F("f16"), F("f16"), err, sizeof err)) bail("%s", err);
+        uint64_t fa[2] = {enc(F("f16"), ldexp(1, -14)), enc(F("f16"), ldexp(1, -24))};
+        uint64_t fb[2] = {enc(F("f16"), ldexp(1, -11)), enc(F("f16"), ldexp(1, -24))};
+        mma_model_set(&h, "zero_c", "ignore", err, sizeof err);
+        is_hex(mma_dot(&h, fa, fb, 2, 0, NULL), 0x0001, "emax floor vector: 2^-24 without a floor (zero c ignored)");
+        mma_model_set(&h, "emax_floor", "-14", err, sizeof err);
+        is_hex(mma_dot(&h, fa, fb, 2, 0, NULL), 0x0000, "emax floor vector: 0 with a floor at -14");
+    }
+
+    /* mixed c/d formats: f16 output rounds to nearest even */
+    {
+        mma_model m = model("v100", "f16", "f16");
+        uint64_t a[3] = {0x3C00, 0x3C00, 0x3C00}, b[3] = {0x3C00, 0x3C00, 0x3C00};
+        /* c = 1 + 3 * 2^-10 (f16): 4 + 3*2^-10 -> RNE 4 + 2^-8 */
+        is_hex(mma_dot(&m, a, b, 3, 0x3C03, NULL), 0x4401, "v100 f16 output: RNE");
+    }
+
+    /* integer MMA */
+    {
+        mma_model m;
+        char err[100];
+        if (mma_model_preset_int(&m, "a100", 1, 1, 0, err, sizeof err)) bail("%s", err);
+        int32_t a[4] = {-128, -128, 127, 1}, b[4] = {-128, -128, 127, 1};
+        is_int(mma_dot_int(&m, a, b, 4, 0), 16384 * 2 + 16129 + 1, "s8 dot exact");
+        is_int(mma_dot_int(&m, a, b, 2, INT32_MAX), (int32_t)((int64_t)INT32_MAX + 32768 - 4294967296LL), "s8 wraps");
+        m.int_sat = 1;
+        is_int(mma_dot_int(&m, a, b, 2, INT32_MAX), INT32_MAX, "s8 saturates with satfinite");
+        is_int(mma_model_preset_int(&m, "v100", 1, 1, 0, err, sizeof err), -1, "v100 has no IMMA");
+    }
+    return done_testing();
+}
