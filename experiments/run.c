@@ -89,6 +89,8 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     double scale = r->scaler.enabled ? (double)r->scaler.scale : 1.0;
     double loss;
     trn__model_train_batch(r, r->step, scale, &loss);
+    for (int i = 0; i < r->ninject_inf; i++)
+        if (r->inject_inf[i] == r->step + 1 && r->nparams) r->grads[0] = INFINITY;
     trn__grad_cast(r);
     float inv = r->scaler.enabled ? trn_scaler_inv_scale(&r->scaler) : 1.0f;
     double norm;

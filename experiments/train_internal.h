@@ -97,6 +97,8 @@ struct trn_run {
     /* scratch */
     float *fscratch; size_t fscratch_n;
     int in_eval;
+    /* tests: steps (1-based) whose gradients get an inf injected after backward */
+    const long *inject_inf; int ninject_inf;
 };
 
 /* ---- casting with telemetry (tensorops.c) ---- */
