@@ -60,7 +60,7 @@ experiments-list:
 EXPERIMENT_SECTIONS += catalogue
 EXPERIMENT_RANK_catalogue := 10
 .PHONY: experiments-catalogue
-experiments-catalogue: $(BINDIR)/fpemu
+experiments-catalogue: $(BINDIR)/fpemu | deps
 	@$(if $(Q),echo "  REPORT  $(REPORT_DIR)/catalogue")
 	$(Q)rm -rf $(REPORT_DIR)/catalogue.tmp && mkdir -p $(REPORT_DIR)/catalogue.tmp
 	$(Q)reports/catalogue.sh $(FPEMU_BIN) $(REPORT_DIR)/catalogue.tmp

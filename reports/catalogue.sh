@@ -9,6 +9,7 @@ set -euo pipefail
 bin=$1
 out=$2
 command -v gnuplot >/dev/null || { echo "catalogue.sh: gnuplot not found (make deps installs gnuplot-nox)" >&2; exit 2; }
+gnuplot -e 'set terminal pngcairo' 2>/dev/null || { echo "catalogue.sh: this gnuplot has no pngcairo terminal (Debian's gnuplot-nox has it)" >&2; exit 2; }
 mkdir -p "$out"
 cd "$out"
 
