@@ -64,6 +64,11 @@ static void nan_codes(const fpemu_format *f, char *buf, size_t n) {
     switch (f->nan) {
     case FPEMU_NANS_NONE: snprintf(buf, n, "none"); return;
     case FPEMU_NANS_IEEE:
+        if (L.mantmask == L.one) { /* one mantissa bit: a single NaN per sign */
+            if (L.sign) snprintf(buf, n, "%s %s", hexs(a, L.magmask, L.digits), hexs(b, L.sign | L.magmask, L.digits));
+            else snprintf(buf, n, "%s", hexs(a, L.magmask, L.digits));
+            return;
+        }
         if (L.sign)
             snprintf(buf, n, "%s-%s %s-%s", hexs(a, L.expmask | L.one, L.digits), hexs(b, L.magmask, L.digits),
                      hexs(c, L.sign | L.expmask | L.one, L.digits), hexs(d, L.sign | L.magmask, L.digits));
