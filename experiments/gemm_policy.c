@@ -24,33 +24,67 @@ typedef struct {
     const fpemu_format *fa, *fb;
 } gemm_job;
 
+/* fma without a libm call: the exact sum p + c (p = a*b exact in f64)
+ * rounded to odd in f64 (TwoSum), then once to f32: that is fmaf(a, b, c)
+ * exactly (53 >= 24 + 2 bits), for machines without FMA instructions. */
+static float fmaf_soft(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + c;
+    double bp = s - c, err = (p - bp) + (c - (s - bp));
+    if (err != 0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1)) { /* even: step toward the exact value, giving the odd neighbour */
+            s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+        }
+    }
+    return (float)s;
+}
+
+#define GEMM_LOOPS(FMAF, FMA)                                                                  \
+    if (f64) {                                                                                 \
+        for (int m = m0; m < m1; m++)                                                          \
+            for (int n = 0; n < N; n++) {                                                      \
+                const double *a = A + (size_t)m * K, *b = B + (size_t)n * K;                  \
+                double acc = 0;                                                                \
+                for (int k = 0; k < K; k++) acc = FMA(a[k], b[k], acc);                       \
+                C[(size_t)m * N + n] = acc;                                                    \
+            }                                                                                  \
+    } else {                                                                                   \
+        for (int m = m0; m < m1; m++)                                                          \
+            for (int n = 0; n < N; n++) {                                                      \
+                const double *a = A + (size_t)m * K, *b = B + (size_t)n * K;                  \
+                float acc = 0;                                                                 \
+                for (int k = 0; k < K; k++) acc = FMAF((float)a[k], (float)b[k], acc);        \
+                C[(size_t)m * N + n] = acc;                                                    \
+            }                                                                                  \
+    }
+
+/* f64 (DMMA: a chain of IEEE fma in K order) and f32 without TF32 (CUDA
+ * cores: an f32 fma chain in K order). fma is exactly specified, so the
+ * hardware and software paths give the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static void native_hw(int f64, int m0, int m1, int N, int K, const double *A,
+                                                     const double *B, double *C) {
+    GEMM_LOOPS(__builtin_fmaf, __builtin_fma)
+}
+#endif
+static void native_sw(int f64, int m0, int m1, int N, int K, const double *A, const double *B, double *C) {
+    GEMM_LOOPS(fmaf_soft, fma)
+}
+
 static void gemm_rows(const gemm_job *j) {
     const fpemu_format *fa = j->fa, *fb = j->fb;
-    int K = j->K, N = j->N;
-    if ((!fa || fa->bits == 64) && (!fb || fb->bits == 64)) {
-        /* f64 (DMMA): a chain of IEEE fma in K order. */
-        for (int m = j->m0; m < j->m1; m++)
-            for (int n = 0; n < N; n++) {
-                const double *a = j->A + (size_t)m * K, *b = j->B + (size_t)n * K;
-                double acc = 0;
-                for (int k = 0; k < K; k++) acc = fma(a[k], b[k], acc);
-                j->C[(size_t)m * N + n] = acc;
-            }
+    int f64 = (!fa || fa->bits == 64) && (!fb || fb->bits == 64);
+    int f32 = fa && fb && fa->bits == 32 && fa->pad == 0 && fb->bits == 32 && fb->pad == 0;
+    if (f64 || f32) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (__builtin_cpu_supports("fma")) { native_hw(f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->C); return; }
+#endif
+        native_sw(f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->C);
         return;
     }
-    if (fa->bits == 32 && fa->pad == 0 && fb->bits == 32 && fb->pad == 0) {
-        /* f32 without TF32: CUDA cores, an f32 fma chain in K order. */
-        for (int m = j->m0; m < j->m1; m++)
-            for (int n = 0; n < N; n++) {
-                const double *a = j->A + (size_t)m * K, *b = j->B + (size_t)n * K;
-                float acc = 0;
-                for (int k = 0; k < K; k++) acc = fmaf((float)a[k], (float)b[k], acc);
-                j->C[(size_t)m * N + n] = acc;
-            }
-        return;
-    }
-    trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, N, K, j->A + (size_t)j->m0 * K, j->B,
-                   j->C + (size_t)j->m0 * N);
+    trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, j->N, j->K, j->A + (size_t)j->m0 * j->K, j->B,
+                   j->C + (size_t)j->m0 * j->N);
 }
 
 static void *gemm_thread(void *p) { gemm_rows(p); return NULL; }

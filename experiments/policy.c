@@ -41,7 +41,7 @@ static const pol_def policies[] = {
     {"msamp-o1", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "f32", "f32", "e5m2", 0, 0, "dynamic", 0,
      "MS-AMP O1: fp8 GEMMs, fp8 weight gradients, f16 weights, f32 Adam states"},
     {"msamp-o2", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "e4m3", "f16", "e5m2", 1, 0, "dynamic", 0,
-     "MS-AMP O2: O1 with Adam's first moment in fp8 (scaled) and second moment in f16"},
+     "MS-AMP O2: O1 with Adam's first moment in fp8 and second moment in f16, both with a per-tensor scale"},
     {"bf16-true-sr", "bf16", "bf16", "bf16", RECIPE_NONE, "HYBRID", "bf16", "bf16", NULL, 0, 1, "none", 0,
      "bf16-true with stochastic rounding of the parameter update"},
     {"int8-dynamic", "f32", "f32", "f32", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 1,

@@ -36,8 +36,9 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
     r->grads = calloc(r->nparams, sizeof(double));
     r->opt_m = calloc(r->nparams, sizeof(double));
     r->opt_v = calloc(r->nparams, sizeof(double));
+    r->opt_d = calloc(r->nparams, sizeof(double));
     r->recs = calloc((size_t)r->nlayers * CLS_COUNT, sizeof *r->recs);
-    if (!r->params || !r->grads || !r->opt_m || !r->opt_v || !r->recs) {
+    if (!r->params || !r->grads || !r->opt_m || !r->opt_v || !r->opt_d || !r->recs) {
         snprintf(err, errlen, "out of memory");
         trn_close(r);
         return -1;
@@ -54,7 +55,7 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
 void trn_close(trn_run *r) {
     if (!r) return;
     trn__model_free(r);
-    free(r->params); free(r->grads); free(r->opt_m); free(r->opt_v);
+    free(r->params); free(r->grads); free(r->opt_m); free(r->opt_v); free(r->opt_d);
     free(r->layer_names); free(r->tel); free(r->recs); free(r->fscratch);
     free(r);
 }

@@ -32,7 +32,7 @@ typedef struct pol_def {
     const char *fp8_format;      /* default fp8_format */
     const char *m_fmt, *v_fmt;   /* optimiser state storage */
     const char *gw_fmt;          /* weight gradients cast to this (with a per-tensor scale), or NULL */
-    int m_scaled;                /* first moment stored with a per-tensor scale (MS-AMP O2) */
+    int m_scaled;                /* both Adam moments stored with a per-tensor scale (MS-AMP O2) */
     int sr_update;               /* stochastic rounding of the parameter update */
     const char *scaler;          /* default scaler */
     int int8_eval;               /* evaluation through quantize_dynamic int8 Linear layers */
@@ -80,7 +80,7 @@ struct trn_run {
     int threads;
     /* parameters: one allocation each (llm.c) */
     size_t nparams;
-    double *params, *grads, *opt_m, *opt_v;
+    double *params, *grads, *opt_m, *opt_v, *opt_d;
     long opt_step;                 /* optimizer steps taken (not counting skipped) */
     long step;                     /* steps done */
     trn_scaler scaler;
