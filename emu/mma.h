@@ -168,9 +168,9 @@ typedef struct mma_probe_result {
     int guard;              /* nfrac - out_mant: extra alignment bits (-1 if nfrac unbounded) */
     int monotonic;          /* 0: the non-monotonic-accumulation vector showed it */
     int chain_rounded;      /* 1: a block's output is rounded before the next block */
-    int emax_floor;         /* detected emax floor, or 0x7fffffff if none seen */
     char matches[160];      /* comma-separated presets with these parameters, or "none" */
     int queries;            /* dot products asked of the box */
+    int kmax;               /* longest vector the probe asked for */
     char note[256];         /* why something is "?", if anything is */
 } mma_probe_result;
 
