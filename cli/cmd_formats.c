@@ -163,6 +163,15 @@ static void print_table(FILE *out, const fpemu_format **fs, int n, int style) {
     for (int c = 0; c < NCOL; c++) w[c] = (int)strlen(col_title[c]);
     for (int i = 0; i < n; i++) {
         row_of(fs[i], cells[i]);
+        if (style != OUT_TEXT) { /* ", " lets a document wrap the alias list */
+            char tmp[160], *q = tmp;
+            for (const char *c = cells[i][C_ALIAS]; *c && q < tmp + sizeof tmp - 2; c++) {
+                *q++ = *c;
+                if (*c == ',') *q++ = ' ';
+            }
+            *q = 0;
+            memcpy(cells[i][C_ALIAS], tmp, sizeof tmp);
+        }
         for (int c = 0; c < NCOL; c++)
             if ((int)strlen(cells[i][c]) > w[c]) w[c] = (int)strlen(cells[i][c]);
     }
