@@ -53,7 +53,7 @@ gpu-tools:
 	@if [ -x "$(FPEMU_GPU_TOOLS)/cuobjdump" ] && [ -x "$(FPEMU_GPU_TOOLS)/nvdisasm" ]; then :; \
 	elif command -v cuobjdump >/dev/null && command -v nvdisasm >/dev/null; then :; \
 	else echo "gpu-tools: installing cuobjdump and nvdisasm (PyPI) into $(GPU_TOOLS)"; \
-	  python3 -m pip install -q --disable-pip-version-check --no-deps --timeout 30 --retries 1 \
+	  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --timeout 30 --retries 1 \
 	    --target $(GPU_TOOLS) nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm && \
 	  chmod +x $(FPEMU_GPU_TOOLS)/cuobjdump $(FPEMU_GPU_TOOLS)/nvdisasm; fi
 # the same for `make test`, never failing it (the SASS test then skips)
