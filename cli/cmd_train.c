@@ -375,6 +375,12 @@ int cmd_train(int argc, char **argv) {
     trn_step_rec rec;
     memset(&rec, 0, sizeof rec);
     long skipped = 0;
+    /* a resumed run counts the skips recorded before its checkpoint */
+    for (const char *l = met.p ? strchr(met.p, '\n') : NULL; l && l[1]; l = strchr(l + 1, '\n')) {
+        const char *f = l + 1;
+        for (int k = 0; k < 4 && f; k++) { f = strchr(f, ','); if (f) f++; }
+        if (f && *f == '1') skipped++;
+    }
     if (start_step == 0) {
         trn_eval(run, &eval_loss, &eval_acc);
         sb_printf(&ev, "0,%.9g,%.9g\n", eval_loss, eval_acc);

@@ -356,8 +356,16 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     int per_tensor = rec == RECIPE_NONE || rec == RECIPE_DELAYED || rec == RECIPE_CURRENT;
 
     /* dinp[BT][C] = dout[BT][OC] . W[OC][C]: A = dout (K = OC), B = W^T. */
+    /* dout is in out_fmt (the gradient of the output); without a recipe a
+     * GEMM in that format takes it as it is: no cast, nothing to count */
+    int dy_as_is = rec == RECIPE_NONE && fy == out_fmt;
     if (dinp) {
-        quantise(r, L->layer, CLS_GRAD_OUT, &L->ds[ROLE_DY], dout, q1, BT, OC, fy, 0, &i1);
+        if (dy_as_is) {
+            memcpy(q1, dout, (size_t)BT * OC * sizeof(double));
+            i1.dq = NULL; i1.kb = OC; i1.nkb = 1;
+        } else {
+            quantise(r, L->layer, CLS_GRAD_OUT, &L->ds[ROLE_DY], dout, q1, BT, OC, fy, 0, &i1);
+        }
         if (per_tensor) {
             /* the step's cast/quantised weights, transposed */
             transpose(q2, L->wq, OC, C);
@@ -378,7 +386,12 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     /* dW[OC][C] = dout^T[OC][BT] . in^T[C][BT] (K = BT) */
     transpose(t1, dout, BT, OC);
     transpose(t2, in, BT, C);
-    quantise(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, &L->ds[ROLE_DY], t1, q1, OC, BT, fy, 0, &i1);
+    if (dy_as_is) {
+        memcpy(q1, t1, (size_t)OC * BT * sizeof(double));
+        i1.dq = NULL; i1.kb = BT; i1.nkb = 1;
+    } else {
+        quantise(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, &L->ds[ROLE_DY], t1, q1, OC, BT, fy, 0, &i1);
+    }
     if (fx == in_fmt && rec == RECIPE_NONE) {
         memcpy(q2, t2, (size_t)C * BT * sizeof(double));
         i2.dq = NULL; i2.kb = BT; i2.nkb = 1;

@@ -185,7 +185,7 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
     const char *magic = "FPEMUSTATE 1\n";
     size_t pos = strlen(magic);
     if (len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
-    char model[64] = "", policy[64] = "";
+    char model[64] = "", policy[64] = "", scaler[64] = "";
     trn_settings s;
     int have = 0;
     for (;;) {
@@ -208,8 +208,11 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
         } else {
             if (!have) { snprintf(err, errlen, "settings before model/policy"); return -1; }
             if (trn_settings_set(&s, line, eq + 1, err, errlen)) return -1;
+            if (!strcmp(line, "scaler")) snprintf(scaler, sizeof scaler, "%s", eq + 1);
         }
     }
+    /* setting loss_scale implies scaler=static: restore the saved scaler */
+    if (have && scaler[0] && trn_settings_set(&s, "scaler", scaler, err, errlen)) return -1;
     if (!have) { snprintf(err, errlen, "no model/policy"); return -1; }
     uint64_t u[4];
     if (len - pos < sizeof u) { snprintf(err, errlen, "truncated state"); return -1; }

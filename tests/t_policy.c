@@ -1,0 +1,86 @@
+/* t_policy.c: every precision policy keeps its tensors in the formats it
+ * promises (parameters, master weights, optimiser state, GEMM inputs per the
+ * telemetry), and a short run of every policy learns. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+#include "train_internal.h"
+
+static int representable(const fpemu_format *f, const double *x, size_t n, size_t *first_bad) {
+    if (!f || f->bits == 64) return 1;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) continue;
+        float v = (float)x[i], w;
+        if ((double)v != x[i]) { *first_bad = i; return 0; }
+        fpemu_round_f32(f, &w, &v, 1, &ctx, NULL);
+        if (w != v) { *first_bad = i; return 0; }
+    }
+    return 1;
+}
+
+static const char *fmt_of(trn_run *r, const char *layer, const char *cls) {
+    trn_tensor_rec t;
+    for (int i = 0; i < trn_tensor_count(r); i++) {
+        trn_tensor_get(r, i, &t);
+        if (!strcmp(t.layer, layer) && !strcmp(t.cls, cls)) return t.format;
+    }
+    return "-";
+}
+
+int main(void) {
+    uint64_t seed = tap_seed(11);
+    char err[512];
+    for (int p = 0; trn_policy_names[p]; p++) {
+        const char *pol = trn_policy_names[p];
+        const pol_def *d = trn__policy_find(pol);
+        trn_settings s;
+        if (trn_settings_init(&s, "mlp-digits", pol, err, sizeof err)) bail("%s", err);
+        const char *kv[] = {"hidden", "16", "batch_size", "16", "lr", "0.01", NULL};
+        for (int i = 0; kv[i]; i += 2)
+            if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
+        /* AdamW's eps=1e-8 is 0 in f16: f16 optimiser states need a larger one (as in PyTorch) */
+        if (!strcmp(d->v_fmt, "f16") && !d->m_scaled) trn_settings_set(&s, "eps", "1e-4", err, sizeof err);
+        trn_run *r;
+        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s: %s", pol, err);
+        double first = 0, last = 0;
+        int steps = 40, nan = 0;
+        trn_step_rec rec;
+        for (int i = 0; i < steps; i++) {
+            trn_step(r, &rec, err, sizeof err);
+            if (i < 5) first += rec.loss / 5;
+            if (i >= steps - 5) last += rec.loss / 5;
+            if (isnan(rec.loss)) nan = 1;
+            if (i == 2) {
+                /* formats after a few steps */
+                size_t bi = 0;
+                int okp = representable(r->f_param, r->params, r->nparams, &bi);
+                ok(okp, "%s: every parameter is a %s value%s", pol, r->f_param->name, okp ? "" : " (one is not)");
+                if (!okp) diag("param %zu = %.17g", bi, r->params[bi]);
+                if (!d->m_scaled) {
+                    int okm = representable(r->f_m, r->opt_m, r->nparams, &bi) && representable(r->f_v, r->opt_v, r->nparams, &bi);
+                    ok(okm, "%s: optimiser states are %s / %s values", pol, r->f_m->name, r->f_v->name);
+                } else {
+                    ok(1, "%s: optimiser states are scaled %s / %s tensors (dequantised values)", pol, r->f_m->name, r->f_v->name);
+                }
+                if (strcmp(d->param, d->lo) && !strcmp(d->param, "f32")) {
+                    size_t b2;
+                    ok(!representable(r->f_lo, r->params, r->nparams, &b2), "%s: master weights are f32 (not all %s values)", pol, d->lo);
+                }
+                const char *act = fmt_of(r, "fc1", "activation"), *gout = fmt_of(r, "fc2", "grad_output");
+                const char *want_act = d->recipe != RECIPE_NONE ? "e4m3" : trn__is_low(r->f_lo) ? d->lo : "-";
+                const char *want_gout = d->recipe != RECIPE_NONE ? (!strcmp(s.fp8_format, "HYBRID") ? "e5m2" : "e4m3") : "-";
+                ok(!strcmp(act, want_act) && !strcmp(gout, want_gout),
+                   "%s: GEMM inputs: fc1 activations %s (want %s), fc2 grad_output %s (want %s)", pol, act, want_act, gout, want_gout);
+            }
+        }
+        double el, ea;
+        trn_eval(r, &el, &ea);
+        ok(!nan && last < 0.8 * first && isfinite(el) && ea > 0.5,
+           "%s: learns in %d steps (loss %.3f -> %.3f; eval loss %.3f, accuracy %.3f)", pol, steps, first, last, el, ea);
+        trn_close(r);
+    }
+    return done_testing();
+}
