@@ -178,7 +178,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     if (mi == 2) {
         /* Deep, narrow, unnormalised, raw pixel inputs: big forward values
          * and tiny backward ones (see README, training section). */
-        s->hidden = 32; s->depth = 12; s->init_gain = 1.5; s->input_scale = 4.0; s->lr = 1e-3;
+        s->hidden = 32; s->depth = 16; s->init_gain = 1.0; s->input_scale = 256.0; s->lr = 1e-3;
     }
     return 0;
 }
