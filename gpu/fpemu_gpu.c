@@ -169,8 +169,11 @@ static int cmd_info(int argc, char **argv) {
         const gpu_kind *k = gpu_kind_get(i);
         if (kind_runs(&dv, k, image, sizeof image, why, sizeof why)) {
             int t = dv.cc == 89 ? 1 : dv.cc >= 90 && dv.cc < 100 ? 2 : 0;
-            printf("  %-40s yes  image %s, SASS %s%s\n", k->name, image, k->sass[t] ? k->sass[t] : "-",
-                   k->note && t == 2 ? " (f16 path, see note)" : "");
+            if (dv.cc >= 100 && !dv.fake)
+                printf("  %-40s yes  image %s, SASS JIT-compiled from PTX (not checked)\n", k->name, image);
+            else
+                printf("  %-40s yes  image %s, SASS %s%s\n", k->name, image, k->sass[t] ? k->sass[t] : "-",
+                       k->note && t == 2 ? " (f16 path, see note)" : "");
         } else {
             printf("  %-40s no   %s\n", k->name, why);
         }

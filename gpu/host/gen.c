@@ -387,7 +387,7 @@ static void adversarial_float(builder *bd) {
     const gpu_fmts *f = bd->f;
     const fpemu_format *FA = f->a, *FB = f->b, *FC = f->c;
     int K = bd->k->k;
-    uint64_t a[GPU_CASE_KMAX], b[GPU_CASE_KMAX];
+    uint64_t a[GPU_CASE_KMAX] = {0}, b[GPU_CASE_KMAX] = {0};
     uint64_t one_a = enc(FA, 1, NULL), one_b = enc(FB, 1, NULL), mone_b = enc(FB, -1, NULL);
     uint64_t zero_a = enc(FA, 0, NULL), zero_b = enc(FB, 0, NULL);
     uint64_t nan_a = enc(FA, NAN, NULL), inf_a = enc(FA, INFINITY, NULL);
@@ -450,7 +450,7 @@ static void adversarial_float(builder *bd) {
 static void adversarial_int(builder *bd) {
     const gpu_fmts *f = bd->f;
     int K = bd->k->k;
-    uint64_t a[GPU_CASE_KMAX], b[GPU_CASE_KMAX];
+    uint64_t a[GPU_CASE_KMAX] = {0}, b[GPU_CASE_KMAX] = {0};
     int32_t amax = f->a_signed ? -128 : 255, bmax = f->b_signed ? -128 : 255;
     for (int i = 0; i < K; i++) a[i] = int_code(amax, f->a_signed), b[i] = int_code(bmax, f->b_signed);
     add_code_case(bd, "adv largest products, c=INT32_MAX-1000", (uint32_t)(INT32_MAX - 1000), a, b, K);

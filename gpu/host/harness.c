@@ -52,7 +52,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
             return -1;
         }
         snprintf(r->model_name, sizeof r->model_name, "%s", preset);
-        snprintf(r->replay, sizeof r->replay, "fpemu mma --model %s --a %s --b %s --c s32 --d s32%s", preset,
+        snprintf(r->replay, sizeof r->replay, "fpemu mma --model %.32s --a %s --b %s --c s32 --d s32%s", preset,
                  k->a, k->b, k->satfinite ? " --sat" : "");
         return 0;
     }
@@ -61,7 +61,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
         return -1;
     }
     snprintf(r->model_name, sizeof r->model_name, "%s", preset);
-    snprintf(r->replay, sizeof r->replay, "fpemu mma --model %s --a %s --b %s --c %s --d %s", preset,
+    snprintf(r->replay, sizeof r->replay, "fpemu mma --model %.32s --a %s --b %s --c %s --d %s", preset,
              r->f.a->name, r->f.b->name, r->f.c->name, r->f.d->name);
     if (k->op == GPU_OP_MMA && r->f.a->bits == 8 && cc / 10 == 9) {
         r->fp8_via_f16 = 1;
