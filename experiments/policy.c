@@ -172,7 +172,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     s->block_size = pol->recipe == RECIPE_MX ? 32 : 128;
     s->reduce_range = 0;
     s->hidden = 64; s->depth = 2; s->d_model = 32; s->heads = 2; s->d_ff = 64; s->seq_digits = 6; s->vocab = 10;
-    strcpy(s->task, "reverse");
+    strcpy(s->task, "sum");
     s->init_gain = 1.0; s->input_scale = 1.0 / 16;
     if (mi == 1) { s->batch_size = 16; s->lr = 3e-3; s->depth = 2; }
     if (mi == 2) {
