@@ -10,6 +10,7 @@
 int cmd_formats(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 
 /* Print "fpemu SUB: message" on stderr; returns 2 (the bad-input status). */

@@ -9,6 +9,7 @@ static const command commands[] = {
     {"formats", cmd_formats, "list the formats, or describe one"},
     {"run", cmd_run, "compute TestFloat-style vector lines (operands in, complete lines out)"},
     {"verify", cmd_verify, "check complete vector lines; exit 1 on any mismatch"},
+    {"check", cmd_check, "differential check of the emulator against the MPFR reference"},
     {"train", cmd_train, "train a model under a precision policy (metrics, telemetry, checkpoints)"},
     /* more subcommands register here */
 };

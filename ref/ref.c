@@ -1,0 +1,423 @@
+/* ref.c: the MPFR reference for every scalar operation (see ref.h for the
+ * recipe). Semantics: DESIGN.md section 4 and emu/SEMANTICS.md. */
+#include <math.h>
+#include <string.h>
+#include "ref.h"
+
+/* The "unbounded" exponent range every operation is computed in: wide
+ * enough that no finite operation on f64 values (products of two min
+ * subnormals, 2^-2148; quotients up to 2^2098) over- or underflows. */
+#define REF_EMIN_WIDE ((mpfr_exp_t)-(1L << 20))
+#define REF_EMAX_WIDE ((mpfr_exp_t)(1L << 20))
+
+int ref_op_arity(ref_opcode op) {
+    switch (op) {
+    case REF_SQRT:
+    case REF_CONVERT: return 1;
+    case REF_FMA: return 3;
+    default: return 2;
+    }
+}
+
+const char *ref_op_name(ref_opcode op) {
+    static const char *const names[REF_OP_COUNT] = {"add", "sub", "mul", "div", "sqrt", "mulAdd", "to"};
+    return (unsigned)op < REF_OP_COUNT ? names[op] : "?";
+}
+
+int ref_thread_safe(void) { return mpfr_buildopt_tls_p(); }
+
+static void set_wide_range(void) {
+    if (mpfr_get_emin() != REF_EMIN_WIDE) mpfr_set_emin(REF_EMIN_WIDE);
+    if (mpfr_get_emax() != REF_EMAX_WIDE) mpfr_set_emax(REF_EMAX_WIDE);
+}
+
+int ref_ctx_init(ref_ctx *r) {
+    memset(r, 0, sizeof *r);
+    r->round = FPEMU_RNE;
+    /* 64 bits: one limb, so later mpfr_set_prec calls (p + 1 <= 54) never
+     * reallocate. */
+    mpfr_inits2(64, r->a, r->b, r->c, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    r->init = 1;
+    set_wide_range();
+    return (mpfr_get_emin() == REF_EMIN_WIDE && mpfr_get_emax() == REF_EMAX_WIDE) ? 0 : -1;
+}
+
+void ref_ctx_clear(ref_ctx *r) {
+    if (!r->init) return;
+    mpfr_clears(r->a, r->b, r->c, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    r->init = 0;
+}
+
+/* Switch the cached target format (precisions, max finite, min normal). */
+static int prepare_dst(ref_ctx *r, const fpemu_format *f) {
+    if (r->cur_dst == f) return 0;
+    if (ref_format_init(&r->dst, f) != 0) { r->cur_dst = NULL; return -1; }
+    r->cur_dst = f;
+    const ref_format *F = &r->dst;
+    mpfr_set_prec(r->a, F->p);
+    mpfr_set_prec(r->b, F->p);
+    mpfr_set_prec(r->c, F->p);
+    mpfr_set_prec(r->r, F->p);
+    mpfr_set_prec(r->u, F->p);
+    mpfr_set_prec(r->y, F->p + 1);
+    mpfr_set_prec(r->maxv, F->p);
+    mpfr_set_prec(r->minnorm, F->p);
+    /* max finite = (2^m + maxmant) * 2^(emax - m); min normal = 2^emin */
+    mpfr_set_ui_2exp(r->maxv, (unsigned long)((UINT64_C(1) << F->mbits) | F->maxmant), F->emax - F->mbits, MPFR_RNDN);
+    mpfr_set_ui_2exp(r->minnorm, 1, F->emin, MPFR_RNDN);
+    /* MPFR significands lie in [1/2, 1): the min subnormal 2^(emin-p+1)
+     * has MPFR exponent emin - p + 2 (DESIGN.md section 6). */
+    r->emin_sub = (mpfr_exp_t)F->emin - F->p + 2;
+    return 0;
+}
+
+static int prepare_src(ref_ctx *r, const fpemu_format *f) {
+    if (r->cur_src == f) return 0;
+    if (ref_format_init(&r->src, f) != 0) { r->cur_src = NULL; return -1; }
+    r->cur_src = f;
+    return 0;
+}
+
+/* ---- delivering special results ------------------------------------------ */
+
+static uint64_t max_code(const ref_format *F, int sign) { return F->code_max | (sign ? F->sign << F->pad : 0); }
+
+/* A NaN result: the canonical NaN, or +max finite with invalid in a format
+ * without NaN (SEMANTICS.md). */
+static uint64_t deliver_nan(const ref_format *F, unsigned *fl) {
+    if (F->has_nan) return F->code_nan;
+    *fl |= FPEMU_FLAG_INVALID;
+    return F->code_max;
+}
+
+/* An exact zero with the given sign. */
+static uint64_t deliver_zero(const ref_format *F, int sign, unsigned *fl) {
+    if (!F->has_zero) { /* e8m0: no zero */
+        *fl |= FPEMU_FLAG_INVALID;
+        return deliver_nan(F, fl);
+    }
+    return (sign && F->has_negzero) ? F->sign << F->pad : 0;
+}
+
+/* An exact infinity (an inf operand, x/0). Under sat: max finite with
+ * overflow|inexact (any format); formats without inf: NaN with invalid, or
+ * max finite with overflow|inexact when they have no NaN either. */
+static uint64_t deliver_inf(const ref_ctx *r, const ref_format *F, int sign, unsigned *fl) {
+    if (sign && !F->is_signed) {
+        *fl |= FPEMU_FLAG_INVALID;
+        return deliver_nan(F, fl);
+    }
+    /* satfinite never delivers an infinity, in any format (SEMANTICS.md) */
+    if (!r->sat && F->has_inf) return F->code_inf | (sign ? F->sign << F->pad : 0);
+    if (!r->sat && F->has_nan) {
+        *fl |= FPEMU_FLAG_INVALID;
+        return F->code_nan;
+    }
+    *fl |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+    return max_code(F, sign);
+}
+
+/* Overflow of a rounded result (DESIGN.md section 4): flags overflow|inexact
+ * in every case; the value depends on the mode, sat and the format. */
+static uint64_t deliver_overflow(const ref_ctx *r, const ref_format *F, int sign, unsigned *fl) {
+    *fl |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+    int to_inf;
+    switch (r->round) {
+    case FPEMU_RTZ:
+    case FPEMU_RTO: to_inf = 0; break;
+    case FPEMU_RUP: to_inf = !sign; break;
+    case FPEMU_RDN: to_inf = sign; break;
+    default: to_inf = 1; break;
+    }
+    if (r->sat || !to_inf) return max_code(F, sign);
+    if (F->has_inf) return F->code_inf | (sign ? F->sign << F->pad : 0);
+    if (F->has_nan) return F->code_nan;
+    return max_code(F, sign);
+}
+
+/* Encode a finite value that lies on the format's grid within range. Every
+ * such value is a double (p <= 53, exponents within double range), so
+ * mpfr_get_d is exact here. */
+static uint64_t encode(const ref_format *F, mpfr_srcptr x, unsigned *fl) {
+    if (mpfr_zero_p(x)) return deliver_zero(F, mpfr_signbit(x), fl);
+    int sign = mpfr_signbit(x) ? 1 : 0;
+    if (sign && !F->is_signed) {
+        *fl |= FPEMU_FLAG_INVALID;
+        return deliver_nan(F, fl);
+    }
+    double d = fabs(mpfr_get_d(x, MPFR_RNDN));
+    int e = ilogb(d);
+    uint64_t ef, mf;
+    if (e >= F->emin) {
+        uint64_t sig = (uint64_t)ldexp(d, F->mbits - e);
+        ef = (uint64_t)(e + F->bias);
+        mf = sig - (UINT64_C(1) << F->mbits);
+    } else {
+        ef = 0;
+        mf = (uint64_t)ldexp(d, F->mbits - F->emin);
+    }
+    return ((sign ? F->sign : 0) | (ef << F->mbits) | mf) << F->pad;
+}
+
+/* ---- the finite path --------------------------------------------------- */
+
+static int eval(ref_ctx *r, mpfr_ptr d, mpfr_rnd_t rnd) {
+    switch (r->op) {
+    case REF_ADD: return mpfr_add(d, r->a, r->b, rnd);
+    case REF_SUB: return mpfr_sub(d, r->a, r->b, rnd);
+    case REF_MUL: return mpfr_mul(d, r->a, r->b, rnd);
+    case REF_DIV: return mpfr_div(d, r->a, r->b, rnd);
+    case REF_SQRT: return mpfr_sqrt(d, r->a, rnd);
+    case REF_FMA: return mpfr_fma(d, r->a, r->b, r->c, rnd);
+    default: return mpfr_set_sj_2exp(d, r->cv_sig, r->cv_exp, rnd);
+    }
+}
+
+/* Is the bit of weight 2^w of nonzero x (whose lowest set bit is at weight
+ * >= 2^w) set? */
+static int bit_at(mpfr_srcptr x, mpfr_exp_t w) {
+    return mpfr_get_exp(x) - (mpfr_exp_t)mpfr_min_prec(x) == w;
+}
+
+/* Round the finite exact result of r->op (operands already loaded) to the
+ * target, with every policy. */
+static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
+    const ref_format *F = &r->dst;
+    const mpfr_exp_t p = F->p;
+    int t, sign, inex, away;
+    mpfr_rnd_t rnd = MPFR_RNDN;
+
+    /* 1. round with unbounded exponent range: r->u, with inex (u != x) and
+     * away (|u| > |x|). For rto and rna, r->r / r->y keep the truncation. */
+    switch (r->round) {
+    case FPEMU_RTZ: rnd = MPFR_RNDZ; break;
+    case FPEMU_RUP: rnd = MPFR_RNDU; break;
+    case FPEMU_RDN: rnd = MPFR_RNDD; break;
+    case FPEMU_RTO: rnd = MPFR_RNDZ; break;
+    default: rnd = MPFR_RNDN; break;
+    }
+    if (r->round == FPEMU_RNA) {
+        t = eval(r, r->y, MPFR_RNDZ); /* y = x truncated to p + 1 bits */
+        if (mpfr_zero_p(r->y)) return deliver_zero(F, mpfr_signbit(r->y), fl);
+        sign = mpfr_signbit(r->y) ? 1 : 0;
+        int half = bit_at(r->y, mpfr_get_exp(r->y) - (p + 1));
+        /* the (p+1)-th bit set: at or above the midpoint, ties go away */
+        mpfr_set(r->u, r->y, half ? MPFR_RNDA : MPFR_RNDZ);
+        inex = t != 0 || half;
+        away = half;
+    } else {
+        t = eval(r, r->r, rnd);
+        if (mpfr_zero_p(r->r)) return deliver_zero(F, mpfr_signbit(r->r), fl);
+        sign = mpfr_signbit(r->r) ? 1 : 0;
+        mpfr_set(r->u, r->r, MPFR_RNDN);
+        inex = t != 0;
+        away = inex && ((t > 0) != sign);
+        if (r->round == FPEMU_RTO && inex && !bit_at(r->u, mpfr_get_exp(r->u) - p)) {
+            /* odd: the neighbour away from zero (same binade: last bit 0) */
+            mpfr_set_si_2exp(r->t, sign ? -1 : 1, mpfr_get_exp(r->u) - p, MPFR_RNDN);
+            mpfr_add(r->u, r->u, r->t, MPFR_RNDN);
+            away = 1;
+        }
+    }
+    if (sign && !F->is_signed) { /* e8m0: a negative result */
+        *fl |= FPEMU_FLAG_INVALID;
+        return deliver_nan(F, fl);
+    }
+
+    /* 2. overflow: the unbounded-range result exceeds max finite */
+    if (mpfr_cmpabs(r->u, r->maxv) > 0) return deliver_overflow(r, F, sign, fl);
+
+    /* 3. tininess: after = |u| < min normal; before = |x| < min normal */
+    int cmp_min = mpfr_cmpabs(r->u, r->minnorm);
+    int tiny_after = cmp_min < 0;
+    int tiny_before = tiny_after || (cmp_min == 0 && away);
+    int tiny = r->tininess_before ? tiny_before : tiny_after;
+
+    if (!F->has_zero && tiny_after) { /* e8m0: below 2^-127 -> 0x00 */
+        *fl |= FPEMU_FLAG_UNDERFLOW | FPEMU_FLAG_INEXACT;
+        return 0;
+    }
+    if (tiny && r->ftz && F->has_zero) {
+        *fl |= FPEMU_FLAG_UNDERFLOW | FPEMU_FLAG_INEXACT;
+        return deliver_zero(F, sign, fl);
+    }
+    if (!tiny_after) {
+        /* |u| >= min normal: u is on the format's grid (a subnormal-range x
+         * rounding up to min normal lands there on the coarser grid too). */
+        if (inex) *fl |= FPEMU_FLAG_INEXACT | (tiny ? FPEMU_FLAG_UNDERFLOW : 0);
+        return encode(F, r->u, fl);
+    }
+
+    /* 4. gradual underflow: narrow the exponent range to the target's and
+     * let MPFR re-round on the subnormal grid, using the ternary value so
+     * that nothing is rounded twice. */
+    mpfr_ptr res = r->r;
+    if (r->round == FPEMU_RNA) {
+        /* truncate to the subnormal grid with one more bit (quantum
+         * 2^(emin_sub - 2)); its last bit decides, ties away */
+        mpfr_set_emin(r->emin_sub - 1);
+        t = mpfr_check_range(r->y, t, MPFR_RNDZ);
+        t = mpfr_subnormalize(r->y, t, MPFR_RNDZ);
+        mpfr_set_emin(REF_EMIN_WIDE);
+        int half = !mpfr_zero_p(r->y) && bit_at(r->y, r->emin_sub - 2);
+        mpfr_set(r->r, r->y, MPFR_RNDN); /* < 2^emin: at most p bits, exact */
+        if (half) {
+            mpfr_set_si_2exp(r->t, sign ? -1 : 1, r->emin_sub - 2, MPFR_RNDN);
+            mpfr_add(r->r, r->r, r->t, MPFR_RNDN);
+        }
+        inex = t != 0 || half;
+    } else {
+        mpfr_set_emin(r->emin_sub);
+        t = mpfr_check_range(r->r, t, rnd);
+        t = mpfr_subnormalize(r->r, t, rnd);
+        mpfr_set_emin(REF_EMIN_WIDE);
+        inex = t != 0;
+        if (r->round == FPEMU_RTO && inex && (mpfr_zero_p(r->r) || !bit_at(r->r, r->emin_sub - 1))) {
+            /* odd on the subnormal grid (quantum 2^(emin_sub - 1)) */
+            mpfr_set_si_2exp(r->t, sign ? -1 : 1, r->emin_sub - 1, MPFR_RNDN);
+            mpfr_add(r->r, r->r, r->t, MPFR_RNDN);
+        }
+    }
+    if (inex) *fl |= FPEMU_FLAG_INEXACT | (tiny ? FPEMU_FLAG_UNDERFLOW : 0);
+    if (mpfr_zero_p(res)) return deliver_zero(F, sign, fl);
+    return encode(F, res, fl);
+}
+
+static void load(mpfr_ptr x, const ref_value *v) {
+    if (v->cls == REF_ZERO)
+        mpfr_set_zero(x, v->sign ? -1 : 1);
+    else
+        mpfr_set_sj_2exp(x, v->sign ? -(intmax_t)v->sig : (intmax_t)v->sig, v->exp, MPFR_RNDN);
+}
+
+static int is_nan(const ref_value *v) { return v->cls == REF_QNAN || v->cls == REF_SNAN; }
+
+uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *x,
+                const fpemu_format *src, unsigned *flags) {
+    unsigned fl = 0;
+    *flags = 0;
+    if ((unsigned)op >= REF_OP_COUNT || prepare_dst(r, f) != 0) return 0;
+    const ref_format *F = &r->dst, *S = F;
+    if (op == REF_CONVERT) {
+        if (prepare_src(r, src ? src : f) != 0) return 0;
+        S = &r->src;
+    }
+    set_wide_range();
+    r->op = op;
+    int n = ref_op_arity(op);
+    ref_value v[3];
+    for (int i = 0; i < n; i++) ref_decode(S, x[i], r->daz, &v[i]);
+
+    /* ---- NaN operands and invalid operations ---- */
+    int invalid = 0, any_nan = 0;
+    for (int i = 0; i < n; i++) {
+        invalid |= v[i].cls == REF_SNAN;
+        any_nan |= is_nan(&v[i]);
+    }
+    /* fma(0, inf, c) is invalid even when c is a quiet NaN */
+    if (op == REF_FMA && ((v[0].cls == REF_ZERO && v[1].cls == REF_INF) || (v[0].cls == REF_INF && v[1].cls == REF_ZERO)))
+        invalid = 1;
+    if (any_nan) {
+        if (invalid) fl |= FPEMU_FLAG_INVALID;
+        uint64_t res = deliver_nan(F, &fl);
+        *flags = fl;
+        return res;
+    }
+    if (invalid) goto invalid_op;
+
+    uint64_t res;
+    switch (op) {
+    case REF_SUB:
+    case REF_ADD: {
+        int sb = v[1].sign ^ (op == REF_SUB);
+        if (v[0].cls == REF_INF && v[1].cls == REF_INF && v[0].sign != sb) goto invalid_op;
+        if (v[0].cls == REF_INF) { res = deliver_inf(r, F, v[0].sign, &fl); goto done; }
+        if (v[1].cls == REF_INF) { res = deliver_inf(r, F, sb, &fl); goto done; }
+        break;
+    }
+    case REF_MUL:
+        if (v[0].cls == REF_INF || v[1].cls == REF_INF) {
+            if (v[0].cls == REF_ZERO || v[1].cls == REF_ZERO) goto invalid_op;
+            res = deliver_inf(r, F, v[0].sign ^ v[1].sign, &fl);
+            goto done;
+        }
+        break;
+    case REF_DIV:
+        if (v[0].cls == REF_INF) {
+            if (v[1].cls == REF_INF) goto invalid_op;
+            res = deliver_inf(r, F, v[0].sign ^ v[1].sign, &fl);
+            goto done;
+        }
+        if (v[1].cls == REF_INF) { res = deliver_zero(F, v[0].sign ^ v[1].sign, &fl); goto done; }
+        if (v[1].cls == REF_ZERO) {
+            if (v[0].cls == REF_ZERO) goto invalid_op;
+            fl |= FPEMU_FLAG_INFINITE;
+            res = deliver_inf(r, F, v[0].sign ^ v[1].sign, &fl);
+            goto done;
+        }
+        break;
+    case REF_SQRT:
+        if (v[0].cls == REF_ZERO) { res = deliver_zero(F, v[0].sign, &fl); goto done; }
+        if (v[0].sign) goto invalid_op;
+        if (v[0].cls == REF_INF) { res = deliver_inf(r, F, 0, &fl); goto done; }
+        break;
+    case REF_FMA: {
+        int ps = v[0].sign ^ v[1].sign;
+        if (v[0].cls == REF_INF || v[1].cls == REF_INF) { /* the other factor is nonzero here */
+            if (v[2].cls == REF_INF && v[2].sign != ps) goto invalid_op;
+            res = deliver_inf(r, F, ps, &fl);
+            goto done;
+        }
+        if (v[2].cls == REF_INF) { res = deliver_inf(r, F, v[2].sign, &fl); goto done; }
+        break;
+    }
+    case REF_CONVERT:
+        if (v[0].cls == REF_INF) { res = deliver_inf(r, F, v[0].sign, &fl); goto done; }
+        if (v[0].cls == REF_ZERO) { res = deliver_zero(F, v[0].sign, &fl); goto done; }
+        r->cv_sig = v[0].sign ? -(intmax_t)v[0].sig : (intmax_t)v[0].sig;
+        r->cv_exp = v[0].exp;
+        res = round_finite(r, &fl);
+        goto done;
+    default: break;
+    }
+    /* finite operands (zeros included): MPFR does the rest, zero signs too */
+    load(r->a, &v[0]);
+    if (n > 1) load(r->b, &v[1]);
+    if (n > 2) load(r->c, &v[2]);
+    res = round_finite(r, &fl);
+done:
+    *flags = fl;
+    return res;
+invalid_op:
+    fl |= FPEMU_FLAG_INVALID;
+    res = deliver_nan(F, &fl);
+    *flags = fl;
+    return res;
+}
+
+uint64_t ref_add(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags) {
+    uint64_t x[2] = {a, b};
+    return ref_op(r, f, REF_ADD, x, NULL, flags);
+}
+uint64_t ref_sub(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags) {
+    uint64_t x[2] = {a, b};
+    return ref_op(r, f, REF_SUB, x, NULL, flags);
+}
+uint64_t ref_mul(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags) {
+    uint64_t x[2] = {a, b};
+    return ref_op(r, f, REF_MUL, x, NULL, flags);
+}
+uint64_t ref_div(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags) {
+    uint64_t x[2] = {a, b};
+    return ref_op(r, f, REF_DIV, x, NULL, flags);
+}
+uint64_t ref_sqrt(ref_ctx *r, const fpemu_format *f, uint64_t a, unsigned *flags) {
+    return ref_op(r, f, REF_SQRT, &a, NULL, flags);
+}
+uint64_t ref_fma(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, unsigned *flags) {
+    uint64_t x[3] = {a, b, c};
+    return ref_op(r, f, REF_FMA, x, NULL, flags);
+}
+uint64_t ref_convert(ref_ctx *r, const fpemu_format *dst, const fpemu_format *src, uint64_t a, unsigned *flags) {
+    return ref_op(r, dst, REF_CONVERT, &a, src, flags);
+}

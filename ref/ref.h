@@ -1,0 +1,149 @@
+/* ref.h: the MPFR reference, an implementation of every scalar operation of
+ * the emulator (add, sub, mul, div, sqrt, fma, conversion between any two
+ * formats) that shares no rounding code with emu/. It reads the format
+ * descriptor (fpemu_format) as data and decodes and encodes codes with its
+ * own code; every rounding is done by GNU MPFR (DESIGN.md section 6).
+ *
+ * Semantics: DESIGN.md section 4 and emu/SEMANTICS.md, implemented
+ * independently. The recipe:
+ *   1. special operands (NaN, inf, x/0, 0*inf, ...) are settled by rules;
+ *   2. the finite operation is computed by MPFR at the target precision p in
+ *      a practically unbounded exponent range: that gives the result rounded
+ *      with unbounded exponent range and its ternary value, from which
+ *      overflow, tininess (before or after rounding) and inexact follow;
+ *   3. only when that result is below the min normal, the exponent range is
+ *      narrowed to the target's (mpfr_set_emin(emin - p + 2)) and
+ *      mpfr_check_range + mpfr_subnormalize give the gradually underflowed
+ *      value, without double rounding;
+ *   4. the overflow mapping (inf, max finite, NaN for formats without inf,
+ *      satfinite) and ftz are applied on top.
+ * rna and rto are not MPFR modes: rna is computed as a truncation to p+1
+ * bits whose last bit decides (one more bit on the subnormal grid too); rto
+ * as a truncation whose last bit is set when inexact.
+ *
+ * A ref_ctx holds MPFR variables initialised once (no allocation per
+ * case); use one per thread. MPFR's exponent range is thread-local when
+ * MPFR is built thread-safe (ref_thread_safe()); ref_op restores the
+ * range it expects on entry, so other MPFR code in the same thread is safe
+ * between calls. Library code: never prints, never exits. */
+#ifndef FPEMU_REF_H
+#define FPEMU_REF_H
+
+#include <stdint.h>
+#include <mpfr.h>
+#include "fpemu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ref_opcode {
+    REF_ADD = 0,
+    REF_SUB,
+    REF_MUL,
+    REF_DIV,
+    REF_SQRT,
+    REF_FMA,      /* a * b + c, one rounding */
+    REF_CONVERT,  /* operand in the src format, result in the target format */
+    REF_OP_COUNT
+} ref_opcode;
+
+/* Operands an opcode takes (1, 2 or 3). */
+int ref_op_arity(ref_opcode op);
+/* "add", "sub", "mul", "div", "sqrt", "mulAdd", "to". */
+const char *ref_op_name(ref_opcode op);
+
+/* What the reference knows about a format, derived from the descriptor's
+ * fields (bits, pad, ebits, mbits, bias, is_signed, has_negzero,
+ * has_subnormals, inf, nan, p, emin, emax, maxmant). */
+typedef struct ref_format {
+    const fpemu_format *desc;
+    int bits, pad, ebits, mbits, bias, p, emin, emax;
+    int is_signed, has_negzero, has_zero, has_inf, has_nan;
+    fpemu_inf_style inf;
+    fpemu_nan_style nan;
+    uint64_t ef_max;      /* all-ones exponent field */
+    uint64_t mmask;       /* mantissa field mask */
+    uint64_t sign;        /* sign bit (before the pad shift), 0 if unsigned */
+    uint64_t maxmant;
+    uint64_t code_max;    /* +max finite (after the pad shift) */
+    uint64_t code_inf;    /* +inf, or 0 if none */
+    uint64_t code_nan;    /* canonical quiet NaN, or 0 if none */
+} ref_format;
+
+/* Decoded value: |v| = sig * 2^exp for finite nonzero values. */
+typedef enum ref_class { REF_ZERO = 0, REF_FINITE, REF_INF, REF_QNAN, REF_SNAN } ref_class;
+typedef struct ref_value {
+    ref_class cls;
+    int sign;
+    uint64_t sig;
+    int exp;
+} ref_value;
+
+/* Fill *rf from a descriptor. Returns 0, or -1 for a descriptor the
+ * reference cannot handle (p > 53, exponents out of double range). */
+int ref_format_init(ref_format *rf, const fpemu_format *f);
+/* The reference's own decoder (daz: subnormals read as zeros of their
+ * sign). Codes of tf32 ignore their low pad bits. */
+void ref_decode(const ref_format *rf, uint64_t code, int daz, ref_value *v);
+int ref_is_nan(const ref_format *rf, uint64_t code);
+/* Exact value as a double (NaN: a quiet NaN). Every format's values are
+ * doubles. For diagnostics. */
+double ref_to_double(const ref_format *rf, uint64_t code);
+
+typedef struct ref_ctx {
+    /* policies, as in fpemu_ctx (sr has no reference: ref_op answers
+     * rne for it, so callers must not ask) */
+    fpemu_round round;
+    int sat;
+    int ftz;
+    int daz;
+    int tininess_before;
+
+    /* private */
+    const fpemu_format *cur_dst, *cur_src;
+    ref_format dst, src;
+    ref_opcode op;
+    intmax_t cv_sig;
+    mpfr_exp_t cv_exp;
+    mpfr_t a, b, c;        /* operands at the target precision */
+    mpfr_t r;              /* result at p bits (directed/nearest/odd) */
+    mpfr_t u;              /* rounded with unbounded exponent range */
+    mpfr_t y;              /* rna: truncation at p + 1 bits */
+    mpfr_t t;              /* scratch */
+    mpfr_t maxv, minnorm;  /* of the target */
+    mpfr_exp_t emin_sub;   /* mpfr emin giving the target's subnormal grid */
+    int init;
+} ref_ctx;
+
+/* Initialise (rne, no sat/ftz/daz, tininess after). Returns 0, -1 if
+ * MPFR cannot be used. Free with ref_ctx_clear. */
+int ref_ctx_init(ref_ctx *r);
+void ref_ctx_clear(ref_ctx *r);
+
+/* One operation. operands: ref_op_arity(op) codes, of format f, or of src
+ * for REF_CONVERT (src is ignored otherwise and may be NULL). The result
+ * code is of format f; *flags receives the operation's flags (FPEMU_FLAG_*),
+ * not OR-ed. Descriptors must not change while a ref_ctx has seen them
+ * (registry and interned custom formats never do). */
+uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands,
+                const fpemu_format *src, unsigned *flags);
+
+/* Convenience forms. */
+uint64_t ref_add(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ref_sub(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ref_mul(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ref_div(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags);
+uint64_t ref_sqrt(ref_ctx *r, const fpemu_format *f, uint64_t a, unsigned *flags);
+uint64_t ref_fma(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, unsigned *flags);
+uint64_t ref_convert(ref_ctx *r, const fpemu_format *dst, const fpemu_format *src, uint64_t a,
+                     unsigned *flags);
+
+/* 1 if MPFR keeps its exponent range per thread (safe to use one ref_ctx
+ * per thread concurrently). */
+int ref_thread_safe(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
