@@ -170,7 +170,40 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
 
 /* ---- public operations ------------------------------------------------- */
 
+/* The hot formats try their specialised fast path first (fast.c). */
+#define TRY_FAST(call)                                            \
+    do {                                                          \
+        const emu_fastops *fo_ = f->fast;                         \
+        if (fo_ && !ctx->daz) {                                   \
+            uint64_t r_ = call;                                   \
+            if (r_ != EMU_FAST_FAIL) return r_;                   \
+        }                                                         \
+    } while (0)
+
+/* Sums of two values of f are exact doubles when the format's whole span
+ * of bits fits in 53. */
+static inline int sums_exact(const fpemu_format *f) { return f->emax - f->emin + f->mbits <= 51; }
+
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx) {
+    double x, y;
+    if ((!f->fast || op == OP_DIV) && !ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y)) {
+        double s;
+        int rs = 0;
+        switch (op) {
+        case OP_SUB: y = -y; /* fall through */
+        case OP_ADD:
+            s = x + y;
+            if (!sums_exact(f)) {
+                double bv = s - x, av = s - bv;
+                rs = sgn((x - av) + (y - bv));
+            }
+            break;
+        case OP_MUL: s = x * y; break;
+        default: s = x / y; rs = sgn(fma(-s, y, x)) * sgn(y); break;
+        }
+        uint64_t r = emu__fast_pack(f, s, rs, ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
     uint64_t codes[2] = {ca, cb};
     opnd o[2] = {load(f, ca, ctx), load(f, cb, ctx)};
     opnd a = o[0], b = o[1];
@@ -209,12 +242,27 @@ static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb
     return f64_binop(f, op, a.v, b.v, ctx);
 }
 
-uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_ADD, a, b, ctx); }
-uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_SUB, a, b, ctx); }
-uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_MUL, a, b, ctx); }
+uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_FAST(fo_->add(a, b, 0, ctx));
+    return binary(f, OP_ADD, a, b, ctx);
+}
+uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_FAST(fo_->add(a, b, 1, ctx));
+    return binary(f, OP_SUB, a, b, ctx);
+}
+uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_FAST(fo_->mul(a, b, ctx));
+    return binary(f, OP_MUL, a, b, ctx);
+}
 uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_DIV, a, b, ctx); }
 
 uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
+    double x;
+    if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && x > 0) {
+        double r = sqrt(x);
+        uint64_t q = emu__fast_pack(f, r, sgn(fma(-r, r, x)), ctx);
+        if (q != EMU_FAST_FAIL) return q;
+    }
     opnd a = load(f, ca, ctx);
     if (isnan_k(a.k)) return nan_of(f, ctx, 0, 1, &ca, &a);
     if (a.k == FPEMU_CLASS_ZERO) return fpemu_round_pack(f, a.sign, 0, 0, 0, ctx); /* sqrt(-0) = -0 */
@@ -226,6 +274,14 @@ uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
 }
 
 uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {
+    double x, y, z;
+    TRY_FAST(fo_->fma(ca, cb, cc, ctx));
+    if (!f->fast && !ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y) &&
+        emu__fast_decode(f, cc, &z)) {
+        double p = x * y, s = p + z, bv = s - p, av = s - bv; /* p exact; TwoSum */
+        uint64_t q = emu__fast_pack(f, s, sgn((p - av) + (z - bv)), ctx);
+        if (q != EMU_FAST_FAIL) return q;
+    }
     uint64_t codes[3] = {ca, cb, cc};
     opnd o[3] = {load(f, ca, ctx), load(f, cb, ctx), load(f, cc, ctx)};
     opnd a = o[0], b = o[1], c = o[2];

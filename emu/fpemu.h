@@ -102,6 +102,7 @@ typedef struct fpemu_format {
     double max_finite, min_normal, min_subnormal;
     const double *decode_table; /* NULL, or 2^bits decoded values for <= 16-bit formats */
     const uint8_t *class_table; /* NULL, or 2^bits fpemu_class values */
+    const void *fast;           /* internal: specialised fast paths of hot registry formats, or NULL */
 } fpemu_format;
 
 /* Look up a named format or alias ("fp16", "float8_e4m3fn", "binary8p4e",

@@ -52,6 +52,22 @@ int emu__fits_f32(const fpemu_format *f);
 const fpemu_format *emu__f64(void);
 const fpemu_format *emu__f32(void);
 
+/* fast.c: exact decode of finite codes (0 if not handled) and packing of
+ * normal, non-overflowing results (EMU_FAST_FAIL otherwise, before any
+ * change to ctx). */
+#define EMU_FAST_FAIL UINT64_MAX
+int emu__fast_decode(const fpemu_format *f, uint64_t code, double *v);
+uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *ctx);
+
+/* Specialised fast paths of a hot format (fast.c); each returns
+ * EMU_FAST_FAIL, having changed nothing, where the generic path must run. */
+typedef struct emu_fastops {
+    uint64_t (*add)(uint64_t a, uint64_t b, int negate_b, fpemu_ctx *ctx);
+    uint64_t (*mul)(uint64_t a, uint64_t b, fpemu_ctx *ctx);
+    uint64_t (*fma)(uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
+} emu_fastops;
+const emu_fastops *emu__fastops_for(const char *name);
+
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 
