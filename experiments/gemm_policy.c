@@ -83,8 +83,9 @@ static void gemm_rows(const gemm_job *j) {
         native_sw(f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->C);
         return;
     }
-    trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, j->N, j->K, j->A + (size_t)j->m0 * j->K, j->B,
-                   j->C + (size_t)j->m0 * j->N);
+    if (trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, j->N, j->K, j->A + (size_t)j->m0 * j->K, j->B,
+                       j->C + (size_t)j->m0 * j->N))
+        j->r->gemm_failed = 1; /* reported by trn_step */
 }
 
 static void *gemm_thread(void *p) { gemm_rows(p); return NULL; }

@@ -84,7 +84,6 @@ static void build_recs(trn_run *r) {
 }
 
 int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
-    (void)err; (void)errlen;
     trn__tel_reset(r);
     r->tel_on = 1;
     double scale = r->scaler.enabled ? (double)r->scaler.scale : 1.0;
@@ -99,6 +98,10 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     int skip = trn_scaler_update(&r->scaler, found);
     if (!skip) trn__optim_step(r);
     trn__model_step_end(r);
+    if (r->gemm_failed) {
+        snprintf(err, errlen, "a GEMM could not run (mma=%s, policy %s)", r->cfg.mma, r->cfg.policy);
+        return -1;
+    }
     r->step++;
     memset(rec, 0, sizeof *rec);
     rec->step = r->step;

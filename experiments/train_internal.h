@@ -97,6 +97,7 @@ struct trn_run {
     /* scratch */
     float *fscratch; size_t fscratch_n;
     int in_eval;
+    int gemm_failed;               /* set by a GEMM that could not run */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
 };
