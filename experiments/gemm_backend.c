@@ -65,4 +65,12 @@ int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *
     return 0;
 }
 
+int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
+                      int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
+                      fpemu_cast_stats *sb) {
+    (void)mma; (void)rceil; (void)fa; (void)fb; (void)M; (void)N; (void)K; (void)A; (void)B; (void)C;
+    (void)sa; (void)sb;
+    return -2;
+}
+
 const char *trn__gemm_backend_name(void) { return "mma_dot (emu/mma.h tensor-core models, scalar)"; }

@@ -8,6 +8,15 @@
  * input type. Returns 0, or -1 if the model cannot take these formats. */
 int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
                    const double *A, const double *B, double *C);
+/* MX block scaling inside the MMA (OCP MX; Blackwell: the e8m0 scale
+ * exponents join the product exponents): A and B are the unquantised
+ * (f32-valued) operands, quantised inside to fa / fb in blocks of 32 along
+ * K with the FLOOR (rceil = 0) or RCEIL rule. Fills the cast statistics of
+ * A and B. Returns 0, -1 on failure, or -2 if this backend has no MX path
+ * (the caller then quantises and promotes per block itself). */
+int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
+                      int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
+                      fpemu_cast_stats *sb);
 /* The name of the backend in use (for summary.json). */
 const char *trn__gemm_backend_name(void);
 #endif

@@ -261,6 +261,24 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
     free(pa); free(pb); free(pc); free(acc);
 }
 
+/* MX inside the MMA (when the backend has it): the raw operands go to the
+ * GEMM, which quantises them in blocks of 32 along K; its cast statistics
+ * are the telemetry (cls < 0: not counted, a recomputation). */
+static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, int K, const double *A, const double *B,
+                   double *C, const fpemu_format *fa, const fpemu_format *fb) {
+    if (r->pol->recipe != RECIPE_MX || !r->mx_native) return 0;
+    fpemu_cast_stats sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    if (trn__gemm_lowp_mx(r->cfg.mma, !strcmp(r->cfg.mx_scale_rule, "rceil"), fa, fb, M, N, K, A, B, C, &sa, &sb)) {
+        r->gemm_failed = 1;
+        return 1;
+    }
+    if (cls_a >= 0) trn__account(r, layer, cls_a, fa, &sa, amax_of(A, (size_t)M * K), 1.0);
+    if (cls_b >= 0) trn__account(r, layer, cls_b, fb, &sb, amax_of(B, (size_t)N * K), 1.0);
+    return 1;
+}
+
 /* ---- Linear ---------------------------------------------------------------------- */
 
 void trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off) {
@@ -291,7 +309,7 @@ static void prepare_weights(trn_run *r, lin_state *L) {
     const double *W = r->params + L->w_off;
     const fpemu_format *f = gemm_fmt(r, ROLE_W);
     qinfo qi;
-    if (f == r->f_param && r->pol->recipe == RECIPE_NONE) {
+    if ((f == r->f_param && r->pol->recipe == RECIPE_NONE) || (r->pol->recipe == RECIPE_MX && r->mx_native)) {
         memcpy(L->wq, W, (size_t)L->in * L->out * sizeof(double));
         qi.dq = NULL;
     } else {
@@ -309,18 +327,24 @@ static void prepare_weights(trn_run *r, lin_state *L) {
 void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
                      int BT, const fpemu_format *out_fmt) {
     int C = L->in, OC = L->out;
+    int first = !L->wq_valid;
     prepare_weights(r, L);
     const fpemu_format *fx = gemm_fmt(r, ROLE_X), *fw = gemm_fmt(r, ROLE_W);
     double *xq = malloc((size_t)BT * C * sizeof *xq);
     qinfo ix, iw;
-    if (fx == in_fmt && r->pol->recipe == RECIPE_NONE) {
+    ix.dq = NULL;
+    if (mx_gemm(r, L->layer, CLS_ACT, first ? CLS_WEIGHT : -1, BT, OC, C, in, r->params + L->w_off, out, fx, fw)) {
+        /* done inside the MMA */
+    } else if (fx == in_fmt && r->pol->recipe == RECIPE_NONE) {
         memcpy(xq, in, (size_t)BT * C * sizeof *xq);
         ix.dq = NULL;
         ix.nkb = 1; ix.kb = C;
     } else {
         quantise(r, L->layer, CLS_ACT, &L->ds[ROLE_X], in, xq, BT, C, fx, 0, &ix);
     }
-    if (r->pol->recipe == RECIPE_NONE) {
+    if (r->pol->recipe == RECIPE_MX && r->mx_native) {
+        /* computed above */
+    } else if (r->pol->recipe == RECIPE_NONE) {
         trn__gemm(r, BT, OC, C, xq, L->wq, out, fx, fw);
     } else if (r->pol->recipe == RECIPE_DELAYED || r->pol->recipe == RECIPE_CURRENT || r->pol->recipe == RECIPE_ROWWISE) {
         iw.dq = L->wq_scale; iw.nkb = 1; iw.kb = C;
@@ -360,7 +384,13 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     /* dout is in out_fmt (the gradient of the output); without a recipe a
      * GEMM in that format takes it as it is: no cast, nothing to count */
     int dy_as_is = rec == RECIPE_NONE && fy == out_fmt;
-    if (dinp) {
+    int mx = rec == RECIPE_MX && r->mx_native;
+    if (dinp && mx) {
+        transpose(t2, r->params + L->w_off, OC, C);
+        mx_gemm(r, L->layer, CLS_GRAD_OUT, -1, BT, C, OC, dout, t2, dinp, fy, fw);
+        trn__round(r, L->layer, CLS_GRAD_IN, r->f_lo, dinp, (size_t)BT * C);
+        trn__round(r, L->layer, CLS_GRAD_IN, in_fmt, dinp, (size_t)BT * C);
+    } else if (dinp) {
         if (dy_as_is) {
             memcpy(q1, dout, (size_t)BT * OC * sizeof(double));
             i1.dq = NULL; i1.kb = OC; i1.nkb = 1;
@@ -387,20 +417,25 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     /* dW[OC][C] = dout^T[OC][BT] . in^T[C][BT] (K = BT) */
     transpose(t1, dout, BT, OC);
     transpose(t2, in, BT, C);
-    if (dy_as_is) {
+    double *dW = r->grads + L->w_off;
+    if (mx) {
+        mx_gemm(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, CLS_ACT, OC, C, BT, t1, t2, dW, fy, fx);
+        i1.dq = i2.dq = NULL;
+    } else if (dy_as_is) {
         memcpy(q1, t1, (size_t)OC * BT * sizeof(double));
         i1.dq = NULL; i1.kb = BT; i1.nkb = 1;
     } else {
         quantise(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, &L->ds[ROLE_DY], t1, q1, OC, BT, fy, 0, &i1);
     }
-    if (fx == in_fmt && rec == RECIPE_NONE) {
+    if (mx) {
+        /* computed above */
+    } else if (fx == in_fmt && rec == RECIPE_NONE) {
         memcpy(q2, t2, (size_t)C * BT * sizeof(double));
         i2.dq = NULL; i2.kb = BT; i2.nkb = 1;
     } else {
         quantise(r, L->layer, per_tensor ? -1 : CLS_ACT, &L->ds[ROLE_X], t2, q2, C, BT, fx, 0, &i2);
     }
-    double *dW = r->grads + L->w_off;
-    scaled_gemm(r, OC, C, BT, q1, &i1, q2, &i2, dW, fy, fx);
+    if (!mx) scaled_gemm(r, OC, C, BT, q1, &i1, q2, &i2, dW, fy, fx);
     trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, dW, (size_t)OC * C);
     trn__round(r, L->layer, CLS_GRAD_W, r->f_param, dW, (size_t)OC * C);
     free(i1.dq); free(i2.dq);

@@ -160,7 +160,8 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     s->beta1 = 0.9; s->beta2 = 0.999; s->eps = 1e-8;
     s->batch_size = 32;
     s->eval_every = 50; s->tensors_every = 10; s->checkpoint_every = 0;
-    strcpy(s->mma, "h100");
+    /* MX block scaling exists on Blackwell (sm_100) */
+    strcpy(s->mma, pol->recipe == RECIPE_MX ? "b200" : "h100");
     snprintf(s->scaler, sizeof s->scaler, "%s", pol->scaler);
     s->init_scale = 65536.0; s->growth_factor = 2.0; s->backoff_factor = 0.5; s->growth_interval = 2000;
     s->loss_scale = 1.0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "train_internal.h"
+#include "gemm_backend.h"
 
 static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
 
@@ -44,6 +45,10 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
         return -1;
     }
     trn__model_init_params(r);
+    if (p->recipe == RECIPE_MX) {
+        double a = 1, b = 1, c;
+        r->mx_native = trn__gemm_lowp_mx(s->mma, 0, r->f8_fwd, r->f8_fwd, 1, 1, 1, &a, &b, &c, NULL, NULL) == 0;
+    }
     int en = strcmp(s->scaler, "none") != 0;
     int dyn = !strcmp(s->scaler, "dynamic");
     trn_scaler_init(&r->scaler, en, dyn, dyn ? s->init_scale : s->loss_scale, s->growth_factor, s->backoff_factor,

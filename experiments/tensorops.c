@@ -45,8 +45,8 @@ void trn__tel_reset(trn_run *r) {
     r->step_casts = r->step_overflow = r->step_underflow = 0;
 }
 
-static void account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
-                    double amax, double scale) {
+void trn__account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
+                  double amax, double scale) {
     if (!r->tel_on || layer < 0) return;
     tel_slot *t = &r->tel[(size_t)layer * CLS_COUNT + cls];
     if (t->st.n == 0) { t->scale_min = scale; t->amax = 0; }
@@ -77,7 +77,7 @@ static void round_low(trn_run *r, int layer, int cls, const fpemu_format *fmt, d
     ctx->sat = sat;
     fpemu_round_f32(fmt, f, f, n, ctx, r->tel_on ? &st : NULL);
     for (size_t i = 0; i < n; i++) x[i] = f[i];
-    account(r, layer, cls, fmt, &st, amax, scale);
+    trn__account(r, layer, cls, fmt, &st, amax, scale);
 }
 
 void trn__round(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {

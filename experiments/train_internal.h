@@ -98,6 +98,7 @@ struct trn_run {
     float *fscratch; size_t fscratch_n;
     int in_eval;
     int gemm_failed;               /* set by a GEMM that could not run */
+    int mx_native;                 /* the GEMM backend scales MX blocks inside the MMA */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
 };
@@ -114,6 +115,9 @@ void trn__round_sr(trn_run *r, int layer, int cls, const fpemu_format *fmt, doub
 const fpemu_format *trn__widest(const fpemu_format *a, const fpemu_format *b);
 int trn__is_low(const fpemu_format *f);
 float *trn__fscratch(trn_run *r, size_t n);
+/* Add a cast's statistics to slot (layer, cls) and the step totals. */
+void trn__account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
+                  double amax, double scale);
 void trn__tel_reset(trn_run *r);
 int trn__layer_add(trn_run *r, const char *name);
 
