@@ -142,6 +142,54 @@ int gemm_f32_reference(const gemm_config *cfg, int M, int N, int K, const float 
                        int transA, const float *B, int ldb, int transB, const float *C, int ldc,
                        float *D, int ldd, gemm_stats *stats);
 
+/* ---- internal to libfpemu (gemm.c / gemm_kernel.c) ---------------------- */
+
+/* One call of the vectorised kernel: rows [i0, i1), columns [j0, j1) (j0
+ * and the row stride ldb multiples of 8), K range [k0, k1) in blocks of
+ * `block`; A as exact values av and alignment powers ae (2^E, 0 = takes no
+ * part), row-major with stride lda; B likewise [k][j] with stride ldb;
+ * initial c per output from cin (f32, NULL = 0); block results rounded
+ * toward zero to q bits; out/flag row-major with stride ldo (flag OR-ed with
+ * 1 when the lane left the output's normal range: recompute it with the
+ * scalar model). cin may equal out (in place, for K tiles). */
+typedef struct gk_args {
+    const double *av, *ae;
+    size_t lda;
+    const double *bv, *be;
+    size_t ldb;
+    int i0, i1, j0, j1, k0, k1;
+    int block, nfrac, q, rd;
+    double floor2;     /* 2^emax_floor, or 0 for none */
+    double zero_c_e;   /* alignment power of a zero c: 2^emin, or tiny (ignored) */
+    double emin_d;     /* 2^emin of the output (min normal) */
+    double ovf_d;      /* 2^(emax+1) of the output */
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gk_args;
+/* The f32 variant (16 lanes, int32 sums): av/ae/bv/be are floats, ldb a
+ * multiple of 16; see gemm_kernel.c for when it is exact. */
+typedef struct gkf_args {
+    const float *av, *ae;
+    size_t lda;
+    const float *bv, *be;
+    size_t ldb;
+    int i0, i1, j0, j1, k0, k1;
+    int block, nfrac, q;
+    float zero_c_e, emin_f;
+    double emin_d, ovf_d;
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gkf_args;
+void gemm__kernel_f32(int isa, const gkf_args *g);
+int gemm__kernel_best(void);             /* 1 generic, 2 avx2, 3 avx512 */
+void gemm__kernel(int isa, const gk_args *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,728 @@
+/* gemm.c: the emulated low-precision GEMM (gemm.h): quantisation per
+ * scaling recipe, the MMA model over K (vectorised kernel or scalar model),
+ * promotion and dequantisation, on pthreads. */
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gemm.h"
+
+#define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
+#define ITILE 64   /* rows of a kernel call */
+
+static void seterr(char *err, size_t len, const char *msg) {
+    if (err && len) snprintf(err, len, "%s", msg);
+}
+
+/* ---- configuration ---------------------------------------------------------- */
+
+int gemm_config_init(gemm_config *cfg, const char *model, const char *afmt, const char *bfmt, char *err,
+                     size_t errlen) {
+    memset(cfg, 0, sizeof *cfg);
+    const fpemu_format *fa = fpemu_format_get(afmt, err, errlen);
+    if (!fa) return -1;
+    const fpemu_format *fb = fpemu_format_get(bfmt, err, errlen);
+    if (!fb) return -1;
+    const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
+    if (mma_model_preset(&cfg->model, model, fa, fb, f32, f32, err, errlen)) return -1;
+    cfg->afmt = fa;
+    cfg->bfmt = fb;
+    cfg->sat = 1;
+    cfg->scaling.kind = GEMM_SCALING_NONE;
+    scaling_current_opts_te(&cfg->scaling.cur);
+    cfg->scaling.scale_a = cfg->scaling.scale_b = 1.0f;
+    cfg->scaling.block_a_rows = 1;
+    cfg->scaling.block_b_cols = 128;
+    cfg->scaling.block_k = 128;
+    cfg->scaling.block_eps = 1e-4f;
+    return 0;
+}
+
+int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_t errlen) {
+    gemm_scaling *s = &cfg->scaling;
+    if (!strcmp(name, "none")) {
+        s->kind = GEMM_SCALING_NONE;
+    } else if (!strcmp(name, "tensor") || !strcmp(name, "tensor-te")) {
+        s->kind = GEMM_SCALING_TENSOR;
+        scaling_current_opts_te(&s->cur);
+    } else if (!strcmp(name, "tensor-torchao")) {
+        s->kind = GEMM_SCALING_TENSOR;
+        scaling_current_opts_torchao(&s->cur);
+    } else if (!strcmp(name, "given") || !strcmp(name, "delayed")) {
+        s->kind = GEMM_SCALING_GIVEN;
+    } else if (!strcmp(name, "rowwise") || !strcmp(name, "axiswise")) {
+        s->kind = GEMM_SCALING_ROWWISE;
+        scaling_current_opts_torchao(&s->cur);
+        s->cur.pow2 = 1; /* torchao rowwise: round_scales_to_power_of_2 */
+    } else if (!strcmp(name, "blockwise") || !strcmp(name, "deepseek")) {
+        s->kind = GEMM_SCALING_BLOCKWISE;
+        s->block_a_rows = 1, s->block_b_cols = 128, s->block_k = 128, s->block_eps = 1e-4f, s->block_pow2 = 0;
+        cfg->promote = 128;
+    } else if (!strcmp(name, "mx-floor") || !strcmp(name, "mx")) {
+        s->kind = GEMM_SCALING_MX;
+        s->mx_rule = SCALING_MX_FLOOR;
+    } else if (!strcmp(name, "mx-rceil")) {
+        s->kind = GEMM_SCALING_MX;
+        s->mx_rule = SCALING_MX_RCEIL;
+    } else if (!strcmp(name, "nvfp4")) {
+        s->kind = GEMM_SCALING_NVFP4;
+    } else {
+        seterr(err, errlen, "unknown scaling recipe (expected none, tensor, tensor-torchao, given, rowwise, blockwise, mx-floor, mx-rceil, nvfp4)");
+        return -1;
+    }
+    return 0;
+}
+
+static int sblock_of(const gemm_config *cfg) {
+    return cfg->scaling.kind == GEMM_SCALING_MX ? 32 : cfg->scaling.kind == GEMM_SCALING_NVFP4 ? 16 : 0;
+}
+
+int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA, int ldb, int transB, int ldc,
+               int ldd, char *err, size_t errlen) {
+    char buf[256];
+    if (!cfg || !cfg->model.fa || !cfg->afmt || !cfg->bfmt) { seterr(err, errlen, "gemm: configuration not initialised (gemm_config_init)"); return -1; }
+    if (cfg->model.kind == MMA_KIND_INT) { seterr(err, errlen, "gemm: integer models are not supported by gemm_f32"); return -1; }
+    if (M < 0 || N < 0 || K < 0) { seterr(err, errlen, "gemm: M, N, K must be >= 0"); return -1; }
+    if (lda < (transA ? M : K) || ldb < (transB ? K : N) || ldc < N || ldd < N) {
+        snprintf(buf, sizeof buf, "gemm: leading dimensions too small (lda >= %d, ldb >= %d, ldc/ldd >= %d)", transA ? M : K,
+                 transB ? K : N, N);
+        seterr(err, errlen, buf);
+        return -1;
+    }
+    if (cfg->promote < 0) { seterr(err, errlen, "gemm: promote must be >= 0"); return -1; }
+    const gemm_scaling *s = &cfg->scaling;
+    if (s->kind == GEMM_SCALING_BLOCKWISE) {
+        if (s->block_k < 1 || s->block_a_rows < 1 || s->block_b_cols < 1) { seterr(err, errlen, "gemm: blockwise tile sizes must be >= 1"); return -1; }
+        if (cfg->promote != s->block_k) { seterr(err, errlen, "gemm: blockwise scaling promotes every block_k elements (set promote = block_k)"); return -1; }
+    }
+    int sb = sblock_of(cfg);
+    if (sb && cfg->promote % sb) {
+        snprintf(buf, sizeof buf, "gemm: the promotion interval must be a multiple of the scale block (%d)", sb);
+        seterr(err, errlen, buf);
+        return -1;
+    }
+    if (s->kind == GEMM_SCALING_NVFP4 && (strcmp(cfg->afmt->name, "e2m1") || strcmp(cfg->bfmt->name, "e2m1"))) {
+        seterr(err, errlen, "gemm: nvfp4 scaling needs e2m1 elements for A and B");
+        return -1;
+    }
+    if (s->kind == GEMM_SCALING_GIVEN && !(s->scale_a > 0 && s->scale_b > 0 && isfinite(s->scale_a) && isfinite(s->scale_b))) {
+        seterr(err, errlen, "gemm: given scales must be finite and > 0");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- quantised operands ------------------------------------------------------ */
+
+typedef struct {
+    const gemm_config *cfg;
+    int M, N, K, Np, nsb;   /* nsb: scale blocks along K (MX/NVFP4) */
+    uint64_t *Ac, *Btc;     /* codes: A M x K, B^T N x K */
+    double *av, *ae;        /* M x K */
+    double *bv, *be;        /* K x Np */
+    int use_f;              /* the f32 kernel: float copies, B stride Np16 */
+    float *avf, *aef, *bvf, *bef;
+    int Np16;
+    unsigned char *arow_sp, *bcol_sp; /* rows/columns holding inf/NaN */
+    const fpemu_format *sfmt;
+    int sblock;
+    uint64_t *sa, *sbt;     /* M x nsb, N x nsb scale codes */
+    float *inv_row, *inv_col;   /* ROWWISE: 1/scale per row of A, per column of B */
+    float *dA, *dB;         /* BLOCKWISE decode scales: (M/ra) x nkt, nkt x (N/cb) */
+    int nkt, ra, cb;
+    float dq;               /* per-tensor dequantisation factor */
+    int c_in_mma;           /* C is the MMA's c input */
+} qops;
+
+static void qops_free(qops *q) {
+    free(q->Ac), free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
+    free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->inv_row), free(q->inv_col);
+    free(q->dA), free(q->dB);
+    free(q->avf), free(q->aef), free(q->bvf), free(q->bef);
+    memset(q, 0, sizeof *q);
+}
+
+/* Encode n f32 values (rne, sat) into uint64 codes, with telemetry. */
+static void encode_row(const fpemu_format *f, const float *x, size_t n, uint64_t *out, int sat, fpemu_cast_stats *st) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.sat = sat;
+    uint64_t buf[128];
+    for (size_t i0 = 0; i0 < n; i0 += 128) {
+        size_t m = n - i0 < 128 ? n - i0 : 128;
+        fpemu_encode_f32(f, buf, x + i0, m, &ctx, st);
+        for (size_t i = 0; i < m; i++) out[i0 + i] = fpemu_code_load(f, buf, i);
+    }
+}
+
+/* Exact value and alignment power of a code under the model's input rules
+ * (mma.c decode): returns 1 for inf/NaN. */
+static int decode_elem(const mma_model *m, const fpemu_format *f, uint64_t code, double *v, double *e) {
+    if (m->tf32_truncate && f->ebits == 8 && f->mbits == 23 && f->pad == 0) {
+        fpemu_class k0 = fpemu_classify(f, code);
+        if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
+    }
+    fpemu_class k = fpemu_classify(f, code);
+    if (k == FPEMU_CLASS_INF || k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { *v = 0, *e = 0; return 1; }
+    int s, ex;
+    uint64_t sig;
+    fpemu_unpack(f, code, &s, &sig, &ex);
+    int zero = k == FPEMU_CLASS_ZERO || (m->flush_subnormals && k == FPEMU_CLASS_SUBNORMAL);
+    int E = k == FPEMU_CLASS_NORMAL || !f->has_subnormals ? ex + f->mbits : f->emin;
+    *v = zero ? (s ? -0.0 : 0.0) : ldexp((double)sig, ex) * (s ? -1 : 1);
+    *e = zero && !m->zero_product ? 0 : ldexp(1.0, E);
+    return 0;
+}
+
+/* Alignment power of a scale code (its unbiased exponent, or emin). */
+static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
+    fpemu_class k = fpemu_classify(f, code);
+    int s, ex;
+    uint64_t sig;
+    fpemu_unpack(f, code, &s, &sig, &ex);
+    *val = fabs(fpemu_to_double(f, code));
+    int E = k == FPEMU_CLASS_NORMAL || !f->has_subnormals ? ex + f->mbits : f->emin;
+    return ldexp(1.0, E);
+}
+
+static float get_a(const float *A, int lda, int transA, int i, int k) { return transA ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]; }
+static float get_b(const float *B, int ldb, int transB, int k, int j) { return transB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]; }
+
+/* Quantise A (rows) and B (columns) per the recipe into codes and scales. */
+static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                    const float *B, int ldb, int transB, gemm_stats *st) {
+    const gemm_scaling *s = &cfg->scaling;
+    const fpemu_format *fa = cfg->afmt, *fb = cfg->bfmt;
+    q->cfg = cfg, q->M = M, q->N = N, q->K = K;
+    q->Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
+    q->Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
+    float *row = malloc(sizeof(float) * ((size_t)K + 1));
+    float *Af = malloc(sizeof(float) * ((size_t)M * K + 1));
+    float *Bt = malloc(sizeof(float) * ((size_t)N * K + 1));
+    if (!q->Ac || !q->Btc || !row || !Af || !Bt) { free(row), free(Af), free(Bt); return -1; }
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) Af[(size_t)i * K + k] = get_a(A, lda, transA, i, k);
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++) Bt[(size_t)j * K + k] = get_b(B, ldb, transB, k, j);
+    st->amax_a = scaling_amax_f32(Af, (size_t)M * K, 1);
+    st->amax_b = scaling_amax_f32(Bt, (size_t)N * K, 1);
+    st->scale_a = st->scale_b = 1.0f;
+    q->dq = 1.0f;
+    q->c_in_mma = cfg->promote == 0 && (s->kind == GEMM_SCALING_NONE || s->kind == GEMM_SCALING_MX);
+    int rc = 0;
+    switch (s->kind) {
+    case GEMM_SCALING_NONE:
+        for (int i = 0; i < M; i++) encode_row(fa, Af + (size_t)i * K, (size_t)K, q->Ac + (size_t)i * K, cfg->sat, &st->a);
+        for (int j = 0; j < N; j++) encode_row(fb, Bt + (size_t)j * K, (size_t)K, q->Btc + (size_t)j * K, cfg->sat, &st->b);
+        break;
+    case GEMM_SCALING_TENSOR:
+    case GEMM_SCALING_GIVEN: {
+        float sa = s->kind == GEMM_SCALING_GIVEN ? s->scale_a : scaling_current_scale(&s->cur, st->amax_a, fa->max_finite);
+        float sb = s->kind == GEMM_SCALING_GIVEN ? s->scale_b : scaling_current_scale(&s->cur, st->amax_b, fb->max_finite);
+        st->scale_a = sa, st->scale_b = sb;
+        for (int i = 0; i < M; i++) {
+            for (int k = 0; k < K; k++) row[k] = Af[(size_t)i * K + k] * sa;
+            encode_row(fa, row, (size_t)K, q->Ac + (size_t)i * K, 1, &st->a);
+        }
+        for (int j = 0; j < N; j++) {
+            for (int k = 0; k < K; k++) row[k] = Bt[(size_t)j * K + k] * sb;
+            encode_row(fb, row, (size_t)K, q->Btc + (size_t)j * K, 1, &st->b);
+        }
+        float ia = 1.0f / sa, ib = 1.0f / sb;
+        q->dq = ia * ib;
+        break;
+    }
+    case GEMM_SCALING_ROWWISE:
+        q->inv_row = malloc(sizeof(float) * ((size_t)M + 1));
+        q->inv_col = malloc(sizeof(float) * ((size_t)N + 1));
+        if (!q->inv_row || !q->inv_col) { rc = -1; break; }
+        for (int i = 0; i < M; i++) {
+            const float *x = Af + (size_t)i * K;
+            float sc = scaling_current_scale(&s->cur, scaling_amax_f32(x, (size_t)K, 1), fa->max_finite);
+            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
+            encode_row(fa, row, (size_t)K, q->Ac + (size_t)i * K, 1, &st->a);
+            q->inv_row[i] = 1.0f / sc;
+        }
+        for (int j = 0; j < N; j++) {
+            const float *x = Bt + (size_t)j * K;
+            float sc = scaling_current_scale(&s->cur, scaling_amax_f32(x, (size_t)K, 1), fb->max_finite);
+            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
+            encode_row(fb, row, (size_t)K, q->Btc + (size_t)j * K, 1, &st->b);
+            q->inv_col[j] = 1.0f / sc;
+        }
+        break;
+    case GEMM_SCALING_BLOCKWISE: {
+        int bk = s->block_k, ra = s->block_a_rows, cb = s->block_b_cols;
+        int nkt = (K + bk - 1) / bk, nra = (M + ra - 1) / ra, ncb = (N + cb - 1) / cb;
+        q->nkt = nkt, q->ra = ra, q->cb = cb;
+        q->dA = malloc(sizeof(float) * ((size_t)nra * nkt + 1));
+        q->dB = malloc(sizeof(float) * ((size_t)nkt * ncb + 1));
+        if (!q->dA || !q->dB) { rc = -1; break; }
+        /* A tiles: ra rows x bk */
+        for (int ti = 0; ti < nra; ti++)
+            for (int kt = 0; kt < nkt; kt++) {
+                int i1 = (ti + 1) * ra < M ? (ti + 1) * ra : M, k0 = kt * bk, k1 = k0 + bk < K ? k0 + bk : K;
+                float am = 0;
+                for (int i = ti * ra; i < i1; i++) {
+                    float v = scaling_amax_f32(Af + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
+                    am = isnan(v) || v > am ? v : am;
+                }
+                float enc = scaling_block_encode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
+                q->dA[(size_t)ti * nkt + kt] = scaling_block_decode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
+                for (int i = ti * ra; i < i1; i++) {
+                    for (int k = k0; k < k1; k++) row[k - k0] = Af[(size_t)i * K + k] * enc;
+                    encode_row(fa, row, (size_t)(k1 - k0), q->Ac + (size_t)i * K + k0, 1, &st->a);
+                }
+            }
+        /* B tiles: bk x cb */
+        for (int kt = 0; kt < nkt; kt++)
+            for (int tj = 0; tj < ncb; tj++) {
+                int j1 = (tj + 1) * cb < N ? (tj + 1) * cb : N, k0 = kt * bk, k1 = k0 + bk < K ? k0 + bk : K;
+                float am = 0;
+                for (int j = tj * cb; j < j1; j++) {
+                    float v = scaling_amax_f32(Bt + (size_t)j * K + k0, (size_t)(k1 - k0), 1);
+                    am = isnan(v) || v > am ? v : am;
+                }
+                float enc = scaling_block_encode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
+                q->dB[(size_t)kt * ncb + tj] = scaling_block_decode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
+                for (int j = tj * cb; j < j1; j++) {
+                    for (int k = k0; k < k1; k++) row[k - k0] = Bt[(size_t)j * K + k] * enc;
+                    encode_row(fb, row, (size_t)(k1 - k0), q->Btc + (size_t)j * K + k0, 1, &st->b);
+                }
+            }
+        break;
+    }
+    case GEMM_SCALING_MX:
+    case GEMM_SCALING_NVFP4: {
+        int sb = sblock_of(cfg);
+        int nsb = (K + sb - 1) / sb;
+        q->nsb = nsb, q->sblock = sb;
+        q->sfmt = fpemu_format_get(s->kind == GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
+        q->sa = malloc(sizeof(uint64_t) * ((size_t)M * nsb + 1));
+        q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * nsb + 1));
+        if (!q->sa || !q->sbt) { rc = -1; break; }
+        float ts_a = 1, ts_b = 1;
+        if (s->kind == GEMM_SCALING_NVFP4) {
+            ts_a = scaling_nvfp4_tensor_scale(st->amax_a);
+            ts_b = scaling_nvfp4_tensor_scale(st->amax_b);
+            st->scale_a = ts_a, st->scale_b = ts_b;
+            q->dq = (1.0f / ts_a) * (1.0f / ts_b);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            int R = pass ? N : M;
+            const float *X = pass ? Bt : Af;
+            const fpemu_format *ef = pass ? fb : fa;
+            uint64_t *codes = pass ? q->Btc : q->Ac, *sc = pass ? q->sbt : q->sa;
+            for (int r = 0; r < R; r++)
+                for (int b = 0; b < nsb; b++) {
+                    int k0 = b * sb, k1 = k0 + sb < K ? k0 + sb : K;
+                    const float *x = X + (size_t)r * K + k0;
+                    float am = scaling_amax_f32(x, (size_t)(k1 - k0), 1);
+                    uint8_t code;
+                    if (s->kind == GEMM_SCALING_MX) {
+                        code = scaling_mx_scale(s->mx_rule, ef, am);
+                        scaling_mx_quantize_block(ef, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
+                    } else {
+                        float ts = pass ? ts_b : ts_a;
+                        code = scaling_nvfp4_block_scale(am, ts);
+                        scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
+                    }
+                    sc[(size_t)r * nsb + b] = code;
+                }
+        }
+        break;
+    }
+    }
+    free(row), free(Af), free(Bt);
+    return rc;
+}
+
+/* Exact values for the kernel: av/ae (M x K), bv/be (K x Np), with the
+ * block scales joined as the model does (MX: exponents; NVFP4 without the
+ * group rule: value times scale, exponent plus the scale's). */
+static int build_values(qops *q) {
+    const mma_model *m = &q->cfg->model;
+    int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
+    q->Np = Np;
+    q->av = malloc(sizeof(double) * ((size_t)M * K + 1));
+    q->ae = malloc(sizeof(double) * ((size_t)M * K + 1));
+    q->bv = calloc((size_t)K * Np + 8, sizeof(double));
+    q->be = calloc((size_t)K * Np + 8, sizeof(double));
+    q->arow_sp = calloc((size_t)M + 1, 1);
+    q->bcol_sp = calloc((size_t)N + 1, 1);
+    if (!q->av || !q->ae || !q->bv || !q->be || !q->arow_sp || !q->bcol_sp) return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int R = pass ? N : M;
+        const fpemu_format *f = pass ? m->fb : m->fa;
+        const uint64_t *codes = pass ? q->Btc : q->Ac;
+        const uint64_t *sc = pass ? q->sbt : q->sa;
+        unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+        for (int r = 0; r < R; r++)
+            for (int k = 0; k < K; k++) {
+                double v, e;
+                if (decode_elem(m, f, codes[(size_t)r * K + k], &v, &e)) sp[r] = 1;
+                if (sc) {
+                    uint64_t scode = sc[(size_t)r * q->nsb + k / q->sblock];
+                    if (fpemu_is_nan(q->sfmt, scode)) sp[r] = 1, v = 0, e = 0;
+                    else {
+                        double sv, sp2 = scale_pow(q->sfmt, scode, &sv);
+                        v *= sv;
+                        if (sv == 0) { if (!m->zero_product) e = 0; else e *= sp2; }
+                        else e *= sp2;
+                    }
+                }
+                if (pass) q->bv[(size_t)k * Np + r] = v, q->be[(size_t)k * Np + r] = e;
+                else q->av[(size_t)r * K + k] = v, q->ae[(size_t)r * K + k] = e;
+            }
+    }
+    if (q->use_f) { /* exact float copies (checked by f32_kernel_ok) */
+        int N16 = (N + 15) / 16 * 16;
+        q->Np16 = N16;
+        q->avf = malloc(sizeof(float) * ((size_t)M * K + 1));
+        q->aef = malloc(sizeof(float) * ((size_t)M * K + 1));
+        q->bvf = calloc((size_t)K * N16 + 16, sizeof(float));
+        q->bef = calloc((size_t)K * N16 + 16, sizeof(float));
+        if (!q->avf || !q->aef || !q->bvf || !q->bef) return -1;
+        for (size_t x = 0; x < (size_t)M * K; x++) q->avf[x] = (float)q->av[x], q->aef[x] = (float)q->ae[x];
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) {
+                q->bvf[(size_t)k * N16 + j] = (float)q->bv[(size_t)k * Np + j];
+                q->bef[(size_t)k * N16 + j] = (float)q->be[(size_t)k * Np + j];
+            }
+    }
+    return 0;
+}
+
+/* Can the vectorised kernel run this model? */
+static int kernel_ok(const gemm_config *cfg) {
+    const mma_model *m = &cfg->model;
+    if (cfg->scalar_only || m->kind != MMA_KIND_BLOCK || m->norm != MMA_NORM_END || m->chain != MMA_CHAIN_ROUNDED) return 0;
+    if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
+    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
+    if (m->fa->p > 24 || m->fb->p > 24) return 0;
+    /* block-scaled e2m1 x e2m1 on a model with the group rule (b200): scalar model */
+    if ((cfg->scaling.kind == GEMM_SCALING_NVFP4 || cfg->scaling.kind == GEMM_SCALING_MX) && m->group > 0 &&
+        !strcmp(m->fa->name, "e2m1") && !strcmp(m->fb->name, "e2m1"))
+        return 0;
+    return 1;
+}
+
+/* Is the f32 kernel exact for this model? Products and alignment powers
+ * must be floats in f32's normal range (no block scales: their exponents
+ * reach 2^+-127), RZ alignment, and block sums below 2^31. */
+static int f32_kernel_ok(const gemm_config *cfg) {
+    const mma_model *m = &cfg->model;
+    if (m->align != MMA_ALIGN_RZ || cfg->scaling.kind == GEMM_SCALING_MX || cfg->scaling.kind == GEMM_SCALING_NVFP4) return 0;
+    if (m->fa->p > 12 || m->fb->p > 12) return 0; /* products <= 24 bits */
+    int lo = (m->fa->emin) + (m->fb->emin), hi = (m->fa->emax + 1) + (m->fb->emax + 1);
+    if (lo <= m->nfrac - 126 || hi > 120) return 0;
+    if (m->has_emax_floor) return 0;
+    int B = m->block > 0 ? m->block : 0;
+    if (B <= 0 || (double)(B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
+    return 1;
+}
+
+/* ---- the driver ----------------------------------------------------------------- */
+
+typedef struct {
+    const qops *q;
+    const gemm_config *cfg;
+    const float *C;
+    int ldc;
+    float *D;
+    int ldd;
+    int i0, i1;
+    int isa; /* 0: scalar model only */
+    float *part;          /* M x Np partial sums of the current chunk */
+    unsigned char *flag;  /* M x Np */
+    float *acc;           /* M x N promoted accumulator */
+    float *cpad;          /* M x Np: C for the MMA's c (c_in_mma) */
+    uint64_t slow;
+    int err;
+} job;
+
+static uint64_t f32_code(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+static float code_f32(uint64_t c) {
+    uint32_t u = (uint32_t)c;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* Scalar model for output (i, j) over K range [k0, k1) from c. */
+static float scalar_partial(const qops *q, int i, int j, int k0, int k1, float c) {
+    const mma_model *m = &q->cfg->model;
+    uint64_t d;
+    const uint64_t *a = q->Ac + (size_t)i * q->K + k0, *b = q->Btc + (size_t)j * q->K + k0;
+    if (q->sa)
+        d = mma_dot_scaled(m, a, b, (size_t)(k1 - k0), f32_code(c), q->sfmt, q->sa + (size_t)i * q->nsb + k0 / q->sblock,
+                           q->sbt + (size_t)j * q->nsb + k0 / q->sblock, q->sblock, NULL);
+    else
+        d = mma_dot(m, a, b, (size_t)(k1 - k0), f32_code(c), NULL);
+    return code_f32(d);
+}
+
+/* Dequantisation factor of chunk [k0, k1) for output (i, j) (promotion). */
+static float chunk_dq(const qops *q, int i, int j, int k0) {
+    const gemm_scaling *s = &q->cfg->scaling;
+    switch (s->kind) {
+    case GEMM_SCALING_ROWWISE: return q->inv_row[i] * q->inv_col[j];
+    case GEMM_SCALING_BLOCKWISE: {
+        int kt = k0 / s->block_k, ncb = (q->N + q->cb - 1) / q->cb;
+        return q->dA[(size_t)(i / q->ra) * q->nkt + kt] * q->dB[(size_t)kt * ncb + j / q->cb];
+    }
+    default: return q->dq;
+    }
+}
+
+/* The final f32 value of output (i, j) from its accumulated MMA result. */
+static float epilogue(const qops *q, const gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
+    const gemm_scaling *s = &cfg->scaling;
+    if (cfg->promote == 0) {
+        switch (s->kind) {
+        case GEMM_SCALING_TENSOR:
+        case GEMM_SCALING_GIVEN:
+        case GEMM_SCALING_NVFP4: x = x * q->dq; break;
+        case GEMM_SCALING_ROWWISE: x = (x * q->inv_row[i]) * q->inv_col[j]; break;
+        default: break;
+        }
+    }
+    if (C && !q->c_in_mma) x = x + C[(size_t)i * ldc + j];
+    if (cfg->outfmt) {
+        fpemu_ctx ctx;
+        fpemu_ctx_init(&ctx);
+        fpemu_round_f32(cfg->outfmt, &x, &x, 1, &ctx, NULL);
+    }
+    return x;
+}
+
+static int c_special(float c) {
+    return !isfinite(c) || (c == 0 && signbit(c));
+}
+
+static void *run_job(void *arg) {
+    job *J = arg;
+    const qops *q = J->q;
+    const gemm_config *cfg = J->cfg;
+    const mma_model *m = &cfg->model;
+    const int N = q->N, K = q->K, Np = q->Np;
+    const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
+    const int B = m->block > 0 ? m->block : P;
+    const int kt = KTILE < B ? B : KTILE / B * B;
+    const int nchunks = K > 0 ? (K + P - 1) / P : 1;
+    const float *C = J->C;
+    for (int ch = 0; ch < nchunks; ch++) {
+        int k0 = ch * P, k1 = k0 + P < K ? k0 + P : K;
+        if (J->isa && K > 0) {
+            for (int i = J->i0; i < J->i1; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
+            for (int kk = k0; kk < k1; kk += kt) {
+                int ke = kk + kt < k1 ? kk + kt : k1;
+                for (int ib = J->i0; ib < J->i1; ib += ITILE) {
+                    if (q->use_f) {
+                        gkf_args gf = {
+                            .av = q->avf, .ae = q->aef, .lda = (size_t)K, .bv = q->bvf, .be = q->bef, .ldb = (size_t)q->Np16,
+                            .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+                            .block = B, .nfrac = m->nfrac, .q = m->out_mant,
+                            .zero_c_e = m->zero_c ? ldexpf(1.0f, m->fc->emin) : 0.0f, .emin_f = ldexpf(1.0f, m->fd->emin),
+                            .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
+                            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+                            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+                        };
+                        gemm__kernel_f32(J->isa, &gf);
+                        continue;
+                    }
+                    gk_args g = {
+                        .av = q->av, .ae = q->ae, .lda = (size_t)K, .bv = q->bv, .be = q->be, .ldb = (size_t)Np,
+                        .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+                        .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == MMA_ALIGN_RD,
+                        .floor2 = m->has_emax_floor ? ldexp(1.0, m->emax_floor) : 0,
+                        .zero_c_e = m->zero_c ? ldexp(1.0, m->fc->emin) : ldexp(1.0, -1060),
+                        .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
+                        .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+                        .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+                    };
+                    gemm__kernel(J->isa, &g);
+                }
+            }
+        }
+        for (int i = J->i0; i < J->i1; i++)
+            for (int j = 0; j < N; j++) {
+                size_t o = (size_t)i * Np + j;
+                float c0 = q->c_in_mma && C ? C[(size_t)i * J->ldc + j] : 0.0f;
+                float part;
+                if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (q->c_in_mma && C && c_special(c0))) {
+                    part = scalar_partial(q, i, j, k0, k1, c0);
+                    if (J->isa) J->slow++;
+                } else {
+                    part = J->part[o];
+                }
+                float *acc = J->acc + (size_t)i * N + j;
+                if (cfg->promote > 0) *acc = fmaf(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
+                else *acc = part;
+            }
+    }
+    for (int i = J->i0; i < J->i1; i++)
+        for (int j = 0; j < N; j++)
+            J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], C, J->ldc);
+    return NULL;
+}
+
+static int nthreads_of(const gemm_config *cfg, int M) {
+    int t = cfg->nthreads;
+    if (t <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        t = n > 0 ? (int)n : 1;
+    }
+    if (t > 64) t = 64;
+    int maxt = (M + 3) / 4;
+    if (t > maxt) t = maxt > 0 ? maxt : 1;
+    return t;
+}
+
+/* Run the product over prepared operands. */
+static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *D, int ldd, gemm_stats *st) {
+    int M = q->M, N = q->N;
+    int isa = kernel_ok(cfg) && q->K > 0 ? gemm__kernel_best() : 0;
+    q->use_f = isa && f32_kernel_ok(cfg) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
+    if (isa && build_values(q)) return -1;
+    if (!isa) {
+        q->Np = (N + 15) / 16 * 16;
+        if (!q->arow_sp) q->arow_sp = calloc((size_t)M + 1, 1);
+        if (!q->bcol_sp) q->bcol_sp = calloc((size_t)N + 1, 1);
+        if (!q->arow_sp || !q->bcol_sp) return -1;
+    }
+    int Np = q->Np;
+    float *part = malloc(sizeof(float) * ((size_t)M * Np + 8));
+    unsigned char *flag = calloc((size_t)M * Np + 8, 1);
+    float *acc = malloc(sizeof(float) * ((size_t)M * N + 1));
+    float *cpad = NULL;
+    if (!part || !flag || !acc) { free(part), free(flag), free(acc); return -1; }
+    if (isa && q->c_in_mma && C) {
+        cpad = calloc((size_t)M * Np + 8, sizeof(float));
+        if (!cpad) { free(part), free(flag), free(acc); return -1; }
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float c = C[(size_t)i * ldc + j];
+                cpad[(size_t)i * Np + j] = c_special(c) ? 0.0f : c;
+            }
+    }
+    int T = nthreads_of(cfg, M);
+    job jobs[64];
+    pthread_t th[64];
+    int rows = (M + T - 1) / T;
+    rows = (rows + 3) / 4 * 4;
+    int nj = 0;
+    for (int t = 0; t < T; t++) {
+        int i0 = t * rows, i1 = i0 + rows < M ? i0 + rows : M;
+        if (i0 >= i1) break;
+        jobs[nj] = (job){.q = q, .cfg = cfg, .C = C, .ldc = ldc, .D = D, .ldd = ldd, .i0 = i0, .i1 = i1, .isa = isa,
+                         .part = part, .flag = flag, .acc = acc, .cpad = cpad};
+        nj++;
+    }
+    int started = 0;
+    for (int t = 1; t < nj; t++) {
+        if (pthread_create(&th[t], NULL, run_job, &jobs[t])) break;
+        started = t;
+    }
+    run_job(&jobs[0]);
+    for (int t = started + 1; t < nj; t++) run_job(&jobs[t]); /* threads that failed to start: run here */
+    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    if (st) {
+        st->kernel = isa;
+        for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
+        if (!isa) st->slow_outputs = (uint64_t)M * N;
+    }
+    free(part), free(flag), free(acc), free(cpad);
+    return 0;
+}
+
+int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+             int ldb, int transB, const float *C, int ldc, float *D, int ldd, gemm_stats *stats) {
+    if (gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
+    gemm_stats local;
+    gemm_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (M == 0 || N == 0) return 0;
+    qops q;
+    memset(&q, 0, sizeof q);
+    int rc = quantise(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, st);
+    if (!rc) rc = run(&q, cfg, C, ldc, D, ldd, st);
+    qops_free(&q);
+    return rc;
+}
+
+int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
+               const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
+               gemm_stats *stats) {
+    gemm_config c2 = *cfg;
+    c2.scaling.kind = GEMM_SCALING_NONE;
+    if (gemm_check(&c2, M, N, K, K, 0, N, 0, N, N, NULL, 0)) return -1;
+    gemm_stats local;
+    gemm_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (M == 0 || N == 0) return 0;
+    qops q;
+    memset(&q, 0, sizeof q);
+    q.cfg = &c2, q.M = M, q.N = N, q.K = K, q.dq = 1.0f;
+    q.c_in_mma = c2.promote == 0;
+    q.Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
+    q.Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
+    int rc = -1;
+    if (!q.Ac || !q.Btc) goto out;
+    memcpy(q.Ac, A, sizeof(uint64_t) * (size_t)M * K);
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < N; j++) q.Btc[(size_t)j * K + k] = B[(size_t)k * N + j];
+    if (sfmt && sa && sb) {
+        if (sblock < 1 || (c2.promote && c2.promote % sblock)) goto out;
+        q.sfmt = sfmt, q.sblock = sblock, q.nsb = (K + sblock - 1) / sblock;
+        q.sa = malloc(sizeof(uint64_t) * ((size_t)M * q.nsb + 1));
+        q.sbt = malloc(sizeof(uint64_t) * ((size_t)N * q.nsb + 1));
+        if (!q.sa || !q.sbt) goto out;
+        memcpy(q.sa, sa, sizeof(uint64_t) * (size_t)M * q.nsb);
+        for (int b = 0; b < q.nsb; b++)
+            for (int j = 0; j < N; j++) q.sbt[(size_t)j * q.nsb + b] = sb[(size_t)b * N + j];
+        /* the group rule (b200 e2m1 with e4m3 scales) runs on the scalar model */
+        if (c2.model.group > 0 && !strcmp(c2.model.fa->name, "e2m1") && !strcmp(c2.model.fb->name, "e2m1")) c2.scalar_only = 1;
+    }
+    rc = run(&q, &c2, C, N, D, N, st);
+out:
+    qops_free(&q);
+    return rc;
+}
+
+int gemm_f32_reference(const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                       const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
+                       gemm_stats *stats) {
+    if (gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
+    gemm_stats local;
+    gemm_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (M == 0 || N == 0) return 0;
+    qops q;
+    memset(&q, 0, sizeof q);
+    int rc = quantise(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, st);
+    if (rc) { qops_free(&q); return rc; }
+    /* one output at a time on the scalar model, chunk by chunk */
+    int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
+    int nchunks = K > 0 ? (K + P - 1) / P : 1;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0;
+            for (int ch = 0; ch < nchunks; ch++) {
+                int k0 = ch * P, k1 = k0 + P < K ? k0 + P : K;
+                float c0 = q.c_in_mma && C ? C[(size_t)i * ldc + j] : 0.0f;
+                float part = scalar_partial(&q, i, j, k0, k1, c0);
+                acc = cfg->promote > 0 ? fmaf(part, chunk_dq(&q, i, j, k0), acc) : part;
+            }
+            D[(size_t)i * ldd + j] = epilogue(&q, cfg, i, j, acc, C, ldc);
+        }
+    qops_free(&q);
+    return 0;
+}

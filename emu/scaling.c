@@ -1,0 +1,213 @@
+/* scaling.c: scale factors of the low-precision GEMM recipes (scaling.h).
+ * Every step the frameworks do in f32 is an f32 operation here, in the
+ * same order, so scales and quantised elements match bit for bit. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scaling.h"
+
+static float pow2_floor(float x) {
+    int e;
+    frexpf(x, &e);
+    return ldexpf(1.0f, e - 1);
+}
+
+void scaling_current_opts_te(scaling_current_opts *o) {
+    memset(o, 0, sizeof *o);
+}
+
+void scaling_current_opts_torchao(scaling_current_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->eps = 1e-12f;
+    o->div_in_f64 = 1;
+}
+
+float scaling_current_scale(const scaling_current_opts *o, float amax, double fmt_max) {
+    /* TE: amax 0, inf or NaN keeps scale 1 */
+    if (isnan(amax) || isinf(amax)) return 1.0f;
+    float a = amax > o->eps ? amax : o->eps;
+    if (a == 0) return 1.0f;
+    float s = o->div_in_f64 ? (float)(fmt_max / (double)a) : (float)fmt_max / a;
+    if (isinf(s)) s = FLT_MAX; /* TE clamps an infinite scale */
+    if (o->pow2) s = pow2_floor(s);
+    return s;
+}
+
+float scaling_amax_f32(const float *x, size_t n, size_t stride) {
+    float m = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = fabsf(x[i * stride]);
+        if (isnan(v)) return v;
+        if (v > m) m = v;
+    }
+    return m;
+}
+
+/* ---- delayed scaling -------------------------------------------------------- */
+
+const fpemu_format *scaling_fp8_format_for(scaling_fp8_format f, int is_gradient) {
+    return fpemu_format_get(f == SCALING_FP8_HYBRID && is_gradient ? "e5m2" : "e4m3", NULL, 0);
+}
+
+int scaling_delayed_init(scaling_delayed *s, double fmt_max, int len, scaling_amax_algo algo, float margin) {
+    memset(s, 0, sizeof *s);
+    if (len < 1 || len > (1 << 24)) return -1;
+    s->history = calloc((size_t)len, sizeof *s->history);
+    if (!s->history) return -1;
+    s->len = len;
+    s->algo = algo;
+    s->margin = margin;
+    s->fmt_max = (float)fmt_max;
+    s->scale = 1.0f;
+    s->scale_inv = 1.0f;
+    return 0;
+}
+
+void scaling_delayed_free(scaling_delayed *s) {
+    free(s->history);
+    s->history = NULL;
+    s->len = 0;
+}
+
+void scaling_delayed_record(scaling_delayed *s, float amax) {
+    if (!s->len) return;
+    float h = s->history[0];
+    if (isnan(amax) || isnan(h)) s->history[0] = isnan(amax) ? amax : h;
+    else if (amax > h) s->history[0] = amax;
+}
+
+void scaling_delayed_update(scaling_delayed *s) {
+    if (!s->len) return;
+    /* TE amax_and_scale_update: the reduced amax is the max over the whole
+     * history (slot 0 holds this step's amax), or slot 0 (most_recent) */
+    const float last = s->history[0];
+    float amax = 0;
+    if (s->algo == SCALING_AMAX_MOST_RECENT) {
+        amax = last;
+    } else {
+        for (int i = 0; i < s->len; i++) amax = fmaxf(amax, s->history[i]); /* fmaxf: NaN slots ignored, as CUDA's */
+    }
+    /* scaled_max = fp8_max * 2^-margin in f32, then scale = scaled_max / amax */
+    float scaled_max = s->fmt_max * powf(2.0f, -s->margin);
+    float scale = s->scale;
+    if (isfinite(amax) && amax > 0) scale = scaled_max / amax;
+    if (isinf(scale)) scale = FLT_MAX;
+    s->scale = scale;
+    s->scale_inv = 1.0f / scale;
+    /* roll: slot i takes slot i+1, the newest amax moves to slot len-1,
+     * slot 0 is cleared for the next step */
+    for (int i = 0; i + 1 < s->len; i++) s->history[i] = s->history[i + 1];
+    s->history[s->len - 1] = last;
+    s->history[0] = 0;
+    if (s->len == 1) s->history[0] = 0;
+}
+
+/* ---- MX ------------------------------------------------------------------- */
+
+int scaling_mx_emax_elem(const fpemu_format *elem) { return elem->emax; }
+
+uint8_t scaling_mx_scale(scaling_mx_rule rule, const fpemu_format *elem, float amax) {
+    if (isnan(amax) || isinf(amax)) return 0xFF;
+    if (rule == SCALING_MX_FLOOR) {
+        if (amax == 0) return 0x00; /* floor(log2 0) = -inf, clamped to -127 */
+        int e;
+        frexpf(amax, &e); /* amax in [2^(e-1), 2^e) */
+        int shared = (e - 1) - scaling_mx_emax_elem(elem);
+        if (shared < -127) shared = -127;
+        if (shared > 127) shared = 127;
+        return (uint8_t)(shared + 127);
+    }
+    /* RCEIL (TE/cuBLAS): v = amax * fl32(1/fmt_max) in f32, rounded up to a
+     * power of two (cvt.rp.satfinite.ue8m0x2.f32) */
+    float rcp = (float)(1.0 / elem->max_finite);
+    float v = amax * rcp;
+    if (isinf(v)) return 0xFE;
+    if (v == 0) return 0x00;
+    int e;
+    float m = frexpf(v, &e); /* v = m * 2^e, m in [0.5, 1) */
+    int E = m == 0.5f ? e - 1 : e;
+    if (E < -127) E = -127;
+    if (E > 127) E = 127;
+    return (uint8_t)(E + 127);
+}
+
+void scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
+                               uint64_t *codes, fpemu_cast_stats *stats) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.sat = 1;
+    /* x / 2^(E-127) as x * 2^(127-E) in f32 (exact unless it falls below
+     * f32's normal range, where no element format can tell the difference) */
+    const fpemu_format *elem_fmt = elem;
+    float rcp = scale == 0xFF ? NAN : ldexpf(1.0f, 127 - (int)scale);
+    float buf[64];
+    uint64_t out[64];
+    for (size_t i0 = 0; i0 < n; i0 += 64) {
+        size_t m = n - i0 < 64 ? n - i0 : 64;
+        for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * rcp;
+        fpemu_encode_f32(elem, out, buf, m, &ctx, stats);
+        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(elem_fmt, out, i);
+    }
+}
+
+/* ---- NVFP4 ------------------------------------------------------------------ */
+
+float scaling_nvfp4_tensor_scale(float tensor_amax) {
+    float s = 2688.0f / tensor_amax; /* 448 * 6 */
+    s = fminf(s, FLT_MAX);
+    if (tensor_amax == 0.0f || s == 0.0f) return 1.0f;
+    return s;
+}
+
+uint8_t scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
+    static const fpemu_format *e4m3;
+    if (!e4m3) e4m3 = fpemu_format_get("e4m3", NULL, 0);
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.sat = 1;
+    float dec = block_amax / 6.0f;
+    dec = dec * tensor_scale;
+    return (uint8_t)fpemu_from_float(e4m3, dec, &ctx);
+}
+
+void scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
+                                  uint64_t *codes, fpemu_cast_stats *stats) {
+    static const fpemu_format *e4m3, *e2m1;
+    if (!e4m3) e4m3 = fpemu_format_get("e4m3", NULL, 0);
+    if (!e2m1) e2m1 = fpemu_format_get("e2m1", NULL, 0);
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.sat = 1;
+    const fpemu_format *elem_fmt = e2m1;
+    float dec = (float)fpemu_to_double(e4m3, scale_code);
+    float enc = dec == 0 ? 0.0f : tensor_scale / dec;
+    float buf[64];
+    uint64_t out[64];
+    for (size_t i0 = 0; i0 < n; i0 += 64) {
+        size_t m = n - i0 < 64 ? n - i0 : 64;
+        for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * enc;
+        fpemu_encode_f32(e2m1, out, buf, m, &ctx, stats);
+        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(elem_fmt, out, i);
+    }
+}
+
+/* ---- blockwise ---------------------------------------------------------------- */
+
+float scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
+    if (isnan(amax) || isinf(amax)) return 1.0f;
+    float a = amax > eps ? amax : eps;
+    if (a == 0) return 1.0f;
+    if (pow2) return 1.0f / scaling_block_encode_scale(amax, fmt_max, eps, 1);
+    return a / (float)fmt_max;
+}
+
+float scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
+    if (isnan(amax) || isinf(amax)) return 1.0f;
+    float a = amax > eps ? amax : eps;
+    if (a == 0) return 1.0f;
+    float s = (float)fmt_max / a;
+    if (isinf(s)) s = FLT_MAX;
+    if (pow2) s = pow2_floor(s);
+    return s;
+}
