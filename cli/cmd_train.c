@@ -428,6 +428,8 @@ int cmd_train(int argc, char **argv) {
     json_str(&js, s->model);
     sb_printf(&js, ",\n  \"policy\": ");
     json_str(&js, s->policy);
+    sb_printf(&js, ",\n  \"gemm_backend\": ");
+    json_str(&js, trn_gemm_backend());
     sb_printf(&js, ",\n  \"seed\": %llu,\n  \"steps\": %llu,\n  \"parameters\": %zu,\n  \"settings\": {",
               (unsigned long long)trn_run_seed(run), steps, trn_param_count(run));
     for (int i = 0; i < trn_settings_count(); i++) {

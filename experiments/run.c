@@ -71,6 +71,7 @@ const trn_settings *trn_run_settings(const trn_run *r) { return &r->cfg; }
 uint64_t trn_run_seed(const trn_run *r) { return r->seed; }
 size_t trn_param_count(const trn_run *r) { return r->nparams; }
 double trn_loss_scale(const trn_run *r) { return r->scaler.scale; }
+const char *trn_gemm_backend(void) { return trn__gemm_backend_name(); }
 
 static void build_recs(trn_run *r) {
     r->rec_count = 0;

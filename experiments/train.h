@@ -121,6 +121,8 @@ long trn_steps_done(const trn_run *r);
 const trn_settings *trn_run_settings(const trn_run *r);
 uint64_t trn_run_seed(const trn_run *r);
 size_t trn_param_count(const trn_run *r);
+/* Which GEMM runs the low-precision products (for summary.json). */
+const char *trn_gemm_backend(void);
 /* Current loss scale / growth tracker (GradScaler state). */
 double trn_loss_scale(const trn_run *r);
 
