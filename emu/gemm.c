@@ -590,6 +590,7 @@ static int nthreads_of(const gemm_config *cfg, int M) {
 static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *D, int ldd, gemm_stats *st) {
     int M = q->M, N = q->N;
     int isa = kernel_ok(cfg) && q->K > 0 ? gemm__kernel_best() : 0;
+    if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
     q->use_f = isa && f32_kernel_ok(cfg) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
     if (isa && build_values(q)) return -1;
     if (!isa) {

@@ -96,6 +96,9 @@ typedef struct gemm_config {
                                  * cast (any f32 value is then taken exactly) */
     int nthreads;               /* 0 = number of online CPUs */
     int scalar_only;            /* testing: never use the vectorised kernel */
+    int isa;                    /* testing: kernel instruction set, 0 = best the CPU
+                                 * has, 1 = SSE2, 2 = AVX2, 3 = AVX-512 (capped at
+                                 * what the CPU has) */
 } gemm_config;
 
 /* Telemetry of one call (DESIGN.md section 10). */

@@ -1,0 +1,242 @@
+/* t_gemm.c: the emulated GEMM agrees bit for bit with a direct scalar loop
+ * over the same model: for every scaling recipe and several presets, with
+ * and without C, transposed operands, thread counts 1..3, the vectorised
+ * kernel against the scalar model; special values and values that leave
+ * f32's range (recomputed on the scalar model); argument checking. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gemm.h"
+#include "tap.h"
+
+static uint64_t rs;
+static double urand(void) { rs = fpemu_random64(rs, 7); return (double)(rs >> 11) / 9007199254740992.0; }
+static float nrand(void) { return (float)(sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand())); }
+
+static int cmp(const float *x, const float *y, int n, const char *what) {
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (memcmp(&x[i], &y[i], 4) && !(isnan(x[i]) && isnan(y[i]))) {
+            if (bad++ < 3) diag("%s: element %d: %a vs %a", what, i, x[i], y[i]);
+        }
+    return bad;
+}
+
+/* Direct loop for recipe "tensor" (TE current scaling), independent of gemm.c. */
+static void direct_tensor(const gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    const mma_model *m = &cfg->model;
+    scaling_current_opts o;
+    scaling_current_opts_te(&o);
+    float amax_a = scaling_amax_f32(A, (size_t)M * K, 1), amax_b = scaling_amax_f32(B, (size_t)K * N, 1);
+    float sa = scaling_current_scale(&o, amax_a, m->fa->max_finite), sb = scaling_current_scale(&o, amax_b, m->fb->max_finite);
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.sat = 1;
+    uint64_t *a = malloc(sizeof(uint64_t) * (size_t)K), *b = malloc(sizeof(uint64_t) * (size_t)K);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            for (int k = 0; k < K; k++) {
+                a[k] = fpemu_from_float(m->fa, A[(size_t)i * K + k] * sa, &ctx);
+                b[k] = fpemu_from_float(m->fb, B[(size_t)k * N + j] * sb, &ctx);
+            }
+            uint64_t d = mma_dot(m, a, b, (size_t)K, 0, NULL);
+            float x = (float)fpemu_to_double(m->fd, d);
+            x = x * ((1.0f / sa) * (1.0f / sb));
+            if (C) x = x + C[(size_t)i * N + j];
+            D[(size_t)i * N + j] = x;
+        }
+    free(a), free(b);
+}
+
+/* Direct loop for MX (scales inside the MMA), independent of gemm.c. */
+static void direct_mx(const gemm_config *cfg, scaling_mx_rule rule, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    const mma_model *m = &cfg->model;
+    const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+    int nb = (K + 31) / 32;
+    uint64_t *a = malloc(sizeof(uint64_t) * (size_t)K), *b = malloc(sizeof(uint64_t) * (size_t)K);
+    uint64_t *sa = malloc(sizeof(uint64_t) * (size_t)nb), *sb = malloc(sizeof(uint64_t) * (size_t)nb);
+    float *col = malloc(sizeof(float) * (size_t)K);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            for (int k = 0; k < K; k++) col[k] = B[(size_t)k * N + j];
+            for (int bb = 0; bb < nb; bb++) {
+                int k0 = bb * 32, n = K - k0 < 32 ? K - k0 : 32;
+                uint8_t s1 = scaling_mx_scale(rule, m->fa, scaling_amax_f32(A + (size_t)i * K + k0, (size_t)n, 1));
+                uint8_t s2 = scaling_mx_scale(rule, m->fb, scaling_amax_f32(col + k0, (size_t)n, 1));
+                scaling_mx_quantize_block(m->fa, s1, A + (size_t)i * K + k0, (size_t)n, 1, a + k0, NULL);
+                scaling_mx_quantize_block(m->fb, s2, col + k0, (size_t)n, 1, b + k0, NULL);
+                sa[bb] = s1, sb[bb] = s2;
+            }
+            float c = C ? C[(size_t)i * N + j] : 0.0f; /* C is the MMA's c for MX */
+            fpemu_ctx cx;
+            fpemu_ctx_init(&cx);
+            uint64_t cc = fpemu_from_float(m->fc, c, &cx);
+            uint64_t d = mma_dot_scaled(m, a, b, (size_t)K, cc, e8m0, sa, sb, 32, NULL);
+            D[(size_t)i * N + j] = (float)fpemu_to_double(m->fd, d);
+        }
+    free(a), free(b), free(sa), free(sb), free(col);
+}
+
+int main(void) {
+    rs = tap_seed(77);
+    const int M = 21, N = 19, K = 157;
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
+    float *At = malloc(sizeof(float) * M * K), *Bt = malloc(sizeof(float) * K * N);
+    float *D = malloc(sizeof(float) * M * N), *R = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) A[i] = nrand() * 3;
+    for (int i = 0; i < K * N; i++) B[i] = nrand() * 0.05f;
+    for (int i = 0; i < M * N; i++) C[i] = nrand();
+    for (int i = 0; i < M; i++) for (int k = 0; k < K; k++) At[(size_t)k * M + i] = A[(size_t)i * K + k];
+    for (int k = 0; k < K; k++) for (int j = 0; j < N; j++) Bt[(size_t)j * K + k] = B[(size_t)k * N + j];
+
+    static const struct { const char *model, *fmt, *recipe; } cases[] = {
+        {"h100", "e4m3", "tensor"},  {"h100", "e4m3", "none"},      {"h100", "e5m2", "tensor-torchao"},
+        {"h100", "e4m3", "rowwise"}, {"h100", "e4m3", "blockwise"}, {"h100", "e4m3", "given"},
+        {"a100", "f16", "none"},     {"a100", "bf16", "none"},      {"a100", "tf32", "none"},
+        {"v100", "f16", "tensor"},   {"ada", "e4m3", "tensor"},     {"h100", "f16", "none"},
+        {"b200", "e4m3", "mx-floor"}, {"b200", "e4m3", "mx-rceil"}, {"b200", "e2m1", "nvfp4"},
+        {"b200", "e2m1", "mx-floor"}, {"b200", "e3m2", "mx-rceil"}, {"exact", "e4m3", "tensor"},
+        {"fma-seq", "f16", "none"},  {"pairwise", "bf16", "rowwise"}, {"t4", "f16", "none"},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        gemm_config cfg;
+        char err[256];
+        if (gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err)) bail("%s", err);
+        if (gemm_config_set_scaling(&cfg, cases[ci].recipe, err, sizeof err)) bail("%s", err);
+        if (cfg.scaling.kind == GEMM_SCALING_GIVEN) cfg.scaling.scale_a = 16, cfg.scaling.scale_b = 512;
+        const float *Cuse = ci % 2 ? C : NULL;
+        gemm_stats st;
+        cfg.nthreads = 2;
+        int rc = gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, D, N, &st);
+        gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, R, N, NULL);
+        char what[128];
+        snprintf(what, sizeof what, "%s %s %s%s", cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
+        ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
+           (unsigned long long)st.slow_outputs);
+        /* transposed operands, 1 and 3 threads, scalar only: same bits */
+        cfg.nthreads = 3;
+        gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
+        ok(cmp(X, D, M * N, what) == 0, "%s: transposed A and B, 3 threads: same bits", what);
+        cfg.nthreads = 1;
+        cfg.scalar_only = 1;
+        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, NULL);
+        ok(cmp(X, D, M * N, what) == 0, "%s: scalar model only, 1 thread: same bits", what);
+        cfg.scalar_only = 0;
+        for (int isa = 1; isa <= 2; isa++) {
+            gemm_stats s2;
+            cfg.isa = isa;
+            gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, &s2);
+            ok(cmp(X, D, M * N, what) == 0, "%s: kernel isa %d: same bits", what, s2.kernel);
+        }
+        cfg.isa = 0;
+        if (!strcmp(cases[ci].recipe, "tensor") && strcmp(cases[ci].model, "exact")) {
+            direct_tensor(&cfg, M, N, K, A, B, Cuse, X);
+            ok(cmp(X, D, M * N, what) == 0, "%s: equals an independent direct loop", what);
+        }
+        if (!strncmp(cases[ci].recipe, "mx-", 3)) {
+            direct_mx(&cfg, cfg.scaling.mx_rule, M, N, K, A, B, Cuse, X);
+            ok(cmp(X, D, M * N, what) == 0, "%s: equals an independent direct loop (scales in the MMA)", what);
+        }
+    }
+
+    /* the f32 vectorised kernel is used for fp8/f16 presets, the f64 one for bf16 */
+    {
+        gemm_config cfg;
+        gemm_stats st;
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, NULL, N, D, N, &st);
+        ok(st.kernel >= 1, "h100 e4m3 runs a vectorised kernel (isa %d)", st.kernel);
+    }
+
+    /* special values and out-of-range results go through the scalar model */
+    {
+        gemm_config cfg;
+        gemm_config_init(&cfg, "a100", "bf16", "bf16", NULL, 0);
+        cfg.sat = 0; /* let inf through the cast (sat would clamp it to max) */
+        float *A2 = malloc(sizeof(float) * M * K);
+        memcpy(A2, A, sizeof(float) * M * K);
+        A2[3] = INFINITY;
+        A2[K + 5] = NAN;
+        A2[2 * K + 1] = 3e38f; /* overflows f32 when multiplied */
+        A2[3 * K + 2] = 1e-38f, A2[3 * K + 3] = 0; /* tiny: subnormal results */
+        for (int k = 0; k < K; k++) A2[4 * K + k] = k == 7 ? 1e-39f : 0;
+        float *C2 = malloc(sizeof(float) * M * N);
+        memcpy(C2, C, sizeof(float) * M * N);
+        C2[0] = -0.0f, C2[1] = NAN, C2[2] = 1e-40f;
+        gemm_stats st;
+        gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, D, N, &st);
+        gemm_f32_reference(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, R, N, NULL);
+        ok(cmp(D, R, M * N, "specials") == 0, "inf/NaN/huge/tiny inputs and -0/NaN/subnormal C: same as the scalar model (%llu scalar outputs)",
+           (unsigned long long)st.slow_outputs);
+        ok(isnan(D[N + 3]) && isinf(D[3]), "row with NaN gives NaN, row with inf gives inf (%g %g)", D[N + 3], D[3]);
+        free(A2), free(C2);
+    }
+
+    /* promotion: h100 fp8 with promote 128 differs from no promotion, equals the reference */
+    {
+        gemm_config cfg;
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        gemm_config_set_scaling(&cfg, "tensor", NULL, 0);
+        cfg.promote = 64;
+        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
+        gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        ok(cmp(D, R, M * N, "promote") == 0, "promote=64: same as the reference");
+        cfg.outfmt = fpemu_format_get("bf16", NULL, 0);
+        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
+        int allbf16 = 1;
+        for (int i = 0; i < M * N; i++) {
+            uint32_t u;
+            memcpy(&u, &D[i], 4);
+            if (u & 0xFFFF) allbf16 = 0;
+        }
+        ok(allbf16, "outfmt=bf16: every output is a bf16 value");
+    }
+
+    /* codes in, scales given: gemm_codes equals mma_dot per element */
+    {
+        gemm_config cfg;
+        gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+        int m = 5, n = 7, k = 64;
+        uint64_t *ac = malloc(8 * (size_t)m * k), *bc = malloc(8 * (size_t)k * n), sa[10], sb[14];
+        for (int i = 0; i < m * k; i++) ac[i] = (uint64_t)(fpemu_random64(rs, (uint64_t)i) & 0x7E);
+        for (int i = 0; i < k * n; i++) bc[i] = (uint64_t)(fpemu_random64(rs + 1, (uint64_t)i) & 0xFE) ^ 0x01;
+        for (int i = 0; i < 10; i++) sa[i] = 120 + (uint64_t)i;
+        for (int i = 0; i < 14; i++) sb[i] = 125 + (uint64_t)(i % 5);
+        gemm_codes(&cfg, m, n, k, ac, bc, NULL, e8m0, sa, sb, 32, D, NULL);
+        int bad = 0;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                uint64_t a[64], b[64], s1[2] = {sa[i * 2], sa[i * 2 + 1]}, s2[2] = {sb[j], sb[n + j]};
+                for (int q = 0; q < k; q++) a[q] = ac[i * k + q], b[q] = bc[q * n + j];
+                uint64_t d = mma_dot_scaled(&cfg.model, a, b, 64, 0, e8m0, s1, s2, 32, NULL);
+                float x = (float)fpemu_to_double(cfg.model.fd, d);
+                if (memcmp(&x, &D[i * n + j], 4) && !(isnan(x) && isnan(D[i * n + j]))) bad++;
+            }
+        is_int(bad, 0, "gemm_codes with e8m0 scales == mma_dot_scaled per element");
+        free(ac), free(bc);
+    }
+
+    /* argument checking */
+    {
+        gemm_config cfg;
+        char err[200];
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(gemm_check(&cfg, 4, 4, 4, 3, 0, 4, 0, 4, 4, err, sizeof err), -1, "lda too small refused: %s", err);
+        is_int(gemm_f32(&cfg, -1, 4, 4, A, 4, 0, B, 4, 0, NULL, 4, D, 4, NULL), -1, "negative M refused");
+        is_int(gemm_config_set_scaling(&cfg, "magic", err, sizeof err), -1, "unknown recipe refused: %s", err);
+        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        cfg.promote = 0;
+        is_int(gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "blockwise without promotion refused: %s", err);
+        is_int(gemm_config_init(&cfg, "v100", "e4m3", "e4m3", err, sizeof err), -1, "v100 e4m3 refused: %s", err);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        gemm_config_set_scaling(&cfg, "nvfp4", NULL, 0);
+        is_int(gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "nvfp4 with e4m3 elements refused: %s", err);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(gemm_f32(&cfg, 3, 2, 0, A, 0, 0, B, 2, 0, NULL, 2, D, 2, NULL), 0, "K = 0 accepted");
+        ok(D[0] == 0 && D[5] == 0, "K = 0 gives zeros");
+    }
+    free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
+    return done_testing();
+}
