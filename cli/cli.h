@@ -12,6 +12,11 @@ int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_drift(int argc, char **argv);
+int cmd_mma(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
 
 /* Print "fpemu SUB: message" on stderr; returns 2 (the bad-input status). */
 int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

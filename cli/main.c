@@ -11,6 +11,11 @@ static const command commands[] = {
     {"verify", cmd_verify, "check complete vector lines; exit 1 on any mismatch"},
     {"check", cmd_check, "differential check of the emulator against the MPFR reference"},
     {"train", cmd_train, "train a model under a precision policy (metrics, telemetry, checkpoints)"},
+    {"report", cmd_report, "plots, HTML/Markdown report and verdicts from training runs"},
+    {"drift", cmd_drift, "numeric regression gate: compare results with a baseline (exit 1 on drift)"},
+    {"mma", cmd_mma, "tensor-core dot products: lines `C A0 B0 A1 B1 ...` in, D appended"},
+    {"probe", cmd_probe, "infer a tensor-core model's parameters with the black-box probe"},
+    {"gemm", cmd_gemm, "D = A x B (+ C) from .npy files under an MMA model and scaling recipe"},
     /* more subcommands register here */
 };
 

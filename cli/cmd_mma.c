@@ -1,0 +1,298 @@
+/* cmd_mma.c: `fpemu mma` (one tensor-core dot product per line) and
+ * `fpemu probe` (infer a model's parameters through the black-box probe).
+ *
+ *   fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] [--promote N]
+ *             [--set KEY=VALUE]... [--sat] [--describe]
+ * reads lines `C A0 B0 A1 B1 ... A(k-1) B(k-1)` (hex codes, any k) and
+ * writes each line with D appended (DESIGN.md section 5). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "mma.h"
+
+typedef struct {
+    const char *model, *a, *b, *c, *d;
+    const char *sets[32];
+    int nsets;
+    unsigned long long promote, kmax;
+    int sat, describe;
+} mma_opts;
+
+static int parse_opts(const char *sub, int argc, char **argv, mma_opts *o, int probe) {
+    memset(o, 0, sizeof *o);
+    o->kmax = 64;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char **dst = NULL;
+        if (!strcmp(s, "--model")) dst = &o->model;
+        else if (!strcmp(s, "--a")) dst = &o->a;
+        else if (!strcmp(s, "--b")) dst = &o->b;
+        else if (!strcmp(s, "--c")) dst = &o->c;
+        else if (!strcmp(s, "--d")) dst = &o->d;
+        if (dst) {
+            if (i + 1 >= argc) return cli_error(sub, "%s needs a value", s);
+            *dst = argv[++i];
+            continue;
+        }
+        if (!strcmp(s, "--set")) {
+            if (i + 1 >= argc) return cli_error(sub, "--set needs KEY=VALUE");
+            if (o->nsets == 32) return cli_error(sub, "too many --set options (at most 32)");
+            if (!strchr(argv[i + 1], '=')) return cli_error(sub, "--set %s: expected KEY=VALUE", argv[i + 1]);
+            o->sets[o->nsets++] = argv[++i];
+        } else if (!strcmp(s, "--promote") && !probe) {
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &o->promote) || o->promote > 1u << 30)
+                return cli_error(sub, "--promote needs a non-negative integer");
+            i++;
+        } else if (!strcmp(s, "--kmax") && probe) {
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &o->kmax) || o->kmax < 8 || o->kmax > 256)
+                return cli_error(sub, "--kmax needs an integer in [8, 256]");
+            i++;
+        } else if (!strcmp(s, "--sat") && !probe) {
+            o->sat = 1;
+        } else if (!strcmp(s, "--describe") && !probe) {
+            o->describe = 1;
+        } else {
+            return cli_error(sub, "unknown option '%s' (see fpemu %s --help)", s, sub);
+        }
+    }
+    if (!o->model) return cli_error(sub, "--model is required (one of v100, t4, a100, ada, h100, b200, exact, fma-seq, pairwise)");
+    if (!o->a) return cli_error(sub, "--a FMT is required");
+    if (!o->b) o->b = o->a;
+    return 0;
+}
+
+static int is_int_fmt(const char *s, int *is_signed) {
+    if (!strcmp(s, "s8") || !strcmp(s, "int8")) { *is_signed = 1; return 1; }
+    if (!strcmp(s, "u8") || !strcmp(s, "uint8")) { *is_signed = 0; return 1; }
+    return 0;
+}
+
+/* Build the model from the options; 0 or 2 after printing. */
+static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *int_mode) {
+    char err[512];
+    int sa, sb;
+    *int_mode = 0;
+    if (is_int_fmt(o->a, &sa) || is_int_fmt(o->b, &sb)) {
+        if (!is_int_fmt(o->a, &sa) || !is_int_fmt(o->b, &sb))
+            return cli_error(sub, "--a %s --b %s: integer and floating-point inputs do not mix", o->a, o->b);
+        if ((o->c && strcmp(o->c, "s32") && strcmp(o->c, "int32")) || (o->d && strcmp(o->d, "s32") && strcmp(o->d, "int32")))
+            return cli_error(sub, "integer MMA accumulates in s32 (--c s32 --d s32)");
+        if (mma_model_preset_int(m, o->model, sa, sb, o->sat, err, sizeof err)) return cli_error(sub, "%s", err);
+        *int_mode = 1;
+        return 0;
+    }
+    const fpemu_format *fa = fpemu_format_get(o->a, err, sizeof err);
+    if (!fa) return cli_error(sub, "--a: %s", err);
+    const fpemu_format *fb = fpemu_format_get(o->b, err, sizeof err);
+    if (!fb) return cli_error(sub, "--b: %s", err);
+    const fpemu_format *fc = NULL, *fd = NULL;
+    if (o->c && !(fc = fpemu_format_get(o->c, err, sizeof err))) return cli_error(sub, "--c: %s", err);
+    if (o->d && !(fd = fpemu_format_get(o->d, err, sizeof err))) return cli_error(sub, "--d: %s", err);
+    if (mma_model_preset(m, o->model, fa, fb, fc, fd, err, sizeof err)) return cli_error(sub, "%s", err);
+    for (int i = 0; i < o->nsets; i++) {
+        char key[64];
+        const char *eq = strchr(o->sets[i], '=');
+        size_t kl = (size_t)(eq - o->sets[i]);
+        if (kl >= sizeof key) return cli_error(sub, "--set %s: key too long", o->sets[i]);
+        memcpy(key, o->sets[i], kl);
+        key[kl] = 0;
+        if (mma_model_set(m, key, eq + 1, err, sizeof err)) return cli_error(sub, "--set %s: %s", o->sets[i], err);
+    }
+    return 0;
+}
+
+/* Parse one hex field of at most `digits` digits into *v (must fit mask). */
+static int parse_hex(const char *s, size_t len, int digits, uint64_t mask, uint64_t *v) {
+    if (len == 0 || len > (size_t)digits) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        int c = s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        x = x << 4 | (uint64_t)d;
+    }
+    if (x & ~mask) return -1;
+    *v = x;
+    return 0;
+}
+
+static uint64_t code_mask(const fpemu_format *f) {
+    return f->container == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->container) - 1;
+}
+
+static void usage_mma(FILE *out) {
+    fprintf(out,
+            "usage: fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] [--promote N] [--set KEY=VALUE]... [--sat]\n"
+            "       fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] --describe\n"
+            "\n"
+            "Reads lines `C A0 B0 A1 B1 ... A(k-1) B(k-1)` (hex codes of the c, a and b formats, any k)\n"
+            "and writes each line with D (the model's c + sum a_i*b_i, in the d format) appended.\n"
+            "\n"
+            "  --model M     v100, t4, a100, ada, h100, b200 (tensor-core models; the input formats\n"
+            "                select the device's row), exact, fma-seq, pairwise\n"
+            "  --a/--b FMT   input formats (f16, bf16, tf32 or f32 (truncated to tf32), e4m3, e5m2,\n"
+            "                e3m2, e2m3, e2m1, f64; s8/u8 for integer MMA); --b defaults to --a\n"
+            "  --c/--d FMT   accumulator formats (default f32; f16 where the device has it; s32 for s8/u8)\n"
+            "  --promote N   every N products, add the partial sum (MMA from c = 0) to an f32\n"
+            "                accumulator with an f32 add (DeepGEMM's two-level accumulation)\n"
+            "  --set K=V     override a model parameter: block, nfrac, align (rz|rd), normalize\n"
+            "                (end|each), chain (rounded|f32-add), out_round, out_mant, subnormals\n"
+            "                (keep|flush), tf32_truncate, emax_floor (none|N), overflow (inf|max),\n"
+            "                zero_c / zero_product (emin|ignore), nan (allones|canonical), group\n"
+            "  --sat         integer MMA: clamp to int32 (.satfinite) instead of wrapping\n"
+            "  --describe    print the model's parameters and exit\n"
+            "Bad input (unknown model, unsupported format, a malformed line, an odd number of\n"
+            "operands) gives a message and exit status 2.\n");
+}
+
+int cmd_mma(int argc, char **argv) {
+    const char *sub = "mma";
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) { usage_mma(stdout); return 0; }
+    mma_opts o;
+    int rc = parse_opts(sub, argc, argv, &o, 0);
+    if (rc) return rc;
+    mma_model m;
+    int int_mode;
+    if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
+    if (o.describe) {
+        char buf[1024];
+        mma_model_describe(&m, buf, sizeof buf);
+        printf("%s\ndevice=%s\n", buf, m.device);
+        return 0;
+    }
+    int da = int_mode ? 2 : fpemu_format_hex_digits(m.fa), db = int_mode ? 2 : fpemu_format_hex_digits(m.fb);
+    int dc = int_mode ? 8 : fpemu_format_hex_digits(m.fc), dd = int_mode ? 8 : fpemu_format_hex_digits(m.fd);
+    uint64_t ma = int_mode ? 0xFF : code_mask(m.fa), mb = int_mode ? 0xFF : code_mask(m.fb);
+    uint64_t mc = int_mode ? 0xFFFFFFFFu : code_mask(m.fc);
+    size_t cap = 0, acap = 256;
+    char *line = NULL;
+    uint64_t *a = malloc(acap * sizeof *a), *b = malloc(acap * sizeof *b);
+    int32_t *ia = malloc(acap * sizeof *ia), *ib = malloc(acap * sizeof *ib);
+    if (!a || !b || !ia || !ib) return cli_error(sub, "out of memory");
+    long lineno = 0;
+    ssize_t len;
+    int status = 0;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = 0;
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p || *p == '#') { puts(line); continue; }
+        /* fields */
+        size_t nf = 0;
+        uint64_t c = 0;
+        for (char *q = p; *q;) {
+            while (*q == ' ' || *q == '\t') q++;
+            if (!*q) break;
+            char *s = q;
+            while (*q && *q != ' ' && *q != '\t') q++;
+            size_t fl = (size_t)(q - s);
+            size_t idx = nf++;
+            if (idx == 0) {
+                if (parse_hex(s, fl, dc, mc, &c)) {
+                    status = cli_error(sub, "line %ld: field 1 (C) '%.*s': expected at most %d hex digits of a %s code", lineno,
+                                       (int)(fl > 40 ? 40 : fl), s, dc, int_mode ? "s32" : m.fc->name);
+                    goto out;
+                }
+                continue;
+            }
+            size_t k = (idx - 1) / 2;
+            int isb = (idx - 1) % 2;
+            if (k >= acap) {
+                acap *= 2;
+                a = realloc(a, acap * sizeof *a), b = realloc(b, acap * sizeof *b);
+                ia = realloc(ia, acap * sizeof *ia), ib = realloc(ib, acap * sizeof *ib);
+                if (!a || !b || !ia || !ib) { status = cli_error(sub, "out of memory"); goto out; }
+            }
+            uint64_t v;
+            if (parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v)) {
+                status = cli_error(sub, "line %ld: field %zu (%c%zu) '%.*s': expected at most %d hex digits of a %s code", lineno,
+                                   idx + 1, isb ? 'B' : 'A', k, (int)(fl > 40 ? 40 : fl), s, isb ? db : da,
+                                   int_mode ? (isb ? o.b : o.a) : (isb ? m.fb->name : m.fa->name));
+                goto out;
+            }
+            if (isb) b[k] = v, ib[k] = (int32_t)v;
+            else a[k] = v, ia[k] = (int32_t)v;
+        }
+        if ((nf - 1) % 2) {
+            status = cli_error(sub, "line %ld: expected C followed by pairs A B (got %zu fields: an odd number of operands)", lineno, nf);
+            goto out;
+        }
+        size_t k = (nf - 1) / 2;
+        uint64_t d;
+        if (int_mode) {
+            d = (uint32_t)mma_dot_int(&m, ia, ib, k, (int32_t)(uint32_t)c); /* wrapping/saturating per --sat */
+            if (o.promote) { /* integer sums are exact: promotion changes nothing */ }
+        } else if (o.promote && k > 0) {
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            uint64_t acc = fpemu_convert(m.fd, m.fc, c, &ctx), zero = 0;
+            for (size_t i0 = 0; i0 < k; i0 += o.promote) {
+                size_t n = k - i0 < o.promote ? k - i0 : o.promote;
+                uint64_t part = mma_dot(&m, a + i0, b + i0, n, zero, NULL);
+                acc = fpemu_add(m.fd, acc, part, &ctx);
+            }
+            d = acc;
+        } else {
+            d = mma_dot(&m, a, b, k, c, NULL);
+        }
+        printf("%s %0*llX\n", p, dd, (unsigned long long)d);
+    }
+out:
+    free(line), free(a), free(b), free(ia), free(ib);
+    if (fflush(stdout)) return cli_error(sub, "write error on standard output");
+    return status;
+}
+
+/* ---- fpemu probe ------------------------------------------------------------- */
+
+static void usage_probe(FILE *out) {
+    fprintf(out,
+            "usage: fpemu probe --model M --a FMT [--b FMT] [--c FMT --d FMT] [--kmax N] [--set KEY=VALUE]...\n"
+            "\n"
+            "Runs the probe vectors of DESIGN.md section 7 (Fasi et al. 2021; block-FMA tests)\n"
+            "against the model wrapped as a black box that may only evaluate dot products, and\n"
+            "prints the inferred parameters as key=value lines: block, nfrac, align_round,\n"
+            "out_round, out_mant, normalize, subnormals, carry_bits, guard, monotonic, chain,\n"
+            "matches (the presets with these parameters, or none), queries, ok. A summary goes to\n"
+            "standard error. --set changes the model first (to see the probe find the change).\n");
+}
+
+int cmd_probe(int argc, char **argv) {
+    const char *sub = "probe";
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) { usage_probe(stdout); return 0; }
+    mma_opts o;
+    int rc = parse_opts(sub, argc, argv, &o, 1);
+    if (rc) return rc;
+    mma_model m;
+    int int_mode;
+    if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
+    if (int_mode) return cli_error(sub, "the probe is for floating-point MMA (integer MMA is exact)");
+    mma_probe_result r;
+    if (mma_probe(mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, (int)o.kmax, &r))
+        return cli_error(sub, "the probe could not run against %s (%s)", o.model, r.note);
+    char buf[2048];
+    mma_probe_format(&r, buf, sizeof buf);
+    fputs(buf, stdout);
+    char nf[80], bl[48];
+    if (r.nfrac < 0) snprintf(nf, sizeof nf, "unbounded (exact alignment up to %d bits)", r.nfrac_limit);
+    else snprintf(nf, sizeof nf, "%d", r.nfrac);
+    if (r.block) snprintf(bl, sizeof bl, "%d products", r.block);
+    else snprintf(bl, sizeof bl, "none below k=%d", r.kmax);
+    fprintf(stderr,
+            "probe of %s (%s x %s -> %s, c %s), %d dot products asked:\n"
+            "  block size %s; alignment keeps %s fraction bits (%s); output rounded %s to %d bits;\n"
+            "  normalised %s; subnormal inputs %s; >= %d carry bits; %s accumulation\n"
+            "  matches: %s%s%s\n",
+            o.model, m.fa->name, m.fb->name, m.fd->name, m.fc->name, r.queries, bl, nf, r.align_round, r.out_round,
+            r.out_mant, !strcmp(r.normalize, "end") ? "once per block" : r.normalize, r.subnormals, r.carry_bits,
+            r.monotonic ? "monotonic" : "non-monotonic", r.matches, r.note[0] ? "\n  note: " : "", r.note);
+    if (fflush(stdout)) return cli_error(sub, "write error on standard output");
+    return 0;
+}

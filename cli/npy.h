@@ -1,0 +1,33 @@
+/* npy.h: a small reader/writer for NumPy .npy files (format versions 1, 2
+ * and 3): little-endian f4 ('<f4'), f2 ('<f2'), u1 ('|u1') and u2 ('<u2'),
+ * C or Fortran order, 1-D or 2-D. Errors name the file and what was wrong
+ * (wrong magic, bad header, unsupported dtype, truncated or trailing data). */
+#ifndef FPEMU_CLI_NPY_H
+#define FPEMU_CLI_NPY_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2 } npy_dtype;
+
+typedef struct npy_array {
+    npy_dtype dtype;
+    int fortran;       /* fortran_order: True */
+    int ndim;          /* 1 or 2 */
+    size_t rows, cols; /* a 1-D array of n is 1 x n */
+    size_t n;          /* rows * cols elements */
+    void *data;        /* n elements of the dtype, in file order */
+} npy_array;
+
+/* Read PATH. Returns 0, or -1 with a message in err. */
+int npy_read(const char *path, npy_array *a, char *err, size_t errlen);
+void npy_free(npy_array *a);
+/* Element (i, j) of a 2-D array as a double (f2 decoded exactly; u1/u2 as
+ * the integer code). */
+double npy_get(const npy_array *a, size_t i, size_t j);
+/* Raw code of element (i, j) (u1/u2 arrays; f2/f4 give their bit pattern). */
+uint64_t npy_code(const npy_array *a, size_t i, size_t j);
+/* Write a rows x cols f32 matrix (row-major) atomically as a version 1 .npy.
+ * Returns 0, or -1 with a message. */
+int npy_write_f32(const char *path, const float *x, size_t rows, size_t cols, char *err, size_t errlen);
+const char *npy_dtype_name(npy_dtype t);
+#endif
