@@ -1,0 +1,45 @@
+/* fuzz_config.c: `fpemu train --config FILE` (the `key = value` reader of
+ * cli/cmd_train.c, included here to reach its static functions) and the
+ * settings it feeds (trn_settings_init / trn_settings_set / _check of
+ * experiments/). Checks: no crash, every rejection has a message. */
+#include "fuzz_common.h"
+#define cmd_train fuzz_unused_cmd_train
+#include "../cli/cmd_train.c"
+#undef cmd_train
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+    if (n > 16384) return 0;
+    const char *path = fz_file(d, n, ".cfg");
+    kv *list = NULL;
+    int nkv = 0;
+    if (read_config(path, &list, &nkv) == 0) {
+        const char *model = "mlp-digits", *policy = "bf16-mixed";
+        for (int i = 0; i < nkv; i++) {
+            if (!strcmp(list[i].key, "model")) model = list[i].val;
+            if (!strcmp(list[i].key, "policy")) policy = list[i].val;
+        }
+        trn_settings s;
+        char err[512];
+        err[0] = 0;
+        if (trn_settings_init(&s, model, policy, err, sizeof err)) {
+            if (!err[0]) abort();
+        } else {
+            for (int i = 0; i < nkv; i++) {
+                if (!strcmp(list[i].key, "model") || !strcmp(list[i].key, "policy") || !strcmp(list[i].key, "steps") ||
+                    !strcmp(list[i].key, "seed"))
+                    continue;
+                err[0] = 0;
+                if (trn_settings_set(&s, list[i].key, list[i].val, err, sizeof err)) {
+                    if (!err[0]) { fprintf(stdout, "trn_settings_set rejected without a message\n"); abort(); }
+                }
+            }
+            err[0] = 0;
+            if (trn_settings_check(&s, err, sizeof err) && !err[0]) abort();
+            char buf[512];
+            for (int i = 0; i < trn_settings_count(); i++) trn_settings_value(&s, i, buf, sizeof buf);
+        }
+    }
+    free(list);
+    unlink(path);
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* fuzz_diff.c: differential fuzzing of the emulator (emu/) against the MPFR
+ * reference (ref/ref.h). Each input is a sequence of 32-byte records:
+ *   byte 0: format, byte 1: source format (conversions), byte 2: op,
+ *   byte 3: rounding mode (rne..rto; sr has no reference), byte 4: policy
+ *   bits (sat, ftz, daz, tininess before), bytes 8..31: three operands.
+ * Operands are masked to the format's code bits. A result that differs
+ * (NaNs match any NaN, as `fpemu check` does) or different flags abort
+ * with a replayable vector line. */
+#include "fuzz_common.h"
+#include "fpemu.h"
+#include "ref.h"
+
+static const char *const NAMES[] = {
+    "f64", "f32", "tf32", "f16", "bf16", "e5m2", "e4m3", "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3", "e2m1",
+    "e8m0", "binary8p1e", "binary8p1f", "binary8p2e", "binary8p3f", "binary8p4e", "binary8p5f", "binary8p6e",
+    "binary8p7f", "e6m1", "e3m4fn", "e5m3fnuz", "e8m10", "e2m0", "e1m2", "custom:e=4,m=3,bias=5,inf=no,nan=fn",
+    "custom:e=5,m=2,bias=15,subnormals=no", "e7m8", "e3m1fnuz", "e8m23fn",
+};
+#define NF ((int)(sizeof NAMES / sizeof NAMES[0]))
+static const fpemu_format *F[NF];
+static ref_format RF[NF];
+static int nf;
+static ref_ctx R;
+
+static uint64_t rd64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t mask_code(const fpemu_format *f, uint64_t x) {
+    uint64_t m = f->bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->bits) - 1;
+    return (x & m) << f->pad;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    char err[256];
+    for (int i = 0; i < NF; i++) {
+        const fpemu_format *f = fpemu_format_get(NAMES[i], err, sizeof err);
+        if (!f) continue; /* a spec the registry refuses is not a finding here (fuzz_format covers it) */
+        if (ref_format_init(&RF[nf], f)) continue;
+        F[nf++] = f;
+    }
+    if (ref_ctx_init(&R)) abort();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+    for (; n >= 32; d += 32, n -= 32) {
+        int fi = d[0] % nf, si = d[1] % nf;
+        ref_opcode op = (ref_opcode)(d[2] % REF_OP_COUNT);
+        const fpemu_format *f = F[fi], *src = op == REF_CONVERT ? F[si] : f;
+        fpemu_round mode = (fpemu_round)(d[3] % FPEMU_SR);
+        uint64_t o[3];
+        for (int k = 0; k < 3; k++) o[k] = mask_code(src, rd64(d + 8 + 8 * k));
+        fpemu_ctx c;
+        fpemu_ctx_init(&c);
+        c.round = mode;
+        c.sat = d[4] & 1, c.ftz = d[4] >> 1 & 1, c.daz = d[4] >> 2 & 1, c.tininess_before = d[4] >> 3 & 1;
+        R.round = mode, R.sat = c.sat, R.ftz = c.ftz, R.daz = c.daz, R.tininess_before = c.tininess_before;
+        uint64_t e;
+        switch (op) {
+        case REF_ADD: e = fpemu_add(f, o[0], o[1], &c); break;
+        case REF_SUB: e = fpemu_sub(f, o[0], o[1], &c); break;
+        case REF_MUL: e = fpemu_mul(f, o[0], o[1], &c); break;
+        case REF_DIV: e = fpemu_div(f, o[0], o[1], &c); break;
+        case REF_SQRT: e = fpemu_sqrt(f, o[0], &c); break;
+        case REF_FMA: e = fpemu_fma(f, o[0], o[1], o[2], &c); break;
+        default: e = fpemu_convert(f, src, o[0], &c); break;
+        }
+        unsigned rfl = 0;
+        uint64_t r = ref_op(&R, f, op, o, src, &rfl);
+        int same = (e == r || (ref_is_nan(&RF[fi], e) && ref_is_nan(&RF[fi], r))) && c.flags == rfl;
+        if (!same) {
+            int hd = fpemu_format_hex_digits(src), ho = fpemu_format_hex_digits(f);
+            fprintf(stderr, "DIFFERENCE %s%s%s%s -r%s sat=%d ftz=%d daz=%d tininess=%s:",
+                    op == REF_CONVERT ? src->name : f->name, op == REF_CONVERT ? "_to_" : "_",
+                    op == REF_CONVERT ? f->name : ref_op_name(op), "", fpemu_round_name(mode), c.sat, c.ftz, c.daz,
+                    c.tininess_before ? "before" : "after");
+            for (int k = 0; k < ref_op_arity(op); k++) fprintf(stderr, " %0*llX", hd, (unsigned long long)o[k]);
+            fprintf(stderr, " => emu %0*llX %02X, ref %0*llX %02X\n", ho, (unsigned long long)e, c.flags, ho,
+                    (unsigned long long)r, rfl);
+            abort();
+        }
+    }
+    return 0;
+}

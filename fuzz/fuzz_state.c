@@ -1,0 +1,37 @@
+/* fuzz_state.c: the training state inside checkpoint.bin (trn_state_load:
+ * settings lines, then binary parameters, optimiser, scaler and amax
+ * histories) and the gzip decoder the data loader uses (trn_gunzip). The
+ * first byte picks the parser; a state that loads is saved again and must
+ * load again. Checks: no crash, rejections have a message. */
+#include "fuzz_common.h"
+#include "train.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+    if (n < 1 || n > 1 << 20) return 0;
+    int which = d[0] & 1;
+    d++, n--;
+    if (which == 0) {
+        unsigned char *out = NULL;
+        size_t ol = 0;
+        if (trn_gunzip(d, n, &out, &ol) == 0 && ol && !out) abort();
+        free(out);
+        return 0;
+    }
+    trn_run *r = NULL;
+    char err[512];
+    err[0] = 0;
+    if (trn_state_load(&r, d, n, err, sizeof err)) {
+        if (!err[0]) { fprintf(stderr, "trn_state_load rejected without a message\n"); abort(); }
+        if (r) trn_close(r);
+        return 0;
+    }
+    unsigned char *b = NULL;
+    size_t bl = 0;
+    if (trn_state_save(r, &b, &bl)) abort();
+    trn_close(r);
+    r = NULL;
+    if (trn_state_load(&r, b, bl, err, sizeof err)) { fprintf(stderr, "a saved state does not load: %s\n", err); abort(); }
+    trn_close(r);
+    free(b);
+    return 0;
+}

@@ -1,0 +1,99 @@
+# mk/harden.mk: hardening (sanitizers, fuzzing, valgrind, long
+# determinism/resume runs). Nothing here runs in plain `make test` except
+# the tests/t_badinput*.sh, t_resume*.sh and t_determinism*.sh scripts
+# (which are ordinary tests/*.sh).
+#
+#   make test-asan        the whole test suite built with -fsanitize=address,undefined
+#                         (halt on the first UBSan report) in $(ASAN_BUILD)
+#   make fuzz             every libFuzzer target for FUZZ_SECONDS each (one at a time)
+#   make fuzz-build       only build the fuzz targets ($(FUZZ_BUILD)/fuzz_*)
+#   make fuzz-replay      run every target over its committed corpus and
+#                         fuzz/regress/ (the findings) once, no fuzzing
+#   make valgrind-check   every subcommand on sample inputs under valgrind memcheck
+#   make harden-long      the 20x kill-and-resume and the longer determinism runs
+#
+# All of it is niced (HARDEN_NICE) and runs one job at a time: the machine
+# is shared.
+
+HARDEN_NICE ?= nice -n 19
+ASAN_BUILD ?= build/asan
+ASAN_FLAGS ?= -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+FUZZ_CC ?= clang
+FUZZ_BUILD ?= $(BUILD)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS ?= -O1 -g -fno-omit-frame-pointer
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
+FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
+# libraries for the fuzzers: the same sources as the program (cli/ without main.c)
+FUZZ_LIB_SRC := $(EMU_SRC) $(REF_SRC) $(TRAIN_SRC) $(filter-out cli/main.c,$(CLI_SRC))
+FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(1))
+FUZZ_LIB := $(FUZZ_BUILD)/libfuzzfpemu.a
+VALGRIND ?= valgrind
+
+.PHONY: test-asan fuzz fuzz-build fuzz-replay valgrind-check harden-long
+
+# ---- sanitizers ---------------------------------------------------------------
+# The GPU harness (bin/fpemu-gpu, nvcc) is left out (NVCC= empty): nvcc
+# objects do not take the sanitizer flags; gpu/host/*.c, which the CPU tests
+# link, is built with them like everything else.
+test-asan:
+	$(HARDEN_NICE) $(MAKE) --no-print-directory NVCC= BUILD=$(ASAN_BUILD) BINDIR=$(ASAN_BUILD)/bin \
+	  CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" $(ASAN_BUILD)/bin/fpemu
+	$(ASAN_ENV) FPEMU_HARDEN_ASAN=1 $(HARDEN_NICE) $(MAKE) --no-print-directory NVCC= BUILD=$(ASAN_BUILD) \
+	  BINDIR=$(ASAN_BUILD)/bin CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" \
+	  PROVE_FLAGS="$(PROVE_FLAGS)" test
+
+# ---- fuzzing ----------------------------------------------------------------
+$(FUZZ_BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FPEMU_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) $(FUZZ_SAN) \
+	  -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_LIB): $(call FUZZ_OBJ,$(FUZZ_LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_LIB)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FPEMU_CFLAGS) $(FUZZ_FLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -MF $@.d -o $@ $< $(FUZZ_LIB) $(LDLIBS_ALL)
+
+fuzz-build:
+	$(HARDEN_NICE) $(MAKE) --no-print-directory $(FUZZ_BINS)
+
+# Each target: seeds from fuzz/corpus/NAME (committed), findings from
+# fuzz/regress/NAME; new inputs go to $(FUZZ_BUILD)/corpus/NAME; a crash
+# lands in $(FUZZ_BUILD)/crash/NAME/ and stops `make fuzz`. The last line of
+# each log (executions, seconds) is appended to $(FUZZ_BUILD)/runs.txt.
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crash/$$t fuzz/corpus/$$t; \
+	  echo "== $$t for $(FUZZ_SECONDS) s"; \
+	  FUZZ_TMPDIR=$(FUZZ_BUILD) $(HARDEN_NICE) $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -close_fd_mask=3 -artifact_prefix=$(FUZZ_BUILD)/crash/$$t/ $(FUZZ_OPTS) \
+	    $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t $(wildcard fuzz/regress/$$t) >$(FUZZ_BUILD)/$$t.log 2>&1 \
+	    || { echo "fuzz: $$t FAILED, see $(FUZZ_BUILD)/$$t.log and $(FUZZ_BUILD)/crash/$$t/"; tail -30 $(FUZZ_BUILD)/$$t.log; exit 1; }; \
+	  ex=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/$$t.log); \
+	  echo "$$(date -u +%FT%TZ) $$t $(FUZZ_SECONDS)s $$ex executions" | tee -a $(FUZZ_BUILD)/runs.txt; \
+	done
+
+fuzz-replay: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  files=$$(find fuzz/corpus/$$t fuzz/regress/$$t -type f 2>/dev/null); \
+	  [ -n "$$files" ] || continue; \
+	  echo "== $$t: $$(echo $$files | wc -w) inputs"; \
+	  FUZZ_TMPDIR=$(FUZZ_BUILD) $(FUZZ_BUILD)/$$t $$files >$(FUZZ_BUILD)/$$t.replay.log 2>&1 \
+	    || { tail -30 $(FUZZ_BUILD)/$$t.replay.log; exit 1; }; \
+	done
+
+# ---- valgrind -----------------------------------------------------------------
+valgrind-check: $(BINDIR)/fpemu
+	FPEMU_BIN=$(abspath $(BINDIR))/fpemu VALGRIND="$(VALGRIND)" $(HARDEN_NICE) sh fuzz/valgrind.sh
+
+# ---- long runs ----------------------------------------------------------------
+harden-long: $(BINDIR)/fpemu
+	FPEMU_RESUME_ROUNDS=20 $(HARDEN_NICE) bash tests/t_resume.sh
+	FPEMU_DET_LONG=1 $(HARDEN_NICE) bash tests/t_determinism.sh
