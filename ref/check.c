@@ -445,11 +445,12 @@ int check_plan_build(check_plan *pl, const check_spec *spec, char *err, size_t e
                         cnt = 0;
                     }
                     if (items[ii].group && (cnt == 0 || cnt > CHECK_EXHAUSTIVE_GROUP_MAX)) {
-                        if (mi == 0 && note && notelen > notelen_used + 1) {
-                            int w = snprintf(note + notelen_used, notelen - notelen_used, "%s%s (2^%d)",
-                                             skipped ? ", " : "left out of --exhaustive (name them to run them): ",
-                                             j.name, S.bits * j.arity);
-                            if (w > 0) notelen_used += (size_t)w < notelen - notelen_used ? (size_t)w : notelen - notelen_used - 1;
+                        if (mi == 0) {
+                            if (skipped < 4 && note && notelen > notelen_used + 1) {
+                                int w = snprintf(note + notelen_used, notelen - notelen_used, "%s%s (2^%d)",
+                                                 skipped ? ", " : "", j.name, S.bits * j.arity);
+                                if (w > 0) notelen_used += (size_t)w < notelen - notelen_used ? (size_t)w : notelen - notelen_used - 1;
+                            }
                             skipped++;
                         }
                         continue;
@@ -487,6 +488,17 @@ int check_plan_build(check_plan *pl, const check_spec *spec, char *err, size_t e
             else j->full = s->v;
         } else {
             j->set = s->v;
+        }
+    }
+    if (skipped && note && notelen) {
+        char head[160];
+        snprintf(head, sizeof head, "left out of --exhaustive: %d operation%s above 2^24 cases, in every mode "
+                 "(name them with --op to run them): ", skipped, skipped > 1 ? "s" : "");
+        size_t hl = strlen(head), nl = strlen(note);
+        if (hl + nl + 8 < notelen) {
+            memmove(note + hl, note, nl + 1);
+            memcpy(note, head, hl);
+            if (skipped > 4) strcat(note, ", ...");
         }
     }
     uint64_t start = 0;

@@ -1,12 +1,17 @@
 /* ref.c: the MPFR reference for every scalar operation (see ref.h for the
  * recipe). Semantics: DESIGN.md section 4 and emu/SEMANTICS.md. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ref.h"
 
 /* The "unbounded" exponent range every operation is computed in: wide
  * enough that no finite operation on f64 values (products of two min
  * subnormals, 2^-2148; quotients up to 2^2098) over- or underflows. */
+#if GMP_NUMB_BITS != 64
+#error "ref/ needs 64-bit GMP limbs (encode/load read one limb)"
+#endif
+
 #define REF_EMIN_WIDE ((mpfr_exp_t)-(1L << 20))
 #define REF_EMAX_WIDE ((mpfr_exp_t)(1L << 20))
 
@@ -36,7 +41,7 @@ int ref_ctx_init(ref_ctx *r) {
     r->round = FPEMU_RNE;
     /* 64 bits: one limb, so later mpfr_set_prec calls (p + 1 <= 54) never
      * reallocate. */
-    mpfr_inits2(64, r->a, r->b, r->c, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    mpfr_inits2(64, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
     r->init = 1;
     set_wide_range();
     return (mpfr_get_emin() == REF_EMIN_WIDE && mpfr_get_emax() == REF_EMAX_WIDE) ? 0 : -1;
@@ -44,7 +49,9 @@ int ref_ctx_init(ref_ctx *r) {
 
 void ref_ctx_clear(ref_ctx *r) {
     if (!r->init) return;
-    mpfr_clears(r->a, r->b, r->c, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    free(r->dtab);
+    r->dtab = NULL;
+    mpfr_clears(r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
     r->init = 0;
 }
 
@@ -54,9 +61,6 @@ static int prepare_dst(ref_ctx *r, const fpemu_format *f) {
     if (ref_format_init(&r->dst, f) != 0) { r->cur_dst = NULL; return -1; }
     r->cur_dst = f;
     const ref_format *F = &r->dst;
-    mpfr_set_prec(r->a, F->p);
-    mpfr_set_prec(r->b, F->p);
-    mpfr_set_prec(r->c, F->p);
     mpfr_set_prec(r->r, F->p);
     mpfr_set_prec(r->u, F->p);
     mpfr_set_prec(r->y, F->p + 1);
@@ -135,9 +139,9 @@ static uint64_t deliver_overflow(const ref_ctx *r, const ref_format *F, int sign
     return max_code(F, sign);
 }
 
-/* Encode a finite value that lies on the format's grid within range. Every
- * such value is a double (p <= 53, exponents within double range), so
- * mpfr_get_d is exact here. */
+/* Encode a finite value that lies on the format's grid within range, from
+ * MPFR's own representation: one limb (p <= 54) holding the significand
+ * left-aligned, value = limb * 2^(E - 64). */
 static uint64_t encode(const ref_format *F, mpfr_srcptr x, unsigned *fl) {
     if (mpfr_zero_p(x)) return deliver_zero(F, mpfr_signbit(x), fl);
     int sign = mpfr_signbit(x) ? 1 : 0;
@@ -145,16 +149,15 @@ static uint64_t encode(const ref_format *F, mpfr_srcptr x, unsigned *fl) {
         *fl |= FPEMU_FLAG_INVALID;
         return deliver_nan(F, fl);
     }
-    double d = fabs(mpfr_get_d(x, MPFR_RNDN));
-    int e = ilogb(d);
+    uint64_t limb = ((const mp_limb_t *)mpfr_custom_get_significand(x))[0];
+    mpfr_exp_t E = mpfr_get_exp(x);
     uint64_t ef, mf;
-    if (e >= F->emin) {
-        uint64_t sig = (uint64_t)ldexp(d, F->mbits - e);
-        ef = (uint64_t)(e + F->bias);
-        mf = sig - (UINT64_C(1) << F->mbits);
-    } else {
+    if (E - 1 >= F->emin) { /* normal: the top p bits, implicit bit dropped */
+        ef = (uint64_t)(E - 1 + F->bias);
+        mf = (limb >> (64 - F->p)) & F->mmask;
+    } else {                /* subnormal: value / 2^(emin - mbits) */
         ef = 0;
-        mf = (uint64_t)ldexp(d, F->mbits - F->emin);
+        mf = limb >> (64 - (E - F->emin + F->mbits));
     }
     return ((sign ? F->sign : 0) | (ef << F->mbits) | mf) << F->pad;
 }
@@ -162,14 +165,15 @@ static uint64_t encode(const ref_format *F, mpfr_srcptr x, unsigned *fl) {
 /* ---- the finite path --------------------------------------------------- */
 
 static int eval(ref_ctx *r, mpfr_ptr d, mpfr_rnd_t rnd) {
+    mpfr_srcptr a = &r->opnd[0], b = &r->opnd[1], c = &r->opnd[2];
     switch (r->op) {
-    case REF_ADD: return mpfr_add(d, r->a, r->b, rnd);
-    case REF_SUB: return mpfr_sub(d, r->a, r->b, rnd);
-    case REF_MUL: return mpfr_mul(d, r->a, r->b, rnd);
-    case REF_DIV: return mpfr_div(d, r->a, r->b, rnd);
-    case REF_SQRT: return mpfr_sqrt(d, r->a, rnd);
-    case REF_FMA: return mpfr_fma(d, r->a, r->b, r->c, rnd);
-    default: return mpfr_set_sj_2exp(d, r->cv_sig, r->cv_exp, rnd);
+    case REF_ADD: return mpfr_add(d, a, b, rnd);
+    case REF_SUB: return mpfr_sub(d, a, b, rnd);
+    case REF_MUL: return mpfr_mul(d, a, b, rnd);
+    case REF_DIV: return mpfr_div(d, a, b, rnd);
+    case REF_SQRT: return mpfr_sqrt(d, a, rnd);
+    case REF_FMA: return mpfr_fma(d, a, b, c, rnd);
+    default: return mpfr_set(d, a, rnd); /* conversion: a is at the source's precision */
     }
 }
 
@@ -196,26 +200,28 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     case FPEMU_RTO: rnd = MPFR_RNDZ; break;
     default: rnd = MPFR_RNDN; break;
     }
+    mpfr_ptr u = r->u;
     if (r->round == FPEMU_RNA) {
         t = eval(r, r->y, MPFR_RNDZ); /* y = x truncated to p + 1 bits */
         if (mpfr_zero_p(r->y)) return deliver_zero(F, mpfr_signbit(r->y), fl);
         sign = mpfr_signbit(r->y) ? 1 : 0;
         int half = bit_at(r->y, mpfr_get_exp(r->y) - (p + 1));
         /* the (p+1)-th bit set: at or above the midpoint, ties go away */
-        mpfr_set(r->u, r->y, half ? MPFR_RNDA : MPFR_RNDZ);
+        mpfr_set(u, r->y, half ? MPFR_RNDA : MPFR_RNDZ);
         inex = t != 0 || half;
         away = half;
     } else {
         t = eval(r, r->r, rnd);
         if (mpfr_zero_p(r->r)) return deliver_zero(F, mpfr_signbit(r->r), fl);
         sign = mpfr_signbit(r->r) ? 1 : 0;
-        mpfr_set(r->u, r->r, MPFR_RNDN);
+        u = r->r;
         inex = t != 0;
         away = inex && ((t > 0) != sign);
-        if (r->round == FPEMU_RTO && inex && !bit_at(r->u, mpfr_get_exp(r->u) - p)) {
+        if (r->round == FPEMU_RTO && inex && !bit_at(r->r, mpfr_get_exp(r->r) - p)) {
             /* odd: the neighbour away from zero (same binade: last bit 0) */
-            mpfr_set_si_2exp(r->t, sign ? -1 : 1, mpfr_get_exp(r->u) - p, MPFR_RNDN);
-            mpfr_add(r->u, r->u, r->t, MPFR_RNDN);
+            u = r->u;
+            mpfr_set_si_2exp(r->t, sign ? -1 : 1, mpfr_get_exp(r->r) - p, MPFR_RNDN);
+            mpfr_add(u, r->r, r->t, MPFR_RNDN);
             away = 1;
         }
     }
@@ -225,10 +231,10 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     }
 
     /* 2. overflow: the unbounded-range result exceeds max finite */
-    if (mpfr_cmpabs(r->u, r->maxv) > 0) return deliver_overflow(r, F, sign, fl);
+    if (mpfr_cmpabs(u, r->maxv) > 0) return deliver_overflow(r, F, sign, fl);
 
     /* 3. tininess: after = |u| < min normal; before = |x| < min normal */
-    int cmp_min = mpfr_cmpabs(r->u, r->minnorm);
+    int cmp_min = mpfr_cmpabs(u, r->minnorm);
     int tiny_after = cmp_min < 0;
     int tiny_before = tiny_after || (cmp_min == 0 && away);
     int tiny = r->tininess_before ? tiny_before : tiny_after;
@@ -245,7 +251,7 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
         /* |u| >= min normal: u is on the format's grid (a subnormal-range x
          * rounding up to min normal lands there on the coarser grid too). */
         if (inex) *fl |= FPEMU_FLAG_INEXACT | (tiny ? FPEMU_FLAG_UNDERFLOW : 0);
-        return encode(F, r->u, fl);
+        return encode(F, u, fl);
     }
 
     /* 4. gradual underflow: narrow the exponent range to the target's and
@@ -283,11 +289,62 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     return encode(F, res, fl);
 }
 
-static void load(mpfr_ptr x, const ref_value *v) {
-    if (v->cls == REF_ZERO)
-        mpfr_set_zero(x, v->sign ? -1 : 1);
-    else
-        mpfr_set_sj_2exp(x, v->sign ? -(intmax_t)v->sig : (intmax_t)v->sig, v->exp, MPFR_RNDN);
+/* Point operand k at a decoded value, exactly, at precision prec (>= the
+ * value's significant bits): no allocation, no rounding. */
+static void load(ref_ctx *r, int k, const ref_value *v, mpfr_prec_t prec) {
+    mpfr_ptr x = &r->opnd[k];
+    if (v->cls == REF_ZERO) {
+        r->limb[k] = 0;
+        mpfr_custom_init_set(x, v->sign ? -MPFR_ZERO_KIND : MPFR_ZERO_KIND, 0, prec, &r->limb[k]);
+        return;
+    }
+    int lz = __builtin_clzll(v->sig);
+    r->limb[k] = (mp_limb_t)(v->sig << lz);
+    mpfr_exp_t e = (mpfr_exp_t)v->exp + (64 - lz);
+    mpfr_custom_init_set(x, v->sign ? -MPFR_REGULAR_KIND : MPFR_REGULAR_KIND, e, prec, &r->limb[k]);
+}
+
+/* Decode tables: formats of at most 16 bits decode by lookup once the same
+ * operand format has been used for DTAB_AFTER calls in a row (so a caller
+ * alternating formats never pays for rebuilding). Built with daz off; a
+ * subnormal entry is marked so daz can apply at lookup. */
+struct ref__dec { uint64_t sig; int32_t exp; uint8_t cls, sign, sub; };
+#define DTAB_AFTER 4096
+
+static void decode_fast(ref_ctx *r, const ref_format *S, uint64_t code, ref_value *v) {
+    if (r->dtab_fmt == S->desc) {
+        const struct ref__dec *d = &r->dtab[(code >> S->pad) & 0xFFFF];
+        if (d->sub && r->daz) {
+            v->cls = REF_ZERO, v->sign = d->sign, v->sig = 0, v->exp = 0;
+            return;
+        }
+        v->cls = (ref_class)d->cls, v->sign = d->sign, v->sig = d->sig, v->exp = d->exp;
+        return;
+    }
+    ref_decode(S, code, r->daz, v);
+}
+
+static void dtab_note(ref_ctx *r, const ref_format *S) {
+    if (r->dtab_fmt == S->desc || S->bits > 16) return;
+    if (r->dtab_want != S->desc) {
+        r->dtab_want = S->desc;
+        r->dtab_calls = 0;
+        return;
+    }
+    if (++r->dtab_calls < DTAB_AFTER) return;
+    if (!r->dtab && !(r->dtab = malloc(sizeof(struct ref__dec) << 16))) return;
+    r->dtab_fmt = NULL;
+    uint64_t n = UINT64_C(1) << S->bits;
+    for (uint64_t c = 0; c < n; c++) {
+        ref_value v, w;
+        ref_decode(S, c << S->pad, 0, &v);
+        ref_decode(S, c << S->pad, 1, &w);
+        struct ref__dec *d = &r->dtab[c];
+        d->sig = v.sig, d->exp = v.exp, d->cls = (uint8_t)v.cls, d->sign = (uint8_t)v.sign;
+        d->sub = v.cls != w.cls;
+    }
+    for (uint64_t c = n; c < 65536; c++) r->dtab[c] = r->dtab[c & (n - 1)];
+    r->dtab_fmt = S->desc;
 }
 
 static int is_nan(const ref_value *v) { return v->cls == REF_QNAN || v->cls == REF_SNAN; }
@@ -306,7 +363,8 @@ uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t
     r->op = op;
     int n = ref_op_arity(op);
     ref_value v[3];
-    for (int i = 0; i < n; i++) ref_decode(S, x[i], r->daz, &v[i]);
+    dtab_note(r, S);
+    for (int i = 0; i < n; i++) decode_fast(r, S, x[i], &v[i]);
 
     /* ---- NaN operands and invalid operations ---- */
     int invalid = 0, any_nan = 0;
@@ -374,16 +432,13 @@ uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t
     case REF_CONVERT:
         if (v[0].cls == REF_INF) { res = deliver_inf(r, F, v[0].sign, &fl); goto done; }
         if (v[0].cls == REF_ZERO) { res = deliver_zero(F, v[0].sign, &fl); goto done; }
-        r->cv_sig = v[0].sign ? -(intmax_t)v[0].sig : (intmax_t)v[0].sig;
-        r->cv_exp = v[0].exp;
+        load(r, 0, &v[0], S->p);
         res = round_finite(r, &fl);
         goto done;
     default: break;
     }
     /* finite operands (zeros included): MPFR does the rest, zero signs too */
-    load(r->a, &v[0]);
-    if (n > 1) load(r->b, &v[1]);
-    if (n > 2) load(r->c, &v[2]);
+    for (int i = 0; i < n; i++) load(r, i, &v[i], F->p);
     res = round_finite(r, &fl);
 done:
     *flags = fl;

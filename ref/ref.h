@@ -104,9 +104,11 @@ typedef struct ref_ctx {
     const fpemu_format *cur_dst, *cur_src;
     ref_format dst, src;
     ref_opcode op;
-    intmax_t cv_sig;
-    mpfr_exp_t cv_exp;
-    mpfr_t a, b, c;        /* operands at the target precision */
+    struct ref__dec *dtab;         /* decode table of the operand format (<= 16 bits) */
+    const fpemu_format *dtab_fmt, *dtab_want;
+    unsigned long dtab_calls;      /* consecutive calls with dtab_want's operands */
+    __mpfr_struct opnd[3]; /* operands: custom-allocated, pointing at limb[] */
+    mp_limb_t limb[3];
     mpfr_t r;              /* result at p bits (directed/nearest/odd) */
     mpfr_t u;              /* rounded with unbounded exponent range */
     mpfr_t y;              /* rna: truncation at p + 1 bits */
