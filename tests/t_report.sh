@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# t_report.sh: `fpemu report` on the committed fixture runs
+# (tests/fixtures/report/demo: three short runs of mlp-digits written by
+# `fpemu train`, no training needed): every plot (PNG and SVG) and page is
+# produced, every image has its caption, verdicts follow the rules in the
+# definition (one rule that holds, one that fails on purpose), run folders
+# given directly form one experiment against their 32-true run, the plan
+# makefile dedupes identical runs, and bad input exits 2 naming the file and
+# line. Prints TAP.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
+BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
+FIX=$ROOT/tests/fixtures/report
+if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built"; exit 0; fi
+if [ ! -d "$FIX/demo" ]; then echo "1..0 # SKIP no fixture in $FIX"; exit 0; fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_report.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export FPEMU_ROOT=$ROOT
+
+n=0
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() {
+    n=$((n + 1)); echo "not ok $n - $1"; shift
+    for d in "$@"; do printf '%s\n' "$d" | head -20 | sed 's/^/#   /'; done
+}
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+check() { if eval "$2"; then pass "$1"; else fail "$1" "${3:-}"; fi; }
+
+plots=1
+command -v gnuplot >/dev/null 2>&1 || plots=0
+noplots=$([ $plots = 1 ] || echo --no-plots)
+
+# 1. the fixture experiment
+OUT=$TMP/out
+"$BIN" report --out "$OUT" $noplots "$FIX/demo" >"$TMP/stdout" 2>"$TMP/stderr"; rc=$?
+check "report on the fixture experiment exits 0" '[ $rc = 0 ]' "exit $rc: $(cat "$TMP/stderr")"
+for f in index.html summary.md summary.csv fragment.html fragment.md demo/experiment.txt demo/fp32/metrics.csv \
+         demo/f16/eval.csv demo/fp8/tensors.csv; do
+    check "writes $f" "[ -s '$OUT/$f' ]"
+done
+if [ $plots = 1 ]; then
+    want="loss loss_diff eval_acc scale rates_f16 rates_fp8 fp8_fp8"
+    for p in $want; do
+        png=$OUT/demo/$p.png
+        check "plot $p: PNG and SVG" "[ -s '$png' ] && [ \"\$(head -c 8 '$png' | od -An -c | tr -d ' ')\" = '211PNG\r\n032\n' ] && grep -q '<svg' '$OUT/demo/$p.svg'" \
+            "$(ls "$OUT/demo")"
+    done
+    # every image the page shows exists, and each has a caption
+    imgs=$(grep -o 'src="[^"]*"' "$OUT/fragment.html" | sed 's/src="//; s/"$//')
+    missing=""
+    for i in $imgs; do [ -f "$OUT/$i" ] || missing="$missing $i"; done
+    check "every <img> of the page exists" '[ -n "$imgs" ] && [ -z "$missing" ]' "missing:$missing"
+    ni=$(grep -c '<img ' "$OUT/fragment.html"); nc=$(grep -c '<figcaption>[^<]' "$OUT/fragment.html")
+    check "one caption per plot ($ni plots)" '[ "$ni" = "$nc" ] && [ "$ni" -ge 7 ]' "imgs $ni, captions $nc"
+    nm=$(grep -c '^!\[' "$OUT/fragment.md")
+    check "summary.md shows the same plots" '[ "$nm" = "$ni" ]' "md $nm, html $ni"
+    check "no gnuplot error logs left" '[ -z "$(find "$OUT" -name "*.gp.log")" ]' "$(find "$OUT" -name '*.gp.log' -exec cat {} \;)"
+else
+    skip "gnuplot not installed: plot checks"
+fi
+
+# 2. verdicts come from the data by the definition's rules
+row() { awk -F, -v r="$1" '$2 == r { print $NF }' "$OUT/summary.csv"; }
+check "a claim whose rules hold is 'reproduced'" '[ "$(row f16)" = reproduced ]' "$(cat "$OUT/summary.csv")"
+check "a claim with a failing rule is 'not reproduced'" '[ "$(row fp8)" = "not reproduced" ]' "$(cat "$OUT/summary.csv")"
+check "the baseline has no verdict" '[ "$(row fp32)" = "-" ]'
+check "the page shows each rule with its numbers" 'grep -q "skipped(f16) = [0-9]" "$OUT/fragment.html" && grep -q "fails" "$OUT/fragment.html"'
+# the table's numbers are the runs' own: final loss = mean of the last max(5, steps/10) losses
+want=$(awk -F, 'NR > 1 { l[NR] = $2; n = NR } END { w = int((n - 1) / 10); if (w < 5) w = 5; for (i = n - w + 1; i <= n; i++) s += l[i]; printf "%.6f", s / w }' "$FIX/demo/f16/metrics.csv")
+got=$(awk -F, '$2 == "f16" { printf "%.6f", $6 }' "$OUT/summary.csv")
+check "final loss in summary.csv is the mean of the last steps ($want)" '[ "$got" = "$want" ]' "got $got"
+check "summary.md has the table header" 'grep -q "| experiment | run | policy | final loss | diff from baseline | eval accuracy | skipped steps | overflow rate | underflow rate | verdict |" "$OUT/summary.md"'
+
+# 3. regenerating in place (the report folder as input) gives the same tables
+"$BIN" report --out "$OUT" --no-plots "$OUT/demo" >/dev/null 2>&1; rc=$?
+cp "$OUT/summary.csv" "$TMP/s2"
+"$BIN" report --out "$TMP/out3" --no-plots "$OUT" >/dev/null 2>&1; rc3=$?
+check "report regenerates from its own output folder" '[ $rc = 0 ] && [ $rc3 = 0 ] && cmp -s "$TMP/s2" "$TMP/out3/summary.csv"'
+
+# 4. plain run folders: one experiment against the 32-true run
+"$BIN" report --out "$TMP/adhoc" --no-plots "$FIX/demo/f16" "$FIX/demo/fp32" >/dev/null 2>"$TMP/stderr"; rc=$?
+check "plain run folders report against their 32-true run" \
+    '[ $rc = 0 ] && grep -q "^baseline: fp32" "$TMP/adhoc/runs/experiment.txt" && grep -q "^runs,f16,16-mixed" "$TMP/adhoc/summary.csv"' \
+    "exit $rc $(cat "$TMP/stderr")"
+
+# 5. the plan: one target per distinct run, commands that `fpemu train` accepts
+mkdir -p "$TMP/suite"
+cat >"$TMP/suite/01-a.txt" <<'EOF'
+title: a
+model: mlp-digits
+steps: 20
+run fp32: 32-true
+run bf: bf16-mixed lr=1e-3
+expect bf: final_loss(bf) < final_loss(fp32) + 1
+EOF
+cat >"$TMP/suite/02-b.txt" <<'EOF'
+model: mlp-digits
+steps: 20
+run base: 32-true
+run other: 16-mixed scaler=none
+EOF
+"$BIN" report --plan --suite "$TMP/suite" --runs "$TMP/cache" >"$TMP/plan.mk" 2>"$TMP/stderr"; rc=$?
+nt=$(grep -c 'TRAIN   \[' "$TMP/plan.mk")
+check "the plan has one target per distinct run (3 of 4 runs)" '[ $rc = 0 ] && [ "$nt" = 3 ] && grep -q "a/fp32 b/base" "$TMP/plan.mk"' \
+    "exit $rc, $nt targets: $(cat "$TMP/stderr")"
+check "the plan's commands carry the settings" 'grep -q -- "--policy 16-mixed --steps 20 --seed 1 --set scaler=none" "$TMP/plan.mk"'
+check "the plan is a valid makefile" 'make -n -f "$TMP/plan.mk" SUITE_FPEMU=true suite-runs >/dev/null 2>&1'
+
+# 6. bad input exits 2 with the file and line
+bad() { # NAME PATTERN ARGS...
+    local name=$1 pat=$2; shift 2
+    "$BIN" report "$@" >"$TMP/stdout" 2>"$TMP/stderr"; local r=$?
+    if [ $r = 2 ] && grep -Eq -- "$pat" "$TMP/stderr"; then pass "bad input: $name"
+    else fail "bad input: $name" "exit $r" "$(cat "$TMP/stderr")"; fi
+}
+cp -r "$FIX/demo" "$TMP/bad1"
+awk 'NR == 9 { print "7,oops" ; next } { print }' "$FIX/demo/f16/metrics.csv" >"$TMP/bad1/f16/metrics.csv"
+bad "a malformed metrics.csv" "f16/metrics.csv: line 9: 2 fields, expected" --out "$TMP/o1" --no-plots "$TMP/bad1"
+cp -r "$FIX/demo" "$TMP/bad2"
+echo "expect f16: final_los(f16) > 0" >>"$TMP/bad2/experiment.txt"
+bad "an unknown metric in a rule" "experiment.txt:[0-9]+: expect f16: unknown metric 'final_los'" --out "$TMP/o2" --no-plots "$TMP/bad2"
+cp -r "$FIX/demo" "$TMP/bad3"
+echo "expect f16: final_loss(nosuch) > 0" >>"$TMP/bad3/experiment.txt"
+bad "a rule naming a run that does not exist" "'nosuch' is not one of the runs" --out "$TMP/o3" --no-plots "$TMP/bad3"
+cp -r "$FIX/demo" "$TMP/bad4"
+echo "expect f16: final_loss(f16) 0" >>"$TMP/bad4/experiment.txt"
+bad "a rule without a comparison" "expected a comparison" --out "$TMP/o4" --no-plots "$TMP/bad4"
+printf 'model: mlp-digits\nrun a: 32-true\nrun b: 16-mixed nosuchkey=1\n' >"$TMP/suite/03-c.txt"
+bad "an unknown training key in a definition" "03-c.txt:3: run b: unknown key 'nosuchkey'" --plan --suite "$TMP/suite" --runs "$TMP/cache"
+printf 'model: mlp-digits\nrun a: 32-true\nrun b: no-such-policy\n' >"$TMP/suite/03-c.txt"
+bad "an unknown policy in a definition" "03-c.txt:3: run b: unknown policy 'no-such-policy'" --plan --suite "$TMP/suite" --runs "$TMP/cache"
+printf 'model: mlp-digits\nrun a 32-true\n' >"$TMP/suite/03-c.txt"
+bad "a line without a colon" "03-c.txt:2: expected .key: value." --plan --suite "$TMP/suite" --runs "$TMP/cache"
+rm "$TMP/suite/03-c.txt"
+bad "a folder that is neither run nor experiment" "neither a run folder" --out "$TMP/o5" --no-plots "$TMP/suite"
+bad "a missing folder" "no such folder" --out "$TMP/o6" --no-plots "$TMP/nonexistent"
+bad "no --out" "--out DIR is required" "$FIX/demo"
+
+echo "1..$n"
