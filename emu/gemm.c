@@ -343,27 +343,56 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
 /* Exact values for the kernel: av/ae (M x K), bv/be (K x Np), with the
  * block scales joined as the model does (MX: exponents; NVFP4 without the
  * group rule: value times scale, exponent plus the scale's). */
+/* Decoded values of every code of a <= 16-bit format (a table per call). */
+typedef struct { double *v, *e; unsigned char *sp; } dtable;
+
+static int dtable_build(const mma_model *m, const fpemu_format *f, dtable *t) {
+    size_t n = (size_t)1 << f->container;
+    t->v = malloc(n * sizeof(double));
+    t->e = malloc(n * sizeof(double));
+    t->sp = malloc(n);
+    if (!t->v || !t->e || !t->sp) return -1;
+    for (size_t c = 0; c < n; c++) t->sp[c] = (unsigned char)decode_elem(m, f, (uint64_t)c, &t->v[c], &t->e[c]);
+    return 0;
+}
+static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp); }
+
+/* Exact values for the kernel (doubles, or floats for the f32 kernel):
+ * av/ae (M x K), bv/be (K x Np), with the block scales joined as the model
+ * does (MX: exponents; NVFP4 without the group rule: value times scale,
+ * exponent plus the scale's). */
 static int build_values(qops *q) {
     const mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
-    q->Np = Np;
-    q->av = malloc(sizeof(double) * ((size_t)M * K + 1));
-    q->ae = malloc(sizeof(double) * ((size_t)M * K + 1));
-    q->bv = calloc((size_t)K * Np + 8, sizeof(double));
-    q->be = calloc((size_t)K * Np + 8, sizeof(double));
+    q->Np = Np, q->Np16 = Np;
+    int F = q->use_f;
+    size_t es = F ? sizeof(float) : sizeof(double);
+    void *av = malloc(es * ((size_t)M * K + 1)), *ae = malloc(es * ((size_t)M * K + 1));
+    void *bv = calloc((size_t)K * Np + 16, es), *be = calloc((size_t)K * Np + 16, es);
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
-    if (!q->av || !q->ae || !q->bv || !q->be || !q->arow_sp || !q->bcol_sp) return -1;
+    if (F) q->avf = av, q->aef = ae, q->bvf = bv, q->bef = be;
+    else q->av = av, q->ae = ae, q->bv = bv, q->be = be;
+    if (!av || !ae || !bv || !be || !q->arow_sp || !q->bcol_sp) return -1;
     for (int pass = 0; pass < 2; pass++) {
         int R = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
         const uint64_t *codes = pass ? q->Btc : q->Ac;
         const uint64_t *sc = pass ? q->sbt : q->sa;
         unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+        dtable tab = {0};
+        int use_tab = f->container <= 16 && (size_t)R * K > ((size_t)1 << f->container) / 4;
+        if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
         for (int r = 0; r < R; r++)
             for (int k = 0; k < K; k++) {
                 double v, e;
-                if (decode_elem(m, f, codes[(size_t)r * K + k], &v, &e)) sp[r] = 1;
+                uint64_t code = codes[(size_t)r * K + k];
+                if (use_tab) {
+                    v = tab.v[code], e = tab.e[code];
+                    if (tab.sp[code]) sp[r] = 1;
+                } else if (decode_elem(m, f, code, &v, &e)) {
+                    sp[r] = 1;
+                }
                 if (sc) {
                     uint64_t scode = sc[(size_t)r * q->nsb + k / q->sblock];
                     if (fpemu_is_nan(q->sfmt, scode)) sp[r] = 1, v = 0, e = 0;
@@ -374,24 +403,11 @@ static int build_values(qops *q) {
                         else e *= sp2;
                     }
                 }
-                if (pass) q->bv[(size_t)k * Np + r] = v, q->be[(size_t)k * Np + r] = e;
-                else q->av[(size_t)r * K + k] = v, q->ae[(size_t)r * K + k] = e;
+                size_t o = pass ? (size_t)k * Np + r : (size_t)r * K + k;
+                if (F) ((float *)(pass ? bv : av))[o] = (float)v, ((float *)(pass ? be : ae))[o] = (float)e;
+                else ((double *)(pass ? bv : av))[o] = v, ((double *)(pass ? be : ae))[o] = e;
             }
-    }
-    if (q->use_f) { /* exact float copies (checked by f32_kernel_ok) */
-        int N16 = (N + 15) / 16 * 16;
-        q->Np16 = N16;
-        q->avf = malloc(sizeof(float) * ((size_t)M * K + 1));
-        q->aef = malloc(sizeof(float) * ((size_t)M * K + 1));
-        q->bvf = calloc((size_t)K * N16 + 16, sizeof(float));
-        q->bef = calloc((size_t)K * N16 + 16, sizeof(float));
-        if (!q->avf || !q->aef || !q->bvf || !q->bef) return -1;
-        for (size_t x = 0; x < (size_t)M * K; x++) q->avf[x] = (float)q->av[x], q->aef[x] = (float)q->ae[x];
-        for (int k = 0; k < K; k++)
-            for (int j = 0; j < N; j++) {
-                q->bvf[(size_t)k * N16 + j] = (float)q->bv[(size_t)k * Np + j];
-                q->bef[(size_t)k * N16 + j] = (float)q->be[(size_t)k * Np + j];
-            }
+        if (use_tab) dtable_free(&tab);
     }
     return 0;
 }

@@ -274,6 +274,17 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     memcpy(&ov, &g->ovf_d, 8);
     const vl8 vmn = {mn, mn, mn, mn, mn, mn, mn, mn}, vov = {ov, ov, ov, ov, ov, ov, ov, ov}, lz = {0};
     const float big = __builtin_ldexpf(1.0f, 127);
+    const float inv_two_nfrac_f = __builtin_ldexpf(1.0f, -g->nfrac);
+    const int32_t qm32 = (int32_t)~((UINT32_C(1) << (23 - g->q)) - 1);
+    const vfi qmask32 = {qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32};
+    const vfi absmask32 = {0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF,
+                           0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF};
+    const vfi vminbits = {0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000,
+                          0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000};
+    const vfi vinfbits = {0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000,
+                          0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000};
+    (void)inv_two_nfrac_f, (void)qmask32, (void)absmask32, (void)vminbits, (void)vinfbits;
+    (void)inv_two_nfrac, (void)qmask, (void)absmask, (void)vmn, (void)vov, (void)lz;
 
     for (int j = g->j0; j < g->j1; j += W) {
         for (int i0 = g->i0; i0 < g->i1; i0 += RB) {
@@ -324,6 +335,19 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 }
 #pragma GCC unroll 4
                 for (int r = 0; r < RB; r++) {
+#if GEMM_KERNEL_PASS == 3
+                    /* AVX-512: the int32 sum converted with round-toward-zero (embedded
+                     * rounding: RZ to 24 bits), masked to q bits, times 2^(emax - nfrac)
+                     * (a power of two, exact while the result is a normal float) */
+                    vf z = (vf)_mm512_cvt_roundepi32_ps((__m512i)S[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                    z = (vf)((vfi)z & qmask32);
+                    vf v = z * (em[r] * inv_two_nfrac_f);
+                    vfi a = (vfi)v & absmask32;
+                    bad[r] |= ((a < vminbits) & (a != viz)) | (a >= vinfbits);
+                    acc[r] = v;
+                }
+            }
+#else
                     /* S * 2^(emax - nfrac), RZ to q bits, in doubles (two halves of 8) */
                     vhi s0 = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
                     vhi s1 = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
@@ -342,6 +366,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                     bad[r] |= __builtin_shufflevector(c0, c1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
                 }
             }
+#endif
             for (int r = 0; r < nr; r++)
                 for (int l = 0; l < W && j + l < g->j1; l++) {
                     size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j + l);

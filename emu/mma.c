@@ -723,7 +723,7 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
         return -1;
     }
     m->kind = MMA_KIND_BLOCK;
-    snprintf(m->device, sizeof m->device, "%s %s", row->device, (ca & IN_TF32) ? "tf32" : (ca & IN_FP8) || (ca & IN_FP6FP4) ? "fp8/fp6/fp4" : fa->name);
+    snprintf(m->device, sizeof m->device, "%.24s %.12s", row->device, (ca & IN_TF32) ? "tf32" : (ca & IN_FP8) || (ca & IN_FP6FP4) ? "fp8/fp6/fp4" : fa->name);
     m->block = row->block;
     m->nfrac = row->nfrac;
     m->align = MMA_ALIGN_RZ;
