@@ -163,10 +163,67 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
         break;
     }
     case OP_MUL: s = x * y; break; /* exact: p <= 24 each */
-    case OP_DIV: s = x / y; rs = sgn(fma(-s, y, x)) * sgn(y); break;
+    default: s = x / y; rs = sgn(fma(-s, y, x)) * sgn(y); break;
     }
     return emu__round_double(f, s, rs, ctx);
 }
+
+/* ---- result tables for <= 8-bit registry formats --------------------------
+ * Every result of a binary operation (and sqrt) of an 8-bit format under
+ * one context configuration fits in a 2^16-entry table of (flags << 8 |
+ * code). Tables are built on first use from the generic path below and
+ * published with an atomic store; they are never freed (at most one per
+ * format x operation x configuration actually used). sr is not tabulated. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+enum { TAB_OPS = 5, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT };
+static _Atomic(uint16_t *) tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_CONFIGS];
+
+static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx);
+static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx);
+
+static __attribute__((noinline)) const uint16_t *build_table(const fpemu_format *f, int fi, int op, int cfg,
+                                                              const fpemu_ctx *ctx) {
+    size_t n = (size_t)1 << (op == 4 ? f->bits : 2 * f->bits);
+    uint16_t *t = malloc(n * sizeof *t);
+    if (!t) return NULL; /* tables are an optimisation only */
+    fpemu_ctx c = *ctx;
+    for (size_t i = 0; i < n; i++) {
+        c.flags = 0;
+        uint64_t a = op == 4 ? i : i >> f->bits, b = i & ((1u << f->bits) - 1);
+        uint64_t r = op == 4 ? sqrt_generic(f, a, &c) : binary(f, (binop)op, a, b, &c);
+        t[i] = (uint16_t)(c.flags << 8 | r);
+    }
+    uint16_t *expected = NULL;
+    if (!atomic_compare_exchange_strong(&tables[fi][op][cfg], &expected, t)) {
+        free(t); /* another thread published first; both are identical */
+        t = expected;
+    }
+    return t;
+}
+
+static inline const uint16_t *op_table(const fpemu_format *f, int op, const fpemu_ctx *ctx) {
+    int fi = emu__registry_index(f);
+    if (fi < 0 || (unsigned)ctx->round >= 6 || (unsigned)ctx->nan_policy >= FPEMU_NAN_POLICY_COUNT) return NULL;
+    int cfg = (((ctx->round << 4) | (!!ctx->sat << 3) | (!!ctx->ftz << 2) | (!!ctx->daz << 1) | !!ctx->tininess_before) *
+               FPEMU_NAN_POLICY_COUNT) + (int)ctx->nan_policy;
+    uint16_t *t = atomic_load_explicit(&tables[fi][op][cfg], memory_order_acquire);
+    return t ? t : build_table(f, fi, op, cfg, ctx);
+}
+
+#define TRY_TABLE(op, idx)                                         \
+    do {                                                           \
+        if (f->bits <= 8 && ctx->round != FPEMU_SR) {              \
+            const uint16_t *t_ = op_table(f, (op), ctx);           \
+            if (t_) {                                              \
+                uint16_t e_ = t_[(idx)];                           \
+                ctx->flags |= e_ >> 8;                             \
+                return e_ & 0xFF;                                  \
+            }                                                      \
+        }                                                          \
+    } while (0)
+#define IDX2(a, b) ((((a) & ((1u << f->bits) - 1)) << f->bits) | ((b) & ((1u << f->bits) - 1)))
 
 /* ---- public operations ------------------------------------------------- */
 
@@ -243,20 +300,31 @@ static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb
 }
 
 uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_TABLE(OP_ADD, IDX2(a, b));
     TRY_FAST(fo_->add(a, b, 0, ctx));
     return binary(f, OP_ADD, a, b, ctx);
 }
 uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_TABLE(OP_SUB, IDX2(a, b));
     TRY_FAST(fo_->add(a, b, 1, ctx));
     return binary(f, OP_SUB, a, b, ctx);
 }
 uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_TABLE(OP_MUL, IDX2(a, b));
     TRY_FAST(fo_->mul(a, b, ctx));
     return binary(f, OP_MUL, a, b, ctx);
 }
-uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { return binary(f, OP_DIV, a, b, ctx); }
+uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    TRY_TABLE(OP_DIV, IDX2(a, b));
+    return binary(f, OP_DIV, a, b, ctx);
+}
 
 uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
+    TRY_TABLE(4, ca & ((1u << f->bits) - 1));
+    return sqrt_generic(f, ca, ctx);
+}
+
+static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
     double x;
     if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && x > 0) {
         double r = sqrt(x);

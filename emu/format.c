@@ -44,7 +44,10 @@ static const format_row rows[] = {
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
-static fpemu_format registry[NROWS];
+fpemu_format emu__registry[NROWS];
+const int emu__registry_n = NROWS;
+#define registry emu__registry
+_Static_assert(NROWS <= EMU_REGISTRY_MAX, "registry larger than the result-table index");
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
 /* ---- derived fields ----------------------------------------------------- */
@@ -238,6 +241,7 @@ static void registry_init(void) {
 }
 
 int fpemu_format_count(void) { return NROWS; }
+
 const fpemu_format *fpemu_format_at(int i) {
     pthread_once(&registry_once, registry_init);
     return i >= 0 && i < NROWS ? &registry[i] : NULL;
@@ -394,7 +398,7 @@ const fpemu_format *fpemu_format_get(const char *name, char *err, size_t errlen)
         if (lower_eq(rows[i].name, name) || alias_match(rows[i].aliases, name)) return &registry[i];
     fpemu_format f;
     memset(&f, 0, sizeof f);
-    if (strlen(name) >= sizeof f.name) { errf(err, errlen, "format name too long: '%.40s...'", name); return NULL; }
+    if (strlen(name) >= sizeof f.name) { errf(err, errlen, "format name too long (at most 127 characters): '%.40s...'", name); return NULL; }
     snprintf(f.name, sizeof f.name, "%s", name);
     int rc;
     if (!strncmp(name, "custom:", 7)) {

@@ -81,7 +81,7 @@ typedef enum fpemu_class {
 } fpemu_class;
 
 typedef struct fpemu_format {
-    char name[40];         /* canonical name, e.g. "e4m3" */
+    char name[128];        /* canonical name, e.g. "e4m3", or the custom spec as given */
     int bits;              /* bits of the encoding (19 for tf32) */
     int container;         /* bits of the code word: 8, 16, 32 or 64 */
     int pad;               /* low zero bits in the container (13 for tf32) */
@@ -96,9 +96,11 @@ typedef struct fpemu_format {
     int emin;              /* unbiased exponent of the smallest normal binade */
     int emax;              /* unbiased exponent of the largest finite value */
     uint64_t maxmant;      /* mantissa field of the largest finite value */
-    uint64_t max_code;     /* code of +max finite */
+    /* The next three are in code units BEFORE the container padding: shift
+     * left by pad for a code word (tf32: max_code 0x3FBFF is code 0x7F7FE000). */
+    uint64_t max_code;     /* +max finite */
     uint64_t sign_bit;     /* 0 for unsigned formats */
-    uint64_t mag_mask;     /* all magnitude bits (in code units before pad) */
+    uint64_t mag_mask;     /* all magnitude bits */
     double max_finite, min_normal, min_subnormal;
     const double *decode_table; /* NULL, or 2^bits decoded values for <= 16-bit formats */
     const uint8_t *class_table; /* NULL, or 2^bits fpemu_class values */

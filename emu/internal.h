@@ -48,6 +48,14 @@ int64_t emu__round_to_int(double x, int rsign, fpemu_ctx *ctx, int *inexact);
 /* Is every value of f exactly a float? */
 int emu__fits_f32(const fpemu_format *f);
 
+/* Position of a registry format, or -1 for custom formats. */
+#define EMU_REGISTRY_MAX 64
+extern fpemu_format emu__registry[];
+extern const int emu__registry_n;
+static inline int emu__registry_index(const fpemu_format *f) {
+    return f >= emu__registry && f < emu__registry + emu__registry_n ? (int)(f - emu__registry) : -1;
+}
+
 /* f64 and f32 registry descriptors. */
 const fpemu_format *emu__f64(void);
 const fpemu_format *emu__f32(void);
