@@ -45,8 +45,7 @@ static const gemm_config *get_cfg(const char *name, const fpemu_format *fa, cons
 int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
                    const double *A, const double *B, double *C) {
     const gemm_config *cfg = get_cfg(mma, fa, fb);
-    if (!cfg) cfg = get_cfg("exact", fa, fb); /* no MMA for these formats on that device */
-    if (!cfg) return -1;
+    if (!cfg) return -1; /* trn_open checked the pairs a policy uses */
     float *a = malloc(((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float));
     if (!a) return -1;
     float *b = a + (size_t)M * K, *d = b + (size_t)N * K;
@@ -62,7 +61,6 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
                       int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
                       fpemu_cast_stats *sb) {
     const gemm_config *base = get_cfg(mma, fa, fb);
-    if (!base) base = get_cfg("exact", fa, fb);
     if (!base) return -1;
     gemm_config cfg = *base;
     char err[256];
@@ -81,6 +79,15 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
     if (sa) *sa = st.a;
     if (sb) *sb = st.b;
     return rc;
+}
+
+int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen) {
+    gemm_config cfg;
+    char e[256];
+    memset(&cfg, 0, sizeof cfg); /* gemm_config_init reads fields of cfg: start from zeros */
+    if (gemm_config_init(&cfg, mma, fa->name, fb->name, e, sizeof e) == 0) return 0;
+    snprintf(err, errlen, "mma=%s has no tensor-core MMA for %s x %s inputs (%s)", mma, fa->name, fb->name, e);
+    return -1;
 }
 
 const char *trn__gemm_backend_name(void) { return "gemm_f32 (emu/gemm.h: tensor-core model, prerounded inputs)"; }

@@ -17,6 +17,8 @@ int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *
 int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
                       int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
                       fpemu_cast_stats *sb);
+/* 0 if the preset has an MMA for fa x fb; else -1 with a message. */
+int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen);
 /* The name of the backend in use (for summary.json). */
 const char *trn__gemm_backend_name(void);
 #endif

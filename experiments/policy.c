@@ -86,7 +86,7 @@ static const key_def keys[] = {
     {"eval_every", K_LONG, OFF(eval_every), 0, 1e9, NULL, "evaluate every N steps (0: only at the end)"},
     {"tensors_every", K_LONG, OFF(tensors_every), 0, 1e9, NULL, "tensors.csv rows every N steps (0: never)"},
     {"checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 1e9, NULL, "checkpoint every N steps (0: never)"},
-    {"mma", K_ENUM, OFF(mma), 0, 0, "h100|h200|a100|ada|v100|t4|b200|exact", "tensor-core model of the low-precision GEMMs"},
+    {"mma", K_ENUM, OFF(mma), 0, 0, "h100|a100|ada|v100|t4|b200|exact|fma-seq|pairwise", "tensor-core model of the low-precision GEMMs"},
     {"scaler", K_ENUM, OFF(scaler), 0, 0, "dynamic|static|none", "loss scaling"},
     {"init_scale", K_DOUBLE, OFF(init_scale), 1e-30, 3.4e38, NULL, "GradScaler init_scale"},
     {"growth_factor", K_DOUBLE, OFF(growth_factor), 1, 1e6, NULL, "GradScaler growth_factor"},

@@ -32,6 +32,20 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
         free(r);
         return -1;
     }
+    /* the tensor-core model must have an MMA for every input pair the policy uses */
+    {
+        const fpemu_format *pairs[3][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+        if (trn__is_low(r->f_lo)) { pairs[0][0] = r->f_lo; pairs[0][1] = r->f_lo; }
+        if (p->recipe != RECIPE_NONE) {
+            pairs[1][0] = r->f8_fwd; pairs[1][1] = r->f8_fwd;
+            pairs[2][0] = r->f8_bwd; pairs[2][1] = r->f8_fwd;
+        }
+        for (int i = 0; i < 3; i++)
+            if (pairs[i][0] && trn__gemm_supported(s->mma, pairs[i][0], pairs[i][1], err, errlen)) {
+                free(r);
+                return -1;
+            }
+    }
     if (trn__model_build(r, err, errlen)) { trn__model_free(r); free(r->layer_names); free(r->tel); free(r); return -1; }
     r->params = calloc(r->nparams, sizeof(double));
     r->grads = calloc(r->nparams, sizeof(double));

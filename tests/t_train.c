@@ -135,6 +135,7 @@ int main(void) {
         {"--model mlp-digits --policy 32-true --set fp8_format=E5M2", "fp8_format", "a bad choice"},
         {"--model mlp-digits --policy 32-true --steps -3", "--steps", "bad --steps"},
         {"--model tiny-transformer --policy 32-true --set d_model=10 --set heads=3", "heads", "inconsistent keys"},
+        {"--model mlp-digits --policy bf16-mixed --set mma=v100", "v100", "a tensor-core model without the policy's formats"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char d[600];
