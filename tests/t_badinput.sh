@@ -4,7 +4,7 @@
 # signal, no sanitizer report), print a message naming the input (the
 # PATTERN of the case: the bad value, file or line), and write no output
 # file. Fixtures: tests/fixtures/bad/. Subcommands that are not registered
-# yet (mma, probe, gemm) are skipped with a note. Prints TAP.
+# yet are skipped with a note. Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
@@ -257,13 +257,68 @@ bad "third" drift "$TMP/d1" "$TMP/d2" /tmp
 rm "$TMP/d2/metrics.csv"
 bad 'missing' drift "$TMP/d1" "$TMP/d2"
 
-# ---- subcommands still to come --------------------------------------------------------
-for sub in mma probe gemm; do
-    if "$BIN" "$sub" --help >/dev/null 2>&1; then
-        bad "" "$sub" --bogus-option-for-badinput
-    else
-        skip "fpemu $sub is not registered in bin/fpemu yet"
-    fi
-done
+# ---- mma / probe ---------------------------------------------------------------------
+if "$BIN" mma --help >/dev/null 2>&1; then
+    bad 'model is required' mma
+    bad "unknown model 'nope'" mma --model nope --a f16
+    bad "--a: unknown format 'nope'" mma --model h100 --a nope
+    bad "--set nope=1" mma --model h100 --a f16 --set nope=1
+    bad 'promote' mma --model h100 --a f16 --promote x
+    printf '3F800000 3C00\n' >"$TMP/mma-odd"
+    bad_in "$TMP/mma-odd" 'line 1: .*odd' mma --model h100 --a f16
+    printf '3F800000 3C00 3C00\n3F800000 3C00 3CZ0\n' >"$TMP/mma-hex"
+    bad_in "$TMP/mma-hex" "line 2: .*'3CZ0'" mma --model h100 --a f16
+    printf '3F800000 3C00 3C00\n3F800000 \377\376garbage 3C00\n' >"$TMP/mma-bin"
+    bad_in "$TMP/mma-bin" 'line 2' mma --model h100 --a f16
+    printf '3F800000 3C00 3C00\n3F800000 3C\00000 3C00\n' >"$TMP/mma-nul"
+    bad_in "$TMP/mma-nul" 'line 2' mma --model h100 --a f16
+    bad "unknown model 'nope'" probe --model nope --a f16
+    bad 'kmax' probe --model h100 --a f16 --kmax 3
+    bad 'model is required' probe
+else skip "fpemu mma/probe are not in bin/fpemu yet"; fi
+
+# ---- gemm (.npy) --------------------------------------------------------------------
+if "$BIN" gemm --help >/dev/null 2>&1 && command -v python3 >/dev/null; then
+    python3 - "$TMP" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def npy(path, descr, shape, data, fmt, raw=None):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else ""))
+    hdr += ' ' * (64 - (10 + len(hdr) + 1) % 64) + '\n'
+    open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr.encode() + (raw if raw is not None else struct.pack('<%d%s' % (len(data), fmt), *data)))
+npy(d + '/A.npy', '<f4', (2, 3), [1, 2, 3, 4, 5, 6], 'f')
+npy(d + '/B.npy', '<f4', (3, 2), [1, 2, 3, 4, 5, 6], 'f')
+npy(d + '/f8.npy', '<f8', (3, 2), [1, 2, 3, 4, 5, 6], 'd')
+npy(d + '/huge.npy', '<f4', (1 << 40, 1 << 30), [], 'f', raw=b'')
+npy(d + '/neg.npy', '<f4', (-1, 3), [], 'f', raw=b'')
+a = open(d + '/A.npy', 'rb').read()
+open(d + '/trunc.npy', 'wb').write(a[:-5])
+open(d + '/trail.npy', 'wb').write(a + b'\0\0\0\0')
+open(d + '/hdr.npy', 'wb').write(a[:30])
+PY
+    G=(gemm --model h100 --afmt e4m3)
+    bad 'out D.npy is required' "${G[@]}" --a "$TMP/A.npy" --b "$TMP/B.npy"
+    OUT_DIR=$TMP/gout; mkdir -p "$OUT_DIR"
+    for f in trunc trail hdr f8 huge neg; do
+        bad "$f.npy" "${G[@]}" --a "$TMP/$f.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    done
+    bad "$FIX/ragged.csv|ragged.csv" "${G[@]}" --a "$FIX/ragged.csv" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    bad '/nonexist.npy' "${G[@]}" --a /nonexist.npy --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    bad 'shape mismatch' "${G[@]}" --a "$TMP/A.npy" --b "$TMP/A.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    bad "unknown format 'nope'" gemm --model h100 --afmt nope --a "$TMP/A.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    bad "bogus" "${G[@]}" --scaling bogus --a "$TMP/A.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
+    bad 'threads' "${G[@]}" --threads 65 --a "$TMP/A.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"
+    OUT_DIR=
+    bad '/proc/x/D.npy' "${G[@]}" --a "$TMP/A.npy" --b "$TMP/B.npy" --out /proc/x/D.npy
+else skip "fpemu gemm (or python3 for its inputs) is not available"; fi
+
+# ---- errk ---------------------------------------------------------------------------
+if "$BIN" errk --help >/dev/null 2>&1; then
+    bad 'kmin' errk --kmin 0
+    bad 'kmin <= kmax' errk --kmin 64 --kmax 16
+    bad 'dots' errk --dots x
+    bad 'seed' errk --seed -1
+    bad '/proc/x/e.csv' errk --out /proc/x/e.csv --kmin 16 --kmax 32 --dots 2
+else skip "fpemu errk is not in bin/fpemu yet"; fi
 
 echo "1..$n"
