@@ -5,6 +5,7 @@
  * sums in __int128 or a wide fixed-point accumulator) and ends in one
  * fpemu_round_pack per rounding the hardware does. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,7 +490,37 @@ static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64
     return r;
 }
 
+/* Every value of f is exactly a float (p <= 24, exponents within f32's). */
+static int fits_float(const fpemu_format *f) { return f->p <= 24 && f->emin - f->mbits >= -149 && f->emax <= 127; }
+
 static uint64_t dot_fma_seq(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    /* The host's fmaf/fma is this loop exactly (one rne rounding per step,
+     * IEEE specials) when every input is a float (double) and d is f32
+     * (f64): use it unless flags are wanted. */
+    if (!in->sfmt && !flags && m->out_round == FPEMU_RNE && !m->flush_subnormals) {
+        if (is_f32(m->fd) && fits_float(m->fa) && fits_float(m->fb) && fits_float(m->fc)) {
+            float d = (float)fpemu_to_double(m->fc, c);
+            for (size_t i = 0; i < k; i++)
+                d = fmaf((float)fpemu_to_double(m->fa, in->a[i]), (float)fpemu_to_double(m->fb, in->b[i]), d);
+            if (d != d) return nan_code(m, m->fd);
+            uint32_t u;
+            memcpy(&u, &d, 4);
+            return u;
+        }
+        if (!strcmp(m->fd->name, "f64") && !strcmp(m->fa->name, "f64") && !strcmp(m->fb->name, "f64") &&
+            !strcmp(m->fc->name, "f64")) {
+            double d, x, y;
+            uint64_t u = c;
+            memcpy(&d, &u, 8);
+            for (size_t i = 0; i < k; i++) {
+                memcpy(&x, &in->a[i], 8), memcpy(&y, &in->b[i], 8);
+                d = fma(x, y, d);
+            }
+            if (d != d) return nan_code(m, m->fd);
+            memcpy(&u, &d, 8);
+            return u;
+        }
+    }
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.round = m->out_round;
