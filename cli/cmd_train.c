@@ -91,6 +91,11 @@ static int read_config(const char *path, kv **list, int *n) {
         snprintf(e->val, sizeof e->val, "%s", v);
         snprintf(e->where, sizeof e->where, "%s:%d", path, ln);
     }
+    if (ferror(f)) { /* e.g. a directory: fopen succeeds, reading fails */
+        int e = errno;
+        fclose(f);
+        return cli_error(SUB, "--config %s: cannot read: %s", path, strerror(e));
+    }
     fclose(f);
     return 0;
 }
