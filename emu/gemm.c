@@ -383,6 +383,22 @@ static int build_values(qops *q) {
         dtable tab = {0};
         int use_tab = f->container <= 16 && (size_t)R * K > ((size_t)1 << f->container) / 4;
         if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
+        if (use_tab && !sc) { /* the common case, tiled so that B's transposed stores stay in cache */
+            for (int r0 = 0; r0 < R; r0 += 64)
+                for (int k0 = 0; k0 < K; k0 += 64) {
+                    int r1 = r0 + 64 < R ? r0 + 64 : R, k1 = k0 + 64 < K ? k0 + 64 : K;
+                    for (int r = r0; r < r1; r++)
+                        for (int k = k0; k < k1; k++) {
+                            uint64_t code = codes[(size_t)r * K + k];
+                            sp[r] |= tab.sp[code];
+                            size_t o = pass ? (size_t)k * Np + r : (size_t)r * K + k;
+                            if (F) ((float *)(pass ? bv : av))[o] = (float)tab.v[code], ((float *)(pass ? be : ae))[o] = (float)tab.e[code];
+                            else ((double *)(pass ? bv : av))[o] = tab.v[code], ((double *)(pass ? be : ae))[o] = tab.e[code];
+                        }
+                }
+            dtable_free(&tab);
+            continue;
+        }
         for (int r = 0; r < R; r++)
             for (int k = 0; k < K; k++) {
                 double v, e;

@@ -242,6 +242,7 @@ typedef float vhf __attribute__((vector_size(32)));
 #define FSEL(m, a, b) ((vf)(((vfi)(a) & (m)) | ((vfi)(b) & ~(m))))
 #define FMAXG(a, b) FSEL((vfi)((a) > (b)), (a), (b))
 #define FLOAD(p) ({ vf _v; memcpy(&_v, (p), sizeof _v); _v; })
+#define RBF 8 /* rows per register block of the f32 kernel */
 #endif
 #undef FMAXP
 #if GEMM_KERNEL_PASS == 3
@@ -287,13 +288,13 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     (void)inv_two_nfrac, (void)qmask, (void)absmask, (void)vmn, (void)vov, (void)lz;
 
     for (int j = g->j0; j < g->j1; j += W) {
-        for (int i0 = g->i0; i0 < g->i1; i0 += RB) {
-            int nr = g->i1 - i0 < RB ? g->i1 - i0 : RB;
-            const float *arow_v[RB], *arow_e[RB];
-            vf acc[RB];
-            vfi bad[RB];
-#pragma GCC unroll 4
-            for (int r = 0; r < RB; r++) {
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *arow_v[RBF], *arow_e[RBF];
+            vf acc[RBF];
+            vfi bad[RBF];
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
                 size_t ii = (size_t)(i0 + (r < nr ? r : 0));
                 arow_v[r] = g->av + ii * g->lda;
                 arow_e[r] = g->ae + ii * g->lda;
@@ -305,10 +306,10 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
             }
             for (int kb = g->k0; kb < g->k1; kb += g->block) {
                 int ke = kb + g->block < g->k1 ? kb + g->block : g->k1;
-                vf em[RB], sc[RB];
-                vfi S[RB];
-#pragma GCC unroll 4
-                for (int r = 0; r < RB; r++) {
+                vf em[RBF], sc[RBF];
+                vfi S[RBF];
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) {
                     vf e = (vf)((vfi)acc[r] & vexpm);
                     e = FMAXG(e, vemin);
                     vfi isz = (vfi)(acc[r] == vfz);
@@ -316,11 +317,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 }
                 for (int k = kb; k < ke; k++) {
                     vf be = FLOAD(g->be + (size_t)k * g->ldb + (size_t)j);
-#pragma GCC unroll 4
-                    for (int r = 0; r < RB; r++) em[r] = FMAXP(em[r], be * arow_e[r][k]);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) em[r] = FMAXP(em[r], be * arow_e[r][k]);
                 }
-#pragma GCC unroll 4
-                for (int r = 0; r < RB; r++) {
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) {
                     /* a tiny emax: only all-zero terms (fine, sc is clamped) or a tiny c (flagged) */
                     vfi tiny = (vfi)(em[r] < vthr);
                     bad[r] |= tiny & (vfi)(acc[r] != vfz);
@@ -330,11 +331,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 }
                 for (int k = kb; k < ke; k++) {
                     vf bv = FLOAD(g->bv + (size_t)k * g->ldb + (size_t)j);
-#pragma GCC unroll 4
-                    for (int r = 0; r < RB; r++) S[r] += __builtin_convertvector((bv * arow_v[r][k]) * sc[r], vfi);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * arow_v[r][k]) * sc[r], vfi);
                 }
-#pragma GCC unroll 4
-                for (int r = 0; r < RB; r++) {
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) {
 #if GEMM_KERNEL_PASS == 3
                     /* AVX-512: the int32 sum converted with round-toward-zero (embedded
                      * rounding: RZ to 24 bits), masked to q bits, times 2^(emax - nfrac)
