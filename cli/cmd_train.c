@@ -312,7 +312,7 @@ int cmd_train(int argc, char **argv) {
     } else {
         kv *cfg = NULL;
         int ncfg = 0;
-        if (config && read_config(config, &cfg, &ncfg)) { free(sets); return 2; }
+        if (config && read_config(config, &cfg, &ncfg)) { free(cfg); free(sets); return 2; }
         /* model, policy, steps, seed from the config unless given on the command line */
         const char *cm = NULL, *cp = NULL;
         for (int i = 0; i < ncfg; i++) {
