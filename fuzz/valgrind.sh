@@ -35,7 +35,8 @@ vg /dev/null formats --csv
 vg /dev/null formats --error-curve e4m3 --points 200
 vg /dev/null formats nosuch
 vg "$TMP/f16.vec" run f16_add
-vg "$TMP/f16.vec" run f16_mulAdd
+printf "3C00 3C00 3C00\n7BFF 7BFF 0001\n" >"$TMP/f16.fma"
+vg "$TMP/f16.fma" run f16_mulAdd
 vg "$TMP/f16.vec" run f16_add --round sr --seed 3
 vg "$TMP/f32.vec" run f32_to_e4m3 --sat
 vg "$TMP/f16.full" verify f16_add
