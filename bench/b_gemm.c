@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
             double scale = (double)n * n * n / ((double)nn * nn * nn);
             static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512"};
             char kern[64];
-            snprintf(kern, sizeof kern, "%s%s%s", isa[st.kernel], st.kernel ? (cfg.model.fa->p <= 12 && cfg.scaling.kind != GEMM_SCALING_MX ? " f32-lane" : " f64-lane") : "",
+            snprintf(kern, sizeof kern, "%s%s%s", isa[st.kernel], st.lanes == 16 ? " f32 x16" : st.lanes == 8 ? " f64 x8" : "",
                      scalar ? " (n=256, scaled)" : "");
             printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.2f %10.4f %8.1f %s\n", cases[ci].model, cases[ci].fmt, cases[ci].recipe, n,
                    best.wall * scale, best.cpu * scale, gf, nat.wall, best.wall * scale / nat.wall, kern);

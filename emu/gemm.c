@@ -669,6 +669,7 @@ static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *
     for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
     if (st) {
         st->kernel = isa;
+        st->lanes = isa ? (q->use_f ? 16 : 8) : 0;
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }

@@ -235,6 +235,7 @@ for (int r = 0; r < RB; r++) {
 #define GEMM_KERNEL_FTYPES
 typedef float vf __attribute__((vector_size(64)));
 typedef int32_t vfi __attribute__((vector_size(64)));
+typedef uint32_t vfu __attribute__((vector_size(64)));
 typedef double vd8 __attribute__((vector_size(64)));
 typedef int64_t vl8 __attribute__((vector_size(64)));
 typedef int32_t vhi __attribute__((vector_size(32)));
@@ -275,6 +276,10 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     memcpy(&ov, &g->ovf_d, 8);
     const vl8 vmn = {mn, mn, mn, mn, mn, mn, mn, mn}, vov = {ov, ov, ov, ov, ov, ov, ov, ov}, lz = {0};
     const float big = __builtin_ldexpf(1.0f, 127);
+    const int zero_differs = g->zero_c_e != g->emin_f;
+    const int32_t scb = (254 + g->nfrac) << 23;
+    const vfi vscb = {scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb};
+    (void)two_nfrac;
     const float inv_two_nfrac_f = __builtin_ldexpf(1.0f, -g->nfrac);
     const int32_t qm32 = (int32_t)~((UINT32_C(1) << (23 - g->q)) - 1);
     const vfi qmask32 = {qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32};
@@ -311,9 +316,12 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #pragma GCC unroll 8
                 for (int r = 0; r < RBF; r++) {
                     vf e = (vf)((vfi)acc[r] & vexpm);
-                    e = FMAXG(e, vemin);
-                    vfi isz = (vfi)(acc[r] == vfz);
-                    em[r] = FSEL(isz, vzeroE, e);
+                    e = FMAXG(e, vemin); /* subnormal and zero c: emin */
+                    if (zero_differs) {  /* zero_c=ignore: a zero c takes no part */
+                        vfi isz = (vfi)(acc[r] == vfz);
+                        e = FSEL(isz, vzeroE, e);
+                    }
+                    em[r] = e;
                 }
                 for (int k = kb; k < ke; k++) {
                     vf be = FLOAD(g->be + (size_t)k * g->ldb + (size_t)j);
@@ -325,7 +333,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                     /* a tiny emax: only all-zero terms (fine, sc is clamped) or a tiny c (flagged) */
                     vfi tiny = (vfi)(em[r] < vthr);
                     bad[r] |= tiny & (vfi)(acc[r] != vfz);
-                    vf q = two_nfrac / em[r];
+                    /* 2^nfrac / em by exponent arithmetic (em is a power of two; a
+                     * division costs ~10 cycles a vector): bits (254 + nfrac) << 23
+                     * minus em's bits; lanes where that leaves the normal range are
+                     * the tiny ones, replaced just below */
+                    vf q = (vf)(vscb - (vfi)em[r]);
                     sc[r] = FSEL(tiny, ((vf){big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big}), q);
                     S[r] = __builtin_convertvector(acc[r] * sc[r], vfi);
                 }
@@ -344,7 +356,8 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                     z = (vf)((vfi)z & qmask32);
                     vf v = z * (em[r] * inv_two_nfrac_f);
                     vfi a = (vfi)v & absmask32;
-                    bad[r] |= ((a < vminbits) & (a != viz)) | (a >= vinfbits);
+                    /* 0 < |v| < min normal (one unsigned compare), or inf */
+                    bad[r] |= (vfi)((vfu)(a - 1) < (vfu)(vminbits - 1)) | (vfi)(a >= vinfbits);
                     acc[r] = v;
                 }
             }

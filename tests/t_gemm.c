@@ -140,6 +140,31 @@ int main(void) {
         }
     }
 
+    /* model options through the kernels: zero c ignored, AMD-style RD alignment,
+     * an emax floor, 13-bit outputs on f16 inputs; rows of zeros */
+    {
+        static const char *opt[][4] = {{"h100", "e4m3", "zero_c", "ignore"}, {"a100", "f16", "zero_c", "ignore"},
+                                       {"a100", "f16", "align", "rd"},      {"a100", "bf16", "align", "rd"},
+                                       {"h100", "bf16", "emax_floor", "-20"}, {"a100", "f16", "out_mant", "13"},
+                                       {"h100", "e4m3", "zero_product", "emin"}};
+        float *A3 = malloc(sizeof(float) * M * K);
+        memcpy(A3, A, sizeof(float) * M * K);
+        for (int k = 0; k < K; k++) A3[2 * K + k] = 0, A3[5 * K + k] = k % 7 ? 0 : A[5 * K + k];
+        for (size_t oi = 0; oi < sizeof opt / sizeof opt[0]; oi++) {
+            gemm_config cfg;
+            char err[256];
+            gemm_config_init(&cfg, opt[oi][0], opt[oi][1], opt[oi][1], NULL, 0);
+            if (mma_model_set(&cfg.model, opt[oi][2], opt[oi][3], err, sizeof err)) bail("%s", err);
+            gemm_stats st;
+            gemm_f32(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, D, N, &st);
+            gemm_f32_reference(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, R, N, NULL);
+            char what[96];
+            snprintf(what, sizeof what, "%s %s %s=%s", opt[oi][0], opt[oi][1], opt[oi][2], opt[oi][3]);
+            ok(cmp(D, R, M * N, what) == 0, "%s: kernel %d == reference", what, st.kernel);
+        }
+        free(A3);
+    }
+
     /* the f32 vectorised kernel is used for fp8/f16 presets, the f64 one for bf16 */
     {
         gemm_config cfg;
