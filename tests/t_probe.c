@@ -13,6 +13,17 @@ static const fpemu_format *F(const char *n) {
     return f;
 }
 
+/* diag() a multi-line buffer one line at a time (a bare "ok=1" line would read as TAP). */
+static void diag_lines(const char *buf) {
+    char line[256];
+    while (*buf) {
+        size_t n = strcspn(buf, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(n < 255 ? n : 255), buf);
+        diag("  %s", line);
+        buf += n + (buf[n] == '\n');
+    }
+}
+
 static int same(const mma_probe_result *g, const mma_probe_result *e, char *why, size_t len) {
     why[0] = 0;
     if (g->block != e->block) snprintf(why, len, "block %d != %d", g->block, e->block);
@@ -33,7 +44,7 @@ static void check(const mma_model *m, const char *label) {
     if (!ok(rc == 0 && same(&got, &want, why, sizeof why), "probe recovers %s (%s)", label, m->device)) {
         mma_probe_format(&got, buf, sizeof buf);
         diag("%s", why);
-        diag("%s", buf);
+        diag_lines(buf);
     }
     /* the preset itself is among the matches (if it is a named preset) */
     char list[200];
@@ -93,7 +104,8 @@ int main(void) {
         mma_probe_expected(&m, 64, &want);
         if (!ok(same(&got, &want, why, sizeof why), "probe recovers %s", label)) {
             mma_probe_format(&got, buf, sizeof buf);
-            diag("%s\n%s", why, buf);
+            diag("%s", why);
+            diag_lines(buf);
         }
         ok(!strcmp(got.matches, "none"), "%s matches no preset (%s)", label, got.matches);
     }
@@ -118,7 +130,7 @@ int main(void) {
                strstr(buf, "out_round=rz\n") && strstr(buf, "out_mant=23\n") && strstr(buf, "normalize=end\n") &&
                strstr(buf, "subnormals=kept\n") && strstr(buf, "matches=v100\n"),
            "v100 key=value lines");
-        diag("%s", buf);
+        diag_lines(buf);
     }
 
     /* a box that refuses k > 20: the h100 fp8 block (32) is out of reach, the rest still works */
