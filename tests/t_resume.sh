@@ -76,8 +76,8 @@ for r in $(seq 1 "$ROUNDS"); do
     dir=$TMP/r$r
     : >"$TMP/round.err"
     log=""
-    # first kill anywhere in [5%, 110%] of the run's length (past the end: not killed)
-    d=$(( dur * (5 + RANDOM % 106) / 100 ))
+    # first kill anywhere in [3%, 100%] of the run's length (near the end it may have finished)
+    d=$(( dur * (3 + RANDOM % 98) / 100 ))
     st=$(start_kill "$d" "${RUN[@]}" --out "$dir"); log="run killed at ${d}ms: $st"
     # every other round: kill the resumed run too
     tries=0
