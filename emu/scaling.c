@@ -161,8 +161,7 @@ float scaling_nvfp4_tensor_scale(float tensor_amax) {
 }
 
 uint8_t scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
-    static const fpemu_format *e4m3;
-    if (!e4m3) e4m3 = fpemu_format_get("e4m3", NULL, 0);
+    const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
@@ -173,9 +172,7 @@ uint8_t scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
 
 void scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
                                   uint64_t *codes, fpemu_cast_stats *stats) {
-    static const fpemu_format *e4m3, *e2m1;
-    if (!e4m3) e4m3 = fpemu_format_get("e4m3", NULL, 0);
-    if (!e2m1) e2m1 = fpemu_format_get("e2m1", NULL, 0);
+    const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
