@@ -103,6 +103,14 @@ static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *in
     return 0;
 }
 
+/* A printable copy of a field for messages (at most 40 characters). */
+static const char *printable(const char *s, size_t len, char *buf) {
+    size_t n = len > 40 ? 40 : len;
+    for (size_t i = 0; i < n; i++) buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    buf[n] = 0;
+    return buf;
+}
+
 /* Parse one hex field of at most `digits` digits into *v (must fit mask). */
 static int parse_hex(const char *s, size_t len, int digits, uint64_t mask, uint64_t *v) {
     if (len == 0 || len > (size_t)digits) return -1;
@@ -179,6 +187,10 @@ int cmd_mma(int argc, char **argv) {
     int status = 0;
     while ((len = getline(&line, &cap, stdin)) >= 0) {
         lineno++;
+        if ((size_t)len != strlen(line)) {
+            status = cli_error(sub, "line %ld: NUL byte in the line (expected hex fields separated by spaces)", lineno);
+            goto out;
+        }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = 0;
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
@@ -195,8 +207,9 @@ int cmd_mma(int argc, char **argv) {
             size_t idx = nf++;
             if (idx == 0) {
                 if (parse_hex(s, fl, dc, mc, &c)) {
-                    status = cli_error(sub, "line %ld: field 1 (C) '%.*s': expected at most %d hex digits of a %s code", lineno,
-                                       (int)(fl > 40 ? 40 : fl), s, dc, int_mode ? "s32" : m.fc->name);
+                    char pb[48];
+                    status = cli_error(sub, "line %ld: field 1 (C) '%s': expected at most %d hex digits of a %s code", lineno,
+                                       printable(s, fl, pb), dc, int_mode ? "s32" : m.fc->name);
                     goto out;
                 }
                 continue;
@@ -211,8 +224,9 @@ int cmd_mma(int argc, char **argv) {
             }
             uint64_t v;
             if (parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v)) {
-                status = cli_error(sub, "line %ld: field %zu (%c%zu) '%.*s': expected at most %d hex digits of a %s code", lineno,
-                                   idx + 1, isb ? 'B' : 'A', k, (int)(fl > 40 ? 40 : fl), s, isb ? db : da,
+                char pb[48];
+                status = cli_error(sub, "line %ld: field %zu (%c%zu) '%s': expected at most %d hex digits of a %s code", lineno,
+                                   idx + 1, isb ? 'B' : 'A', k, printable(s, fl, pb), isb ? db : da,
                                    int_mode ? (isb ? o.b : o.a) : (isb ? m.fb->name : m.fa->name));
                 goto out;
             }
