@@ -5,7 +5,8 @@
  *   bits (sat, ftz, daz, tininess before), bytes 8..31: three operands.
  * Operands are masked to the format's code bits. A result that differs
  * (NaNs match any NaN, as `fpemu check` does) or different flags abort
- * with a replayable vector line. */
+ * with a replayable vector line. FUZZ_DIFF_SKIP (a list of names separated
+ * by ';') leaves formats out, to keep fuzzing past a known open bug. */
 #include "fuzz_common.h"
 #include "fpemu.h"
 #include "ref.h"
@@ -14,7 +15,8 @@ static const char *const NAMES[] = {
     "f64", "f32", "tf32", "f16", "bf16", "e5m2", "e4m3", "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3", "e2m1",
     "e8m0", "binary8p1e", "binary8p1f", "binary8p2e", "binary8p3f", "binary8p4e", "binary8p5f", "binary8p6e",
     "binary8p7f", "e6m1", "e3m4fn", "e5m3fnuz", "e8m10", "e2m0", "e1m2", "custom:e=4,m=3,bias=5,inf=no,nan=fn",
-    "custom:e=5,m=2,bias=15,subnormals=no", "e7m8", "e3m1fnuz", "e8m23fn",
+    "custom:e=5,m=2,bias=15,subnormals=no", "e7m8", "e3m1fnuz", "e8m23fn", "custom:e=8,m=23,bias=100",
+    "custom:e=5,m=10,bias=20", "custom:e=8,m=7,bias=120,inf=no,nan=fn", "custom:e=4,m=3,bias=3", "e5m10fnuz", "e8m5",
 };
 #define NF ((int)(sizeof NAMES / sizeof NAMES[0]))
 static const fpemu_format *F[NF];
@@ -35,7 +37,16 @@ static uint64_t mask_code(const fpemu_format *f, uint64_t x) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     char err[256];
+    const char *skip = getenv("FUZZ_DIFF_SKIP");
     for (int i = 0; i < NF; i++) {
+        if (skip) {
+            size_t l = strlen(NAMES[i]);
+            const char *p = skip;
+            int found = 0;
+            for (; (p = strstr(p, NAMES[i])) != NULL; p++)
+                if ((p == skip || p[-1] == ';') && (p[l] == 0 || p[l] == ';')) found = 1;
+            if (found) continue;
+        }
         const fpemu_format *f = fpemu_format_get(NAMES[i], err, sizeof err);
         if (!f) continue; /* a spec the registry refuses is not a finding here (fuzz_format covers it) */
         if (ref_format_init(&RF[nf], f)) continue;
