@@ -50,13 +50,20 @@ static float fmaf_soft(float a, float b, float c) {
                 C[(size_t)m * N + n] = acc;                                                    \
             }                                                                                  \
     } else {                                                                                   \
-        for (int m = m0; m < m1; m++)                                                          \
+        /* f32 copies of the operands (exact: they hold f32 values) */                         \
+        float *fb = malloc(((size_t)N * K + (size_t)K + 1) * sizeof(float)), *fa = fb + (size_t)N * K; \
+        if (!fb) return;                                                                       \
+        for (size_t i = 0; i < (size_t)N * K; i++) fb[i] = (float)B[i];                        \
+        for (int m = m0; m < m1; m++) {                                                        \
+            for (int k = 0; k < K; k++) fa[k] = (float)A[(size_t)m * K + k];                    \
             for (int n = 0; n < N; n++) {                                                      \
-                const double *a = A + (size_t)m * K, *b = B + (size_t)n * K;                  \
+                const float *b = fb + (size_t)n * K;                                           \
                 float acc = 0;                                                                 \
-                for (int k = 0; k < K; k++) acc = FMAF((float)a[k], (float)b[k], acc);        \
+                for (int k = 0; k < K; k++) acc = FMAF(fa[k], b[k], acc);                      \
                 C[(size_t)m * N + n] = acc;                                                    \
             }                                                                                  \
+        }                                                                                      \
+        free(fb);                                                                              \
     }
 
 /* f64 (DMMA: a chain of IEEE fma in K order) and f32 without TF32 (CUDA
