@@ -486,5 +486,8 @@ int cmd_drift(int argc, char **argv) {
     if (missing) fprintf(stderr, "fpemu drift: %d file%s of the baseline missing from %s\n", missing, missing == 1 ? "" : "s", paths[1]);
     sl_free(&files);
     free(c.rules);
+    /* the report is the output: a write error (a full disk) must not pass */
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_error(SUB, "standard output: write error (%s): the drift report is incomplete", strerror(errno));
     return rc;
 }

@@ -142,9 +142,9 @@ static const char *const metric_names[] = {
 
 static const char *const metric_docs[] = {
     "mean training loss over the last max(5, steps/10) steps (+inf if fewer than half of them are finite)",
-    "final_loss(R) - final_loss(baseline)",
-    "mean over the second half of the steps of loss(R) - loss(baseline), step by step (+inf if R's loss is not finite there)",
-    "largest |loss(R) - loss(baseline)| over all steps (0: identical curves)",
+    "final_loss(R) - final_loss(baseline); loss_diff(R, S) against run S instead",
+    "mean over the second half of the steps of loss(R) - loss(baseline), step by step (+inf if R's loss is not finite there); mean_diff(R, S) against S",
+    "largest |loss(R) - loss(baseline)| over all steps (0: identical curves); max_dev(R, S) against S",
     "held-out loss at the last evaluation (+inf if not finite)",
     "held-out accuracy at the last evaluation",
     "optimizer steps skipped by the loss scaler (inf/NaN gradients)",
@@ -306,8 +306,8 @@ static double cls_frac(const run_data *r, const char *kind, const char *cls) {
 }
 
 /* One metric of a run. */
-static double metric(const exp_data *x, const run_data *r, const char *m, const char *cls) {
-    const run_data *b = &x->runs[x->base];
+static double metric(const exp_data *x, const run_data *r, const run_data *b, const char *m, const char *cls) {
+    (void)x;
     if (!strcmp(m, "final_loss")) return r->final_loss;
     if (!strcmp(m, "loss_diff")) return r->final_loss - b->final_loss;
     if (!strcmp(m, "mean_diff") || !strcmp(m, "max_dev")) {
@@ -426,24 +426,43 @@ static double ev_primary(ev_ctx *c) {
         snprintf(c->err, sizeof c->err, "%s takes no .class (only overflow, underflow, subnormal, saturated do)", name);
         return NAN;
     }
-    skip_ws(c);
-    char run[SUITE_NAME_MAX];
-    k = 0;
-    while ((isalnum((unsigned char)*c->p) || strchr("._+-", *c->p)) && *c->p && k < SUITE_NAME_MAX - 1) run[k++] = *c->p++;
-    run[k] = 0;
-    skip_ws(c);
-    if (*c->p != ')') { snprintf(c->err, sizeof c->err, "expected ')' after the run name in %s(%s", name, run); return NAN; }
+    /* the run, and for the comparisons an optional reference run */
+    char run[2][SUITE_NAME_MAX];
+    int nr = 0;
+    for (;;) {
+        skip_ws(c);
+        k = 0;
+        while ((isalnum((unsigned char)*c->p) || strchr("._+-", *c->p)) && *c->p && k < SUITE_NAME_MAX - 1) run[nr][k++] = *c->p++;
+        run[nr][k] = 0;
+        skip_ws(c);
+        if (!suite_find_run(c->def, run[nr])) {
+            snprintf(c->err, sizeof c->err, "%s(%s): '%s' is not one of the runs", name, run[nr], run[nr]);
+            return NAN;
+        }
+        nr++;
+        if (*c->p == ',' && nr < 2) { c->p++; continue; }
+        break;
+    }
+    if (*c->p != ')') { snprintf(c->err, sizeof c->err, "expected ')' after the run name%s in %s(%s", nr > 1 ? "s" : "", name, run[0]); return NAN; }
     c->p++;
-    if (!suite_find_run(c->def, run)) { snprintf(c->err, sizeof c->err, "%s(%s): '%s' is not one of the runs", name, run, run); return NAN; }
+    int pair = !strcmp(name, "loss_diff") || !strcmp(name, "mean_diff") || !strcmp(name, "max_dev");
+    if (nr == 2 && !pair) {
+        snprintf(c->err, sizeof c->err, "%s takes one run (only loss_diff, mean_diff and max_dev take a second, the reference)", name);
+        return NAN;
+    }
     if (!c->x) return 1;
-    const run_data *r = NULL;
-    for (int i = 0; i < c->x->nruns; i++) if (!strcmp(c->x->runs[i].name, run)) r = &c->x->runs[i];
-    if (!r || !r->have || !c->x->runs[c->x->base].have) { c->missing = 1; return NAN; }
-    double v = metric(c->x, r, name, cls[0] ? cls : NULL);
+    const run_data *r = NULL, *ref = &c->x->runs[c->x->base];
+    for (int i = 0; i < c->x->nruns; i++) {
+        if (!strcmp(c->x->runs[i].name, run[0])) r = &c->x->runs[i];
+        if (nr == 2 && !strcmp(c->x->runs[i].name, run[1])) ref = &c->x->runs[i];
+    }
+    if (!r || !r->have || !ref->have) { c->missing = 1; return NAN; }
+    double v = metric(c->x, r, ref, name, cls[0] ? cls : NULL);
     if (c->ex) {
         char nb[64];
         fmt_num(nb, sizeof nb, v);
-        fprintf(c->ex, "%s%s%s%s(%s) = %s", c->nex++ ? ", " : "", name, cls[0] ? "." : "", cls, run, nb);
+        fprintf(c->ex, "%s%s%s%s(%s%s%s) = %s", c->nex++ ? ", " : "", name, cls[0] ? "." : "", cls, run[0], nr == 2 ? ", " : "",
+                nr == 2 ? run[1] : "", nb);
     }
     return v;
 }
@@ -790,7 +809,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                 char db[64];
                 fmt_num(db, sizeof db, d);
                 fprintf(m1, " (%s%s)", d > 0 ? "+" : "", db);
-                double md = metric(x, r, "mean_diff", NULL);
+                double md = metric(x, r, b, "mean_diff", NULL);
                 fmt_num(db, sizeof db, md);
                 fprintf(m2, "%s%s %s%s", k > 1 ? "; " : "", r->name, md > 0 ? "+" : "", db);
                 if (isfinite(d) && fabs(d) > fabs(worst)) { worst = d; worst_name = r->name; }
@@ -800,12 +819,19 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         fclose(m2);
         snprintf(t, sizeof t, "%s: training loss (%ld-step mean)", title, x->window);
         gp_clean(t);
-        if (!gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=1", names, t))
+        double lo = INFINITY, hi = 0;
+        for (int k = 0; k < no; k++)
+            for (long i = 0; i < x->runs[order[k]].n; i++) {
+                double v = smooth_at(&x->runs[order[k]], i, x->window);
+                if (v > 0 && isfinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+            }
+        int logy = hi > 0 && lo > 0 && hi / lo > 8;
+        if (!gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d", names, t, logy))
             fig_add(figs, "loss", "training loss curves",
-                    sprintf_alloc("Training loss of every run (trailing mean over %ld steps, log scale) against the baseline %s "
+                    sprintf_alloc("Training loss of every run (trailing mean over %ld steps%s) against the baseline %s "
                                   "(black, thick), same model, seed and data order. Final loss (mean of the last %ld steps): "
                                   "%s.%s%s%s",
-                                  x->window, b->name, final_window(b->n), fl,
+                                  x->window, logy ? ", log scale" : "", b->name, final_window(b->n), fl,
                                   diverged ? " Runs whose loss became inf or NaN stop where it did." : "",
                                   expected[0] ? " Expected: " : "", expected));
         snprintf(t, sizeof t, "%s: loss minus the loss of %s", title, b->name);
@@ -942,6 +968,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         for (int c = 0; c < r->ncls; c++) fprintf(f, " %s", r->cls[c].name);
         fprintf(f, ": underflow and overflow fractions summed over layers (? = zero)\n");
         double minpos = 1;
+        int anyev = 0;
         long i = 0;
         while (i < r->ten.nrows) {
             const char *st = csv_cell(&r->ten, i, cs);
@@ -959,8 +986,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             fprintf(f, "%s", st);
             for (int c = 0; c < r->ncls; c++) {
                 double fu = n[c] > 0 ? uu[c] / n[c] : 0, fo = n[c] > 0 ? o[c] / n[c] : 0;
-                if (fu > 0) { fprintf(f, " %.6g", fu); if (fu < minpos) minpos = fu; } else fputs(" ?", f);
-                if (fo > 0) { fprintf(f, " %.6g", fo); if (fo < minpos) minpos = fo; } else fputs(" ?", f);
+                if (fu > 0) { fprintf(f, " %.6g", fu); anyev = 1; if (fu < minpos) minpos = fu; } else fputs(" ?", f);
+                if (fo > 0) { fprintf(f, " %.6g", fo); anyev = 1; if (fo < minpos) minpos = fo; } else fputs(" ?", f);
             }
             fputc('\n', f);
             i = j;
@@ -988,7 +1015,10 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         char hu[96] = "", ho[96] = "";
         if (worst_u) snprintf(hu, sizeof hu, " (highest in %s: %.3g)", worst_u, wu);
         if (worst_o) snprintf(ho, sizeof ho, " (highest in %s: %.3g)", worst_o, wo);
-        if (!gnuplot(g, x->dir, "rates.gp", out, "file='%s'; names='%s'; ttl='%s'; ymin=%g", fn, cls, t, ymin))
+        double xmin = csv_get(&r->ten, 0, cs), xmax = csv_get(&r->ten, r->ten.nrows - 1, cs);
+        if (!(xmax > xmin)) xmax = xmin + 1;
+        if (!gnuplot(g, x->dir, "rates.gp", out, "file='%s'; names='%s'; ttl='%s'; ymin=%g; xmin=%g; xmax=%g; none=%d", fn, cls,
+                     t, ymin, xmin, xmax, !anyev))
             fig_add(figs, out, "overflow and underflow rates",
                     sprintf_alloc("%s (%s): fraction of each tensor class's elements that became zero (underflow, solid) or "
                                   "overflowed (dashed) when cast to low precision, summed over layers, at the telemetry steps "
@@ -1399,6 +1429,15 @@ static int collect_adhoc(char **dirs, int n, const char *out) {
 
 static double model_cost(const char *m) { return !strcmp(m, "tiny-transformer") ? 40 : !strcmp(m, "deep-mlp") ? 5 : 1; }
 
+/* Rough relative cost of a run's policy (f32/f64 GEMMs are native; low
+ * precision goes through the emulator; exact accumulation is slowest). */
+static double policy_cost(const suite_run *r) {
+    for (int j = 0; j < r->nsets; j++)
+        if (!strcmp(r->sets[j], "mma=exact")) return 20;
+    if (!strcmp(r->policy, "32-true") || !strcmp(r->policy, "64-true") || !strcmp(r->policy, "int8-dynamic")) return 0.1;
+    return strstr(r->policy, "fp8") || strstr(r->policy, "mx") || strstr(r->policy, "msamp") || strstr(r->policy, "transformer") ? 1.5 : 1;
+}
+
 static int plan(char **files, int nfiles, const char *cache) {
     suite_exp *d = calloc((size_t)nfiles, sizeof *d);
     char err[8192];
@@ -1429,7 +1468,7 @@ static int plan(char **files, int nfiles, const char *cache) {
                 u = realloc(u, (size_t)(nu + 1) * sizeof *u);
                 u[nu].e = &d[i];
                 u[nu].r = r;
-                u[nu].cost = model_cost(d[i].model) * (double)d[i].steps * (strstr(r->policy, "fp8") || strstr(r->policy, "mx") ? 2 : 1);
+                u[nu].cost = model_cost(d[i].model) * (double)d[i].steps * policy_cost(r);
                 u[nu].users[0] = 0;
                 nu++;
             }
@@ -1461,6 +1500,89 @@ static int plan(char **files, int nfiles, const char *cache) {
     free(u);
     for (int i = 0; i < nfiles; i++) suite_free(&d[i]);
     free(d);
+    return 0;
+}
+
+/* ---- checking the inputs before anything is written -------------------------- */
+
+static int validate_run(const char *dir) {
+    run_data r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.dir, sizeof r.dir, "%s", dir);
+    char err[8192];
+    int rc = run_load(&r, err, sizeof err);
+    run_free(&r);
+    return rc == -2 ? cli_error(SUB, "%s", err) : 0;
+}
+
+static int validate_exp(const char *defpath, const char *name, const char *rundir_fmt_base, int from_cache) {
+    suite_exp d;
+    char err[8192];
+    if (suite_read(&d, defpath, name, err, sizeof err) || check_rules(&d, err, sizeof err)) {
+        if (d.path[0]) suite_free(&d);
+        return cli_error(SUB, "%s", err);
+    }
+    int rc = 0;
+    for (int j = 0; j < d.nruns && !rc; j++) {
+        char dir[4400];
+        snprintf(dir, sizeof dir, "%s/%s", rundir_fmt_base, from_cache ? d.runs[j].key : d.runs[j].name);
+        if (is_dir(dir)) rc = validate_run(dir);
+    }
+    suite_free(&d);
+    return rc;
+}
+
+/* Every definition, rule and CSV the report will read, so that bad input
+ * exits 2 before --out is created or touched. */
+static int validate_inputs(const char *suite, const char *runs, char **paths, int np) {
+    char err[8192];
+    if (suite) {
+        char **files;
+        int nf = suite_list(suite, &files, err, sizeof err);
+        if (nf < 0) return cli_error(SUB, "--suite %s", err);
+        int rc = 0;
+        for (int i = 0; i < nf; i++) {
+            if (!rc) rc = validate_exp(files[i], NULL, runs, 1);
+            free(files[i]);
+        }
+        free(files);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < np; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/experiment.txt", paths[i]);
+        const char *b = strrchr(paths[i], '/');
+        char name[SUITE_NAME_MAX * 2];
+        snprintf(name, sizeof name, "%s", b && b[1] ? b + 1 : paths[i]);
+        if (is_file(p)) {
+            if (validate_exp(p, name, paths[i], 0)) return 2;
+            continue;
+        }
+        if (!is_dir(paths[i])) return cli_error(SUB, "%s: no such folder", paths[i]);
+        snprintf(p, sizeof p, "%s/metrics.csv", paths[i]);
+        if (is_file(p)) {
+            char v[64];
+            if (validate_run(paths[i])) return 2;
+            if (json_field(paths[i], "policy", v, sizeof v) || json_field(paths[i], "model", v, sizeof v))
+                return cli_error(SUB, "%s/summary.json: cannot read the model and policy (expected a folder written by `fpemu train --out`)", paths[i]);
+            continue;
+        }
+        DIR *dd = opendir(paths[i]);
+        struct dirent *de;
+        int found = 0;
+        while (dd && (de = readdir(dd))) {
+            if (de->d_name[0] == '.') continue;
+            char q[4600], e[4700];
+            snprintf(q, sizeof q, "%s/%s", paths[i], de->d_name);
+            snprintf(e, sizeof e, "%s/experiment.txt", q);
+            if (!is_file(e)) continue;
+            found = 1;
+            if (validate_exp(e, de->d_name, q, 0)) { closedir(dd); return 2; }
+        }
+        if (dd) closedir(dd);
+        if (!found)
+            return cli_error(SUB, "%s: neither a run folder (metrics.csv), an experiment folder (experiment.txt) nor a folder of experiment folders", paths[i]);
+    }
     return 0;
 }
 
@@ -1519,6 +1641,8 @@ int cmd_report(int argc, char **argv) {
         int rc = plan(files, nf, runs);
         for (int i = 0; i < nf; i++) free(files[i]);
         free(files);
+        if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+            rc = cli_error(SUB, "standard output: write error (%s): the plan is incomplete", strerror(errno));
         return rc;
     }
     if (!out) { usage(stderr); free(paths); return cli_error(SUB, "--out DIR is required"); }
@@ -1538,7 +1662,38 @@ int cmd_report(int argc, char **argv) {
             return cli_error(SUB, "gnuplot not found (make deps installs gnuplot-nox; or pass --no-plots)");
         }
     }
+    /* create --out first (so an unwritable one is named), then check every
+     * input; on bad input remove the (empty) folders made here */
+    /* the first component of --out that does not exist yet */
+    char top[4096] = "";
+    {
+        char q[4096];
+        snprintf(q, sizeof q, "%s", out);
+        for (char *sl = q + 1;; sl++) {
+            char c = *sl;
+            if (c != '/' && c) continue;
+            *sl = 0;
+            if (!is_dir(q)) { snprintf(top, sizeof top, "%s", q); break; }
+            *sl = c;
+            if (!c) break;
+        }
+    }
     if (mkdir_p(out)) { free(paths); return cli_error(SUB, "--out %s: cannot create: %s", out, strerror(errno)); }
+    if (validate_inputs(suite, runs, paths, np)) {
+        if (top[0]) {
+            char q[4096];
+            snprintf(q, sizeof q, "%s", out);
+            for (;;) {
+                rmdir(q);
+                if (!strcmp(q, top)) break;
+                char *sl = strrchr(q, '/');
+                if (!sl || sl == q) break;
+                *sl = 0;
+            }
+        }
+        free(paths);
+        return 2;
+    }
     /* gather experiment folders into OUT */
     char **exps = NULL;
     int nx = 0;
