@@ -169,10 +169,12 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
         r->tel_on = save_tel;
         return;
     }
-    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT) {
+    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled) {
         double amax = amax_of(x, n);
         float s;
-        if (rec == RECIPE_DELAYED) {
+        if (r->fp8_unscaled) {
+            s = 1.0f; /* fp8 without scaling: a saturating cast of the values themselves */
+        } else if (rec == RECIPE_DELAYED) {
             s = ds->scale;
             if (r->tel_on && !r->in_eval && (amax > ds->cur_amax || isnan(amax))) ds->cur_amax = amax;
         } else {
@@ -353,7 +355,8 @@ void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, co
         /* computed above */
     } else if (r->pol->recipe == RECIPE_NONE) {
         trn__gemm(r, BT, OC, C, xq, L->wq, out, fx, fw);
-    } else if (r->pol->recipe == RECIPE_DELAYED || r->pol->recipe == RECIPE_CURRENT || r->pol->recipe == RECIPE_ROWWISE) {
+    } else if (r->pol->recipe == RECIPE_DELAYED || r->pol->recipe == RECIPE_CURRENT || r->pol->recipe == RECIPE_ROWWISE ||
+               r->fp8_unscaled) {
         iw.dq = L->wq_scale; iw.nkb = 1; iw.kb = C;
         scaled_gemm(r, BT, OC, C, xq, &ix, L->wq, &iw, out, fx, fw);
     } else {
@@ -385,7 +388,7 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     double *t1 = malloc(big * sizeof(double)), *t2 = malloc(big * sizeof(double));
     double *q1 = malloc(big * sizeof(double)), *q2 = malloc(big * sizeof(double));
     qinfo i1, i2;
-    int per_tensor = rec == RECIPE_NONE || rec == RECIPE_DELAYED || rec == RECIPE_CURRENT;
+    int per_tensor = rec == RECIPE_NONE || rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled;
 
     /* dinp[BT][C] = dout[BT][OC] . W[OC][C]: A = dout (K = OC), B = W^T. */
     /* dout is in out_fmt (the gradient of the output); without a recipe a

@@ -101,6 +101,7 @@ static const key_def keys[] = {
     {"mx_scale_rule", K_ENUM, OFF(mx_scale_rule), 0, 0, "floor|rceil", "MX shared exponent rule (OCP floor, cuBLAS rceil)"},
     {"promotion_interval", K_LONG, OFF(promotion_interval), 1, 1e9, NULL, "blockwise: f32 promotion every N of K"},
     {"block_size", K_LONG, OFF(block_size), 1, 4096, NULL, "blockwise/MX block length along K"},
+    {"fp8_scaling", K_ENUM, OFF(fp8_scaling), 0, 0, "recipe|none", "fp8 policies: the recipe's scales, or none (scale 1)"},
     {"reduce_range", K_BOOL, OFF(reduce_range), 0, 1, NULL, "int8-dynamic: 7-bit activation range"},
     {"hidden", K_LONG, OFF(hidden), 1, 4096, NULL, "MLP hidden width"},
     {"depth", K_LONG, OFF(depth), 1, 256, NULL, "MLP hidden layers / transformer blocks"},
@@ -172,6 +173,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     s->promotion_interval = 128;
     s->block_size = pol->recipe == RECIPE_MX ? 32 : 128;
     s->reduce_range = 0;
+    strcpy(s->fp8_scaling, "recipe");
     s->hidden = 64; s->depth = 2; s->d_model = 32; s->heads = 2; s->d_ff = 64; s->seq_digits = 6; s->vocab = 10;
     strcpy(s->task, "sum");
     s->init_gain = 1.0; s->input_scale = 1.0 / 16;

@@ -59,7 +59,8 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
         return -1;
     }
     trn__model_init_params(r);
-    if (p->recipe == RECIPE_MX) {
+    r->fp8_unscaled = !strcmp(s->fp8_scaling, "none") && p->recipe != RECIPE_NONE;
+    if (p->recipe == RECIPE_MX && !r->fp8_unscaled) {
         double a = 1, b = 1, c;
         r->mx_native = trn__gemm_lowp_mx(s->mma, 0, r->f8_fwd, r->f8_fwd, 1, 1, 1, &a, &b, &c, NULL, NULL) == 0;
     }

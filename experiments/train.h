@@ -52,6 +52,7 @@ typedef struct trn_settings {
     char mx_scale_rule[TRN_NAME_MAX]; /* floor (OCP) | rceil (TE/cuBLAS) */
     long promotion_interval;          /* f32 promotion every N elements of K (blockwise) */
     long block_size;                  /* 1xN tiles (blockwise 128, mx 32) */
+    char fp8_scaling[TRN_NAME_MAX];   /* recipe | none (fp8 casts with scale 1: "fp8 without scaling") */
     /* int8 dynamic quantisation (evaluation) */
     int reduce_range;
     /* models */

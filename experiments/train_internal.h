@@ -99,6 +99,7 @@ struct trn_run {
     int in_eval;
     int gemm_failed;               /* set by a GEMM that could not run */
     int mx_native;                 /* the GEMM backend scales MX blocks inside the MMA */
+    int fp8_unscaled;              /* fp8_scaling=none: fp8 casts with scale 1 */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
 };
