@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "npy.h"
 
@@ -133,6 +134,16 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
     if (parse_header(h, a, msg, sizeof msg)) { free(h); fclose(fp); return fail(err, errlen, path, msg); }
     free(h);
     size_t bytes = a->n * itemsize(a->dtype);
+    /* a header may promise far more data than the file holds: check the
+     * size before allocating (a 100-byte file must not ask for 700 GB) */
+    struct stat st;
+    long pos = ftell(fp);
+    if (pos >= 0 && fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= (uint64_t)pos &&
+        (uint64_t)st.st_size - (uint64_t)pos < (uint64_t)bytes) {
+        fclose(fp);
+        snprintf(msg, sizeof msg, "truncated data: %llu of %zu bytes", (unsigned long long)((uint64_t)st.st_size - (uint64_t)pos), bytes);
+        return fail(err, errlen, path, msg);
+    }
     a->data = malloc(bytes ? bytes : 1);
     if (!a->data) { fclose(fp); return fail(err, errlen, path, "out of memory"); }
     size_t rd = fread(a->data, 1, bytes, fp);

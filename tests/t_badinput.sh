@@ -329,6 +329,8 @@ PY
     for f in trunc trail hdr f8 huge neg; do
         bad "$f.npy" "${G[@]}" --a "$TMP/$f.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
     done
+    # fuzz_npy finding: a 116-byte file whose header declares 777 GB (checked before allocating)
+    bad "huge-shape-short-file.npy: truncated" "${G[@]}" --a "$FIX/huge-shape-short-file.npy" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
     bad "$FIX/ragged.csv|ragged.csv" "${G[@]}" --a "$FIX/ragged.csv" --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
     bad '/nonexist.npy' "${G[@]}" --a /nonexist.npy --b "$TMP/B.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
     bad 'shape mismatch' "${G[@]}" --a "$TMP/A.npy" --b "$TMP/A.npy" --out "$OUT_DIR/D.npy"; mkdir -p "$OUT_DIR"
