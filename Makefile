@@ -47,6 +47,8 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 ALL_LIBS   := $(LIBTRAIN) $(LIBREF) $(LIBFPEMU)
 
 .PHONY: all deps test bench install uninstall clean check-deps
+# Keep test and bench objects: they are intermediates of the link rules.
+.SECONDARY:
 all: $(BINDIR)/fpemu
 
 # ---- dependencies ---------------------------------------------------------
