@@ -1,0 +1,155 @@
+/* t_ref.c: the MPFR reference on hand-worked cases (DESIGN.md section 4,
+ * emu/SEMANTICS.md): every expected result and flag set below was derived
+ * by hand from the specification, not taken from emu/ or from ref/ itself. */
+#include <stdio.h>
+#include <string.h>
+#include "ref.h"
+#include "tap.h"
+
+enum { IX = FPEMU_FLAG_INEXACT, UF = FPEMU_FLAG_UNDERFLOW, OF = FPEMU_FLAG_OVERFLOW,
+       DZ = FPEMU_FLAG_INFINITE, NV = FPEMU_FLAG_INVALID };
+enum { SAT = 1, FTZ = 2, DAZ = 4, BEFORE = 8 };
+
+typedef struct {
+    const char *fmt, *src; /* src: conversions only */
+    ref_opcode op;
+    const char *mode;
+    int pol;
+    uint64_t a, b, c, want;
+    unsigned flags;
+    const char *why;
+} hcase;
+
+static const hcase cases[] = {
+    {"f16", 0, REF_ADD, "rne", 0, 0x3C00, 0x3C00, 0, 0x4000, 0, "1 + 1 = 2"},
+    /* DESIGN.md section 4, conversions to e4m3 */
+    {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x43E80000, 0, 0, 0x7E, IX, "464 is the 448/480 midpoint: even 448"},
+    {"e4m3", "f32", REF_CONVERT, "rna", 0, 0x43E80000, 0, 0, 0x7F, OF | IX, "464 rna: away, past max: NaN"},
+    {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x43F00000, 0, 0, 0x7F, OF | IX, "480 overflows to NaN"},
+    {"e4m3", "f32", REF_CONVERT, "rne", SAT, 0x43F00000, 0, 0, 0x7E, OF | IX, "480 sat: 448"},
+    {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x7F800000, 0, 0, 0x7F, NV, "+inf: NaN, invalid"},
+    {"e4m3", "f32", REF_CONVERT, "rne", SAT, 0x7F800000, 0, 0, 0x7E, OF | IX, "+inf sat: 448"},
+    {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x3A800000, 0, 0, 0x00, UF | IX, "2^-10: half the min subnormal, to even 0"},
+    {"e4m3", "f32", REF_CONVERT, "rna", 0, 0x3A800000, 0, 0, 0x01, UF | IX, "2^-10 rna: away, 2^-9"},
+    {"e4m3", "f32", REF_CONVERT, "rto", 0, 0x3A800000, 0, 0, 0x01, UF | IX, "2^-10 rto: odd 2^-9"},
+    {"e4m3", "f32", REF_CONVERT, "rtz", 0, 0x3A800000, 0, 0, 0x00, UF | IX, "2^-10 rtz: 0"},
+    {"e4m3", "f32", REF_CONVERT, "rup", 0, 0x3A800000, 0, 0, 0x01, UF | IX, "2^-10 rup: 2^-9"},
+    {"e4m3", "f32", REF_CONVERT, "rdn", 0, 0xBA800000, 0, 0, 0x81, UF | IX, "-2^-10 rdn: -2^-9"},
+    {"e4m3", "f32", REF_CONVERT, "rup", 0, 0xBA800000, 0, 0, 0x80, UF | IX, "-2^-10 rup: -0"},
+    {"e4m3", "f32", REF_CONVERT, "rne", FTZ, 0x3B000000, 0, 0, 0x00, UF | IX, "2^-9 is subnormal in e4m3: ftz flushes"},
+    {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x3B000000, 0, 0, 0x01, 0, "2^-9 exact subnormal: no flag"},
+    /* overflow in each mode */
+    {"e4m3", 0, REF_ADD, "rne", 0, 0x7E, 0x7E, 0, 0x7F, OF | IX, "448 + 448: NaN"},
+    {"e4m3", 0, REF_ADD, "rtz", 0, 0x7E, 0x7E, 0, 0x7E, OF | IX, "448 + 448 rtz: 448"},
+    {"e4m3", 0, REF_ADD, "rne", SAT, 0x7E, 0x7E, 0, 0x7E, OF | IX, "448 + 448 sat: 448"},
+    {"e5m2", 0, REF_ADD, "rne", 0, 0x7B, 0x7B, 0, 0x7C, OF | IX, "57344 * 2: inf"},
+    {"e5m2", 0, REF_ADD, "rdn", 0, 0x7B, 0x7B, 0, 0x7B, OF | IX, "rdn, positive: max"},
+    {"e5m2", 0, REF_ADD, "rup", 0, 0xFB, 0xFB, 0, 0xFB, OF | IX, "rup, negative: -max"},
+    {"e5m2", 0, REF_ADD, "rdn", 0, 0xFB, 0xFB, 0, 0xFC, OF | IX, "rdn, negative: -inf"},
+    {"e5m2", 0, REF_ADD, "rto", 0, 0x7B, 0x7B, 0, 0x7B, OF | IX, "rto: max"},
+    {"binary8p3e", 0, REF_ADD, "rne", 0, 0x7E, 0x7E, 0, 0x7F, OF | IX, "P3109 p3 extended: 49152 * 2 -> inf 0x7F"},
+    {"binary8p3f", 0, REF_ADD, "rne", 0, 0x7F, 0x7F, 0, 0x80, OF | IX, "P3109 p3 finite: 57344 * 2 -> NaN 0x80"},
+    {"e2m1", 0, REF_ADD, "rne", 0, 0x07, 0x07, 0, 0x07, OF | IX, "e2m1 6 + 6: no inf, no NaN: 6"},
+    /* exact infinities, invalid operations */
+    {"f16", 0, REF_DIV, "rne", 0, 0x3C00, 0x0000, 0, 0x7C00, DZ, "1/0 = inf"},
+    {"f16", 0, REF_DIV, "rne", 0, 0x3C00, 0x8000, 0, 0xFC00, DZ, "1/-0 = -inf"},
+    {"f16", 0, REF_DIV, "rne", SAT, 0x3C00, 0x0000, 0, 0x7BFF, DZ | OF | IX, "1/0 sat: max"},
+    {"f16", 0, REF_ADD, "rne", SAT, 0x7C00, 0x3C00, 0, 0x7BFF, OF | IX, "inf + 1 sat: max"},
+    {"e4m3", 0, REF_DIV, "rne", 0, 0x38, 0x00, 0, 0x7F, DZ | NV, "e4m3 1/0: no inf: NaN, invalid"},
+    {"e4m3", 0, REF_DIV, "rne", SAT, 0x38, 0x00, 0, 0x7E, DZ | OF | IX, "e4m3 1/0 sat: 448"},
+    {"f16", 0, REF_DIV, "rne", 0, 0x0000, 0x0000, 0, 0x7E00, NV, "0/0"},
+    {"f16", 0, REF_SUB, "rne", 0, 0x7C00, 0x7C00, 0, 0x7E00, NV, "inf - inf"},
+    {"f16", 0, REF_MUL, "rne", 0, 0x0000, 0xFC00, 0, 0x7E00, NV, "0 * -inf"},
+    {"f16", 0, REF_SQRT, "rne", 0, 0xBC00, 0, 0, 0x7E00, NV, "sqrt(-1)"},
+    {"f16", 0, REF_SQRT, "rne", 0, 0x8000, 0, 0, 0x8000, 0, "sqrt(-0) = -0"},
+    {"f16", 0, REF_FMA, "rne", 0, 0x0000, 0x7C00, 0x7E00, 0x7E00, NV, "fma(0, inf, qNaN) is invalid"},
+    {"f16", 0, REF_FMA, "rne", 0, 0x3C00, 0x7C00, 0xFC00, 0x7E00, NV, "fma(1, inf, -inf)"},
+    {"f16", 0, REF_ADD, "rne", 0, 0x7D00, 0x3C00, 0, 0x7E00, NV, "sNaN operand"},
+    {"f16", 0, REF_ADD, "rne", 0, 0x7F00, 0x3C00, 0, 0x7E00, 0, "qNaN operand: no flag"},
+    {"f32", "f16", REF_CONVERT, "rne", 0, 0x7D00, 0, 0, 0x7FC00000, NV, "sNaN converted: invalid"},
+    {"e2m1", 0, REF_DIV, "rne", 0, 0x00, 0x00, 0, 0x07, NV, "e2m1 0/0: no NaN: +max, invalid"},
+    {"e2m1", "f32", REF_CONVERT, "rne", 0, 0x7FC00000, 0, 0, 0x07, NV, "NaN to e2m1: +max, invalid"},
+    {"e2m1", "f32", REF_CONVERT, "rne", 0, 0xFF800000, 0, 0, 0x0F, OF | IX, "-inf to e2m1: -max"},
+    /* zero signs */
+    {"f16", 0, REF_SUB, "rne", 0, 0x3C00, 0x3C00, 0, 0x0000, 0, "x - x = +0"},
+    {"f16", 0, REF_SUB, "rdn", 0, 0x3C00, 0x3C00, 0, 0x8000, 0, "x - x = -0 in rdn"},
+    {"f16", 0, REF_MUL, "rne", 0, 0x8000, 0x3C00, 0, 0x8000, 0, "-0 * 1 = -0"},
+    {"e4m3fnuz", 0, REF_SUB, "rdn", 0, 0x40, 0x40, 0, 0x00, 0, "fnuz: no -0"},
+    {"e4m3fnuz", 0, REF_MUL, "rne", 0, 0x01, 0x81, 0, 0x00, UF | IX, "fnuz: -tiny rounds to +0"},
+    /* rounding: ties and odd */
+    {"f16", 0, REF_ADD, "rne", 0, 0x3C00, 0x1000, 0, 0x3C00, IX, "1 + 2^-11: tie, even"},
+    {"f16", 0, REF_ADD, "rna", 0, 0x3C00, 0x1000, 0, 0x3C01, IX, "1 + 2^-11: tie, away"},
+    {"f16", 0, REF_ADD, "rto", 0, 0x3C00, 0x1000, 0, 0x3C01, IX, "1 + 2^-11: odd"},
+    {"f16", 0, REF_ADD, "rto", 0, 0x3C01, 0x1000, 0, 0x3C01, IX, "1 + 2^-10 + 2^-11: odd is the lower"},
+    {"f16", 0, REF_ADD, "rne", 0, 0x3C01, 0x1000, 0, 0x3C02, IX, "1 + 2^-10 + 2^-11: tie, even up"},
+    {"tf32", 0, REF_ADD, "rne", 0, 0x3F800000, 0x3A000000, 0, 0x3F800000, IX, "tf32 1 + 2^-11: tie, even"},
+    {"tf32", 0, REF_ADD, "rna", 0, 0x3F800000, 0x3A000000, 0, 0x3F802000, IX, "tf32 1 + 2^-11: away"},
+    {"tf32", 0, REF_ADD, "rne", 0, 0x3F801FFF, 0x00000000, 0, 0x3F800000, 0, "tf32 ignores the low 13 bits"},
+    {"f16", 0, REF_FMA, "rne", 0, 0x3C01, 0x3C01, 0xBC00, 0x1800, IX, "fma(1+u, 1+u, -1) = 2u + u^2: tie, even 2u"},
+    {"f16", 0, REF_FMA, "rne", 0, 0x3C01, 0x3BFE, 0xBC00, 0x8010, 0, "fma(1+u, 1-u, -1) = -u^2, exact subnormal"},
+    /* tininess: (1 - 2^-6)(1 + 2^-6) 2^-14 = 2^-14 - 2^-26 */
+    {"f16", 0, REF_MUL, "rne", 0, 0x3BE0, 0x0410, 0, 0x0400, IX, "rounds to min normal: not tiny after rounding"},
+    {"f16", 0, REF_MUL, "rne", BEFORE, 0x3BE0, 0x0410, 0, 0x0400, UF | IX, "tiny before rounding"},
+    {"f16", 0, REF_MUL, "rne", BEFORE | FTZ, 0x3BE0, 0x0410, 0, 0x0000, UF | IX, "ftz with tininess before"},
+    {"f16", 0, REF_MUL, "rne", FTZ, 0x3BE0, 0x0410, 0, 0x0400, IX, "ftz with tininess after: min normal"},
+    {"f16", 0, REF_MUL, "rtz", 0, 0x3BE0, 0x0410, 0, 0x03FF, UF | IX, "rtz: max subnormal"},
+    {"f16", 0, REF_MUL, "rne", 0, 0x0200, 0x3800, 0, 0x0100, 0, "exact subnormal product: no flag"},
+    {"f16", 0, REF_MUL, "rne", 0, 0x0001, 0x3800, 0, 0x0000, UF | IX, "2^-25: tie, even 0"},
+    {"f16", 0, REF_MUL, "rne", 0, 0x0003, 0x3800, 0, 0x0002, UF | IX, "1.5 * 2^-24: tie, even 2^-23"},
+    {"f16", 0, REF_ADD, "rne", DAZ, 0x0001, 0x0001, 0, 0x0000, 0, "daz: subnormals read as 0"},
+    {"f16", 0, REF_ADD, "rne", 0, 0x0001, 0x0001, 0, 0x0002, 0, "no daz: exact"},
+    /* e8m0: unsigned, no zero, precision 1 */
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x00000000, 0, 0, 0xFF, NV, "0 -> NaN, invalid"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0xBF800000, 0, 0, 0xFF, NV, "-1 -> NaN, invalid"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x7F800000, 0, 0, 0xFF, NV, "+inf -> NaN, invalid"},
+    {"e8m0", "f32", REF_CONVERT, "rne", SAT, 0x7F800000, 0, 0, 0xFE, OF | IX, "+inf sat -> 2^127"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x3FC00000, 0, 0, 0x80, IX, "1.5: tie, to 2"},
+    {"e8m0", "f32", REF_CONVERT, "rtz", 0, 0x3FC00000, 0, 0, 0x7F, IX, "1.5 rtz: 1"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x3FB00000, 0, 0, 0x7F, IX, "1.375: 1"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x00200000, 0, 0, 0x00, UF | IX, "2^-129: below 2^-127 -> 0x00"},
+    {"e8m0", "f32", REF_CONVERT, "rne", 0, 0x00300000, 0, 0, 0x00, IX, "1.5 * 2^-128 rounds to 2^-127: not tiny after"},
+    {"e8m0", "f32", REF_CONVERT, "rne", BEFORE, 0x00300000, 0, 0, 0x00, UF | IX, "same, tiny before rounding"},
+    {"e8m0", 0, REF_SUB, "rne", 0, 0x7F, 0x7F, 0, 0xFF, NV, "1 - 1 = 0: NaN, invalid"},
+    {"e8m0", 0, REF_MUL, "rne", 0, 0x7F, 0x80, 0, 0x80, 0, "1 * 2 = 2"},
+    {"e8m0", 0, REF_MUL, "rne", 0, 0xFE, 0x80, 0, 0xFF, OF | IX, "2^127 * 2: overflow, NaN"},
+    /* widening conversions are exact */
+    {"f32", "f16", REF_CONVERT, "rne", 0, 0x3C00, 0, 0, 0x3F800000, 0, "f16 1 -> f32"},
+    {"f32", "f16", REF_CONVERT, "rne", 0, 0x8001, 0, 0, 0xB3800000, 0, "f16 -2^-24 -> f32"},
+    {"f64", "e8m0", REF_CONVERT, "rne", 0, 0x00, 0, 0, 0x3800000000000000ull, 0, "e8m0 2^-127 -> f64"},
+    {"f32", "f64", REF_CONVERT, "rne", 0, 0x3690000000000000ull, 0, 0, 0x00000000, UF | IX, "f64 2^-150: tie, even +0"},
+    {"f32", "f64", REF_CONVERT, "rne", 0, 0x3698000000000000ull, 0, 0, 0x00000001, UF | IX, "0.75 * 2^-149 -> min subnormal"},
+    {"f32", "f64", REF_CONVERT, "rne", 0, 0x36A8000000000000ull, 0, 0, 0x00000002, UF | IX, "1.5 * 2^-149: tie, even 2^-148"},
+};
+
+int main(void) {
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    plan(n + 3);
+    ref_ctx r;
+    if (ref_ctx_init(&r) != 0) bail("ref_ctx_init failed");
+    for (int i = 0; i < n; i++) {
+        const hcase *c = &cases[i];
+        const fpemu_format *f = fpemu_format_get(c->fmt, NULL, 0);
+        const fpemu_format *s = c->src ? fpemu_format_get(c->src, NULL, 0) : f;
+        if (!f || !s) bail("unknown format in case %d", i);
+        r.round = (fpemu_round)fpemu_round_parse(c->mode);
+        r.sat = !!(c->pol & SAT), r.ftz = !!(c->pol & FTZ), r.daz = !!(c->pol & DAZ);
+        r.tininess_before = !!(c->pol & BEFORE);
+        uint64_t x[3] = {c->a, c->b, c->c};
+        unsigned fl;
+        uint64_t got = ref_op(&r, f, c->op, x, s, &fl);
+        ok(got == c->want && fl == c->flags, "%s %s%s: %s (got %llX %02X, want %llX %02X)", c->src ? c->src : c->fmt,
+           c->src ? "to " : ref_op_name(c->op), c->src ? c->fmt : "", c->why, (unsigned long long)got, fl,
+           (unsigned long long)c->want, c->flags);
+    }
+    /* the exponent range is restored: other MPFR code in the thread sees MPFR's
+     * default-like wide range, and ref_op copes with a range changed behind it */
+    mpfr_set_emin(-100);
+    r.round = FPEMU_RNE, r.sat = r.ftz = r.daz = r.tininess_before = 0;
+    unsigned fl;
+    uint64_t got = ref_mul(&r, fpemu_format_get("f16", NULL, 0), 0x0001, 0x3800, &fl);
+    ok(got == 0 && fl == (UF | IX), "ref_op resets an exponent range changed behind its back");
+    ok(mpfr_get_emin() < -10000, "the wide exponent range is left in place");
+    ok(ref_thread_safe(), "MPFR is built thread-safe (exponent range per thread)");
+    ref_ctx_clear(&r);
+    return done_testing();
+}
