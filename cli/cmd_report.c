@@ -839,9 +839,9 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         if (no > 1 && !gnuplot(g, x->dir, "curves.gp", "loss_diff", "file='loss_diff.dat'; names='%s'; ttl='%s'; yl='loss - %s loss'; zero=1", names, t, b->name))
             fig_add(figs, "loss_diff", "loss difference from the baseline",
                     sprintf_alloc("Difference between each run's smoothed training loss and the baseline's (%s, the zero line): "
-                                  "above zero the run lags. Mean difference over the second half of training: %s. %s%s%s"
-                                  "Expected: runs that track %s stay near zero; see the claims below.",
-                                  b->name, fd_s, worst_name ? "Largest final gap: " : "", worst_name ? worst_name : "",
+                                  "above zero the run lags. Mean difference over the second half of training: %s.%s%s%s"
+                                  " Expected: runs that track %s stay near zero; see the claims below.",
+                                  b->name, fd_s, worst_name ? " Largest final gap: " : "", worst_name ? worst_name : "",
                                   worst_name ? "." : "", b->name));
         free(fl);
         free(fd_s);
@@ -1197,13 +1197,17 @@ static int write_outputs(const char *out, exp_data *xs, int nx, figlist *figs, c
             row_of(x, r, &rc);
             char st[600];
             settings_text(r, st, sizeof st);
-            fprintf(h, "<tr><td><a href=\"#exp-%s\">%s</a></td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td>"
+            char own[600] = "";
+            size_t uo = 0;
+            for (int j = r->def ? r->def->ncommon : 0; r->def && j < r->def->nsets && uo < sizeof own; j++)
+                uo += (size_t)snprintf(own + uo, sizeof own - uo, " %s", r->def->sets[j]);
+            fprintf(h, "<tr><td><a href=\"#exp-%s\">%s</a></td><td>%s</td><td><code>%s</code>%s</td><td>%s</td><td>%s</td>"
                        "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-                    x->def.name, x->def.name, r->name, r->policy, rc.loss, rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf,
+                    x->def.name, x->def.name, r->name, r->policy, own, rc.loss, rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf,
                     r->verdict == 1 ? "<span style=\"color:#080\">reproduced</span>"
                     : r->verdict == 2 ? "<span style=\"color:#b00\">not reproduced</span>"
                     : r->verdict == 3 ? "<span style=\"color:#b60\">not run</span>" : "");
-            fprintf(m, "| %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", x->def.name, r->name, r->policy, rc.loss,
+            fprintf(m, "| %s | %s | `%s`%s | %s | %s | %s | %s | %s | %s | %s |\n", x->def.name, r->name, r->policy, own, rc.loss,
                     rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf, verdict_word(r->verdict));
             double b = x->runs[x->base].final_loss;
             fprintf(c, "%s,%s,%s,\"%s\",%ld,%.9g,%.9g,%.9g,%.9g,%ld,%.9g,%.9g,%s\n", x->def.name, r->name, r->policy, st, r->n,

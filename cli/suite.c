@@ -194,6 +194,7 @@ int suite_read(suite_exp *e, const char *path, const char *name, char *err, size
         free(r->sets);
         r->sets = all;
         r->nsets = nall;
+        r->ncommon = ncommon;
         trn_settings st;
         char e2[512];
         if (trn_settings_init(&st, e->model, r->policy, e2, sizeof e2)) FAIL("run %s: %s", r->name, e2);

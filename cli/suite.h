@@ -16,6 +16,7 @@ typedef struct suite_run {
     char policy[SUITE_NAME_MAX];
     char **sets;        /* key=value (the experiment's common settings first) */
     int nsets;
+    int ncommon;        /* how many of sets are the experiment's common ones */
     int line;
     char key[40];       /* cache folder name: model-policy-hash of the whole command */
 } suite_run;
