@@ -450,6 +450,8 @@ int cmd_drift(int argc, char **argv) {
             snprintf(bp, sizeof bp, "%s", paths[0]);
             snprintf(rp, sizeof rp, "%s", paths[1]);
         }
+        /* a whole file ignored by the tolerance file (COLUMN-GLOB matching "") */
+        if (find_rule(&c, files.v[i], "")->kind == RULE_IGNORE && !has_suffix(files.v[i], ".csv")) continue;
         c.n_files++;
         struct stat st;
         if (stat(rp, &st) || !S_ISREG(st.st_mode)) {
@@ -464,8 +466,10 @@ int cmd_drift(int argc, char **argv) {
         else if (s == F_DRIFT) c.n_drift++;
         else c.n_bad++;
     }
-    /* CSV files the baseline does not cover (not compared) */
+    /* CSV files the baseline does not cover (not compared); walk's order is
+     * per folder, so sort a copy for the search */
     if (dirs) {
+        qsort(files.v, (size_t)files.n, sizeof *files.v, cmp_str);
         strlist rf = {0};
         walk(paths[1], "", &rf);
         int extra = 0;

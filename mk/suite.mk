@@ -75,7 +75,6 @@ baseline:
 	$(Q)cd $(REPORT_DIR) && for f in $(DRIFT_FILES); do \
 	  [ -f "$$f" ] || continue; mkdir -p "$(CURDIR)/$(DRIFT_BASELINE).tmp/$$(dirname "$$f")" && cp "$$f" "$(CURDIR)/$(DRIFT_BASELINE).tmp/$$f"; done
 	$(Q)n=$$(find $(DRIFT_BASELINE).tmp -type f | wc -l); [ "$$n" -gt 0 ] || { echo "baseline: none of DRIFT_FILES in $(REPORT_DIR)" >&2; exit 2; }; \
-	  [ ! -f $(DRIFT_BASELINE)/README.md ] || cp $(DRIFT_BASELINE)/README.md $(DRIFT_BASELINE).tmp/; \
 	  rm -rf $(DRIFT_BASELINE) && mv $(DRIFT_BASELINE).tmp $(DRIFT_BASELINE) && \
 	  echo "baseline: $$n files from $(REPORT_DIR) in $(DRIFT_BASELINE); review with git diff --stat, then commit with a message saying why"
 

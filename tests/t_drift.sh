@@ -159,4 +159,23 @@ setcell "$M" 3 grad_norm 1e9
 drift --tolerances "$TOL" "$BASE/$M" "$TMP/res/$M"
 expect "two files compare directly (rules match the file's base name)" 1 "column grad_norm: 1 of [0-9]+ rows outside.*step 3"
 
+# 15. files the baseline does not cover are listed (not compared), even next
+#     to folders whose names sort differently as paths (b, b-c)
+mkdir -p "$TMP/nb/a/b" "$TMP/nb/a/b-c"
+printf 'step,loss\n1,0.5\n' >"$TMP/nb/a/b/metrics.csv"
+printf 'step,loss\n1,0.5\n' >"$TMP/nb/a/b-c/metrics.csv"
+rm -rf "$TMP/nr"; cp -r "$TMP/nb" "$TMP/nr"
+mkdir -p "$TMP/nr/a/new"
+printf 'step,loss\n1,0.5\n' >"$TMP/nr/a/new/metrics.csv"
+drift --verbose "$TMP/nb" "$TMP/nr"
+if [ "$rc" = 0 ] && [ "$(grep -c '^new ' "$TMP/out")" = 1 ] && grep -Eq '^new +a/new/metrics.csv' "$TMP/out"; then
+    pass "a results file outside the baseline is listed as new, and only it"
+else fail "a results file outside the baseline is listed as new, and only it" "exit $rc" "$(cat "$TMP/out")"; fi
+
+# 16. a whole file can be ignored by the tolerance file
+rm "$TMP/nr/a/b-c/metrics.csv"; printf 'notes\n' >"$TMP/nb/a/NOTES.txt"
+printf 'a/NOTES.txt * ignore\na/b-c/* * ignore\n' >"$TMP/ign"
+drift --tolerances "$TMP/ign" "$TMP/nb" "$TMP/nr"
+expect "an ignored text file may be missing; an ignored CSV's columns are skipped but the file must exist" 2 "MISSING a/b-c/metrics.csv"
+
 echo "1..$n"
