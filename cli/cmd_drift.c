@@ -86,24 +86,27 @@ static int read_tolerances(drift_ctx *c, const char *path) {
         for (char *t = strtok_r(line, " \t\r", &s2); t && nt < 16; t = strtok_r(NULL, " \t\r", &s2)) tok[nt++] = t;
         if (!nt) continue;
         if (nt < 3) {
-            free(text);
-            return cli_error(SUB, "%s: line %d: expected `FILE-GLOB COLUMN-GLOB RULE` (RULE: exact, ignore, or "
+            int rc_ = cli_error(SUB, "%s: line %d: expected `FILE-GLOB COLUMN-GLOB RULE` (RULE: exact, ignore, or "
                                   "abs=A rel=R smooth=N), got %d field%s", path, ln, nt, nt == 1 ? "" : "s");
+            free(text); /* after the message: its tokens point into text */
+            return rc_;
         }
         rule r;
         memset(&r, 0, sizeof r);
         r.line = ln;
         if (strlen(tok[0]) >= sizeof r.file || strlen(tok[1]) >= sizeof r.col) {
-            free(text);
-            return cli_error(SUB, "%s: line %d: glob too long", path, ln);
+            int rc_ = cli_error(SUB, "%s: line %d: glob too long", path, ln);
+            free(text); /* after the message: its tokens point into text */
+            return rc_;
         }
         strcpy(r.file, tok[0]);
         strcpy(r.col, tok[1]);
         if (!strcmp(tok[2], "exact") || !strcmp(tok[2], "ignore")) {
             r.kind = tok[2][0] == 'e' ? RULE_EXACT : RULE_IGNORE;
             if (nt > 3) {
-                free(text);
-                return cli_error(SUB, "%s: line %d: nothing may follow '%s', got '%s'", path, ln, tok[2], tok[3]);
+                int rc_ = cli_error(SUB, "%s: line %d: nothing may follow '%s', got '%s'", path, ln, tok[2], tok[3]);
+                free(text); /* after the message: its tokens point into text */
+                return rc_;
             }
         } else {
             r.kind = RULE_BAND;
@@ -111,18 +114,20 @@ static int read_tolerances(drift_ctx *c, const char *path) {
                 double v;
                 char *eq = strchr(tok[i], '=');
                 if (!eq || cli_parse_double(eq + 1, &v) || !(v >= 0) || isinf(v)) {
-                    free(text);
-                    return cli_error(SUB, "%s: line %d: '%s': expected exact, ignore, or abs=A, rel=R, smooth=N with "
+                    int rc_ = cli_error(SUB, "%s: line %d: '%s': expected exact, ignore, or abs=A, rel=R, smooth=N with "
                                           "non-negative numbers", path, ln, tok[i]);
+                    free(text); /* after the message: its tokens point into text */
+                    return rc_;
                 }
                 *eq = 0;
                 if (!strcmp(tok[i], "abs")) r.abs_tol = v;
                 else if (!strcmp(tok[i], "rel")) r.rel_tol = v;
                 else if (!strcmp(tok[i], "smooth") && v == floor(v) && v >= 1 && v <= 1e6) r.smooth = (long)v;
                 else {
-                    free(text);
-                    return cli_error(SUB, "%s: line %d: '%s=%s': expected abs=A, rel=R or smooth=N (N a whole number "
+                    int rc_ = cli_error(SUB, "%s: line %d: '%s=%s': expected abs=A, rel=R or smooth=N (N a whole number "
                                           "1..1000000)", path, ln, tok[i], eq + 1);
+                    free(text); /* after the message: its tokens point into text */
+                    return rc_;
                 }
             }
         }
@@ -158,7 +163,7 @@ static int walk(const char *root, const char *rel, strlist *out) {
         sl_add(&names, e->d_name);
     }
     closedir(d);
-    qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str); /* qsort(NULL, 0) is UB */
     for (int i = 0; i < names.n; i++) {
         char r2[4096], p2[8300];
         snprintf(r2, sizeof r2, "%s%s%s", rel, *rel ? "/" : "", names.v[i]);
