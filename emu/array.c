@@ -8,6 +8,8 @@
 /* fast.c: returns 1 if it handled the whole array. */
 int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                      fpemu_cast_stats *stats);
+int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
+                    fpemu_cast_stats *stats);
 
 static inline void count(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl) {
     st->n++;
@@ -71,6 +73,7 @@ void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size
             }
         return;
     }
+    if (emu__round_fast(fmt, dst, src, n, ctx, stats)) return;
     /* Encode in chunks into a small code buffer, then decode in place. */
     enum { CHUNK = 1024 };
     uint64_t buf[CHUNK];
