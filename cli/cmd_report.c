@@ -828,10 +828,10 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         int logy = hi > 0 && lo > 0 && hi / lo > 8;
         if (!gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d", names, t, logy))
             fig_add(figs, "loss", "training loss curves",
-                    sprintf_alloc("Training loss of every run (trailing mean over %ld steps%s) against the baseline %s "
+                    sprintf_alloc("Training loss of every run (trailing mean over %ld step%s%s) against the baseline %s "
                                   "(black, thick), same model, seed and data order. Final loss (mean of the last %ld steps): "
                                   "%s.%s%s%s",
-                                  x->window, logy ? ", log scale" : "", b->name, final_window(b->n), fl,
+                                  x->window, x->window == 1 ? "" : "s", logy ? ", log scale" : "", b->name, final_window(b->n), fl,
                                   diverged ? " Runs whose loss became inf or NaN stop where it did." : "",
                                   expected[0] ? " Expected: " : "", expected));
         snprintf(t, sizeof t, "%s: loss minus the loss of %s", title, b->name);

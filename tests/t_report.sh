@@ -72,6 +72,21 @@ got=$(awk -F, '$2 == "f16" { printf "%.6f", $6 }' "$OUT/summary.csv")
 check "final loss in summary.csv is the mean of the last steps ($want)" '[ "$got" = "$want" ]' "got $got"
 check "summary.md has the table header" 'grep -q "| experiment | run | policy | final loss | diff from baseline | eval accuracy | skipped steps | overflow rate | underflow rate | verdict |" "$OUT/summary.md"'
 
+# 2b. the metrics the rules see are the data's: recompute four with awk
+cp -r "$FIX/demo" "$TMP/m"
+printf '%s\n' 'expect fp8: underflow.grad_output(fp8) >= 0' 'expect fp8: max_dev(f16, fp32) >= 0' \
+    'expect fp8: eval_acc(fp8) >= 0' 'expect fp8: loss_diff(fp8, f16) < 1000' >>"$TMP/m/experiment.txt"
+"$BIN" report --out "$TMP/mo" --no-plots "$TMP/m" >/dev/null 2>&1
+D=$FIX/demo
+uf=$(awk -F, 'NR > 1 && $3 == "grad_output" { n += $5; u += $9 } END { printf "%.4g", n ? u / n : 0 }' "$D/fp8/tensors.csv")
+md=$(paste -d, "$D/f16/metrics.csv" "$D/fp32/metrics.csv" | awk -F, 'NR > 1 { d = $2 - $11; if (d < 0) d = -d; if (d > m) m = d } END { printf "%.4g", m }')
+ea=$(tail -1 "$D/fp8/eval.csv" | awk -F, '{ printf "%.4g", $3 }')
+fl() { awk -F, 'NR > 1 { l[NR] = $2; n = NR } END { w = int((n - 1) / 10); if (w < 5) w = 5; for (i = n - w + 1; i <= n; i++) s += l[i]; printf "%.17g", s / w }' "$1"; }
+ld=$(awk -v a="$(fl "$D/fp8/metrics.csv")" -v b="$(fl "$D/f16/metrics.csv")" 'BEGIN { printf "%.4g", a - b }')
+for want in "underflow.grad_output(fp8) = $uf" "max_dev(f16, fp32) = $md" "eval_acc(fp8) = $ea" "loss_diff(fp8, f16) = $ld"; do
+    check "rule metric $want (recomputed with awk)" 'grep -qF -- "$want" "$TMP/mo/fragment.md"' "$(grep -o 'expect[^`]*`: [^)]*)' "$TMP/mo/fragment.md" | tail -4)"
+done
+
 # 3. regenerating in place (the report folder as input) gives the same tables
 "$BIN" report --out "$OUT" --no-plots "$OUT/demo" >/dev/null 2>&1; rc=$?
 cp "$OUT/summary.csv" "$TMP/s2"
