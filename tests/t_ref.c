@@ -1,6 +1,7 @@
 /* t_ref.c: the MPFR reference on hand-worked cases (DESIGN.md section 4,
  * emu/SEMANTICS.md): every expected result and flag set below was derived
  * by hand from the specification, not taken from emu/ or from ref/ itself. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "ref.h"
@@ -121,9 +122,55 @@ static const hcase cases[] = {
     {"f32", "f64", REF_CONVERT, "rne", 0, 0x36A8000000000000ull, 0, 0, 0x00000002, UF | IX, "1.5 * 2^-149: tie, even 2^-148"},
 };
 
+/* DESIGN.md section 3: the format table. The reference takes p, emin, emax
+ * and maxmant from the descriptor, so check them against the table here,
+ * through the reference's own decoder. */
+typedef struct { const char *fmt; double max, min_normal, min_sub; } range_row;
+static const range_row ranges[] = {
+    {"f64", 0x1.fffffffffffffp+1023, 0x1p-1022, 0x1p-1074},
+    {"f32", 0x1.fffffep+127, 0x1p-126, 0x1p-149},
+    {"tf32", 0x1.ffcp+127, 0x1p-126, 0x1p-136},
+    {"f16", 65504, 0x1p-14, 0x1p-24},
+    {"bf16", 0x1.fep+127, 0x1p-126, 0x1p-133},
+    {"e5m2", 57344, 0x1p-14, 0x1p-16},
+    {"e4m3", 448, 0x1p-6, 0x1p-9},
+    {"e4m3fnuz", 240, 0x1p-7, 0x1p-10},
+    {"e5m2fnuz", 57344, 0x1p-15, 0x1p-17},
+    {"e3m2", 28, 0x1p-2, 0x1p-4},
+    {"e2m3", 7.5, 1, 0x1p-3},
+    {"e2m1", 6, 1, 0.5},
+    {"e8m0", 0x1p127, 0x1p-127, 0},
+    {"binary8p4e", 224, 0x1p-7, 0x1p-10},
+    {"binary8p4f", 240, 0x1p-7, 0x1p-10},
+    {"binary8p3e", 49152, 0x1p-15, 0x1p-17},
+    {"binary8p3f", 57344, 0x1p-15, 0x1p-17},
+    {"binary8p1e", 0x1p62, 0x1p-63, 0},
+    {"binary8p1f", 0x1p63, 0x1p-63, 0},
+};
+
+static void check_ranges(void) {
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        const range_row *w = &ranges[i];
+        const fpemu_format *f = fpemu_format_get(w->fmt, NULL, 0);
+        ref_format rf;
+        if (!f || ref_format_init(&rf, f)) { ok(0, "%s: not in the registry", w->fmt); continue; }
+        double mx = ref_to_double(&rf, rf.code_max);
+        double mn = ref_to_double(&rf, (uint64_t)(rf.emin + rf.bias) << rf.mbits << rf.pad);
+        double ms = rf.has_zero && rf.mbits ? ref_to_double(&rf, UINT64_C(1) << rf.pad) : 0;
+        /* the code after max is inf or NaN (or does not exist) */
+        ref_value nx;
+        ref_decode(&rf, rf.code_max + (UINT64_C(1) << rf.pad), 0, &nx);
+        int top = rf.code_max + (UINT64_C(1) << rf.pad) > (((rf.sign ? rf.sign : UINT64_C(1) << rf.bits)) - 1) << rf.pad ||
+                  nx.cls == REF_INF || nx.cls == REF_QNAN || nx.cls == REF_SNAN;
+        ok(mx == w->max && mn == w->min_normal && ms == w->min_sub && top && mn == ldexp(1, rf.emin),
+           "%s: max %g, min normal %g, min subnormal %g (DESIGN.md section 3)", w->fmt, mx, mn, ms);
+    }
+}
+
 int main(void) {
     int n = (int)(sizeof cases / sizeof cases[0]);
-    plan(n + 3);
+    plan(n + 3 + (int)(sizeof ranges / sizeof ranges[0]));
+    check_ranges();
     ref_ctx r;
     if (ref_ctx_init(&r) != 0) bail("ref_ctx_init failed");
     for (int i = 0; i < n; i++) {
