@@ -25,7 +25,7 @@ SUITE_CACHE ?= $(BUILD)/suite-runs
 SUITE_JOBS ?= 2
 DRIFT_BASELINE ?= experiments/baseline
 DRIFT_TOLERANCES ?= experiments/drift-tolerances.txt
-DRIFT_FILES += catalogue/formats.csv errk/*.csv training/summary.csv training/*/experiment.txt \
+DRIFT_FILES += catalogue/formats.csv errk/*.csv training/summary.csv \
   training/*/*/metrics.csv training/*/*/eval.csv training/*/*/tensors.csv
 
 # What a training run's results depend on (not the report or drift code).
