@@ -28,8 +28,11 @@ static inline opnd load(const fpemu_format *f, uint64_t code, const fpemu_ctx *c
         o.v = f->decode_table[c];
     } else {
         o.k = emu__classify(f, c);
-        if (f->bits == 32 && f->ebits == 8) o.v = emu__bitsf((uint32_t)c);
-        else if (f->pad) o.v = emu__bitsf((uint32_t)(c << f->pad));
+        /* only the real binary32 layout (f32, and tf32 inside its container)
+         * may be read as a float; custom e8m23 variants differ in bias or NaNs */
+        int f32_layout = f->ebits == 8 && f->bias == 127 && f->nan == FPEMU_NANS_IEEE;
+        if (f32_layout && f->bits == 32) o.v = emu__bitsf((uint32_t)c);
+        else if (f32_layout && f->pad) o.v = emu__bitsf((uint32_t)(c << f->pad));
         else if (f->bits == 64) o.v = emu__bitsd(c);
         else o.v = o.k <= FPEMU_CLASS_NORMAL ? emu__decode_finite(f, c) : 0;
     }

@@ -277,7 +277,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     const vl8 vmn = {mn, mn, mn, mn, mn, mn, mn, mn}, vov = {ov, ov, ov, ov, ov, ov, ov, ov}, lz = {0};
     const float big = __builtin_ldexpf(1.0f, 127);
     const int zero_differs = g->zero_c_e != g->emin_f;
-    const int32_t scb = (254 + g->nfrac) << 23;
+    const int32_t scb = (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* no signed overflow (UBSan) */
     const vfi vscb = {scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb};
     (void)two_nfrac;
     const float inv_two_nfrac_f = __builtin_ldexpf(1.0f, -g->nfrac);

@@ -263,6 +263,26 @@ int main(void) {
         is_int(c.flags, NV, "... raises invalid");
     }
 
+    /* custom 32-bit formats are not f32: the bias and NaN layout count
+     * (regression: e8m23 variants were once decoded as f32 bit patterns) */
+    {
+        const char *specs[] = {"custom:e=8,m=23,bias=100", "e8m23fn", "custom:e=8,m=23,bias=127,inf=no,nan=none"};
+        for (int i = 0; i < 3; i++) {
+            const fpemu_format *g = fpemu_format_get(specs[i], NULL, 0);
+            fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
+            uint64_t four = fpemu_from_double(g, 4.0, &c), three = fpemu_from_double(g, 3.0, &c);
+            ok(fpemu_to_double(g, fpemu_sqrt(g, four, &c)) == 2.0 && fpemu_to_double(g, fpemu_mul(g, three, four, &c)) == 12.0 &&
+               fpemu_to_double(g, fpemu_add(g, three, four, &c)) == 7.0 && fpemu_to_double(g, fpemu_div(g, four, four, &c)) == 1.0 &&
+               fpemu_to_double(g, fpemu_fma(g, three, three, four, &c)) == 13.0 && c.flags == 0,
+               "%s: sqrt 4 = 2, 3 x 4 = 12, 3 + 4 = 7, 4 / 4 = 1, fma(3, 3, 4) = 13, exact", specs[i]);
+        }
+        const fpemu_format *fn = fpemu_format_get("e8m23fn", NULL, 0);
+        fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
+        /* 0x7F800000 is a normal number (2^128) in e8m23fn: doubling it overflows to NaN */
+        ok(fpemu_to_double(fn, 0x7F800000) == 0x1p128 && fpemu_is_nan(fn, fpemu_add(fn, 0x7F800000, 0x7F800000, &c)) &&
+           c.flags == (OF | NX), "e8m23fn: 0x7F800000 is 2^128, and 2^128 + 2^128 overflows to NaN");
+    }
+
     /* round names */
     is_int(fpemu_round_parse("-rnear_even"), FPEMU_RNE, "-rnear_even is rne");
     is_int(fpemu_round_parse("-rminMag"), FPEMU_RTZ, "-rminMag is rtz");

@@ -114,7 +114,7 @@ static void test_mma_layout(void) {
     for (int r = 0; r < 32; r++)
         for (int c = 0; c < 8; c++) B[r * 8 + c] = (uint64_t)(r * 8 + c) & 0xFF;
     gpu_pack_b(k8, 1, B, bimg);
-    is_hex(bimg[6 * 2 + 1], (uint64_t)(uint32_t)((27 * 8 + 1) << 24 | (26 * 8 + 1) << 16 | (25 * 8 + 1) << 8 | (24 * 8 + 1)),
+    is_hex(bimg[6 * 2 + 1], (uint64_t)((27u * 8 + 1) << 24 | (26u * 8 + 1) << 16 | (25u * 8 + 1) << 8 | (24u * 8 + 1)),
            "m16n8k32 lane 6 b4..b7 = B[24..27][1]");
 }
 
