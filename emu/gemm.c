@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdatomic.h>
 #include "gemm.h"
+#include "internal.h"
 
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
 #define ITILE 64   /* rows of a kernel call */
@@ -357,6 +359,30 @@ static int dtable_build(const mma_model *m, const fpemu_format *f, dtable *t) {
 }
 static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp); }
 
+/* The decode table depends only on the format and three model flags, so
+ * registry formats keep one per process (built on first use, published
+ * with an atomic store, never freed): a GEMM no longer rebuilds 2^16
+ * entries per call, nor decodes element by element below that size. */
+static _Atomic(dtable *) dcache[EMU_REGISTRY_MAX][8];
+
+static const dtable *dtable_cached(const mma_model *m, const fpemu_format *f) {
+    int fi = emu__registry_index(f);
+    if (fi < 0 || f->container > 16) return NULL;
+    int key = (m->tf32_truncate ? 1 : 0) | (m->flush_subnormals ? 2 : 0) | (m->zero_product ? 4 : 0);
+    dtable *t = atomic_load_explicit(&dcache[fi][key], memory_order_acquire);
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (dtable_build(m, f, t)) { dtable_free(t); free(t); return NULL; }
+    dtable *expected = NULL;
+    if (!atomic_compare_exchange_strong(&dcache[fi][key], &expected, t)) {
+        dtable_free(t); /* another thread published an identical table */
+        free(t);
+        t = expected;
+    }
+    return t;
+}
+
 /* Exact values for the kernel (doubles, or floats for the f32 kernel):
  * av/ae (M x K), bv/be (K x Np), with the block scales joined as the model
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
@@ -381,8 +407,11 @@ static int build_values(qops *q) {
         const uint64_t *sc = pass ? q->sbt : q->sa;
         unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
         dtable tab = {0};
-        int use_tab = f->container <= 16 && (size_t)R * K > ((size_t)1 << f->container) / 4;
-        if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
+        const dtable *cached = dtable_cached(m, f);
+        int use_tab = cached || (f->container <= 16 && (size_t)R * K > ((size_t)1 << f->container) / 4);
+        int own_tab = use_tab && !cached;
+        if (cached) tab = *cached;
+        else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
         if (use_tab && !sc) { /* the common case, tiled so that B's transposed stores stay in cache */
             for (int r0 = 0; r0 < R; r0 += 64)
                 for (int k0 = 0; k0 < K; k0 += 64) {
@@ -396,7 +425,7 @@ static int build_values(qops *q) {
                             else ((double *)(pass ? bv : av))[o] = tab.v[code], ((double *)(pass ? be : ae))[o] = tab.e[code];
                         }
                 }
-            dtable_free(&tab);
+            if (own_tab) dtable_free(&tab);
             continue;
         }
         for (int r = 0; r < R; r++)
@@ -423,7 +452,7 @@ static int build_values(qops *q) {
                 if (F) ((float *)(pass ? bv : av))[o] = (float)v, ((float *)(pass ? be : ae))[o] = (float)e;
                 else ((double *)(pass ? bv : av))[o] = v, ((double *)(pass ? be : ae))[o] = e;
             }
-        if (use_tab) dtable_free(&tab);
+        if (own_tab) dtable_free(&tab);
     }
     return 0;
 }
