@@ -504,7 +504,7 @@ int check_plan_build(check_plan *pl, const check_spec *spec, char *err, size_t e
     uint64_t start = 0;
     for (int i = 0; i < pl->njobs; i++) {
         check_job *j = &pl->jobs[i];
-        char salt[160];
+        char salt[320];
         snprintf(salt, sizeof salt, "%s/%s/%d", j->name, fpemu_round_name(j->round), (int)pl->kind);
         j->salt = mix64(hash_str(salt) ^ mix64(pl->seed));
         j->start = start;

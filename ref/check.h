@@ -35,7 +35,7 @@ typedef struct check_job {
     ref_opcode op;
     fpemu_round round;
     int arity;
-    char name[96];           /* TestFloat op name: e4m3_add, f32_to_e4m3, f16_mulAdd */
+    char name[272];          /* TestFloat op name: e4m3_add, f32_to_e4m3, f16_mulAdd (two format names) */
     ref_format rfmt, rsrc;   /* the reference's reading of fmt and src */
     uint64_t count;          /* cases */
     uint64_t start;          /* index of its first case in the plan */

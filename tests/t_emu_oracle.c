@@ -266,7 +266,7 @@ int main(void) {
                         uint64_t g = fpemu_convert(dst, src, a, &c);
                         cases++;
                         if (!same(dst, g, c.flags, w)) {
-                            char what[64];
+                            char what[160];
                             snprintf(what, sizeof what, "from %s", src->name);
                             report(what, dst, &c, a, 0, g, c.flags, w);
                         }

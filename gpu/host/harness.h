@@ -44,7 +44,7 @@ typedef struct gpu_reference {
     mma_model f16model;
     const fpemu_format *f16, *f32;
     char model_name[64];      /* what the report says */
-    char replay[256];         /* the fpemu command a mismatch line replays */
+    char replay[640];         /* the fpemu command a mismatch line replays (four format names) */
 } gpu_reference;
 
 /* Bind the reference of kind k for preset (e.g. "h100"); cc is the device's
@@ -66,7 +66,7 @@ enum { GPU_ROW_PROBE = GPU_DIST_COUNT, GPU_ROW_ADVERSARIAL, GPU_ROW_CHAINED, GPU
 typedef struct gpu_kind_result {
     const gpu_kind *kind;
     char model[64];
-    char replay[256];
+    char replay[640];
     char skipped[200];        /* non-empty: not run, and why */
     char image[32];           /* "sm_90a" etc., filled by the caller if known */
     gpu_tally rows[GPU_ROW_COUNT]; /* per distribution, probe, adversarial; chained is a subset */
