@@ -11,22 +11,20 @@ int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_
 int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
                     fpemu_cast_stats *stats);
 
-static inline void count(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl) {
-    st->n++;
+/* Telemetry of one cast (DESIGN.md section 10): overflow (finite inputs
+ * that became inf/NaN or were clamped), underflow to zero, subnormal
+ * results. The fast kernels count n and amax for whole chunks themselves
+ * and pass with_n_amax = 0 for the elements they redo. */
+void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl, int with_n_amax) {
+    if (with_n_amax) st->n++;
     if (!isfinite(x)) { st->nonfinite_in++; return; }
-    float ax = fabsf(x);
-    if (ax > st->amax) st->amax = ax;
+    if (with_n_amax && fabsf(x) > st->amax) st->amax = fabsf(x);
+    fpemu_class k = fpemu_classify(fmt, code);
     if (fl & FPEMU_FLAG_OVERFLOW) {
         st->overflow++;
-        fpemu_class k = fpemu_classify(fmt, code);
         if (k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) st->saturated++;
-        return;
-    }
-    if (x != 0) {
-        fpemu_class k = fpemu_classify(fmt, code);
-        if (k == FPEMU_CLASS_ZERO) st->underflow++;
-        else if (k == FPEMU_CLASS_SUBNORMAL) st->subnormal++;
-    }
+    } else if (x != 0 && k == FPEMU_CLASS_ZERO) st->underflow++;
+    else if (x != 0 && k == FPEMU_CLASS_SUBNORMAL) st->subnormal++;
 }
 
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
@@ -43,7 +41,7 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
         ctx->sr_pos = pos + i;
         uint64_t code = fpemu_convert(fmt, f32, emu__fbits(src[i]), ctx);
         fpemu_code_store(fmt, dst, i, code);
-        if (stats) count(fmt, stats, src[i], code, ctx->flags);
+        if (stats) emu__count_cast(fmt, stats, src[i], code, ctx->flags, 1);
         all |= ctx->flags;
         ctx->flags = saved;
     }

@@ -209,16 +209,7 @@ int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_
             uint64_t code = fpemu_convert(fmt, f32, in[j], &one);
             fpemu_code_store(fmt, dst, i0 + j, code);
             flags |= one.flags;
-            if (stats) {
-                float x = src[i0 + j];
-                if (!isfinite(x)) { stats->nonfinite_in++; continue; }
-                fpemu_class k = fpemu_classify(fmt, code);
-                if (one.flags & FPEMU_FLAG_OVERFLOW) {
-                    stats->overflow++;
-                    if (k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) stats->saturated++;
-                } else if (x != 0 && k == FPEMU_CLASS_ZERO) stats->underflow++;
-                else if (x != 0 && k == FPEMU_CLASS_SUBNORMAL) stats->subnormal++;
-            }
+            if (stats) emu__count_cast(fmt, stats, src[i0 + j], code, one.flags, 0);
         }
     }
     ctx->flags |= flags;
@@ -365,13 +356,7 @@ int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_
             if (stats) {
                 float x;
                 memcpy(&x, &keep[j], 4);
-                if (!isfinite(x)) { stats->nonfinite_in++; continue; }
-                fpemu_class k = fpemu_classify(fmt, code);
-                if (one.flags & FPEMU_FLAG_OVERFLOW) {
-                    stats->overflow++;
-                    if (k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) stats->saturated++;
-                } else if (x != 0 && k == FPEMU_CLASS_ZERO) stats->underflow++;
-                else if (x != 0 && k == FPEMU_CLASS_SUBNORMAL) stats->subnormal++;
+                emu__count_cast(fmt, stats, x, code, one.flags, 0);
             }
         }
     }

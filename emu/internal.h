@@ -76,6 +76,10 @@ typedef struct emu_fastops {
 } emu_fastops;
 const emu_fastops *emu__fastops_for(const char *name);
 
+/* array.c: telemetry of one cast into *st (with_n_amax = 0: n and amax
+ * already counted by the caller). */
+void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl, int with_n_amax);
+
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 
