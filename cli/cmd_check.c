@@ -191,6 +191,7 @@ int cmd_check(int argc, char **argv) {
             printf("%s %s %llu\n", pl.jobs[i].name, fpemu_round_name(pl.jobs[i].round), (unsigned long long)pl.jobs[i].count);
         printf("%d jobs, %llu cases\n", pl.njobs, (unsigned long long)pl.total);
         check_plan_free(&pl);
+        if (fflush(stdout) != 0 || ferror(stdout)) return cli_error("check", "cannot write standard output");
         return 0;
     }
     progress_state ps = {isatty(2), 0};
