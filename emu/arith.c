@@ -60,18 +60,6 @@ static inline uint64_t zero_sum(const fpemu_format *f, int sa, int sb, fpemu_ctx
 
 /* ---- f64: integer significands ------------------------------------------ */
 
-typedef struct { int sign; uint64_t sig; int exp; } unp64;
-
-static inline unp64 unpack64(double v) {
-    unp64 u;
-    uint64_t b = emu__dbits(v);
-    u.sign = (int)(b >> 63);
-    int be = (int)((b >> 52) & 0x7FF);
-    u.sig = b & ((UINT64_C(1) << 52) - 1);
-    if (be) u.sig |= UINT64_C(1) << 52, u.exp = be - 1075;
-    else u.exp = -1074;
-    return u;
-}
 
 static inline int clz128(u128 x) {
     uint64_t hi = (uint64_t)(x >> 64);
@@ -114,7 +102,7 @@ static uint64_t add128(const fpemu_format *f, int sa, u128 A, int ea, int sb, u1
 }
 
 static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, fpemu_ctx *ctx) {
-    unp64 a = unpack64(x), b = unpack64(y);
+    emu_split a = emu__split_double(x), b = emu__split_double(y);
     switch (op) {
     case OP_SUB: b.sign ^= 1; /* fall through */
     case OP_ADD: return add128(f, a.sign, a.sig, a.exp, b.sign, b.sig, b.exp, ctx);
@@ -132,7 +120,7 @@ static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, f
 }
 
 static uint64_t f64_sqrt(const fpemu_format *f, double x, fpemu_ctx *ctx) {
-    unp64 a = unpack64(x);
+    emu_split a = emu__split_double(x);
     int lead = 63 - __builtin_clzll(a.sig);
     int s = 124 - lead;
     if ((a.exp - s) & 1) s--;
@@ -144,7 +132,7 @@ static uint64_t f64_sqrt(const fpemu_format *f, double x, fpemu_ctx *ctx) {
 }
 
 static uint64_t f64_fma(const fpemu_format *f, double x, double y, double z, fpemu_ctx *ctx) {
-    unp64 a = unpack64(x), b = unpack64(y), c = unpack64(z);
+    emu_split a = emu__split_double(x), b = emu__split_double(y), c = emu__split_double(z);
     return add128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, c.sign, c.sig, c.exp, ctx);
 }
 
@@ -296,7 +284,7 @@ static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb
     if (emu__small(f)) return small_binop(f, op, a.v, b.v, ctx);
     if (az || bz) { /* f64 sums with one zero operand: the other, exactly */
         double v = az ? (op == OP_SUB ? -b.v : b.v) : a.v;
-        unp64 u = unpack64(v);
+        emu_split u = emu__split_double(v);
         return fpemu_round_pack(f, u.sign, u.sig, u.exp, 0, ctx);
     }
     return f64_binop(f, op, a.v, b.v, ctx);
@@ -370,7 +358,7 @@ uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc,
     if (az || bz) {
         if (cz) return zero_sum(f, sp, c.sign, ctx);
         if (emu__small(f)) return emu__round_double(f, c.v, 0, ctx);
-        unp64 u = unpack64(c.v);
+        emu_split u = emu__split_double(c.v);
         return fpemu_round_pack(f, u.sign, u.sig, u.exp, 0, ctx);
     }
     if (emu__small(f)) {

@@ -11,6 +11,20 @@ static inline double emu__bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); retur
 static inline uint32_t emu__fbits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
 static inline float emu__bitsf(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 
+/* A finite double as sign and |x| = sig * 2^exp (sig has the implicit bit;
+ * subnormals and zero have exp = -1074). */
+typedef struct { int sign; uint64_t sig; int exp; } emu_split;
+static inline emu_split emu__split_double(double x) {
+    emu_split u;
+    uint64_t b = emu__dbits(x);
+    int be = (int)((b >> 52) & 0x7FF);
+    u.sign = (int)(b >> 63);
+    u.sig = b & ((UINT64_C(1) << 52) - 1);
+    if (be) u.sig |= UINT64_C(1) << 52, u.exp = be - 1075;
+    else u.exp = -1074;
+    return u;
+}
+
 /* Codes with the container padding (tf32) removed, and put back. */
 static inline uint64_t emu__strip(const fpemu_format *f, uint64_t code) {
     uint64_t c = code >> f->pad;

@@ -237,13 +237,9 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
 }
 
 uint64_t emu__round_double(const fpemu_format *f, double x, int rsign, fpemu_ctx *ctx) {
-    uint64_t u = emu__dbits(x);
-    int sign = (int)(u >> 63);
-    int be = (int)((u >> 52) & 0x7FF);
-    uint64_t sig = u & ((UINT64_C(1) << 52) - 1);
-    int exp;
-    if (be) sig |= UINT64_C(1) << 52, exp = be - 1075;
-    else exp = -1074;
+    emu_split d = emu__split_double(x);
+    int sign = d.sign, exp = d.exp;
+    uint64_t sig = d.sig;
     if (rsign == 0) return fpemu_round_pack(f, sign, sig, exp, 0, ctx);
     /* The exact value lies strictly between x and its neighbour toward
      * rsign (relative to the magnitude): (S-1, S) in units of 2^(exp-2)
@@ -255,11 +251,9 @@ uint64_t emu__round_double(const fpemu_format *f, double x, int rsign, fpemu_ctx
 int64_t emu__round_to_int(double x, int rsign, fpemu_ctx *ctx, int *inexact) {
     *inexact = 0;
     if (x == 0 && rsign == 0) return 0;
-    uint64_t u = emu__dbits(x);
-    int sign = (int)(u >> 63);
-    int be = (int)((u >> 52) & 0x7FF);
-    uint64_t sig = u & ((UINT64_C(1) << 52) - 1);
-    int exp = be ? (sig |= UINT64_C(1) << 52, be - 1075) : -1074;
+    emu_split d = emu__split_double(x);
+    int sign = d.sign, exp = d.exp;
+    uint64_t sig = d.sig;
     int sticky = 0;
     if (x == 0) { /* only the residual: a tiny value of sign rsign */
         sign = rsign < 0;
