@@ -1,11 +1,11 @@
 /* array.c: whole-array encode, decode, fake-quantise and convert, with the
  * telemetry counters of DESIGN.md section 10. Element i of an array always
  * takes SR draw (counter + i), so splitting an array across threads never
- * changes a result. Fast paths for the hot f32 casts live in fast.c. */
+ * changes a result. Fast paths for the hot f32 casts live in cast.c. */
 #include <math.h>
 #include "internal.h"
 
-/* fast.c: returns 1 if it handled the whole array. */
+/* cast.c: returns 1 if it handled the whole array. */
 int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                      fpemu_cast_stats *stats);
 int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
