@@ -1,181 +1,348 @@
 /* cast.c: the array fast paths of fpemu_encode_f32 and fpemu_round_f32
- * (array.c): f32 -> small formats. Each computes exactly what the generic
- * conversion computes and hands every element it cannot do to it;
- * tests/t_emu_fast checks them against the scalar conversion. */
+ * (array.c): f32 -> small formats in rne. Each computes exactly what the
+ * generic conversion computes and hands every element it cannot do to it;
+ * tests/t_emu_fast checks them against the scalar conversion, at every
+ * instruction-set level (emu__cast_isa forces one).
+ *
+ * One pass over the array, 16 (or 8) elements at a time: integer rounding
+ * of the f32 bits, a mask of the elements whose result is a normal finite
+ * number (the others: zeros are written by the vector code, the rest --
+ * subnormal results, overflow, inf/NaN -- by the generic fpemu_convert,
+ * element by element), the inexact flag and the finite amax as vector
+ * reductions. Only integer operations, so the three kernels (AVX-512, AVX2,
+ * portable C) give the same bits and flags on every x86-64 and elsewhere. */
 #include <math.h>
 #include <string.h>
 #include "internal.h"
 
-/* ---- arrays: f32 -> small formats in rne --------------------------------
- * A branch-free kernel handles inputs whose result is normal and finite;
- * the rest (zeros, subnormal results, overflow, inf/NaN) are redone by the
- * generic path in a second pass. Only integer operations: the result does
- * not depend on the instruction set the compiler picks. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CAST_X86 1
+#else
+#define CAST_X86 0
+#endif
 
-typedef struct { int m, bias, emin, emax; uint32_t maxmant, signshift; } kparams;
+/* Constants of one format, all on |x|'s f32 bits a (< 2^31):
+ * r = a rounded to the format's precision (rne) = (a + half - 1 + lsb) >> sh
+ * is, for a normal finite result, the result's magnitude in f32's exponent
+ * frame; the code's magnitude is r - rebias and the rounded f32 is r << sh.
+ * The result is normal and finite iff a >= amin (|x| >= min normal, so never
+ * tiny either way tininess is detected) and r <= rmax (the largest finite
+ * magnitude, which also rejects inf/NaN inputs: emax <= 127). */
+typedef struct {
+    uint32_t sh, half1, amin, rmax, rebias, lowmask;
+    uint32_t signpos, signbit; /* code's sign = (u >> signpos) & signbit */
+    uint32_t zsign_code, zsign_f32; /* sign kept by a zero result: 0 for formats without -0 */
+} kparams;
 
-/* One element: the code, and whether it is right (a normal, finite result).
- * Every quantity fits in 31 bits, so the comparisons are signed: they map
- * to single vector compares. */
-static inline uint32_t kelem(uint32_t u, const kparams *p, uint32_t *okv, uint32_t *low_out) {
-    const int32_t sh = 23 - p->m, lowmask = (1 << sh) - 1, half = 1 << (sh - 1);
-    const int32_t mmask = (1 << p->m) - 1, rebias = (127 - p->bias) << p->m, maxmant = (int32_t)p->maxmant;
-    int32_t a = (int32_t)(u & 0x7FFFFFFFu);
-    int32_t E = (a >> 23) - 127;
-    int32_t low = a & lowmask, kept = a >> sh;
-    int32_t inc = (low > half) | ((low == half) & kept);
-    int32_t r = kept + (inc & 1);
-    int32_t Er = (r >> p->m) - 127;
-    *okv = (uint32_t)((E >= p->emin) & (E <= p->emax) & ((Er < p->emax) | ((Er == p->emax) & ((r & mmask) <= maxmant))));
-    *low_out = (uint32_t)low;
-    return (uint32_t)(r - rebias) | ((u >> 31) << p->signshift);
+enum { KIND_CODE8, KIND_CODE16, KIND_ROUND };
+
+/* Where the elements the kernels cannot do go, with what they need. */
+typedef struct {
+    const fpemu_format *fmt, *f32;
+    const fpemu_ctx *ctx;
+    fpemu_cast_stats *stats;
+    void *dst;
+    int kind;
+    unsigned flags; /* OR of the elements' flags */
+} fixup;
+
+/* One element through the generic conversion, as the scalar array loop
+ * does it (n and amax are counted by the kernel). */
+__attribute__((noinline, cold)) static void fix_one(fixup *fx, size_t i, uint32_t u) {
+    fpemu_ctx one = *fx->ctx;
+    one.flags = 0;
+    uint64_t code = fpemu_convert(fx->fmt, fx->f32, u, &one);
+    if (fx->kind == KIND_ROUND) ((float *)fx->dst)[i] = fpemu_to_float(fx->fmt, code, &one);
+    else fpemu_code_store(fx->fmt, fx->dst, i, code);
+    fx->flags |= one.flags;
+    if (fx->stats) emu__count_cast(fx->fmt, fx->stats, emu__bitsf(u), code, one.flags, 0);
 }
 
-/* Kernels flag bad elements per block of KB, so the fix-up pass visits
- * only the blocks that need it. */
-enum { KB = 16 };
-#define KERNEL(NAME, T)                                                                                   \
-    __attribute__((target_clones("avx2", "default"), optimize("O3"))) static uint32_t NAME(              \
-        T *restrict out, const uint32_t *restrict in, size_t n, const kparams *pp, uint32_t *inexact,    \
-        uint8_t *restrict badblk) {                                                                       \
-        const kparams p = *pp;                                                                            \
-        uint32_t bad = 0, nx = 0;                                                                         \
-        for (size_t b = 0; b * KB < n; b++) {                                                             \
-            size_t lo = b * KB, hi = lo + KB < n ? lo + KB : n;                                          \
-            uint32_t bb = 0;                                                                              \
-            for (size_t i = lo; i < hi; i++) {                                                            \
-                uint32_t okv, low;                                                                        \
-                out[i] = (T)kelem(in[i], &p, &okv, &low);                                                \
-                bb |= okv ^ 1u;                                                                          \
-                nx |= okv & (low != 0);                                                                  \
-            }                                                                                             \
-            badblk[b] = (uint8_t)bb;                                                                      \
-            bad |= bb;                                                                                    \
-        }                                                                                                 \
-        *inexact = nx;                                                                                    \
-        return bad;                                                                                       \
-    }
-KERNEL(kernel8, uint8_t)
-KERNEL(kernel16, uint16_t)
-
-/* Fake quantisation: for a normal, finite result the rounded value's f32
- * bits are the rounded magnitude shifted back, with the sign. */
-__attribute__((target_clones("avx2", "default"), optimize("O3"))) static uint32_t kernel_round(
-    uint32_t *restrict out, const uint32_t *restrict in, size_t n, const kparams *pp, uint32_t *inexact,
-    uint8_t *restrict badblk) {
-    const kparams p = *pp;
-    const uint32_t sh = 23 - (uint32_t)p.m, rebias = (uint32_t)(127 - p.bias) << p.m;
-    const uint32_t magmask = (1u << p.signshift) - 1;
-    uint32_t bad = 0, nx = 0;
-    for (size_t b = 0; b * KB < n; b++) {
-        size_t lo = b * KB, hi = lo + KB < n ? lo + KB : n;
-        uint32_t bb = 0;
-        for (size_t i = lo; i < hi; i++) {
-            uint32_t okv, low, u = in[i];
-            uint32_t code = kelem(u, &p, &okv, &low);
-            /* code = (r - rebias) | sign: undo the rebias to get r back */
-            out[i] = (((code & magmask) + rebias) << sh) | (u & 0x80000000u);
-            bb |= okv ^ 1u;
-            nx |= okv & (low != 0);
-        }
-        badblk[b] = (uint8_t)bb;
-        bad |= bb;
-    }
-    *inexact = nx;
-    return bad;
+static void amax_update(fpemu_cast_stats *st, uint32_t amax_bits) {
+    float a = emu__bitsf(amax_bits);
+    if (a > st->amax) st->amax = a;
 }
 
-__attribute__((target_clones("avx2", "default"), optimize("O3"))) static float amax_f32(const float *restrict x, size_t n) {
-    float a = 0;
+/* ---- portable C ---------------------------------------------------------- */
+
+/* One element: the result bits (code or rounded f32), and whether they are
+ * right (*ok) and inexact (*nx). */
+static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, int *ok, int *nx) {
+    uint32_t a = u & 0x7FFFFFFFu;
+    uint32_t r = (a + p->half1 + ((a >> p->sh) & 1)) >> p->sh;
+    *ok = (a >= p->amin) & (r <= p->rmax);
+    *nx = *ok & ((a & p->lowmask) != 0);
+    if (a == 0) {
+        *ok = 1;
+        return kind == KIND_ROUND ? u & p->zsign_f32 : (u >> p->signpos) & p->zsign_code;
+    }
+    return kind == KIND_ROUND ? (r << p->sh) | (u & 0x80000000u) : (r - p->rebias) | ((u >> p->signpos) & p->signbit);
+}
+
+static inline void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+    uint32_t amax = 0;
+    int nx = 0;
     for (size_t i = 0; i < n; i++) {
-        float v = fabsf(x[i]);
-        a = v > a && v <= 3.4028235e38f ? v : a; /* finite only; NaN compares false */
+        uint32_t u = in[i];
+        int ok, x;
+        uint32_t v = pelem(u, p, kind, &ok, &x);
+        nx |= x;
+        if (st) {
+            uint32_t a = u & 0x7FFFFFFFu;
+            if (a < 0x7F800000u && a > amax) amax = a;
+        }
+        if (!ok) fix_one(fx, i, u);
+        else if (kind == KIND_ROUND) ((uint32_t *)fx->dst)[i] = v;
+        else if (kind == KIND_CODE16) ((uint16_t *)fx->dst)[i] = (uint16_t)v;
+        else ((uint8_t *)fx->dst)[i] = (uint8_t)v;
     }
-    return a;
+    if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
+    if (st) amax_update(fx->stats, amax);
+}
+
+#if CAST_X86
+/* ---- AVX-512 (F, BW, VL): 16 elements per step --------------------------- */
+
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,bmi,bmi2"), always_inline)) static inline
+
+typedef struct {
+    __m512i half1, one, amin, rmax, rebias, lowmask, signbit, fsign, zsign_code, zsign_f32, inf;
+    __m128i sh, signpos;
+} v512;
+
+/* Step over in[0..15] (lanes live), writes dst element 0.. of this step. */
+T512 void step512(fixup *fx, const v512 *c, const uint32_t *in, size_t i, __mmask16 live, int kind, int st,
+                  __mmask16 *nx, __m512i *amax) {
+    __m512i u = live == 0xFFFF ? _mm512_loadu_si512(in + i) : _mm512_maskz_loadu_epi32(live, in + i);
+    __m512i a = _mm512_andnot_si512(c->fsign, u);
+    __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, c->sh), c->one);
+    __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, c->half1), lsb), c->sh);
+    __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, c->amin), r, c->rmax);
+    *nx |= _mm512_mask_test_epi32_mask(ok, a, c->lowmask);
+    if (st) *amax = _mm512_mask_max_epu32(*amax, _mm512_cmplt_epu32_mask(a, c->inf), *amax, a);
+    __m512i v; /* 0xF8 = A | (B & C) */
+    if (kind == KIND_ROUND) v = _mm512_ternarylogic_epi32(_mm512_sll_epi32(r, c->sh), u, c->fsign, 0xF8);
+    else v = _mm512_ternarylogic_epi32(_mm512_sub_epi32(r, c->rebias), _mm512_srl_epi32(u, c->signpos), c->signbit, 0xF8);
+    __mmask16 bad = live & ~ok;
+    if (bad) {
+        __mmask16 z = _mm512_mask_cmpeq_epi32_mask(bad, a, _mm512_setzero_si512());
+        __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, c->zsign_f32)
+                                        : _mm512_and_si512(_mm512_srl_epi32(u, c->signpos), c->zsign_code);
+        v = _mm512_mask_mov_epi32(v, z, zv);
+        bad &= (__mmask16)~z;
+    }
+    if (live == 0xFFFF) {
+        if (kind == KIND_ROUND) _mm512_storeu_si512((uint32_t *)fx->dst + i, v);
+        else if (kind == KIND_CODE16) _mm256_storeu_si256((__m256i *)((uint16_t *)fx->dst + i), _mm512_cvtepi32_epi16(v));
+        else _mm_storeu_si128((__m128i *)((uint8_t *)fx->dst + i), _mm512_cvtepi32_epi8(v));
+    } else {
+        if (kind == KIND_ROUND) _mm512_mask_storeu_epi32((uint32_t *)fx->dst + i, live, v);
+        else if (kind == KIND_CODE16) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)fx->dst + i, live, v);
+        else _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)fx->dst + i, live, v);
+    }
+    if (bad) { /* the inputs are in u: dst may be src (round_f32 in place) */
+        uint32_t ub[16];
+        _mm512_storeu_si512(ub, u);
+        for (unsigned m = bad; m; m &= m - 1) {
+            unsigned j = (unsigned)__builtin_ctz(m);
+            fix_one(fx, i + j, ub[j]);
+        }
+    }
+}
+
+T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+    v512 c;
+    c.half1 = _mm512_set1_epi32((int)p->half1);
+    c.one = _mm512_set1_epi32(1);
+    c.amin = _mm512_set1_epi32((int)p->amin);
+    c.rmax = _mm512_set1_epi32((int)p->rmax);
+    c.rebias = _mm512_set1_epi32((int)p->rebias);
+    c.lowmask = _mm512_set1_epi32((int)p->lowmask);
+    c.signbit = _mm512_set1_epi32((int)p->signbit);
+    c.fsign = _mm512_set1_epi32((int)0x80000000u);
+    c.zsign_code = _mm512_set1_epi32((int)p->zsign_code);
+    c.zsign_f32 = _mm512_set1_epi32((int)p->zsign_f32);
+    c.inf = _mm512_set1_epi32(0x7F800000);
+    c.sh = _mm_cvtsi32_si128((int)p->sh);
+    c.signpos = _mm_cvtsi32_si128((int)p->signpos);
+    __mmask16 nx = 0;
+    __m512i amax = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) step512(fx, &c, in, i, 0xFFFF, kind, st, &nx, &amax);
+    if (i < n) step512(fx, &c, in, i, (__mmask16)((1u << (n - i)) - 1), kind, st, &nx, &amax);
+    if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
+    if (st) amax_update(fx->stats, _mm512_reduce_max_epu32(amax));
+}
+
+/* ---- AVX2: 8 elements per step ------------------------------------------ */
+
+#define T256 __attribute__((target("avx2"), always_inline)) static inline
+
+T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+    /* every quantity is below 2^31, so the signed compares of AVX2 do */
+    const __m256i half1 = _mm256_set1_epi32((int)p->half1), one = _mm256_set1_epi32(1);
+    const __m256i amin1 = _mm256_set1_epi32((int)p->amin - 1), rmax = _mm256_set1_epi32((int)p->rmax);
+    const __m256i rebias = _mm256_set1_epi32((int)p->rebias), lowmask = _mm256_set1_epi32((int)p->lowmask);
+    const __m256i signbit = _mm256_set1_epi32((int)p->signbit), fsign = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i zsc = _mm256_set1_epi32((int)p->zsign_code), zsf = _mm256_set1_epi32((int)p->zsign_f32);
+    const __m256i inf = _mm256_set1_epi32(0x7F800000), zero = _mm256_setzero_si256();
+    const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
+    __m256i nx = zero, amax = zero;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i u = _mm256_loadu_si256((const __m256i *)(in + i));
+        __m256i a = _mm256_andnot_si256(fsign, u);
+        __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(a, sh), one);
+        __m256i r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half1), lsb), sh);
+        __m256i okv = _mm256_andnot_si256(_mm256_cmpgt_epi32(r, rmax), _mm256_cmpgt_epi32(a, amin1));
+        nx = _mm256_or_si256(nx, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, lowmask), zero), okv));
+        if (st) amax = _mm256_max_epu32(amax, _mm256_and_si256(a, _mm256_cmpgt_epi32(inf, a)));
+        __m256i v;
+        if (kind == KIND_ROUND) v = _mm256_or_si256(_mm256_sll_epi32(r, sh), _mm256_and_si256(u, fsign));
+        else v = _mm256_or_si256(_mm256_sub_epi32(r, rebias), _mm256_and_si256(_mm256_srl_epi32(u, signpos), signbit));
+        unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(okv)) ^ 0xFFu;
+        if (bad) {
+            __m256i z = _mm256_cmpeq_epi32(a, zero);
+            __m256i zv = kind == KIND_ROUND ? _mm256_and_si256(u, zsf) : _mm256_and_si256(_mm256_srl_epi32(u, signpos), zsc);
+            v = _mm256_blendv_epi8(v, zv, z);
+            bad &= ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(z));
+        }
+        if (kind == KIND_ROUND) _mm256_storeu_si256((__m256i *)((uint32_t *)fx->dst + i), v);
+        else {
+            __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            if (kind == KIND_CODE16) _mm_storeu_si128((__m128i *)((uint16_t *)fx->dst + i), w);
+            else _mm_storel_epi64((__m128i *)((uint8_t *)fx->dst + i), _mm_packus_epi16(w, w));
+        }
+        if (bad) {
+            uint32_t ub[8];
+            _mm256_storeu_si256((__m256i *)ub, u);
+            for (unsigned m = bad; m; m &= m - 1) {
+                unsigned j = (unsigned)__builtin_ctz(m);
+                fix_one(fx, i + j, ub[j]);
+            }
+        }
+    }
+    if (!_mm256_testz_si256(nx, nx)) fx->flags |= FPEMU_FLAG_INEXACT;
+    if (st) {
+        uint32_t t[8], m = 0;
+        _mm256_storeu_si256((__m256i *)t, amax);
+        for (int k = 0; k < 8; k++) m = t[k] > m ? t[k] : m;
+        amax_update(fx->stats, m);
+    }
+    if (i < n) { /* the tail, with the output pointer moved along */
+        fixup tail = *fx;
+        size_t w = kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1;
+        tail.dst = (char *)fx->dst + i * w;
+        tail.flags = 0;
+        portable_body(&tail, p, in + i, n - i, kind, st);
+        fx->flags |= tail.flags;
+    }
+}
+#endif
+
+/* ---- instantiation and dispatch ------------------------------------------ */
+
+typedef void (*kernel_fn)(fixup *, const kparams *, const uint32_t *, size_t);
+
+#define INSTANCE(ATTR, BODY, NAME, KIND, ST)                                                       \
+    ATTR static void NAME(fixup *fx, const kparams *p, const uint32_t *in, size_t n) {             \
+        BODY(fx, p, in, n, KIND, ST);                                                              \
+    }
+#define INSTANCES(ATTR, BODY, PFX)                                                                 \
+    INSTANCE(ATTR, BODY, PFX##_c8, KIND_CODE8, 0)                                                  \
+    INSTANCE(ATTR, BODY, PFX##_c8s, KIND_CODE8, 1)                                                 \
+    INSTANCE(ATTR, BODY, PFX##_c16, KIND_CODE16, 0)                                                \
+    INSTANCE(ATTR, BODY, PFX##_c16s, KIND_CODE16, 1)                                               \
+    INSTANCE(ATTR, BODY, PFX##_r, KIND_ROUND, 0)                                                   \
+    INSTANCE(ATTR, BODY, PFX##_rs, KIND_ROUND, 1)                                                  \
+    static const kernel_fn PFX##_table[3][2] = {{PFX##_c8, PFX##_c8s}, {PFX##_c16, PFX##_c16s}, {PFX##_r, PFX##_rs}};
+
+INSTANCES(, portable_body, kp)
+#if CAST_X86
+INSTANCES(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,bmi,bmi2"))), body512, k512)
+INSTANCES(__attribute__((target("avx2"))), body256, k256)
+#endif
+
+/* Instruction-set level of the kernels: 0 portable C, 1 AVX2, 2 AVX-512.
+ * The best the CPU (and OS) supports, unless a test forced a lower one. */
+static int cast_level = -1;
+
+static int cast_best(void) {
+#if CAST_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"))
+        return 2;
+    if (__builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
+}
+
+/* Internal hook for tests and benchmarks: level < 0 asks, otherwise sets
+ * the level (capped at what the CPU has). Returns the level in use. Results
+ * do not depend on it. */
+int emu__cast_isa(int level);
+int emu__cast_isa(int level) {
+    int best = cast_best();
+    if (level >= 0) __atomic_store_n(&cast_level, level < best ? level : best, __ATOMIC_RELAXED);
+    int l = __atomic_load_n(&cast_level, __ATOMIC_RELAXED);
+    if (l < 0) __atomic_store_n(&cast_level, l = best, __ATOMIC_RELAXED);
+    return l;
+}
+
+static kernel_fn pick(int kind, int st) {
+    int l = __atomic_load_n(&cast_level, __ATOMIC_RELAXED);
+    if (l < 0) l = emu__cast_isa(-1);
+#if CAST_X86
+    if (l == 2) return k512_table[kind][st];
+    if (l == 1) return k256_table[kind][st];
+#endif
+    return kp_table[kind][st];
+}
+
+/* Formats and contexts the kernels cover: rne without flush modes, IEEE-
+ * like layouts inside f32's range with subnormals and no container padding. */
+static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->p <= 23 && fmt->mbits > 0 && fmt->ebits <= 8 &&
+           !fmt->pad && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
+}
+
+static kparams params(const fpemu_format *fmt) {
+    kparams k;
+    int m = fmt->mbits, ss = fmt->bits - 1;
+    k.sh = (uint32_t)(23 - m);
+    k.half1 = (1u << (k.sh - 1)) - 1;
+    k.lowmask = (1u << k.sh) - 1;
+    k.amin = (uint32_t)(fmt->emin + 127) << 23;
+    k.rmax = ((uint32_t)(fmt->emax + 127) << m) | (uint32_t)fmt->maxmant;
+    k.rebias = (uint32_t)(127 - fmt->bias) << m;
+    k.signpos = (uint32_t)(31 - ss);
+    k.signbit = 1u << ss;
+    k.zsign_code = fmt->has_negzero ? k.signbit : 0;
+    k.zsign_f32 = fmt->has_negzero ? 0x80000000u : 0;
+    return k;
+}
+
+static void run(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx, fpemu_cast_stats *stats,
+                int kind) {
+    const kparams kp = params(fmt);
+    fixup fx = {fmt, emu__f32(), ctx, stats, dst, kind, 0};
+    if (stats) stats->n += n;
+    pick(kind, stats != NULL)(&fx, &kp, (const uint32_t *)(const void *)src, n);
+    ctx->flags |= fx.flags;
 }
 
 int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                      fpemu_cast_stats *stats) {
-    if (ctx->round != FPEMU_RNE || ctx->daz || ctx->ftz || fmt->p > 23 || fmt->mbits == 0 || fmt->ebits > 8 || fmt->pad ||
-        !fmt->has_subnormals || fmt->emin < -126 || fmt->emax > 127 || (fmt->container != 8 && fmt->container != 16))
-        return 0;
-    const fpemu_format *f32 = emu__f32();
-    enum { CHUNK = 4096 };
-    unsigned flags = 0;
-    const kparams kp = {fmt->mbits, fmt->bias, fmt->emin, fmt->emax, (uint32_t)fmt->maxmant, (uint32_t)fmt->bits - 1};
-    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-        size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
-        const uint32_t *in = (const uint32_t *)(const void *)(src + i0);
-        uint32_t nx, bad;
-        uint8_t badblk[CHUNK / KB];
-        if (fmt->container == 8) bad = kernel8((uint8_t *)dst + i0, in, m, &kp, &nx, badblk);
-        else bad = kernel16((uint16_t *)dst + i0, in, m, &kp, &nx, badblk);
-        if (nx) flags |= FPEMU_FLAG_INEXACT;
-        if (stats) {
-            stats->n += m;
-            float a = amax_f32(src + i0, m);
-            if (a > stats->amax) stats->amax = a;
-        }
-        if (!bad) continue;
-        /* second pass: the elements the kernel could not do */
-        for (size_t j = 0; j < m; j++) {
-            if (!badblk[j / KB]) { j |= KB - 1; continue; } /* the whole block was right */
-            uint32_t okv, low;
-            kelem(in[j], &kp, &okv, &low);
-            if (okv) continue; /* the kernel's code is right */
-            fpemu_ctx one = *ctx;
-            one.flags = 0;
-            uint64_t code = fpemu_convert(fmt, f32, in[j], &one);
-            fpemu_code_store(fmt, dst, i0 + j, code);
-            flags |= one.flags;
-            if (stats) emu__count_cast(fmt, stats, src[i0 + j], code, one.flags, 0);
-        }
-    }
-    ctx->flags |= flags;
+    if (!covered(fmt, ctx) || (fmt->container != 8 && fmt->container != 16)) return 0;
+    run(fmt, dst, src, n, ctx, stats, fmt->container == 8 ? KIND_CODE8 : KIND_CODE16);
     return 1;
 }
 
 int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
                     fpemu_cast_stats *stats) {
-    if (ctx->round != FPEMU_RNE || ctx->daz || ctx->ftz || fmt->p > 23 || fmt->mbits == 0 || fmt->ebits > 8 ||
-        fmt->pad || !fmt->has_subnormals || fmt->emin < -126 || fmt->emax > 127 || fmt->bits > 16)
-        return 0;
-    const fpemu_format *f32 = emu__f32();
-    const kparams kp = {fmt->mbits, fmt->bias, fmt->emin, fmt->emax, (uint32_t)fmt->maxmant, (uint32_t)fmt->bits - 1};
-    enum { CHUNK = 4096 };
-    unsigned flags = 0;
-    uint32_t keep[CHUNK];
-    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
-        size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
-        const uint32_t *in = (const uint32_t *)(const void *)(src + i0);
-        if (stats) {
-            stats->n += m;
-            float a = amax_f32(src + i0, m);
-            if (a > stats->amax) stats->amax = a;
-        }
-        /* dst may alias src: keep the inputs of this chunk for the fix-up pass */
-        memcpy(keep, in, m * sizeof *keep);
-        uint8_t badblk[CHUNK / KB];
-        uint32_t nx, bad = kernel_round((uint32_t *)(void *)(dst + i0), keep, m, &kp, &nx, badblk);
-        if (nx) flags |= FPEMU_FLAG_INEXACT;
-        if (!bad) continue;
-        for (size_t j = 0; j < m; j++) {
-            if (!badblk[j / KB]) { j |= KB - 1; continue; }
-            uint32_t okv, low;
-            kelem(keep[j], &kp, &okv, &low);
-            if (okv) continue;
-            fpemu_ctx one = *ctx;
-            one.flags = 0;
-            uint64_t code = fpemu_convert(fmt, f32, keep[j], &one);
-            dst[i0 + j] = fpemu_to_float(fmt, code, &one);
-            flags |= one.flags;
-            if (stats) {
-                float x;
-                memcpy(&x, &keep[j], 4);
-                emu__count_cast(fmt, stats, x, code, one.flags, 0);
-            }
-        }
-    }
-    ctx->flags |= flags;
+    if (!covered(fmt, ctx) || fmt->bits > 16) return 0;
+    run(fmt, dst, src, n, ctx, stats, KIND_ROUND);
     return 1;
 }
