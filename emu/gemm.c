@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
+#define KTILE_F 128 /* the same for the f32 kernel: a B panel of 128 k (24 KiB) stays in L1 */
 #define ITILE 64   /* rows of a kernel call */
 
 static void seterr(char *err, size_t len, const char *msg) {
@@ -125,9 +126,10 @@ typedef struct {
     uint64_t *Ac, *Btc;     /* codes: A M x K, B^T N x K */
     double *av, *ae;        /* M x K */
     double *bv, *be;        /* K x Np */
-    int use_f;              /* the f32 kernel: float copies, B stride Np16 */
-    float *avf, *aef, *bvf, *bef;
-    int Np16;
+    int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
+    float *avf, *bvf;
+    int32_t *aw;
+    int16_t *bw;
     unsigned char *arow_sp, *bcol_sp; /* rows/columns holding inf/NaN */
     const fpemu_format *sfmt;
     int sblock;
@@ -143,7 +145,7 @@ static void qops_free(qops *q) {
     free(q->Ac), free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->inv_row), free(q->inv_col);
     free(q->dA), free(q->dB);
-    free(q->avf), free(q->aef), free(q->bvf), free(q->bef);
+    free(q->avf), free(q->aw), free(q->bvf), free(q->bw);
     memset(q, 0, sizeof *q);
 }
 
@@ -383,22 +385,87 @@ static const dtable *dtable_cached(const mma_model *m, const fpemu_format *f) {
     return t;
 }
 
-/* Exact values for the kernel (doubles, or floats for the f32 kernel):
+/* Alignment exponent word of a power of two e (gemm.h gkf_args). */
+static int16_t f_word(double e, int bias) {
+    if (e == 0) return GEMM_F_NOPART;
+    uint64_t u;
+    memcpy(&u, &e, 8);
+    return (int16_t)((int)((u >> 52) & 0x7FF) - 1023 + bias);
+}
+
+/* Packed operands of the f32 kernel: A in panels of GEMM_F_ROWS rows, B in
+ * panels of GEMM_F_COLS columns, values as floats and alignment exponents
+ * as words (gemm.h). No block scales here (f32_kernel_ok). */
+static int build_values_f(qops *q) {
+    const mma_model *m = &q->cfg->model;
+    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
+    int M = q->M, N = q->N, K = q->K;
+    size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)(N + CP - 1) / CP * CP;
+    q->Np = (int)Np;
+    q->avf = calloc(Mp * K + 1, sizeof(float));
+    q->aw = malloc((Mp * K + 1) * sizeof(int32_t));
+    q->bvf = calloc(Np * K + 1, sizeof(float));
+    q->bw = malloc((Np * K + 1) * sizeof(int16_t));
+    q->arow_sp = calloc((size_t)M + 1, 1);
+    q->bcol_sp = calloc((size_t)N + 1, 1);
+    if (!q->avf || !q->aw || !q->bvf || !q->bw || !q->arow_sp || !q->bcol_sp) return -1;
+    const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
+    for (size_t i = 0; i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
+    for (size_t i = 0; i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
+    for (int pass = 0; pass < 2; pass++) {
+        int Rn = pass ? N : M;
+        const fpemu_format *f = pass ? m->fb : m->fa;
+        const uint64_t *codes = pass ? q->Btc : q->Ac;
+        unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+        dtable tab = {0};
+        const dtable *cached = dtable_cached(m, f);
+        int use_tab = cached || (f->container <= 16 && (size_t)Rn * K > ((size_t)1 << f->container) / 4);
+        int own_tab = use_tab && !cached;
+        if (cached) tab = *cached;
+        else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
+        for (int r0 = 0; r0 < Rn; r0 += 64)
+            for (int k0 = 0; k0 < K; k0 += 64) {
+                int r1 = r0 + 64 < Rn ? r0 + 64 : Rn, k1 = k0 + 64 < K ? k0 + 64 : K;
+                for (int r = r0; r < r1; r++)
+                    for (int k = k0; k < k1; k++) {
+                        uint64_t code = codes[(size_t)r * K + k];
+                        double v, e;
+                        if (use_tab) {
+                            v = tab.v[code], e = tab.e[code];
+                            sp[r] |= tab.sp[code];
+                        } else if (decode_elem(m, f, code, &v, &e)) {
+                            sp[r] = 1;
+                        }
+                        if (pass) {
+                            size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
+                            q->bvf[o] = (float)v, q->bw[o] = f_word(e, 63);
+                        } else {
+                            size_t o = ((size_t)(r / R) * K + k) * R + r % R;
+                            uint16_t w = (uint16_t)f_word(e, 64);
+                            q->avf[o] = (float)v, q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
+                        }
+                    }
+            }
+        if (own_tab) dtable_free(&tab);
+    }
+    return 0;
+}
+
+/* Exact values for the f64 kernel (the f32 kernel: build_values_f):
  * av/ae (M x K), bv/be (K x Np), with the block scales joined as the model
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
 static int build_values(qops *q) {
     const mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
-    q->Np = Np, q->Np16 = Np;
-    int F = q->use_f;
-    size_t es = F ? sizeof(float) : sizeof(double);
+    if (q->use_f) return build_values_f(q);
+    q->Np = Np;
+    size_t es = sizeof(double);
     void *av = malloc(es * ((size_t)M * K + 1)), *ae = malloc(es * ((size_t)M * K + 1));
     void *bv = calloc((size_t)K * Np + 16, es), *be = calloc((size_t)K * Np + 16, es);
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
-    if (F) q->avf = av, q->aef = ae, q->bvf = bv, q->bef = be;
-    else q->av = av, q->ae = ae, q->bv = bv, q->be = be;
+    q->av = av, q->ae = ae, q->bv = bv, q->be = be;
     if (!av || !ae || !bv || !be || !q->arow_sp || !q->bcol_sp) return -1;
     for (int pass = 0; pass < 2; pass++) {
         int R = pass ? N : M;
@@ -421,8 +488,7 @@ static int build_values(qops *q) {
                             uint64_t code = codes[(size_t)r * K + k];
                             sp[r] |= tab.sp[code];
                             size_t o = pass ? (size_t)k * Np + r : (size_t)r * K + k;
-                            if (F) ((float *)(pass ? bv : av))[o] = (float)tab.v[code], ((float *)(pass ? be : ae))[o] = (float)tab.e[code];
-                            else ((double *)(pass ? bv : av))[o] = tab.v[code], ((double *)(pass ? be : ae))[o] = tab.e[code];
+                            ((double *)(pass ? bv : av))[o] = tab.v[code], ((double *)(pass ? be : ae))[o] = tab.e[code];
                         }
                 }
             if (own_tab) dtable_free(&tab);
@@ -449,8 +515,7 @@ static int build_values(qops *q) {
                     }
                 }
                 size_t o = pass ? (size_t)k * Np + r : (size_t)r * K + k;
-                if (F) ((float *)(pass ? bv : av))[o] = (float)v, ((float *)(pass ? be : ae))[o] = (float)e;
-                else ((double *)(pass ? bv : av))[o] = v, ((double *)(pass ? be : ae))[o] = e;
+                ((double *)(pass ? bv : av))[o] = v, ((double *)(pass ? be : ae))[o] = e;
             }
         if (own_tab) dtable_free(&tab);
     }
@@ -480,6 +545,8 @@ static int f32_kernel_ok(const gemm_config *cfg) {
     if (m->fa->p > 12 || m->fb->p > 12) return 0; /* products <= 24 bits */
     int lo = (m->fa->emin) + (m->fb->emin), hi = (m->fa->emax + 1) + (m->fb->emax + 1);
     if (lo <= m->nfrac - 126 || hi > 120) return 0;
+    /* a block result is 0 or >= 2^(lo - nfrac): at least thr = 2^(nfrac - 126) (gemm_kernel.c) */
+    if (lo - 2 < 2 * m->nfrac - 126 || m->nfrac < 0 || m->nfrac > 100) return 0;
     if (m->has_emax_floor) return 0;
     int B = m->block > 0 ? m->block : 0;
     if (B <= 0 || (double)(B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
@@ -576,7 +643,8 @@ static void *run_job(void *arg) {
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     const int B = m->block > 0 ? m->block : P;
-    const int kt = KTILE < B ? B : KTILE / B * B;
+    const int ktile = q->use_f ? KTILE_F : KTILE;
+    const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? (K + P - 1) / P : 1;
     const float *C = J->C;
     for (int ch = 0; ch < nchunks; ch++) {
@@ -588,11 +656,9 @@ static void *run_job(void *arg) {
                 for (int ib = J->i0; ib < J->i1; ib += ITILE) {
                     if (q->use_f) {
                         gkf_args gf = {
-                            .av = q->avf, .ae = q->aef, .lda = (size_t)K, .bv = q->bvf, .be = q->bef, .ldb = (size_t)q->Np16,
+                            .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
                             .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                            .block = B, .nfrac = m->nfrac, .q = m->out_mant,
-                            .zero_c_e = m->zero_c ? ldexpf(1.0f, m->fc->emin) : 0.0f, .emin_f = ldexpf(1.0f, m->fd->emin),
-                            .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
+                            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1,
                             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
                             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
                         };
@@ -652,7 +718,7 @@ static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *
     int M = q->M, N = q->N;
     int isa = kernel_ok(cfg) && q->K > 0 ? gemm__kernel_best() : 0;
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
-    q->use_f = isa && f32_kernel_ok(cfg) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
+    q->use_f = isa && f32_kernel_ok(cfg) && !q->sa && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
     if (isa && build_values(q)) return -1;
     if (!isa) {
         q->Np = (N + 15) / 16 * 16;
@@ -679,7 +745,7 @@ static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *
     job jobs[64];
     pthread_t th[64];
     int rows = (M + T - 1) / T;
-    rows = (rows + 3) / 4 * 4;
+    rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
     int nj = 0;
     for (int t = 0; t < T; t++) {
         int i0 = t * rows, i1 = i0 + rows < M ? i0 + rows : M;

@@ -173,17 +173,27 @@ typedef struct gk_args {
     unsigned char *flag;
     size_t ldo;
 } gk_args;
-/* The f32 variant (16 lanes, int32 sums): av/ae/bv/be are floats, ldb a
- * multiple of 16; see gemm_kernel.c for when it is exact. */
+/* The f32 variant (16 lanes, int32 sums), on packed operands: A in panels
+ * of GEMM_F_ROWS rows (rows padded with zeros), element (i, k) at
+ * ((i / R) * K + k) * R + i % R; B in panels of GEMM_F_COLS columns,
+ * element (k, j) at ((j / C) * K + k) * C + j % C. av/bv: the exact values
+ * as floats; bw: the alignment exponent of b as a 16-bit word, log2(be) + 63,
+ * or GEMM_F_NOPART for an element that takes no part (be = 0); aw: the same
+ * for a with bias 64, the word repeated in both halves of an int32. i0 a
+ * multiple of R, j0 of C; cin/out/flag row-major with strides ldc/ldo
+ * (columns up to j1 only); thr_w = nfrac + 1 (the biased exponent of
+ * 2^(nfrac - 126)); see gemm_kernel.c for when it is exact. */
+#define GEMM_F_ROWS 8
+#define GEMM_F_COLS 32
+#define GEMM_F_NOPART (-16384)
 typedef struct gkf_args {
-    const float *av, *ae;
-    size_t lda;
-    const float *bv, *be;
-    size_t ldb;
+    const float *av;
+    const int32_t *aw;
+    const float *bv;
+    const int16_t *bw;
+    size_t K;
     int i0, i1, j0, j1, k0, k1;
-    int block, nfrac, q;
-    float zero_c_e, emin_f;
-    double emin_d, ovf_d;
+    int block, nfrac, q, thr_w;
     const float *cin;
     size_t ldc;
     float *out;

@@ -40,7 +40,7 @@
 
 #define GEMM_KERNEL_PASS 3
 #define KNAME gemm__kernel_avx512
-#define KTARGET __attribute__((target("avx512f,avx512dq,avx512vl")))
+#define KTARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
 #include "gemm_kernel.c"
 #undef GEMM_KERNEL_PASS
 #undef KNAME
@@ -60,7 +60,8 @@ void gemm__kernel_f32(int isa, const gkf_args *g) {
 int gemm__kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw"))
         return 3;
     if (__builtin_cpu_supports("avx2")) return 2;
 #endif
@@ -227,166 +228,202 @@ for (int r = 0; r < RB; r++) {
 /* ---- the f32 variant: 16 lanes, int32 sums ----------------------------------
  * For inputs whose products and alignment powers are exact floats in f32's
  * normal range (f16, fp8, fp6, fp4 without block scales), RZ alignment and
- * sums below 2^31 ((B+1) * 2^(nfrac+2) < 2^31): each term is
- * cvttps2dq((a*b) * 2^(nfrac-emax)) (exact: a*b has <= 22 bits, the scaling
+ * block sums below 2^31 ((B+1) * 2^(nfrac+2) < 2^31). The operands come
+ * packed (gemm.h): A in panels of 8 rows, B in panels of 32 columns, one
+ * contiguous run per k, values as floats and alignment exponents as 16-bit
+ * words biased so that the sum of two is the product's biased f32 exponent
+ * (a zero that takes no part: a large negative word).
+ *
+ * Per block of the model, for 8 rows x 32 columns: pass 1 takes emax over
+ * the products on 32 word lanes (one add and one max per 32 products and
+ * row), starting from the word of thr = 2^(nfrac - 126), which keeps
+ * 2^(nfrac - emax) a normal float; emax as a float is the max of that and
+ * c's exponent. Pass 2, per half panel of 16 columns: each term is
+ * cvttps2dq((a*b) * 2^(nfrac-emax)) (exact: a*b has <= 24 bits, the scaling
  * is a power of two, the conversion truncates toward zero; an underflow
- * only hits values that truncate to 0 anyway) summed in int32 lanes. */
+ * only hits values that truncate to 0 anyway), summed in int32 lanes after
+ * c's own truncation; the block result is S * 2^(emax - nfrac) RZ to q bits.
+ *
+ * Range: clamping emax at thr changes nothing unless some c != 0 lies below
+ * thr (min normal or zero c give emax >= 2^-126 in the model, and the
+ * products' exponents are above thr). c's below thr can only be the c that
+ * enters the call: a block result is 0 or at least 2^(emax - nfrac) >=
+ * 2^(lo - nfrac) >= thr, which the caller guarantees (lo >= 2 nfrac - 126,
+ * lo the least product exponent). Those lanes, and lanes whose c or result
+ * reached inf or NaN (a running max of c's exponent bits), are flagged for
+ * the caller's scalar recomputation. */
 #ifndef GEMM_KERNEL_FTYPES
 #define GEMM_KERNEL_FTYPES
 typedef float vf __attribute__((vector_size(64)));
 typedef int32_t vfi __attribute__((vector_size(64)));
 typedef uint32_t vfu __attribute__((vector_size(64)));
+typedef int16_t vw __attribute__((vector_size(64)));
+typedef int16_t vhw __attribute__((vector_size(32)));
 typedef double vd8 __attribute__((vector_size(64)));
 typedef int64_t vl8 __attribute__((vector_size(64)));
 typedef int32_t vhi __attribute__((vector_size(32)));
 typedef float vhf __attribute__((vector_size(32)));
-#define FSEL(m, a, b) ((vf)(((vfi)(a) & (m)) | ((vfi)(b) & ~(m))))
-#define FMAXG(a, b) FSEL((vfi)((a) > (b)), (a), (b))
+typedef unsigned char vfb __attribute__((vector_size(16)));
 #define FLOAD(p) ({ vf _v; memcpy(&_v, (p), sizeof _v); _v; })
-#define RBF 8 /* rows per register block of the f32 kernel */
+#define ILOAD(p) ({ vfi _v; memcpy(&_v, (p), sizeof _v); _v; })
+#define WLOAD(p) ({ vw _v; memcpy(&_v, (p), sizeof _v); _v; })
+/* max of two integer vectors (a compare and a select: vpmaxsw/vpmaxsd) */
+#define IMAX(a, b) ({ __typeof__(a) _a = (a), _b = (b), _m = (__typeof__(a))(_a > _b); (_a & _m) | (_b & ~_m); })
+#define RBF GEMM_F_ROWS /* rows of an A panel = rows of the register block */
+#define PBF GEMM_F_COLS /* columns of a B panel: two halves of 16 lanes */
 #endif
-#undef FMAXP
+
+/* 16 words to 16 int32 (sign-extended), max of words, max of int32 */
+#undef W16TO32
+#undef WMAX
+#undef DMAX
 #if GEMM_KERNEL_PASS == 3
-#define FMAXP(a, b) ((vf)_mm512_max_ps((__m512)(a), (__m512)(b)))
+#define W16TO32(p) ({ __m256i _w; memcpy(&_w, (p), 32); (vfi)_mm512_cvtepi16_epi32(_w); })
+#define WMAX(a, b) ((vw)_mm512_max_epi16((__m512i)(a), (__m512i)(b)))
+#define DMAX(a, b) ((vfi)_mm512_max_epi32((__m512i)(a), (__m512i)(b)))
 #else
-#define FMAXP(a, b) FMAXG(a, b)
+#define W16TO32(p) ({ vhw _w; memcpy(&_w, (p), sizeof _w); __builtin_convertvector(_w, vfi); })
+#define WMAX(a, b) IMAX(a, b)
+#define DMAX(a, b) IMAX(a, b)
 #endif
 
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 
 KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
-    const int W = 16;
-    const float two_nfrac = __builtin_ldexpf(1.0f, g->nfrac);
-    const double inv_two_nfrac = __builtin_ldexp(1.0, -g->nfrac);
-    const float fzeroE = g->zero_c_e, fmin = g->emin_f, fthresh = __builtin_ldexpf(1.0f, g->nfrac - 126);
-    const vf vzeroE = {fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE,
-                       fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE, fzeroE};
-    const vf vemin = {fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin, fmin};
-    const vf vthr = {fthresh, fthresh, fthresh, fthresh, fthresh, fthresh, fthresh, fthresh,
-                     fthresh, fthresh, fthresh, fthresh, fthresh, fthresh, fthresh, fthresh};
-    const vf vfz = {0};
-    const vfi vexpm = {0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000,
-                       0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000};
-    const vfi viz = {0};
-    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1), am = 0x7FFFFFFFFFFFFFFFLL;
-    const vl8 qmask = {qm, qm, qm, qm, qm, qm, qm, qm}, absmask = {am, am, am, am, am, am, am, am};
-    int64_t mn, ov;
-    memcpy(&mn, &g->emin_d, 8);
-    memcpy(&ov, &g->ovf_d, 8);
-    const vl8 vmn = {mn, mn, mn, mn, mn, mn, mn, mn}, vov = {ov, ov, ov, ov, ov, ov, ov, ov}, lz = {0};
-    const float big = __builtin_ldexpf(1.0f, 127);
-    const int zero_differs = g->zero_c_e != g->emin_f;
-    const int32_t scb = (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* no signed overflow (UBSan) */
-    const vfi vscb = {scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb, scb};
-    (void)two_nfrac;
-    const float inv_two_nfrac_f = __builtin_ldexpf(1.0f, -g->nfrac);
+    const size_t K = g->K;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* 2^nfrac / em = scb - em (bits) */
+    const vfi v254 = (vfi){0} + (int32_t)(254u << 23);                       /* em / 2^nfrac = v254 - sc (bits) */
+    const vw vthr = (vw){0} + (int16_t)g->thr_w;
+    const uint32_t thr_bits = (uint32_t)g->thr_w << 23;
     const int32_t qm32 = (int32_t)~((UINT32_C(1) << (23 - g->q)) - 1);
-    const vfi qmask32 = {qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32, qm32};
-    const vfi absmask32 = {0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF,
-                           0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF};
-    const vfi vminbits = {0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000,
-                          0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000, 0x00800000};
-    const vfi vinfbits = {0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000,
-                          0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000, 0x7F800000};
-    (void)inv_two_nfrac_f, (void)qmask32, (void)absmask32, (void)vminbits, (void)vinfbits;
-    (void)inv_two_nfrac, (void)qmask, (void)absmask, (void)vmn, (void)vov, (void)lz;
+    const vfi qmask32 = (vfi){0} + qm32;
+    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
+    const vl8 qmask = (vl8){0} + qm;
+    const double inv_two_nfrac = __builtin_ldexp(1.0, -g->nfrac);
+    (void)qmask32, (void)qmask, (void)inv_two_nfrac, (void)v254;
 
-    for (int j = g->j0; j < g->j1; j += W) {
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int16_t *bwp = g->bw + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
-            int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
-            const float *arow_v[RBF], *arow_e[RBF];
-            vf acc[RBF];
-            vfi bad[RBF];
-#pragma GCC unroll 8
-            for (int r = 0; r < RBF; r++) {
-                size_t ii = (size_t)(i0 + (r < nr ? r : 0));
-                arow_v[r] = g->av + ii * g->lda;
-                arow_e[r] = g->ae + ii * g->lda;
-                vf c = vfz;
-                if (g->cin)
-                    for (int l = 0; l < W; l++) c[l] = g->cin[ii * g->ldc + (size_t)(j + l)];
-                acc[r] = c;
-                bad[r] = viz;
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
+            float accb[RBF][PBF] __attribute__((aligned(64)));
+            int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
+            int16_t wb[RBF][PBF] __attribute__((aligned(64)));
+            /* c in; a c with 0 < |c| < thr starts at the inf exponent (flagged) */
+            if (g->cin && nc == PBF) {
+                for (int r = 0; r < RBF; r++)
+                    for (int h = 0; h < PBF; h += 16) {
+                        vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
+                        vfu u = ((vfu)c & 0x7FFFFFFFu) - 1u;
+                        vfi t = (vfi)(u < thr_bits - 1u) & 0x7F800000;
+                        memcpy(&accb[r][h], &c, sizeof c);
+                        memcpy(&mxb[r][h], &t, sizeof t);
+                    }
+            } else {
+                for (int r = 0; r < RBF; r++)
+                    for (int l = 0; l < PBF; l++) {
+                        float c = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+                        uint32_t u;
+                        memcpy(&u, &c, 4);
+                        accb[r][l] = c;
+                        mxb[r][l] = (u & 0x7FFFFFFF) - 1 < thr_bits - 1 ? 0x7F800000 : 0;
+                    }
             }
             for (int kb = g->k0; kb < g->k1; kb += g->block) {
-                int ke = kb + g->block < g->k1 ? kb + g->block : g->k1;
-                vf em[RBF], sc[RBF];
-                vfi S[RBF];
+                const int ke = kb + g->block < g->k1 ? kb + g->block : g->k1;
+                /* pass 1: emax of the products as biased exponent words */
+                vw W[RBF];
 #pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) {
-                    vf e = (vf)((vfi)acc[r] & vexpm);
-                    e = FMAXG(e, vemin); /* subnormal and zero c: emin */
-                    if (zero_differs) {  /* zero_c=ignore: a zero c takes no part */
-                        vfi isz = (vfi)(acc[r] == vfz);
-                        e = FSEL(isz, vzeroE, e);
+                for (int r = 0; r < RBF; r++) W[r] = vthr;
+                for (int k = kb; k < ke; k++) {
+                    const vw bw = WLOAD(bwp + (size_t)k * PBF);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
+                        W[r] = WMAX(t, W[r]);
                     }
-                    em[r] = e;
-                }
-                for (int k = kb; k < ke; k++) {
-                    vf be = FLOAD(g->be + (size_t)k * g->ldb + (size_t)j);
-#pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) em[r] = FMAXP(em[r], be * arow_e[r][k]);
                 }
 #pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) {
-                    /* a tiny emax: only all-zero terms (fine, sc is clamped) or a tiny c (flagged) */
-                    vfi tiny = (vfi)(em[r] < vthr);
-                    bad[r] |= tiny & (vfi)(acc[r] != vfz);
-                    /* 2^nfrac / em by exponent arithmetic (em is a power of two; a
-                     * division costs ~10 cycles a vector): bits (254 + nfrac) << 23
-                     * minus em's bits; lanes where that leaves the normal range are
-                     * the tiny ones, replaced just below */
-                    vf q = (vf)(vscb - (vfi)em[r]);
-                    sc[r] = FSEL(tiny, ((vf){big, big, big, big, big, big, big, big, big, big, big, big, big, big, big, big}), q);
-                    S[r] = __builtin_convertvector(acc[r] * sc[r], vfi);
-                }
-                for (int k = kb; k < ke; k++) {
-                    vf bv = FLOAD(g->bv + (size_t)k * g->ldb + (size_t)j);
+                for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+                /* pass 2, half panel by half panel */
+                for (int h = 0; h < PBF; h += 16) {
+                    vf sc[RBF];
+                    vfi S[RBF];
 #pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * arow_v[r][k]) * sc[r], vfi);
-                }
+                    for (int r = 0; r < RBF; r++) {
+                        vfi emp = W16TO32(&wb[r][h]) << 23;
+                        vf acc = FLOAD(&accb[r][h]);
+                        vfi ae = (vfi)acc & vexpm;
+                        vfi mx = ILOAD(&mxb[r][h]);
+                        mx = DMAX(ae, mx);
+                        memcpy(&mxb[r][h], &mx, sizeof mx);
+                        vfi em = DMAX(ae, emp);
+                        sc[r] = (vf)(vscb - em);
+                        S[r] = __builtin_convertvector(acc * sc[r], vfi);
+                    }
+                    for (int k = kb; k < ke; k++) {
+                        const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) {
+                        for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                    }
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
 #if GEMM_KERNEL_PASS == 3
-                    /* AVX-512: the int32 sum converted with round-toward-zero (embedded
-                     * rounding: RZ to 24 bits), masked to q bits, times 2^(emax - nfrac)
-                     * (a power of two, exact while the result is a normal float) */
-                    vf z = (vf)_mm512_cvt_roundepi32_ps((__m512i)S[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-                    z = (vf)((vfi)z & qmask32);
-                    vf v = z * (em[r] * inv_two_nfrac_f);
-                    vfi a = (vfi)v & absmask32;
-                    /* 0 < |v| < min normal (one unsigned compare), or inf */
-                    bad[r] |= (vfi)((vfu)(a - 1) < (vfu)(vminbits - 1)) | (vfi)(a >= vinfbits);
-                    acc[r] = v;
-                }
-            }
+                        /* the int32 sum converted with round-toward-zero (embedded
+                         * rounding: RZ to 24 bits), masked to q bits, times
+                         * 2^(emax - nfrac) (a power of two >= 2^-126: exact unless
+                         * it overflows, which the next c check flags) */
+                        vf z = (vf)_mm512_cvt_roundepi32_ps((__m512i)S[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                        z = (vf)((vfi)z & qmask32);
+                        vf v = z * (vf)(v254 - (vfi)sc[r]);
 #else
-                    /* S * 2^(emax - nfrac), RZ to q bits, in doubles (two halves of 8) */
-                    vhi s0 = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
-                    vhi s1 = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
-                    vhf e0 = __builtin_shufflevector(em[r], em[r], 0, 1, 2, 3, 4, 5, 6, 7);
-                    vhf e1 = __builtin_shufflevector(em[r], em[r], 8, 9, 10, 11, 12, 13, 14, 15);
-                    vd8 v0 = __builtin_convertvector(s0, vd8) * (__builtin_convertvector(e0, vd8) * inv_two_nfrac);
-                    vd8 v1 = __builtin_convertvector(s1, vd8) * (__builtin_convertvector(e1, vd8) * inv_two_nfrac);
-                    v0 = (vd8)((vl8)v0 & qmask);
-                    v1 = (vd8)((vl8)v1 & qmask);
-                    vl8 a0 = (vl8)v0 & absmask, a1 = (vl8)v1 & absmask;
-                    vl8 b0 = ((a0 < vmn) & (a0 != lz)) | (a0 >= vov);
-                    vl8 b1 = ((a1 < vmn) & (a1 != lz)) | (a1 >= vov);
-                    vhf r0 = __builtin_convertvector(v0, vhf), r1 = __builtin_convertvector(v1, vhf);
-                    acc[r] = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                    vhi c0 = __builtin_convertvector(b0, vhi), c1 = __builtin_convertvector(b1, vhi);
-                    bad[r] |= __builtin_shufflevector(c0, c1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                        /* the same in doubles (two halves of 8), then to float (exact,
+                         * or inf when it overflows) */
+                        vf emi = (vf)(v254 - (vfi)sc[r]);
+                        vhi s0 = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
+                        vhi s1 = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
+                        vhf e0 = __builtin_shufflevector(emi, emi, 0, 1, 2, 3, 4, 5, 6, 7);
+                        vhf e1 = __builtin_shufflevector(emi, emi, 8, 9, 10, 11, 12, 13, 14, 15);
+                        vd8 v0 = (vd8)((vl8)__builtin_convertvector(s0, vd8) & qmask) * __builtin_convertvector(e0, vd8);
+                        vd8 v1 = (vd8)((vl8)__builtin_convertvector(s1, vd8) & qmask) * __builtin_convertvector(e1, vd8);
+                        vhf r0 = __builtin_convertvector(v0, vhf), r1 = __builtin_convertvector(v1, vhf);
+                        vf v = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#endif
+                        memcpy(&accb[r][h], &v, sizeof v);
+                    }
                 }
             }
-#endif
-            for (int r = 0; r < nr; r++)
-                for (int l = 0; l < W && j + l < g->j1; l++) {
-                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j + l);
-                    g->out[o] = acc[r][l];
-                    g->flag[o] |= bad[r][l] != 0;
-                }
+            /* out, and the flag where c or the result reached inf or NaN (or c was tiny) */
+            if (nc == PBF) {
+                for (int r = 0; r < nr; r++)
+                    for (int h = 0; h < PBF; h += 16) {
+                        vf v = FLOAD(&accb[r][h]);
+                        vfi mx = DMAX(ILOAD(&mxb[r][h]), (vfi)v & vexpm);
+                        vfb bad = __builtin_convertvector(mx == vexpm, vfb) & 1;
+                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
+                        vfb f;
+                        memcpy(&f, g->flag + o, sizeof f);
+                        f |= bad;
+                        memcpy(g->flag + o, &f, sizeof f);
+                        memcpy(g->out + o, &v, sizeof v);
+                    }
+            } else {
+                for (int r = 0; r < nr; r++)
+                    for (int l = 0; l < nc; l++) {
+                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
+                        uint32_t u;
+                        memcpy(&u, &accb[r][l], 4);
+                        int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
+                        g->out[o] = accb[r][l];
+                        g->flag[o] |= mx == 0x7F800000;
+                    }
+            }
         }
     }
 }

@@ -80,10 +80,14 @@ static void direct_mx(const gemm_config *cfg, scaling_mx_rule rule, int M, int N
 
 int main(void) {
     rs = tap_seed(77);
-    const int M = 21, N = 19, K = 157;
-    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
-    float *At = malloc(sizeof(float) * M * K), *Bt = malloc(sizeof(float) * K * N);
-    float *D = malloc(sizeof(float) * M * N), *R = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * N);
+    /* two shapes: 21 x 19 (partial register blocks and panels only) and
+     * 19 x 70 (whole 32-column panels of the f32 kernel and a partial one) */
+    const int MM = 21, NM = 70, KM = 157;
+    float *A = malloc(sizeof(float) * MM * KM), *B = malloc(sizeof(float) * KM * NM), *C = malloc(sizeof(float) * MM * NM);
+    float *At = malloc(sizeof(float) * MM * KM), *Bt = malloc(sizeof(float) * KM * NM);
+    float *D = malloc(sizeof(float) * MM * NM), *R = malloc(sizeof(float) * MM * NM), *X = malloc(sizeof(float) * MM * NM);
+    for (int shape = 0; shape < 2; shape++) {
+    const int M = shape ? 19 : 21, N = shape ? 70 : 19, K = shape ? 77 : 157;
     for (int i = 0; i < M * K; i++) A[i] = nrand() * 3;
     for (int i = 0; i < K * N; i++) B[i] = nrand() * 0.05f;
     for (int i = 0; i < M * N; i++) C[i] = nrand();
@@ -111,7 +115,7 @@ int main(void) {
         int rc = gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, D, N, &st);
         gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, R, N, NULL);
         char what[128];
-        snprintf(what, sizeof what, "%s %s %s%s", cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
+        snprintf(what, sizeof what, "%dx%dx%d %s %s %s%s", M, N, K, cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
         ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
            (unsigned long long)st.slow_outputs);
         /* transposed operands, 1 and 3 threads, scalar only: same bits */
@@ -174,10 +178,13 @@ int main(void) {
         ok(st.kernel >= 1, "h100 e4m3 runs a vectorised kernel (isa %d)", st.kernel);
     }
 
-    /* special values and out-of-range results go through the scalar model */
-    {
+    /* special values and out-of-range results go through the scalar model:
+     * the f64 kernel (a100 bf16) and the f32 kernel (a100 f16, h100 e4m3),
+     * with c in the MMA (subnormal, tiny below 2^(nfrac-126), -0, NaN, huge) */
+    static const char *spm[][2] = {{"a100", "bf16"}, {"a100", "f16"}, {"h100", "e4m3"}, {"v100", "f16"}};
+    for (size_t si = 0; si < sizeof spm / sizeof spm[0]; si++) {
         gemm_config cfg;
-        gemm_config_init(&cfg, "a100", "bf16", "bf16", NULL, 0);
+        gemm_config_init(&cfg, spm[si][0], spm[si][1], spm[si][1], NULL, 0);
         cfg.sat = 0; /* let inf through the cast (sat would clamp it to max) */
         float *A2 = malloc(sizeof(float) * M * K);
         memcpy(A2, A, sizeof(float) * M * K);
@@ -186,15 +193,24 @@ int main(void) {
         A2[2 * K + 1] = 3e38f; /* overflows f32 when multiplied */
         A2[3 * K + 2] = 1e-38f, A2[3 * K + 3] = 0; /* tiny: subnormal results */
         for (int k = 0; k < K; k++) A2[4 * K + k] = k == 7 ? 1e-39f : 0;
+        for (int k = 0; k < K; k++) A2[6 * K + k] = 0; /* a zero row: c alone */
         float *C2 = malloc(sizeof(float) * M * N);
         memcpy(C2, C, sizeof(float) * M * N);
         C2[0] = -0.0f, C2[1] = NAN, C2[2] = 1e-40f;
+        for (int j = 0; j < N; j++) C2[6 * N + j] = j % 3 == 0 ? 1e-33f * (float)(j + 1) : j % 3 == 1 ? 3e38f : 1e-44f;
+        C2[5 * N + 4] = 1e-36f, C2[5 * N + N - 1] = -2e-38f, C2[N + 2] = 3.4e38f;
         gemm_stats st;
         gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, D, N, &st);
         gemm_f32_reference(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, R, N, NULL);
-        ok(cmp(D, R, M * N, "specials") == 0, "inf/NaN/huge/tiny inputs and -0/NaN/subnormal C: same as the scalar model (%llu scalar outputs)",
-           (unsigned long long)st.slow_outputs);
-        ok(isnan(D[N + 3]) && isinf(D[3]), "row with NaN gives NaN, row with inf gives inf (%g %g)", D[N + 3], D[3]);
+        ok(cmp(D, R, M * N, "specials") == 0,
+           "%dx%dx%d %s %s: inf/NaN/huge/tiny inputs and -0/NaN/subnormal/tiny/huge C: same as the scalar model (%d lanes, %llu scalar outputs)",
+           M, N, K, spm[si][0], spm[si][1], st.lanes, (unsigned long long)st.slow_outputs);
+        if (si == 0) ok(isnan(D[N + 3]) && isinf(D[3]), "row with NaN gives NaN, row with inf gives inf (%g %g)", D[N + 3], D[3]);
+        for (int isa = 1; isa <= 2; isa++) {
+            cfg.isa = isa;
+            gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, X, N, NULL);
+            ok(cmp(X, R, M * N, "specials") == 0, "%s %s specials: kernel isa %d: same bits", spm[si][0], spm[si][1], isa);
+        }
         free(A2), free(C2);
     }
 
@@ -217,6 +233,8 @@ int main(void) {
         }
         ok(allbf16, "outfmt=bf16: every output is a bf16 value");
     }
+
+    } /* shapes */
 
     /* codes in, scales given: gemm_codes equals mma_dot per element */
     {
