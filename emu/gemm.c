@@ -348,18 +348,33 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
  * block scales joined as the model does (MX: exponents; NVFP4 without the
  * group rule: value times scale, exponent plus the scale's). */
 /* Decoded values of every code of a <= 16-bit format (a table per call). */
-typedef struct { double *v, *e; unsigned char *sp; } dtable;
+typedef struct {
+    double *v, *e;
+    unsigned char *sp;
+    float *vf;       /* v as a float (the f32 kernel) */
+    int16_t *wa, *wb; /* e as the f32 kernel's exponent words of A and B (gemm.h gkf_args) */
+} dtable;
+
+static int16_t f_word(double e, int bias);
 
 static int dtable_build(const mma_model *m, const fpemu_format *f, dtable *t) {
     size_t n = (size_t)1 << f->container;
     t->v = malloc(n * sizeof(double));
     t->e = malloc(n * sizeof(double));
     t->sp = malloc(n);
-    if (!t->v || !t->e || !t->sp) return -1;
-    for (size_t c = 0; c < n; c++) t->sp[c] = (unsigned char)decode_elem(m, f, (uint64_t)c, &t->v[c], &t->e[c]);
+    t->vf = malloc(n * sizeof(float));
+    t->wa = malloc(n * sizeof(int16_t));
+    t->wb = malloc(n * sizeof(int16_t));
+    if (!t->v || !t->e || !t->sp || !t->vf || !t->wa || !t->wb) return -1;
+    for (size_t c = 0; c < n; c++) {
+        t->sp[c] = (unsigned char)decode_elem(m, f, (uint64_t)c, &t->v[c], &t->e[c]);
+        t->vf[c] = (float)t->v[c];
+        t->wa[c] = f_word(t->e[c], 64);
+        t->wb[c] = f_word(t->e[c], 63);
+    }
     return 0;
 }
-static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp); }
+static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp), free(t->vf), free(t->wa), free(t->wb); }
 
 /* The decode table depends only on the format and three model flags, so
  * registry formats keep one per process (built on first use, published
@@ -396,8 +411,15 @@ static int16_t f_word(double e, int bias) {
 /* Packed operands of the f32 kernel: A in panels of GEMM_F_ROWS rows, B in
  * panels of GEMM_F_COLS columns, values as floats and alignment exponents
  * as words (gemm.h). No block scales here (f32_kernel_ok). */
+typedef struct { qops *q; int pass, rc; } bpf_arg;
+static int build_pass_f(qops *q, int pass);
+static void *build_pass_f_thread(void *arg) {
+    bpf_arg *b = arg;
+    b->rc = build_pass_f(b->q, b->pass);
+    return NULL;
+}
+
 static int build_values_f(qops *q) {
-    const mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
     int M = q->M, N = q->N, K = q->K;
     size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)(N + CP - 1) / CP * CP;
@@ -410,9 +432,24 @@ static int build_values_f(qops *q) {
     q->bcol_sp = calloc((size_t)N + 1, 1);
     if (!q->avf || !q->aw || !q->bvf || !q->bw || !q->arow_sp || !q->bcol_sp) return -1;
     const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
-    for (size_t i = 0; i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
-    for (size_t i = 0; i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
-    for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = (size_t)M / R * R * K; i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
+    for (size_t i = (size_t)N / CP * CP * K; i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
+    /* A here, B on a second thread where there is one */
+    bpf_arg b = {q, 1, 0};
+    pthread_t th;
+    int threaded = q->cfg->nthreads != 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, build_pass_f_thread, &b);
+    int rc = build_pass_f(q, 0);
+    if (threaded) pthread_join(th, NULL);
+    else b.rc = build_pass_f(q, 1);
+    return rc || b.rc ? -1 : 0;
+}
+
+/* One operand of build_values_f (pass 0: A, 1: B). */
+static int build_pass_f(qops *q, int pass) {
+    const mma_model *m = &q->cfg->model;
+    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
+    int M = q->M, N = q->N, K = q->K;
+    {
         int Rn = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
         const uint64_t *codes = pass ? q->Btc : q->Ac;
@@ -423,6 +460,35 @@ static int build_values_f(qops *q) {
         int own_tab = use_tab && !cached;
         if (cached) tab = *cached;
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
+        if (use_tab) { /* the common case: table look-ups, one panel row at a time */
+            const int P = pass ? CP : R;
+            for (int r = 0; r < Rn; r++) {
+                const uint64_t *cr = codes + (size_t)r * K;
+                size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
+                unsigned char spr = 0;
+                if (pass) {
+                    float *ov = q->bvf + base;
+                    int16_t *ow = q->bw + base;
+                    for (int k = 0; k < K; k++) {
+                        uint64_t code = cr[k];
+                        spr |= tab.sp[code];
+                        ov[(size_t)k * CP] = tab.vf[code], ow[(size_t)k * CP] = tab.wb[code];
+                    }
+                } else {
+                    float *ov = q->avf + base;
+                    int32_t *ow = q->aw + base;
+                    for (int k = 0; k < K; k++) {
+                        uint64_t code = cr[k];
+                        uint16_t w = (uint16_t)tab.wa[code];
+                        spr |= tab.sp[code];
+                        ov[(size_t)k * R] = tab.vf[code], ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
+                    }
+                }
+                sp[r] |= spr;
+            }
+            if (own_tab) dtable_free(&tab);
+            return 0;
+        }
         for (int r0 = 0; r0 < Rn; r0 += 64)
             for (int k0 = 0; k0 < K; k0 += 64) {
                 int r1 = r0 + 64 < Rn ? r0 + 64 : Rn, k1 = k0 + 64 < K ? k0 + 64 : K;
@@ -430,12 +496,7 @@ static int build_values_f(qops *q) {
                     for (int k = k0; k < k1; k++) {
                         uint64_t code = codes[(size_t)r * K + k];
                         double v, e;
-                        if (use_tab) {
-                            v = tab.v[code], e = tab.e[code];
-                            sp[r] |= tab.sp[code];
-                        } else if (decode_elem(m, f, code, &v, &e)) {
-                            sp[r] = 1;
-                        }
+                        if (decode_elem(m, f, code, &v, &e)) sp[r] = 1;
                         if (pass) {
                             size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
                             q->bvf[o] = (float)v, q->bw[o] = f_word(e, 63);
@@ -611,7 +672,7 @@ static float chunk_dq(const qops *q, int i, int j, int k0) {
 }
 
 /* The final f32 value of output (i, j) from its accumulated MMA result. */
-static float epilogue(const qops *q, const gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
+static inline float epilogue(const qops *q, const gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
     const gemm_scaling *s = &cfg->scaling;
     if (cfg->promote == 0) {
         switch (s->kind) {
@@ -679,12 +740,13 @@ static void *run_job(void *arg) {
                 }
             }
         }
+        const int cmma = q->c_in_mma && C;
         for (int i = J->i0; i < J->i1; i++)
             for (int j = 0; j < N; j++) {
                 size_t o = (size_t)i * Np + j;
-                float c0 = q->c_in_mma && C ? C[(size_t)i * J->ldc + j] : 0.0f;
+                float c0 = cmma ? C[(size_t)i * J->ldc + j] : 0.0f;
                 float part;
-                if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (q->c_in_mma && C && c_special(c0))) {
+                if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (cmma && c_special(c0))) {
                     part = scalar_partial(q, i, j, k0, k1, c0);
                     if (J->isa) J->slow++;
                 } else {
@@ -692,12 +754,13 @@ static void *run_job(void *arg) {
                 }
                 float *acc = J->acc + (size_t)i * N + j;
                 if (cfg->promote > 0) *acc = fmaf(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
-                else *acc = part;
+                else J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, part, C, J->ldc); /* one chunk: straight out */
             }
     }
-    for (int i = J->i0; i < J->i1; i++)
-        for (int j = 0; j < N; j++)
-            J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], C, J->ldc);
+    if (cfg->promote > 0)
+        for (int i = J->i0; i < J->i1; i++)
+            for (int j = 0; j < N; j++)
+                J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], C, J->ldc);
     return NULL;
 }
 
