@@ -38,6 +38,325 @@ static uint64_t do_op(int op, const fpemu_format *f, uint64_t a, uint64_t b, uin
 }
 static const char *opn[6] = {"add", "sub", "mul", "div", "sqrt", "fma"};
 
+/* ---- array casts (emu/cast.c) against the scalar conversion ---------------
+ * The reference is every element alone through fpemu_convert: its code, its
+ * flags and its telemetry; an array call must give every code, the OR of
+ * the flags and the sum of the counters (max for amax), and write nothing
+ * outside its output. Each instruction-set level of the kernels is forced
+ * in turn (emu__cast_isa), so AVX-512, AVX2 and portable C are each checked
+ * on a machine that has them; a level the CPU lacks is reported as a skip. */
+
+int emu__cast_isa(int level); /* emu/cast.c: force the kernels' level (tests only) */
+static const char *const isa_name[] = {"portable", "avx2", "avx512"};
+static const fpemu_format *F32;
+static uint32_t emu_bits(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+
+typedef struct {
+    uint64_t code;
+    unsigned flags;
+    uint32_t rounded;    /* f32 bits of the decoded code: what round_f32 gives */
+    fpemu_cast_stats st; /* this element's telemetry */
+} refel;
+
+static void ref_elem(const fpemu_format *f, const fpemu_ctx *tmpl, uint32_t u, refel *r) {
+    fpemu_ctx d = *tmpl, e = *tmpl;
+    d.flags = 0;
+    r->code = fpemu_convert(f, F32, u, &d);
+    r->flags = d.flags;
+    float v = fpemu_to_float(f, r->code, &e), x;
+    memcpy(&r->rounded, &v, 4);
+    memcpy(&x, &u, 4);
+    memset(&r->st, 0, sizeof r->st);
+    r->st.n = 1;
+    if (!isfinite(x)) { r->st.nonfinite_in = 1; return; }
+    r->st.amax = fabsf(x);
+    fpemu_class k = fpemu_classify(f, r->code);
+    if (r->flags & FPEMU_FLAG_OVERFLOW) {
+        r->st.overflow = 1;
+        r->st.saturated = k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN;
+    } else if (x != 0 && k == FPEMU_CLASS_ZERO) r->st.underflow = 1;
+    else if (x != 0 && k == FPEMU_CLASS_SUBNORMAL) r->st.subnormal = 1;
+}
+
+/* Outputs of one window: encode_f32, round_f32 out of place, round_f32 in
+ * place (dst == src), each with GUARD untouched elements on both sides. */
+enum { GUARD = 40, MAXN = (1 << 16) + 64, NCALL = 3 };
+static const char *const call_name[NCALL] = {"encode_f32", "round_f32", "round_f32 in place"};
+static struct {
+    uint16_t enc[MAXN + 2 * GUARD]; /* 8-bit codes use the bytes */
+    uint32_t rnd[MAXN + 2 * GUARD], inpl[MAXN + 2 * GUARD];
+    unsigned flags[NCALL];
+    fpemu_cast_stats st[NCALL];
+} got;
+#define SENT8 0xA5u
+#define SENT32 0xA5A5A5A5u
+
+static void *enc_at(const fpemu_format *f, size_t i) { return (unsigned char *)got.enc + i * (f->container / 8); }
+
+static void run_window(const fpemu_format *f, const fpemu_ctx *tmpl, const float *in, size_t n, size_t doff) {
+    size_t end = doff + n + 2 * GUARD; /* guards: GUARD + doff before, GUARD after */
+    memset(got.enc, SENT8, end * sizeof got.enc[0]);
+    for (size_t i = 0; i < end; i++) got.rnd[i] = got.inpl[i] = SENT32;
+    memcpy(got.inpl + GUARD + doff, in, n * 4);
+    for (int c = 0; c < NCALL; c++) {
+        fpemu_ctx x = *tmpl;
+        x.flags = 0;
+        memset(&got.st[c], 0, sizeof got.st[c]);
+        if (c == 0) fpemu_encode_f32(f, enc_at(f, GUARD + doff), in, n, &x, &got.st[c]);
+        else if (c == 1) fpemu_round_f32(f, (float *)(void *)(got.rnd + GUARD + doff), in, n, &x, &got.st[c]);
+        else {
+            float *w = (float *)(void *)(got.inpl + GUARD + doff);
+            fpemu_round_f32(f, w, w, n, &x, &got.st[c]);
+        }
+        got.flags[c] = x.flags;
+    }
+}
+
+static int stats_differ(const fpemu_cast_stats *a, const fpemu_cast_stats *b) {
+    return a->n != b->n || a->overflow != b->overflow || a->saturated != b->saturated || a->underflow != b->underflow ||
+           a->subnormal != b->subnormal || a->nonfinite_in != b->nonfinite_in || a->amax != b->amax;
+}
+
+/* Contexts: the kernels' own (rne, sat or not: the elements they hand to
+ * the generic path see tininess and the NaN policy), and ones that must
+ * keep the generic path (flush modes, other rounding modes). */
+static const struct {
+    const char *name;
+    fpemu_round round;
+    int sat, tininess_before, ftz, daz;
+    fpemu_nan_policy nan;
+    int generic; /* no kernel: round_f32 decodes NaN codes by table (sign kept), so any NaN passes there */
+} actx[] = {
+    {"rne", FPEMU_RNE, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 0},
+    {"rne sat", FPEMU_RNE, 1, 0, 0, 0, FPEMU_NAN_CANONICAL, 0},
+    {"rne tininess-before", FPEMU_RNE, 0, 1, 0, 0, FPEMU_NAN_CANONICAL, 0},
+    {"rne nan=x86", FPEMU_RNE, 0, 0, 0, 0, FPEMU_NAN_X86, 0},
+    {"rne sat tininess-before nan=x86", FPEMU_RNE, 1, 1, 0, 0, FPEMU_NAN_X86, 0},
+    {"rne ftz", FPEMU_RNE, 0, 0, 1, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rne daz", FPEMU_RNE, 0, 0, 0, 1, FPEMU_NAN_CANONICAL, 1},
+    {"rtz", FPEMU_RTZ, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rup sat", FPEMU_RUP, 1, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+};
+enum { NACTX = sizeof actx / sizeof actx[0] };
+
+/* Mismatches of the window's outputs against ref[0..n), diagnosing the
+ * first few (*shown counts them across calls) with what replays them. */
+static int same_f32(uint32_t a, uint32_t b, int anynan) {
+    return a == b || (anynan && (a & 0x7FFFFFFFu) > 0x7F800000u && (b & 0x7FFFFFFFu) > 0x7F800000u);
+}
+
+static long compare_window(const fpemu_format *f, int k, const char *what, const float *in, const refel *ref, size_t n,
+                           size_t doff, int *shown) {
+    long bad = 0;
+    unsigned want_flags = 0;
+    fpemu_cast_stats want = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &in[i], 4);
+        uint64_t code = fpemu_code_load(f, enc_at(f, GUARD + doff), i);
+        uint32_t r = got.rnd[GUARD + doff + i], p = got.inpl[GUARD + doff + i];
+        if (code != ref[i].code || !same_f32(r, ref[i].rounded, actx[k].generic) || !same_f32(p, ref[i].rounded, actx[k].generic)) {
+            if (++bad && (*shown)++ < 4)
+                diag("%s %s: f32 %08X (element %zu of %zu) -> code %llX, round %08X, in place %08X; scalar %llX, %08X", f->name, what,
+                     u, i, n, (unsigned long long)code, r, p, (unsigned long long)ref[i].code, ref[i].rounded);
+        }
+        want_flags |= ref[i].flags;
+        want.n += ref[i].st.n;
+        want.overflow += ref[i].st.overflow;
+        want.saturated += ref[i].st.saturated;
+        want.underflow += ref[i].st.underflow;
+        want.subnormal += ref[i].st.subnormal;
+        want.nonfinite_in += ref[i].st.nonfinite_in;
+        if (ref[i].st.amax > want.amax) want.amax = ref[i].st.amax;
+    }
+    size_t cb = (size_t)f->container / 8;
+    for (size_t i = 0; i < doff + n + 2 * GUARD; i++) {
+        int inside = i >= GUARD + doff && i < GUARD + doff + n;
+        int touched = got.rnd[i] != SENT32 || (!inside && got.inpl[i] != SENT32);
+        for (size_t b = 0; b < cb && !inside; b++) touched |= ((unsigned char *)got.enc)[i * cb + b] != SENT8;
+        if (!inside && touched) {
+            if (++bad && (*shown)++ < 4) diag("%s %s: an array call wrote element %zd (outside 0..%zu)", f->name, what, (ssize_t)i - (ssize_t)(GUARD + doff), n);
+        }
+    }
+    for (int c = 0; c < NCALL; c++) {
+        if (got.flags[c] != want_flags || stats_differ(&got.st[c], &want)) {
+            bad++;
+            if ((*shown)++ < 4)
+                diag("%s %s %s on %zu elements from f32 %08X: flags %02X counters n=%llu ovf=%llu sat=%llu unf=%llu sub=%llu nonfin=%llu amax=%a;"
+                     " scalar %02X n=%llu ovf=%llu sat=%llu unf=%llu sub=%llu nonfin=%llu amax=%a",
+                     f->name, what, call_name[c], n, n ? emu_bits(in[0]) : 0u, got.flags[c], (unsigned long long)got.st[c].n,
+                     (unsigned long long)got.st[c].overflow, (unsigned long long)got.st[c].saturated,
+                     (unsigned long long)got.st[c].underflow, (unsigned long long)got.st[c].subnormal,
+                     (unsigned long long)got.st[c].nonfinite_in, got.st[c].amax, want_flags, (unsigned long long)want.n,
+                     (unsigned long long)want.overflow, (unsigned long long)want.saturated, (unsigned long long)want.underflow,
+                     (unsigned long long)want.subnormal, (unsigned long long)want.nonfinite_in, want.amax);
+        }
+    }
+    return bad;
+}
+
+static fpemu_ctx make_ctx(int k) {
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    c.round = actx[k].round;
+    c.sat = actx[k].sat;
+    c.tininess_before = actx[k].tininess_before;
+    c.ftz = actx[k].ftz;
+    c.daz = actx[k].daz;
+    c.nan_policy = actx[k].nan;
+    return c;
+}
+
+/* f32 patterns at the edges of f's ranges, both signs: zeros, f32
+ * subnormals, around half the smallest subnormal, the tininess borders
+ * below min normal, min normal, a tie at 1, max finite, the overflow
+ * threshold, inf, NaNs (quiet, signalling, payloads). */
+static size_t probes(const fpemu_format *f, uint32_t *p) {
+    float mn = (float)f->min_normal, ms = (float)f->min_subnormal, mx = (float)f->max_finite;
+    float top = ldexpf(1, f->emax - f->mbits); /* ulp of max finite */
+    const float v[] = {0, mn, ms, ms / 2, ms * 1.5f, ms * 2.5f, mn - ms / 2, mn - ms / 4, mn - ms / 2 - ms / 4, mn + ms / 2,
+                       1, 1 + ldexpf(1, -f->mbits - 1), mx, mx + top / 2, mx + top, INFINITY};
+    const uint32_t raw[] = {1, 0x7FFFFF, 0x400000, 0x800000, 0x7F7FFFFF, 0x7FC00000, 0x7F800001, 0x7FA00000, 0x7FFFFFFF, 0x7FC00001};
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint32_t b;
+        memcpy(&b, &v[i], 4);
+        for (int d = -1; d <= 1; d++) {
+            if (b == 0 && d < 0) continue;
+            p[k++] = b + (uint32_t)d;
+            p[k++] = (b + (uint32_t)d) | 0x80000000u;
+        }
+    }
+    for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++) p[k++] = raw[i], p[k++] = raw[i] | 0x80000000u;
+    for (int i = 0; i < 16; i++) p[k++] = (uint32_t)rnd();
+    return k;
+}
+
+static const char *const array_fmts[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "e2m3", "binary8p4e",
+                                         "e4m3fnuz", "e8m3", "e6m9"};
+
+/* Each probe alone among fillers (1.0, an exact normal; +0 and -0, which
+ * the kernels write themselves), at lanes of the vector loop and of the
+ * tail, so the window's flags and counters are the probe's own. Every
+ * level in levels[0..nlev) runs each window; bad[] and cases count per level. */
+static void probe_windows(const fpemu_format *f, const int *levels, int nlev, long *bad, long *cases, int *shown) {
+    static float in[MAXN] __attribute__((aligned(64)));
+    static refel ref[MAXN];
+    uint32_t pr[256];
+    size_t np = probes(f, pr);
+    const float fill[] = {1.0f, 0.0f, -0.0f};
+    for (int k = 0; k < NACTX; k++) {
+        fpemu_ctx c = make_ctx(k);
+        refel pref[256], fref[3];
+        for (size_t i = 0; i < np; i++) ref_elem(f, &c, pr[i], &pref[i]);
+        for (int j = 0; j < 3; j++) ref_elem(f, &c, emu_bits(fill[j]), &fref[j]);
+        for (size_t i = 0; i < np; i++)
+            for (int j = 0; j < 3; j++) {
+                static const size_t pos[] = {0, 5, 15, 16, 17, 31, 40};
+                for (size_t q = 0; q < sizeof pos / sizeof pos[0]; q++) {
+                    size_t lens[2] = {pos[q] + 1, 48};
+                    for (int l = 0; l < 2; l++) {
+                        size_t n = lens[l], off = (i + q) % 16, doff = (i + l) % 7;
+                        for (size_t e = 0; e < n; e++) in[off + e] = fill[j], ref[e] = fref[j];
+                        memcpy(&in[off + pos[q]], &pr[i], 4);
+                        ref[pos[q]] = pref[i];
+                        for (int v = 0; v < (actx[k].generic ? 1 : nlev); v++) { /* generic: no kernel to vary */
+                            emu__cast_isa(levels[v]);
+                            run_window(f, &c, in + off, n, doff);
+                            char what[96];
+                            snprintf(what, sizeof what, "%s %s", isa_name[levels[v]], actx[k].name);
+                            bad[v] += compare_window(f, k, what, in + off, ref, n, doff, shown);
+                            cases[v]++;
+                        }
+                    }
+                }
+            }
+    }
+}
+
+/* A sweep of f32 patterns (every 2039th without sat, every 8191st with;
+ * 4 times sparser for formats other than the hot four), in windows of 2^16
+ * with unaligned starts and ends. */
+static void sweep_windows(const fpemu_format *f, int hot, const int *levels, int nlev, long *bad, long *cases, int *shown) {
+    enum { N = 1 << 16 };
+    static float in[N + 32] __attribute__((aligned(64)));
+    static refel ref[N + 32];
+    for (int sat = 0; sat < 2; sat++) {
+        fpemu_ctx c = make_ctx(sat);
+        uint64_t stride = (sat ? 8191 : 2039) * (hot ? 1 : 4);
+        int chunk = 0;
+        for (uint64_t base = (uint64_t)sat * 777; base < (UINT64_C(1) << 32); base += (uint64_t)N * stride, chunk++) {
+            for (size_t i = 0; i < N + 32; i++) {
+                uint32_t u = (uint32_t)(base + i * stride);
+                memcpy(&in[i], &u, 4);
+                ref_elem(f, &c, u, &ref[i]);
+            }
+            size_t off = (size_t)chunk % 16, n = N - (size_t)chunk % 13, doff = (size_t)chunk % 5;
+            for (int v = 0; v < nlev; v++) {
+                emu__cast_isa(levels[v]);
+                run_window(f, &c, in + off, n, doff);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s sweep", isa_name[levels[v]], actx[sat].name);
+                bad[v] += compare_window(f, sat, what, in + off, ref + off, n, doff, shown);
+                cases[v] += (long)n;
+            }
+        }
+    }
+}
+
+static void array_tests(void) {
+    F32 = fpemu_format_get("f32", NULL, 0);
+    int best = emu__cast_isa(99);
+    /* the checker itself: one wrong element, flag, counter or stray write each fails */
+    {
+        const fpemu_format *f = fpemu_format_get("e4m3", NULL, 0);
+        static float in[64];
+        static refel ref[64];
+        fpemu_ctx c = make_ctx(0);
+        for (int i = 0; i < 64; i++) {
+            in[i] = (float)(i - 20) * 0.37f;
+            ref_elem(f, &c, emu_bits(in[i]), &ref[i]);
+        }
+        int shown = 99;
+        run_window(f, &c, in, 50, 3);
+        long clean = compare_window(f, 0, "planted", in, ref, 50, 3, &shown);
+        long caught = 0;
+        ((unsigned char *)got.enc)[GUARD + 3 + 17] ^= 1;
+        caught += compare_window(f, 0, "planted", in, ref, 50, 3, &shown) > 0;
+        ((unsigned char *)got.enc)[GUARD + 3 + 17] ^= 1;
+        got.inpl[GUARD + 3 + 40] ^= 1;
+        caught += compare_window(f, 0, "planted", in, ref, 50, 3, &shown) > 0;
+        got.inpl[GUARD + 3 + 40] ^= 1;
+        got.flags[1] ^= FPEMU_FLAG_UNDERFLOW;
+        caught += compare_window(f, 0, "planted", in, ref, 50, 3, &shown) > 0;
+        got.flags[1] ^= FPEMU_FLAG_UNDERFLOW;
+        got.st[2].subnormal++;
+        caught += compare_window(f, 0, "planted", in, ref, 50, 3, &shown) > 0;
+        got.st[2].subnormal--;
+        ((unsigned char *)got.enc)[GUARD + 3 + 50] ^= 1;
+        caught += compare_window(f, 0, "planted", in, ref, 50, 3, &shown) > 0;
+        ok(clean == 0 && caught == 5, "array checker: clean run passes (%ld), 5 of 5 planted faults caught (%ld)", clean, caught);
+    }
+    int levels[3], nlev = 0;
+    for (int level = 2; level >= 0; level--) {
+        if (emu__cast_isa(level) == level) levels[nlev++] = level;
+        else ok(1, "# SKIP array kernels at level %s: not on this CPU (best: %s)", isa_name[level], isa_name[best]);
+    }
+    for (size_t k = 0; k < sizeof array_fmts / sizeof array_fmts[0]; k++) {
+        const fpemu_format *f = fpemu_format_get(array_fmts[k], NULL, 0);
+        if (!f) bail("format %s", array_fmts[k]);
+        long bad[3] = {0}, cases[3] = {0}, pbad[3] = {0}, pcases[3] = {0};
+        int shown = 0;
+        sweep_windows(f, k < 4, levels, nlev, bad, cases, &shown);
+        probe_windows(f, levels, nlev, pbad, pcases, &shown);
+        for (int v = 0; v < nlev; v++)
+            ok(bad[v] + pbad[v] == 0, "%s %s: encode_f32, round_f32 and round_f32 in place equal scalar conversion (codes, flags, "
+               "counters) on %ld swept f32 patterns and %ld probe windows in %d contexts", isa_name[levels[v]], f->name, cases[v],
+               pcases[v], NACTX);
+    }
+    emu__cast_isa(99);
+}
+
 int main(void) {
     rs = tap_seed(5);
     const char *pairs[][2] = {{"f16", "custom:e=5,m=10"}, {"bf16", "custom:e=8,m=7"}, {"e5m2", "custom:e=5,m=2"},
@@ -81,79 +400,6 @@ int main(void) {
         ok(bad == 0, "%s: specialised, generic-fast and generic paths agree on %ld cases (6 ops x 7 modes x sat)", f->name, cases);
     }
 
-    /* the array kernel (rne) against scalar conversion, every 1021st f32 pattern */
-    const char *af[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "binary8p4e"};
-    for (size_t k = 0; k < sizeof af / sizeof af[0]; k++) {
-        const fpemu_format *f = fpemu_format_get(af[k], NULL, 0);
-        enum { N = 1 << 16 };
-        static float in[N];
-        static uint16_t out[N];
-        long bad = 0, cases = 0;
-        for (uint64_t base = 0; base < (UINT64_C(1) << 32); base += (uint64_t)N * 1021) {
-            for (int i = 0; i < N; i++) {
-                uint32_t u = (uint32_t)(base + (uint64_t)i * 1021);
-                memcpy(&in[i], &u, 4);
-            }
-            fpemu_ctx c;
-            fpemu_ctx_init(&c);
-            fpemu_cast_stats st = {0};
-            fpemu_encode_f32(f, out, in, N, &c, &st);
-            unsigned all = 0;
-            fpemu_cast_stats want = {0};
-            for (int i = 0; i < N; i++) {
-                fpemu_ctx d;
-                fpemu_ctx_init(&d);
-                uint32_t u;
-                memcpy(&u, &in[i], 4);
-                uint64_t w = fpemu_convert(f, fpemu_format_get("f32", NULL, 0), u, &d);
-                all |= d.flags;
-                cases++;
-                if (fpemu_code_load(f, out, i) != w && !(fpemu_is_nan(f, w) && fpemu_is_nan(f, fpemu_code_load(f, out, i)))) {
-                    if (++bad <= 3) diag("%s: f32 %08X -> kernel %llX, scalar %llX", f->name, u,
-                                         (unsigned long long)fpemu_code_load(f, out, i), (unsigned long long)w);
-                }
-                want.n++;
-                if (!isfinite(in[i])) { want.nonfinite_in++; continue; }
-                if (fabsf(in[i]) > want.amax) want.amax = fabsf(in[i]);
-                fpemu_class kc = fpemu_classify(f, w);
-                if (d.flags & FPEMU_FLAG_OVERFLOW) {
-                    want.overflow++;
-                    if (kc != FPEMU_CLASS_INF && kc != FPEMU_CLASS_QNAN) want.saturated++;
-                } else if (in[i] != 0 && kc == FPEMU_CLASS_ZERO) want.underflow++;
-                else if (in[i] != 0 && kc == FPEMU_CLASS_SUBNORMAL) want.subnormal++;
-            }
-            if (all != c.flags || memcmp(&st, &want, sizeof st)) {
-                if (++bad <= 3) diag("%s: flags %02X vs %02X or counters differ at base %llu", f->name, c.flags, all, (unsigned long long)base);
-            }
-        }
-        ok(bad == 0, "%s: array kernel equals scalar conversion on %ld f32 patterns, flags and counters included", f->name, cases);
-        /* round_f32 (fused kernel), in place, against encode + decode per element */
-        long rbad = 0;
-        for (uint64_t base = 12345; base < (UINT64_C(1) << 32); base += (uint64_t)N * 1021) {
-            static float work[N];
-            for (int i = 0; i < N; i++) {
-                uint32_t u = (uint32_t)(base + (uint64_t)i * 1021);
-                memcpy(&in[i], &u, 4);
-                work[i] = in[i];
-            }
-            fpemu_ctx c;
-            fpemu_ctx_init(&c);
-            fpemu_cast_stats st = {0}, st2 = {0};
-            fpemu_round_f32(f, work, work, N, &c, &st);
-            fpemu_ctx c2;
-            fpemu_ctx_init(&c2);
-            fpemu_encode_f32(f, out, in, N, &c2, &st2);
-            for (int i = 0; i < N; i++) {
-                float w = fpemu_to_float(f, fpemu_code_load(f, out, i), &c2);
-                uint32_t a, b;
-                memcpy(&a, &w, 4);
-                memcpy(&b, &work[i], 4);
-                if (a != b && !(isnan(w) && isnan(work[i])) && ++rbad <= 3)
-                    diag("%s: round_f32(%08X) = %08X, encode+decode %08X", f->name, (uint32_t)(base + (uint64_t)i * 1021), b, a);
-            }
-            if (c.flags != c2.flags || memcmp(&st, &st2, sizeof st)) rbad++;
-        }
-        ok(rbad == 0, "%s: round_f32 in place equals encode + decode, flags and counters included", f->name);
-    }
+    array_tests();
     return done_testing();
 }
