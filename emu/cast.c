@@ -49,7 +49,7 @@ typedef struct {
 
 /* One element through the generic conversion, as the scalar array loop
  * does it (n and amax are counted by the kernel). */
-__attribute__((noinline, cold)) static void fix_one(fixup *fx, size_t i, uint32_t u) {
+__attribute__((noinline)) static void fix_one(fixup *fx, size_t i, uint32_t u) {
     fpemu_ctx one = *fx->ctx;
     one.flags = 0;
     uint64_t code = fpemu_convert(fx->fmt, fx->f32, u, &one);
