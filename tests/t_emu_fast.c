@@ -252,7 +252,8 @@ static void probe_windows(const fpemu_format *f, const int *levels, int nlev, lo
         for (int j = 0; j < 3; j++) ref_elem(f, &c, emu_bits(fill[j]), &fref[j]);
         for (size_t i = 0; i < np; i++)
             for (int j = 0; j < 3; j++) {
-                static const size_t pos[] = {0, 5, 15, 16, 17, 31, 40};
+                /* lanes 0, 15, 16, 47 and three that rotate with the probe and filler */
+                const size_t pos[] = {0, 15, 16, 47, (i + j) % 16, 16 + (i + 2 * j + 5) % 16, 32 + (i + j + 9) % 16};
                 for (size_t q = 0; q < sizeof pos / sizeof pos[0]; q++) {
                     size_t lens[2] = {pos[q] + 1, 48};
                     for (int l = 0; l < 2; l++) {
