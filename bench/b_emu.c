@@ -122,31 +122,47 @@ static void bench_scalar(void) {
     }
 }
 
+/* emu/cast.c: the array kernels' instruction-set level (0 portable C,
+ * 1 AVX2, 2 AVX-512; the best the CPU has unless B_EMU_CAST_ISA asks for a
+ * lower one). Results are the same at every level. */
+int emu__cast_isa(int level);
+
+/* Array casts: encode_f32 and round_f32 (src -> out) with and without sat,
+ * then round_f32 in place with telemetry on, as the training engine calls
+ * it (rows "+stats": no target of their own). */
 static void bench_array(const float *src) {
     static const char *fmts[] = {"bf16", "f16", "e4m3", "e5m2"};
+    static const char *isa[] = {"portable C", "AVX2", "AVX-512"};
     static uint8_t dst[NA * 4];
     static float out[NA];
+    const char *want = getenv("B_EMU_CAST_ISA");
+    int level = emu__cast_isa(want && *want ? atoi(want) : -1);
+    printf("(array kernels: %s)\n", isa[level]);
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
         const fpemu_format *f = fpemu_format_get(fmts[fi], NULL, 0);
         if (!f) { printf("(no format %s)\n", fmts[fi]); continue; }
-        for (int kind = 0; kind < 2; kind++) {
-            for (int sat = 0; sat < 2; sat++) {
+        for (int kind = 0; kind < 3; kind++) {
+            for (int sat = 0; sat < (kind == 2 ? 1 : 2); sat++) {
                 fpemu_ctx ctx;
                 fpemu_ctx_init(&ctx);
                 ctx.sat = sat;
+                fpemu_cast_stats st = {0};
                 double best = 1e300;
                 for (int r = 0; r < REPS; r++) {
+                    if (kind == 2) memcpy(out, src, sizeof out); /* in place: fresh inputs, outside the timing */
                     double t0 = now_ns();
                     for (int k = 0; k < 4; k++) {
                         if (kind == 0) fpemu_encode_f32(f, dst, src, NA, &ctx, NULL);
-                        else fpemu_round_f32(f, out, src, NA, &ctx, NULL);
+                        else if (kind == 1) fpemu_round_f32(f, out, src, NA, &ctx, NULL);
+                        else fpemu_round_f32(f, out, out, NA, &ctx, &st);
                     }
                     double t = (now_ns() - t0) / (4.0 * NA);
-                    sink += dst[r * 7] + (uint64_t)out[r * 5] + ctx.flags;
+                    sink += dst[r * 7] + (uint64_t)out[r * 5] + ctx.flags + st.overflow + st.underflow;
                     if (t < best) best = t;
                 }
-                row(kind == 0 ? "array encode_f32" : "array round_f32", f->name, sat ? "rne sat" : "rne", best,
-                    native_conv_ns, 0.5);
+                static const char *names[] = {"array encode_f32", "array round_f32", "array round_f32 +stats"};
+                row(names[kind], f->name, kind == 2 ? "rne inpl" : sat ? "rne sat" : "rne", best, native_conv_ns,
+                    kind == 2 ? 0 : 0.5);
             }
         }
     }
