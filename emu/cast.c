@@ -64,10 +64,28 @@ static void amax_update(fpemu_cast_stats *st, uint32_t amax_bits) {
     if (a > st->amax) st->amax = a;
 }
 
+/* The vector loops make no calls (so their constants stay in registers):
+ * they go through the array in chunks of CH, note which elements of each
+ * group of 8 need the generic path, keep those groups' inputs (dst may be
+ * src), and fix_chunk does them once the chunk is written. */
+enum { CH = 512 };
+typedef struct {
+    uint8_t bad[CH / 8];
+    uint32_t keep[CH];
+} chunkbuf;
+
+__attribute__((noinline)) static void fix_chunk(fixup *fx, size_t i0, size_t m, const chunkbuf *cb) {
+    for (size_t g = 0; g * 8 < m; g++)
+        for (unsigned b = cb->bad[g]; b; b &= b - 1) {
+            size_t j = g * 8 + (size_t)__builtin_ctz(b);
+            fix_one(fx, i0 + j, cb->keep[j]);
+        }
+}
+
 /* ---- portable C ---------------------------------------------------------- */
 
 /* One element: the result bits (code or rounded f32), and whether they are
- * right (*ok) and inexact (*nx). */
+ * right (*ok; zeros included) and inexact (*nx). */
 static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, int *ok, int *nx) {
     uint32_t a = u & 0x7FFFFFFFu;
     uint32_t r = (a + p->half1 + ((a >> p->sh) & 1)) >> p->sh;
@@ -80,22 +98,46 @@ static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, int *ok, in
     return kind == KIND_ROUND ? (r << p->sh) | (u & 0x80000000u) : (r - p->rebias) | ((u >> p->signpos) & p->signbit);
 }
 
+/* Elements in[j0 .. j0+k) of a chunk (k <= 8, j0 a multiple of 8), dst
+ * already offset to the chunk. */
+static inline void pgroup(const kparams *p, const uint32_t *in, void *dst, size_t j0, size_t k, int kind, int st,
+                          chunkbuf *cb, int *nx, uint32_t *amax) {
+    uint32_t ub[8];
+    memcpy(ub, in + j0, k * 4);
+    unsigned bad = 0;
+    for (size_t j = 0; j < k; j++) {
+        int ok, x;
+        uint32_t v = pelem(ub[j], p, kind, &ok, &x);
+        *nx |= x;
+        if (st) {
+            uint32_t a = ub[j] & 0x7FFFFFFFu;
+            *amax = a < 0x7F800000u && a > *amax ? a : *amax;
+        }
+        bad |= (unsigned)!ok << j;
+        if (kind == KIND_ROUND) ((uint32_t *)dst)[j0 + j] = v;
+        else if (kind == KIND_CODE16) ((uint16_t *)dst)[j0 + j] = (uint16_t)v;
+        else ((uint8_t *)dst)[j0 + j] = (uint8_t)v;
+    }
+    cb->bad[j0 / 8] = (uint8_t)bad;
+    if (bad) memcpy(cb->keep + j0, ub, k * 4);
+}
+
+static inline size_t elsize(int kind) { return kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1; }
+
 static inline void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+    const kparams k = *p;
     uint32_t amax = 0;
     int nx = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = in[i];
-        int ok, x;
-        uint32_t v = pelem(u, p, kind, &ok, &x);
-        nx |= x;
-        if (st) {
-            uint32_t a = u & 0x7FFFFFFFu;
-            if (a < 0x7F800000u && a > amax) amax = a;
+    chunkbuf cb;
+    for (size_t i0 = 0; i0 < n; i0 += CH) {
+        size_t m = n - i0 < CH ? n - i0 : CH;
+        void *dst = (char *)fx->dst + i0 * elsize(kind);
+        unsigned any = 0;
+        for (size_t j0 = 0; j0 < m; j0 += 8) {
+            pgroup(&k, in + i0, dst, j0, m - j0 < 8 ? m - j0 : 8, kind, st, &cb, &nx, &amax);
+            any |= cb.bad[j0 / 8];
         }
-        if (!ok) fix_one(fx, i, u);
-        else if (kind == KIND_ROUND) ((uint32_t *)fx->dst)[i] = v;
-        else if (kind == KIND_CODE16) ((uint16_t *)fx->dst)[i] = (uint16_t)v;
-        else ((uint8_t *)fx->dst)[i] = (uint8_t)v;
+        if (any) fix_chunk(fx, i0, m, &cb);
     }
     if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
     if (st) amax_update(fx->stats, amax);
@@ -106,71 +148,50 @@ static inline void portable_body(fixup *fx, const kparams *p, const uint32_t *in
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,bmi,bmi2"), always_inline)) static inline
 
-typedef struct {
-    __m512i half1, one, amin, rmax, rebias, lowmask, signbit, fsign, zsign_code, zsign_f32, inf;
-    __m128i sh, signpos;
-} v512;
-
-/* Step over in[0..15] (lanes live), writes dst element 0.. of this step. */
-T512 void step512(fixup *fx, const v512 *c, const uint32_t *in, size_t i, __mmask16 live, int kind, int st,
-                  __mmask16 *nx, __m512i *amax) {
-    __m512i u = live == 0xFFFF ? _mm512_loadu_si512(in + i) : _mm512_maskz_loadu_epi32(live, in + i);
-    __m512i a = _mm512_andnot_si512(c->fsign, u);
-    __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, c->sh), c->one);
-    __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, c->half1), lsb), c->sh);
-    __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, c->amin), r, c->rmax);
-    *nx |= _mm512_mask_test_epi32_mask(ok, a, c->lowmask);
-    if (st) *amax = _mm512_mask_max_epu32(*amax, _mm512_cmplt_epu32_mask(a, c->inf), *amax, a);
-    __m512i v; /* 0xF8 = A | (B & C) */
-    if (kind == KIND_ROUND) v = _mm512_ternarylogic_epi32(_mm512_sll_epi32(r, c->sh), u, c->fsign, 0xF8);
-    else v = _mm512_ternarylogic_epi32(_mm512_sub_epi32(r, c->rebias), _mm512_srl_epi32(u, c->signpos), c->signbit, 0xF8);
-    __mmask16 bad = live & ~ok;
-    if (bad) {
-        __mmask16 z = _mm512_mask_cmpeq_epi32_mask(bad, a, _mm512_setzero_si512());
-        __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, c->zsign_f32)
-                                        : _mm512_and_si512(_mm512_srl_epi32(u, c->signpos), c->zsign_code);
-        v = _mm512_mask_mov_epi32(v, z, zv);
-        bad &= (__mmask16)~z;
-    }
-    if (live == 0xFFFF) {
-        if (kind == KIND_ROUND) _mm512_storeu_si512((uint32_t *)fx->dst + i, v);
-        else if (kind == KIND_CODE16) _mm256_storeu_si256((__m256i *)((uint16_t *)fx->dst + i), _mm512_cvtepi32_epi16(v));
-        else _mm_storeu_si128((__m128i *)((uint8_t *)fx->dst + i), _mm512_cvtepi32_epi8(v));
-    } else {
-        if (kind == KIND_ROUND) _mm512_mask_storeu_epi32((uint32_t *)fx->dst + i, live, v);
-        else if (kind == KIND_CODE16) _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)fx->dst + i, live, v);
-        else _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)fx->dst + i, live, v);
-    }
-    if (bad) { /* the inputs are in u: dst may be src (round_f32 in place) */
-        uint32_t ub[16];
-        _mm512_storeu_si512(ub, u);
-        for (unsigned m = bad; m; m &= m - 1) {
-            unsigned j = (unsigned)__builtin_ctz(m);
-            fix_one(fx, i + j, ub[j]);
-        }
-    }
-}
-
 T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
-    v512 c;
-    c.half1 = _mm512_set1_epi32((int)p->half1);
-    c.one = _mm512_set1_epi32(1);
-    c.amin = _mm512_set1_epi32((int)p->amin);
-    c.rmax = _mm512_set1_epi32((int)p->rmax);
-    c.rebias = _mm512_set1_epi32((int)p->rebias);
-    c.lowmask = _mm512_set1_epi32((int)p->lowmask);
-    c.signbit = _mm512_set1_epi32((int)p->signbit);
-    c.fsign = _mm512_set1_epi32((int)0x80000000u);
-    c.zsign_code = _mm512_set1_epi32((int)p->zsign_code);
-    c.zsign_f32 = _mm512_set1_epi32((int)p->zsign_f32);
-    c.inf = _mm512_set1_epi32(0x7F800000);
-    c.sh = _mm_cvtsi32_si128((int)p->sh);
-    c.signpos = _mm_cvtsi32_si128((int)p->signpos);
+    const __m512i half1 = _mm512_set1_epi32((int)p->half1), one = _mm512_set1_epi32(1);
+    const __m512i amin = _mm512_set1_epi32((int)p->amin), rmax = _mm512_set1_epi32((int)p->rmax);
+    const __m512i rebias = _mm512_set1_epi32((int)p->rebias), lowmask = _mm512_set1_epi32((int)p->lowmask);
+    const __m512i signbit = _mm512_set1_epi32((int)p->signbit), fsign = _mm512_set1_epi32((int)0x80000000u);
+    const __m512i zsc = _mm512_set1_epi32((int)p->zsign_code), zsf = _mm512_set1_epi32((int)p->zsign_f32);
+    const __m512i inf = _mm512_set1_epi32(0x7F800000), zero = _mm512_setzero_si512();
+    const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
     __mmask16 nx = 0;
-    __m512i amax = _mm512_setzero_si512();
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) step512(fx, &c, in, i, 0xFFFF, kind, st, &nx, &amax);
-    if (i < n) step512(fx, &c, in, i, (__mmask16)((1u << (n - i)) - 1), kind, st, &nx, &amax);
+    __m512i amax = zero;
+    chunkbuf cb;
+    for (size_t i0 = 0; i0 < n; i0 += CH) {
+        size_t m = n - i0 < CH ? n - i0 : CH;
+        char *dst = (char *)fx->dst + i0 * elsize(kind);
+        const uint32_t *src = in + i0;
+        unsigned any = 0;
+        for (size_t j = 0; j < m; j += 16) {
+            __mmask16 live = m - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (m - j)) - 1);
+            __m512i u = _mm512_maskz_loadu_epi32(live, src + j);
+            __m512i a = _mm512_andnot_si512(fsign, u);
+            __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, sh), one);
+            __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, half1), lsb), sh);
+            __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, amin), r, rmax);
+            nx |= _mm512_mask_test_epi32_mask(ok, a, lowmask);
+            if (st) amax = _mm512_mask_max_epu32(amax, _mm512_cmplt_epu32_mask(a, inf), amax, a);
+            __m512i v; /* 0xF8 = A | (B & C) */
+            if (kind == KIND_ROUND) v = _mm512_ternarylogic_epi32(_mm512_sll_epi32(r, sh), u, fsign, 0xF8);
+            else v = _mm512_ternarylogic_epi32(_mm512_sub_epi32(r, rebias), _mm512_srl_epi32(u, signpos), signbit, 0xF8);
+            __mmask16 bad = live & (__mmask16)~ok;
+            if (bad) { /* zeros here; the rest to fix_chunk */
+                __mmask16 z = _mm512_mask_cmpeq_epi32_mask(bad, a, zero);
+                __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, zsf) : _mm512_and_si512(_mm512_srl_epi32(u, signpos), zsc);
+                v = _mm512_mask_mov_epi32(v, z, zv);
+                bad &= (__mmask16)~z;
+                if (bad) _mm512_storeu_si512(cb.keep + j, u);
+            }
+            memcpy(cb.bad + j / 8, &bad, 2);
+            any |= bad;
+            if (kind == KIND_ROUND) _mm512_mask_storeu_epi32(dst + j * 4, live, v);
+            else if (kind == KIND_CODE16) _mm512_mask_cvtepi32_storeu_epi16(dst + j * 2, live, v);
+            else _mm512_mask_cvtepi32_storeu_epi8(dst + j, live, v);
+        }
+        if (any) fix_chunk(fx, i0, m, &cb);
+    }
     if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
     if (st) amax_update(fx->stats, _mm512_reduce_max_epu32(amax));
 }
@@ -181,6 +202,7 @@ T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
 
 T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
     /* every quantity is below 2^31, so the signed compares of AVX2 do */
+    const kparams kp = *p;
     const __m256i half1 = _mm256_set1_epi32((int)p->half1), one = _mm256_set1_epi32(1);
     const __m256i amin1 = _mm256_set1_epi32((int)p->amin - 1), rmax = _mm256_set1_epi32((int)p->rmax);
     const __m256i rebias = _mm256_set1_epi32((int)p->rebias), lowmask = _mm256_set1_epi32((int)p->lowmask);
@@ -188,55 +210,56 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
     const __m256i zsc = _mm256_set1_epi32((int)p->zsign_code), zsf = _mm256_set1_epi32((int)p->zsign_f32);
     const __m256i inf = _mm256_set1_epi32(0x7F800000), zero = _mm256_setzero_si256();
     const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
-    __m256i nx = zero, amax = zero;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i u = _mm256_loadu_si256((const __m256i *)(in + i));
-        __m256i a = _mm256_andnot_si256(fsign, u);
-        __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(a, sh), one);
-        __m256i r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half1), lsb), sh);
-        __m256i okv = _mm256_andnot_si256(_mm256_cmpgt_epi32(r, rmax), _mm256_cmpgt_epi32(a, amin1));
-        nx = _mm256_or_si256(nx, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, lowmask), zero), okv));
-        if (st) amax = _mm256_max_epu32(amax, _mm256_and_si256(a, _mm256_cmpgt_epi32(inf, a)));
-        __m256i v;
-        if (kind == KIND_ROUND) v = _mm256_or_si256(_mm256_sll_epi32(r, sh), _mm256_and_si256(u, fsign));
-        else v = _mm256_or_si256(_mm256_sub_epi32(r, rebias), _mm256_and_si256(_mm256_srl_epi32(u, signpos), signbit));
-        unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(okv)) ^ 0xFFu;
-        if (bad) {
-            __m256i z = _mm256_cmpeq_epi32(a, zero);
-            __m256i zv = kind == KIND_ROUND ? _mm256_and_si256(u, zsf) : _mm256_and_si256(_mm256_srl_epi32(u, signpos), zsc);
-            v = _mm256_blendv_epi8(v, zv, z);
-            bad &= ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(z));
-        }
-        if (kind == KIND_ROUND) _mm256_storeu_si256((__m256i *)((uint32_t *)fx->dst + i), v);
-        else {
-            __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-            if (kind == KIND_CODE16) _mm_storeu_si128((__m128i *)((uint16_t *)fx->dst + i), w);
-            else _mm_storel_epi64((__m128i *)((uint8_t *)fx->dst + i), _mm_packus_epi16(w, w));
-        }
-        if (bad) {
-            uint32_t ub[8];
-            _mm256_storeu_si256((__m256i *)ub, u);
-            for (unsigned m = bad; m; m &= m - 1) {
-                unsigned j = (unsigned)__builtin_ctz(m);
-                fix_one(fx, i + j, ub[j]);
+    __m256i nxv = zero, amaxv = zero;
+    int nx = 0;
+    uint32_t amax = 0;
+    chunkbuf cb;
+    for (size_t i0 = 0; i0 < n; i0 += CH) {
+        size_t m = n - i0 < CH ? n - i0 : CH;
+        char *dst = (char *)fx->dst + i0 * elsize(kind);
+        const uint32_t *src = in + i0;
+        unsigned any = 0;
+        size_t j = 0;
+        for (; j + 8 <= m; j += 8) {
+            __m256i u = _mm256_loadu_si256((const __m256i *)(src + j));
+            __m256i a = _mm256_andnot_si256(fsign, u);
+            __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(a, sh), one);
+            __m256i r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half1), lsb), sh);
+            __m256i okv = _mm256_andnot_si256(_mm256_cmpgt_epi32(r, rmax), _mm256_cmpgt_epi32(a, amin1));
+            nxv = _mm256_or_si256(nxv, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, lowmask), zero), okv));
+            if (st) amaxv = _mm256_max_epu32(amaxv, _mm256_and_si256(a, _mm256_cmpgt_epi32(inf, a)));
+            __m256i v;
+            if (kind == KIND_ROUND) v = _mm256_or_si256(_mm256_sll_epi32(r, sh), _mm256_and_si256(u, fsign));
+            else v = _mm256_or_si256(_mm256_sub_epi32(r, rebias), _mm256_and_si256(_mm256_srl_epi32(u, signpos), signbit));
+            unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(okv)) ^ 0xFFu;
+            if (bad) {
+                __m256i z = _mm256_cmpeq_epi32(a, zero);
+                __m256i zv = kind == KIND_ROUND ? _mm256_and_si256(u, zsf) : _mm256_and_si256(_mm256_srl_epi32(u, signpos), zsc);
+                v = _mm256_blendv_epi8(v, zv, z);
+                bad &= ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(z));
+                if (bad) _mm256_storeu_si256((__m256i *)(cb.keep + j), u);
+            }
+            cb.bad[j / 8] = (uint8_t)bad;
+            any |= bad;
+            if (kind == KIND_ROUND) _mm256_storeu_si256((__m256i *)(dst + j * 4), v);
+            else {
+                __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+                if (kind == KIND_CODE16) _mm_storeu_si128((__m128i *)(dst + j * 2), w);
+                else _mm_storel_epi64((__m128i *)(dst + j), _mm_packus_epi16(w, w));
             }
         }
+        if (j < m) { /* the last few of the array */
+            pgroup(&kp, src, dst, j, m - j, kind, st, &cb, &nx, &amax);
+            any |= cb.bad[j / 8];
+        }
+        if (any) fix_chunk(fx, i0, m, &cb);
     }
-    if (!_mm256_testz_si256(nx, nx)) fx->flags |= FPEMU_FLAG_INEXACT;
+    if (nx || !_mm256_testz_si256(nxv, nxv)) fx->flags |= FPEMU_FLAG_INEXACT;
     if (st) {
-        uint32_t t[8], m = 0;
-        _mm256_storeu_si256((__m256i *)t, amax);
-        for (int k = 0; k < 8; k++) m = t[k] > m ? t[k] : m;
-        amax_update(fx->stats, m);
-    }
-    if (i < n) { /* the tail, with the output pointer moved along */
-        fixup tail = *fx;
-        size_t w = kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1;
-        tail.dst = (char *)fx->dst + i * w;
-        tail.flags = 0;
-        portable_body(&tail, p, in + i, n - i, kind, st);
-        fx->flags |= tail.flags;
+        uint32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, amaxv);
+        for (int k = 0; k < 8; k++) amax = t[k] > amax ? t[k] : amax;
+        amax_update(fx->stats, amax);
     }
 }
 #endif
