@@ -24,6 +24,12 @@ FUZZ_CC ?= clang
 FUZZ_BUILD ?= $(BUILD)/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS ?= -O1 -g -fno-omit-frame-pointer
+FUZZ_COV = -fsanitize-coverage-ignorelist=fuzz/nocov.txt
+# Sources built without comparison tracing (-fsanitize-coverage=trace-cmp):
+# empty by default; a throughput campaign can name the arithmetic (emu/,
+# ref/), whose traced comparisons were most of fuzz_diff's and fuzz_format's
+# time, and keep it on the parsers (see VERIFICATION.md).
+FUZZ_NOCMP ?=
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
@@ -47,10 +53,11 @@ test-asan:
 	  PROVE_FLAGS="$(PROVE_FLAGS)" test
 
 # ---- fuzzing ----------------------------------------------------------------
-$(FUZZ_BUILD)/obj/%.o: %.c | deps
+$(FUZZ_BUILD)/obj/%.o: %.c fuzz/nocov.txt | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(FPEMU_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) $(FUZZ_SAN) \
+	$(Q)$(FUZZ_CC) $(FPEMU_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) $(FUZZ_SAN) $(FUZZ_COV) \
+	  $(if $(filter $<,$(FUZZ_NOCMP)),-fno-sanitize-coverage=trace-cmp) \
 	  -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_LIB): $(call FUZZ_OBJ,$(FUZZ_LIB_SRC))
