@@ -33,6 +33,12 @@ typedef struct {
     uint32_t sh, half1, amin, rmax, rebias, lowmask;
     uint32_t signpos, signbit; /* code's sign = (u >> signpos) & signbit */
     uint32_t zsign_code, zsign_f32; /* sign kept by a zero result: 0 for formats without -0 */
+    /* Results below min normal (0 < a < amin): the code's magnitude is c =
+     * |x| / 2^(emin-m) rounded (rne) = sig >> s with s = sbase - max(E, 1)
+     * (E: x's biased exponent, sig its significand); c = 2^m is min normal.
+     * Tiny (per ctx) iff a < atiny. As an f32, c * 2^(emin-m) is the bits of
+     * (float)c plus eadj, or c << subsh below f32's normals (c < clim). */
+    uint32_t sbase, atiny, mincode, eadj, clim, subsh;
 } kparams;
 
 enum { KIND_CODE8, KIND_CODE16, KIND_ROUND };
@@ -84,63 +90,119 @@ __attribute__((noinline)) static void fix_chunk(fixup *fx, size_t i0, size_t m, 
 
 /* ---- portable C ---------------------------------------------------------- */
 
-/* One element: the result bits (code or rounded f32), and whether they are
- * right (*ok; zeros included) and inexact (*nx). */
-static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, int *ok, int *nx) {
+/* One element: the result bits (code or rounded f32), whether they are
+ * right (*ok: a normal finite result, or a zero) and inexact (*nx). */
+static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, uint32_t *ok, uint32_t *nx) {
     uint32_t a = u & 0x7FFFFFFFu;
     uint32_t r = (a + p->half1 + ((a >> p->sh) & 1)) >> p->sh;
-    *ok = (a >= p->amin) & (r <= p->rmax);
-    *nx = *ok & ((a & p->lowmask) != 0);
-    if (a == 0) {
-        *ok = 1;
-        return kind == KIND_ROUND ? u & p->zsign_f32 : (u >> p->signpos) & p->zsign_code;
-    }
-    return kind == KIND_ROUND ? (r << p->sh) | (u & 0x80000000u) : (r - p->rebias) | ((u >> p->signpos) & p->signbit);
+    uint32_t good = (a >= p->amin) & (r <= p->rmax), z = a == 0;
+    *ok = good | z;
+    *nx = good & ((a & p->lowmask) != 0);
+    uint32_t v = kind == KIND_ROUND ? (r << p->sh) | (u & 0x80000000u) : (r - p->rebias) | ((u >> p->signpos) & p->signbit);
+    uint32_t zv = kind == KIND_ROUND ? u & p->zsign_f32 : (u >> p->signpos) & p->zsign_code;
+    return z ? zv : v;
+}
+
+/* An element whose result is below min normal (0 < a < amin): the result
+ * bits, inexact (*nx), underflow (*uf), and whether it is zero (*isz) or
+ * subnormal (*issub) for the counters. */
+static inline uint32_t psub(uint32_t u, const kparams *p, int kind, int *nx, int *uf, int *isz, int *issub) {
+    uint32_t a = u & 0x7FFFFFFFu, be = a >> 23, sig = a & 0x7FFFFFu;
+    if (be) sig |= 0x800000u;
+    else be = 1;
+    uint32_t s = p->sbase - be, c, rem; /* s >= 2 */
+    if (s >= 32) c = 0, rem = sig;
+    else c = (sig + (1u << (s - 1)) - 1 + ((sig >> s) & 1)) >> s, rem = sig & ((1u << s) - 1);
+    *nx = rem != 0;
+    *uf = *nx & (a < p->atiny);
+    *isz = c == 0;
+    *issub = c != 0 && c < p->mincode;
+    if (kind != KIND_ROUND) return c | ((u >> p->signpos) & (c ? p->signbit : p->zsign_code));
+    if (!c) return u & p->zsign_f32;
+    return (c < p->clim ? c << p->subsh : emu__fbits((float)c) + p->eadj) | (u & 0x80000000u);
+}
+
+/* What a kernel gathers besides the results. */
+typedef struct {
+    uint32_t nx, uf, amax;  /* inexact, underflow, max finite |x| bits */
+    uint64_t unf, sub;      /* counters: results zero / subnormal */
+} pacc;
+
+static inline void put(void *dst, size_t i, uint32_t v, int kind) {
+    if (kind == KIND_ROUND) ((uint32_t *)dst)[i] = v;
+    else if (kind == KIND_CODE16) ((uint16_t *)dst)[i] = (uint16_t)v;
+    else ((uint8_t *)dst)[i] = (uint8_t)v;
 }
 
 /* Elements in[j0 .. j0+k) of a chunk (k <= 8, j0 a multiple of 8), dst
- * already offset to the chunk. */
+ * already offset to the chunk: straight through for normal results and
+ * zeros, then the group again if it had others. */
 static inline void pgroup(const kparams *p, const uint32_t *in, void *dst, size_t j0, size_t k, int kind, int st,
-                          chunkbuf *cb, int *nx, uint32_t *amax) {
-    uint32_t ub[8];
+                          chunkbuf *cb, pacc *acc) {
+    uint32_t ub[8], vb[8], okall = 1, nx = 0, amax = acc->amax;
     memcpy(ub, in + j0, k * 4);
-    unsigned bad = 0;
     for (size_t j = 0; j < k; j++) {
-        int ok, x;
-        uint32_t v = pelem(ub[j], p, kind, &ok, &x);
-        *nx |= x;
-        if (st) {
-            uint32_t a = ub[j] & 0x7FFFFFFFu;
-            *amax = a < 0x7F800000u && a > *amax ? a : *amax;
+        uint32_t ok, x, a = ub[j] & 0x7FFFFFFFu;
+        vb[j] = pelem(ub[j], p, kind, &ok, &x);
+        okall &= ok;
+        nx |= x;
+        if (st) amax = a < 0x7F800000u && a > amax ? a : amax;
+    }
+    for (size_t j = 0; j < k; j++) put(dst, j0 + j, vb[j], kind);
+    acc->nx |= nx;
+    acc->amax = amax;
+    unsigned bad = 0;
+    if (!okall) {
+        for (size_t j = 0; j < k; j++) {
+            uint32_t ok, x;
+            pelem(ub[j], p, kind, &ok, &x);
+            if (ok) continue;
+            if ((ub[j] & 0x7FFFFFFFu) < p->amin) {
+                int snx, suf, isz, issub;
+                put(dst, j0 + j, psub(ub[j], p, kind, &snx, &suf, &isz, &issub), kind);
+                acc->nx |= (uint32_t)snx;
+                acc->uf |= (uint32_t)suf;
+                acc->unf += (uint64_t)isz;
+                acc->sub += (uint64_t)issub;
+            } else bad |= 1u << j;
         }
-        bad |= (unsigned)!ok << j;
-        if (kind == KIND_ROUND) ((uint32_t *)dst)[j0 + j] = v;
-        else if (kind == KIND_CODE16) ((uint16_t *)dst)[j0 + j] = (uint16_t)v;
-        else ((uint8_t *)dst)[j0 + j] = (uint8_t)v;
+        if (bad) memcpy(cb->keep + j0, ub, k * 4);
     }
     cb->bad[j0 / 8] = (uint8_t)bad;
-    if (bad) memcpy(cb->keep + j0, ub, k * 4);
 }
 
 static inline size_t elsize(int kind) { return kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1; }
 
+static void finish(fixup *fx, const pacc *acc, int st) {
+    if (acc->nx) fx->flags |= FPEMU_FLAG_INEXACT;
+    if (acc->uf) fx->flags |= FPEMU_FLAG_UNDERFLOW | FPEMU_FLAG_INEXACT;
+    if (st) {
+        fx->stats->underflow += acc->unf;
+        fx->stats->subnormal += acc->sub;
+        amax_update(fx->stats, acc->amax);
+    }
+}
+
 static inline void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
     const kparams k = *p;
-    uint32_t amax = 0;
-    int nx = 0;
+    pacc acc = {0, 0, 0, 0, 0};
     chunkbuf cb;
     for (size_t i0 = 0; i0 < n; i0 += CH) {
         size_t m = n - i0 < CH ? n - i0 : CH;
         void *dst = (char *)fx->dst + i0 * elsize(kind);
         unsigned any = 0;
-        for (size_t j0 = 0; j0 < m; j0 += 8) {
-            pgroup(&k, in + i0, dst, j0, m - j0 < 8 ? m - j0 : 8, kind, st, &cb, &nx, &amax);
+        size_t j0 = 0;
+        for (; j0 + 8 <= m; j0 += 8) {
+            pgroup(&k, in + i0, dst, j0, 8, kind, st, &cb, &acc);
+            any |= cb.bad[j0 / 8];
+        }
+        if (j0 < m) {
+            pgroup(&k, in + i0, dst, j0, m - j0, kind, st, &cb, &acc);
             any |= cb.bad[j0 / 8];
         }
         if (any) fix_chunk(fx, i0, m, &cb);
     }
-    if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
-    if (st) amax_update(fx->stats, amax);
+    finish(fx, &acc, st);
 }
 
 #if CAST_X86
@@ -156,8 +218,9 @@ T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
     const __m512i zsc = _mm512_set1_epi32((int)p->zsign_code), zsf = _mm512_set1_epi32((int)p->zsign_f32);
     const __m512i inf = _mm512_set1_epi32(0x7F800000), zero = _mm512_setzero_si512();
     const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
-    __mmask16 nx = 0;
+    __mmask16 nx = 0, uf = 0;
     __m512i amax = zero;
+    uint64_t unf = 0, sub = 0;
     chunkbuf cb;
     for (size_t i0 = 0; i0 < n; i0 += CH) {
         size_t m = n - i0 < CH ? n - i0 : CH;
@@ -182,6 +245,37 @@ T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
                 __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, zsf) : _mm512_and_si512(_mm512_srl_epi32(u, signpos), zsc);
                 v = _mm512_mask_mov_epi32(v, z, zv);
                 bad &= (__mmask16)~z;
+                __mmask16 sm = _mm512_mask_cmplt_epu32_mask(bad, a, amin);
+                if (sm) { /* results below min normal (see kparams) */
+                    const __m512i imp = _mm512_set1_epi32(0x800000);
+                    __m512i be = _mm512_max_epu32(_mm512_srli_epi32(a, 23), one);
+                    __m512i frac = _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF));
+                    __m512i sig = _mm512_mask_or_epi32(frac, _mm512_cmpge_epu32_mask(a, imp), frac, imp);
+                    __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32((int)p->sbase), be);
+                    __m512i hv = _mm512_sllv_epi32(one, _mm512_sub_epi32(sv, one));
+                    __m512i lb = _mm512_and_si512(_mm512_srlv_epi32(sig, sv), one);
+                    __m512i c = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_add_epi32(sig, hv), _mm512_sub_epi32(lb, one)), sv);
+                    __mmask16 inx = _mm512_mask_test_epi32_mask(sm, sig, _mm512_sub_epi32(_mm512_sllv_epi32(one, sv), one));
+                    __mmask16 cz = _mm512_mask_cmpeq_epi32_mask(sm, c, zero), cnz = sm & (__mmask16)~cz;
+                    nx |= inx;
+                    uf |= _mm512_mask_cmplt_epu32_mask(inx, a, _mm512_set1_epi32((int)p->atiny));
+                    if (st) {
+                        unf += (uint64_t)__builtin_popcount(cz);
+                        sub += (uint64_t)__builtin_popcount(_mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->mincode)));
+                    }
+                    __m512i sv2;
+                    if (kind == KIND_ROUND) {
+                        __m512i fb = _mm512_add_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(c)), _mm512_set1_epi32((int)p->eadj));
+                        __mmask16 lo = _mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->clim));
+                        fb = _mm512_mask_sllv_epi32(fb, lo, c, _mm512_set1_epi32((int)p->subsh));
+                        sv2 = _mm512_mask_mov_epi32(_mm512_and_si512(u, zsf), cnz, _mm512_ternarylogic_epi32(fb, u, fsign, 0xF8));
+                    } else {
+                        __m512i sg = _mm512_srl_epi32(u, signpos);
+                        sv2 = _mm512_or_si512(c, _mm512_mask_and_epi32(_mm512_and_si512(sg, zsc), cnz, sg, signbit));
+                    }
+                    v = _mm512_mask_mov_epi32(v, sm, sv2);
+                    bad &= (__mmask16)~sm;
+                }
                 if (bad) _mm512_storeu_si512(cb.keep + j, u);
             }
             memcpy(cb.bad + j / 8, &bad, 2);
@@ -192,8 +286,8 @@ T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
         }
         if (any) fix_chunk(fx, i0, m, &cb);
     }
-    if (nx) fx->flags |= FPEMU_FLAG_INEXACT;
-    if (st) amax_update(fx->stats, _mm512_reduce_max_epu32(amax));
+    pacc acc = {nx != 0, uf != 0, st ? _mm512_reduce_max_epu32(amax) : 0, unf, sub};
+    finish(fx, &acc, st);
 }
 
 /* ---- AVX2: 8 elements per step ------------------------------------------ */
@@ -210,9 +304,8 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
     const __m256i zsc = _mm256_set1_epi32((int)p->zsign_code), zsf = _mm256_set1_epi32((int)p->zsign_f32);
     const __m256i inf = _mm256_set1_epi32(0x7F800000), zero = _mm256_setzero_si256();
     const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
-    __m256i nxv = zero, amaxv = zero;
-    int nx = 0;
-    uint32_t amax = 0;
+    __m256i nxv = zero, ufv = zero, amaxv = zero;
+    pacc acc = {0, 0, 0, 0, 0}; /* the tail's, then everything */
     chunkbuf cb;
     for (size_t i0 = 0; i0 < n; i0 += CH) {
         size_t m = n - i0 < CH ? n - i0 : CH;
@@ -237,6 +330,41 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
                 __m256i zv = kind == KIND_ROUND ? _mm256_and_si256(u, zsf) : _mm256_and_si256(_mm256_srl_epi32(u, signpos), zsc);
                 v = _mm256_blendv_epi8(v, zv, z);
                 bad &= ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(z));
+                __m256i smv = _mm256_andnot_si256(_mm256_or_si256(z, _mm256_cmpgt_epi32(a, amin1)), _mm256_set1_epi32(-1));
+                unsigned sm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(smv));
+                if (sm) { /* results below min normal (see kparams) */
+                    const __m256i imp = _mm256_set1_epi32(0x800000);
+                    __m256i be = _mm256_max_epu32(_mm256_srli_epi32(a, 23), one);
+                    __m256i sig = _mm256_or_si256(_mm256_and_si256(a, _mm256_set1_epi32(0x7FFFFF)),
+                                                  _mm256_and_si256(_mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7FFFFF)), imp));
+                    __m256i sv = _mm256_sub_epi32(_mm256_set1_epi32((int)p->sbase), be);
+                    __m256i hv = _mm256_sllv_epi32(one, _mm256_sub_epi32(sv, one));
+                    __m256i lb = _mm256_and_si256(_mm256_srlv_epi32(sig, sv), one);
+                    __m256i c = _mm256_srlv_epi32(_mm256_add_epi32(_mm256_add_epi32(sig, hv), _mm256_sub_epi32(lb, one)), sv);
+                    __m256i rem = _mm256_and_si256(sig, _mm256_sub_epi32(_mm256_sllv_epi32(one, sv), one));
+                    __m256i inx = _mm256_andnot_si256(_mm256_cmpeq_epi32(rem, zero), smv);
+                    __m256i cz = _mm256_cmpeq_epi32(c, zero);
+                    __m256i cnz = _mm256_andnot_si256(cz, smv);
+                    nxv = _mm256_or_si256(nxv, inx);
+                    ufv = _mm256_or_si256(ufv, _mm256_and_si256(inx, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)p->atiny), a)));
+                    if (st) {
+                        acc.unf += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(cz, smv))));
+                        __m256i issub = _mm256_and_si256(cnz, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)p->mincode), c));
+                        acc.sub += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(issub)));
+                    }
+                    __m256i sv2;
+                    if (kind == KIND_ROUND) {
+                        __m256i fb = _mm256_add_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(c)), _mm256_set1_epi32((int)p->eadj));
+                        __m256i lo = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)p->clim), c);
+                        fb = _mm256_blendv_epi8(fb, _mm256_sllv_epi32(c, _mm256_set1_epi32((int)p->subsh)), lo);
+                        sv2 = _mm256_blendv_epi8(_mm256_and_si256(u, zsf), _mm256_or_si256(fb, _mm256_and_si256(u, fsign)), cnz);
+                    } else {
+                        __m256i sg = _mm256_srl_epi32(u, signpos);
+                        sv2 = _mm256_or_si256(c, _mm256_and_si256(sg, _mm256_blendv_epi8(zsc, signbit, cnz)));
+                    }
+                    v = _mm256_blendv_epi8(v, sv2, smv);
+                    bad &= ~sm;
+                }
                 if (bad) _mm256_storeu_si256((__m256i *)(cb.keep + j), u);
             }
             cb.bad[j / 8] = (uint8_t)bad;
@@ -249,18 +377,19 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
             }
         }
         if (j < m) { /* the last few of the array */
-            pgroup(&kp, src, dst, j, m - j, kind, st, &cb, &nx, &amax);
+            pgroup(&kp, src, dst, j, m - j, kind, st, &cb, &acc);
             any |= cb.bad[j / 8];
         }
         if (any) fix_chunk(fx, i0, m, &cb);
     }
-    if (nx || !_mm256_testz_si256(nxv, nxv)) fx->flags |= FPEMU_FLAG_INEXACT;
+    acc.nx |= !_mm256_testz_si256(nxv, nxv);
+    acc.uf |= !_mm256_testz_si256(ufv, ufv);
     if (st) {
         uint32_t t[8];
         _mm256_storeu_si256((__m256i *)t, amaxv);
-        for (int k = 0; k < 8; k++) amax = t[k] > amax ? t[k] : amax;
-        amax_update(fx->stats, amax);
+        for (int k = 0; k < 8; k++) acc.amax = t[k] > acc.amax ? t[k] : acc.amax;
     }
+    finish(fx, &acc, st);
 }
 #endif
 
@@ -331,7 +460,7 @@ static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) {
            !fmt->pad && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
 }
 
-static kparams params(const fpemu_format *fmt) {
+static kparams params(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     kparams k;
     int m = fmt->mbits, ss = fmt->bits - 1;
     k.sh = (uint32_t)(23 - m);
@@ -344,12 +473,24 @@ static kparams params(const fpemu_format *fmt) {
     k.signbit = 1u << ss;
     k.zsign_code = fmt->has_negzero ? k.signbit : 0;
     k.zsign_f32 = fmt->has_negzero ? 0x80000000u : 0;
+    int q = fmt->emin - m; /* exponent of the smallest subnormal */
+    k.sbase = (uint32_t)(fmt->emin + 127 + 23 - m);
+    k.mincode = 1u << m;
+    k.eadj = (uint32_t)q << 23;
+    k.clim = q < -126 ? 1u << (-126 - q) : 1;
+    k.subsh = (uint32_t)(q + 149);
+    /* tiny after rounding: below the midpoint of min normal and the p-bit
+     * number under it (the tie rounds to min normal, which is even) */
+    double t = ldexp(1, fmt->emin) - ldexp(1, fmt->emin - 2 - m);
+    float tf = (float)t;
+    if ((double)tf < t) tf = nextafterf(tf, INFINITY);
+    k.atiny = ctx->tininess_before ? k.amin : emu__fbits(tf);
     return k;
 }
 
 static void run(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx, fpemu_cast_stats *stats,
                 int kind) {
-    const kparams kp = params(fmt);
+    const kparams kp = params(fmt, ctx);
     fixup fx = {fmt, emu__f32(), ctx, stats, dst, kind, 0};
     if (stats) stats->n += n;
     pick(kind, stats != NULL)(&fx, &kp, (const uint32_t *)(const void *)src, n);
