@@ -92,7 +92,9 @@ __attribute__((noinline)) static void fix_chunk(fixup *fx, size_t i0, size_t m, 
 
 /* One element: the result bits (code or rounded f32), whether they are
  * right (*ok: a normal finite result, or a zero) and inexact (*nx). */
-static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, uint32_t *ok, uint32_t *nx) {
+#define INL __attribute__((always_inline)) static inline
+
+INL uint32_t pelem(uint32_t u, const kparams *p, int kind, uint32_t *ok, uint32_t *nx) {
     uint32_t a = u & 0x7FFFFFFFu;
     uint32_t r = (a + p->half1 + ((a >> p->sh) & 1)) >> p->sh;
     uint32_t good = (a >= p->amin) & (r <= p->rmax), z = a == 0;
@@ -106,7 +108,7 @@ static inline uint32_t pelem(uint32_t u, const kparams *p, int kind, uint32_t *o
 /* An element whose result is below min normal (0 < a < amin): the result
  * bits, inexact (*nx), underflow (*uf), and whether it is zero (*isz) or
  * subnormal (*issub) for the counters. */
-static inline uint32_t psub(uint32_t u, const kparams *p, int kind, int *nx, int *uf, int *isz, int *issub) {
+INL uint32_t psub(uint32_t u, const kparams *p, int kind, int *nx, int *uf, int *isz, int *issub) {
     uint32_t a = u & 0x7FFFFFFFu, be = a >> 23, sig = a & 0x7FFFFFu;
     if (be) sig |= 0x800000u;
     else be = 1;
@@ -128,7 +130,7 @@ typedef struct {
     uint64_t unf, sub;      /* counters: results zero / subnormal */
 } pacc;
 
-static inline void put(void *dst, size_t i, uint32_t v, int kind) {
+INL void put(void *dst, size_t i, uint32_t v, int kind) {
     if (kind == KIND_ROUND) ((uint32_t *)dst)[i] = v;
     else if (kind == KIND_CODE16) ((uint16_t *)dst)[i] = (uint16_t)v;
     else ((uint8_t *)dst)[i] = (uint8_t)v;
@@ -137,7 +139,7 @@ static inline void put(void *dst, size_t i, uint32_t v, int kind) {
 /* Elements in[j0 .. j0+k) of a chunk (k <= 8, j0 a multiple of 8), dst
  * already offset to the chunk: straight through for normal results and
  * zeros, then the group again if it had others. */
-static inline void pgroup(const kparams *p, const uint32_t *in, void *dst, size_t j0, size_t k, int kind, int st,
+INL void pgroup(const kparams *p, const uint32_t *in, void *dst, size_t j0, size_t k, int kind, int st,
                           chunkbuf *cb, pacc *acc) {
     uint32_t ub[8], vb[8], okall = 1, nx = 0, amax = acc->amax;
     memcpy(ub, in + j0, k * 4);
@@ -146,7 +148,8 @@ static inline void pgroup(const kparams *p, const uint32_t *in, void *dst, size_
         vb[j] = pelem(ub[j], p, kind, &ok, &x);
         okall &= ok;
         nx |= x;
-        if (st) amax = a < 0x7F800000u && a > amax ? a : amax;
+        uint32_t af = a < 0x7F800000u ? a : 0; /* finite only */
+        if (st) amax = af > amax ? af : amax;
     }
     for (size_t j = 0; j < k; j++) put(dst, j0 + j, vb[j], kind);
     acc->nx |= nx;
@@ -171,7 +174,7 @@ static inline void pgroup(const kparams *p, const uint32_t *in, void *dst, size_
     cb->bad[j0 / 8] = (uint8_t)bad;
 }
 
-static inline size_t elsize(int kind) { return kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1; }
+INL size_t elsize(int kind) { return kind == KIND_ROUND ? 4 : kind == KIND_CODE16 ? 2 : 1; }
 
 static void finish(fixup *fx, const pacc *acc, int st) {
     if (acc->nx) fx->flags |= FPEMU_FLAG_INEXACT;
@@ -183,7 +186,7 @@ static void finish(fixup *fx, const pacc *acc, int st) {
     }
 }
 
-static inline void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+INL void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
     const kparams k = *p;
     pacc acc = {0, 0, 0, 0, 0};
     chunkbuf cb;
