@@ -14,7 +14,8 @@
 
 typedef unsigned __int128 u128;
 
-typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV } binop;
+typedef int binop; /* EMU_OP_* */
+enum { OP_ADD = EMU_OP_ADD, OP_SUB = EMU_OP_SUB, OP_MUL = EMU_OP_MUL, OP_DIV = EMU_OP_DIV };
 
 /* An operand: class, sign, and for the double path its exact value. */
 typedef struct { fpemu_class k; int sign; double v; } opnd;
@@ -160,73 +161,142 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
 }
 
 /* ---- result tables for <= 8-bit registry formats --------------------------
- * Every result of a binary operation (and sqrt) of an 8-bit format under
- * one context configuration fits in a 2^16-entry table of (flags << 8 |
- * code). Tables are built on first use from the generic path below and
- * published with an atomic store; they are never freed (at most one per
- * format x operation x configuration actually used). sr is not tabulated. */
+ * Every result of a binary operation (and sqrt) of an 8-bit format fits in
+ * a 2^16-entry table of uint16 entries. Two kinds, both built on first use
+ * from the generic path below, published with an atomic store and never
+ * freed (at most one per format x operation x key actually used):
+ *  - per rounding mode (the hot path): code | flags << 8, computed under
+ *    the default policies, and DEP (bit 15) on every entry whose result or
+ *    flags could depend on sat, ftz, daz, tininess or the NaN policy
+ *    (special or subnormal operands; results that are special, subnormal,
+ *    inexact zeros or the smallest normal after an inexact rounding; any
+ *    flag other than inexact);
+ *  - per full configuration (mode x policies): exact for every entry; the
+ *    DEP entries look up here.
+ * sr is not tabulated. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
-enum { TAB_OPS = 5, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT };
+enum { TAB_OPS = 5, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x8000 };
 static _Atomic(uint16_t *) tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_CONFIGS];
+static _Atomic(uint16_t *) mode_tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_MODES];
 
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx);
 static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx);
 
-static __attribute__((noinline)) const uint16_t *build_table(const fpemu_format *f, int fi, int op, int cfg,
-                                                              const fpemu_ctx *ctx) {
+static int ordinary(fpemu_class k) { return k == FPEMU_CLASS_ZERO || k == FPEMU_CLASS_NORMAL; }
+
+/* Could this entry change under other policies than the default ones? */
+static int policy_dependent(const fpemu_format *f, uint64_t a, uint64_t b, int unary, uint64_t r, unsigned fl) {
+    if (!ordinary((fpemu_class)f->class_table[a]) || (!unary && !ordinary((fpemu_class)f->class_table[b]))) return 1;
+    fpemu_class k = (fpemu_class)f->class_table[r];
+    if (!ordinary(k) || (fl & ~(unsigned)FPEMU_FLAG_INEXACT)) return 1;
+    if (k == FPEMU_CLASS_ZERO) return fl != 0;
+    uint64_t minnorm = (uint64_t)(f->emin + f->bias) << f->mbits; /* tininess before rounding, ftz */
+    return (fl && (r & f->mag_mask) == minnorm) || !f->has_subnormals;
+}
+
+static __attribute__((noinline)) const uint16_t *build_table(const fpemu_format *f, _Atomic(uint16_t *) *slot, int op,
+                                                              const fpemu_ctx *ctx, int mark_dep) {
     size_t n = (size_t)1 << (op == 4 ? f->bits : 2 * f->bits);
     uint16_t *t = malloc(n * sizeof *t);
     if (!t) return NULL; /* tables are an optimisation only */
     fpemu_ctx c = *ctx;
+    c.sr_stream = NULL;
     for (size_t i = 0; i < n; i++) {
         c.flags = 0;
         uint64_t a = op == 4 ? i : i >> f->bits, b = i & ((1u << f->bits) - 1);
         uint64_t r = op == 4 ? sqrt_generic(f, a, &c) : binary(f, (binop)op, a, b, &c);
         t[i] = (uint16_t)(c.flags << 8 | r);
+        if (mark_dep && policy_dependent(f, a, b, op == 4, r, c.flags)) t[i] |= TAB_DEP;
     }
     uint16_t *expected = NULL;
-    if (!atomic_compare_exchange_strong(&tables[fi][op][cfg], &expected, t)) {
+    if (!atomic_compare_exchange_strong(slot, &expected, t)) {
         free(t); /* another thread published first; both are identical */
         t = expected;
     }
     return t;
 }
 
-static inline const uint16_t *op_table(const fpemu_format *f, int op, const fpemu_ctx *ctx) {
-    int fi = emu__registry_index(f);
-    if (fi < 0 || (unsigned)ctx->round >= 6 || (unsigned)ctx->nan_policy >= FPEMU_NAN_POLICY_COUNT) return NULL;
+/* The full-configuration table of op under ctx (not sr), or NULL. */
+static const uint16_t *config_table(const fpemu_format *f, int fi, int op, const fpemu_ctx *ctx) {
+    if ((unsigned)ctx->round >= TAB_MODES || (unsigned)ctx->nan_policy >= FPEMU_NAN_POLICY_COUNT) return NULL;
     int cfg = (((ctx->round << 4) | (!!ctx->sat << 3) | (!!ctx->ftz << 2) | (!!ctx->daz << 1) | !!ctx->tininess_before) *
                FPEMU_NAN_POLICY_COUNT) + (int)ctx->nan_policy;
-    uint16_t *t = atomic_load_explicit(&tables[fi][op][cfg], memory_order_acquire);
-    return t ? t : build_table(f, fi, op, cfg, ctx);
+    _Atomic(uint16_t *) *slot = &tables[fi][op][cfg];
+    uint16_t *t = atomic_load_explicit(slot, memory_order_acquire);
+    return t ? t : build_table(f, slot, op, ctx, 0);
 }
 
-#define TRY_TABLE(op, idx)                                         \
-    do {                                                           \
-        if (f->bits <= 8 && ctx->round != FPEMU_SR) {              \
-            const uint16_t *t_ = op_table(f, (op), ctx);           \
-            if (t_) {                                              \
-                uint16_t e_ = t_[(idx)];                           \
-                ctx->flags |= e_ >> 8;                             \
-                return e_ & 0xFF;                                  \
-            }                                                      \
-        }                                                          \
-    } while (0)
-#define IDX2(a, b) ((((a) & ((1u << f->bits) - 1)) << f->bits) | ((b) & ((1u << f->bits) - 1)))
+static __attribute__((noinline)) const uint16_t *build_mode_table(const fpemu_format *f, int fi, int op, int mode) {
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    c.round = (fpemu_round)mode;
+    return build_table(f, &mode_tables[fi][op][mode], op, &c, 1);
+}
+
+/* Index of (a, b) in a binary table; of a in the sqrt table (b = 0). */
+static inline unsigned tab_index(const fpemu_format *f, int op, uint64_t a, uint64_t b) {
+    unsigned m = (1u << f->bits) - 1;
+    return op == 4 ? (unsigned)a & m : ((unsigned)a & m) << f->bits | ((unsigned)b & m);
+}
+
+/* A tabulated operation of a <= 8-bit registry format: the mode table when
+ * its entry does not depend on the policies, else the configuration table,
+ * else (sr, or out of memory) the generic path. */
+static __attribute__((noinline)) uint64_t tab_slow(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    if (ctx->round != FPEMU_SR) {
+        const uint16_t *t = config_table(f, emu__registry_index(f), op, ctx);
+        if (t) {
+            unsigned e = t[tab_index(f, op, a, b)];
+            ctx->flags |= (e >> 8) & 0x1F;
+            return e & 0xFF;
+        }
+    }
+    return op == 4 ? sqrt_generic(f, a, ctx) : binary(f, op, a, b, ctx);
+}
+
+static __attribute__((noinline)) uint64_t tab_first(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                    fpemu_ctx *ctx);
+
+static inline uint64_t tab_op(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    unsigned mode = (unsigned)ctx->round;
+    if (__builtin_expect(mode < TAB_MODES, 1)) {
+        const emu_fastops *fo = f->fast;
+        _Atomic(uint16_t *) *slot = (_Atomic(uint16_t *) *)fo->tables + op * TAB_MODES + mode;
+        const uint16_t *t = atomic_load_explicit(slot, memory_order_acquire);
+        if (__builtin_expect(!t, 0)) return tab_first(f, op, a, b, ctx);
+        unsigned e = t[tab_index(f, op, a, b)];
+        if (__builtin_expect(!(e & TAB_DEP), 1)) {
+            unsigned old = ctx->flags, nw = old | (e >> 8);
+            if (__builtin_expect(nw != old, 0)) ctx->flags = nw; /* no store chain through ctx */
+            return e & 0xFF;
+        }
+    }
+    return tab_slow(f, op, a, b, ctx);
+}
+
+/* First use of a mode table: build it, then look up (or, with no memory
+ * for it, take the slow path). */
+static uint64_t tab_first(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    if (!build_mode_table(f, emu__registry_index(f), op, (int)ctx->round)) return tab_slow(f, op, a, b, ctx);
+    return tab_op(f, op, a, b, ctx);
+}
+
+static uint64_t tab_add(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+    return tab_op(f, neg ? OP_SUB : OP_ADD, a, b, ctx);
+}
+static uint64_t tab_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return tab_op(f, OP_MUL, a, b, ctx);
+}
+emu_fastops emu__tabops(const fpemu_format *f) {
+    emu_fastops o = {.tables = mode_tables[emu__registry_index(f)]};
+    if (f->bits == 8) o.tables8 = o.tables;
+    for (int m = 0; m < FPEMU_ROUND_COUNT; m++) o.add[m] = tab_add, o.mul[m] = tab_mul;
+    return o;
+}
 
 /* ---- public operations ------------------------------------------------- */
-
-/* The hot formats try their specialised fast path first (fast.c). */
-#define TRY_FAST(call)                                            \
-    do {                                                          \
-        const emu_fastops *fo_ = f->fast;                         \
-        if (fo_ && !ctx->daz) {                                   \
-            uint64_t r_ = call;                                   \
-            if (r_ != EMU_FAST_FAIL) return r_;                   \
-        }                                                         \
-    } while (0)
 
 /* Sums of two values of f are exact doubles when the format's whole span
  * of bits fits in 53. */
@@ -234,7 +304,7 @@ static inline int sums_exact(const fpemu_format *f) { return f->emax - f->emin +
 
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx) {
     double x, y;
-    if ((!f->fast || op == OP_DIV) && !ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y)) {
+    if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y)) {
         double s;
         int rs = 0;
         switch (op) {
@@ -290,28 +360,56 @@ static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb
     return f64_binop(f, op, a.v, b.v, ctx);
 }
 
+uint64_t emu__binary(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return binary(f, op, a, b, ctx);
+}
+
+/* The hot path of the 8-bit registry formats: a hit in the mode table of
+ * op (1 = *out set), inline in each public operation. (Formats of fewer
+ * bits take their table through fo->add and friends.) */
+static inline int tab_hit(const emu_fastops *fo, int op, unsigned m, uint64_t a, uint64_t b, fpemu_ctx *ctx,
+                          uint64_t *out) {
+    if (m >= TAB_MODES || !fo->tables8) return 0;
+    const uint16_t *t = atomic_load_explicit((_Atomic(uint16_t *) *)fo->tables8 + op * TAB_MODES + m, memory_order_acquire);
+    if (!t) return 0;
+    unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+    if (e & TAB_DEP) return 0;
+    unsigned old = ctx->flags, nw = old | (e >> 8);
+    if (__builtin_expect(nw != old, 0)) ctx->flags = nw; /* no store chain through ctx */
+    *out = e & 0xFF;
+    return 1;
+}
+
+/* Registry formats enter their tables, specialised or tabulated ops
+ * directly. */
 uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TRY_TABLE(OP_ADD, IDX2(a, b));
-    TRY_FAST(fo_->add(a, b, 0, ctx));
-    return binary(f, OP_ADD, a, b, ctx);
+    const emu_fastops *fo = f->fast;
+    unsigned m = (unsigned)ctx->round;
+    uint64_t r;
+    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_ADD, a, b, ctx);
+    return tab_hit(fo, OP_ADD, m, a, b, ctx, &r) ? r : fo->add[m](f, a, b, 0, ctx);
 }
 uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TRY_TABLE(OP_SUB, IDX2(a, b));
-    TRY_FAST(fo_->add(a, b, 1, ctx));
-    return binary(f, OP_SUB, a, b, ctx);
+    const emu_fastops *fo = f->fast;
+    unsigned m = (unsigned)ctx->round;
+    uint64_t r;
+    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_SUB, a, b, ctx);
+    return tab_hit(fo, OP_SUB, m, a, b, ctx, &r) ? r : fo->add[m](f, a, b, 1, ctx);
 }
 uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TRY_TABLE(OP_MUL, IDX2(a, b));
-    TRY_FAST(fo_->mul(a, b, ctx));
-    return binary(f, OP_MUL, a, b, ctx);
+    const emu_fastops *fo = f->fast;
+    unsigned m = (unsigned)ctx->round;
+    uint64_t r;
+    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_MUL, a, b, ctx);
+    return tab_hit(fo, OP_MUL, m, a, b, ctx, &r) ? r : fo->mul[m](f, a, b, ctx);
 }
 uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TRY_TABLE(OP_DIV, IDX2(a, b));
+    if (f->bits <= 8 && f->fast) return tab_op(f, OP_DIV, a, b, ctx);
     return binary(f, OP_DIV, a, b, ctx);
 }
 
 uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
-    TRY_TABLE(4, ca & ((1u << f->bits) - 1));
+    if (f->bits <= 8 && f->fast) return tab_op(f, 4, ca, 0, ctx);
     return sqrt_generic(f, ca, ctx);
 }
 
@@ -333,9 +431,15 @@ static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx)
 }
 
 uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {
+    const emu_fastops *fo = f->fast;
+    unsigned m = (unsigned)ctx->round;
+    if (fo && m < FPEMU_ROUND_COUNT && fo->fma[m]) return fo->fma[m](f, ca, cb, cc, ctx);
+    return emu__fma_generic(f, ca, cb, cc, ctx);
+}
+
+uint64_t emu__fma_generic(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {
     double x, y, z;
-    TRY_FAST(fo_->fma(ca, cb, cc, ctx));
-    if (!f->fast && !ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y) &&
+    if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y) &&
         emu__fast_decode(f, cc, &z)) {
         double p = x * y, s = p + z, bv = s - p, av = s - bv; /* p exact; TwoSum */
         uint64_t q = emu__fast_pack(f, s, sgn((p - av) + (z - bv)), ctx);

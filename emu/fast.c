@@ -87,105 +87,333 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
     return emu__unstrip(f, code);
 }
 
-/* ---- specialised scalar fast paths for the hot formats -------------------
- * The same algorithm as emu__fast_decode/emu__fast_pack above, with the
- * format's parameters as compile-time constants so shifts and masks fold. */
+/* ---- specialised scalar paths for the hot formats -----------------------
+ * fpemu_add/sub/mul/fma of f16, bf16 and f32 (and fma of e5m2) enter here
+ * directly. The same algorithm as emu__fast_decode/emu__fast_pack above,
+ * with the format's parameters as compile-time constants so shifts and
+ * masks fold; the deterministic modes run in a leaf function with one
+ * predictable branch per special case, sr in its own function, and every
+ * case they do not handle (inf/NaN operands, daz subnormals, results that
+ * are zero, subnormal, overflow, or sit where the residual decides) tail
+ * calls the generic path (arith.c), which computes everything again. */
 
 typedef struct { int m, bias, emin, emax, bits, sumexact; uint64_t maxmant; } fk;
 
-static inline __attribute__((always_inline)) int kdec(const fk K, uint64_t c, double *v) {
-    const uint64_t eall = (UINT64_C(1) << (K.bits - 1 - K.m)) - 1;
-    uint64_t expf = (c >> K.m) & eall, mant = c & ((UINT64_C(1) << K.m) - 1);
-    uint64_t sign = (c >> (K.bits - 1)) & 1;
-    if (expf == eall) return 0; /* inf/NaN (IEEE-style layouts only) */
-    if (expf == 0) {
-        double x = (double)mant * emu__bitsd((uint64_t)(1023 + K.emin - K.m) << 52);
-        *v = sign ? -x : x;
+/* Exact double of a finite code; 0 for inf/NaN and, under daz, for
+ * subnormals (the generic path flushes them). */
+static inline __attribute__((always_inline)) int kdec(const fk K, uint64_t c, int daz, double *v) {
+    const uint64_t signbit = UINT64_C(1) << (K.bits - 1), magmask = signbit - 1;
+    const uint64_t one = UINT64_C(1) << K.m, expmask = magmask & ~(one - 1);
+    if (__builtin_expect((c & expmask) - one < expmask - one, 1)) { /* normal: move the fields into a double's */
+        *v = emu__bitsd((c & signbit) << (64 - K.bits) | (((c & magmask) << (52 - K.m)) + ((uint64_t)(1023 - K.bias) << 52)));
         return 1;
     }
-    *v = emu__bitsd(sign << 63 | (expf - (uint64_t)K.bias + 1023) << 52 | mant << (52 - K.m));
+    if ((c & expmask) == expmask) return 0; /* inf/NaN (IEEE-style layouts only) */
+    uint64_t mant = c & (one - 1);
+    if (mant && daz) return 0;
+    double x = (double)mant * emu__bitsd((uint64_t)(1023 + K.emin - K.m) << 52);
+    *v = c & signbit ? -x : x;
     return 1;
 }
 
-static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d, int rsign, fpemu_ctx *ctx) {
+/* OR flag bits into ctx->flags, storing only when something changes: a
+ * store on every call would chain successive operations through memory. */
+static inline void kflags(fpemu_ctx *ctx, unsigned fl) {
+    unsigned old = ctx->flags, nw = old | fl;
+    if (__builtin_expect(nw != old, 0)) ctx->flags = nw;
+}
+
+/* Round d (+ a tiny residual of sign rsign) in a deterministic mode when
+ * the result is normal and finite; EMU_FAST_FAIL otherwise. */
+static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d, int rsign, int mode, fpemu_ctx *ctx) {
+    const int sh = 52 - K.m;
+    const uint64_t lo = (uint64_t)(1023 + K.emin) << 52, hi = (uint64_t)(1023 + K.emax + 1) << 52;
+    const uint64_t lowmask = (UINT64_C(1) << sh) - 1, half = UINT64_C(1) << (sh - 1);
+    const uint64_t maxr = ((uint64_t)(1023 + K.emax) << K.m) | K.maxmant;
+    uint64_t u = emu__dbits(d), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
+    if (mag - lo >= hi - lo) return EMU_FAST_FAIL; /* zero, tiny, or beyond emax */
+    uint64_t low = mag & lowmask, r;
+    /* a residual matters only where d sits on a representable value or a midpoint */
+    if (rsign && (low == 0 || low == half)) return EMU_FAST_FAIL;
+    switch (mode) {
+    case FPEMU_RNE: r = (mag + (half - 1) + ((mag >> sh) & 1)) >> sh; break;
+    case FPEMU_RNA: r = (mag + half) >> sh; break;
+    case FPEMU_RTZ: r = mag >> sh; break;
+    case FPEMU_RUP: r = (mag + (sign ? 0 : lowmask)) >> sh; break;
+    case FPEMU_RDN: r = (mag + (sign ? lowmask : 0)) >> sh; break;
+    default: r = (mag >> sh) | (low != 0); break; /* rto */
+    }
+    if (r > maxr) return EMU_FAST_FAIL; /* overflow: the generic path applies the policy */
+    kflags(ctx, low != 0);              /* FPEMU_FLAG_INEXACT */
+    return (r - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
+}
+
+/* The same in sr: one draw per rounding, as the generic path takes. */
+static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, double d, int rsign, fpemu_ctx *ctx) {
     uint64_t u = emu__dbits(d);
     uint64_t sign = u >> 63;
     int E = (int)((u >> 52) & 0x7FF) - 1023;
-    if (E < K.emin || E > K.emax) return EMU_FAST_FAIL;
+    if (E < K.emin || E > K.emax || rsign) return EMU_FAST_FAIL;
     const int sh = 52 - K.m;
     const uint64_t mmask = (UINT64_C(1) << K.m) - 1;
     uint64_t mag = u & ~(UINT64_C(1) << 63);
-    uint64_t low = mag & ((UINT64_C(1) << sh) - 1), half = UINT64_C(1) << (sh - 1);
-    uint64_t kept = mag >> sh, r;
-    fpemu_round mode = ctx->round;
-    if (rsign && (low == 0 || low == half || mode == FPEMU_SR)) return EMU_FAST_FAIL;
-    switch (mode) {
-    case FPEMU_RNE: r = kept + (low > half || (low == half && (kept & 1))); break;
-    case FPEMU_RNA: r = kept + (low >= half); break;
-    case FPEMU_RTZ: r = kept; break;
-    case FPEMU_RUP: r = kept + (low && !sign); break;
-    case FPEMU_RDN: r = kept + (low && sign); break;
-    case FPEMU_RTO: r = kept | (low != 0); break;
-    default: {
-        uint64_t up = kept + 1;
-        int Eu = (int)(up >> K.m) - 1023;
-        if (Eu > K.emax || (Eu == K.emax && (up & mmask) > K.maxmant)) return EMU_FAST_FAIL;
-        uint64_t draw = emu__draw(ctx);
-        if (!low) { r = kept; break; }
+    uint64_t low = mag & ((UINT64_C(1) << sh) - 1);
+    uint64_t kept = mag >> sh, r = kept;
+    /* the upper neighbour must not overflow either, or the draw would decide */
+    uint64_t up = kept + 1;
+    int Eu = (int)(up >> K.m) - 1023;
+    if (Eu > K.emax || (Eu == K.emax && (up & mmask) > K.maxmant)) return EMU_FAST_FAIL;
+    uint64_t draw = emu__draw(ctx);
+    if (low) {
         int R = ctx->sr_bits <= 0 || ctx->sr_bits > 64 ? 64 : ctx->sr_bits;
         uint64_t frac = low << (64 - sh);
         uint64_t rr = R == 64 ? draw : draw >> (64 - R), thr = R == 64 ? frac : frac >> (64 - R);
         int more = R < 64 && (frac << R) != 0;
         r = kept + (rr < thr || (rr == thr && more));
-        break;
-    }
     }
     int Er = (int)(r >> K.m) - 1023;
-    if (Er > K.emax || (Er == K.emax && (r & mmask) > K.maxmant)) return EMU_FAST_FAIL; /* sr checked above */
-    ctx->flags |= low != 0; /* FPEMU_FLAG_INEXACT */
+    kflags(ctx, low != 0);
     return ((uint64_t)(Er + K.bias) << K.m | (r & mmask)) | sign << (K.bits - 1);
 }
 
 static inline int ksgn(double r) { return (r > 0) - (r < 0); }
 
-#define FAST_FORMAT(NAME, ...)                                                                            \
-    static const fk K_##NAME = {__VA_ARGS__};                                                             \
-    static uint64_t add_##NAME(uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {                        \
+/* Exact sum (TwoSum residual sign when sums are not exact doubles). */
+#define KSUM(K, x, y, s, rs)                                \
+    double s = (x) + (y);                                   \
+    int rs = 0;                                             \
+    if (!(K).sumexact) {                                    \
+        double bv_ = s - (x), av_ = s - bv_;                \
+        rs = ksgn(((x) - av_) + ((y) - bv_));               \
+    }
+
+/* One function per format, operation and mode: the mode is a constant,
+ * so each deterministic one is a short leaf. */
+#define FAST_ADD(NAME, MODE)                                                                              \
+    static uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg,          \
+                                        fpemu_ctx *ctx) {                                                 \
         double x, y;                                                                                      \
-        if (!kdec(K_##NAME, a, &x) || !kdec(K_##NAME, b, &y)) return EMU_FAST_FAIL;                      \
-        if (neg) y = -y;                                                                                  \
-        double s = x + y;                                                                                 \
-        int rs = 0;                                                                                       \
-        if (!K_##NAME.sumexact) {                                                                         \
-            double bv = s - x, av = s - bv;                                                               \
-            rs = ksgn((x - av) + (y - bv));                                                               \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
+            KSUM(K_##NAME, x, y, s, rs)                                                                   \
+            uint64_t r = kpack(K_##NAME, s, rs, FPEMU_##MODE, ctx);                                       \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return kpack(K_##NAME, s, rs, ctx);                                                               \
+        return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
     }                                                                                                     \
-    static uint64_t mul_##NAME(uint64_t a, uint64_t b, fpemu_ctx *ctx) {                                 \
+    static uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
         double x, y;                                                                                      \
-        if (!kdec(K_##NAME, a, &x) || !kdec(K_##NAME, b, &y)) return EMU_FAST_FAIL;                      \
-        return kpack(K_##NAME, x * y, 0, ctx);                                                            \
-    }                                                                                                     \
-    static uint64_t fma_##NAME(uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {                     \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
+            uint64_t r = kpack(K_##NAME, x * y, 0, FPEMU_##MODE, ctx); /* p <= 24: exact product */      \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
+    }
+#define FAST_FMA(NAME, MODE)                                                                              \
+    static uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,       \
+                                        fpemu_ctx *ctx) {                                                 \
         double x, y, z;                                                                                   \
-        if (!kdec(K_##NAME, a, &x) || !kdec(K_##NAME, b, &y) || !kdec(K_##NAME, c, &z))                  \
-            return EMU_FAST_FAIL;                                                                         \
-        double p = x * y, s = p + z, bv = s - p, av = s - bv;                                             \
-        return kpack(K_##NAME, s, ksgn((p - av) + (z - bv)), ctx);                                        \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y) &&                        \
+            kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
+            double p = x * y; /* exact */                                                                 \
+            double s = p + z, bv = s - p, av = s - bv;                                                    \
+            uint64_t r = kpack(K_##NAME, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__fma_generic(f, a, b, c, ctx);                                                         \
+    }
+#define FAST_SR(NAME)                                                                                     \
+    static uint64_t add_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+        double x, y;                                                                                      \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
+            KSUM(K_##NAME, x, y, s, rs)                                                                   \
+            uint64_t r = kpack_sr(K_##NAME, s, rs, ctx);                                                  \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
     }                                                                                                     \
-    static const emu_fastops ops_##NAME = {add_##NAME, mul_##NAME, fma_##NAME};
+    static uint64_t mul_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
+        double x, y;                                                                                      \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
+            uint64_t r = kpack_sr(K_##NAME, x * y, 0, ctx);                                               \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
+    }                                                                                                     \
+    static uint64_t fma_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,           \
+                                    fpemu_ctx *ctx) {                                                     \
+        double x, y, z;                                                                                   \
+        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y) &&                        \
+            kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
+            double p = x * y; /* exact */                                                                 \
+            double s = p + z, bv = s - p, av = s - bv;                                                    \
+            uint64_t r = kpack_sr(K_##NAME, s, ksgn((p - av) + (z - bv)), ctx);                           \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__fma_generic(f, a, b, c, ctx);                                                         \
+    }
+#define FAST_MODES(X, NAME) X(NAME, RNE) X(NAME, RNA) X(NAME, RTZ) X(NAME, RUP) X(NAME, RDN) X(NAME, RTO)
+#define FAST_TABLE(OP, NAME)                                                                              \
+    { OP##_##NAME##_RNE, OP##_##NAME##_RNA, OP##_##NAME##_RTZ, OP##_##NAME##_RUP, OP##_##NAME##_RDN,   \
+      OP##_##NAME##_RTO, OP##_##NAME##_SR }
+#define FAST_FORMAT(NAME)                                                                                 \
+    FAST_MODES(FAST_ADD, NAME) FAST_MODES(FAST_FMA, NAME) FAST_SR(NAME)                                   \
+    static const emu_fastops ops_##NAME = {FAST_TABLE(add, NAME), FAST_TABLE(mul, NAME), FAST_TABLE(fma, NAME), NULL, NULL};
 
-/*          name  m   bias emin  emax bits sums-exact maxmant */
-FAST_FORMAT(f16,  10, 15,  -14,  15,  16,  1,         0x3FF)
-FAST_FORMAT(bf16, 7,  127, -126, 127, 16,  0,         0x7F)
-FAST_FORMAT(e5m2, 2,  15,  -14,  15,  8,   1,         0x3)
-FAST_FORMAT(f32,  23, 127, -126, 127, 32,  0,         0x7FFFFF)
+/*                      m   bias emin  emax bits sums-exact maxmant */
+static const fk K_f16  = {10, 15,  -14,  15,  16,  1,         0x3FF};
+static const fk K_bf16 = {7,  127, -126, 127, 16,  0,         0x7F};
+static const fk K_e5m2 = {2,  15,  -14,  15,  8,   1,         0x3};
+static const fk K_f32  = {23, 127, -126, 127, 32,  0,         0x7FFFFF};
+FAST_FORMAT(f16)
+FAST_FORMAT(f32)
+/* e5m2: add and mul of the deterministic modes go through the result tables */
+FAST_FORMAT(e5m2)
+FAST_MODES(FAST_FMA, bf16)
+FAST_SR(bf16)
 
-const emu_fastops *emu__fastops_for(const char *name) {
-    if (!strcmp(name, "f16")) return &ops_f16;
-    if (!strcmp(name, "bf16")) return &ops_bf16;
-    if (!strcmp(name, "e5m2")) return &ops_e5m2;
-    if (!strcmp(name, "f32")) return &ops_f32;
-    return NULL;
+/* ---- bf16 add and mul in the binary32 domain ---------------------------
+ * A bf16 code shifted left by 16 is the float of the same value. When both
+ * operands are normal and their exponents differ by at most 15, the float
+ * sum is exact (8 + 15 + 1 bits); float products of two bf16 are exact.
+ * The exact float then rounds to bf16 on its bit pattern: keep the top 16
+ * bits, after adding the mode's increment to the low 16. Results that are
+ * not normal and finite, or sit on the smallest normal or the largest
+ * finite magnitude (where tininess, ftz and overflow policies decide),
+ * go to the double-path functions above. */
+
+static inline __attribute__((always_inline)) int bf_normal(uint32_t c) { return ((c & 0x7F80u) - 0x80u) < 0x7F00u; }
+
+static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int mode, fpemu_ctx *ctx) {
+    uint32_t low = sb & 0xFFFFu, neg = sb >> 31, r;
+    switch (mode) {
+    case FPEMU_RNE: r = (sb + 0x7FFFu + ((sb >> 16) & 1u)) >> 16; break;
+    case FPEMU_RNA: r = (sb + 0x8000u) >> 16; break;
+    case FPEMU_RTZ: r = sb >> 16; break;
+    case FPEMU_RUP: r = (sb + (neg ? 0 : 0xFFFFu)) >> 16; break;
+    case FPEMU_RDN: r = (sb + (neg ? 0xFFFFu : 0)) >> 16; break;
+    default: r = (sb >> 16) | (low != 0); break; /* rto */
+    }
+    /* magnitude strictly between the smallest normal and the largest finite */
+    if ((r & 0x7FFFu) - 0x81u >= 0x7F7Fu - 0x81u) return EMU_FAST_FAIL;
+    kflags(ctx, low != 0);
+    return r;
+}
+
+#define BF16_ADDMUL(MODE)                                                                                 \
+    static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
+        uint32_t d = ((ua >> 7) & 0xFFu) - ((ub >> 7) & 0xFFu) + 15u;                                     \
+        if (bf_normal(ua) & bf_normal(ub) & (d <= 30u)) {                                                 \
+            uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_bf16d_##MODE(f, a, b, neg, ctx);                                                       \
+    }                                                                                                     \
+    static uint64_t mul_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
+        if (bf_normal(ua) & bf_normal(ub)) {                                                              \
+            uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return mul_bf16d_##MODE(f, a, b, ctx);                                                            \
+    }
+/* the double-path versions (bf16d) are the fallback */
+static const fk K_bf16d = {7, 127, -126, 127, 16, 0, 0x7F};
+FAST_MODES(FAST_ADD, bf16d)
+BF16_ADDMUL(RNE) BF16_ADDMUL(RNA) BF16_ADDMUL(RTZ) BF16_ADDMUL(RUP) BF16_ADDMUL(RDN) BF16_ADDMUL(RTO)
+static const emu_fastops ops_bf16 = {FAST_TABLE(add, bf16), FAST_TABLE(mul, bf16), FAST_TABLE(fma, bf16), NULL, NULL};
+
+/* ---- f16 add and mul through F16C ------------------------------------
+ * Where the CPU has F16C, vcvtph2ps decodes both operands at once (exact;
+ * f16 subnormals become normal floats, so MXCSR's daz/ftz never apply) and
+ * vcvtps2ph rounds an exact float to f16 in rne, rdn, rup or rtz in one
+ * instruction (the mode comes from the immediate, not MXCSR). Float
+ * products of two f16 are exact; float sums are when the exponent fields
+ * differ by at most 12 (11 + 12 + 1 bits; a subnormal's field 0 only
+ * overstates the gap). inf and NaN operands give an inf or NaN float, so
+ * the result check sends them, with zero, subnormal, smallest-normal and
+ * largest-finite results (where tininess, ftz and overflow policies
+ * decide), to the software path; daz with its subnormal operands too.
+ * Otherwise the result is inexact iff the float had bits below f16's 10. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define F16C_FN __attribute__((target("f16c,avx")))
+
+static inline int h_normal(uint32_t c) { return ((c & 0x7C00u) - 0x400u) < 0x7800u; }
+
+F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, int rc, fpemu_ctx *ctx) {
+    uint32_t r = (uint32_t)_mm_cvtsi128_si32(_mm_cvtps_ph(s, rc)) & 0xFFFFu;
+    if ((r & 0x7FFFu) - 0x401u >= 0x7BFFu - 0x401u) return EMU_FAST_FAIL;
+    kflags(ctx, (_mm_cvtsi128_si32(_mm_castps_si128(s)) & 0x1FFF) != 0);
+    return r;
+}
+
+#define F16C_ADDMUL(MODE, RC)                                                                             \
+    F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
+        uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
+        if (d <= 24u && !ctx->daz) {                                                                      \
+            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
+            uint64_t r = h_round(_mm_add_ss(x, _mm_movehdup_ps(x)), RC, ctx);                             \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
+    }                                                                                                     \
+    F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
+        if (!ctx->daz) {                                                                                  \
+            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
+            uint64_t r = h_round(_mm_mul_ss(x, _mm_movehdup_ps(x)), RC, ctx);                             \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return mul_f16_##MODE(f, a, b, ctx);                                                              \
+    }
+F16C_ADDMUL(RNE, _MM_FROUND_TO_NEAREST_INT)
+F16C_ADDMUL(RDN, _MM_FROUND_TO_NEG_INF)
+F16C_ADDMUL(RUP, _MM_FROUND_TO_POS_INF)
+F16C_ADDMUL(RTZ, _MM_FROUND_TO_ZERO)
+static int have_f16c(void) { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
+#else
+static int have_f16c(void) { return 0; }
+#endif
+
+static emu_fastops ops_f16_best; /* ops_f16, with F16C versions where the CPU has it */
+
+/* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C; a
+ * level the CPU lacks is refused (returns the level in force). Tests use
+ * it to check both; the registry starts at the best level. */
+int emu__scalar_isa(int level) {
+    ops_f16_best = ops_f16;
+#if defined(__x86_64__) || defined(__i386__)
+    if (level >= 1 && have_f16c()) {
+        ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
+        ops_f16_best.add[FPEMU_RDN] = add_f16h_RDN, ops_f16_best.mul[FPEMU_RDN] = mul_f16h_RDN;
+        ops_f16_best.add[FPEMU_RUP] = add_f16h_RUP, ops_f16_best.mul[FPEMU_RUP] = mul_f16h_RUP;
+        ops_f16_best.add[FPEMU_RTZ] = add_f16h_RTZ, ops_f16_best.mul[FPEMU_RTZ] = mul_f16h_RTZ;
+        return 1;
+    }
+#endif
+    return 0;
+}
+
+/* The ops of a registry format: specialised for f16, bf16 and f32; result
+ * tables (arith.c) for the <= 8-bit formats, with e5m2's fma specialised.
+ * Registry initialisation runs once (pthread_once), one call per format. */
+const emu_fastops *emu__fastops_for(const fpemu_format *f) {
+    static emu_fastops small[EMU_REGISTRY_MAX];
+    if (!strcmp(f->name, "f16")) {
+        emu__scalar_isa(1);
+        return &ops_f16_best;
+    }
+    if (!strcmp(f->name, "bf16")) return &ops_bf16;
+    if (!strcmp(f->name, "f32")) return &ops_f32;
+    int fi = emu__registry_index(f);
+    if (f->bits > 8 || fi < 0) return NULL;
+    small[fi] = emu__tabops(f);
+    if (!strcmp(f->name, "e5m2")) {
+        small[fi].add[FPEMU_SR] = add_e5m2_SR;
+        small[fi].mul[FPEMU_SR] = mul_e5m2_SR;
+        memcpy(small[fi].fma, ops_e5m2.fma, sizeof small[fi].fma);
+    }
+    return &small[fi];
 }

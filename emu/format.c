@@ -236,7 +236,7 @@ static void registry_init(void) {
         int rc = fpemu_format_finish(f, NULL, 0);
         (void)rc; /* registry rows are valid by construction; t_emu_special checks every row */
         build_tables(f);
-        f->fast = emu__fastops_for(f->name);
+        f->fast = emu__fastops_for(f);
     }
 }
 

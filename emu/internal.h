@@ -81,14 +81,29 @@ const fpemu_format *emu__f32(void);
 int emu__fast_decode(const fpemu_format *f, uint64_t code, double *v);
 uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *ctx);
 
-/* Specialised fast paths of a hot format (fast.c); each returns
- * EMU_FAST_FAIL, having changed nothing, where the generic path must run. */
-typedef struct emu_fastops {
-    uint64_t (*add)(uint64_t a, uint64_t b, int negate_b, fpemu_ctx *ctx);
-    uint64_t (*mul)(uint64_t a, uint64_t b, fpemu_ctx *ctx);
-    uint64_t (*fma)(uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
+/* Scalar entry points of a registry format (fast.c, arith.c): fpemu_add,
+ * _sub, _mul and _fma call these directly when the format has them. Each
+ * computes the full result, falling back to the generic path itself; fma
+ * may be NULL (generic). */
+typedef uint64_t (*emu_add_fn)(const fpemu_format *f, uint64_t a, uint64_t b, int negate_b, fpemu_ctx *ctx);
+typedef uint64_t (*emu_mul_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
+typedef uint64_t (*emu_fma_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
+typedef struct emu_fastops { /* indexed by rounding mode */
+    emu_add_fn add[FPEMU_ROUND_COUNT];
+    emu_mul_fn mul[FPEMU_ROUND_COUNT];
+    emu_fma_fn fma[FPEMU_ROUND_COUNT];
+    void *tables;  /* the format's result tables (arith.c), or NULL */
+    void *tables8; /* the same for 8-bit formats (inline lookup), or NULL */
 } emu_fastops;
-const emu_fastops *emu__fastops_for(const char *name);
+/* Called once per registry format, at registry initialisation. */
+const emu_fastops *emu__fastops_for(const fpemu_format *f);
+/* The result-table ops of a <= 8-bit registry format (arith.c). */
+emu_fastops emu__tabops(const fpemu_format *f);
+
+/* The generic paths (arith.c), without tables or specialised ops. */
+enum { EMU_OP_ADD, EMU_OP_SUB, EMU_OP_MUL, EMU_OP_DIV };
+uint64_t emu__binary(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx);
+uint64_t emu__fma_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
 
 /* array.c: telemetry of one cast into *st (with_n_amax = 0: n and amax
  * already counted by the caller). */
