@@ -213,7 +213,10 @@ INL void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n
 
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,bmi,bmi2"), always_inline)) static inline
 
-T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
+/* One step: src[j .. j+16) (lanes live; full: all 16) -> dst, with the
+ * zeros and results below min normal done here and the rest noted in cb. */
+T512 void step512(const kparams *p, const uint32_t *src, char *dst, size_t j, __mmask16 live, int full, int kind, int st,
+                  chunkbuf *cb_, unsigned *any, __mmask16 *nx, __mmask16 *uf, __m512i *amax, uint64_t *unf, uint64_t *sub) {
     const __m512i half1 = _mm512_set1_epi32((int)p->half1), one = _mm512_set1_epi32(1);
     const __m512i amin = _mm512_set1_epi32((int)p->amin), rmax = _mm512_set1_epi32((int)p->rmax);
     const __m512i rebias = _mm512_set1_epi32((int)p->rebias), lowmask = _mm512_set1_epi32((int)p->lowmask);
@@ -221,72 +224,84 @@ T512 void body512(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
     const __m512i zsc = _mm512_set1_epi32((int)p->zsign_code), zsf = _mm512_set1_epi32((int)p->zsign_f32);
     const __m512i inf = _mm512_set1_epi32(0x7F800000), zero = _mm512_setzero_si512();
     const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
+    chunkbuf *cb = cb_;
+    __m512i u = full ? _mm512_loadu_si512(src + j) : _mm512_maskz_loadu_epi32(live, src + j);
+    __m512i a = _mm512_andnot_si512(fsign, u);
+    __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, sh), one);
+    __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, half1), lsb), sh);
+    __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, amin), r, rmax);
+    *nx |= _mm512_mask_test_epi32_mask(ok, a, lowmask);
+    if (st) *amax = _mm512_mask_max_epu32(*amax, _mm512_cmplt_epu32_mask(a, inf), *amax, a);
+    __m512i v; /* 0xF8 = A | (B & C) */
+    if (kind == KIND_ROUND) v = _mm512_ternarylogic_epi32(_mm512_sll_epi32(r, sh), u, fsign, 0xF8);
+    else v = _mm512_ternarylogic_epi32(_mm512_sub_epi32(r, rebias), _mm512_srl_epi32(u, signpos), signbit, 0xF8);
+    __mmask16 bad = live & (__mmask16)~ok;
+    if (bad) { /* zeros here; the rest to fix_chunk */
+        __mmask16 z = _mm512_mask_cmpeq_epi32_mask(bad, a, zero);
+        __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, zsf) : _mm512_and_si512(_mm512_srl_epi32(u, signpos), zsc);
+        v = _mm512_mask_mov_epi32(v, z, zv);
+        bad &= (__mmask16)~z;
+        __mmask16 sm = _mm512_mask_cmplt_epu32_mask(bad, a, amin);
+        if (sm) { /* results below min normal (see kparams) */
+            const __m512i imp = _mm512_set1_epi32(0x800000);
+            __m512i be = _mm512_max_epu32(_mm512_srli_epi32(a, 23), one);
+            __m512i frac = _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF));
+            __m512i sig = _mm512_mask_or_epi32(frac, _mm512_cmpge_epu32_mask(a, imp), frac, imp);
+            __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32((int)p->sbase), be);
+            __m512i hv = _mm512_sllv_epi32(one, _mm512_sub_epi32(sv, one));
+            __m512i lb = _mm512_and_si512(_mm512_srlv_epi32(sig, sv), one);
+            __m512i c = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_add_epi32(sig, hv), _mm512_sub_epi32(lb, one)), sv);
+            __mmask16 inx = _mm512_mask_test_epi32_mask(sm, sig, _mm512_sub_epi32(_mm512_sllv_epi32(one, sv), one));
+            __mmask16 cz = _mm512_mask_cmpeq_epi32_mask(sm, c, zero), cnz = sm & (__mmask16)~cz;
+            *nx |= inx;
+            *uf |= _mm512_mask_cmplt_epu32_mask(inx, a, _mm512_set1_epi32((int)p->atiny));
+            if (st) {
+                *unf += (uint64_t)__builtin_popcount(cz);
+                *sub += (uint64_t)__builtin_popcount(_mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->mincode)));
+            }
+            __m512i sv2;
+            if (kind == KIND_ROUND) {
+                __m512i fb = _mm512_add_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(c)), _mm512_set1_epi32((int)p->eadj));
+                __mmask16 lo = _mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->clim));
+                fb = _mm512_mask_sllv_epi32(fb, lo, c, _mm512_set1_epi32((int)p->subsh));
+                sv2 = _mm512_mask_mov_epi32(_mm512_and_si512(u, zsf), cnz, _mm512_ternarylogic_epi32(fb, u, fsign, 0xF8));
+            } else {
+                __m512i sg = _mm512_srl_epi32(u, signpos);
+                sv2 = _mm512_or_si512(c, _mm512_mask_and_epi32(_mm512_and_si512(sg, zsc), cnz, sg, signbit));
+            }
+            v = _mm512_mask_mov_epi32(v, sm, sv2);
+            bad &= (__mmask16)~sm;
+        }
+        if (bad) _mm512_storeu_si512(cb->keep + j, u);
+    }
+    memcpy(cb->bad + j / 8, &bad, 2);
+    *any |= bad;
+    if (full) {
+        if (kind == KIND_ROUND) _mm512_storeu_si512(dst + j * 4, v);
+        else if (kind == KIND_CODE16) _mm256_storeu_si256((__m256i *)(dst + j * 2), _mm512_cvtepi32_epi16(v));
+        else _mm_storeu_si128((__m128i *)(dst + j), _mm512_cvtepi32_epi8(v));
+    } else {
+        if (kind == KIND_ROUND) _mm512_mask_storeu_epi32(dst + j * 4, live, v);
+        else if (kind == KIND_CODE16) _mm512_mask_cvtepi32_storeu_epi16(dst + j * 2, live, v);
+        else _mm512_mask_cvtepi32_storeu_epi8(dst + j, live, v);
+    }
+}
+
+T512 void body512(fixup *fx, const kparams *pp, const uint32_t *in, size_t n, int kind, int st) {
+    const kparams p = *pp; /* the broadcasts of step512 are hoisted out of the loops */
     __mmask16 nx = 0, uf = 0;
-    __m512i amax = zero;
+    __m512i amax = _mm512_setzero_si512();
     uint64_t unf = 0, sub = 0;
     chunkbuf cb;
     for (size_t i0 = 0; i0 < n; i0 += CH) {
-        size_t m = n - i0 < CH ? n - i0 : CH;
+        size_t m = n - i0 < CH ? n - i0 : CH, j = 0;
         char *dst = (char *)fx->dst + i0 * elsize(kind);
         const uint32_t *src = in + i0;
         unsigned any = 0;
-        for (size_t j = 0; j < m; j += 16) {
-            __mmask16 live = m - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (m - j)) - 1);
-            __m512i u = _mm512_maskz_loadu_epi32(live, src + j);
-            __m512i a = _mm512_andnot_si512(fsign, u);
-            __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, sh), one);
-            __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, half1), lsb), sh);
-            __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, amin), r, rmax);
-            nx |= _mm512_mask_test_epi32_mask(ok, a, lowmask);
-            if (st) amax = _mm512_mask_max_epu32(amax, _mm512_cmplt_epu32_mask(a, inf), amax, a);
-            __m512i v; /* 0xF8 = A | (B & C) */
-            if (kind == KIND_ROUND) v = _mm512_ternarylogic_epi32(_mm512_sll_epi32(r, sh), u, fsign, 0xF8);
-            else v = _mm512_ternarylogic_epi32(_mm512_sub_epi32(r, rebias), _mm512_srl_epi32(u, signpos), signbit, 0xF8);
-            __mmask16 bad = live & (__mmask16)~ok;
-            if (bad) { /* zeros here; the rest to fix_chunk */
-                __mmask16 z = _mm512_mask_cmpeq_epi32_mask(bad, a, zero);
-                __m512i zv = kind == KIND_ROUND ? _mm512_and_si512(u, zsf) : _mm512_and_si512(_mm512_srl_epi32(u, signpos), zsc);
-                v = _mm512_mask_mov_epi32(v, z, zv);
-                bad &= (__mmask16)~z;
-                __mmask16 sm = _mm512_mask_cmplt_epu32_mask(bad, a, amin);
-                if (sm) { /* results below min normal (see kparams) */
-                    const __m512i imp = _mm512_set1_epi32(0x800000);
-                    __m512i be = _mm512_max_epu32(_mm512_srli_epi32(a, 23), one);
-                    __m512i frac = _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF));
-                    __m512i sig = _mm512_mask_or_epi32(frac, _mm512_cmpge_epu32_mask(a, imp), frac, imp);
-                    __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32((int)p->sbase), be);
-                    __m512i hv = _mm512_sllv_epi32(one, _mm512_sub_epi32(sv, one));
-                    __m512i lb = _mm512_and_si512(_mm512_srlv_epi32(sig, sv), one);
-                    __m512i c = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_add_epi32(sig, hv), _mm512_sub_epi32(lb, one)), sv);
-                    __mmask16 inx = _mm512_mask_test_epi32_mask(sm, sig, _mm512_sub_epi32(_mm512_sllv_epi32(one, sv), one));
-                    __mmask16 cz = _mm512_mask_cmpeq_epi32_mask(sm, c, zero), cnz = sm & (__mmask16)~cz;
-                    nx |= inx;
-                    uf |= _mm512_mask_cmplt_epu32_mask(inx, a, _mm512_set1_epi32((int)p->atiny));
-                    if (st) {
-                        unf += (uint64_t)__builtin_popcount(cz);
-                        sub += (uint64_t)__builtin_popcount(_mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->mincode)));
-                    }
-                    __m512i sv2;
-                    if (kind == KIND_ROUND) {
-                        __m512i fb = _mm512_add_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(c)), _mm512_set1_epi32((int)p->eadj));
-                        __mmask16 lo = _mm512_mask_cmplt_epu32_mask(cnz, c, _mm512_set1_epi32((int)p->clim));
-                        fb = _mm512_mask_sllv_epi32(fb, lo, c, _mm512_set1_epi32((int)p->subsh));
-                        sv2 = _mm512_mask_mov_epi32(_mm512_and_si512(u, zsf), cnz, _mm512_ternarylogic_epi32(fb, u, fsign, 0xF8));
-                    } else {
-                        __m512i sg = _mm512_srl_epi32(u, signpos);
-                        sv2 = _mm512_or_si512(c, _mm512_mask_and_epi32(_mm512_and_si512(sg, zsc), cnz, sg, signbit));
-                    }
-                    v = _mm512_mask_mov_epi32(v, sm, sv2);
-                    bad &= (__mmask16)~sm;
-                }
-                if (bad) _mm512_storeu_si512(cb.keep + j, u);
-            }
-            memcpy(cb.bad + j / 8, &bad, 2);
-            any |= bad;
-            if (kind == KIND_ROUND) _mm512_mask_storeu_epi32(dst + j * 4, live, v);
-            else if (kind == KIND_CODE16) _mm512_mask_cvtepi32_storeu_epi16(dst + j * 2, live, v);
-            else _mm512_mask_cvtepi32_storeu_epi8(dst + j, live, v);
-        }
+        for (; j + 16 <= m; j += 16)
+            step512(&p, src, dst, j, (__mmask16)0xFFFF, 1, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+        if (j < m)
+            step512(&p, src, dst, j, (__mmask16)((1u << (m - j)) - 1), 0, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
         if (any) fix_chunk(fx, i0, m, &cb);
     }
     pacc acc = {nx != 0, uf != 0, st ? _mm512_reduce_max_epu32(amax) : 0, unf, sub};
