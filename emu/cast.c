@@ -4,13 +4,15 @@
  * tests/t_emu_fast checks them against the scalar conversion, at every
  * instruction-set level (emu__cast_isa forces one).
  *
- * One pass over the array, 16 (or 8) elements at a time: integer rounding
- * of the f32 bits, a mask of the elements whose result is a normal finite
- * number (the others: zeros are written by the vector code, the rest --
- * subnormal results, overflow, inf/NaN -- by the generic fpemu_convert,
- * element by element), the inexact flag and the finite amax as vector
- * reductions. Only integer operations, so the three kernels (AVX-512, AVX2,
- * portable C) give the same bits and flags on every x86-64 and elsewhere. */
+ * One pass over the array, 16 (AVX-512), 8 (AVX2, portable C) elements at
+ * a time: integer rounding of the f32 bits and a mask of the elements whose
+ * result is a normal finite number; zeros and results below min normal are
+ * done in the same vector code when a step has any, and only overflow,
+ * inf and NaN inputs go to the generic fpemu_convert, element by element.
+ * Flags (inexact, underflow) and telemetry (amax, zero and subnormal
+ * results) are vector reductions. Integer operations only (the one int ->
+ * float conversion is exact), so the three kernels give the same bits,
+ * flags and counters on every x86-64 and elsewhere, whatever MXCSR says. */
 #include <math.h>
 #include <string.h>
 #include "internal.h"
