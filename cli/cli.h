@@ -33,4 +33,10 @@ int cli_parse_double(const char *s, double *out);
 typedef struct cli_atomic { FILE *f; char path[4096]; char tmp[4200]; } cli_atomic;
 int cli_atomic_open(cli_atomic *a, const char *path, const char *mode);
 int cli_atomic_close(cli_atomic *a, int ok);
+/* Remove DIR/NAME.tmp.PID, for each NAME of the NULL-terminated list, left
+ * by a writer that was killed: only when PID is not a running process (a
+ * live writer's file, this process's included, is kept; a PID reused by an
+ * unrelated process keeps a stale file, never removes a live one). Returns
+ * the number removed. */
+int cli_atomic_clean(const char *dir, const char *const *names);
 #endif

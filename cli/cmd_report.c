@@ -551,6 +551,7 @@ typedef struct {
     char scripts[4096];
     int no_plots;
     int plots_made, plots_failed;
+    int write_failed; /* a plot's data or image could not be written (exit 2) */
 } gp_ctx;
 
 static int find_scripts(gp_ctx *g, const char *given) {
@@ -582,27 +583,58 @@ static int find_scripts(gp_ctx *g, const char *given) {
     return -1;
 }
 
-/* Run `gnuplot -e VARS SCRIPT` in DIR; the log goes to DIR/OUT.gp.log (kept
- * only if gnuplot failed). Returns 0 or -1. */
+/* Is the file at P a complete PNG (ends with the IEND chunk) or SVG (ends
+ * with </svg>)? gnuplot can exit 0 after a short write (a full disk). */
+static int complete_image(const char *p, int png) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    unsigned char b[16];
+    size_t n = 0;
+    if (fseek(f, -(long)sizeof b, SEEK_END) == 0) n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n != sizeof b) return 0;
+    if (png) return !memcmp(b + 8, "IEND\xae\x42\x60\x82", 8);
+    size_t e = n;
+    while (e && (b[e - 1] == '\n' || b[e - 1] == '\r' || b[e - 1] == ' ')) e--;
+    return e >= 6 && !memcmp(b + e - 6, "</svg>", 6);
+}
+
+/* Flush a finished file to the disk before it is renamed into place. */
+static int sync_file(const char *p) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    int rc = fsync(fileno(f));
+    fclose(f);
+    return rc;
+}
+
+/* Run `gnuplot -e VARS SCRIPT` in DIR. gnuplot writes OUT.tmp.PID.png and
+ * .svg; both are renamed to OUT.png and OUT.svg only after it exits 0 and
+ * both are complete, so a killed or failed run leaves no half-written
+ * image (at most the temporaries, which are removed here on failure). Its
+ * log goes to OUT.gp.log.tmp.PID, kept as DIR/OUT.gp.log only if gnuplot
+ * failed. Returns 0 or -1. */
 static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *out, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *out, const char *fmt, ...) {
     if (g->no_plots) return 0;
-    char vars[8192], sp[4300], logp[4400];
-    int k = snprintf(vars, sizeof vars, "dir='%s/'; out='%s'; ", g->scripts, out);
+    char vars[8192], sp[4300], logp[4400], logt[4500], tmpbase[200];
+    snprintf(tmpbase, sizeof tmpbase, "%s.tmp.%ld", out, (long)getpid());
+    int k = snprintf(vars, sizeof vars, "dir='%s/'; out='%s'; ", g->scripts, tmpbase);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(vars + k, sizeof vars - (size_t)k, fmt, ap);
     va_end(ap);
     snprintf(sp, sizeof sp, "%s/%s", g->scripts, script);
     snprintf(logp, sizeof logp, "%s/%s.gp.log", dir, out);
+    snprintf(logt, sizeof logt, "%s.tmp.%ld", logp, (long)getpid());
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         if (chdir(dir)) _exit(126);
-        FILE *lf = freopen(logp, "w", stderr);
+        FILE *lf = freopen(logt, "w", stderr);
         (void)lf;
         if (!freopen("/dev/null", "w", stdout)) _exit(126);
         execlp("gnuplot", "gnuplot", "-e", vars, sp, (char *)NULL);
@@ -611,14 +643,34 @@ static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *o
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    char png[4400];
-    snprintf(png, sizeof png, "%s/%s.png", dir, out);
-    if (ok && is_file(png)) {
-        unlink(logp);
+    static const char *const ext[2] = {"png", "svg"};
+    char tmp[2][4500], dst[2][4500];
+    for (int i = 0; i < 2; i++) {
+        snprintf(tmp[i], sizeof tmp[i], "%s/%s.%s", dir, tmpbase, ext[i]);
+        snprintf(dst[i], sizeof dst[i], "%s/%s.%s", dir, out, ext[i]);
+    }
+    int complete = ok && complete_image(tmp[0], 1) && complete_image(tmp[1], 0);
+    int moved = complete && !sync_file(tmp[0]) && !sync_file(tmp[1]) && !rename(tmp[0], dst[0]) && !rename(tmp[1], dst[1]);
+    int e = errno;
+    unlink(tmp[0]);
+    unlink(tmp[1]);
+    if (moved) {
+        unlink(logt);
         g->plots_made++;
         return 0;
     }
+    if (ok) { /* gnuplot said yes but an image is short or could not be moved: a write error */
+        g->write_failed = 1;
+        unlink(dst[0]); /* never one image of the pair from this run and a stale other */
+        unlink(dst[1]);
+        unlink(logt);
+        fprintf(stderr, "fpemu report: %s/%s.png, .svg: cannot write: %s\n", dir, out,
+                complete ? strerror(e) : "gnuplot's output is incomplete (disk full?)");
+        g->plots_failed++;
+        return -1;
+    }
     g->plots_failed++;
+    if (rename(logt, logp)) unlink(logt);
     size_t n;
     char *log = csv_slurp(logp, &n);
     fprintf(stderr, "fpemu report: gnuplot %s for %s/%s failed (exit %d)%s%.600s\n", script, dir, out,
@@ -696,10 +748,26 @@ static const char *verdict_word(int v) {
     return v == 1 ? "reproduced" : v == 2 ? "not reproduced" : v == 3 ? "not run" : "";
 }
 
-static FILE *open_w(const char *dir, const char *name) {
+/* A plot's data file DIR/NAME, written atomically (cli_atomic: NAME.tmp.PID,
+ * then rename): open_w gives a->f or NULL, close_w returns 0 when the whole
+ * file is in place. A failure is reported once here and makes the report's
+ * exit status 2; the plot that needs the file is not drawn. */
+static FILE *open_w(gp_ctx *g, cli_atomic *a, const char *dir, const char *name) {
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    return fopen(p, "w");
+    if (cli_atomic_open(a, p, "w") == 0) return a->f;
+    fprintf(stderr, "fpemu report: %s: cannot write: %s\n", p, strerror(errno));
+    g->write_failed = 1;
+    a->f = NULL;
+    return NULL;
+}
+
+static int close_w(gp_ctx *g, cli_atomic *a) {
+    if (!a->f) return -1;
+    if (cli_atomic_close(a, !ferror(a->f)) == 0) return 0;
+    fprintf(stderr, "fpemu report: %s: cannot write: %s\n", a->path, strerror(errno ? errno : EIO));
+    g->write_failed = 1;
+    return -1;
 }
 
 static void put_val(FILE *f, double v) {
@@ -769,7 +837,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
     char *expected = x->def.expected ? x->def.expected : "";
     if (no) {
         /* loss and its difference from the baseline */
-        FILE *f = open_w(x->dir, "loss.dat"), *fd = open_w(x->dir, "loss_diff.dat");
+        cli_atomic a_loss, a_diff;
+        FILE *f = open_w(g, &a_loss, x->dir, "loss.dat"), *fd = f ? open_w(g, &a_diff, x->dir, "loss_diff.dat") : NULL;
         if (f && fd) {
             fprintf(f, "# step, then the %ld-step trailing mean of the training loss of: %s\n", x->window, names);
             fprintf(fd, "# step, then the trailing mean of the loss minus the baseline's (%s) for: %s\n", b->name, names);
@@ -789,8 +858,9 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                 fputc('\n', fd);
             }
         }
-        if (f) fclose(f);
-        if (fd) fclose(fd);
+        if (f && !fd) cli_atomic_close(&a_loss, 0); /* nothing written: no file */
+        int have_loss = f && fd && !close_w(g, &a_loss);
+        int have_diff = fd && !close_w(g, &a_diff);
         /* the captions' numbers */
         char *fl = NULL, *fd_s = NULL;
         size_t l1 = 0, l2 = 0;
@@ -826,7 +896,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                 if (v > 0 && isfinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
             }
         int logy = hi > 0 && lo > 0 && hi / lo > 8;
-        if (!gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d", names, t, logy))
+        if (have_loss && !gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d", names, t, logy))
             fig_add(figs, "loss", "training loss curves",
                     sprintf_alloc("Training loss of every run (trailing mean over %ld step%s%s) against the baseline %s "
                                   "(black, thick), same model, seed and data order. Final loss (mean of the last %ld steps): "
@@ -836,7 +906,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                                   expected[0] ? " Expected: " : "", expected));
         snprintf(t, sizeof t, "%s: loss minus the loss of %s", title, b->name);
         gp_clean(t);
-        if (no > 1 && !gnuplot(g, x->dir, "curves.gp", "loss_diff", "file='loss_diff.dat'; names='%s'; ttl='%s'; yl='loss - %s loss'; zero=1", names, t, b->name))
+        if (have_diff && no > 1 && !gnuplot(g, x->dir, "curves.gp", "loss_diff", "file='loss_diff.dat'; names='%s'; ttl='%s'; yl='loss - %s loss'; zero=1", names, t, b->name))
             fig_add(figs, "loss_diff", "loss difference from the baseline",
                     sprintf_alloc("Difference between each run's smoothed training loss and the baseline's (%s, the zero line): "
                                   "above zero the run lags. Mean difference over the second half of training: %s.%s%s%s"
@@ -864,7 +934,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             }
             for (long i = 1; i < ns; i++)
                 for (long j = i; j > 0 && steps[j - 1] > steps[j]; j--) { double tmp = steps[j]; steps[j] = steps[j - 1]; steps[j - 1] = tmp; }
-            f = open_w(x->dir, "eval.dat");
+            cli_atomic a_ev;
+            f = open_w(g, &a_ev, x->dir, "eval.dat");
             if (f) {
                 fprintf(f, "# step, then the held-out accuracy of: %s (? = not evaluated at that step)\n", names);
                 for (long i = 0; i < ns; i++) {
@@ -884,8 +955,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                     }
                     fputc('\n', f);
                 }
-                fclose(f);
             }
+            int have_ev = f && !close_w(g, &a_ev);
             free(steps);
             char *acc = NULL;
             size_t la = 0;
@@ -898,7 +969,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             fclose(m);
             snprintf(t, sizeof t, "%s: held-out accuracy", title);
             gp_clean(t);
-            if (!gnuplot(g, x->dir, "curves.gp", "eval_acc", "file='eval.dat'; names='%s'; ttl='%s'; yl='held-out accuracy'; pts=1; yr='0:1.02'", names, t))
+            if (have_ev && !gnuplot(g, x->dir, "curves.gp", "eval_acc", "file='eval.dat'; names='%s'; ttl='%s'; yl='held-out accuracy'; pts=1; yr='0:1.02'", names, t))
                 fig_add(figs, "eval_acc", "held-out accuracy",
                         sprintf_alloc("Accuracy on the held-out set at each evaluation (int8-dynamic: the quantize_dynamic model). "
                                       "Final: %s. Expected: runs that train well reach the baseline's accuracy (%s).",
@@ -909,7 +980,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
     /* the loss scaler */
     names_of(x, 1, names, sizeof names, has_scaler);
     if (names[0]) {
-        FILE *f = open_w(x->dir, "scale.dat");
+        cli_atomic a_sc;
+        FILE *f = open_w(g, &a_sc, x->dir, "scale.dat");
         char *cap = NULL;
         size_t lc = 0;
         FILE *m = open_memstream(&cap, &lc);
@@ -928,8 +1000,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                 }
                 fputc('\n', f);
             }
-            fclose(f);
         }
+        int have_sc = f && !close_w(g, &a_sc);
         for (int k = 0; k < x->nruns; k++) {
             const run_data *r = &x->runs[k];
             if (!r->have || !has_scaler(r)) continue;
@@ -945,7 +1017,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         fclose(m);
         snprintf(t, sizeof t, "%s: loss scale", title);
         gp_clean(t);
-        if (!gnuplot(g, x->dir, "scale.gp", "scale", "file='scale.dat'; names='%s'; ttl='%s'", names, t))
+        if (have_sc && !gnuplot(g, x->dir, "scale.gp", "scale", "file='scale.dat'; names='%s'; ttl='%s'", names, t))
             fig_add(figs, "scale", "loss scale over steps",
                     sprintf_alloc("The loss scale over steps (log2 axis), crosses at the skipped steps (a gradient was inf or "
                                   "NaN, so the optimizer step was skipped). %s. Expected (torch.amp.GradScaler): the scale "
@@ -962,7 +1034,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         char fn[128], out[96];
         snprintf(out, sizeof out, "rates_%s", r->name);
         snprintf(fn, sizeof fn, "%s.dat", out);
-        FILE *f = open_w(x->dir, fn);
+        cli_atomic a_fn;
+        FILE *f = open_w(g, &a_fn, x->dir, fn);
         if (!f) continue;
         fprintf(f, "# step, then for each class of");
         for (int c = 0; c < r->ncls; c++) fprintf(f, " %s", r->cls[c].name);
@@ -992,7 +1065,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             fputc('\n', f);
             i = j;
         }
-        fclose(f);
+        if (close_w(g, &a_fn)) continue;
         char cls[512], quiet[512];
         size_t u1 = 0, u2 = 0;
         cls[0] = quiet[0] = 0;
@@ -1052,7 +1125,8 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         char fn[128], out[96];
         snprintf(out, sizeof out, "fp8_%s", r->name);
         snprintf(fn, sizeof fn, "%s.dat", out);
-        FILE *f = open_w(x->dir, fn);
+        cli_atomic a_fn;
+        FILE *f = open_w(g, &a_fn, x->dir, fn);
         if (!f) continue;
         fprintf(f, "# step, then for each fp8 class of layer %s:", layer);
         for (int c = 0; c < nc; c++) fprintf(f, " %s", cls[c]);
@@ -1076,7 +1150,7 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             fputc('\n', f);
             i = j;
         }
-        fclose(f);
+        if (close_w(g, &a_fn)) continue;
         char cn[512], cf2[512];
         size_t u1 = 0, u2 = 0;
         cn[0] = cf2[0] = 0;
@@ -1609,7 +1683,9 @@ static void usage(FILE *out) {
             "Rules in a definition: `expect RUN: EXPR CMP EXPR` with CMP one of < <= > >= == != and EXPR built from\n"
             "numbers, + - * /, abs(), min(,), max(,) and these metrics of a run, METRIC(RUN):\n");
     for (int i = 0; metric_names[i]; i++) fprintf(out, "  %-12s %s\n", metric_names[i], metric_docs[i]);
-    fprintf(out, "Exit status: 0 report written, 1 a plot failed, 2 bad input (missing folder, malformed CSV or definition).\n");
+    fprintf(out, "Exit status: 0 report written, 1 a plot failed, 2 bad input (missing folder, malformed CSV or definition)\n"
+                 "or a file that could not be written. Every file appears whole or not at all (written to NAME.tmp.PID,\n"
+                 "then renamed).\n");
 }
 
 int cmd_report(int argc, char **argv) {
@@ -1803,6 +1879,8 @@ int cmd_report(int argc, char **argv) {
         make_plots(&g, &xs[i], &figs[i]);
     }
     if (!rc) rc = write_outputs(out, xs, nx, figs, title);
+    if (!rc && g.write_failed)
+        rc = cli_error(SUB, "%s: some plot files could not be written (see above); the report is incomplete", out);
     if (!rc) {
         int nrep = 0, nnot = 0, nmiss = 0;
         for (int e = 0; e < nx; e++)

@@ -372,6 +372,8 @@ int cmd_train(int argc, char **argv) {
             goto done;
         }
         cli_atomic_close(&a, 0);
+        static const char *const outputs[] = {"checkpoint.bin", "metrics.csv", "tensors.csv", "eval.csv", "summary.json", NULL};
+        cli_atomic_clean(out, outputs); /* temporaries of a killed run (its PID gone) */
     }
     trn_set_threads(run, (int)threads);
     const trn_settings *s = trn_run_settings(run);

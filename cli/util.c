@@ -1,5 +1,7 @@
 /* util.c: helpers shared by the subcommands. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,4 +60,30 @@ int cli_atomic_close(cli_atomic *a, int ok) {
     if (ok && rename(a->tmp, a->path) != 0) rc = -1, ok = 0;
     if (!ok) { int e = errno; unlink(a->tmp); errno = e; }
     return ok ? 0 : (rc ? rc : -1);
+}
+
+int cli_atomic_clean(const char *dir, const char *const *names) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        for (int i = 0; names[i]; i++) {
+            size_t l = strlen(names[i]);
+            if (strncmp(e->d_name, names[i], l) || strncmp(e->d_name + l, ".tmp.", 5)) continue;
+            const char *q = e->d_name + l + 5;
+            char *end;
+            errno = 0;
+            long pid = strtol(q, &end, 10);
+            if (q[0] < '1' || q[0] > '9' || *end || errno || pid <= 0 || (long)(pid_t)pid != pid) continue;
+            /* a writer that is still running (this process, or another run
+             * writing the same folder) keeps its file; EPERM: alive too */
+            if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+            char p[4400];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (unlink(p) == 0) removed++;
+        }
+    }
+    closedir(d);
+    return removed;
 }
