@@ -6,7 +6,9 @@
  * Operands are masked to the format's code bits. A result that differs
  * (NaNs match any NaN, as `fpemu check` does) or different flags abort
  * with a replayable vector line. FUZZ_DIFF_SKIP (a list of names separated
- * by ';') leaves formats out, to keep fuzzing past a known open bug. */
+ * by ';') leaves formats out, to keep fuzzing past a known open bug.
+ * FUZZ_DIFF_CASES=FILE: at exit, append the number of cases (records)
+ * compared to FILE (an execution compares up to max_len / 32 of them). */
 #include "fuzz_common.h"
 #include "fpemu.h"
 #include "ref.h"
@@ -23,6 +25,15 @@ static const fpemu_format *F[NF];
 static ref_format RF[NF];
 static int nf;
 static ref_ctx R;
+static unsigned long long ncases;
+static const char *cases_file;
+
+static void write_cases(void) {
+    FILE *f = fopen(cases_file, "a");
+    if (!f) return;
+    fprintf(f, "%llu\n", ncases);
+    fclose(f);
+}
 
 static uint64_t rd64(const uint8_t *p) {
     uint64_t v = 0;
@@ -53,11 +64,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         F[nf++] = f;
     }
     if (ref_ctx_init(&R)) abort();
+    cases_file = getenv("FUZZ_DIFF_CASES");
+    if (cases_file && *cases_file) atexit(write_cases);
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
     for (; n >= 32; d += 32, n -= 32) {
+        ncases++;
         int fi = d[0] % nf, si = d[1] % nf;
         ref_opcode op = (ref_opcode)(d[2] % REF_OP_COUNT);
         const fpemu_format *f = F[fi], *src = op == REF_CONVERT ? F[si] : f;
