@@ -6,6 +6,7 @@
 #   make test-asan        the whole test suite built with -fsanitize=address,undefined
 #                         (halt on the first UBSan report) in $(ASAN_BUILD)
 #   make fuzz             every libFuzzer target for FUZZ_SECONDS each (one at a time)
+#   make fuzz-campaign    every target for FUZZ_RUNS executions (default 10^7; one at a time)
 #   make fuzz-build       only build the fuzz targets ($(FUZZ_BUILD)/fuzz_*)
 #   make fuzz-replay      run every target over its committed corpus and
 #                         fuzz/regress/ (the findings) once, no fuzzing
@@ -31,6 +32,19 @@ FUZZ_COV = -fsanitize-coverage-ignorelist=fuzz/nocov.txt
 # time, and keep it on the parsers (see VERIFICATION.md).
 FUZZ_NOCMP ?=
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_RUNS ?= 10000000
+# Per-target libFuzzer options (input size caps: a vector line, a format
+# spec, argument lists, CSV/config files and .npy headers need far less
+# than the default 4096 bytes, and fuzz_diff compares one case per 32 bytes,
+# so its 512 bytes are up to 16 cases; fuzz_state keeps the default, its
+# seed states are 57 KB).
+FUZZ_OPTS_fuzz_vector ?= -max_len=1024
+FUZZ_OPTS_fuzz_format ?= -max_len=256
+FUZZ_OPTS_fuzz_args ?= -max_len=512
+FUZZ_OPTS_fuzz_csv ?= -max_len=2048
+FUZZ_OPTS_fuzz_config ?= -max_len=2048
+FUZZ_OPTS_fuzz_npy ?= -max_len=4096
+FUZZ_OPTS_fuzz_diff ?= -max_len=512
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
 # libraries for the fuzzers: the same sources as the program (cli/ without main.c)
@@ -39,7 +53,7 @@ FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(1))
 FUZZ_LIB := $(FUZZ_BUILD)/libfuzzfpemu.a
 VALGRIND ?= valgrind
 
-.PHONY: test-asan fuzz fuzz-build fuzz-replay valgrind-check harden-long
+.PHONY: test-asan fuzz fuzz-campaign fuzz-build fuzz-replay valgrind-check harden-long
 
 # ---- sanitizers ---------------------------------------------------------------
 # The GPU harness (bin/fpemu-gpu, nvcc) is left out (NVCC= empty): nvcc
@@ -87,6 +101,31 @@ fuzz: fuzz-build
 	  ex=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/$$t.log); \
 	  echo "$$(date -u +%FT%TZ) $$t $(FUZZ_SECONDS)s $$ex executions" | tee -a $(FUZZ_BUILD)/runs.txt; \
 	done
+
+# The 10^7-execution campaign of the issue: each target for FUZZ_RUNS
+# executions (-runs=), scratch files in FUZZ_TMPDIR (/dev/shm: no disk
+# I/O per input), rss limit 6 GB (fuzz_diff's result tables, fuzz_format's
+# interned formats). Appends "target executions wall user" to runs.txt. For
+# throughput (VERIFICATION.md), build it without ASan and without
+# comparison tracing in the arithmetic:
+#   make fuzz-campaign FUZZ_BUILD=build/fuzz-fast FUZZ_FLAGS='-O2 -g' \
+#     FUZZ_SAN='-fsanitize=undefined -fno-sanitize-recover=undefined' \
+#     FUZZ_NOCMP="$(FUZZ_ARITH_SRC)"
+FUZZ_ARITH_SRC = $(filter-out emu/format.c emu/mma_probe.c,$(wildcard emu/*.c)) $(wildcard ref/*.c)
+FUZZ_TMPDIR ?= /dev/shm
+define fuzz_campaign_one
+	@mkdir -p $(FUZZ_BUILD)/corpus/$(1) $(FUZZ_BUILD)/crash/$(1) fuzz/corpus/$(1)
+	@echo "== $(1) for $(FUZZ_RUNS) executions"; s=$$(date +%s); \
+	  FUZZ_TMPDIR=$(FUZZ_TMPDIR) $(HARDEN_NICE) $(FUZZ_BUILD)/$(1) -runs=$(FUZZ_RUNS) -timeout=20 -rss_limit_mb=6000 \
+	    -print_final_stats=1 -close_fd_mask=3 -artifact_prefix=$(FUZZ_BUILD)/crash/$(1)/ $(FUZZ_OPTS_$(1)) $(FUZZ_OPTS) \
+	    $(FUZZ_BUILD)/corpus/$(1) fuzz/corpus/$(1) >$(FUZZ_BUILD)/$(1).log 2>&1 \
+	    || { echo "fuzz: $(1) FAILED, see $(FUZZ_BUILD)/$(1).log and $(FUZZ_BUILD)/crash/$(1)/"; tail -30 $(FUZZ_BUILD)/$(1).log; exit 1; }; \
+	  ex=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/$(1).log); \
+	  echo "$$(date -u +%FT%TZ) $(1) $$ex executions $$(( $$(date +%s) - s ))s wall $(FUZZ_OPTS_$(1))" | tee -a $(FUZZ_BUILD)/runs.txt
+
+endef
+fuzz-campaign: fuzz-build
+	$(foreach t,$(FUZZ_TARGETS),$(call fuzz_campaign_one,$(t)))
 
 # fuzz_diff inputs encode formats as indices into its list: a raw finding
 # replays the same case only with the list it was found with; the durable
