@@ -1482,11 +1482,15 @@ static int collect_adhoc(char **dirs, int n, const char *out) {
         const char *b = strrchr(tmp, '/');
         b = b ? b + 1 : tmp;
         int k = 0;
-        for (; *b && k < SUITE_NAME_MAX - 4; b++) names[i][k++] = (isalnum((unsigned char)*b) || strchr("._+-", *b)) ? *b : '_';
+        for (; *b && k < SUITE_NAME_MAX - 12; b++) names[i][k++] = (isalnum((unsigned char)*b) || strchr("._+-", *b)) ? *b : '_';
         names[i][k] = 0;
         if (!k) snprintf(names[i], sizeof names[i], "run%d", i + 1);
         for (int j = 0; j < i; j++)
-            if (!strcmp(names[j], names[i])) { snprintf(names[i] + strlen(names[i]), 8, "-%d", i + 1); break; }
+            if (!strcmp(names[j], names[i])) { /* room for "-N" is kept above */
+                size_t u = strlen(names[i]);
+                snprintf(names[i] + u, sizeof names[i] - u, "-%d", i + 1);
+                break;
+            }
         if (base < 0 && !strcmp(pols[i], "32-true")) base = i;
     }
     if (base < 0) base = 0;
