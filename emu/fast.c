@@ -148,32 +148,24 @@ static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d
     return (r - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
 }
 
-/* The same in sr: one draw per rounding, as the generic path takes. */
+/* The same in sr: one draw per rounding (taken even when the value is
+ * exact), as the generic path takes; up with probability low / ulp. The
+ * upper neighbour must be finite too, or the draw would decide overflow. */
 static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, double d, int rsign, fpemu_ctx *ctx) {
-    uint64_t u = emu__dbits(d);
-    uint64_t sign = u >> 63;
-    int E = (int)((u >> 52) & 0x7FF) - 1023;
-    if (E < K.emin || E > K.emax || rsign) return EMU_FAST_FAIL;
     const int sh = 52 - K.m;
-    const uint64_t mmask = (UINT64_C(1) << K.m) - 1;
-    uint64_t mag = u & ~(UINT64_C(1) << 63);
-    uint64_t low = mag & ((UINT64_C(1) << sh) - 1);
-    uint64_t kept = mag >> sh, r = kept;
-    /* the upper neighbour must not overflow either, or the draw would decide */
-    uint64_t up = kept + 1;
-    int Eu = (int)(up >> K.m) - 1023;
-    if (Eu > K.emax || (Eu == K.emax && (up & mmask) > K.maxmant)) return EMU_FAST_FAIL;
-    uint64_t draw = emu__draw(ctx);
-    if (low) {
-        int R = ctx->sr_bits <= 0 || ctx->sr_bits > 64 ? 64 : ctx->sr_bits;
-        uint64_t frac = low << (64 - sh);
-        uint64_t rr = R == 64 ? draw : draw >> (64 - R), thr = R == 64 ? frac : frac >> (64 - R);
-        int more = R < 64 && (frac << R) != 0;
-        r = kept + (rr < thr || (rr == thr && more));
-    }
-    int Er = (int)(r >> K.m) - 1023;
+    const uint64_t lo = (uint64_t)(1023 + K.emin) << 52, hi = (uint64_t)(1023 + K.emax + 1) << 52;
+    const uint64_t lowmask = (UINT64_C(1) << sh) - 1;
+    const uint64_t maxr = ((uint64_t)(1023 + K.emax) << K.m) | K.maxmant;
+    uint64_t u = emu__dbits(d), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
+    if (mag - lo >= hi - lo || rsign) return EMU_FAST_FAIL;
+    uint64_t kept = mag >> sh, low = mag & lowmask;
+    if (kept + 1 > maxr) return EMU_FAST_FAIL;
+    uint64_t draw = emu__draw_inline(ctx), frac = low << (64 - sh), up;
+    int R = ctx->sr_bits;
+    if (R <= 0 || R >= 64) up = draw < frac;
+    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
     kflags(ctx, low != 0);
-    return ((uint64_t)(Er + K.bias) << K.m | (r & mmask)) | sign << (K.bits - 1);
+    return ((kept + up) - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
 }
 
 static inline int ksgn(double r) { return (r > 0) - (r < 0); }
@@ -268,8 +260,6 @@ FAST_FORMAT(f16)
 FAST_FORMAT(f32)
 /* e5m2: add and mul of the deterministic modes go through the result tables */
 FAST_FORMAT(e5m2)
-FAST_MODES(FAST_FMA, bf16)
-FAST_SR(bf16)
 
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
@@ -320,6 +310,54 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
 /* the double-path versions (bf16d) are the fallback */
 static const fk K_bf16d = {7, 127, -126, 127, 16, 0, 0x7F};
 FAST_MODES(FAST_ADD, bf16d)
+FAST_MODES(FAST_FMA, bf16d)
+FAST_SR(bf16d)
+/* sr in the binary32 domain: up with probability (low 16 bits) / 2^16,
+ * one draw per rounding; the upper neighbour must be below the largest
+ * finite magnitude too. */
+static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, fpemu_ctx *ctx) {
+    uint32_t kept = sb >> 16, low = sb & 0xFFFFu;
+    if ((kept & 0x7FFFu) - 0x81u >= 0x7F7Eu - 0x81u) return EMU_FAST_FAIL;
+    uint64_t draw = emu__draw_inline(ctx), frac = (uint64_t)low << 48, up;
+    int R = ctx->sr_bits;
+    if (R <= 0 || R >= 64) up = draw < frac;
+    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
+    kflags(ctx, low != 0);
+    return kept + up;
+}
+static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
+    uint32_t d = ((ua >> 7) & 0xFFu) - ((ub >> 7) & 0xFFu) + 15u;
+    if (bf_normal(ua) & bf_normal(ub) & (d <= 30u)) {
+        uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return add_bf16d_SR(f, a, b, neg, ctx);
+}
+static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
+    if (bf_normal(ua) & bf_normal(ub)) {
+        uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return mul_bf16d_SR(f, a, b, ctx);
+}
+/* fma: operands decode by a shift; the double path rounds. */
+#define BF16_FMA(MODE, PACK)                                                                              \
+    static uint64_t fma_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;     \
+        if (bf_normal(ua) & bf_normal(ub) & bf_normal(uc)) {                                              \
+            double p = (double)emu__bitsf(ua << 16) * (double)emu__bitsf(ub << 16); /* exact */          \
+            double z = (double)emu__bitsf(uc << 16);                                                      \
+            double s = p + z, bv = s - p, av = s - bv;                                                    \
+            uint64_t r = PACK(K_bf16, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                   \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
+    }
+#define KPACK_SR(K, d, rs, mode, ctx) kpack_sr(K, d, rs, ctx)
+BF16_FMA(RNE, kpack) BF16_FMA(RNA, kpack) BF16_FMA(RTZ, kpack) BF16_FMA(RUP, kpack) BF16_FMA(RDN, kpack)
+BF16_FMA(RTO, kpack) BF16_FMA(SR, KPACK_SR)
 BF16_ADDMUL(RNE) BF16_ADDMUL(RNA) BF16_ADDMUL(RTZ) BF16_ADDMUL(RUP) BF16_ADDMUL(RDN) BF16_ADDMUL(RTO)
 static const emu_fastops ops_bf16 = {FAST_TABLE(add, bf16), FAST_TABLE(mul, bf16), FAST_TABLE(fma, bf16), NULL, NULL};
 
@@ -368,6 +406,44 @@ F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, 
         }                                                                                                 \
         return mul_f16_##MODE(f, a, b, ctx);                                                              \
     }
+/* The other modes (rna, rto, sr) and fma: F16C decodes, the double path
+ * rounds. inf/NaN operands make an inf/NaN double, which kpack refuses. */
+F16C_FN static inline __attribute__((always_inline)) __m128 h_dec3(uint64_t a, uint64_t b, uint64_t c) {
+    return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)((a & 0xFFFF) | (b & 0xFFFF) << 16 | (c & 0xFFFF) << 32)));
+}
+#define F16C_SOFT(MODE, PACK)                                                                             \
+    F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            __m128d v = _mm_cvtps_pd(h_dec3(a, b ^ (uint64_t)neg << 15, 0));                              \
+            uint64_t r = PACK(K_f16, _mm_cvtsd_f64(v) + _mm_cvtsd_f64(_mm_unpackhi_pd(v, v)), 0, FPEMU_##MODE, ctx); \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
+    }                                                                                                     \
+    F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            __m128d v = _mm_cvtps_pd(h_dec3(a, b, 0));                                                    \
+            uint64_t r = PACK(K_f16, _mm_cvtsd_f64(v) * _mm_cvtsd_f64(_mm_unpackhi_pd(v, v)), 0, FPEMU_##MODE, ctx); \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return mul_f16_##MODE(f, a, b, ctx);                                                              \
+    }
+#define F16C_FMA(MODE, PACK)                                                                              \
+    F16C_FN static uint64_t fma_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            __m128 v = h_dec3(a, b, c);                                                                   \
+            __m128d xy = _mm_cvtps_pd(v);                                                                 \
+            double p = _mm_cvtsd_f64(xy) * _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)); /* exact */          \
+            double z = _mm_cvtsd_f64(_mm_cvtps_pd(_mm_movehl_ps(v, v)));                                  \
+            double s = p + z, bv = s - p, av = s - bv;                                                    \
+            uint64_t r = PACK(K_f16, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                    \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return fma_f16_##MODE(f, a, b, c, ctx);                                                           \
+    }
+F16C_SOFT(RNA, kpack) F16C_SOFT(RTO, kpack) F16C_SOFT(SR, KPACK_SR)
+F16C_FMA(RNE, kpack) F16C_FMA(RNA, kpack) F16C_FMA(RTZ, kpack) F16C_FMA(RUP, kpack) F16C_FMA(RDN, kpack)
+F16C_FMA(RTO, kpack) F16C_FMA(SR, KPACK_SR)
 F16C_ADDMUL(RNE, _MM_FROUND_TO_NEAREST_INT)
 F16C_ADDMUL(RDN, _MM_FROUND_TO_NEG_INF)
 F16C_ADDMUL(RUP, _MM_FROUND_TO_POS_INF)
@@ -390,6 +466,12 @@ int emu__scalar_isa(int level) {
         ops_f16_best.add[FPEMU_RDN] = add_f16h_RDN, ops_f16_best.mul[FPEMU_RDN] = mul_f16h_RDN;
         ops_f16_best.add[FPEMU_RUP] = add_f16h_RUP, ops_f16_best.mul[FPEMU_RUP] = mul_f16h_RUP;
         ops_f16_best.add[FPEMU_RTZ] = add_f16h_RTZ, ops_f16_best.mul[FPEMU_RTZ] = mul_f16h_RTZ;
+        ops_f16_best.add[FPEMU_RNA] = add_f16h_RNA, ops_f16_best.mul[FPEMU_RNA] = mul_f16h_RNA;
+        ops_f16_best.add[FPEMU_RTO] = add_f16h_RTO, ops_f16_best.mul[FPEMU_RTO] = mul_f16h_RTO;
+        ops_f16_best.add[FPEMU_SR] = add_f16h_SR, ops_f16_best.mul[FPEMU_SR] = mul_f16h_SR;
+        emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_f16h_RNE, fma_f16h_RNA, fma_f16h_RTZ, fma_f16h_RUP,
+                                           fma_f16h_RDN, fma_f16h_RTO, fma_f16h_SR};
+        memcpy(ops_f16_best.fma, h, sizeof h);
         return 1;
     }
 #endif

@@ -112,6 +112,25 @@ void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uin
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 
+/* fpemu_random64: SplitMix64 of seed and counter. */
+static inline uint64_t emu__mix(uint64_t seed, uint64_t counter) {
+    uint64_t z = seed * UINT64_C(0x9E3779B97F4A7C15) + (counter + 1) * UINT64_C(0xD1B54A32D192ED03);
+    z ^= z >> 31;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    z ^= z >> 27;
+    z *= UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    z += seed ^ UINT64_C(0x2545F4914F6CDD1D);
+    z ^= z >> 29;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    return z ^ (z >> 32);
+}
+/* emu__draw with the counter stream inline. */
+static inline uint64_t emu__draw_inline(fpemu_ctx *ctx) {
+    if (__builtin_expect(ctx->sr_stream != NULL, 0)) return emu__draw(ctx);
+    return emu__mix(ctx->seed, ctx->counter++);
+}
+
 /* Does the format's arithmetic take the double path (every value exactly a
  * double and products/sums of two exactly in double's range)? */
 static inline int emu__small(const fpemu_format *f) { return f->p <= 24 && f->ebits <= 8; }

@@ -42,18 +42,7 @@ int fpemu_nan_policy_parse(const char *name) {
 /* SplitMix64 finaliser over a (seed, counter) pair: a counter-based
  * generator, so a draw depends only on its index, never on call order or
  * thread count. */
-uint64_t fpemu_random64(uint64_t seed, uint64_t counter) {
-    uint64_t z = seed * UINT64_C(0x9E3779B97F4A7C15) + (counter + 1) * UINT64_C(0xD1B54A32D192ED03);
-    z ^= z >> 31;
-    z *= UINT64_C(0xBF58476D1CE4E5B9);
-    z ^= z >> 27;
-    z *= UINT64_C(0x94D049BB133111EB);
-    z ^= z >> 31;
-    z += seed ^ UINT64_C(0x2545F4914F6CDD1D);
-    z ^= z >> 29;
-    z *= UINT64_C(0xBF58476D1CE4E5B9);
-    return z ^ (z >> 32);
-}
+uint64_t fpemu_random64(uint64_t seed, uint64_t counter) { return emu__mix(seed, counter); }
 
 uint64_t emu__draw(fpemu_ctx *ctx) {
     if (ctx->sr_stream && ctx->sr_pos < ctx->sr_len) return ctx->sr_stream[ctx->sr_pos++];

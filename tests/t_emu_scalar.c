@@ -114,6 +114,7 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
         for (int i = 0; i < 20000; i++) {
             fpemu_ctx r = config(mode, (int)(rnd() & 31));
             r.counter = (uint64_t)i;
+            r.sr_bits = i % 3 ? 0 : (int)(rnd() % 70); /* sr: 0 and 64 up mean 64 */
             uint64_t a = rnd() & 0xFFFF, b = rnd() & 0xFFFF, cc = rnd() & 0xFFFF;
             for (int op = ADD; op < NOPS; op++) {
                 if (op == DIV || op == SQRT) continue;
@@ -146,6 +147,7 @@ static long check8(const fpemu_format *f, const fpemu_format *g, int extra, long
     for (int i = 0; i < 100000; i++) {
         fpemu_ctx c = config((int)(rnd() % FPEMU_ROUND_COUNT), (int)(rnd() & 31));
         c.counter = (uint64_t)i;
+        c.sr_bits = i % 3 ? 0 : (int)(rnd() % 70);
         int op = (int)(rnd() % NOPS);
         bad += differ(op, f, g, rnd() % n, rnd() % n, rnd() % n, &c);
         (*cases)++;
