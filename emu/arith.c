@@ -289,10 +289,65 @@ static uint64_t tab_add(const fpemu_format *f, uint64_t a, uint64_t b, int neg, 
 static uint64_t tab_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     return tab_op(f, OP_MUL, a, b, ctx);
 }
+/* sr of the <= 8-bit registry formats (not tabulated): operands from the
+ * decode table, the exact double result, and the rounding of emu__fast_pack
+ * with one draw taken inline. Anything else (special operands, results
+ * that are not normal and finite, inexact double sums) goes generic. */
+static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
+    uint64_t u = emu__dbits(d), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
+    if (mag - k->sr_lo >= k->sr_span || (sign && !k->sr_signbit)) return EMU_FAST_FAIL;
+    const int sh = k->sr_sh;
+    uint64_t kept = mag >> sh, low = mag & ((UINT64_C(1) << sh) - 1);
+    if (kept + 1 > k->sr_maxr) return EMU_FAST_FAIL; /* the upper neighbour must be finite */
+    uint64_t draw = emu__draw_inline(ctx), frac = low << (64 - sh), up;
+    int R = ctx->sr_bits;
+    if (R <= 0 || R >= 64) up = draw < frac;
+    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
+    unsigned old = ctx->flags, nw = old | (low != 0);
+    if (nw != old) ctx->flags = nw;
+    return ((kept + up) - k->sr_rebias) | (sign ? k->sr_signbit : 0);
+}
+
+static inline int sums_exact(const fpemu_format *f);
+static inline uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    const emu_fastops *k = f->fast;
+    unsigned m = (1u << f->bits) - 1, ia = (unsigned)a & m, ib = (unsigned)b & m;
+    if (k->sr_ok && !ctx->daz && f->class_table[ia] == FPEMU_CLASS_NORMAL && f->class_table[ib] == FPEMU_CLASS_NORMAL) {
+        double x = f->decode_table[ia], y = f->decode_table[ib], s;
+        if (op == OP_MUL) s = x * y; /* p <= 24: exact */
+        else {
+            if (op == OP_SUB) y = -y;
+            s = x + y;
+            if (!k->sr_sumexact) {
+                double bv = s - x, av = s - bv;
+                if ((x - av) + (y - bv) != 0) s = NAN; /* not exact: generic */
+            }
+        }
+        uint64_t r = sr_pack(k, s, ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return binary(f, op, a, b, ctx);
+}
+static uint64_t tab_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+    return tab_sr(f, neg ? OP_SUB : OP_ADD, a, b, ctx);
+}
+static uint64_t tab_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return tab_sr(f, OP_MUL, a, b, ctx);
+}
+
 emu_fastops emu__tabops(const fpemu_format *f) {
     emu_fastops o = {.tables = mode_tables[emu__registry_index(f)]};
     if (f->bits == 8) o.tables8 = o.tables;
-    for (int m = 0; m < FPEMU_ROUND_COUNT; m++) o.add[m] = tab_add, o.mul[m] = tab_mul;
+    for (int m = 0; m < FPEMU_SR; m++) o.add[m] = tab_add, o.mul[m] = tab_mul;
+    o.add[FPEMU_SR] = tab_add_sr, o.mul[FPEMU_SR] = tab_mul_sr;
+    o.sr_sumexact = sums_exact(f);
+    o.sr_ok = f->mbits > 0; /* m = 0 (e8m0): the kept LSB would be an exponent bit */
+    o.sr_sh = 52 - f->mbits;
+    o.sr_lo = (uint64_t)(1023 + f->emin) << 52;
+    o.sr_span = ((uint64_t)(1023 + f->emax + 1) << 52) - o.sr_lo;
+    o.sr_maxr = ((uint64_t)(1023 + f->emax) << f->mbits) | f->maxmant;
+    o.sr_rebias = (uint64_t)(1023 - f->bias) << f->mbits;
+    o.sr_signbit = f->is_signed ? f->sign_bit : 0;
     return o;
 }
 

@@ -249,7 +249,7 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
       OP##_##NAME##_RTO, OP##_##NAME##_SR }
 #define FAST_FORMAT(NAME)                                                                                 \
     FAST_MODES(FAST_ADD, NAME) FAST_MODES(FAST_FMA, NAME) FAST_SR(NAME)                                   \
-    static const emu_fastops ops_##NAME = {FAST_TABLE(add, NAME), FAST_TABLE(mul, NAME), FAST_TABLE(fma, NAME), NULL, NULL};
+    static const emu_fastops ops_##NAME = {.add = FAST_TABLE(add, NAME), .mul = FAST_TABLE(mul, NAME), .fma = FAST_TABLE(fma, NAME)};
 
 /*                      m   bias emin  emax bits sums-exact maxmant */
 static const fk K_f16  = {10, 15,  -14,  15,  16,  1,         0x3FF};
@@ -258,8 +258,18 @@ static const fk K_e5m2 = {2,  15,  -14,  15,  8,   1,         0x3};
 static const fk K_f32  = {23, 127, -126, 127, 32,  0,         0x7FFFFF};
 FAST_FORMAT(f16)
 FAST_FORMAT(f32)
-/* e5m2: add and mul of the deterministic modes go through the result tables */
-FAST_FORMAT(e5m2)
+/* e5m2: fma only (add and mul go through the result tables and tab_sr) */
+FAST_MODES(FAST_FMA, e5m2)
+static uint64_t fma_e5m2_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
+    double x, y, z;
+    if (kdec(K_e5m2, a, ctx->daz, &x) && kdec(K_e5m2, b, ctx->daz, &y) && kdec(K_e5m2, c, ctx->daz, &z)) {
+        double p = x * y; /* exact */
+        double s = p + z, bv = s - p, av = s - bv;
+        uint64_t r = kpack_sr(K_e5m2, s, ksgn((p - av) + (z - bv)), ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return emu__fma_generic(f, a, b, c, ctx);
+}
 
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
@@ -359,7 +369,7 @@ static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu
 BF16_FMA(RNE, kpack) BF16_FMA(RNA, kpack) BF16_FMA(RTZ, kpack) BF16_FMA(RUP, kpack) BF16_FMA(RDN, kpack)
 BF16_FMA(RTO, kpack) BF16_FMA(SR, KPACK_SR)
 BF16_ADDMUL(RNE) BF16_ADDMUL(RNA) BF16_ADDMUL(RTZ) BF16_ADDMUL(RUP) BF16_ADDMUL(RDN) BF16_ADDMUL(RTO)
-static const emu_fastops ops_bf16 = {FAST_TABLE(add, bf16), FAST_TABLE(mul, bf16), FAST_TABLE(fma, bf16), NULL, NULL};
+static const emu_fastops ops_bf16 = {.add = FAST_TABLE(add, bf16), .mul = FAST_TABLE(mul, bf16), .fma = FAST_TABLE(fma, bf16)};
 
 /* ---- f16 add and mul through F16C ------------------------------------
  * Where the CPU has F16C, vcvtph2ps decodes both operands at once (exact;
@@ -493,9 +503,9 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     if (f->bits > 8 || fi < 0) return NULL;
     small[fi] = emu__tabops(f);
     if (!strcmp(f->name, "e5m2")) {
-        small[fi].add[FPEMU_SR] = add_e5m2_SR;
-        small[fi].mul[FPEMU_SR] = mul_e5m2_SR;
-        memcpy(small[fi].fma, ops_e5m2.fma, sizeof small[fi].fma);
+        emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_e5m2_RNE, fma_e5m2_RNA, fma_e5m2_RTZ, fma_e5m2_RUP,
+                                           fma_e5m2_RDN, fma_e5m2_RTO, fma_e5m2_SR};
+        memcpy(small[fi].fma, h, sizeof h);
     }
     return &small[fi];
 }
