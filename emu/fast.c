@@ -181,13 +181,13 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
 
 /* One function per format, operation and mode: the mode is a constant,
  * so each deterministic one is a short leaf. */
-#define FAST_ADD(NAME, MODE)                                                                              \
+#define FAST_ADD(NAME, MODE, PACK)                                                                              \
     static uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg,          \
                                         fpemu_ctx *ctx) {                                                 \
         double x, y;                                                                                      \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
             KSUM(K_##NAME, x, y, s, rs)                                                                   \
-            uint64_t r = kpack(K_##NAME, s, rs, FPEMU_##MODE, ctx);                                       \
+            uint64_t r = PACK(K_##NAME, s, rs, FPEMU_##MODE, ctx);                                       \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
@@ -195,12 +195,12 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
     static uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
         double x, y;                                                                                      \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
-            uint64_t r = kpack(K_##NAME, x * y, 0, FPEMU_##MODE, ctx); /* p <= 24: exact product */      \
+            uint64_t r = PACK(K_##NAME, x * y, 0, FPEMU_##MODE, ctx); /* p <= 24: exact product */      \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
     }
-#define FAST_FMA(NAME, MODE)                                                                              \
+#define FAST_FMA(NAME, MODE, PACK)                                                                              \
     static uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,       \
                                         fpemu_ctx *ctx) {                                                 \
         double x, y, z;                                                                                   \
@@ -208,42 +208,15 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
             kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
             double p = x * y; /* exact */                                                                 \
             double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = kpack(K_##NAME, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                \
+            uint64_t r = PACK(K_##NAME, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return emu__fma_generic(f, a, b, c, ctx);                                                         \
     }
-#define FAST_SR(NAME)                                                                                     \
-    static uint64_t add_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
-        double x, y;                                                                                      \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
-            KSUM(K_##NAME, x, y, s, rs)                                                                   \
-            uint64_t r = kpack_sr(K_##NAME, s, rs, ctx);                                                  \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
-    }                                                                                                     \
-    static uint64_t mul_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
-        double x, y;                                                                                      \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
-            uint64_t r = kpack_sr(K_##NAME, x * y, 0, ctx);                                               \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
-    }                                                                                                     \
-    static uint64_t fma_##NAME##_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,           \
-                                    fpemu_ctx *ctx) {                                                     \
-        double x, y, z;                                                                                   \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y) &&                        \
-            kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
-            double p = x * y; /* exact */                                                                 \
-            double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = kpack_sr(K_##NAME, s, ksgn((p - av) + (z - bv)), ctx);                           \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__fma_generic(f, a, b, c, ctx);                                                         \
-    }
-#define FAST_MODES(X, NAME) X(NAME, RNE) X(NAME, RNA) X(NAME, RTZ) X(NAME, RUP) X(NAME, RDN) X(NAME, RTO)
+#define KPACK_SR(K, d, rs, mode, ctx) kpack_sr(K, d, rs, ctx)
+#define FAST_SR(NAME) FAST_ADD(NAME, SR, KPACK_SR) FAST_FMA(NAME, SR, KPACK_SR)
+#define FAST_MODES(X, NAME) \
+    X(NAME, RNE, kpack) X(NAME, RNA, kpack) X(NAME, RTZ, kpack) X(NAME, RUP, kpack) X(NAME, RDN, kpack) X(NAME, RTO, kpack)
 #define FAST_TABLE(OP, NAME)                                                                              \
     { OP##_##NAME##_RNE, OP##_##NAME##_RNA, OP##_##NAME##_RTZ, OP##_##NAME##_RUP, OP##_##NAME##_RDN,   \
       OP##_##NAME##_RTO, OP##_##NAME##_SR }
@@ -260,16 +233,7 @@ FAST_FORMAT(f16)
 FAST_FORMAT(f32)
 /* e5m2: fma only (add and mul go through the result tables and tab_sr) */
 FAST_MODES(FAST_FMA, e5m2)
-static uint64_t fma_e5m2_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
-    double x, y, z;
-    if (kdec(K_e5m2, a, ctx->daz, &x) && kdec(K_e5m2, b, ctx->daz, &y) && kdec(K_e5m2, c, ctx->daz, &z)) {
-        double p = x * y; /* exact */
-        double s = p + z, bv = s - p, av = s - bv;
-        uint64_t r = kpack_sr(K_e5m2, s, ksgn((p - av) + (z - bv)), ctx);
-        if (r != EMU_FAST_FAIL) return r;
-    }
-    return emu__fma_generic(f, a, b, c, ctx);
-}
+FAST_FMA(e5m2, SR, KPACK_SR)
 
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
@@ -365,7 +329,6 @@ static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu
         }                                                                                                 \
         return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
     }
-#define KPACK_SR(K, d, rs, mode, ctx) kpack_sr(K, d, rs, ctx)
 BF16_FMA(RNE, kpack) BF16_FMA(RNA, kpack) BF16_FMA(RTZ, kpack) BF16_FMA(RUP, kpack) BF16_FMA(RDN, kpack)
 BF16_FMA(RTO, kpack) BF16_FMA(SR, KPACK_SR)
 BF16_ADDMUL(RNE) BF16_ADDMUL(RNA) BF16_ADDMUL(RTZ) BF16_ADDMUL(RUP) BF16_ADDMUL(RDN) BF16_ADDMUL(RTO)
