@@ -179,7 +179,11 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
 
 enum { TAB_OPS = 5, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x8000 };
 static _Atomic(uint16_t *) tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_CONFIGS];
-static _Atomic(uint16_t *) mode_tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_MODES];
+/* [op][mode] with a slot for sr that stays NULL, so a lookup needs no mode test */
+static _Atomic(uint16_t *) mode_tables[EMU_REGISTRY_MAX][TAB_OPS][FPEMU_ROUND_COUNT];
+/* the same shape, all NULL: the tables8 of formats that have none */
+static _Atomic(uint16_t *) no_tables[TAB_OPS][FPEMU_ROUND_COUNT];
+void *emu__no_tables(void) { return no_tables; }
 
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx);
 static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx);
@@ -263,7 +267,7 @@ static inline uint64_t tab_op(const fpemu_format *f, int op, uint64_t a, uint64_
     unsigned mode = (unsigned)ctx->round;
     if (__builtin_expect(mode < TAB_MODES, 1)) {
         const emu_fastops *fo = f->fast;
-        _Atomic(uint16_t *) *slot = (_Atomic(uint16_t *) *)fo->tables + op * TAB_MODES + mode;
+        _Atomic(uint16_t *) *slot = (_Atomic(uint16_t *) *)fo->tables + op * FPEMU_ROUND_COUNT + mode;
         const uint16_t *t = atomic_load_explicit(slot, memory_order_acquire);
         if (__builtin_expect(!t, 0)) return tab_first(f, op, a, b, ctx);
         unsigned e = t[tab_index(f, op, a, b)];
@@ -337,7 +341,7 @@ static uint64_t tab_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_
 
 emu_fastops emu__tabops(const fpemu_format *f) {
     emu_fastops o = {.tables = mode_tables[emu__registry_index(f)]};
-    if (f->bits == 8) o.tables8 = o.tables;
+    o.tables8 = f->bits == 8 ? o.tables : emu__no_tables();
     for (int m = 0; m < FPEMU_SR; m++) o.add[m] = tab_add, o.mul[m] = tab_mul;
     o.add[FPEMU_SR] = tab_add_sr, o.mul[FPEMU_SR] = tab_mul_sr;
     o.sr_sumexact = sums_exact(f);
@@ -424,8 +428,7 @@ uint64_t emu__binary(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpem
  * bits take their table through fo->add and friends.) */
 static inline int tab_hit(const emu_fastops *fo, int op, unsigned m, uint64_t a, uint64_t b, fpemu_ctx *ctx,
                           uint64_t *out) {
-    if (m >= TAB_MODES || !fo->tables8) return 0;
-    const uint16_t *t = atomic_load_explicit((_Atomic(uint16_t *) *)fo->tables8 + op * TAB_MODES + m, memory_order_acquire);
+    const uint16_t *t = atomic_load_explicit((_Atomic(uint16_t *) *)fo->tables8 + op * FPEMU_ROUND_COUNT + m, memory_order_acquire);
     if (!t) return 0;
     unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
     if (e & TAB_DEP) return 0;

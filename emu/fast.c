@@ -427,12 +427,14 @@ static int have_f16c(void) { return 0; }
 #endif
 
 static emu_fastops ops_f16_best; /* ops_f16, with F16C versions where the CPU has it */
+static emu_fastops ops_bf16_run, ops_f32_run; /* with their tables8 set */
 
 /* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C; a
  * level the CPU lacks is refused (returns the level in force). Tests use
  * it to check both; the registry starts at the best level. */
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
+    ops_f16_best.tables8 = emu__no_tables();
 #if defined(__x86_64__) || defined(__i386__)
     if (level >= 1 && have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
@@ -460,8 +462,16 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
         emu__scalar_isa(1);
         return &ops_f16_best;
     }
-    if (!strcmp(f->name, "bf16")) return &ops_bf16;
-    if (!strcmp(f->name, "f32")) return &ops_f32;
+    if (!strcmp(f->name, "bf16")) {
+        ops_bf16_run = ops_bf16;
+        ops_bf16_run.tables8 = emu__no_tables();
+        return &ops_bf16_run;
+    }
+    if (!strcmp(f->name, "f32")) {
+        ops_f32_run = ops_f32;
+        ops_f32_run.tables8 = emu__no_tables();
+        return &ops_f32_run;
+    }
     int fi = emu__registry_index(f);
     if (f->bits > 8 || fi < 0) return NULL;
     small[fi] = emu__tabops(f);

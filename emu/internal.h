@@ -93,13 +93,15 @@ typedef struct emu_fastops { /* indexed by rounding mode */
     emu_mul_fn mul[FPEMU_ROUND_COUNT];
     emu_fma_fn fma[FPEMU_ROUND_COUNT];
     void *tables;  /* the format's result tables (arith.c), or NULL */
-    void *tables8; /* the same for 8-bit formats (inline lookup), or NULL */
+    void *tables8; /* the same for 8-bit formats (inline lookup), else emu__no_tables() */
     /* sr rounding constants of a tabulated format (arith.c tab_sr) */
     uint64_t sr_lo, sr_span, sr_maxr, sr_rebias, sr_signbit;
     int sr_sh, sr_ok, sr_sumexact;
 } emu_fastops;
 /* Called once per registry format, at registry initialisation. */
 const emu_fastops *emu__fastops_for(const fpemu_format *f);
+/* An all-NULL table set (arith.c), the tables8 of every other format. */
+void *emu__no_tables(void);
 /* The result-table ops of a <= 8-bit registry format (arith.c). */
 emu_fastops emu__tabops(const fpemu_format *f);
 
