@@ -292,7 +292,7 @@ FAST_SR(bf16d)
 static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, fpemu_ctx *ctx) {
     uint32_t kept = sb >> 16, low = sb & 0xFFFFu;
     if ((kept & 0x7FFFu) - 0x81u >= 0x7F7Eu - 0x81u) return EMU_FAST_FAIL;
-    uint64_t draw = emu__draw_inline(ctx), frac = (uint64_t)low << 48, up;
+    uint64_t draw = emu__mix(ctx->seed, ctx->counter++), frac = (uint64_t)low << 48, up; /* callers: no stream */
     int R = ctx->sr_bits;
     if (R <= 0 || R >= 64) up = draw < frac;
     else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
@@ -302,7 +302,7 @@ static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, f
 static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
     uint32_t d = ((ua >> 7) & 0xFFu) - ((ub >> 7) & 0xFFu) + 15u;
-    if (bf_normal(ua) & bf_normal(ub) & (d <= 30u)) {
+    if (bf_normal(ua) & bf_normal(ub) & (d <= 30u) && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
@@ -310,7 +310,7 @@ static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int n
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
-    if (bf_normal(ua) & bf_normal(ub)) {
+    if (bf_normal(ua) & bf_normal(ub) && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
@@ -384,19 +384,45 @@ F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, 
 F16C_FN static inline __attribute__((always_inline)) __m128 h_dec3(uint64_t a, uint64_t b, uint64_t c) {
     return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)((a & 0xFFFF) | (b & 0xFFFF) << 16 | (c & 0xFFFF) << 32)));
 }
-#define F16C_SOFT(MODE, PACK)                                                                             \
+/* rna, rto and sr on the exact float's bits: a normal f16 result keeps the
+ * top 10 of the float's 23 fraction bits (rebias the exponent by 112). */
+static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, int mode, fpemu_ctx *ctx) {
+    uint32_t mag = sb & 0x7FFFFFFFu, low = mag & 0x1FFFu, kept = (mag >> 13) - (112u << 10), r;
+    /* magnitude of the float strictly above 2^-14 and below 65504 + ulp */
+    if (mag - 0x38802000u >= 0x477FE000u - 0x38802000u) return EMU_FAST_FAIL;
+    switch (mode) {
+    case FPEMU_RNA: r = ((mag + 0x1000u) >> 13) - (112u << 10); break;
+    case FPEMU_RTO: r = kept | (low != 0); break;
+    default: { /* sr (no caller stream: see F16C_SOFT); the upper neighbour is finite (kept < 0x7BFF) by the range test */
+        uint64_t draw = emu__mix(ctx->seed, ctx->counter++), frac = (uint64_t)low << 51, up;
+        int R = ctx->sr_bits;
+        if (R <= 0 || R >= 64) up = draw < frac;
+        else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
+        r = kept + (uint32_t)up;
+    }
+    }
+    if (r > 0x7BFFu) return EMU_FAST_FAIL; /* rna carried past the largest finite */
+    kflags(ctx, low != 0);
+    return r | (sb >> 31) << 15;
+}
+#define F16C_SOFT(MODE)                                                                                   \
     F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
-        if (!ctx->daz) {                                                                                  \
-            __m128d v = _mm_cvtps_pd(h_dec3(a, b ^ (uint64_t)neg << 15, 0));                              \
-            uint64_t r = PACK(K_f16, _mm_cvtsd_f64(v) + _mm_cvtsd_f64(_mm_unpackhi_pd(v, v)), 0, FPEMU_##MODE, ctx); \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
+        uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
+        if (d <= 24u && !ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                   \
+            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
+            uint64_t r = h_round_int((uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_ss(x, _mm_movehdup_ps(x)))), \
+                                     FPEMU_##MODE, ctx);                                                  \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
     }                                                                                                     \
     F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
-        if (!ctx->daz) {                                                                                  \
-            __m128d v = _mm_cvtps_pd(h_dec3(a, b, 0));                                                    \
-            uint64_t r = PACK(K_f16, _mm_cvtsd_f64(v) * _mm_cvtsd_f64(_mm_unpackhi_pd(v, v)), 0, FPEMU_##MODE, ctx); \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
+        if (!ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                                \
+            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
+            uint64_t r = h_round_int((uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_mul_ss(x, _mm_movehdup_ps(x)))), \
+                                     FPEMU_##MODE, ctx);                                                  \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return mul_f16_##MODE(f, a, b, ctx);                                                              \
@@ -414,7 +440,7 @@ F16C_FN static inline __attribute__((always_inline)) __m128 h_dec3(uint64_t a, u
         }                                                                                                 \
         return fma_f16_##MODE(f, a, b, c, ctx);                                                           \
     }
-F16C_SOFT(RNA, kpack) F16C_SOFT(RTO, kpack) F16C_SOFT(SR, KPACK_SR)
+F16C_SOFT(RNA) F16C_SOFT(RTO) F16C_SOFT(SR)
 F16C_FMA(RNE, kpack) F16C_FMA(RNA, kpack) F16C_FMA(RTZ, kpack) F16C_FMA(RUP, kpack) F16C_FMA(RDN, kpack)
 F16C_FMA(RTO, kpack) F16C_FMA(SR, KPACK_SR)
 F16C_ADDMUL(RNE, _MM_FROUND_TO_NEAREST_INT)

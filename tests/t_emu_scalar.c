@@ -56,13 +56,17 @@ static uint64_t do_op(int op, const fpemu_format *f, uint64_t a, uint64_t b, uin
 
 static long shown;
 
+/* Caller-supplied sr draws for some cases (shorter than a run of calls, so
+ * the counter stream takes over after it). */
+static uint64_t stream[4];
+
 /* One case on f and on its twin g under the same context: 1 if they differ
  * (NaNs compare by class only when both are NaN of the same encoding set). */
 static int differ(int op, const fpemu_format *f, const fpemu_format *g, uint64_t a, uint64_t b, uint64_t c,
                   const fpemu_ctx *tmpl) {
     fpemu_ctx x = *tmpl, y = *tmpl;
     uint64_t rf = do_op(op, f, a, b, c, &x), rg = do_op(op, g, a, b, c, &y);
-    if (rf == rg && x.flags == y.flags && x.counter == y.counter) return 0;
+    if (rf == rg && x.flags == y.flags && x.counter == y.counter && x.sr_pos == y.sr_pos) return 0;
     if (shown++ < 8)
         diag("%s_%s %s sat=%d ftz=%d daz=%d tb=%d nan=%d: %llX %llX %llX => %llX flags %02X, generic %llX flags %02X",
              f->name, opn[op], fpemu_round_name(tmpl->round), tmpl->sat, tmpl->ftz, tmpl->daz, tmpl->tininess_before,
@@ -115,6 +119,10 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
             fpemu_ctx r = config(mode, (int)(rnd() & 31));
             r.counter = (uint64_t)i;
             r.sr_bits = i % 3 ? 0 : (int)(rnd() % 70); /* sr: 0 and 64 up mean 64 */
+            if (i % 5 == 0) {
+                for (int j = 0; j < 4; j++) stream[j] = rnd();
+                r.sr_stream = stream, r.sr_len = 1 + (size_t)(i % 4), r.sr_pos = (size_t)(i % 2);
+            }
             uint64_t a = rnd() & 0xFFFF, b = rnd() & 0xFFFF, cc = rnd() & 0xFFFF;
             for (int op = ADD; op < NOPS; op++) {
                 if (op == DIV || op == SQRT) continue;
@@ -148,6 +156,10 @@ static long check8(const fpemu_format *f, const fpemu_format *g, int extra, long
         fpemu_ctx c = config((int)(rnd() % FPEMU_ROUND_COUNT), (int)(rnd() & 31));
         c.counter = (uint64_t)i;
         c.sr_bits = i % 3 ? 0 : (int)(rnd() % 70);
+        if (i % 5 == 0) {
+            for (int j = 0; j < 4; j++) stream[j] = rnd();
+            c.sr_stream = stream, c.sr_len = 1 + (size_t)(i % 4), c.sr_pos = (size_t)(i % 2);
+        }
         int op = (int)(rnd() % NOPS);
         bad += differ(op, f, g, rnd() % n, rnd() % n, rnd() % n, &c);
         (*cases)++;
