@@ -246,6 +246,10 @@ FAST_FMA(e5m2, SR, KPACK_SR)
  * go to the double-path functions above. */
 
 static inline __attribute__((always_inline)) int bf_normal(uint32_t c) { return ((c & 0x7F80u) - 0x80u) < 0x7F00u; }
+/* Neither exponent field zero (no zero or subnormal operand: the host's
+ * MXCSR daz must never meet a float denormal). Fields of 255 (inf, NaN)
+ * pass: they make an inf or NaN float, which bf_round refuses. */
+static inline __attribute__((always_inline)) int bf_nonzero_exps(uint32_t ea, uint32_t eb) { return ((ea - 1u) | (eb - 1u)) < 0x100u; }
 
 static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int mode, fpemu_ctx *ctx) {
     uint32_t low = sb & 0xFFFFu, neg = sb >> 31, r;
@@ -266,8 +270,8 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
 #define BF16_ADDMUL(MODE)                                                                                 \
     static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
-        uint32_t d = ((ua >> 7) & 0xFFu) - ((ub >> 7) & 0xFFu) + 15u;                                     \
-        if (bf_normal(ua) & bf_normal(ub) & (d <= 30u)) {                                                 \
+        uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;                                              \
+        if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u) {                                            \
             uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
@@ -275,7 +279,7 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
     }                                                                                                     \
     static uint64_t mul_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
-        if (bf_normal(ua) & bf_normal(ub)) {                                                              \
+        if (bf_nonzero_exps(ua >> 7 & 0xFFu, ub >> 7 & 0xFFu)) {                                          \
             uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
@@ -301,8 +305,8 @@ static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, f
 }
 static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
-    uint32_t d = ((ua >> 7) & 0xFFu) - ((ub >> 7) & 0xFFu) + 15u;
-    if (bf_normal(ua) & bf_normal(ub) & (d <= 30u) && !ctx->sr_stream) {
+    uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;
+    if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
@@ -310,7 +314,7 @@ static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int n
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
-    if (bf_normal(ua) & bf_normal(ub) && !ctx->sr_stream) {
+    if (bf_nonzero_exps(ua >> 7 & 0xFFu, ub >> 7 & 0xFFu) && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
