@@ -192,7 +192,8 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
         }                                                                                                 \
         return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
     }                                                                                                     \
-    static uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
+    static __attribute__((noinline)) uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   fpemu_ctx *ctx) {                     \
         double x, y;                                                                                      \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
             uint64_t r = PACK(K_##NAME, x * y, 0, FPEMU_##MODE, ctx); /* p <= 24: exact product */      \
