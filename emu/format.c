@@ -57,6 +57,10 @@ static void errf(char *err, size_t errlen, const char *fmt, const char *a) {
 }
 
 int fpemu_format_finish(fpemu_format *f, char *err, size_t errlen) {
+    /* a copy of a registry descriptor must not keep its tables or ops */
+    f->decode_table = NULL;
+    f->class_table = NULL;
+    f->fast = NULL;
     int is_f64 = f->ebits == 11 && f->mbits == 52;
     if (!is_f64 && (f->ebits < 1 || f->ebits > 8 || f->mbits < 0 || f->mbits > 23)) {
         errf(err, errlen, "format '%s': need 1 <= e <= 8 and 0 <= m <= 23 (or e=11,m=52)", f->name);

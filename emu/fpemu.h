@@ -121,7 +121,8 @@ int fpemu_format_count(void);
 const fpemu_format *fpemu_format_at(int i);
 const char *fpemu_format_aliases(int i);
 
-/* Fill the derived fields of a hand-built descriptor (tables are left NULL).
+/* Fill the derived fields of a hand-built descriptor; its tables and fast
+ * paths are cleared (a modified copy of a registry descriptor is safe).
  * Returns 0, or -1 with a message in err if the fields are out of range. */
 int fpemu_format_finish(fpemu_format *f, char *err, size_t errlen);
 
