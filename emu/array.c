@@ -52,8 +52,13 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
 
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx) {
     if (emu__fits_f32(fmt) && fmt->decode_table && !ctx->daz) {
+        /* NaN codes as fpemu_to_float delivers them (per the NaN policy),
+         * not with the table's sign: -NaN for 0x80 of fnuz formats */
         const double *t = fmt->decode_table;
-        for (size_t i = 0; i < n; i++) dst[i] = (float)t[fpemu_code_load(fmt, src, i) >> fmt->pad];
+        for (size_t i = 0; i < n; i++) {
+            uint64_t code = fpemu_code_load(fmt, src, i), c = code >> fmt->pad;
+            dst[i] = fmt->class_table[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, code, ctx);
+        }
         return;
     }
     for (size_t i = 0; i < n; i++) dst[i] = fpemu_to_float(fmt, fpemu_code_load(fmt, src, i), ctx);
