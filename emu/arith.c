@@ -299,7 +299,8 @@ static uint64_t tab_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx
  * that are not normal and finite, inexact double sums) goes generic. */
 static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
     uint64_t u = emu__dbits(d), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
-    if (mag - k->sr_lo >= k->sr_span || (sign && !k->sr_signbit)) return EMU_FAST_FAIL;
+    /* branch-free in the sign: random signs would mispredict */
+    if ((mag - k->sr_lo >= k->sr_span) | (sign & (k->sr_signbit == 0))) return EMU_FAST_FAIL;
     const int sh = k->sr_sh;
     uint64_t kept = mag >> sh, low = mag & ((UINT64_C(1) << sh) - 1);
     if (kept + 1 > k->sr_maxr) return EMU_FAST_FAIL; /* the upper neighbour must be finite */
@@ -309,7 +310,7 @@ static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
     else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
     unsigned old = ctx->flags, nw = old | (low != 0);
     if (nw != old) ctx->flags = nw;
-    return ((kept + up) - k->sr_rebias) | (sign ? k->sr_signbit : 0);
+    return ((kept + up) - k->sr_rebias) | (k->sr_signbit & (0 - sign));
 }
 
 static inline int sums_exact(const fpemu_format *f);
