@@ -16,7 +16,8 @@ int emu__fast_decode(const fpemu_format *f, uint64_t code, double *v) {
         *v = f->decode_table[c];
         return 1;
     }
-    if (f->nan != FPEMU_NANS_IEEE || f->bits == 64) return 0;
+    /* without subnormals exponent field 0 is a normal binade: generic decode */
+    if (f->nan != FPEMU_NANS_IEEE || f->bits == 64 || !f->has_subnormals) return 0;
     /* IEEE-style layouts: place the fields into a double's. */
     uint64_t c = emu__strip(f, code);
     const int m = f->mbits;

@@ -180,9 +180,10 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
             tiny = u.kept < (UINT64_C(2) << m);
         }
     }
-    if (tiny && ctx->ftz) {
+    /* ftz flushes to a zero; formats without subnormals (e8m0, custom
+     * subnormals=no) have none, and their tiny results round as below */
+    if (tiny && ctx->ftz && f->has_subnormals) {
         ctx->flags |= FPEMU_FLAG_UNDERFLOW | FPEMU_FLAG_INEXACT;
-        if (!f->has_subnormals) return emu__unstrip(f, 0); /* e8m0: its smallest value */
         return emu__unstrip(f, emu__zero(f, sign));
     }
 
