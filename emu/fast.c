@@ -170,6 +170,9 @@ static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, doubl
 }
 
 static inline int ksgn(double r) { return (r > 0) - (r < 0); }
+/* The same for a TwoSum residual, which is almost always zero (operands of
+ * similar magnitude): the predicted test skips the sign computation. */
+static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn(r); }
 
 /* Exact sum (TwoSum residual sign when sums are not exact doubles). */
 #define KSUM(K, x, y, s, rs)                                \
@@ -210,7 +213,7 @@ static inline int ksgn(double r) { return (r > 0) - (r < 0); }
             kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
             double p = x * y; /* exact */                                                                 \
             double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_##NAME, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
+            uint64_t r = PACK(K_##NAME, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return emu__fma_generic(f, a, b, c, ctx);                                                         \
@@ -330,7 +333,7 @@ static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu
             double p = (double)emu__bitsf(ua << 16) * (double)emu__bitsf(ub << 16); /* exact */          \
             double z = (double)emu__bitsf(uc << 16);                                                      \
             double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_bf16, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                   \
+            uint64_t r = PACK(K_bf16, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                   \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
@@ -441,7 +444,7 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
             double p = _mm_cvtsd_f64(xy) * _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)); /* exact */          \
             double z = _mm_cvtsd_f64(_mm_cvtps_pd(_mm_movehl_ps(v, v)));                                  \
             double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_f16, s, ksgn((p - av) + (z - bv)), FPEMU_##MODE, ctx);                    \
+            uint64_t r = PACK(K_f16, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                    \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return fma_f16_##MODE(f, a, b, c, ctx);                                                           \
