@@ -359,10 +359,11 @@ static const emu_fastops ops_bf16 = {.add = FAST_TABLE(add, bf16), .mul = FAST_T
 #include <immintrin.h>
 #define F16C_FN __attribute__((target("f16c,avx")))
 
-static inline int h_normal(uint32_t c) { return ((c & 0x7C00u) - 0x400u) < 0x7800u; }
 
-F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, int rc, fpemu_ctx *ctx) {
-    uint32_t r = (uint32_t)_mm_cvtsi128_si32(_mm_cvtps_ph(s, rc)) & 0xFFFFu;
+/* h: the f16 code vcvtps2ph made of the float s (the rounding field must be
+ * a constant, so the caller converts) */
+F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, __m128i h, fpemu_ctx *ctx) {
+    uint32_t r = (uint32_t)_mm_cvtsi128_si32(h) & 0xFFFFu;
     if ((r & 0x7FFFu) - 0x401u >= 0x7BFFu - 0x401u) return EMU_FAST_FAIL;
     kflags(ctx, (_mm_cvtsi128_si32(_mm_castps_si128(s)) & 0x1FFF) != 0);
     return r;
@@ -374,7 +375,8 @@ F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, 
         uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
         if (d <= 24u && !ctx->daz) {                                                                      \
             __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            uint64_t r = h_round(_mm_add_ss(x, _mm_movehdup_ps(x)), RC, ctx);                             \
+            __m128 s = _mm_add_ss(x, _mm_movehdup_ps(x));                                                 \
+            uint64_t r = h_round(s, _mm_cvtps_ph(s, RC), ctx);                                            \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
@@ -383,7 +385,8 @@ F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, 
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
         if (!ctx->daz) {                                                                                  \
             __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            uint64_t r = h_round(_mm_mul_ss(x, _mm_movehdup_ps(x)), RC, ctx);                             \
+            __m128 s = _mm_mul_ss(x, _mm_movehdup_ps(x));                                                 \
+            uint64_t r = h_round(s, _mm_cvtps_ph(s, RC), ctx);                                            \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return mul_f16_##MODE(f, a, b, ctx);                                                              \
@@ -456,7 +459,17 @@ F16C_ADDMUL(RNE, _MM_FROUND_TO_NEAREST_INT)
 F16C_ADDMUL(RDN, _MM_FROUND_TO_NEG_INF)
 F16C_ADDMUL(RUP, _MM_FROUND_TO_POS_INF)
 F16C_ADDMUL(RTZ, _MM_FROUND_TO_ZERO)
-static int have_f16c(void) { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
+/* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
+ * SSE and AVX state (clang's __builtin_cpu_supports has no "f16c") */
+#include <cpuid.h>
+static int have_f16c(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if (!(c >> 29 & 1) || !(c >> 28 & 1) || !(c >> 27 & 1)) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6) == 6;
+}
 #else
 static int have_f16c(void) { return 0; }
 #endif
