@@ -364,7 +364,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         mx = DMAX(ae, mx);
                         memcpy(&mxb[r][h], &mx, sizeof mx);
                         vfi em = DMAX(ae, emp);
-                        sc[r] = (vf)(vscb - em);
+                        sc[r] = (vf)((vfu)vscb - (vfu)em); /* wraps by design: unsigned (signed overflow is UB) */
                         S[r] = __builtin_convertvector(acc * sc[r], vfi);
                     }
                     for (int k = kb; k < ke; k++) {
