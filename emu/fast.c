@@ -369,28 +369,6 @@ F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, 
     return r;
 }
 
-#define F16C_ADDMUL(MODE, RC)                                                                             \
-    F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
-        uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
-        if (d <= 24u && !ctx->daz) {                                                                      \
-            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            __m128 s = _mm_add_ss(x, _mm_movehdup_ps(x));                                                 \
-            uint64_t r = h_round(s, _mm_cvtps_ph(s, RC), ctx);                                            \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
-    }                                                                                                     \
-    F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
-        if (!ctx->daz) {                                                                                  \
-            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            __m128 s = _mm_mul_ss(x, _mm_movehdup_ps(x));                                                 \
-            uint64_t r = h_round(s, _mm_cvtps_ph(s, RC), ctx);                                            \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return mul_f16_##MODE(f, a, b, ctx);                                                              \
-    }
 /* The other modes (rna, rto, sr) and fma: F16C decodes, the double path
  * rounds. inf/NaN operands make an inf/NaN double, which kpack refuses. */
 F16C_FN static inline __attribute__((always_inline)) __m128 h_dec3(uint64_t a, uint64_t b, uint64_t c) {
@@ -417,14 +395,25 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
     kflags(ctx, low != 0);
     return r | (sb >> 31) << 15;
 }
-#define F16C_SOFT(MODE)                                                                                   \
+static inline uint32_t hbits(__m128 s) { return (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(s)); }
+/* How each mode rounds the exact float s (ctx in scope). */
+#define HROUND_RNE(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_NEAREST_INT), ctx)
+#define HROUND_RDN(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_NEG_INF), ctx)
+#define HROUND_RUP(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_POS_INF), ctx)
+#define HROUND_RTZ(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_ZERO), ctx)
+#define HROUND_RNA(s) h_round_int(hbits(s), FPEMU_RNA, ctx)
+#define HROUND_RTO(s) h_round_int(hbits(s), FPEMU_RTO, ctx)
+#define HROUND_SR(s) h_round_int(hbits(s), FPEMU_SR, ctx)
+/* sr with a caller stream takes the software path (h_round_int draws from
+ * the counter stream only). */
+#define F16C_ADDMUL(MODE)                                                                                 \
     F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
         uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
         if (d <= 24u && !ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                   \
             __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            uint64_t r = h_round_int((uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_ss(x, _mm_movehdup_ps(x)))), \
-                                     FPEMU_##MODE, ctx);                                                  \
+            __m128 s = _mm_add_ss(x, _mm_movehdup_ps(x));                                                 \
+            uint64_t r = HROUND_##MODE(s);                                                                \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
@@ -433,8 +422,8 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
         if (!ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                                \
             __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            uint64_t r = h_round_int((uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_mul_ss(x, _mm_movehdup_ps(x)))), \
-                                     FPEMU_##MODE, ctx);                                                  \
+            __m128 s = _mm_mul_ss(x, _mm_movehdup_ps(x));                                                 \
+            uint64_t r = HROUND_##MODE(s);                                                                \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return mul_f16_##MODE(f, a, b, ctx);                                                              \
@@ -452,13 +441,10 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
         }                                                                                                 \
         return fma_f16_##MODE(f, a, b, c, ctx);                                                           \
     }
-F16C_SOFT(RNA) F16C_SOFT(RTO) F16C_SOFT(SR)
+F16C_ADDMUL(RNA) F16C_ADDMUL(RTO) F16C_ADDMUL(SR)
 F16C_FMA(RNE, kpack) F16C_FMA(RNA, kpack) F16C_FMA(RTZ, kpack) F16C_FMA(RUP, kpack) F16C_FMA(RDN, kpack)
 F16C_FMA(RTO, kpack) F16C_FMA(SR, KPACK_SR)
-F16C_ADDMUL(RNE, _MM_FROUND_TO_NEAREST_INT)
-F16C_ADDMUL(RDN, _MM_FROUND_TO_NEG_INF)
-F16C_ADDMUL(RUP, _MM_FROUND_TO_POS_INF)
-F16C_ADDMUL(RTZ, _MM_FROUND_TO_ZERO)
+F16C_ADDMUL(RNE) F16C_ADDMUL(RDN) F16C_ADDMUL(RUP) F16C_ADDMUL(RTZ)
 /* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
  * SSE and AVX state (clang's __builtin_cpu_supports has no "f16c") */
 #include <cpuid.h>
