@@ -12,12 +12,7 @@
 # Then: temporaries of a killed `fpemu train` (SIGKILL at random moments)
 # are removed by the next run into the same folder when their PID is gone,
 # and kept when it is alive. Prints TAP.
-set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
-BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
-FIX=$ROOT/tests/fixtures/report
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built"; exit 0; fi
+. "$(cd "$(dirname "$0")" && pwd)/lib/report_env.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_atomic.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 export FPEMU_ROOT=$ROOT

@@ -5,12 +5,7 @@
 # in-band changes pass (smoothed bands too); exact columns, missing columns,
 # row counts and text files are caught; bad input (missing files, malformed
 # CSV, a bad tolerance file) exits 2. Prints TAP.
-set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
-BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
-FIX=$ROOT/tests/fixtures/report
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built"; exit 0; fi
+. "$(cd "$(dirname "$0")" && pwd)/lib/report_env.sh"
 if [ ! -d "$FIX/demo" ]; then echo "1..0 # SKIP no fixture in $FIX"; exit 0; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_drift.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT

@@ -7,12 +7,7 @@
 # given directly form one experiment against their 32-true run, the plan
 # makefile dedupes identical runs, and bad input exits 2 naming the file and
 # line. Prints TAP.
-set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
-BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
-FIX=$ROOT/tests/fixtures/report
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built"; exit 0; fi
+. "$(cd "$(dirname "$0")" && pwd)/lib/report_env.sh"
 if [ ! -d "$FIX/demo" ]; then echo "1..0 # SKIP no fixture in $FIX"; exit 0; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_report.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
