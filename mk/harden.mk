@@ -132,7 +132,7 @@ fuzz-campaign: fuzz-build
 # replay is fuzz/regress/vectors.txt (tests/t_badinput_fuzz.sh).
 fuzz-replay: fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  files=$$(find fuzz/corpus/$$t fuzz/regress/$$t -type f 2>/dev/null); \
+	  files=$$(find fuzz/corpus/$$t fuzz/regress/$$t -type f 2>/dev/null || true); \
 	  [ -n "$$files" ] || continue; \
 	  echo "== $$t: $$(echo $$files | wc -w) inputs"; \
 	  FUZZ_TMPDIR=$(FUZZ_BUILD) $(FUZZ_BUILD)/$$t $$files >$(FUZZ_BUILD)/$$t.replay.log 2>&1 \
