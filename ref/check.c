@@ -157,7 +157,7 @@ static int build_grid(const ref_format *F, vec64 *v) {
         if (!dup && ne < 64) e[ne++] = x;
     }
     vec64 m = {0};
-    uint64_t mm = F->mmask, top = UINT64_C(1) << (F->mbits - 1);
+    uint64_t mm = F->mmask, top = F->mbits ? UINT64_C(1) << (F->mbits - 1) : 0; /* m = 0 (e8m0): no top bit */
     uint64_t pats[] = {0, 1, 2, 3, mm, mm - 1, mm - 2, top, top + 1, top - 1, top | 1, mm >> (F->mbits / 2),
                        mm & ~(mm >> (F->mbits / 2)), UINT64_C(0x5555555555555555) & mm, UINT64_C(0xAAAAAAAAAAAAAAAA) & mm};
     for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) rc |= vpush(&m, pats[k] & mm);
