@@ -272,8 +272,7 @@ static inline uint64_t tab_op(const fpemu_format *f, int op, uint64_t a, uint64_
         if (__builtin_expect(!t, 0)) return tab_first(f, op, a, b, ctx);
         unsigned e = t[tab_index(f, op, a, b)];
         if (__builtin_expect(!(e & TAB_DEP), 1)) {
-            unsigned old = ctx->flags, nw = old | (e >> 8);
-            if (__builtin_expect(nw != old, 0)) ctx->flags = nw; /* no store chain through ctx */
+            emu__or_flags(ctx, e >> 8);
             return e & 0xFF;
         }
     }
@@ -304,12 +303,8 @@ static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
     const int sh = k->sr_sh;
     uint64_t kept = mag >> sh, low = mag & ((UINT64_C(1) << sh) - 1);
     if (kept + 1 > k->sr_maxr) return EMU_FAST_FAIL; /* the upper neighbour must be finite */
-    uint64_t draw = emu__draw_inline(ctx), frac = low << (64 - sh), up;
-    int R = ctx->sr_bits;
-    if (R <= 0 || R >= 64) up = draw < frac;
-    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
-    unsigned old = ctx->flags, nw = old | (low != 0);
-    if (nw != old) ctx->flags = nw;
+    uint64_t up = emu__sr_up(emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
+    emu__or_flags(ctx, low != 0);
     return ((kept + up) - k->sr_rebias) | (k->sr_signbit & (0 - sign));
 }
 
@@ -433,8 +428,7 @@ static inline int tab_hit(const emu_fastops *fo, int op, unsigned m, uint64_t a,
     if (!t) return 0;
     unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
     if (e & TAB_DEP) return 0;
-    unsigned old = ctx->flags, nw = old | (e >> 8);
-    if (__builtin_expect(nw != old, 0)) ctx->flags = nw; /* no store chain through ctx */
+    emu__or_flags(ctx, e >> 8);
     *out = e & 0xFF;
     return 1;
 }

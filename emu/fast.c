@@ -70,20 +70,13 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
         uint64_t up = kept + 1;
         int Eu = (int)(up >> m) - 1023;
         if (Eu > f->emax || (Eu == f->emax && (up & mmask) > f->maxmant)) return EMU_FAST_FAIL;
-        if (low) {
-            int R = ctx->sr_bits <= 0 || ctx->sr_bits > 64 ? 64 : ctx->sr_bits;
-            uint64_t frac = low << (64 - sh), draw = emu__draw(ctx);
-            uint64_t rr = R == 64 ? draw : draw >> (64 - R), thr = R == 64 ? frac : frac >> (64 - R);
-            int more = R < 64 && (frac << R) != 0;
-            r = kept + (rr < thr || (rr == thr && more));
-        } else {
-            emu__draw(ctx); /* the generic path takes one draw per rounding */
-        }
+        /* one draw per rounding, exact or not, as the generic path takes */
+        r = kept + emu__sr_up(emu__draw(ctx), low << (64 - sh), ctx->sr_bits);
         Er = (int)(r >> m) - 1023;
     } else if (Er > f->emax || (Er == f->emax && (r & mmask) > f->maxmant)) {
         return EMU_FAST_FAIL;
     }
-    if (low) ctx->flags |= FPEMU_FLAG_INEXACT;
+    emu__or_flags(ctx, low != 0); /* FPEMU_FLAG_INEXACT */
     uint64_t code = ((uint64_t)(Er + f->bias) << m | (r & mmask)) | (sign ? f->sign_bit : 0);
     return emu__unstrip(f, code);
 }
@@ -117,13 +110,6 @@ static inline __attribute__((always_inline)) int kdec(const fk K, uint64_t c, in
     return 1;
 }
 
-/* OR flag bits into ctx->flags, storing only when something changes: a
- * store on every call would chain successive operations through memory. */
-static inline void kflags(fpemu_ctx *ctx, unsigned fl) {
-    unsigned old = ctx->flags, nw = old | fl;
-    if (__builtin_expect(nw != old, 0)) ctx->flags = nw;
-}
-
 /* Round d (+ a tiny residual of sign rsign) in a deterministic mode when
  * the result is normal and finite; EMU_FAST_FAIL otherwise. */
 static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d, int rsign, int mode, fpemu_ctx *ctx) {
@@ -145,7 +131,7 @@ static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d
     default: r = (mag >> sh) | (low != 0); break; /* rto */
     }
     if (r > maxr) return EMU_FAST_FAIL; /* overflow: the generic path applies the policy */
-    kflags(ctx, low != 0);              /* FPEMU_FLAG_INEXACT */
+    emu__or_flags(ctx, low != 0);              /* FPEMU_FLAG_INEXACT */
     return (r - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
 }
 
@@ -161,11 +147,8 @@ static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, doubl
     if (mag - lo >= hi - lo || rsign) return EMU_FAST_FAIL;
     uint64_t kept = mag >> sh, low = mag & lowmask;
     if (kept + 1 > maxr) return EMU_FAST_FAIL;
-    uint64_t draw = emu__draw_inline(ctx), frac = low << (64 - sh), up;
-    int R = ctx->sr_bits;
-    if (R <= 0 || R >= 64) up = draw < frac;
-    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
-    kflags(ctx, low != 0);
+    uint64_t up = emu__sr_up(emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
+    emu__or_flags(ctx, low != 0);
     return ((kept + up) - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
 }
 
@@ -268,7 +251,7 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
     }
     /* magnitude strictly between the smallest normal and the largest finite */
     if ((r & 0x7FFFu) - 0x81u >= 0x7F7Fu - 0x81u) return EMU_FAST_FAIL;
-    kflags(ctx, low != 0);
+    emu__or_flags(ctx, low != 0);
     return r;
 }
 
@@ -301,11 +284,9 @@ FAST_SR(bf16d)
 static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, fpemu_ctx *ctx) {
     uint32_t kept = sb >> 16, low = sb & 0xFFFFu;
     if ((kept & 0x7FFFu) - 0x81u >= 0x7F7Eu - 0x81u) return EMU_FAST_FAIL;
-    uint64_t draw = emu__mix(ctx->seed, ctx->counter++), frac = (uint64_t)low << 48, up; /* callers: no stream */
-    int R = ctx->sr_bits;
-    if (R <= 0 || R >= 64) up = draw < frac;
-    else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
-    kflags(ctx, low != 0);
+    /* callers: no caller stream, so the counter stream draws */
+    uint64_t up = emu__sr_up(emu__mix(ctx->seed, ctx->counter++), (uint64_t)low << 48, ctx->sr_bits);
+    emu__or_flags(ctx, low != 0);
     return kept + up;
 }
 static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
@@ -365,7 +346,7 @@ static const emu_fastops ops_bf16 = {.add = FAST_TABLE(add, bf16), .mul = FAST_T
 F16C_FN static inline __attribute__((always_inline)) uint64_t h_round(__m128 s, __m128i h, fpemu_ctx *ctx) {
     uint32_t r = (uint32_t)_mm_cvtsi128_si32(h) & 0xFFFFu;
     if ((r & 0x7FFFu) - 0x401u >= 0x7BFFu - 0x401u) return EMU_FAST_FAIL;
-    kflags(ctx, (_mm_cvtsi128_si32(_mm_castps_si128(s)) & 0x1FFF) != 0);
+    emu__or_flags(ctx, (_mm_cvtsi128_si32(_mm_castps_si128(s)) & 0x1FFF) != 0);
     return r;
 }
 
@@ -383,16 +364,12 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
     switch (mode) {
     case FPEMU_RNA: r = ((mag + 0x1000u) >> 13) - (112u << 10); break;
     case FPEMU_RTO: r = kept | (low != 0); break;
-    default: { /* sr (no caller stream: see F16C_SOFT); the upper neighbour is finite (kept < 0x7BFF) by the range test */
-        uint64_t draw = emu__mix(ctx->seed, ctx->counter++), frac = (uint64_t)low << 51, up;
-        int R = ctx->sr_bits;
-        if (R <= 0 || R >= 64) up = draw < frac;
-        else up = (draw >> (64 - R)) < (frac >> (64 - R)) + ((frac << R) != 0);
-        r = kept + (uint32_t)up;
+    default: { /* sr (no caller stream: see F16C_ADDMUL); the upper neighbour is finite (kept < 0x7BFF) by the range test */
+        r = kept + (uint32_t)emu__sr_up(emu__mix(ctx->seed, ctx->counter++), (uint64_t)low << 51, ctx->sr_bits);
     }
     }
     if (r > 0x7BFFu) return EMU_FAST_FAIL; /* rna carried past the largest finite */
-    kflags(ctx, low != 0);
+    emu__or_flags(ctx, low != 0);
     return r | (sb >> 31) << 15;
 }
 static inline uint32_t hbits(__m128 s) { return (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(s)); }

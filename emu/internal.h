@@ -130,6 +130,22 @@ static inline uint64_t emu__mix(uint64_t seed, uint64_t counter) {
     z *= UINT64_C(0xBF58476D1CE4E5B9);
     return z ^ (z >> 32);
 }
+/* sr's decision for a value whose bits below the kept ones form the 64-bit
+ * binary fraction frac (nothing below it): up iff the draw's top R bits,
+ * as an integer, are below frac * 2^R rounded up (R = sr_bits; 0 or >= 64
+ * mean 64). round.c's round_at is the general case (bits below frac). */
+static inline uint64_t emu__sr_up(uint64_t draw, uint64_t frac, int sr_bits) {
+    if (sr_bits <= 0 || sr_bits >= 64) return draw < frac;
+    return (draw >> (64 - sr_bits)) < (frac >> (64 - sr_bits)) + ((frac << sr_bits) != 0);
+}
+
+/* OR flag bits into ctx->flags, storing only when something changes: a
+ * store on every call would chain successive operations through memory. */
+static inline void emu__or_flags(fpemu_ctx *ctx, unsigned fl) {
+    unsigned old = ctx->flags, nw = old | fl;
+    if (__builtin_expect(nw != old, 0)) ctx->flags = nw;
+}
+
 /* emu__draw with the counter stream inline. */
 static inline uint64_t emu__draw_inline(fpemu_ctx *ctx) {
     if (__builtin_expect(ctx->sr_stream != NULL, 0)) return emu__draw(ctx);
