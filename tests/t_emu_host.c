@@ -4,11 +4,11 @@
  * tininess after rounding, fpemu's default). Operands are random with a
  * bias toward hard cases: every exponent including subnormals, significands
  * of runs of ones and zeros, near-cancellation, and results near overflow. */
-#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "fpemu.h"
+#include "hostfp.h"
 #include "tap.h"
 
 #ifdef __clang__
@@ -43,17 +43,6 @@ static uint64_t pattern(int e, int m) {
     return sign << (e + m) | ex << m | mant;
 }
 
-static unsigned host_flags(void) {
-    unsigned f = 0;
-    if (fetestexcept(FE_INEXACT)) f |= FPEMU_FLAG_INEXACT;
-    if (fetestexcept(FE_UNDERFLOW)) f |= FPEMU_FLAG_UNDERFLOW;
-    if (fetestexcept(FE_OVERFLOW)) f |= FPEMU_FLAG_OVERFLOW;
-    if (fetestexcept(FE_DIVBYZERO)) f |= FPEMU_FLAG_INFINITE;
-    if (fetestexcept(FE_INVALID)) f |= FPEMU_FLAG_INVALID;
-    return f;
-}
-
-static const int fe_modes[4] = {FE_TONEAREST, FE_TOWARDZERO, FE_UPWARD, FE_DOWNWARD};
 static const fpemu_round emu_modes[4] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_RUP, FPEMU_RDN};
 static const char *opnames[6] = {"add", "sub", "mul", "div", "sqrt", "fma"};
 
@@ -110,43 +99,11 @@ int main(void) {
                             memcpy(&pb, &p, 4);
                             c = (pb ^ 0x80000000u) ^ (rnd() & 3);
                         }
-                        volatile float x, y, z, q;
-                        uint32_t ua = (uint32_t)a, ub = (uint32_t)b, uc = (uint32_t)c, uq;
-                        memcpy((void *)&x, &ua, 4); memcpy((void *)&y, &ub, 4); memcpy((void *)&z, &uc, 4);
-                        fesetround(fe_modes[mi]);
-                        feclearexcept(FE_ALL_EXCEPT);
-                        switch (op) {
-                        case 0: q = x + y; break;
-                        case 1: q = x - y; break;
-                        case 2: q = x * y; break;
-                        case 3: q = x / y; break;
-                        case 4: q = sqrtf(x); break;
-                        default: q = fmaf(x, y, z); break;
-                        }
-                        fl = host_flags();
-                        fesetround(FE_TONEAREST);
-                        float qq = q;
-                        memcpy(&uq, &qq, 4);
-                        r = uq;
+                        r = hostfp_op(0, op, mi, a, b, c, &fl);
                     } else {
                         a = pattern(11, 52), b = pattern(11, 52), c = pattern(11, 52);
                         if (i & 1) b = (a ^ (rnd() & 0xFFFF)) ^ (UINT64_C(1) << 63);
-                        volatile double x, y, z, q;
-                        memcpy((void *)&x, &a, 8); memcpy((void *)&y, &b, 8); memcpy((void *)&z, &c, 8);
-                        fesetround(fe_modes[mi]);
-                        feclearexcept(FE_ALL_EXCEPT);
-                        switch (op) {
-                        case 0: q = x + y; break;
-                        case 1: q = x - y; break;
-                        case 2: q = x * y; break;
-                        case 3: q = x / y; break;
-                        case 4: q = sqrt(x); break;
-                        default: q = fma(x, y, z); break;
-                        }
-                        fl = host_flags();
-                        fesetround(FE_TONEAREST);
-                        double qq = q;
-                        memcpy(&r, &qq, 8);
+                        r = hostfp_op(1, op, mi, a, b, c, &fl);
                     }
                     check(f, op, mi, a, b, c, r, fl);
                 }

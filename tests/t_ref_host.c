@@ -4,11 +4,11 @@
  * (x86 detects tininess after rounding, the reference's default); f16 via
  * the compiler's _Float16 (float arithmetic is wide enough for one correct
  * rounding of +, -, *, /, sqrt to f16), values in rne. */
-#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "ref.h"
+#include "hostfp.h"
 #include "tap.h"
 
 static uint64_t state;
@@ -46,70 +46,6 @@ static uint64_t operand(int e, int m, uint64_t near) {
     return ((r >> 40) & 1) << (e + m) | ex << m | mant;
 }
 
-static unsigned host_flags(void) {
-    unsigned f = 0;
-    if (fetestexcept(FE_INEXACT)) f |= FPEMU_FLAG_INEXACT;
-    if (fetestexcept(FE_UNDERFLOW)) f |= FPEMU_FLAG_UNDERFLOW;
-    if (fetestexcept(FE_OVERFLOW)) f |= FPEMU_FLAG_OVERFLOW;
-    if (fetestexcept(FE_DIVBYZERO)) f |= FPEMU_FLAG_INFINITE;
-    if (fetestexcept(FE_INVALID)) f |= FPEMU_FLAG_INVALID;
-    return f;
-}
-
-/* One host operation on f32 (wide = 0) or f64 bit patterns; op 6: f64 -> f32. */
-static uint64_t host(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t c, unsigned *flags) {
-    static const int fe[4] = {FE_TONEAREST, FE_TOWARDZERO, FE_UPWARD, FE_DOWNWARD};
-    uint64_t out = 0;
-    if (wide || op == 6) {
-        volatile double x, y, z, r;
-        memcpy((void *)&x, &a, 8), memcpy((void *)&y, &b, 8), memcpy((void *)&z, &c, 8);
-        volatile float rf;
-        feclearexcept(FE_ALL_EXCEPT);
-        fesetround(fe[mode]);
-        switch (op) {
-        case 0: r = x + y; break;
-        case 1: r = x - y; break;
-        case 2: r = x * y; break;
-        case 3: r = x / y; break;
-        case 4: r = sqrt(x); break;
-        case 5: r = fma(x, y, z); break;
-        default: rf = (float)x; r = 0; break;
-        }
-        *flags = host_flags();
-        fesetround(FE_TONEAREST);
-        if (op == 6) {
-            uint32_t u;
-            float t = rf;
-            memcpy(&u, &t, 4);
-            out = u;
-        } else {
-            double t = r;
-            memcpy(&out, &t, 8);
-        }
-    } else {
-        uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b, c32 = (uint32_t)c;
-        volatile float x, y, z, r;
-        memcpy((void *)&x, &a32, 4), memcpy((void *)&y, &b32, 4), memcpy((void *)&z, &c32, 4);
-        feclearexcept(FE_ALL_EXCEPT);
-        fesetround(fe[mode]);
-        switch (op) {
-        case 0: r = x + y; break;
-        case 1: r = x - y; break;
-        case 2: r = x * y; break;
-        case 3: r = x / y; break;
-        case 4: r = sqrtf(x); break;
-        default: r = fmaf(x, y, z); break;
-        }
-        *flags = host_flags();
-        fesetround(FE_TONEAREST);
-        float t = r;
-        uint32_t u;
-        memcpy(&u, &t, 4);
-        out = u;
-    }
-    return out;
-}
-
 int main(void) {
     uint64_t seed = tap_seed(20260522);
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0), *f64 = fpemu_format_get("f64", NULL, 0);
@@ -139,7 +75,7 @@ int main(void) {
                     uint64_t near = pe > bias ? (pe - bias) << m : 0;
                     c = operand(e, m, near);
                     unsigned hf, rfl;
-                    uint64_t want = host(wide, op, mode, a, b, c, &hf);
+                    uint64_t want = hostfp_op(wide, op, mode, a, b, c, &hf);
                     r.round = rm[mode];
                     uint64_t x[3] = {a, b, c}, got;
                     const ref_format *DF = RF;

@@ -1,0 +1,16 @@
+/* hostfp.h: one operation on the host FPU, with its IEEE flags, for the
+ * tests that compare an implementation against the hardware (t_emu_host,
+ * t_ref_host). */
+#ifndef FPEMU_TESTS_HOSTFP_H
+#define FPEMU_TESTS_HOSTFP_H
+#include <stdint.h>
+
+/* The host's raised exceptions in fpemu's flag layout. */
+unsigned hostfp_flags(void);
+
+/* op on f32 (wide = 0) or f64 (wide = 1) bit patterns: 0 add, 1 sub, 2 mul,
+ * 3 div, 4 sqrt (of a), 5 fma (a * b + c); 6 converts the f64 a to f32.
+ * mode: 0 rne, 1 rtz, 2 rup, 3 rdn. The result's bit pattern; *flags the
+ * flags the operation raised. The rounding mode is back to nearest after. */
+uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t c, unsigned *flags);
+#endif
