@@ -177,13 +177,12 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
 #include <stdatomic.h>
 #include <stdlib.h>
 
-enum { TAB_OPS = 5, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x8000 };
+enum { TAB_OPS = EMU_TAB_OPS, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x8000 };
 static _Atomic(uint16_t *) tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_CONFIGS];
-/* [op][mode] with a slot for sr that stays NULL, so a lookup needs no mode test */
+/* [op][mode] with a slot for sr that stays NULL, so a lookup needs no mode
+ * test: the formats of fewer than 8 bits (8-bit formats keep theirs in
+ * their emu_fastops, fo->tab8) */
 static _Atomic(uint16_t *) mode_tables[EMU_REGISTRY_MAX][TAB_OPS][FPEMU_ROUND_COUNT];
-/* the same shape, all NULL: the tables8 of formats that have none */
-static _Atomic(uint16_t *) no_tables[TAB_OPS][FPEMU_ROUND_COUNT];
-void *emu__no_tables(void) { return no_tables; }
 
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx);
 static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx);
@@ -232,11 +231,12 @@ static const uint16_t *config_table(const fpemu_format *f, int fi, int op, const
     return t ? t : build_table(f, slot, op, ctx, 0);
 }
 
-static __attribute__((noinline)) const uint16_t *build_mode_table(const fpemu_format *f, int fi, int op, int mode) {
+static __attribute__((noinline)) const uint16_t *build_mode_table(const fpemu_format *f, int op, int mode) {
     fpemu_ctx c;
     fpemu_ctx_init(&c);
     c.round = (fpemu_round)mode;
-    return build_table(f, &mode_tables[fi][op][mode], op, &c, 1);
+    const emu_fastops *fo = f->fast;
+    return build_table(f, (_Atomic(uint16_t *) *)fo->tables + op * FPEMU_ROUND_COUNT + mode, op, &c, 1);
 }
 
 /* Index of (a, b) in a binary table; of a in the sqrt table (b = 0). */
@@ -282,7 +282,7 @@ static inline uint64_t tab_op(const fpemu_format *f, int op, uint64_t a, uint64_
 /* First use of a mode table: build it, then look up (or, with no memory
  * for it, take the slow path). */
 static uint64_t tab_first(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    if (!build_mode_table(f, emu__registry_index(f), op, (int)ctx->round)) return tab_slow(f, op, a, b, ctx);
+    if (!build_mode_table(f, op, (int)ctx->round)) return tab_slow(f, op, a, b, ctx);
     return tab_op(f, op, a, b, ctx);
 }
 
@@ -335,20 +335,18 @@ static uint64_t tab_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_
     return tab_sr(f, OP_MUL, a, b, ctx);
 }
 
-emu_fastops emu__tabops(const fpemu_format *f) {
-    emu_fastops o = {.tables = mode_tables[emu__registry_index(f)]};
-    o.tables8 = f->bits == 8 ? o.tables : emu__no_tables();
-    for (int m = 0; m < FPEMU_SR; m++) o.add[m] = tab_add, o.mul[m] = tab_mul;
-    o.add[FPEMU_SR] = tab_add_sr, o.mul[FPEMU_SR] = tab_mul_sr;
-    o.sr_sumexact = sums_exact(f);
-    o.sr_ok = f->mbits > 0; /* m = 0 (e8m0): the kept LSB would be an exponent bit */
-    o.sr_sh = 52 - f->mbits;
-    o.sr_lo = (uint64_t)(1023 + f->emin) << 52;
-    o.sr_span = ((uint64_t)(1023 + f->emax + 1) << 52) - o.sr_lo;
-    o.sr_maxr = ((uint64_t)(1023 + f->emax) << f->mbits) | f->maxmant;
-    o.sr_rebias = (uint64_t)(1023 - f->bias) << f->mbits;
-    o.sr_signbit = f->is_signed ? f->sign_bit : 0;
-    return o;
+void emu__tabops(const fpemu_format *f, emu_fastops *o) {
+    o->tables = f->bits == 8 ? (void *)o->tab8 : (void *)mode_tables[emu__registry_index(f)];
+    for (int m = 0; m < FPEMU_SR; m++) o->add[m] = tab_add, o->mul[m] = tab_mul;
+    o->add[FPEMU_SR] = tab_add_sr, o->mul[FPEMU_SR] = tab_mul_sr;
+    o->sr_sumexact = sums_exact(f);
+    o->sr_ok = f->mbits > 0; /* m = 0 (e8m0): the kept LSB would be an exponent bit */
+    o->sr_sh = 52 - f->mbits;
+    o->sr_lo = (uint64_t)(1023 + f->emin) << 52;
+    o->sr_span = ((uint64_t)(1023 + f->emax + 1) << 52) - o->sr_lo;
+    o->sr_maxr = ((uint64_t)(1023 + f->emax) << f->mbits) | f->maxmant;
+    o->sr_rebias = (uint64_t)(1023 - f->bias) << f->mbits;
+    o->sr_signbit = f->is_signed ? f->sign_bit : 0;
 }
 
 /* ---- public operations ------------------------------------------------- */
@@ -419,42 +417,44 @@ uint64_t emu__binary(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpem
     return binary(f, op, a, b, ctx);
 }
 
-/* The hot path of the 8-bit registry formats: a hit in the mode table of
- * op (1 = *out set), inline in each public operation. (Formats of fewer
- * bits take their table through fo->add and friends.) */
-static inline int tab_hit(const emu_fastops *fo, int op, unsigned m, uint64_t a, uint64_t b, fpemu_ctx *ctx,
-                          uint64_t *out) {
-    const uint16_t *t = atomic_load_explicit((_Atomic(uint16_t *) *)fo->tables8 + op * FPEMU_ROUND_COUNT + m, memory_order_acquire);
-    if (!t) return 0;
-    unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
-    if (e & TAB_DEP) return 0;
-    emu__or_flags(ctx, e >> 8);
-    *out = e & 0xFF;
-    return 1;
+/* The hot path of the 8-bit registry formats, inline in fpemu_add, _sub
+ * and _mul: a lookup in the mode table of op. One test covers both rare
+ * exits, a policy-dependent entry (DEP is bit 7 of e >> 8, kept whatever
+ * ctx->flags holds) and a flag not yet raised; tab_miss takes them out of
+ * line, so the hit path keeps its registers. A format without a table
+ * (or sr, or a table not built yet) enters its ops directly. */
+static __attribute__((noinline)) uint64_t tab_miss(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                   fpemu_ctx *ctx, unsigned e) {
+    const emu_fastops *fo = f->fast;
+    /* a DEP entry holds under the default policies, the ones it was built with */
+    int dflt = !ctx->sat && !ctx->ftz && !ctx->daz && !ctx->tininess_before && ctx->nan_policy == FPEMU_NAN_CANONICAL;
+    if ((e & TAB_DEP) && !dflt) {
+        unsigned m = (unsigned)ctx->round;
+        return op == OP_MUL ? fo->mul[m](f, a, b, ctx) : fo->add[m](f, a, b, op == OP_SUB, ctx);
+    }
+    ctx->flags |= (e >> 8) & 0x1Fu;
+    return e & 0xFF;
 }
+#define TAB_HIT_OR(OP, OTHERWISE)                                                                          \
+    const emu_fastops *fo = f->fast;                                                                      \
+    unsigned m = (unsigned)ctx->round;                                                                    \
+    if (__builtin_expect(!fo || m >= FPEMU_ROUND_COUNT, 0)) return binary(f, OP, a, b, ctx);             \
+    const uint16_t *t = atomic_load_explicit(&((emu_fastops *)fo)->tab8[OP][m], memory_order_acquire);   \
+    if (!t) return OTHERWISE;                                                                             \
+    unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];                                     \
+    if (__builtin_expect(((e >> 8) & (~ctx->flags | 0x80u)) != 0, 0)) return tab_miss(f, OP, a, b, ctx, e); \
+    return e & 0xFF;
 
 /* Registry formats enter their tables, specialised or tabulated ops
  * directly. */
 uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    const emu_fastops *fo = f->fast;
-    unsigned m = (unsigned)ctx->round;
-    uint64_t r;
-    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_ADD, a, b, ctx);
-    return tab_hit(fo, OP_ADD, m, a, b, ctx, &r) ? r : fo->add[m](f, a, b, 0, ctx);
+    TAB_HIT_OR(OP_ADD, fo->add[m](f, a, b, 0, ctx))
 }
 uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    const emu_fastops *fo = f->fast;
-    unsigned m = (unsigned)ctx->round;
-    uint64_t r;
-    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_SUB, a, b, ctx);
-    return tab_hit(fo, OP_SUB, m, a, b, ctx, &r) ? r : fo->add[m](f, a, b, 1, ctx);
+    TAB_HIT_OR(OP_SUB, fo->add[m](f, a, b, 1, ctx))
 }
 uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    const emu_fastops *fo = f->fast;
-    unsigned m = (unsigned)ctx->round;
-    uint64_t r;
-    if (!fo || m >= FPEMU_ROUND_COUNT) return binary(f, OP_MUL, a, b, ctx);
-    return tab_hit(fo, OP_MUL, m, a, b, ctx, &r) ? r : fo->mul[m](f, a, b, ctx);
+    TAB_HIT_OR(OP_MUL, fo->mul[m](f, a, b, ctx))
 }
 uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     if (f->bits <= 8 && f->fast) return tab_op(f, OP_DIV, a, b, ctx);

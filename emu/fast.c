@@ -438,14 +438,12 @@ static int have_f16c(void) { return 0; }
 #endif
 
 static emu_fastops ops_f16_best; /* ops_f16, with F16C versions where the CPU has it */
-static emu_fastops ops_bf16_run, ops_f32_run; /* with their tables8 set */
 
 /* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C; a
  * level the CPU lacks is refused (returns the level in force). Tests use
  * it to check both; the registry starts at the best level. */
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
-    ops_f16_best.tables8 = emu__no_tables();
 #if defined(__x86_64__) || defined(__i386__)
     if (level >= 1 && have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
@@ -474,18 +472,14 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
         return &ops_f16_best;
     }
     if (!strcmp(f->name, "bf16")) {
-        ops_bf16_run = ops_bf16;
-        ops_bf16_run.tables8 = emu__no_tables();
-        return &ops_bf16_run;
+        return &ops_bf16;
     }
     if (!strcmp(f->name, "f32")) {
-        ops_f32_run = ops_f32;
-        ops_f32_run.tables8 = emu__no_tables();
-        return &ops_f32_run;
+        return &ops_f32;
     }
     int fi = emu__registry_index(f);
     if (f->bits > 8 || fi < 0) return NULL;
-    small[fi] = emu__tabops(f);
+    emu__tabops(f, &small[fi]);
     if (!strcmp(f->name, "e5m2")) {
         emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_e5m2_RNE, fma_e5m2_RNA, fma_e5m2_RTZ, fma_e5m2_RUP,
                                            fma_e5m2_RDN, fma_e5m2_RTO, fma_e5m2_SR};

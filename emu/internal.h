@@ -88,22 +88,26 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
 typedef uint64_t (*emu_add_fn)(const fpemu_format *f, uint64_t a, uint64_t b, int negate_b, fpemu_ctx *ctx);
 typedef uint64_t (*emu_mul_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
 typedef uint64_t (*emu_fma_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
+enum { EMU_TAB_OPS = 5 }; /* add, sub, mul, div, sqrt */
 typedef struct emu_fastops { /* indexed by rounding mode */
+    /* 8-bit registry formats: the per-mode result tables [op][mode],
+     * published on first use (arith.c), looked up inline by fpemu_add,
+     * fpemu_sub and fpemu_mul; the sr slot stays NULL. All NULL for every
+     * other format. First in the struct: one load from f->fast. */
+    _Atomic(uint16_t *) tab8[EMU_TAB_OPS][FPEMU_ROUND_COUNT];
     emu_add_fn add[FPEMU_ROUND_COUNT];
     emu_mul_fn mul[FPEMU_ROUND_COUNT];
     emu_fma_fn fma[FPEMU_ROUND_COUNT];
-    void *tables;  /* the format's result tables (arith.c), or NULL */
-    void *tables8; /* the same for 8-bit formats (inline lookup), else emu__no_tables() */
+    void *tables;  /* the format's per-mode result table slots (tab8, or arith.c's for < 8 bits), or NULL */
     /* sr rounding constants of a tabulated format (arith.c tab_sr) */
     uint64_t sr_lo, sr_span, sr_maxr, sr_rebias, sr_signbit;
     int sr_sh, sr_ok, sr_sumexact;
 } emu_fastops;
 /* Called once per registry format, at registry initialisation. */
 const emu_fastops *emu__fastops_for(const fpemu_format *f);
-/* An all-NULL table set (arith.c), the tables8 of every other format. */
-void *emu__no_tables(void);
-/* The result-table ops of a <= 8-bit registry format (arith.c). */
-emu_fastops emu__tabops(const fpemu_format *f);
+/* Fill *o with the result-table ops of a <= 8-bit registry format
+ * (arith.c); o must be where the ops live (tables may point into it). */
+void emu__tabops(const fpemu_format *f, emu_fastops *o);
 
 /* The generic paths (arith.c), without tables or specialised ops. */
 enum { EMU_OP_ADD, EMU_OP_SUB, EMU_OP_MUL, EMU_OP_DIV };
