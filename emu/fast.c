@@ -422,6 +422,92 @@ F16C_ADDMUL(RNA) F16C_ADDMUL(RTO) F16C_ADDMUL(SR)
 F16C_FMA(RNE, kpack) F16C_FMA(RNA, kpack) F16C_FMA(RTZ, kpack) F16C_FMA(RUP, kpack) F16C_FMA(RDN, kpack)
 F16C_FMA(RTO, kpack) F16C_FMA(SR, KPACK_SR)
 F16C_ADDMUL(RNE) F16C_ADDMUL(RDN) F16C_ADDMUL(RUP) F16C_ADDMUL(RTZ)
+
+/* ---- f16 through AVX512-FP16 -------------------------------------------
+ * Where the CPU has AVX512-FP16 (Sapphire Rapids and later), vaddsh, vmulsh
+ * and vfmadd213sh give the correctly rounded f16 result in the mode of
+ * their embedded rounding field, with {sae}: MXCSR's mode and flags are
+ * neither read nor written. Each operation also runs in rdn and rup: the
+ * exact result is an f16 iff the two agree (they are its neighbours
+ * otherwise), which gives the inexact flag without the exact value (fma's
+ * does not fit a float). rtz is whichever of the two lies toward zero, rto
+ * that with its last bit set when inexact; rna is rne's result except at a
+ * tie, where it is the neighbour away from zero. A tie can only change rne's
+ * choice when rne chose the even neighbour toward zero; only then does the
+ * exact test run in double: the value minus the neighbours' midpoint is
+ * zero (a + b, a * b and c - mid are exact doubles; fma rounds once).
+ * The result check is h_round's: magnitude strictly between the smallest
+ * normal and the largest finite (no tininess, ftz, overflow or NaN policy
+ * applies there; inf/NaN operands give inf/NaN and fail it); those cases,
+ * daz, and sr (whose draw needs the exact fraction) take the F16C path. */
+/* gcc 12 declares the intrinsics for target attributes; clang 14 only
+ * under -mavx512fp16 (its builds, the fuzz targets, stop at F16C) */
+#if (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || (defined(__clang__) && defined(__AVX512FP16__))
+#define HAVE_FP16_ISA 1
+#define FP16_FN __attribute__((target("avx512fp16,avx512vl,avx512bw,avx512dq,avx512f,fma")))
+#define X_RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define X_RD (_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define X_RU (_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+enum { X_ADD, X_MUL, X_FMA };
+FP16_FN static inline __attribute__((always_inline)) __m128h x16(uint64_t c) {
+    return _mm_castsi128_ph(_mm_cvtsi16_si128((short)c));
+}
+FP16_FN static inline __attribute__((always_inline)) uint32_t c16(__m128h v) {
+    return (uint16_t)_mm_cvtsi128_si16(_mm_castph_si128(v));
+}
+FP16_FN static inline __attribute__((always_inline)) double d16(__m128h v) {
+    return _mm_cvtsd_f64(_mm_cvtsh_sd(_mm_setzero_pd(), v));
+}
+#define X_RUN(R) (op == X_ADD ? _mm_add_round_sh(x, y, R) : op == X_MUL ? _mm_mul_round_sh(x, y, R) : _mm_fmadd_round_sh(x, y, z, R))
+FP16_FN static inline __attribute__((always_inline)) uint64_t x_op(int op, int mode, uint64_t a, uint64_t b, uint64_t c,
+                                                                    fpemu_ctx *ctx) {
+    __m128h x = x16(a), y = x16(b), z = x16(c);
+    uint32_t rd = c16(X_RUN(X_RD)), ru = c16(X_RUN(X_RU)), rz = rd & 0x8000u ? ru : rd, r;
+    switch (mode) {
+    case FPEMU_RNE: r = c16(X_RUN(X_RN)); break;
+    case FPEMU_RUP: r = ru; break;
+    case FPEMU_RDN: r = rd; break;
+    case FPEMU_RTZ: r = rz; break;
+    case FPEMU_RTO: r = rz | (rd != ru); break;
+    default: /* rna */
+        r = c16(X_RUN(X_RN));
+        if (rd != ru && r == rz && !(r & 1)) {
+            double X = d16(x), Y = d16(y), mid = (d16(_mm_castsi128_ph(_mm_cvtsi16_si128((short)rd))) +
+                                                  d16(_mm_castsi128_ph(_mm_cvtsi16_si128((short)ru)))) * 0.5;
+            double t = op == X_ADD ? (X + Y) - mid : op == X_MUL ? X * Y - mid
+                     : _mm_cvtsd_f64(_mm_fmadd_sd(_mm_set_sd(X), _mm_set_sd(Y), _mm_set_sd(d16(z) - mid)));
+            if (t == 0) r = rd & 0x8000u ? rd : ru; /* away from zero */
+        }
+    }
+    if ((r & 0x7FFFu) - 0x401u >= 0x7BFFu - 0x401u) return EMU_FAST_FAIL;
+    emu__or_flags(ctx, rd != ru);
+    return r;
+}
+#define FP16_OPS(MODE)                                                                                    \
+    FP16_FN static uint64_t add_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            uint64_t r = x_op(X_ADD, FPEMU_##MODE, a, b ^ (uint64_t)neg << 15, 0, ctx);                   \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_f16h_##MODE(f, a, b, neg, ctx);                                                        \
+    }                                                                                                     \
+    FP16_FN static uint64_t mul_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            uint64_t r = x_op(X_MUL, FPEMU_##MODE, a, b, 0, ctx);                                         \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return mul_f16h_##MODE(f, a, b, ctx);                                                             \
+    }                                                                                                     \
+    FP16_FN static uint64_t fma_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
+        if (!ctx->daz) {                                                                                  \
+            uint64_t r = x_op(X_FMA, FPEMU_##MODE, a, b, c, ctx);                                         \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return fma_f16h_##MODE(f, a, b, c, ctx);                                                          \
+    }
+FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(RTO)
+#endif
+
 /* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
  * SSE and AVX state (clang's __builtin_cpu_supports has no "f16c") */
 #include <cpuid.h>
@@ -433,15 +519,28 @@ static int have_f16c(void) {
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return (lo & 6) == 6;
 }
+/* CPUID.7.0: EBX AVX512F (16), DQ (17), BW (30), VL (31); EDX AVX512-FP16
+ * (23); and XCR0 saving the opmask and ZMM state (bits 5-7) too */
+#ifdef HAVE_FP16_ISA
+static int have_fp16(void) {
+    unsigned a, b, c, d;
+    if (!have_f16c() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (!(b >> 16 & 1) || !(b >> 17 & 1) || !(b >> 30 & 1) || !(b >> 31 & 1) || !(d >> 23 & 1)) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 0xE6) == 0xE6;
+}
+#endif
 #else
 static int have_f16c(void) { return 0; }
 #endif
 
 static emu_fastops ops_f16_best; /* ops_f16, with F16C versions where the CPU has it */
 
-/* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C; a
- * level the CPU lacks is refused (returns the level in force). Tests use
- * it to check both; the registry starts at the best level. */
+/* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C, 2
+ * AVX512-FP16 (sr stays at F16C); a level the CPU lacks is refused
+ * (returns the level in force). Tests use
+ * it to check each; the registry starts at the best level. */
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
 #if defined(__x86_64__) || defined(__i386__)
@@ -456,6 +555,14 @@ int emu__scalar_isa(int level) {
         emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_f16h_RNE, fma_f16h_RNA, fma_f16h_RTZ, fma_f16h_RUP,
                                            fma_f16h_RDN, fma_f16h_RTO, fma_f16h_SR};
         memcpy(ops_f16_best.fma, h, sizeof h);
+#ifdef HAVE_FP16_ISA
+        if (level >= 2 && have_fp16()) {
+#define X_SET(MODE) ops_f16_best.add[FPEMU_##MODE] = add_f16x_##MODE, ops_f16_best.mul[FPEMU_##MODE] = mul_f16x_##MODE, \
+                    ops_f16_best.fma[FPEMU_##MODE] = fma_f16x_##MODE
+            X_SET(RNE), X_SET(RNA), X_SET(RTZ), X_SET(RUP), X_SET(RDN), X_SET(RTO);
+            return 2;
+        }
+#endif
         return 1;
     }
 #endif
@@ -468,7 +575,7 @@ int emu__scalar_isa(int level) {
 const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     static emu_fastops small[EMU_REGISTRY_MAX];
     if (!strcmp(f->name, "f16")) {
-        emu__scalar_isa(1);
+        emu__scalar_isa(2);
         return &ops_f16_best;
     }
     if (!strcmp(f->name, "bf16")) {

@@ -5,8 +5,9 @@
  *
  * The generic path is reached through each format's custom-spec twin: a
  * custom format has no specialised ops and no tables. Three checks:
- *  - f16 and bf16 add/sub/mul/fma at every scalar ISA level (portable, and
- *    F16C where the CPU has it), every mode: each of a set of boundary
+ *  - f16 add/sub/mul/fma at every scalar ISA level (portable; F16C and
+ *    AVX512-FP16 where the CPU has them), bf16's, and both again under the
+ *    host's MXCSR DAZ and FTZ, every mode: each of a set of boundary
  *    operands (around the smallest normal, the largest finite, one, the
  *    exponent gaps where float sums stop being exact) against every sign
  *    and exponent with 16 mantissas each, plus random triples;
@@ -17,11 +18,15 @@
  *    checked against the generic path and a table entry that wrongly
  *    claims policy independence shows up;
  *  - a planted difference (a twin with a different bias) is caught. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fpemu.h"
 #include "tap.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 int emu__scalar_isa(int level); /* emu/fast.c: force the level (tests only) */
 
@@ -115,6 +120,23 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
                     }
                 }
             }
+        /* ties: a * 2^k + c where c is (1 or 3) half-ulps of the product,
+         * so rne and rna part ways and the tie tests decide */
+        for (int i = 0; i < 4000; i++) {
+            fpemu_ctx t = config(mode, 0), q = t;
+            t.counter = (uint64_t)i;
+            uint64_t a = rnd() & 0xFFFF;
+            uint64_t b = (uint64_t)((int64_t)one + ((int64_t)(rnd() % 17) - 8) * ((int64_t)1 << m));
+            double pv = fpemu_to_double(f, a) * fpemu_to_double(f, b);
+            int e;
+            if (!isfinite(pv) || pv == 0) continue;
+            frexp(pv, &e);
+            double cv = ldexp((i & 1) ? 3 : 1, e - 2 - m) * ((i & 2) ? -1 : 1);
+            uint64_t cc = fpemu_from_double(f, cv, &q);
+            if (q.flags || fpemu_to_double(f, cc) != cv) continue; /* c must be exact */
+            bad += differ(FMA, f, g, a, b, cc, &t) + differ(ADD, f, g, fpemu_mul(f, a, b, &q), cc, 0, &t);
+            *cases += 2;
+        }
         for (int i = 0; i < 20000; i++) {
             fpemu_ctx r = config(mode, (int)(rnd() & 31));
             r.counter = (uint64_t)i;
@@ -176,20 +198,36 @@ static long check8(const fpemu_format *f, const fpemu_format *g, int extra, long
 int main(void) {
     rs = tap_seed(3);
     const char *wide[] = {"f16", "bf16"};
-    for (int level = 0; level <= 1; level++) {
+    int best = 0;
+    for (int level = 0; level <= 2; level++) {
         int got = emu__scalar_isa(level);
         if (got != level) {
             ok(1, "# SKIP scalar ISA level %d: not on this CPU", level);
             continue;
         }
+        best = level;
         for (size_t i = 0; i < 2; i++) {
+            if (i == 1 && level > 0) continue; /* the levels differ in f16 only */
             const fpemu_format *f = fpemu_format_get(wide[i], NULL, 0), *g = twin(f);
             long cases = 0, bad = check16(f, g, &cases);
             ok(bad == 0, "%s at scalar ISA level %d: add/sub/mul/fma equal the generic path on %ld cases (%ld differ)",
                f->name, level, cases, bad);
         }
     }
-    emu__scalar_isa(1); /* back to the best level */
+    emu__scalar_isa(best);
+#if defined(__x86_64__) || defined(__i386__)
+    /* The host's denormals-are-zero and flush-to-zero (a program built with
+     * -ffast-math runs with both) must not reach the fast paths. */
+    unsigned csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040u);
+    for (size_t i = 0; i < 2; i++) {
+        const fpemu_format *f = fpemu_format_get(wide[i], NULL, 0), *g = twin(f);
+        long cases = 0, bad = check16(f, g, &cases);
+        ok(bad == 0, "%s at scalar ISA level %d under the host's MXCSR DAZ and FTZ: equal the generic path on %ld cases (%ld differ)",
+           f->name, best, cases, bad);
+    }
+    _mm_setcsr(csr);
+#endif
 
     for (int i = 0; i < fpemu_format_count(); i++) {
         const fpemu_format *f = fpemu_format_at(i);
