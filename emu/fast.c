@@ -506,6 +506,38 @@ FP16_FN static inline __attribute__((always_inline)) uint64_t x_op(int op, int m
         return fma_f16h_##MODE(f, a, b, c, ctx);                                                          \
     }
 FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(RTO)
+
+/* bf16 fma at the same level, in binary32 like bf16 add: the float product
+ * p of two bf16 is exact when its exponent stays in float's normal range
+ * (exponent fields summing to 128..380); p + z rounded to odd in float by
+ * AVX-512F embedded rounding (the rdn and rup sums agree iff the sum is
+ * exact; otherwise the one toward zero with its last bit set) then rounds
+ * once more on its bit pattern (bf_round): 24 >= 8 + 2 bits make the double
+ * rounding exact in every deterministic mode. sr needs the exact sum: it
+ * takes this path only when the two agree. A float sum the host's FTZ
+ * could flush is below bf16's smallest normal, which bf_round refuses. */
+#define BF16_FMAX_BODY(ROUND)                                                                             \
+        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;     \
+        if (bf_normal(ua) & bf_normal(ub) & bf_normal(uc) & ((ua >> 7 & 0xFFu) + (ub >> 7 & 0xFFu) - 128u <= 252u)) { \
+            __m128 P = _mm_set_ss(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)); /* exact */             \
+            __m128 Z = _mm_set_ss(emu__bitsf(uc << 16));                                                  \
+            uint32_t d = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RD)));     \
+            uint32_t u = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RU)));     \
+            uint64_t r = ROUND;                                                                           \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }
+#define BF16_FMAX(MODE)                                                                                   \
+    FP16_FN static uint64_t fma_bf16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
+        BF16_FMAX_BODY(bf_round((d >> 31 ? u : d) | (d != u), FPEMU_##MODE, ctx))                         \
+        return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
+    }
+FP16_FN static uint64_t fma_bf16x_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
+    if (!ctx->sr_stream) {
+        BF16_FMAX_BODY(d == u ? bf_round_sr(d, ctx) : EMU_FAST_FAIL)
+    }
+    return fma_bf16d_SR(f, a, b, c, ctx);
+}
+BF16_FMAX(RNE) BF16_FMAX(RNA) BF16_FMAX(RTZ) BF16_FMAX(RUP) BF16_FMAX(RDN) BF16_FMAX(RTO)
 #endif
 
 /* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
@@ -535,14 +567,16 @@ static int have_fp16(void) {
 static int have_f16c(void) { return 0; }
 #endif
 
-static emu_fastops ops_f16_best; /* ops_f16, with F16C versions where the CPU has it */
+/* ops_f16 and ops_bf16, with the versions of the level in force */
+static emu_fastops ops_f16_best, ops_bf16_best;
 
-/* Instruction-set level of the scalar f16 ops: 0 portable, 1 F16C, 2
- * AVX512-FP16 (sr stays at F16C); a level the CPU lacks is refused
+/* Instruction-set level of the scalar f16 and bf16 ops: 0 portable, 1 F16C
+ * (f16), 2 AVX512-FP16 (f16 but sr; bf16 fma); a level the CPU lacks is refused
  * (returns the level in force). Tests use
  * it to check each; the registry starts at the best level. */
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
+    ops_bf16_best = ops_bf16;
 #if defined(__x86_64__) || defined(__i386__)
     if (level >= 1 && have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
@@ -560,6 +594,9 @@ int emu__scalar_isa(int level) {
 #define X_SET(MODE) ops_f16_best.add[FPEMU_##MODE] = add_f16x_##MODE, ops_f16_best.mul[FPEMU_##MODE] = mul_f16x_##MODE, \
                     ops_f16_best.fma[FPEMU_##MODE] = fma_f16x_##MODE
             X_SET(RNE), X_SET(RNA), X_SET(RTZ), X_SET(RUP), X_SET(RDN), X_SET(RTO);
+            emu_fma_fn bx[FPEMU_ROUND_COUNT] = {fma_bf16x_RNE, fma_bf16x_RNA, fma_bf16x_RTZ, fma_bf16x_RUP,
+                                                fma_bf16x_RDN, fma_bf16x_RTO, fma_bf16x_SR};
+            memcpy(ops_bf16_best.fma, bx, sizeof bx);
             return 2;
         }
 #endif
@@ -579,7 +616,8 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
         return &ops_f16_best;
     }
     if (!strcmp(f->name, "bf16")) {
-        return &ops_bf16;
+        emu__scalar_isa(2);
+        return &ops_bf16_best;
     }
     if (!strcmp(f->name, "f32")) {
         return &ops_f32;
