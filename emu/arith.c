@@ -309,7 +309,71 @@ static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
 }
 
 static inline int sums_exact(const fpemu_format *f);
-static inline uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+
+/* sr tables of the 8-bit registry formats: per operand pair, the result
+ * rounded toward zero (low byte) and the exact fraction of an ulp above it
+ * in 23 bits (the next 23); SR8_SLOW where tab_sr's rounding is not
+ * certain to apply: an operand not normal, a result not normal or whose
+ * upper neighbour is not finite, a fraction of more than 23 bits (wide
+ * exponent gaps in e5m2 sums). An entry holds under every policy: sat,
+ * ftz, tininess and the NaN policy act only on the excluded cases, and
+ * daz is tested at the lookup. The result is the entry's code, or the
+ * next magnitude when the draw falls below the fraction: one draw per
+ * call, as sr_pack takes it. */
+enum { SR8_FRAC = 23, SR8_SLOW = 0x80000000u };
+static __attribute__((noinline)) const uint32_t *build_sr8(const fpemu_format *f, int op) {
+    const emu_fastops *k = f->fast;
+    uint32_t *t = malloc(sizeof *t << 16);
+    if (!t) return NULL; /* an optimisation only */
+    const int sh = k->sr_sh, drop = sh - SR8_FRAC;
+    for (unsigned i = 0; i < 1u << 16; i++) {
+        unsigned ia = i >> 8, ib = i & 0xFF;
+        t[i] = SR8_SLOW;
+        if (!k->sr_ok || f->class_table[ia] != FPEMU_CLASS_NORMAL || f->class_table[ib] != FPEMU_CLASS_NORMAL) continue;
+        double x = f->decode_table[ia], y = f->decode_table[ib], s;
+        if (op == OP_MUL) s = x * y; /* p <= 24: exact */
+        else {
+            if (op == OP_SUB) y = -y;
+            s = x + y;
+            double bv = s - x, av = s - bv;
+            if ((x - av) + (y - bv) != 0) continue;
+        }
+        uint64_t u = emu__dbits(s), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
+        if (mag - k->sr_lo >= k->sr_span || (sign && !k->sr_signbit)) continue;
+        uint64_t kept = mag >> sh, low = mag & ((UINT64_C(1) << sh) - 1);
+        if (kept + 1 > k->sr_maxr || (low & ((UINT64_C(1) << drop) - 1))) continue;
+        t[i] = (uint32_t)(((kept - k->sr_rebias) | (k->sr_signbit & (0 - sign))) | (low >> drop) << 8);
+    }
+    _Atomic(uint32_t *) *slot = &((emu_fastops *)k)->sr8[op];
+    uint32_t *expected = NULL;
+    if (!atomic_compare_exchange_strong(slot, &expected, t)) {
+        free(t); /* another thread published first; both are identical */
+        t = expected;
+    }
+    return t;
+}
+
+static uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx);
+/* No table yet (built here, used from the next call), daz, or a caller
+ * stream: tab_sr. Out of line, so the hot path calls nothing. */
+static __attribute__((noinline)) uint64_t sr8_other(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    const emu_fastops *k = f->fast;
+    if (!atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire)) (void)build_sr8(f, op);
+    return tab_sr(f, op, a, b, ctx);
+}
+static inline uint64_t tab_sr8(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    const emu_fastops *k = f->fast;
+    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire);
+    if (__builtin_expect(!t || ctx->daz || ctx->sr_stream, 0)) return sr8_other(f, op, a, b, ctx);
+    uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+    if (__builtin_expect(e & SR8_SLOW, 0)) return tab_sr(f, op, a, b, ctx);
+    uint32_t frac = e >> 8;
+    uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), frac, SR8_FRAC, ctx->sr_bits);
+    emu__or_flags(ctx, frac != 0); /* FPEMU_FLAG_INEXACT */
+    return (e & 0xFF) + up;
+}
+
+static __attribute__((noinline)) uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     const emu_fastops *k = f->fast;
     unsigned m = (1u << f->bits) - 1, ia = (unsigned)a & m, ib = (unsigned)b & m;
     if (k->sr_ok && !ctx->daz && f->class_table[ia] == FPEMU_CLASS_NORMAL && f->class_table[ib] == FPEMU_CLASS_NORMAL) {
@@ -334,11 +398,18 @@ static uint64_t tab_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, int ne
 static uint64_t tab_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     return tab_sr(f, OP_MUL, a, b, ctx);
 }
+static uint64_t tab8_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+    return tab_sr8(f, OP_ADD + neg, a, b, ctx); /* OP_SUB = OP_ADD + 1 */
+}
+static uint64_t tab8_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return tab_sr8(f, OP_MUL, a, b, ctx);
+}
 
 void emu__tabops(const fpemu_format *f, emu_fastops *o) {
     o->tables = f->bits == 8 ? (void *)o->tab8 : (void *)mode_tables[emu__registry_index(f)];
     for (int m = 0; m < FPEMU_SR; m++) o->add[m] = tab_add, o->mul[m] = tab_mul;
-    o->add[FPEMU_SR] = tab_add_sr, o->mul[FPEMU_SR] = tab_mul_sr;
+    o->add[FPEMU_SR] = f->bits == 8 ? tab8_add_sr : tab_add_sr;
+    o->mul[FPEMU_SR] = f->bits == 8 ? tab8_mul_sr : tab_mul_sr;
     o->sr_sumexact = sums_exact(f);
     o->sr_ok = f->mbits > 0; /* m = 0 (e8m0): the kept LSB would be an exponent bit */
     o->sr_sh = 52 - f->mbits;

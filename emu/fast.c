@@ -169,8 +169,8 @@ static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn
 /* One function per format, operation and mode: the mode is a constant,
  * so each deterministic one is a short leaf. */
 #define FAST_ADD(NAME, MODE, PACK)                                                                              \
-    static uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg,          \
-                                        fpemu_ctx *ctx) {                                                 \
+    static __attribute__((noinline)) uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   int neg, fpemu_ctx *ctx) {            \
         double x, y;                                                                                      \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
             KSUM(K_##NAME, x, y, s, rs)                                                                   \
@@ -189,8 +189,8 @@ static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn
         return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
     }
 #define FAST_FMA(NAME, MODE, PACK)                                                                              \
-    static uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,       \
-                                        fpemu_ctx *ctx) {                                                 \
+    static __attribute__((noinline)) uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   uint64_t c, fpemu_ctx *ctx) {         \
         double x, y, z;                                                                                   \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y) &&                        \
             kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
@@ -285,7 +285,7 @@ static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, f
     uint32_t kept = sb >> 16, low = sb & 0xFFFFu;
     if ((kept & 0x7FFFu) - 0x81u >= 0x7F7Eu - 0x81u) return EMU_FAST_FAIL;
     /* callers: no caller stream, so the counter stream draws */
-    uint64_t up = emu__sr_up(emu__mix(ctx->seed, ctx->counter++), (uint64_t)low << 48, ctx->sr_bits);
+    uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), low, 16, ctx->sr_bits);
     emu__or_flags(ctx, low != 0);
     return kept + up;
 }
@@ -364,9 +364,11 @@ static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, i
     switch (mode) {
     case FPEMU_RNA: r = ((mag + 0x1000u) >> 13) - (112u << 10); break;
     case FPEMU_RTO: r = kept | (low != 0); break;
-    default: { /* sr (no caller stream: see F16C_ADDMUL); the upper neighbour is finite (kept < 0x7BFF) by the range test */
-        r = kept + (uint32_t)emu__sr_up(emu__mix(ctx->seed, ctx->counter++), (uint64_t)low << 51, ctx->sr_bits);
-    }
+    default: /* sr (no caller stream: see F16C_ADDMUL); the upper neighbour is finite (kept < 0x7BFF) by the
+              * range test, so nothing fails past the draw */
+        r = kept + (uint32_t)emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), low, 13, ctx->sr_bits);
+        emu__or_flags(ctx, low != 0);
+        return r | (sb >> 31) << 15;
     }
     if (r > 0x7BFFu) return EMU_FAST_FAIL; /* rna carried past the largest finite */
     emu__or_flags(ctx, low != 0);

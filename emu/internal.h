@@ -95,6 +95,8 @@ typedef struct emu_fastops { /* indexed by rounding mode */
      * fpemu_sub and fpemu_mul; the sr slot stays NULL. All NULL for every
      * other format. First in the struct: one load from f->fast. */
     _Atomic(uint16_t *) tab8[EMU_TAB_OPS][FPEMU_ROUND_COUNT];
+    /* and their sr tables of add, sub and mul (arith.c), NULL until used */
+    _Atomic(uint32_t *) sr8[3];
     emu_add_fn add[FPEMU_ROUND_COUNT];
     emu_mul_fn mul[FPEMU_ROUND_COUNT];
     emu_fma_fn fma[FPEMU_ROUND_COUNT];
@@ -141,6 +143,14 @@ static inline uint64_t emu__mix(uint64_t seed, uint64_t counter) {
 static inline uint64_t emu__sr_up(uint64_t draw, uint64_t frac, int sr_bits) {
     if (sr_bits <= 0 || sr_bits >= 64) return draw < frac;
     return (draw >> (64 - sr_bits)) < (frac >> (64 - sr_bits)) + ((frac << sr_bits) != 0);
+}
+
+/* The same for a fraction of L bits, frac = low / 2^L (low < 2^L, 1 <= L
+ * <= 63): with R = 0 or R >= L the draw's top L bits decide alone. */
+static inline uint64_t emu__sr_up_low(uint64_t draw, uint64_t low, int L, int sr_bits) {
+    if (__builtin_expect((unsigned)(sr_bits - 1) >= (unsigned)(L - 1), 1)) return (draw >> (64 - L)) < low;
+    int sh = L - sr_bits; /* R < L: up iff r < ceil(low / 2^(L - R)) */
+    return (draw >> (64 - sr_bits)) < ((low + (UINT64_C(1) << sh) - 1) >> sh);
 }
 
 /* OR flag bits into ctx->flags, storing only when something changes: a
