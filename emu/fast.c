@@ -82,8 +82,8 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
 }
 
 /* ---- specialised scalar paths for the hot formats -----------------------
- * fpemu_add/sub/mul/fma of f16, bf16 and f32 (and fma of e5m2) enter here
- * directly. The same algorithm as emu__fast_decode/emu__fast_pack above,
+ * fpemu_add/sub/mul/fma of f16, bf16 and f32 (and fma of e5m2, e4m3 and
+ * the fnuz formats) enter here directly. The same algorithm as emu__fast_decode/emu__fast_pack above,
  * with the format's parameters as compile-time constants so shifts and
  * masks fold; the deterministic modes run in a leaf function with one
  * predictable branch per special case, sr in its own function, and every
@@ -215,13 +215,35 @@ static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn
 /*                      m   bias emin  emax bits sums-exact maxmant */
 static const fk K_f16  = {10, 15,  -14,  15,  16,  1,         0x3FF};
 static const fk K_bf16 = {7,  127, -126, 127, 16,  0,         0x7F};
-static const fk K_e5m2 = {2,  15,  -14,  15,  8,   1,         0x3};
 static const fk K_f32  = {23, 127, -126, 127, 32,  0,         0x7FFFFF};
 FAST_FORMAT(f16)
 FAST_FORMAT(f32)
-/* e5m2: fma only (add and mul go through the result tables and tab_sr) */
-FAST_MODES(FAST_FMA, e5m2)
-FAST_FMA(e5m2, SR, KPACK_SR)
+/* The 8-bit OCP and fnuz formats: fma only (add and mul go through the
+ * result tables), with operands from the format's decode table (cheaper
+ * than kdec, and e4m3's and fnuz's layouts are not IEEE's): finite
+ * operands only, none under daz. kpack refuses zero, subnormal and
+ * overflowing results, and NaN codes never come out of it. */
+#define TAB_FMA(NAME, MODE, PACK)                                                                         \
+    static uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,       \
+                                        fpemu_ctx *ctx) {                                                 \
+        unsigned ia = (unsigned)a & 0xFFu, ib = (unsigned)b & 0xFFu, ic = (unsigned)c & 0xFFu;           \
+        const uint8_t *cl = f->class_table;                                                               \
+        if (!((cl[ia] > FPEMU_CLASS_NORMAL) | (cl[ib] > FPEMU_CLASS_NORMAL) | (cl[ic] > FPEMU_CLASS_NORMAL) | ctx->daz)) { \
+            const double *dt = f->decode_table;                                                           \
+            double p = dt[ia] * dt[ib], z = dt[ic]; /* p exact */                                         \
+            double s = p + z, bv = s - p, av = s - bv;                                                    \
+            uint64_t r = PACK(K_##NAME, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return emu__fma_generic(f, a, b, c, ctx);                                                         \
+    }
+/*                          m   bias emin  emax bits sums-exact maxmant */
+static const fk K_e5m2     = {2, 15,  -14,  15,  8,   1,         0x3};
+static const fk K_e4m3     = {3, 7,   -6,   8,   8,   1,         0x6};
+static const fk K_e4m3fnuz = {3, 8,   -7,   7,   8,   1,         0x7};
+static const fk K_e5m2fnuz = {2, 16,  -15,  15,  8,   1,         0x3};
+#define TAB_FMA_ALL(NAME) FAST_MODES(TAB_FMA, NAME) TAB_FMA(NAME, SR, KPACK_SR)
+TAB_FMA_ALL(e5m2) TAB_FMA_ALL(e4m3) TAB_FMA_ALL(e4m3fnuz) TAB_FMA_ALL(e5m2fnuz)
 
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
@@ -609,7 +631,8 @@ int emu__scalar_isa(int level) {
 }
 
 /* The ops of a registry format: specialised for f16, bf16 and f32; result
- * tables (arith.c) for the <= 8-bit formats, with e5m2's fma specialised.
+ * tables (arith.c) for the <= 8-bit formats, with the fma of e5m2, e4m3 and
+ * the fnuz formats specialised.
  * Registry initialisation runs once (pthread_once), one call per format. */
 const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     static emu_fastops small[EMU_REGISTRY_MAX];
@@ -627,10 +650,11 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     int fi = emu__registry_index(f);
     if (f->bits > 8 || fi < 0) return NULL;
     emu__tabops(f, &small[fi]);
-    if (!strcmp(f->name, "e5m2")) {
-        emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_e5m2_RNE, fma_e5m2_RNA, fma_e5m2_RTZ, fma_e5m2_RUP,
-                                           fma_e5m2_RDN, fma_e5m2_RTO, fma_e5m2_SR};
-        memcpy(small[fi].fma, h, sizeof h);
-    }
+#define FMA_OPS(NAME) {fma_##NAME##_RNE, fma_##NAME##_RNA, fma_##NAME##_RTZ, fma_##NAME##_RUP, fma_##NAME##_RDN, \
+                       fma_##NAME##_RTO, fma_##NAME##_SR}
+    static const struct { const char *name; emu_fma_fn fma[FPEMU_ROUND_COUNT]; } fmas[] = {
+        {"e5m2", FMA_OPS(e5m2)}, {"e4m3", FMA_OPS(e4m3)}, {"e4m3fnuz", FMA_OPS(e4m3fnuz)}, {"e5m2fnuz", FMA_OPS(e5m2fnuz)}};
+    for (size_t i = 0; i < sizeof fmas / sizeof fmas[0]; i++)
+        if (!strcmp(f->name, fmas[i].name)) memcpy(small[fi].fma, fmas[i].fma, sizeof fmas[i].fma);
     return &small[fi];
 }

@@ -194,6 +194,23 @@ static long check8(const fpemu_format *f, const fpemu_format *g, int extra, long
                 (*cases)++;
             }
         }
+    /* fma (specialised for e5m2, e4m3 and the fnuz formats): all pairs
+     * with 4 addends per mode, rotating policies and sr widths */
+    static const char *fmas[] = {"e5m2", "e4m3", "e4m3fnuz", "e5m2fnuz"};
+    int special_fma = 0;
+    for (size_t i = 0; i < sizeof fmas / sizeof fmas[0]; i++) special_fma |= !strcmp(f->name, fmas[i]);
+    for (int mode = 0; mode < FPEMU_ROUND_COUNT && special_fma; mode++)
+        for (int j = 0; j < 4; j++) {
+            uint64_t cc = rnd() % n;
+            for (uint64_t a = 0; a < n; a++)
+                for (uint64_t b = 0; b < n; b++) {
+                    fpemu_ctx c = config(mode, (int)((a + b * 5 + (uint64_t)j) & 31));
+                    c.counter = a << 8 | b;
+                    c.sr_bits = srb[(a * 7 + b) % (sizeof srb / sizeof srb[0])];
+                    bad += differ(FMA, f, g, a, b, cc, &c);
+                    (*cases)++;
+                }
+        }
     for (int i = 0; i < 100000; i++) {
         fpemu_ctx c = config((int)(rnd() % FPEMU_ROUND_COUNT), (int)(rnd() & 31));
         c.counter = (uint64_t)i;
@@ -253,7 +270,7 @@ int main(void) {
         /* the OCP formats under 3 extra configurations per mode, the rest 1 */
         int extra = !strcmp(f->name, "e4m3") || !strcmp(f->name, "e5m2") ? 3 : 1;
         long cases = 0, bad = check8(f, g, extra, &cases);
-        ok(bad == 0, "%s: tabulated add/sub/mul/div/sqrt equal the generic path on %ld cases, 6 modes x %d policy sets, and sr (%ld differ)",
+        ok(bad == 0, "%s: tabulated add/sub/mul/div/sqrt equal the generic path on %ld cases, 6 modes x %d policy sets, sr, and fma (%ld differ)",
            f->name, cases, 1 + extra, bad);
     }
 
