@@ -165,8 +165,8 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
  * a 2^16-entry table of uint16 entries. Two kinds, both built on first use
  * from the generic path below, published with an atomic store and never
  * freed (at most one per format x operation x key actually used):
- *  - per rounding mode (the hot path): code | flags << 8, computed under
- *    the default policies, and DEP (bit 15) on every entry whose result or
+ *  - per rounding mode (the hot path): code << 8 | flags, computed under
+ *    the default policies, and DEP (bit 7) on every entry whose result or
  *    flags could depend on sat, ftz, daz, tininess or the NaN policy
  *    (special or subnormal operands; results that are special, subnormal,
  *    inexact zeros or the smallest normal after an inexact rounding; any
@@ -177,7 +177,7 @@ static uint64_t small_binop(const fpemu_format *f, binop op, double x, double y,
 #include <stdatomic.h>
 #include <stdlib.h>
 
-enum { TAB_OPS = EMU_TAB_OPS, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x8000 };
+enum { TAB_OPS = EMU_TAB_OPS, TAB_MODES = 6, TAB_CONFIGS = 6 * 16 * FPEMU_NAN_POLICY_COUNT, TAB_DEP = 0x80 };
 static _Atomic(uint16_t *) tables[EMU_REGISTRY_MAX][TAB_OPS][TAB_CONFIGS];
 /* [op][mode] with a slot for sr that stays NULL, so a lookup needs no mode
  * test: the formats of fewer than 8 bits (8-bit formats keep theirs in
@@ -210,7 +210,7 @@ static __attribute__((noinline)) const uint16_t *build_table(const fpemu_format 
         c.flags = 0;
         uint64_t a = op == 4 ? i : i >> f->bits, b = i & ((1u << f->bits) - 1);
         uint64_t r = op == 4 ? sqrt_generic(f, a, &c) : binary(f, (binop)op, a, b, &c);
-        t[i] = (uint16_t)(c.flags << 8 | r);
+        t[i] = (uint16_t)(r << 8 | c.flags);
         if (mark_dep && policy_dependent(f, a, b, op == 4, r, c.flags)) t[i] |= TAB_DEP;
     }
     uint16_t *expected = NULL;
@@ -253,8 +253,8 @@ static __attribute__((noinline)) uint64_t tab_slow(const fpemu_format *f, int op
         const uint16_t *t = config_table(f, emu__registry_index(f), op, ctx);
         if (t) {
             unsigned e = t[tab_index(f, op, a, b)];
-            ctx->flags |= (e >> 8) & 0x1F;
-            return e & 0xFF;
+            ctx->flags |= e & 0x1F;
+            return e >> 8;
         }
     }
     return op == 4 ? sqrt_generic(f, a, ctx) : binary(f, op, a, b, ctx);
@@ -272,8 +272,8 @@ static inline uint64_t tab_op(const fpemu_format *f, int op, uint64_t a, uint64_
         if (__builtin_expect(!t, 0)) return tab_first(f, op, a, b, ctx);
         unsigned e = t[tab_index(f, op, a, b)];
         if (__builtin_expect(!(e & TAB_DEP), 1)) {
-            emu__or_flags(ctx, e >> 8);
-            return e & 0xFF;
+            emu__or_flags(ctx, e & 0x1F);
+            return e >> 8;
         }
     }
     return tab_slow(f, op, a, b, ctx);
@@ -286,7 +286,7 @@ static uint64_t tab_first(const fpemu_format *f, int op, uint64_t a, uint64_t b,
     return tab_op(f, op, a, b, ctx);
 }
 
-static uint64_t tab_add(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+static uint64_t tab_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     return tab_op(f, neg ? OP_SUB : OP_ADD, a, b, ctx);
 }
 static uint64_t tab_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
@@ -392,13 +392,13 @@ static __attribute__((noinline)) uint64_t tab_sr(const fpemu_format *f, int op, 
     }
     return binary(f, op, a, b, ctx);
 }
-static uint64_t tab_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+static uint64_t tab_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     return tab_sr(f, neg ? OP_SUB : OP_ADD, a, b, ctx);
 }
 static uint64_t tab_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     return tab_sr(f, OP_MUL, a, b, ctx);
 }
-static uint64_t tab8_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+static uint64_t tab8_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     return tab_sr8(f, OP_ADD + neg, a, b, ctx); /* OP_SUB = OP_ADD + 1 */
 }
 static uint64_t tab8_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
@@ -490,7 +490,7 @@ uint64_t emu__binary(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpem
 
 /* The hot path of the 8-bit registry formats, inline in fpemu_add, _sub
  * and _mul: a lookup in the mode table of op. One test covers both rare
- * exits, a policy-dependent entry (DEP is bit 7 of e >> 8, kept whatever
+ * exits, a policy-dependent entry (DEP, bit 7 of the entry, kept whatever
  * ctx->flags holds) and a flag not yet raised; tab_miss takes them out of
  * line, so the hit path keeps its registers. A format without a table
  * (or sr, or a table not built yet) enters its ops directly. */
@@ -501,31 +501,42 @@ static __attribute__((noinline)) uint64_t tab_miss(const fpemu_format *f, int op
     int dflt = !ctx->sat && !ctx->ftz && !ctx->daz && !ctx->tininess_before && ctx->nan_policy == FPEMU_NAN_CANONICAL;
     if ((e & TAB_DEP) && !dflt) {
         unsigned m = (unsigned)ctx->round;
-        return op == OP_MUL ? fo->mul[m](f, a, b, ctx) : fo->add[m](f, a, b, op == OP_SUB, ctx);
+        return op == OP_MUL ? fo->mul[m](f, a, b, ctx) : fo->add[m](f, a, b, ctx, op == OP_SUB);
     }
-    ctx->flags |= (e >> 8) & 0x1Fu;
-    return e & 0xFF;
+    ctx->flags |= e & 0x1Fu;
+    return e >> 8;
 }
-#define TAB_HIT_OR(OP, OTHERWISE)                                                                          \
+/* no ops or an invalid mode: the generic path (same arguments as the
+ * public calls, so reaching it moves no registers) */
+static __attribute__((noinline)) uint64_t add_generic(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return binary(f, OP_ADD, a, b, ctx);
+}
+static __attribute__((noinline)) uint64_t sub_generic(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return binary(f, OP_SUB, a, b, ctx);
+}
+static __attribute__((noinline)) uint64_t mul_generic(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return binary(f, OP_MUL, a, b, ctx);
+}
+#define TAB_HIT_OR(OP, GENERIC, OTHERWISE)                                                                 \
     const emu_fastops *fo = f->fast;                                                                      \
     unsigned m = (unsigned)ctx->round;                                                                    \
-    if (__builtin_expect(!fo || m >= FPEMU_ROUND_COUNT, 0)) return binary(f, OP, a, b, ctx);             \
+    if (__builtin_expect(!fo || m >= FPEMU_ROUND_COUNT, 0)) return GENERIC(f, a, b, ctx);                \
     const uint16_t *t = atomic_load_explicit(&((emu_fastops *)fo)->tab8[OP][m], memory_order_acquire);   \
     if (!t) return OTHERWISE;                                                                             \
-    unsigned e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];                                     \
-    if (__builtin_expect(((e >> 8) & (~ctx->flags | 0x80u)) != 0, 0)) return tab_miss(f, OP, a, b, ctx, e); \
-    return e & 0xFF;
+    unsigned i = (unsigned)(uint8_t)a << 8 | (uint8_t)b, e = t[i];                                       \
+    if (__builtin_expect((uint8_t)(e & (~ctx->flags | TAB_DEP)) != 0, 0)) return tab_miss(f, OP, a, b, ctx, e); \
+    return e >> 8;
 
 /* Registry formats enter their tables, specialised or tabulated ops
  * directly. */
 uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TAB_HIT_OR(OP_ADD, fo->add[m](f, a, b, 0, ctx))
+    TAB_HIT_OR(OP_ADD, add_generic, fo->add[m](f, a, b, ctx, 0))
 }
 uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TAB_HIT_OR(OP_SUB, fo->add[m](f, a, b, 1, ctx))
+    TAB_HIT_OR(OP_SUB, sub_generic, fo->add[m](f, a, b, ctx, 1))
 }
 uint64_t fpemu_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    TAB_HIT_OR(OP_MUL, fo->mul[m](f, a, b, ctx))
+    TAB_HIT_OR(OP_MUL, mul_generic, fo->mul[m](f, a, b, ctx))
 }
 uint64_t fpemu_div(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     if (f->bits <= 8 && f->fast) return tab_op(f, OP_DIV, a, b, ctx);

@@ -170,7 +170,7 @@ static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn
  * so each deterministic one is a short leaf. */
 #define FAST_ADD(NAME, MODE, PACK)                                                                              \
     static __attribute__((noinline)) uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
-                                                                   int neg, fpemu_ctx *ctx) {            \
+                                                                   fpemu_ctx *ctx, int neg) {            \
         double x, y;                                                                                      \
         if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
             KSUM(K_##NAME, x, y, s, rs)                                                                   \
@@ -278,14 +278,14 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
 }
 
 #define BF16_ADDMUL(MODE)                                                                                 \
-    static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+    static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
         uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;                                              \
         if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u) {                                            \
             uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return add_bf16d_##MODE(f, a, b, neg, ctx);                                                       \
+        return add_bf16d_##MODE(f, a, b, ctx, neg);                                                       \
     }                                                                                                     \
     static uint64_t mul_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
@@ -311,14 +311,14 @@ static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, f
     emu__or_flags(ctx, low != 0);
     return kept + up;
 }
-static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
     uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;
     if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
-    return add_bf16d_SR(f, a, b, neg, ctx);
+    return add_bf16d_SR(f, a, b, ctx, neg);
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
@@ -408,7 +408,7 @@ static inline uint32_t hbits(__m128 s) { return (uint32_t)_mm_cvtsi128_si32(_mm_
 /* sr with a caller stream takes the software path (h_round_int draws from
  * the counter stream only). */
 #define F16C_ADDMUL(MODE)                                                                                 \
-    F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+    F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
         uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
         if (d <= 24u && !ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                   \
@@ -417,7 +417,7 @@ static inline uint32_t hbits(__m128 s) { return (uint32_t)_mm_cvtsi128_si32(_mm_
             uint64_t r = HROUND_##MODE(s);                                                                \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return add_f16_##MODE(f, a, b, neg, ctx);                                                         \
+        return add_f16_##MODE(f, a, b, ctx, neg);                                                         \
     }                                                                                                     \
     F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
@@ -508,12 +508,12 @@ FP16_FN static inline __attribute__((always_inline)) uint64_t x_op(int op, int m
     return r;
 }
 #define FP16_OPS(MODE)                                                                                    \
-    FP16_FN static uint64_t add_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) { \
+    FP16_FN static uint64_t add_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
         if (!ctx->daz) {                                                                                  \
             uint64_t r = x_op(X_ADD, FPEMU_##MODE, a, b ^ (uint64_t)neg << 15, 0, ctx);                   \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return add_f16h_##MODE(f, a, b, neg, ctx);                                                        \
+        return add_f16h_##MODE(f, a, b, ctx, neg);                                                        \
     }                                                                                                     \
     FP16_FN static uint64_t mul_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
         if (!ctx->daz) {                                                                                  \

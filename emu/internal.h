@@ -85,7 +85,7 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
  * _sub, _mul and _fma call these directly when the format has them. Each
  * computes the full result, falling back to the generic path itself; fma
  * may be NULL (generic). */
-typedef uint64_t (*emu_add_fn)(const fpemu_format *f, uint64_t a, uint64_t b, int negate_b, fpemu_ctx *ctx);
+typedef uint64_t (*emu_add_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int negate_b);
 typedef uint64_t (*emu_mul_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
 typedef uint64_t (*emu_fma_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
 enum { EMU_TAB_OPS = 5 }; /* add, sub, mul, div, sqrt */
