@@ -87,10 +87,20 @@ static double time_scalar(const fpemu_format *f, opk op, fpemu_ctx *ctx, const u
     return best;
 }
 
+/* emu/fast.c: the scalar f16/bf16 ops' instruction-set level (0 portable
+ * C, 1 F16C, 2 AVX512-FP16; the best the CPU has unless B_EMU_SCALAR_ISA
+ * asks for a lower one). Results are the same at every level. */
+int emu__scalar_isa(int level);
+
 static void bench_scalar(void) {
     static const char *fmts[] = {"f16", "bf16", "e4m3", "e5m2", "f32"};
     static const fpemu_round modes[] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_SR};
+    static const char *isa[] = {"portable C", "F16C", "AVX512-FP16"};
     static uint64_t a[NS], b[NS], c[NS], sa[NS];
+    (void)fpemu_format_get("f16", NULL, 0); /* the registry sets the best level first */
+    const char *want = getenv("B_EMU_SCALAR_ISA");
+    int level = emu__scalar_isa(want && *want ? atoi(want) : 2);
+    printf("(scalar f16/bf16 ops: %s)\n", isa[level]);
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
         const fpemu_format *f = fpemu_format_get(fmts[fi], NULL, 0);
         if (!f) { printf("(no format %s)\n", fmts[fi]); continue; }
