@@ -259,7 +259,18 @@ static inline __attribute__((always_inline)) int bf_normal(uint32_t c) { return 
 /* Neither exponent field zero (no zero or subnormal operand: the host's
  * MXCSR daz must never meet a float denormal). Fields of 255 (inf, NaN)
  * pass: they make an inf or NaN float, which bf_round refuses. */
-static inline __attribute__((always_inline)) int bf_nonzero_exps(uint32_t ea, uint32_t eb) { return ((ea - 1u) | (eb - 1u)) < 0x100u; }
+static inline __attribute__((always_inline)) int bf_nonzero_exps(uint64_t a, uint64_t b) {
+    return ((((uint32_t)a & 0x7F80u) - 0x80u) | (((uint32_t)b & 0x7F80u) - 0x80u)) < 0x8000u; /* fields in place */
+}
+/* The same, and the fields at most 15 apart: the float sum is exact (8 +
+ * 15 + 1 bits). The sign of b plays no part. */
+static inline __attribute__((always_inline)) int bf_sum_exact(uint64_t a, uint64_t b) {
+    uint32_t xa = (uint32_t)a & 0x7F80u, xb = (uint32_t)b & 0x7F80u;
+    return (((xa - 0x80u) | (xb - 0x80u)) < 0x8000u) & (xa - xb + (15u << 7) <= (30u << 7));
+}
+/* The floats of a bf16 code, and of b negated when neg is 1. */
+static inline __attribute__((always_inline)) float bf_f(uint64_t c) { return emu__bitsf((uint32_t)c << 16); }
+static inline __attribute__((always_inline)) float bf_fn(uint64_t c, int neg) { return emu__bitsf((uint32_t)c << 16 ^ (uint32_t)neg << 31); }
 
 static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int mode, fpemu_ctx *ctx) {
     uint32_t low = sb & 0xFFFFu, neg = sb >> 31, r;
@@ -279,18 +290,15 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
 
 #define BF16_ADDMUL(MODE)                                                                                 \
     static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
-        uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;                                              \
-        if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u) {                                            \
-            uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
+        if (__builtin_expect(bf_sum_exact(a, b), 1)) {                                                    \
+            uint64_t r = bf_round(emu__fbits(bf_f(a) + bf_fn(b, neg)), FPEMU_##MODE, ctx);                  \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return add_bf16d_##MODE(f, a, b, ctx, neg);                                                       \
     }                                                                                                     \
     static uint64_t mul_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
-        if (bf_nonzero_exps(ua >> 7 & 0xFFu, ub >> 7 & 0xFFu)) {                                          \
-            uint64_t r = bf_round(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), FPEMU_##MODE, ctx); \
+        if (__builtin_expect(bf_nonzero_exps(a, b), 1)) {                                                 \
+            uint64_t r = bf_round(emu__fbits(bf_f(a) * bf_f(b)), FPEMU_##MODE, ctx);                        \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return mul_bf16d_##MODE(f, a, b, ctx);                                                            \
@@ -312,18 +320,15 @@ static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, f
     return kept + up;
 }
 static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
-    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
-    uint32_t ea = ua >> 7 & 0xFFu, eb = ub >> 7 & 0xFFu;
-    if (bf_nonzero_exps(ea, eb) && ea - eb + 15u <= 30u && !ctx->sr_stream) {
-        uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) + emu__bitsf(ub << 16)), ctx);
+    if (bf_sum_exact(a, b) && !ctx->sr_stream) {
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) + bf_fn(b, neg)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
     return add_bf16d_SR(f, a, b, ctx, neg);
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
-    if (bf_nonzero_exps(ua >> 7 & 0xFFu, ub >> 7 & 0xFFu) && !ctx->sr_stream) {
-        uint64_t r = bf_round_sr(emu__fbits(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)), ctx);
+    if (bf_nonzero_exps(a, b) && !ctx->sr_stream) {
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
     return mul_bf16d_SR(f, a, b, ctx);

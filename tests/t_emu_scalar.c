@@ -109,7 +109,7 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
                 uint64_t a = special[i] | (sgn ? f->sign_bit : 0);
                 /* every sign and exponent field with 16 mantissas each (the
                  * extreme two and random ones) */
-                for (uint64_t k = 0; k < 0x800; k++) {
+                for (uint64_t k = 0; k < (UINT64_C(32) << f->ebits); k++) { /* 2^(1+e) sign/exponent pairs x 16 */
                     uint64_t mlow = (k & 15) == 0 ? 0 : (k & 15) == 1 ? (1u << m) - 1 : rnd() & ((1u << m) - 1);
                     uint64_t b = (k >> 4) << m | mlow;
                     c.counter = k;
