@@ -148,7 +148,7 @@ static inline uint64_t emu__sr_up(uint64_t draw, uint64_t frac, int sr_bits) {
 /* The same for a fraction of L bits, frac = low / 2^L (low < 2^L, 1 <= L
  * <= 63): with R = 0 or R >= L the draw's top L bits decide alone. */
 static inline uint64_t emu__sr_up_low(uint64_t draw, uint64_t low, int L, int sr_bits) {
-    if (__builtin_expect((unsigned)(sr_bits - 1) >= (unsigned)(L - 1), 1)) return (draw >> (64 - L)) < low;
+    if (__builtin_expect((unsigned)sr_bits - 1u >= (unsigned)L - 1u, 1)) return (draw >> (64 - L)) < low; /* unsigned: no overflow */
     int sh = L - sr_bits; /* R < L: up iff r < ceil(low / 2^(L - R)) */
     return (draw >> (64 - sr_bits)) < ((low + (UINT64_C(1) << sh) - 1) >> sh);
 }

@@ -19,6 +19,7 @@
  *    checked against the generic path and a table entry that wrongly
  *    claims policy independence shows up;
  *  - a planted difference (a twin with a different bias) is caught. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
         for (int i = 0; i < 20000; i++) {
             fpemu_ctx r = config(mode, (int)(rnd() & 31));
             r.counter = (uint64_t)i;
-            r.sr_bits = i % 3 ? 0 : (int)(rnd() % 70); /* sr: 0 and 64 up mean 64 */
+            r.sr_bits = i % 3 ? 0 : i % 7 == 0 ? INT_MIN + i % 2 : (int)(rnd() % 70) - 2; /* sr: 64 up and below 1 mean 64 */
             if (i % 5 == 0) {
                 for (int j = 0; j < 4; j++) stream[j] = rnd();
                 r.sr_stream = stream, r.sr_len = 1 + (size_t)(i % 4), r.sr_pos = (size_t)(i % 2);
@@ -182,7 +183,7 @@ static long check8(const fpemu_format *f, const fpemu_format *g, int extra, long
         }
     /* sr: all pairs of add, sub and mul, the draw's width cycling through
      * both sides of the tables' 23 fraction bits, under rotating policies */
-    static const int srb[] = {0, 1, 3, 8, 22, 23, 24, 40, 63, 64, 70};
+    static const int srb[] = {0, 1, 3, 8, 22, 23, 24, 40, 63, 64, 70, -1, INT_MIN, INT_MAX};
     for (uint64_t a = 0; a < n; a++)
         for (uint64_t b = 0; b < n; b++) {
             fpemu_ctx c = config(FPEMU_SR, (int)((a * 3 + b) & 31));
