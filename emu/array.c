@@ -27,6 +27,29 @@ void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uin
     else if (x != 0 && k == FPEMU_CLASS_SUBNORMAL) st->subnormal++;
 }
 
+/* sr without a caller stream, for a format whose normal range lies inside
+ * binary32's (p <= 23): a result that is normal with a finite upper
+ * neighbour is the f32's bits cut at the format's last place, plus one if
+ * element i's draw, mix(seed, counter + i), falls below the cut-off
+ * fraction (emu__sr_up_low; one draw per element, as fpemu_convert takes
+ * it). *sr32 is set when this applies; its fields are the cut's constants. */
+typedef struct { int ok, sh; uint32_t lo, hi, rebias, lowmask; uint64_t signbit; } sr32;
+static sr32 sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    sr32 k = {0};
+    if (ctx->round != FPEMU_SR || ctx->sr_stream || !emu__small(fmt) || fmt->mbits < 1 || fmt->mbits > 22 ||
+        fmt->emin < -126 || fmt->emax > 127)
+        return k;
+    k.ok = 1;
+    k.sh = 23 - fmt->mbits;
+    k.lo = (uint32_t)(127 + fmt->emin) << 23;
+    /* the largest finite magnitude with float's exponent bias: below it the upper neighbour is finite */
+    k.hi = (((uint32_t)(127 + fmt->emax) << fmt->mbits) | (uint32_t)fmt->maxmant) << k.sh;
+    k.rebias = (uint32_t)(127 - fmt->bias) << fmt->mbits;
+    k.lowmask = (1u << k.sh) - 1;
+    k.signbit = fmt->is_signed ? fmt->sign_bit : 0;
+    return k;
+}
+
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                       fpemu_cast_stats *stats) {
     if (emu__encode_fast(fmt, dst, src, n, ctx, stats)) return;
@@ -34,12 +57,26 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
     uint64_t base = ctx->counter;
     size_t pos = ctx->sr_pos;
     unsigned all = 0;
+    const sr32 k = sr32_for(fmt, ctx);
     for (size_t i = 0; i < n; i++) {
+        uint32_t u = emu__fbits(src[i]), mag = u & 0x7FFFFFFFu;
+        if (k.ok && mag - k.lo < k.hi - k.lo && (!(u >> 31) || k.signbit)) {
+            uint32_t low = mag & k.lowmask;
+            uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, base + i), low, k.sh, ctx->sr_bits);
+            uint64_t code = ((uint64_t)((mag >> k.sh) - k.rebias) + up) | (u >> 31 ? k.signbit : 0);
+            fpemu_code_store(fmt, dst, i, emu__unstrip(fmt, code));
+            all |= low != 0; /* FPEMU_FLAG_INEXACT */
+            if (stats) {
+                stats->n++;
+                if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
+            }
+            continue;
+        }
         unsigned saved = ctx->flags;
         ctx->flags = 0;
         ctx->counter = base + i;
         ctx->sr_pos = pos + i;
-        uint64_t code = fpemu_convert(fmt, f32, emu__fbits(src[i]), ctx);
+        uint64_t code = fpemu_convert(fmt, f32, u, ctx);
         fpemu_code_store(fmt, dst, i, code);
         if (stats) emu__count_cast(fmt, stats, src[i], code, ctx->flags, 1);
         all |= ctx->flags;
@@ -83,7 +120,13 @@ void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t m = n - i < CHUNK ? n - i : CHUNK;
         fpemu_encode_f32(fmt, buf, src + i, m, ctx, stats);
+        /* the decode draws nothing from the stream of the encode: under daz
+         * it converts element by element, which in sr would take draws and
+         * shift every later chunk's (element i takes draw counter + i) */
+        uint64_t counter = ctx->counter;
+        size_t pos = ctx->sr_pos;
         fpemu_decode_f32(fmt, dst + i, buf, m, ctx);
+        ctx->counter = counter, ctx->sr_pos = pos;
     }
 }
 

@@ -359,8 +359,113 @@ static void array_tests(void) {
     emu__cast_isa(99);
 }
 
+/* ---- sr arrays (emu/array.c) ------------------------------------------
+ * encode_f32 and round_f32 in sr against each element alone through
+ * fpemu_convert with counter = start + i (and sr_pos = start + i): codes,
+ * rounded values, the OR of the flags, the telemetry and the final counter
+ * and stream position. Every registry format; inputs random bit patterns,
+ * values inside the format's range (and around its smallest normal and
+ * largest finite), specials; draw widths on both sides of the cut;
+ * policies rotating; some contexts with a caller stream (which takes the
+ * per-element path). */
+static long sr_array_check(const fpemu_format *f, long *cases) {
+    enum { N = 3000 };
+    static float in[N], out[N];
+    static uint8_t codes[N * 8];
+    static refel ref[N];
+    static const int widths[] = {0, 1, 3, 7, 12, 13, 16, 17, 20, 23, 40, 64, 70, -3};
+    uint64_t stream[64];
+    long bad = 0;
+    for (int t = 0; t < 8; t++) {
+        for (int i = 0; i < N; i++) {
+            uint64_t r = rnd();
+            float x;
+            switch (r % 4) {
+            case 0: { uint32_t u = (uint32_t)(r >> 8); memcpy(&x, &u, 4); break; } /* any pattern */
+            case 1: x = (float)ldexp(1 + (double)(r >> 12 & 0xFFFFF) * 0x1p-20, f->emin + (int)((r >> 40) % (unsigned)(f->emax - f->emin + 2))); break;
+            case 2: x = (float)(f->max_finite * (1 - ldexp((double)(r >> 12 & 0xFF), -8 - (int)((r >> 40) % 8)))); break;
+            default: x = (float)(f->min_normal * (1 + ldexp((double)(r >> 12 & 0xFF), -8 - (int)((r >> 40) % 8)))); break;
+            }
+            if ((r >> 60) & 1) x = -x;
+            in[i] = x;
+        }
+        in[0] = 0.0f, in[1] = -0.0f, in[2] = (float)INFINITY, in[3] = (float)NAN, in[4] = 0x1p-149f, in[5] = -0x1p-140f;
+        fpemu_ctx c;
+        fpemu_ctx_init(&c);
+        c.round = FPEMU_SR;
+        c.seed = rnd();
+        c.counter = rnd() >> 8;
+        c.sr_bits = widths[(size_t)t * 3 % (sizeof widths / sizeof widths[0])];
+        c.sat = t & 1, c.ftz = (t >> 1) & 1, c.daz = t == 5, c.tininess_before = t == 6;
+        c.flags = t == 3 ? FPEMU_FLAG_INEXACT : 0;
+        if (t == 7) {
+            for (int j = 0; j < 64; j++) stream[j] = rnd();
+            c.sr_stream = stream, c.sr_len = 64, c.sr_pos = 5; /* 59 caller draws, then the counter */
+        }
+        unsigned want_flags = c.flags;
+        fpemu_cast_stats want = {0};
+        for (int i = 0; i < N; i++) {
+            fpemu_ctx e = c;
+            e.counter = c.counter + (uint64_t)i;
+            e.sr_pos = c.sr_pos + (size_t)i;
+            uint32_t u;
+            memcpy(&u, &in[i], 4);
+            ref_elem(f, &e, u, &ref[i]);
+            want_flags |= ref[i].flags;
+            want.n += ref[i].st.n, want.overflow += ref[i].st.overflow, want.saturated += ref[i].st.saturated;
+            want.underflow += ref[i].st.underflow, want.subnormal += ref[i].st.subnormal;
+            want.nonfinite_in += ref[i].st.nonfinite_in;
+            if (ref[i].st.amax > want.amax) want.amax = ref[i].st.amax;
+        }
+        fpemu_ctx a = c, b = c;
+        fpemu_cast_stats sa = {0}, sb = {0};
+        fpemu_encode_f32(f, codes, in, N, &a, &sa);
+        fpemu_round_f32(f, out, in, N, &b, &sb);
+        long tb = 0;
+        for (int i = 0; i < N; i++) {
+            uint32_t r;
+            memcpy(&r, &out[i], 4);
+            uint64_t code = fpemu_code_load(f, codes, (size_t)i);
+            if (code != ref[i].code || !same_f32(r, ref[i].rounded, 1)) {
+                if (tb++ < 3)
+                    diag("%s sr (R=%d, t=%d): f32 %a (element %d) -> %llX, round %08X; alone %llX, %08X", f->name, c.sr_bits, t,
+                         (double)in[i], i, (unsigned long long)code, r, (unsigned long long)ref[i].code, ref[i].rounded);
+            }
+        }
+        size_t want_pos = c.sr_stream ? c.sr_len : c.sr_pos + N;
+        for (int k = 0; k < 2; k++) {
+            const fpemu_ctx *x = k ? &b : &a;
+            const fpemu_cast_stats *st = k ? &sb : &sa;
+            if (x->flags != want_flags || x->counter != c.counter + N || x->sr_pos != want_pos || st->n != want.n ||
+                st->overflow != want.overflow || st->saturated != want.saturated || st->underflow != want.underflow ||
+                st->subnormal != want.subnormal || st->nonfinite_in != want.nonfinite_in || st->amax != want.amax) {
+                if (tb++ < 3)
+                    diag("%s sr (t=%d) %s: flags %02X counter +%llu pos %zu n %llu amax %a; alone %02X +%d %zu %llu %a", f->name, t,
+                         k ? "round_f32" : "encode_f32", x->flags, (unsigned long long)(x->counter - c.counter), x->sr_pos,
+                         (unsigned long long)st->n, st->amax, want_flags, N, want_pos, (unsigned long long)want.n, want.amax);
+            }
+        }
+        bad += tb;
+        *cases += N;
+    }
+    return bad;
+}
+
 int main(void) {
     rs = tap_seed(5);
+    F32 = fpemu_format_get("f32", NULL, 0);
+    {
+        long cases = 0, bad = 0;
+        int nf = 0;
+        for (int i = 0; i < fpemu_format_count(); i++) {
+            const fpemu_format *f = fpemu_format_at(i);
+            if (f->p >= 24) continue; /* f32 and f64: round_f32 passes values through by design */
+            bad += sr_array_check(f, &cases);
+            nf++;
+        }
+        ok(bad == 0, "sr arrays: encode_f32 and round_f32 equal element-by-element conversion on %ld elements in %d formats (%ld differ)",
+           cases, nf, bad);
+    }
     const char *pairs[][2] = {{"f16", "custom:e=5,m=10"}, {"bf16", "custom:e=8,m=7"}, {"e5m2", "custom:e=5,m=2"},
                               {"f32", "custom:e=8,m=23"}, {"e4m3", "custom:e=4,m=3,bias=7,inf=no,nan=fn"}};
     for (size_t pi = 0; pi < sizeof pairs / sizeof pairs[0]; pi++) {
