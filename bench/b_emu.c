@@ -151,11 +151,12 @@ static void bench_array(const float *src) {
     for (size_t fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
         const fpemu_format *f = fpemu_format_get(fmts[fi], NULL, 0);
         if (!f) { printf("(no format %s)\n", fmts[fi]); continue; }
-        for (int kind = 0; kind < 3; kind++) {
-            for (int sat = 0; sat < (kind == 2 ? 1 : 2); sat++) {
+        for (int kind = 0; kind < 4; kind++) { /* kind 3: round_f32 in sr (no target) */
+            for (int sat = 0; sat < (kind >= 2 ? 1 : 2); sat++) {
                 fpemu_ctx ctx;
                 fpemu_ctx_init(&ctx);
                 ctx.sat = sat;
+                if (kind == 3) ctx.round = FPEMU_SR;
                 fpemu_cast_stats st = {0};
                 double best = 1e300;
                 for (int r = 0; r < REPS; r++) {
@@ -163,16 +164,16 @@ static void bench_array(const float *src) {
                     double t0 = now_ns();
                     for (int k = 0; k < 4; k++) {
                         if (kind == 0) fpemu_encode_f32(f, dst, src, NA, &ctx, NULL);
-                        else if (kind == 1) fpemu_round_f32(f, out, src, NA, &ctx, NULL);
+                        else if (kind == 1 || kind == 3) fpemu_round_f32(f, out, src, NA, &ctx, NULL);
                         else fpemu_round_f32(f, out, out, NA, &ctx, &st);
                     }
                     double t = (now_ns() - t0) / (4.0 * NA);
                     sink += dst[r * 7] + (uint64_t)out[r * 5] + ctx.flags + st.overflow + st.underflow;
                     if (t < best) best = t;
                 }
-                static const char *names[] = {"array encode_f32", "array round_f32", "array round_f32 +stats"};
-                row(names[kind], f->name, kind == 2 ? "rne inpl" : sat ? "rne sat" : "rne", best, native_conv_ns,
-                    kind == 2 ? 0 : 0.5);
+                static const char *names[] = {"array encode_f32", "array round_f32", "array round_f32 +stats", "array round_f32"};
+                row(names[kind], f->name, kind == 3 ? "sr" : kind == 2 ? "rne inpl" : sat ? "rne sat" : "rne", best, native_conv_ns,
+                    kind >= 2 ? 0 : 0.5);
             }
         }
     }
