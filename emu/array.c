@@ -66,7 +66,7 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
             uint64_t code = ((uint64_t)((mag >> k.sh) - k.rebias) + up) | (u >> 31 ? k.signbit : 0);
             fpemu_code_store(fmt, dst, i, emu__unstrip(fmt, code));
             all |= low != 0; /* FPEMU_FLAG_INEXACT */
-            if (stats) {
+            if (stats) { /* all emu__count_cast counts of a normal result from a finite input */
                 stats->n++;
                 if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
             }

@@ -83,8 +83,8 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
 
 /* ---- specialised scalar paths for the hot formats -----------------------
  * fpemu_add/sub/mul/fma of f16, bf16 and f32 (and fma of e5m2, e4m3 and
- * the fnuz formats) enter here directly. The same algorithm as emu__fast_decode/emu__fast_pack above,
- * with the format's parameters as compile-time constants so shifts and
+ * the fnuz formats) enter here directly. The same algorithm as
+ * emu__fast_decode/emu__fast_pack above, with the format's parameters as compile-time constants so shifts and
  * masks fold; the deterministic modes run in a leaf function with one
  * predictable branch per special case, sr in its own function, and every
  * case they do not handle (inf/NaN operands, daz subnormals, results that
@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) int bf_nonzero_exps(uint64_t a, uin
  * 15 + 1 bits). The sign of b plays no part. */
 static inline __attribute__((always_inline)) int bf_sum_exact(uint64_t a, uint64_t b) {
     uint32_t xa = (uint32_t)a & 0x7F80u, xb = (uint32_t)b & 0x7F80u;
-    return (((xa - 0x80u) | (xb - 0x80u)) < 0x8000u) & (xa - xb + (15u << 7) <= (30u << 7));
+    return bf_nonzero_exps(a, b) & (xa - xb + (15u << 7) <= (30u << 7));
 }
 /* The floats of a bf16 code, and of b negated when neg is 1. */
 static inline __attribute__((always_inline)) float bf_f(uint64_t c) { return emu__bitsf((uint32_t)c << 16); }
@@ -501,8 +501,7 @@ FP16_FN static inline __attribute__((always_inline)) uint64_t x_op(int op, int m
     default: /* rna */
         r = c16(X_RUN(X_RN));
         if (rd != ru && r == rz && !(r & 1)) {
-            double X = d16(x), Y = d16(y), mid = (d16(_mm_castsi128_ph(_mm_cvtsi16_si128((short)rd))) +
-                                                  d16(_mm_castsi128_ph(_mm_cvtsi16_si128((short)ru)))) * 0.5;
+            double X = d16(x), Y = d16(y), mid = (d16(x16(rd)) + d16(x16(ru))) * 0.5;
             double t = op == X_ADD ? (X + Y) - mid : op == X_MUL ? X * Y - mid
                      : _mm_cvtsd_f64(_mm_fmadd_sd(_mm_set_sd(X), _mm_set_sd(Y), _mm_set_sd(d16(z) - mid)));
             if (t == 0) r = rd & 0x8000u ? rd : ru; /* away from zero */
@@ -548,8 +547,7 @@ FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(R
 #define BF16_FMAX_BODY(ROUND)                                                                             \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;     \
         if (bf_normal(ua) & bf_normal(ub) & bf_normal(uc) & ((ua >> 7 & 0xFFu) + (ub >> 7 & 0xFFu) - 128u <= 252u)) { \
-            __m128 P = _mm_set_ss(emu__bitsf(ua << 16) * emu__bitsf(ub << 16)); /* exact */             \
-            __m128 Z = _mm_set_ss(emu__bitsf(uc << 16));                                                  \
+            __m128 P = _mm_set_ss(bf_f(a) * bf_f(b)), Z = _mm_set_ss(bf_f(c)); /* P exact */            \
             uint32_t d = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RD)));     \
             uint32_t u = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RU)));     \
             uint64_t r = ROUND;                                                                           \
@@ -600,9 +598,9 @@ static int have_f16c(void) { return 0; }
 static emu_fastops ops_f16_best, ops_bf16_best;
 
 /* Instruction-set level of the scalar f16 and bf16 ops: 0 portable, 1 F16C
- * (f16), 2 AVX512-FP16 (f16 but sr; bf16 fma); a level the CPU lacks is refused
- * (returns the level in force). Tests use
- * it to check each; the registry starts at the best level. */
+ * (f16), 2 AVX512-FP16 (f16 but sr; bf16 fma); a level the CPU lacks is
+ * refused (returns the level in force). Tests use it to check each; the
+ * registry starts at the best level. */
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
     ops_bf16_best = ops_bf16;
