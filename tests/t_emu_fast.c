@@ -112,6 +112,17 @@ static void run_window(const fpemu_format *f, const fpemu_ctx *tmpl, const float
     }
 }
 
+/* Add one element's telemetry to a sum (amax: the maximum). */
+static void stats_add(fpemu_cast_stats *sum, const fpemu_cast_stats *el) {
+    sum->n += el->n;
+    sum->overflow += el->overflow;
+    sum->saturated += el->saturated;
+    sum->underflow += el->underflow;
+    sum->subnormal += el->subnormal;
+    sum->nonfinite_in += el->nonfinite_in;
+    if (el->amax > sum->amax) sum->amax = el->amax;
+}
+
 static int stats_differ(const fpemu_cast_stats *a, const fpemu_cast_stats *b) {
     return a->n != b->n || a->overflow != b->overflow || a->saturated != b->saturated || a->underflow != b->underflow ||
            a->subnormal != b->subnormal || a->nonfinite_in != b->nonfinite_in || a->amax != b->amax;
@@ -161,13 +172,7 @@ static long compare_window(const fpemu_format *f, int k, const char *what, const
                      u, i, n, (unsigned long long)code, r, p, (unsigned long long)ref[i].code, ref[i].rounded);
         }
         want_flags |= ref[i].flags;
-        want.n += ref[i].st.n;
-        want.overflow += ref[i].st.overflow;
-        want.saturated += ref[i].st.saturated;
-        want.underflow += ref[i].st.underflow;
-        want.subnormal += ref[i].st.subnormal;
-        want.nonfinite_in += ref[i].st.nonfinite_in;
-        if (ref[i].st.amax > want.amax) want.amax = ref[i].st.amax;
+        stats_add(&want, &ref[i].st);
     }
     size_t cb = (size_t)f->container / 8;
     for (size_t i = 0; i < doff + n + 2 * GUARD; i++) {
@@ -412,10 +417,7 @@ static long sr_array_check(const fpemu_format *f, long *cases) {
             memcpy(&u, &in[i], 4);
             ref_elem(f, &e, u, &ref[i]);
             want_flags |= ref[i].flags;
-            want.n += ref[i].st.n, want.overflow += ref[i].st.overflow, want.saturated += ref[i].st.saturated;
-            want.underflow += ref[i].st.underflow, want.subnormal += ref[i].st.subnormal;
-            want.nonfinite_in += ref[i].st.nonfinite_in;
-            if (ref[i].st.amax > want.amax) want.amax = ref[i].st.amax;
+            stats_add(&want, &ref[i].st);
         }
         fpemu_ctx a = c, b = c;
         fpemu_cast_stats sa = {0}, sb = {0};
@@ -436,9 +438,7 @@ static long sr_array_check(const fpemu_format *f, long *cases) {
         for (int k = 0; k < 2; k++) {
             const fpemu_ctx *x = k ? &b : &a;
             const fpemu_cast_stats *st = k ? &sb : &sa;
-            if (x->flags != want_flags || x->counter != c.counter + N || x->sr_pos != want_pos || st->n != want.n ||
-                st->overflow != want.overflow || st->saturated != want.saturated || st->underflow != want.underflow ||
-                st->subnormal != want.subnormal || st->nonfinite_in != want.nonfinite_in || st->amax != want.amax) {
+            if (x->flags != want_flags || x->counter != c.counter + N || x->sr_pos != want_pos || stats_differ(st, &want)) {
                 if (tb++ < 3)
                     diag("%s sr (t=%d) %s: flags %02X counter +%llu pos %zu n %llu amax %a; alone %02X +%d %zu %llu %a", f->name, t,
                          k ? "round_f32" : "encode_f32", x->flags, (unsigned long long)(x->counter - c.counter), x->sr_pos,
