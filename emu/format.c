@@ -27,7 +27,7 @@ static const format_row rows[] = {
     IEEE_ROW("f16", "binary16,fp16,float16,half", 16, 5, 10),
     IEEE_ROW("bf16", "bfloat16,bfloat", 16, 8, 7),
     IEEE_ROW("e5m2", "fp8_e5m2,float8_e5m2,f8e5m2", 8, 5, 2),
-    {"e4m3", "e4m3fn,fp8_e4m3,float8_e4m3fn,float8_e4m3,f8e4m3fn", 8, 0, 4, 3, 7, 1, 1, 1, FPEMU_INF_NONE, FPEMU_NANS_FN},
+    {"e4m3", "e4m3fn,fp8_e4m3,float8_e4m3fn,f8e4m3fn", 8, 0, 4, 3, 7, 1, 1, 1, FPEMU_INF_NONE, FPEMU_NANS_FN},
     {"e4m3fnuz", "float8_e4m3fnuz,f8e4m3fnuz", 8, 0, 4, 3, 8, 1, 0, 1, FPEMU_INF_NONE, FPEMU_NANS_UZ},
     {"e5m2fnuz", "float8_e5m2fnuz,f8e5m2fnuz", 8, 0, 5, 2, 16, 1, 0, 1, FPEMU_INF_NONE, FPEMU_NANS_UZ},
     {"e3m2", "fp6_e3m2,float6_e3m2fn,e3m2fn", 6, 0, 3, 2, 3, 1, 1, 1, FPEMU_INF_NONE, FPEMU_NANS_NONE},
@@ -400,6 +400,14 @@ const fpemu_format *fpemu_format_get(const char *name, char *err, size_t errlen)
     if (!name || !*name) { errf(err, errlen, "empty format name%s", ""); return NULL; }
     for (int i = 0; i < NROWS; i++)
         if (lower_eq(rows[i].name, name) || alias_match(rows[i].aliases, name)) return &registry[i];
+    if (lower_eq("float8_e4m3", name)) {
+        /* not an alias of e4m3: the name means another format elsewhere */
+        errf(err, errlen,
+             "format name '%s' is ambiguous: ml_dtypes, JAX and MLIR use it for the IEEE-style E4M3 with infinities "
+             "(max 240: custom:e=4,m=3,bias=7,inf=ieee,nan=ieee); OCP's E4M3 (PyTorch's float8_e4m3fn, max 448) is e4m3",
+             name);
+        return NULL;
+    }
     fpemu_format f;
     memset(&f, 0, sizeof f);
     if (strlen(name) >= sizeof f.name) { errf(err, errlen, "format name too long (at most 127 characters): '%.40s...'", name); return NULL; }

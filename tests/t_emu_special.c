@@ -82,6 +82,15 @@ int main(void) {
         char err[200] = "";
         ok(fpemu_format_get(bad[i], err, sizeof err) == NULL && err[0], "bad format name '%s' is rejected (%s)", bad[i], err);
     }
+    {
+        /* ml_dtypes' float8_e4m3 is IEEE-style (inf, max 240), not OCP's e4m3fn */
+        char err[400] = "";
+        ok(fpemu_format_get("float8_e4m3", err, sizeof err) == NULL && strstr(err, "ambiguous") &&
+               strstr(err, "custom:e=4,m=3,bias=7,inf=ieee,nan=ieee") && strstr(err, "is e4m3"),
+           "float8_e4m3 is refused as ambiguous, naming both formats (%s)", err);
+        const fpemu_format *ie = fpemu_format_get("custom:e=4,m=3,bias=7,inf=ieee,nan=ieee", NULL, 0);
+        ok(ie && ie->max_finite == 240 && ie->inf == FPEMU_INF_IEEE, "the IEEE-style E4M3 (ml_dtypes float8_e4m3): max 240, infinities");
+    }
     const fpemu_format *e6m1 = fpemu_format_get("e6m1", NULL, 0);
     ok(e6m1 && e6m1->bits == 8 && e6m1->bias == 31 && e6m1->inf == FPEMU_INF_IEEE, "custom e6m1 is an IEEE-style 8-bit format");
     const fpemu_format *cu = fpemu_format_get("custom:e=4,m=3,bias=7,inf=no,nan=fn", NULL, 0);
