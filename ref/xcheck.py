@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""xcheck.py: bin/fpemu against two references outside this repository,
+ml_dtypes (JAX's float8/6/4, bfloat16 and e8m0 types) and NumPy (float16),
+in round-to-nearest-even, the one mode they have.
+
+What is compared (results only: neither library has flags):
+  decode   every code -> binary32                       (FMT_to_f32)
+  f32      binary32 -> the format: every value, every midpoint between
+           neighbours and the binary32 numbers either side of each, the
+           overflow threshold and its neighbours, specials, and random bit
+           patterns                                           (f32_to_FMT)
+  f64      the same from binary64, f16 only (NumPy rounds float64 once;
+           ml_dtypes rounds it twice, through float32: see VERIFICATION.md)
+  add, sub, mul, div   every pair of codes (8 bits and fewer), random and
+           near pairs (16 bits)                               (FMT_op)
+  sqrt     every code                                          (FMT_sqrt)
+
+The reference for an operation is the binary32 result (correctly rounded
+by NumPy on the host's IEEE hardware) cast to the format by the library.
+That is the correctly rounded result: rounding twice to nearest is
+innocuous when the first precision is at least 2p + 2 (p <= 11 here:
+f16's 11 needs 24, binary32 has 24), for +, -, *, / and sqrt.
+
+Conventions where the libraries differ by design are counted apart and
+not compared (they are listed in the report): a NaN operand or result in a
+format without NaN (fpemu: the largest finite value and the invalid flag,
+as DESIGN.md section 4 says; ml_dtypes: the code with only the sign bit
+set).
+
+Usage: python3 ref/xcheck.py [--quick] [FORMAT...]
+Needs numpy and ml_dtypes (pip install numpy ml_dtypes). Exit status 0 when
+every compared case agrees, 1 on any mismatch (the first ones are printed),
+2 on bad usage or a missing module.
+"""
+import bisect
+import math
+import os
+import subprocess
+from fractions import Fraction
+import sys
+
+try:
+    import numpy as np
+    import ml_dtypes as md
+except ImportError as e:
+    sys.stderr.write("xcheck.py: %s; install with: python3 -m pip install numpy ml_dtypes\n" % e)
+    sys.exit(2)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FPEMU = os.environ.get("FPEMU_BIN", os.path.join(ROOT, "bin", "fpemu"))
+
+# fpemu format name or spec, the reference type, code width in bits, whether
+# the format has a NaN (when not: NaN cases are a convention, not compared)
+FORMATS = [
+    ("f16", np.float16, 16, True),
+    ("bf16", md.bfloat16, 16, True),
+    ("e5m2", md.float8_e5m2, 8, True),
+    ("e4m3", md.float8_e4m3fn, 8, True),
+    ("e4m3fnuz", md.float8_e4m3fnuz, 8, True),
+    ("e5m2fnuz", md.float8_e5m2fnuz, 8, True),
+    ("e3m2", md.float6_e3m2fn, 6, False),
+    ("e2m3", md.float6_e2m3fn, 6, False),
+    ("e2m1", md.float4_e2m1fn, 4, False),
+    ("e8m0", md.float8_e8m0fnu, 8, True),
+    # ml_dtypes types that are not registry formats: custom specs
+    ("custom:e=4,m=3,bias=7,inf=ieee,nan=ieee", md.float8_e4m3, 8, True),
+    ("custom:e=3,m=4,bias=3,inf=ieee,nan=ieee", md.float8_e3m4, 8, True),
+    ("custom:e=4,m=3,bias=11,inf=no,nan=uz,negzero=no", md.float8_e4m3b11fnuz, 8, True),
+]
+ARITH_SKIP = {"e8m0"}
+OVERFLOW = object()  # Check.nearest: beyond the overflow threshold  # e8m0 arithmetic: fpemu's rules (DESIGN.md 4), no counterpart
+
+
+def digits(bits):
+    return 2 if bits <= 8 else bits // 4
+
+
+def run_fpemu(op, operands, widths):
+    """operands: list of uint64 arrays (one per operand); returns result codes."""
+    cols = [[format(int(v), "0%dX" % w) for v in arr] for arr, w in zip(operands, widths)]
+    text = "\n".join(" ".join(t) for t in zip(*cols)) + "\n"
+    p = subprocess.run([FPEMU, "run", op], input=text.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        sys.stderr.write("xcheck.py: fpemu run %s failed: %s\n" % (op, p.stderr.decode().strip()))
+        sys.exit(2)
+    out = p.stdout.decode().split("\n")
+    n = len(operands[0])
+    res = np.array([int(line.split()[len(operands)], 16) for line in out[:n]], dtype=np.uint64)
+    if len(res) != n:
+        sys.stderr.write("xcheck.py: fpemu run %s gave %d lines for %d\n" % (op, len(res), n))
+        sys.exit(2)
+    return res
+
+
+class Check:
+    def __init__(self, name, T, bits, has_nan):
+        self.name, self.T, self.bits, self.has_nan = name, T, bits, has_nan
+        self.utype = np.uint16 if bits == 16 else np.uint8
+        self.ncodes = 1 << bits
+        self.rows = []  # (what, compared, skipped, mismatches)
+        self.bad = 0
+
+    def decode(self, codes):
+        return np.asarray(codes, dtype=self.utype).view(self.T).astype(np.float32)
+
+    def encode(self, x):
+        return np.asarray(x).astype(self.T).view(self.utype).astype(np.uint64)
+
+    def compare(self, what, got, want, skip, shown=None, exact=None):
+        """got, want: codes of the format; NaN codes compare as any NaN.
+        exact: a conversion's input values; where the two differ and both
+        are finite, the one strictly nearer the input (exact rational
+        distances) is right: when that is fpemu, the reference is wrong
+        (counted and listed apart, not as a mismatch)."""
+        gv, wv = self.decode(got), self.decode(want)
+        gn, wn = np.isnan(gv), np.isnan(wv)
+        same = np.where(gn | wn, gn & wn, got == want)
+        bad = ~same & ~skip
+        referr = np.zeros(len(bad), bool)
+        if exact is not None:
+            for i in np.flatnonzero(bad):
+                r, g, w = self.nearest(exact[i]), float(gv[i]), float(wv[i])
+                if r is OVERFLOW:  # fpemu overflowed (inf, NaN, or max without either); the reference did not
+                    over = not math.isfinite(g) or (self.has_nan is False and abs(g) == self.values()[-1])
+                    referr[i] = over and math.isfinite(w) and (self.has_nan or abs(w) != self.values()[-1])
+                else:
+                    referr[i] = r is not None and g == r and w != r
+            for i in np.flatnonzero(referr)[:3]:
+                print("  REFERENCE ERROR %s %s: %s (%r) -> fpemu %X (%r), reference %X (%r): fpemu is nearer" %
+                      (self.name, what, shown(i) if shown else i, exact[i], int(got[i]), float(gv[i]),
+                       int(want[i]), float(wv[i])))
+        bad &= ~referr
+        nbad = int(bad.sum())
+        self.rows.append((what, int((~skip).sum()), int(skip.sum()), int(referr.sum()), nbad))
+        if nbad:
+            self.bad += nbad
+            for i in np.flatnonzero(bad)[:5]:
+                print("  MISMATCH %s %s: %s -> fpemu %X, reference %X" %
+                      (self.name, what, shown(i) if shown else i, int(got[i]), int(want[i])))
+
+    def nearest(self, x):
+        """x rounded to nearest by exact rational arithmetic: the value, or
+        None when x is not finite, overflows, or is a tie (not judged)."""
+        if not math.isfinite(x):
+            return None
+        v = self.values()
+        if not hasattr(self, "_grid"):
+            g = [Fraction(0)] if self.decode([0])[0] == 0 else []
+            self._grid = g + [Fraction(t) for t in v]
+            self._top = Fraction(v[-1]) + (Fraction(v[-1]) - Fraction(v[-2])) / 2
+        ax, g = abs(Fraction(x)), self._grid
+        if ax > self._top:
+            return OVERFLOW
+        if ax == self._top:
+            return None
+        k = bisect.bisect_right(g, ax)
+        if k == 0:  # below the least value of a format without zero
+            return float(g[0]) if x >= 0 else -float(g[0])
+        lo, hi = g[k - 1], g[min(k, len(g) - 1)]
+        if ax - lo == hi - ax and lo != hi:
+            return None
+        r = lo if ax - lo < hi - ax else hi
+        return float(r) if x >= 0 else -float(r)
+
+    def values(self):
+        """the format's positive finite values, ascending (float64)"""
+        v = self.decode(np.arange(self.ncodes)).astype(np.float64)
+        return np.unique(v[np.isfinite(v) & (v > 0)])
+
+
+def f32_inputs(c, rng, quick):
+    v = c.values()
+    mids = (v[:-1] + v[1:]) / 2
+    top = v[-1] + (v[-1] - v[-2]) / 2  # overflow threshold (rne)
+    x = np.concatenate([v, mids, [top, 2 * v[-1], v[0] / 2, v[0] / 4, 3 * v[0] / 4]]).astype(np.float32)
+    x = np.concatenate([x, np.nextafter(x, np.float32(np.inf)), np.nextafter(x, np.float32(0))])
+    x = np.concatenate([x, [0, np.inf, np.nan, np.finfo(np.float32).max, np.finfo(np.float32).tiny,
+                            np.float32(1e-45)]]).astype(np.float32)
+    x = np.concatenate([x, -x])
+    r = rng.integers(0, 1 << 32, size=20000 if quick else 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([x, r])
+
+
+def f64_inputs(c, rng, quick):
+    v = c.values()
+    mids = (v[:-1] + v[1:]) / 2
+    top = v[-1] + (v[-1] - v[-2]) / 2
+    x = np.concatenate([v, mids, [top, 2 * v[-1], v[0] / 2, v[0] / 4, 3 * v[0] / 4]])
+    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, 0), [0, np.inf, np.nan, 1e300, 1e-300]])
+    x = np.concatenate([x, -x])
+    r = rng.integers(0, 1 << 64, size=20000 if quick else 200000, dtype=np.uint64).view(np.float64)
+    return np.concatenate([x, r])
+
+
+def pairs(c, rng, quick):
+    if c.bits <= 8:
+        a, b = np.meshgrid(np.arange(c.ncodes), np.arange(c.ncodes), indexing="ij")
+        return a.ravel().astype(np.uint64), b.ravel().astype(np.uint64)
+    n = 30000 if quick else 300000
+    a = rng.integers(0, c.ncodes, size=n, dtype=np.uint64)
+    b = rng.integers(0, c.ncodes, size=n, dtype=np.uint64)
+    # near pairs: exponents close (cancellation, carries, ties)
+    a2 = rng.integers(0, c.ncodes, size=n, dtype=np.uint64)
+    b2 = (a2 ^ (rng.integers(0, 1 << 10, size=n, dtype=np.uint64) | (rng.integers(0, 2, size=n, dtype=np.uint64) << 15))) & (c.ncodes - 1)
+    return np.concatenate([a, a2]), np.concatenate([b, b2])
+
+
+def check_format(name, T, bits, has_nan, quick, rng):
+    c = Check(name, T, bits, has_nan)
+    w = digits(bits)
+    codes = np.arange(c.ncodes, dtype=np.uint64)
+
+    # decode: binary32 bits, NaN as any NaN
+    got = run_fpemu("%s_to_f32" % name, [codes], [w]).astype(np.uint32).view(np.float32)
+    want = c.decode(codes)
+    gn, wn = np.isnan(got), np.isnan(want)
+    same = np.where(gn | wn, gn & wn, got.view(np.uint32) == want.view(np.uint32))
+    c.rows.append(("decode", len(codes), 0, 0, int((~same).sum())))
+    c.bad += int((~same).sum())
+    for i in np.flatnonzero(~same)[:5]:
+        print("  MISMATCH %s decode: %X -> fpemu %r, reference %r" % (name, i, got[i], want[i]))
+
+    with np.errstate(all="ignore"):
+        x = f32_inputs(c, rng, quick)
+        got = run_fpemu("f32_to_%s" % name, [x.view(np.uint32).astype(np.uint64)], [8])
+        want = c.encode(x)
+        skip = np.isnan(x) if not has_nan else np.zeros(len(x), bool)
+        c.compare("from f32", got, want, skip, lambda i: "%08X" % x.view(np.uint32)[i], x.astype(np.float64))
+
+        if True:
+            y = f64_inputs(c, rng, quick)
+            got = run_fpemu("f64_to_%s" % name, [y.view(np.uint64)], [16])
+            skip = np.isnan(y) if not has_nan else np.zeros(len(y), bool)
+            c.compare("from f64", got, c.encode(y), skip, lambda i: "%016X" % y.view(np.uint64)[i], y)
+
+        if name in ARITH_SKIP:
+            return c
+        a, b = pairs(c, rng, quick)
+        fa, fb = c.decode(a), c.decode(b)
+        for op, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)):
+            r = f(fa, fb)  # binary32, correctly rounded
+            skip = (np.isnan(r) | np.isnan(fa) | np.isnan(fb)) if not has_nan else np.zeros(len(r), bool)
+            c.compare(op, run_fpemu("%s_%s" % (name, op), [a, b], [w, w]), c.encode(r), skip,
+                      lambda i: "%X %X" % (a[i], b[i]))
+        r = np.sqrt(c.decode(codes))
+        skip = np.isnan(r) if not has_nan else np.zeros(len(r), bool)
+        c.compare("sqrt", run_fpemu("%s_sqrt" % name, [codes], [w]), c.encode(r), skip, lambda i: "%X" % i)
+    return c
+
+
+def main(argv):
+    quick = "--quick" in argv
+    names = [a for a in argv if not a.startswith("--")]
+    unknown = [n for n in names if n not in [f[0] for f in FORMATS]]
+    if unknown or any(a.startswith("--") and a != "--quick" for a in argv):
+        sys.stderr.write("usage: xcheck.py [--quick] [FORMAT...]; FORMAT one of: %s\n" %
+                         ", ".join(f[0] for f in FORMATS))
+        return 2
+    if not os.access(FPEMU, os.X_OK):
+        sys.stderr.write("xcheck.py: %s is missing (run make)\n" % FPEMU)
+        return 2
+    rng = np.random.default_rng(20261122)
+    print("fpemu against ml_dtypes %s and NumPy %s, rne%s" % (md.__version__, np.__version__, " (quick)" if quick else ""))
+    print("| format | reference | check | compared | not compared (convention) | reference wrong | mismatches |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    total = bad = referr = 0
+    for name, T, bits, has_nan in FORMATS:
+        if names and name not in names:
+            continue
+        c = check_format(name, T, bits, has_nan, quick, rng)
+        ref = "numpy.float16" if T is np.float16 else "ml_dtypes." + T.__name__
+        for what, n, s, re, nb in c.rows:
+            print("| %s | %s | %s | %d | %d | %d | %d |" % (name, ref, what, n, s, re, nb))
+            total += n
+            referr += re
+        bad += c.bad
+    print("total: %d cases compared, %d where the reference is wrong (fpemu nearer), %d mismatches" % (total, referr, bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
