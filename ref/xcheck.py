@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """xcheck.py: bin/fpemu against two references outside this repository,
 ml_dtypes (JAX's float8/6/4, bfloat16 and e8m0 types) and NumPy (float16),
-in round-to-nearest-even, the one mode they have.
+in round-to-nearest-even, the one mode they have; and min/max/compare
+against IEEE 754-2019's rules, which the MPFR reference does not cover.
 
 What is compared (results only: neither library has flags):
   decode   every code -> binary32                       (FMT_to_f32)
@@ -14,6 +15,11 @@ What is compared (results only: neither library has flags):
   add, sub, mul, div   every pair of codes (8 bits and fewer), random and
            near pairs (16 bits)                               (FMT_op)
   sqrt     every code                                          (FMT_sqrt)
+  min, max, minimumNumber, maximumNumber, eq, le, lt, eq_signaling,
+  le_quiet, lt_quiet: the same pairs (and, for 16 bits, every pair of
+  specials: zeros, subnormals, one, max, inf, quiet and signalling NaNs of
+  both signs) against IEEE 754-2019's rules written out here (results and
+  the invalid flag; NaN results compare as any NaN)
 
 The reference for an operation is the binary32 result (correctly rounded
 by NumPy on the host's IEEE hardware) cast to the format by the library.
@@ -32,7 +38,6 @@ Needs numpy and ml_dtypes (pip install numpy ml_dtypes). Exit status 0 when
 every compared case agrees, 1 on any mismatch (the first ones are printed),
 2 on bad usage or a missing module.
 """
-import bisect
 import math
 import os
 import subprocess
@@ -68,6 +73,20 @@ FORMATS = [
     ("custom:e=4,m=3,bias=11,inf=no,nan=uz,negzero=no", md.float8_e4m3b11fnuz, 8, True),
 ]
 ARITH_SKIP = {"e8m0"}
+
+
+def ieee_snan(bits, mbits):
+    """signalling NaNs of an IEEE-style format: exponent all ones, fraction
+    nonzero with its top bit clear"""
+    emask = ((1 << (bits - 1 - mbits)) - 1) << mbits
+    q, fmask = 1 << (mbits - 1), (1 << mbits) - 1
+    return lambda x: ((x & emask) == emask) & ((x & fmask) != 0) & ((x & q) == 0)
+
+
+# formats with signalling NaNs (the fn/fnuz/e8m0 NaNs are quiet)
+SNAN = {"f16": ieee_snan(16, 10), "bf16": ieee_snan(16, 7), "e5m2": ieee_snan(8, 2),
+        "custom:e=4,m=3,bias=7,inf=ieee,nan=ieee": ieee_snan(8, 3),
+        "custom:e=3,m=4,bias=3,inf=ieee,nan=ieee": ieee_snan(8, 4)}
 OVERFLOW = object()  # Check.nearest: beyond the overflow threshold  # e8m0 arithmetic: fpemu's rules (DESIGN.md 4), no counterpart
 
 
@@ -75,20 +94,23 @@ def digits(bits):
     return 2 if bits <= 8 else bits // 4
 
 
-def run_fpemu(op, operands, widths):
-    """operands: list of uint64 arrays (one per operand); returns result codes."""
-    cols = [[format(int(v), "0%dX" % w) for v in arr] for arr, w in zip(operands, widths)]
-    text = "\n".join(" ".join(t) for t in zip(*cols)) + "\n"
+def run_fpemu(op, operands, widths, with_flags=False):
+    """operands: list of uint64 arrays (one per operand); returns result
+    codes (and the flags, with_flags)."""
+    fmt = " ".join("{:0%dX}" % w for w in widths).format
+    text = "\n".join(fmt(*t) for t in zip(*(np.asarray(arr, dtype=np.uint64).tolist() for arr in operands))) + "\n"
     p = subprocess.run([FPEMU, "run", op], input=text.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         sys.stderr.write("xcheck.py: fpemu run %s failed: %s\n" % (op, p.stderr.decode().strip()))
         sys.exit(2)
-    out = p.stdout.decode().split("\n")
-    n = len(operands[0])
-    res = np.array([int(line.split()[len(operands)], 16) for line in out[:n]], dtype=np.uint64)
-    if len(res) != n:
-        sys.stderr.write("xcheck.py: fpemu run %s gave %d lines for %d\n" % (op, len(res), n))
+    n, k = len(operands[0]), len(operands) + 2
+    tok = p.stdout.split()
+    if len(tok) != n * k or p.stdout.count(b"\n") != n:
+        sys.stderr.write("xcheck.py: fpemu run %s: expected %d lines of %d fields\n" % (op, n, k))
         sys.exit(2)
+    res = np.array([int(t, 16) for t in tok[k - 2::k]], dtype=np.uint64)
+    if with_flags:
+        return res, np.array([int(t, 16) for t in tok[k - 1::k]], dtype=np.uint64)
     return res
 
 
@@ -148,12 +170,13 @@ class Check:
             g = [Fraction(0)] if self.decode([0])[0] == 0 else []
             self._grid = g + [Fraction(t) for t in v]
             self._top = Fraction(v[-1]) + (Fraction(v[-1]) - Fraction(v[-2])) / 2
+            self._gridf = np.array([float(t) for t in self._grid])
         ax, g = abs(Fraction(x)), self._grid
         if ax > self._top:
             return OVERFLOW
         if ax == self._top:
             return None
-        k = bisect.bisect_right(g, ax)
+        k = int(np.searchsorted(self._gridf, abs(x), side="right"))  # exact: every grid value is a double
         if k == 0:  # below the least value of a format without zero
             return float(g[0]) if x >= 0 else -float(g[0])
         lo, hi = g[k - 1], g[min(k, len(g) - 1)]
@@ -164,8 +187,10 @@ class Check:
 
     def values(self):
         """the format's positive finite values, ascending (float64)"""
-        v = self.decode(np.arange(self.ncodes)).astype(np.float64)
-        return np.unique(v[np.isfinite(v) & (v > 0)])
+        if not hasattr(self, "_values"):
+            v = self.decode(np.arange(self.ncodes)).astype(np.float64)
+            self._values = np.unique(v[np.isfinite(v) & (v > 0)])
+        return self._values
 
 
 def f32_inputs(c, rng, quick):
@@ -202,7 +227,61 @@ def pairs(c, rng, quick):
     # near pairs: exponents close (cancellation, carries, ties)
     a2 = rng.integers(0, c.ncodes, size=n, dtype=np.uint64)
     b2 = (a2 ^ (rng.integers(0, 1 << 10, size=n, dtype=np.uint64) | (rng.integers(0, 2, size=n, dtype=np.uint64) << 15))) & (c.ncodes - 1)
-    return np.concatenate([a, a2]), np.concatenate([b, b2])
+    # specials crossed: zeros, subnormals, the least normal, one, the
+    # largest finite, inf, quiet and signalling NaNs, of both signs
+    m = 10 if c.T is np.float16 else 7
+    e = (c.ncodes // 2 - 1) >> m << m
+    sp = [0, 1, 2, 1 << m, (e >> 1) & e, e - 1, e, e | 1, e | 1 << (m - 1), e | 1 << (m - 1) | 1]
+    sp = np.array(sp + [x | c.ncodes // 2 for x in sp], dtype=np.uint64)
+    a3, b3 = (x.ravel() for x in np.meshgrid(sp, sp, indexing="ij"))
+    return np.concatenate([a, a2, a3]), np.concatenate([b, b2, b3])
+
+
+INVALID = 0x10
+
+
+def check_minmax_compare(c, a, b, snan):
+    """minimum, maximum, minimumNumber, maximumNumber and the six TestFloat
+    comparisons of every given pair against IEEE 754-2019 (sections 5.11 and
+    9.6) written out here: results and flags (invalid is the only one)."""
+    va, vb = c.decode(a).astype(np.float64), c.decode(b).astype(np.float64)
+    na, nb = np.isnan(va), np.isnan(vb)
+    sa, sb = snan(a), snan(b)
+    neg = lambda code, v: (v < 0) | ((v == 0) & (c.decode(code).view(np.uint32) >> 31 == 1))
+    a_first = (va < vb) | ((va == vb) & neg(a, va))  # a below b, -0 below +0
+    b_first = (vb < va) | ((va == vb) & neg(b, vb) & ~neg(a, va))
+    nanv = np.full(len(a), -1, dtype=np.int64)  # any NaN
+    ai, bi = a.astype(np.int64), b.astype(np.int64)
+    anynan, anysnan = na | nb, sa | sb
+    want = {
+        "min": (np.where(anynan, nanv, np.where(b_first, bi, ai)), anysnan),
+        "max": (np.where(anynan, nanv, np.where(a_first, bi, ai)), anysnan),
+        "minimumNumber": (np.where(na & nb, nanv, np.where(na, bi, np.where(nb, ai, np.where(b_first, bi, ai)))), anysnan),
+        "maximumNumber": (np.where(na & nb, nanv, np.where(na, bi, np.where(nb, ai, np.where(a_first, bi, ai)))), anysnan),
+        "eq": ((va == vb).astype(np.int64), anysnan),
+        "le_quiet": ((va <= vb).astype(np.int64), anysnan),
+        "lt_quiet": ((va < vb).astype(np.int64), anysnan),
+        "eq_signaling": ((va == vb).astype(np.int64), anynan),
+        "le": ((va <= vb).astype(np.int64), anynan),
+        "lt": ((va < vb).astype(np.int64), anynan),
+    }
+    w = digits(c.bits)
+    for op, (res, inv) in want.items():
+        got, fl = run_fpemu("%s_%s" % (c.name, op), [a, b], [w, w], with_flags=True)
+        gi = got.astype(np.int64)
+        if op in ("min", "max", "minimumNumber", "maximumNumber"):
+            gnan = np.isnan(c.decode(got))
+            ok = np.where(res < 0, gnan, gi == res)
+        else:
+            ok = gi == res
+        ok &= fl == np.where(inv, INVALID, 0)
+        nbad = int((~ok).sum())
+        c.rows.append((op + " (IEEE 754 rules)", len(a), 0, 0, nbad))
+        c.bad += nbad
+        for i in np.flatnonzero(~ok)[:5]:
+            print("  MISMATCH %s %s: %X %X -> fpemu %X flags %02X, IEEE 754 %s flags %02X" %
+                  (c.name, op, a[i], b[i], got[i], fl[i], "NaN" if res[i] < 0 else "%X" % res[i],
+                   INVALID if inv[i] else 0))
 
 
 def check_format(name, T, bits, has_nan, quick, rng):
@@ -242,6 +321,10 @@ def check_format(name, T, bits, has_nan, quick, rng):
             skip = (np.isnan(r) | np.isnan(fa) | np.isnan(fb)) if not has_nan else np.zeros(len(r), bool)
             c.compare(op, run_fpemu("%s_%s" % (name, op), [a, b], [w, w]), c.encode(r), skip,
                       lambda i: "%X %X" % (a[i], b[i]))
+        if quick and len(a) > 20000:  # a sample of the pairs, all of them in the full run
+            k = rng.choice(len(a), 20000, replace=False)
+            a, b = a[k], b[k]
+        check_minmax_compare(c, a, b, SNAN.get(name, lambda x: np.zeros(len(x), bool)))
         r = np.sqrt(c.decode(codes))
         skip = np.isnan(r) if not has_nan else np.zeros(len(r), bool)
         c.compare("sqrt", run_fpemu("%s_sqrt" % name, [codes], [w]), c.encode(r), skip, lambda i: "%X" % i)
