@@ -1,0 +1,123 @@
+/* t_quant_exact.c: fpemu_quantize against exact rational arithmetic (GMP's
+ * mpq, no floating point): q = clamp(round(x / scale) + zero_point) in the
+ * six deterministic modes, result and flags (inexact, overflow, invalid),
+ * on cases aimed at the rounding boundaries (x = (k + 1/2) scale and its
+ * double neighbours, exact multiples, random values, scales that are not
+ * powers of two, subnormal and huge operands, clamping at every qtype's
+ * bounds, inf and NaN). Prints TAP. */
+#include <float.h>
+#include <gmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "fpemu.h"
+#include "tap.h"
+
+typedef struct {
+    int32_t q;
+    unsigned flags;
+} qres;
+
+static int64_t clamp64(int64_t v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The exact answer. */
+static qres oracle(double x, double scale, int32_t zp, int qmin, int qmax, fpemu_round mode) {
+    qres o = {0, 0};
+    if (isnan(x) || !(scale > 0) || isinf(scale)) {
+        o.q = (int32_t)clamp64(zp, qmin, qmax);
+        o.flags = FPEMU_FLAG_INVALID;
+        return o;
+    }
+    if (isinf(x)) {
+        o.q = x > 0 ? qmax : qmin;
+        o.flags = FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+        return o;
+    }
+    mpq_t Q, fr, half;
+    mpz_t fl;
+    mpq_inits(Q, fr, half, NULL);
+    mpz_init(fl);
+    mpq_set_d(Q, x);
+    mpq_set_d(fr, scale);
+    mpq_div(Q, Q, fr);
+    mpz_fdiv_q(fl, mpq_numref(Q), mpq_denref(Q)); /* floor */
+    mpq_set_z(fr, fl);
+    mpq_sub(fr, Q, fr); /* fraction in [0, 1) */
+    mpq_set_ui(half, 1, 2);
+    int c = mpq_cmp(fr, half), inexact = mpq_sgn(fr) != 0, up = 0;
+    int odd_fl = mpz_odd_p(fl) != 0, neg = mpq_sgn(Q) < 0;
+    switch (mode) {
+    case FPEMU_RNE: up = c > 0 || (c == 0 && odd_fl); break;
+    case FPEMU_RNA: up = c > 0 || (c == 0 && !neg); break;
+    case FPEMU_RTZ: up = inexact && neg; break;
+    case FPEMU_RUP: up = inexact; break;
+    case FPEMU_RDN: up = 0; break;
+    case FPEMU_RTO: up = inexact && !odd_fl; break;
+    default: break;
+    }
+    if (up) mpz_add_ui(fl, fl, 1);
+    int64_t v;
+    if (mpz_cmp_si(fl, -(1L << 40)) < 0) v = INT64_MIN / 2;
+    else if (mpz_cmp_si(fl, 1L << 40) > 0) v = INT64_MAX / 2;
+    else v = mpz_get_si(fl) + zp;
+    o.flags = inexact ? FPEMU_FLAG_INEXACT : 0;
+    if (v < qmin || v > qmax) o.flags |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+    o.q = (int32_t)clamp64(v, qmin, qmax);
+    mpq_clears(Q, fr, half, NULL);
+    mpz_clear(fl);
+    return o;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+static uint64_t next(void) { return rng = fpemu_random64(rng, 1); }
+static double unit(void) { return (double)(next() >> 11) * 0x1p-53; }
+
+int main(void) {
+    static const char *qnames[] = {"int8", "int8s", "uint8", "int4", "int4s", "uint4"};
+    static const double fixed_scales[] = {1, 0.5, 0.1, 1.0 / 3, 0.0078125, 3, 7.3, 0x1p-30, 1e-300, 1e300};
+    long cases[FPEMU_ROUND_COUNT] = {0}, bad[FPEMU_ROUND_COUNT] = {0};
+    long near_half = 0, clamped = 0, special = 0;
+    for (int mode = 0; mode < FPEMU_SR; mode++) {
+        for (int i = 0; i < 60000; i++) {
+            const fpemu_qtype *qt = fpemu_qtype_get(qnames[next() % 6]);
+            double scale = (i & 1) ? fixed_scales[next() % 10] : ldexp(1 + unit(), (int)(next() % 41) - 20);
+            int32_t zp = (int32_t)(next() % 9) - 4;
+            if (next() % 8 == 0) zp = (int32_t)(next() % 400) - 200;
+            double k = (double)((int64_t)(next() % 41) - 20), x;
+            switch (next() % 8) {
+            case 0: x = k * scale; break;                   /* (near) exact multiple */
+            case 1: x = (k + 0.5) * scale; near_half++; break; /* (near) tie */
+            case 2: x = nextafter((k + 0.5) * scale, INFINITY); near_half++; break;
+            case 3: x = nextafter((k + 0.5) * scale, -INFINITY); near_half++; break;
+            case 4: x = (2 * unit() - 1) * 300 * scale; break; /* often clamped */
+            case 5: x = ldexp(2 * unit() - 1, (int)(next() % 2100) - 1074); break; /* any magnitude */
+            case 6: {
+                static const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, DBL_MIN, -DBL_MIN, 4.9e-324, DBL_MAX, 0x1p40, 0x1p41};
+                x = sp[next() % 11];
+                special++;
+                break;
+            }
+            default: x = (k + unit()) * scale; break;
+            }
+            if (next() % 64 == 0) scale = (next() & 1) ? -1.0 : NAN; /* invalid scales */
+            fpemu_ctx c;
+            fpemu_ctx_init(&c);
+            c.round = (fpemu_round)mode;
+            int32_t q = fpemu_quantize(x, scale, zp, qt->qmin, qt->qmax, &c);
+            qres o = oracle(x, scale, zp, qt->qmin, qt->qmax, (fpemu_round)mode);
+            if (o.flags & FPEMU_FLAG_OVERFLOW) clamped++;
+            cases[mode]++;
+            if (q != o.q || c.flags != o.flags) {
+                if (bad[mode]++ < 5)
+                    diag("%s: quantize(%a, %a, zp %d, [%d, %d]) = %d flags %02X, exact %d flags %02X", fpemu_round_name(mode),
+                         x, scale, zp, qt->qmin, qt->qmax, q, c.flags, o.q, o.flags);
+            }
+        }
+        ok(bad[mode] == 0, "quantize in %s: %ld cases against exact rationals, %ld wrong", fpemu_round_name(mode),
+           cases[mode], bad[mode]);
+    }
+    ok(near_half > 60000 && clamped > 10000 && special > 20000,
+       "the cases reach the boundaries: %ld near a half-integer, %ld clamped, %ld special operands", near_half, clamped,
+       special);
+    return done_testing();
+}
