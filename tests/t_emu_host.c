@@ -46,7 +46,24 @@ static uint64_t pattern(int e, int m) {
 static const fpemu_round emu_modes[4] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_RUP, FPEMU_RDN};
 static const char *opnames[6] = {"add", "sub", "mul", "div", "sqrt", "fma"};
 
-static int mismatches;
+static int mismatches, x86_mismatches;
+static long x86_nans;
+
+/* The operation under the x86 NaN policy. */
+static uint64_t op_x86(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b, uint64_t c) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = emu_modes[mi];
+    ctx.nan_policy = FPEMU_NAN_X86;
+    switch (op) {
+    case 0: return fpemu_add(f, a, b, &ctx);
+    case 1: return fpemu_sub(f, a, b, &ctx);
+    case 2: return fpemu_mul(f, a, b, &ctx);
+    case 3: return fpemu_div(f, a, b, &ctx);
+    case 4: return fpemu_sqrt(f, a, &ctx);
+    default: return fpemu_fma(f, a, b, c, &ctx);
+    }
+}
 
 static void check(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b, uint64_t c, uint64_t want, unsigned wflags) {
     fpemu_ctx ctx;
@@ -69,6 +86,17 @@ static void check(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b,
             wflags |= FPEMU_FLAG_INVALID;
     }
     int nan_ok = fpemu_is_nan(f, got) && fpemu_is_nan(f, want);
+#if defined(__x86_64__) || defined(__i386__)
+    /* The x86 NaN policy must give the host's NaN bit for bit. */
+    if (fpemu_is_nan(f, want)) {
+        uint64_t gx = op_x86(f, op, mi, a, b, c);
+        x86_nans++;
+        if (gx != want && ++x86_mismatches <= 10)
+            diag("%s_%s %s (nan x86): %llX %llX %llX => emu %llX, host %llX", f->name, opnames[op], fpemu_round_name(ctx.round),
+                 (unsigned long long)a, (unsigned long long)b, (unsigned long long)c, (unsigned long long)gx,
+                 (unsigned long long)want);
+    }
+#endif
     if ((got == want || nan_ok) && ctx.flags == wflags) return;
     if (++mismatches <= 10) {
         int w = f->bits / 4;
@@ -77,6 +105,38 @@ static void check(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b,
              (unsigned long long)got, ctx.flags, w, (unsigned long long)want, wflags);
     }
 }
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+/* NaN conversions f32 <-> f16 under the x86 NaN policy against F16C's
+ * vcvtps2ph / vcvtph2ps, bit for bit: every f16 NaN code, and random f32
+ * NaNs of both signs (quiet and signalling, every payload width). */
+__attribute__((target("f16c"))) static void f16c_nans(void) {
+    const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0), *f32 = fpemu_format_get("f32", NULL, 0);
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.nan_policy = FPEMU_NAN_X86;
+    long n = 0, bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7C00) != 0x7C00 || !(h & 0x3FF)) continue;
+        uint32_t want = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h))));
+        uint64_t got = fpemu_convert(f32, f16, h, &ctx);
+        n++;
+        if (got != want && ++bad <= 5) diag("f16_to_f32 (nan x86) %04X: emu %08llX, F16C %08X", h, (unsigned long long)got, want);
+    }
+    for (int i = 0; i < 200000; i++) {
+        uint32_t x = 0x7F800000u | (uint32_t)(rnd() & 0x807FFFFFu);
+        if (!(x & 0x7FFFFF)) x |= 1u << (rnd() % 23);
+        __m128 v = _mm_castsi128_ps(_mm_cvtsi32_si128((int)x));
+        uint32_t want = (uint32_t)_mm_cvtsi128_si32(_mm_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) & 0xFFFF;
+        uint64_t got = fpemu_convert(f16, f32, x, &ctx);
+        n++;
+        if (got != want && ++bad <= 10) diag("f32_to_f16 (nan x86) %08X: emu %04llX, F16C %04X", x, (unsigned long long)got, want);
+    }
+    ok(bad == 0, "f32 <-> f16 NaN conversions under the x86 NaN policy are F16C's bit for bit (%ld cases, %ld differ)", n, bad);
+}
+#endif
 
 int main(void) {
     rng_state = tap_seed(20261122);
@@ -109,7 +169,24 @@ int main(void) {
                 }
             ok(mismatches == 0, "%s_%s: %ld random/structured cases x 4 modes agree with the host FPU, flags included (%d mismatches)",
                f->name, opnames[op], N, mismatches);
+#if defined(__x86_64__) || defined(__i386__)
+            ok(x86_mismatches == 0, "%s_%s: under the x86 NaN policy, %ld NaN results are the host's bit for bit (%d differ)",
+               f->name, opnames[op], x86_nans, x86_mismatches);
+            x86_mismatches = 0, x86_nans = 0;
+#endif
         }
     }
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    unsigned ea, eb, ec, ed;
+    /* CPUID.1:ECX F16C (29), AVX (28), OSXSAVE (27), and the OS saving the AVX state */
+    int f16c = __get_cpuid(1, &ea, &eb, &ec, &ed) && (ec >> 27 & 7) == 7;
+    if (f16c) {
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        f16c = (lo & 6) == 6;
+    }
+    if (f16c) f16c_nans();
+    else ok(1, "# SKIP no F16C: f32 <-> f16 NaN conversions not checked against hardware");
+#endif
     return done_testing();
 }
