@@ -13,4 +13,11 @@ unsigned hostfp_flags(void);
  * mode: 0 rne, 1 rtz, 2 rup, 3 rdn. The result's bit pattern; *flags the
  * flags the operation raised. The rounding mode is back to nearest after. */
 uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t c, unsigned *flags);
+
+/* The same on binary16 through AVX512-FP16 (vaddsh, vsubsh, vmulsh,
+ * vdivsh, vsqrtsh, vfmadd213sh; op 0-5), where the CPU and the compiler
+ * have it: hostfp_have_f16() says whether (0: the build or the CPU lacks
+ * it, and hostfp_op_f16 must not be called). */
+int hostfp_have_f16(void);
+uint64_t hostfp_op_f16(int op, int mode, uint64_t a, uint64_t b, uint64_t c, unsigned *flags);
 #endif

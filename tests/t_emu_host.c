@@ -176,6 +176,33 @@ int main(void) {
 #endif
         }
     }
+    /* f16 against AVX512-FP16, where the CPU has it */
+    if (hostfp_have_f16()) {
+        const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
+        fpemu_ctx pc;
+        fpemu_ctx_init(&pc);
+        for (int op = 0; op < 6; op++) {
+            mismatches = 0;
+            for (int mi = 0; mi < 4; mi++)
+                for (long i = 0; i < N; i++) {
+                    uint64_t a = pattern(5, 10), b = pattern(5, 10), c = pattern(5, 10);
+                    unsigned fl;
+                    if (i & 1) b = (a ^ (rnd() & 0xF)) ^ 0x8000; /* near-cancellation */
+                    if (op == 5 && (i & 2)) /* c close to -a*b */
+                        c = fpemu_from_double(f16, -fpemu_to_double(f16, a) * fpemu_to_double(f16, b), &pc) ^ (rnd() & 3);
+                    uint64_t r = hostfp_op_f16(op, mi, a, b, c, &fl);
+                    check(f16, op, mi, a, b, c, r, fl);
+                }
+            ok(mismatches == 0, "f16_%s: %ld random/structured cases x 4 modes agree with AVX512-FP16, flags included (%d mismatches)",
+               opnames[op], N, mismatches);
+#if defined(__x86_64__) || defined(__i386__)
+            ok(x86_mismatches == 0, "f16_%s: under the x86 NaN policy, %ld NaN results are AVX512-FP16's bit for bit (%d differ)",
+               opnames[op], x86_nans, x86_mismatches);
+            x86_mismatches = 0, x86_nans = 0;
+#endif
+        }
+    } else
+        ok(1, "# SKIP no AVX512-FP16 (CPU or compiler): f16 arithmetic not checked against hardware");
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     unsigned ea, eb, ec, ed;
     /* CPUID.1:ECX F16C (29), AVX (28), OSXSAVE (27), and the OS saving the AVX state */
