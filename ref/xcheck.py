@@ -56,6 +56,12 @@ FPEMU = os.environ.get("FPEMU_BIN", os.path.join(ROOT, "bin", "fpemu"))
 
 # fpemu format name or spec, the reference type, code width in bits, whether
 # the format has a NaN (when not: NaN cases are a convention, not compared)
+NEEDED = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e3m2fn",
+          "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz")
+if not all(hasattr(md, t) for t in NEEDED):
+    sys.stderr.write("xcheck.py: ml_dtypes %s lacks %s (0.5 or later has them): python3 -m pip install -U ml_dtypes\n" %
+                     (md.__version__, ", ".join(t for t in NEEDED if not hasattr(md, t))))
+    sys.exit(2)
 FORMATS = [
     ("f16", np.float16, 16, True),
     ("bf16", md.bfloat16, 16, True),

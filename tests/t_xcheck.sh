@@ -10,8 +10,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
 BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
 if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; exit 0; fi
-if ! python3 -c 'import numpy, ml_dtypes' 2>/dev/null; then
-    echo "1..0 # SKIP python3 with numpy and ml_dtypes not found (python3 -m pip install numpy ml_dtypes)"; exit 0
+if ! python3 -c 'import numpy, ml_dtypes; ml_dtypes.float8_e3m4, ml_dtypes.float4_e2m1fn, ml_dtypes.float8_e8m0fnu' 2>/dev/null; then
+    echo "1..0 # SKIP python3 with numpy and ml_dtypes >= 0.5 not found (python3 -m pip install numpy ml_dtypes)"; exit 0
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_xcheck.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
