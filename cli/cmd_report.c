@@ -1502,8 +1502,8 @@ static int collect_adhoc(char **dirs, int n, const char *out) {
     for (int i = 0; i < n; i++) fprintf(a.f, "run %s: %s\n", names[i], pols[i]);
     if (cli_atomic_close(&a, !ferror(a.f))) return cli_error(SUB, "%s: cannot write: %s", p, strerror(errno));
     for (int i = 0; i < n; i++) {
-        char dst[4600];
-        snprintf(dst, sizeof dst, "%s/%s", dir, names[i]);
+        char dst[sizeof dir + SUITE_NAME_MAX + 2]; /* dir, '/', a name: never truncated */
+        snprintf(dst, sizeof dst, "%s/%.*s", dir, SUITE_NAME_MAX - 1, names[i]);
         if (copy_run(dirs[i], dst)) return 2;
     }
     return 0;

@@ -590,9 +590,7 @@ static int have_fp16(void) {
     return (lo & 0xE6) == 0xE6;
 }
 #endif
-#else
-static int have_f16c(void) { return 0; }
-#endif
+#endif /* x86: every use of have_f16c is x86-only too */
 
 /* ops_f16 and ops_bf16, with the versions of the level in force */
 static emu_fastops ops_f16_best, ops_bf16_best;

@@ -5,6 +5,16 @@
 #define FPEMU_TESTS_HOSTFP_H
 #include <stdint.h>
 
+/* Whether the host detects tininess before rounding (the underflow flag of a
+ * result that rounds to the least normal): ARM does (AArch64 and AArch32
+ * VFP), x86 (SSE, AVX, x87) detects it after rounding, as do fpemu's and
+ * the reference's defaults. The tests set the same on their side. */
+#if defined(__aarch64__) || defined(__arm__)
+#define HOSTFP_TININESS_BEFORE 1
+#else
+#define HOSTFP_TININESS_BEFORE 0
+#endif
+
 /* The host's raised exceptions in fpemu's flag layout. */
 unsigned hostfp_flags(void);
 
