@@ -10,8 +10,9 @@ What is compared (results only: neither library has flags):
            neighbours and the binary32 numbers either side of each, the
            overflow threshold and its neighbours, specials, and random bit
            patterns                                           (f32_to_FMT)
-  f64      the same from binary64, f16 only (NumPy rounds float64 once;
-           ml_dtypes rounds it twice, through float32: see VERIFICATION.md)
+  f64      the same from binary64 (NumPy rounds float64 once; ml_dtypes
+           rounds it twice, through float32: those cases are counted as the
+           reference's errors, see compare())
   add, sub, mul, div   every pair of codes (8 bits and fewer), random and
            near pairs (16 bits)                               (FMT_op)
   sqrt     every code                                          (FMT_sqrt)
@@ -54,14 +55,14 @@ except ImportError as e:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FPEMU = os.environ.get("FPEMU_BIN", os.path.join(ROOT, "bin", "fpemu"))
 
-# fpemu format name or spec, the reference type, code width in bits, whether
-# the format has a NaN (when not: NaN cases are a convention, not compared)
 NEEDED = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e3m2fn",
           "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz")
 if not all(hasattr(md, t) for t in NEEDED):
     sys.stderr.write("xcheck.py: ml_dtypes %s lacks %s (0.5 or later has them): python3 -m pip install -U ml_dtypes\n" %
                      (md.__version__, ", ".join(t for t in NEEDED if not hasattr(md, t))))
     sys.exit(2)
+# fpemu format name or spec, the reference type, code width in bits, whether
+# the format has a NaN (when not: NaN cases are a convention, not compared)
 FORMATS = [
     ("f16", np.float16, 16, True),
     ("bf16", md.bfloat16, 16, True),
@@ -78,7 +79,7 @@ FORMATS = [
     ("custom:e=3,m=4,bias=3,inf=ieee,nan=ieee", md.float8_e3m4, 8, True),
     ("custom:e=4,m=3,bias=11,inf=no,nan=uz,negzero=no", md.float8_e4m3b11fnuz, 8, True),
 ]
-ARITH_SKIP = {"e8m0"}
+ARITH_SKIP = {"e8m0"}  # e8m0 arithmetic: fpemu's rules (DESIGN.md 4), no counterpart
 
 
 def ieee_snan(bits, mbits):
@@ -93,7 +94,7 @@ def ieee_snan(bits, mbits):
 SNAN = {"f16": ieee_snan(16, 10), "bf16": ieee_snan(16, 7), "e5m2": ieee_snan(8, 2),
         "custom:e=4,m=3,bias=7,inf=ieee,nan=ieee": ieee_snan(8, 3),
         "custom:e=3,m=4,bias=3,inf=ieee,nan=ieee": ieee_snan(8, 4)}
-OVERFLOW = object()  # Check.nearest: beyond the overflow threshold  # e8m0 arithmetic: fpemu's rules (DESIGN.md 4), no counterpart
+OVERFLOW = object()  # Check.nearest: beyond the overflow threshold
 
 
 def digits(bits):
@@ -125,21 +126,26 @@ class Check:
         self.name, self.T, self.bits, self.has_nan = name, T, bits, has_nan
         self.utype = np.uint16 if bits == 16 else np.uint8
         self.ncodes = 1 << bits
-        self.rows = []  # (what, compared, skipped, mismatches)
+        self.rows = []  # (what, compared, not compared, reference wrong, mismatches)
         self.bad = 0
 
     def decode(self, codes):
         return np.asarray(codes, dtype=self.utype).view(self.T).astype(np.float32)
+
+    def convention(self, nan):
+        """the cases not compared: NaN ones (nan, a mask) in a format without NaN"""
+        return nan if not self.has_nan else np.zeros(len(nan), bool)
 
     def encode(self, x):
         return np.asarray(x).astype(self.T).view(self.utype).astype(np.uint64)
 
     def compare(self, what, got, want, skip, shown=None, exact=None):
         """got, want: codes of the format; NaN codes compare as any NaN.
-        exact: a conversion's input values; where the two differ and both
-        are finite, the one strictly nearer the input (exact rational
-        distances) is right: when that is fpemu, the reference is wrong
-        (counted and listed apart, not as a mismatch)."""
+        exact: a conversion's input values; where the two differ and
+        fpemu's result is the input rounded to nearest by exact rational
+        arithmetic (or overflows where that overflows) and the reference's
+        is not, the reference is wrong (counted and listed apart, not as a
+        mismatch)."""
         gv, wv = self.decode(got), self.decode(want)
         gn, wn = np.isnan(gv), np.isnan(wv)
         same = np.where(gn | wn, gn & wn, got == want)
@@ -149,7 +155,7 @@ class Check:
             for i in np.flatnonzero(bad):
                 r, g, w = self.nearest(exact[i]), float(gv[i]), float(wv[i])
                 if r is OVERFLOW:  # fpemu overflowed (inf, NaN, or max without either); the reference did not
-                    over = not math.isfinite(g) or (self.has_nan is False and abs(g) == self.values()[-1])
+                    over = not math.isfinite(g) or (not self.has_nan and abs(g) == self.values()[-1])
                     referr[i] = over and math.isfinite(w) and (self.has_nan or abs(w) != self.values()[-1])
                 else:
                     referr[i] = r is not None and g == r and w != r
@@ -199,27 +205,24 @@ class Check:
         return self._values
 
 
-def f32_inputs(c, rng, quick):
+# The source types of the casts: numpy type, its bits' integer type, hex
+# digits, and the specials added to every format's grid.
+SOURCES = (("f32", np.float32, np.uint32, 8, (0, np.inf, np.nan, np.finfo(np.float32).max, np.finfo(np.float32).tiny, 1e-45)),
+           ("f64", np.float64, np.uint64, 16, (0, np.inf, np.nan, 1e300, 1e-300)))
+
+
+def cast_inputs(c, rng, quick, ftype, utype, specials):
+    """every value of the format, every midpoint, the overflow threshold and
+    a few below the least value, each with its ftype neighbours; specials;
+    both signs; random bit patterns"""
     v = c.values()
     mids = (v[:-1] + v[1:]) / 2
     top = v[-1] + (v[-1] - v[-2]) / 2  # overflow threshold (rne)
-    x = np.concatenate([v, mids, [top, 2 * v[-1], v[0] / 2, v[0] / 4, 3 * v[0] / 4]]).astype(np.float32)
-    x = np.concatenate([x, np.nextafter(x, np.float32(np.inf)), np.nextafter(x, np.float32(0))])
-    x = np.concatenate([x, [0, np.inf, np.nan, np.finfo(np.float32).max, np.finfo(np.float32).tiny,
-                            np.float32(1e-45)]]).astype(np.float32)
+    x = np.concatenate([v, mids, [top, 2 * v[-1], v[0] / 2, v[0] / 4, 3 * v[0] / 4]]).astype(ftype)
+    x = np.concatenate([x, np.nextafter(x, ftype(np.inf)), np.nextafter(x, ftype(0)), np.array(specials, dtype=ftype)])
     x = np.concatenate([x, -x])
-    r = rng.integers(0, 1 << 32, size=20000 if quick else 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    return np.concatenate([x, r])
-
-
-def f64_inputs(c, rng, quick):
-    v = c.values()
-    mids = (v[:-1] + v[1:]) / 2
-    top = v[-1] + (v[-1] - v[-2]) / 2
-    x = np.concatenate([v, mids, [top, 2 * v[-1], v[0] / 2, v[0] / 4, 3 * v[0] / 4]])
-    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, 0), [0, np.inf, np.nan, 1e300, 1e-300]])
-    x = np.concatenate([x, -x])
-    r = rng.integers(0, 1 << 64, size=20000 if quick else 200000, dtype=np.uint64).view(np.float64)
+    nbits = np.dtype(utype).itemsize * 8
+    r = rng.integers(0, 1 << nbits, size=20000 if quick else 200000, dtype=np.uint64).astype(utype).view(ftype)
     return np.concatenate([x, r])
 
 
@@ -306,17 +309,12 @@ def check_format(name, T, bits, has_nan, quick, rng):
         print("  MISMATCH %s decode: %X -> fpemu %r, reference %r" % (name, i, got[i], want[i]))
 
     with np.errstate(all="ignore"):
-        x = f32_inputs(c, rng, quick)
-        got = run_fpemu("f32_to_%s" % name, [x.view(np.uint32).astype(np.uint64)], [8])
-        want = c.encode(x)
-        skip = np.isnan(x) if not has_nan else np.zeros(len(x), bool)
-        c.compare("from f32", got, want, skip, lambda i: "%08X" % x.view(np.uint32)[i], x.astype(np.float64))
-
-        if True:
-            y = f64_inputs(c, rng, quick)
-            got = run_fpemu("f64_to_%s" % name, [y.view(np.uint64)], [16])
-            skip = np.isnan(y) if not has_nan else np.zeros(len(y), bool)
-            c.compare("from f64", got, c.encode(y), skip, lambda i: "%016X" % y.view(np.uint64)[i], y)
+        for src, ftype, utype, wd, specials in SOURCES:
+            x = cast_inputs(c, rng, quick, ftype, utype, specials)
+            xb = x.view(utype)
+            got = run_fpemu("%s_to_%s" % (src, name), [xb.astype(np.uint64)], [wd])
+            c.compare("from " + src, got, c.encode(x), c.convention(np.isnan(x)),
+                      lambda i: "%0*X" % (wd, xb[i]), x.astype(np.float64))
 
         if name in ARITH_SKIP:
             return c
@@ -324,7 +322,7 @@ def check_format(name, T, bits, has_nan, quick, rng):
         fa, fb = c.decode(a), c.decode(b)
         for op, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)):
             r = f(fa, fb)  # binary32, correctly rounded
-            skip = (np.isnan(r) | np.isnan(fa) | np.isnan(fb)) if not has_nan else np.zeros(len(r), bool)
+            skip = c.convention(np.isnan(r) | np.isnan(fa) | np.isnan(fb))
             c.compare(op, run_fpemu("%s_%s" % (name, op), [a, b], [w, w]), c.encode(r), skip,
                       lambda i: "%X %X" % (a[i], b[i]))
         if quick and len(a) > 20000:  # a sample of the pairs, all of them in the full run
@@ -332,8 +330,8 @@ def check_format(name, T, bits, has_nan, quick, rng):
             a, b = a[k], b[k]
         check_minmax_compare(c, a, b, SNAN.get(name, lambda x: np.zeros(len(x), bool)))
         r = np.sqrt(c.decode(codes))
-        skip = np.isnan(r) if not has_nan else np.zeros(len(r), bool)
-        c.compare("sqrt", run_fpemu("%s_sqrt" % name, [codes], [w]), c.encode(r), skip, lambda i: "%X" % i)
+        c.compare("sqrt", run_fpemu("%s_sqrt" % name, [codes], [w]), c.encode(r), c.convention(np.isnan(r)),
+                  lambda i: "%X" % i)
     return c
 
 
