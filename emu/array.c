@@ -120,9 +120,10 @@ void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t m = n - i < CHUNK ? n - i : CHUNK;
         fpemu_encode_f32(fmt, buf, src + i, m, ctx, stats);
-        /* the decode draws nothing from the stream of the encode: under daz
-         * it converts element by element, which in sr would take draws and
-         * shift every later chunk's (element i takes draw counter + i) */
+        /* the decode draws nothing from the stream of the encode: where a
+         * value of fmt is not always a float (p > 24, or bits below 2^-149)
+         * it rounds, which in sr would take draws and shift every later
+         * chunk's (element i takes draw counter + i) */
         uint64_t counter = ctx->counter;
         size_t pos = ctx->sr_pos;
         fpemu_decode_f32(fmt, dst + i, buf, m, ctx);

@@ -35,13 +35,19 @@ uint64_t fpemu_from_float(const fpemu_format *dst, float x, fpemu_ctx *ctx) {
     return fpemu_convert(dst, emu__f32(), emu__fbits(x), ctx);
 }
 
-int emu__fits_f32(const fpemu_format *f) {
-    return f->p <= 24 && f->emax <= 127 && f->emin - (f->has_subnormals ? f->mbits : 0) >= -149;
-}
+/* Every finite value of f is a float: p <= 24, below 2^128, and no bit
+ * under 2^-149. The lowest bit any value has is the quantum of the lowest
+ * binade, 2^(emin - mbits), whether that binade is subnormal or (custom
+ * subnormals=no) normal. */
+int emu__fits_f32(const fpemu_format *f) { return f->p <= 24 && f->emax <= 127 && f->emin - f->mbits >= -149; }
 
+/* Where every value is a float the decode is exact: no rounding, so no sr
+ * draw, daz or not (daz reads a subnormal code as a zero of its sign). NaN
+ * codes take the NaN policy through fpemu_convert. */
 float fpemu_to_float(const fpemu_format *f, uint64_t code, fpemu_ctx *ctx) {
-    if (emu__fits_f32(f) && !ctx->daz) {
+    if (emu__fits_f32(f)) {
         fpemu_class k = fpemu_classify(f, code);
+        if (k == FPEMU_CLASS_SUBNORMAL && ctx->daz) return emu__bitsf((emu__strip(f, code) & f->sign_bit) ? 0x80000000u : 0);
         if (k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) return (float)fpemu_to_double(f, code); /* exact */
     }
     return emu__bitsf((uint32_t)fpemu_convert(emu__f32(), f, code, ctx));

@@ -200,7 +200,10 @@ uint64_t fpemu_convert(const fpemu_format *dst, const fpemu_format *src, uint64_
 /* From/to host binary32/binary64 values (exact decode, rounded encode). */
 uint64_t fpemu_from_double(const fpemu_format *dst, double x, fpemu_ctx *ctx);
 uint64_t fpemu_from_float(const fpemu_format *dst, float x, fpemu_ctx *ctx);
-float fpemu_to_float(const fpemu_format *f, uint64_t code, fpemu_ctx *ctx); /* rounds per ctx for f64 */
+/* fpemu_to_float is exact, with no flags and no sr draw, for formats whose
+ * every value is a float (p <= 24, below 2^128, no bit under 2^-149); others
+ * (f64, custom formats past those bounds) round per ctx like fpemu_convert. */
+float fpemu_to_float(const fpemu_format *f, uint64_t code, fpemu_ctx *ctx);
 
 /* Round an exact value (-1)^sign * (sig + sticky) * 2^exp to the format,
  * where sticky != 0 means "a little more than sig" (strictly less than one
@@ -252,7 +255,7 @@ typedef struct fpemu_cast_stats {
  * counter then advances by n. */
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n,
                       fpemu_ctx *ctx, fpemu_cast_stats *stats);
-/* Decode codes to f32 (exact when the value fits f32; f64 codes round per ctx). */
+/* Decode codes to f32: element i as fpemu_to_float (flags OR-ed). */
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx);
 /* "Fake quantisation": dst[i] = decode(encode(src[i])); dst may equal src.
  * Values of formats wider than f32 pass through unchanged. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal.h"
 #include "mma.h"
 
 typedef unsigned __int128 u128;
@@ -490,15 +491,12 @@ static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64
     return r;
 }
 
-/* Every value of f is exactly a float (p <= 24, exponents within f32's). */
-static int fits_float(const fpemu_format *f) { return f->p <= 24 && f->emin - f->mbits >= -149 && f->emax <= 127; }
-
 static uint64_t dot_fma_seq(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     /* The host's fmaf/fma is this loop exactly (one rne rounding per step,
      * IEEE specials) when every input is a float (double) and d is f32
      * (f64): use it unless flags are wanted. */
     if (!in->sfmt && !flags && m->out_round == FPEMU_RNE && !m->flush_subnormals) {
-        if (is_f32(m->fd) && fits_float(m->fa) && fits_float(m->fb) && fits_float(m->fc)) {
+        if (is_f32(m->fd) && emu__fits_f32(m->fa) && emu__fits_f32(m->fb) && emu__fits_f32(m->fc)) {
             float d = (float)fpemu_to_double(m->fc, c);
             for (size_t i = 0; i < k; i++)
                 d = fmaf((float)fpemu_to_double(m->fa, in->a[i]), (float)fpemu_to_double(m->fb, in->b[i]), d);

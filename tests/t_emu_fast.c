@@ -451,6 +451,95 @@ static long sr_array_check(const fpemu_format *f, long *cases) {
     return bad;
 }
 
+/* ---- decoding to f32 -------------------------------------------------------
+ * fpemu_to_float and fpemu_decode_f32 against fpemu_convert to f32, bit for
+ * bit with flags, in every mode and under daz, on every code (the first
+ * 2^16 and 2^16 random ones of wider formats). Formats whose every value is
+ * a float decode exactly and take no sr draw, daz or not; the formats at
+ * f32's lower edge are the point: without subnormals the lowest binade is
+ * normal and its quantum, 2^(emin - m), is what must reach 2^-149 (an f32
+ * with subnormals=no has bits down to 2^-150, so it rounds). */
+static int fits_f32_by_codes(const fpemu_format *f, uint64_t ncodes) {
+    for (uint64_t c = 0; c < ncodes; c++) {
+        uint64_t code = c << f->pad;
+        fpemu_class k = fpemu_classify(f, code);
+        if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN || k == FPEMU_CLASS_INF) continue;
+        double d = fpemu_to_double(f, code);
+        if ((double)(float)d != d) return 0;
+    }
+    return 1;
+}
+static void decode_tests(void) {
+    /* each with whether every value is a float: the lowest quantum is
+     * 2^(-bias - m) without subnormals, 2^(1 - bias - m) with them */
+    const char *names[] = {"custom:e=8,m=3,bias=146,subnormals=no", "custom:e=8,m=3,bias=147,subnormals=no",
+                           "custom:e=8,m=3,bias=149,subnormals=no", "custom:e=8,m=3,bias=146",
+                           "custom:e=8,m=3,bias=147", "custom:e=8,m=3,bias=148",
+                           "custom:e=8,m=23,subnormals=no", "custom:e=8,m=0,bias=149,subnormals=no,inf=no,nan=none",
+                           "custom:e=8,m=0,bias=150,subnormals=no,inf=no,nan=none"};
+    const int expect_fit[] = {1, 0, 0, 1, 1, 0, 0, 1, 0};
+    const int nn = (int)(sizeof names / sizeof names[0]);
+    long cases = 0, bad = 0, drawn = 0, fitbad = 0;
+    for (int fi = 0; fi < nn + fpemu_format_count(); fi++) {
+        const fpemu_format *f = fi < nn ? fpemu_format_get(names[fi], NULL, 0) : fpemu_format_at(fi - nn);
+        if (!f) bail("format %s", names[fi]);
+        if (f->bits > 32) continue;
+        const size_t n = f->bits <= 16 ? (size_t)1 << f->bits : 2 * ((size_t)1 << 16);
+        uint64_t *codes = malloc(n * sizeof *codes);
+        void *packed = malloc(n * 8);
+        float *dec = malloc(n * sizeof *dec);
+        if (!codes || !packed || !dec) bail("out of memory");
+        for (size_t i = 0; i < n; i++) {
+            codes[i] = (i < ((size_t)1 << 16) || f->bits <= 16 ? i : rnd() & ((UINT64_C(1) << f->bits) - 1)) << f->pad;
+            fpemu_code_store(f, packed, i, codes[i]);
+        }
+        /* the decode is exact (and takes no draw) exactly where every value is a float */
+        int fits = fits_f32_by_codes(f, n < 65536 ? n : 65536) && (f->bits <= 16 || (f->p <= 24 && f->emin - f->mbits >= -149));
+        for (int mode = 0; mode < FPEMU_ROUND_COUNT; mode++)
+            for (int daz = 0; daz < 2; daz++) {
+                fpemu_ctx t, a, b;
+                fpemu_ctx_init(&t);
+                t.round = (fpemu_round)mode;
+                t.daz = daz;
+                t.seed = 3;
+                a = t;
+                b = t;
+                unsigned orflags = 0;
+                int samec = 1;
+                for (size_t i = 0; i < n; i++) {
+                    fpemu_ctx x = t, y = t;
+                    x.counter = y.counter = i;
+                    uint32_t want = (uint32_t)fpemu_convert(F32, f, codes[i], &x);
+                    float dv = fpemu_to_float(f, codes[i], &y);
+                    cases++;
+                    orflags |= x.flags;
+                    if (fits && y.counter != i) drawn++;
+                    if (!fits) samec &= x.counter == y.counter;
+                    if (emu_bits(dv) == want && x.flags == y.flags) continue;
+                    if (++bad <= 5)
+                        diag("%s %s daz=%d: code %llX: to_float %08X flags %02X, convert %08X flags %02X", f->name,
+                             fpemu_round_name(mode), daz, (unsigned long long)codes[i], emu_bits(dv), y.flags, want, x.flags);
+                }
+                if (!samec) bad++;
+                /* the array decode: every element as fpemu_to_float, flags OR-ed */
+                fpemu_decode_f32(f, dec, packed, n, &a);
+                for (size_t i = 0; i < n; i++) {
+                    fpemu_ctx y = b;
+                    y.flags = 0;
+                    if (emu_bits(dec[i]) != emu_bits(fpemu_to_float(f, codes[i], &y))) bad++;
+                    b.counter = y.counter, b.sr_pos = y.sr_pos;
+                }
+                if (a.flags != orflags || a.counter != b.counter) bad++;
+            }
+        if (fi < nn && fits != expect_fit[fi]) fitbad++;
+        free(codes), free(packed), free(dec);
+    }
+    ok(bad == 0, "decode to f32: fpemu_to_float and fpemu_decode_f32 equal fpemu_convert (bits, flags) on %ld codes x modes x daz (%ld differ)",
+       cases, bad);
+    ok(drawn == 0, "decode to f32 takes no sr draw where every value is a float, daz or not (%ld drew)", drawn);
+    ok(fitbad == 0, "formats at f32's lower edge: every value a float exactly where the lowest quantum is >= 2^-149 (%d of %d wrong)", (int)fitbad, nn);
+}
+
 int main(void) {
     rs = tap_seed(5);
     F32 = fpemu_format_get("f32", NULL, 0);
@@ -508,5 +597,6 @@ int main(void) {
     }
 
     array_tests();
+    decode_tests();
     return done_testing();
 }
