@@ -50,9 +50,20 @@ static sr32 sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     return k;
 }
 
+/* Every array cast leaves the stream n draws on, whatever the mode and the
+ * path taken (the caller's stream is used up to its end). */
+static void skip_draws(fpemu_ctx *ctx, size_t n) {
+    size_t pos = ctx->sr_pos;
+    ctx->counter += n;
+    ctx->sr_pos = ctx->sr_stream && pos + n > ctx->sr_len ? ctx->sr_len : pos + n;
+}
+
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                       fpemu_cast_stats *stats) {
-    if (emu__encode_fast(fmt, dst, src, n, ctx, stats)) return;
+    if (emu__encode_fast(fmt, dst, src, n, ctx, stats)) {
+        skip_draws(ctx, n); /* as the element-by-element loop below does */
+        return;
+    }
     const fpemu_format *f32 = emu__f32();
     uint64_t base = ctx->counter;
     size_t pos = ctx->sr_pos;
@@ -83,8 +94,8 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
         ctx->flags = saved;
     }
     ctx->flags |= all;
-    ctx->counter = base + n;
-    ctx->sr_pos = ctx->sr_stream && pos + n > ctx->sr_len ? ctx->sr_len : pos + n;
+    ctx->counter = base, ctx->sr_pos = pos;
+    skip_draws(ctx, n);
 }
 
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx) {
@@ -111,9 +122,13 @@ void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size
                 if (!isfinite(src[i])) stats->nonfinite_in++;
                 else if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
             }
+        skip_draws(ctx, n);
         return;
     }
-    if (emu__round_fast(fmt, dst, src, n, ctx, stats)) return;
+    if (emu__round_fast(fmt, dst, src, n, ctx, stats)) {
+        skip_draws(ctx, n);
+        return;
+    }
     /* Encode in chunks into a small code buffer, then decode in place. */
     enum { CHUNK = 1024 };
     uint64_t buf[CHUNK];

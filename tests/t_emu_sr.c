@@ -194,6 +194,30 @@ int main(void) {
     fpemu_ctx whole = base;
     fpemu_encode_f32(bf, one, src, M, &whole, NULL);
     ok(whole.counter == 12345 + M, "an array of n advances the counter by n");
+    {
+        /* in every mode, daz or not (daz turns the kernels off), every
+         * format (f32 passes through), and with a caller stream of 100 */
+        const char *fn[] = {"bf16", "f16", "e4m3", "e2m1", "f32", "custom:e=5,m=4"};
+        static float out[M];
+        static uint64_t codes[M], stream[100];
+        int adv = 1;
+        for (int fi = 0; fi < 6; fi++)
+            for (int mode = 0; mode < FPEMU_ROUND_COUNT; mode++)
+                for (int v = 0; v < 4; v++) {
+                    fpemu_ctx cx;
+                    fpemu_ctx_init(&cx);
+                    cx.round = (fpemu_round)mode;
+                    cx.daz = v & 1;
+                    cx.counter = 77;
+                    if (v & 2) cx.sr_stream = stream, cx.sr_len = 100, cx.sr_pos = 40;
+                    fpemu_ctx cy = cx;
+                    fpemu_encode_f32(F(fn[fi]), codes, src, 1000, &cx, NULL);
+                    fpemu_round_f32(F(fn[fi]), out, src, 1000, &cy, NULL);
+                    size_t pos = v & 2 ? 100 : 1000;
+                    adv &= cx.counter == 1077 && cy.counter == 1077 && cx.sr_pos == pos && cy.sr_pos == pos;
+                }
+        ok(adv, "encode_f32 and round_f32 of n advance the counter by n in every mode, path and format");
+    }
     for (int nt = 2; nt <= 7; nt += 5) {
         pthread_t th[8];
         job jobs[8];
