@@ -41,7 +41,6 @@ every compared case agrees, 1 on any mismatch (the first ones are printed),
 """
 import math
 import os
-import subprocess
 from fractions import Fraction
 import sys
 
@@ -52,8 +51,9 @@ except ImportError as e:
     sys.stderr.write("xcheck.py: %s; install with: python3 -m pip install numpy ml_dtypes\n" % e)
     sys.exit(2)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FPEMU = os.environ.get("FPEMU_BIN", os.path.join(ROOT, "bin", "fpemu"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xcheck_run import FPEMU, digits, run_fpemu  # noqa: E402
+
 
 NEEDED = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e3m2fn",
           "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz")
@@ -95,30 +95,6 @@ SNAN = {"f16": ieee_snan(16, 10), "bf16": ieee_snan(16, 7), "e5m2": ieee_snan(8,
         "custom:e=4,m=3,bias=7,inf=ieee,nan=ieee": ieee_snan(8, 3),
         "custom:e=3,m=4,bias=3,inf=ieee,nan=ieee": ieee_snan(8, 4)}
 OVERFLOW = object()  # Check.nearest: beyond the overflow threshold
-
-
-def digits(bits):
-    return 2 if bits <= 8 else bits // 4
-
-
-def run_fpemu(op, operands, widths, with_flags=False):
-    """operands: list of uint64 arrays (one per operand); returns result
-    codes (and the flags, with_flags)."""
-    fmt = " ".join("{:0%dX}" % w for w in widths).format
-    text = "\n".join(fmt(*t) for t in zip(*(np.asarray(arr, dtype=np.uint64).tolist() for arr in operands))) + "\n"
-    p = subprocess.run([FPEMU, "run", op], input=text.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        sys.stderr.write("xcheck.py: fpemu run %s failed: %s\n" % (op, p.stderr.decode().strip()))
-        sys.exit(2)
-    n, k = len(operands[0]), len(operands) + 2
-    tok = p.stdout.split()
-    if len(tok) != n * k or p.stdout.count(b"\n") != n:
-        sys.stderr.write("xcheck.py: fpemu run %s: expected %d lines of %d fields\n" % (op, n, k))
-        sys.exit(2)
-    res = np.array([int(t, 16) for t in tok[k - 2::k]], dtype=np.uint64)
-    if with_flags:
-        return res, np.array([int(t, 16) for t in tok[k - 1::k]], dtype=np.uint64)
-    return res
 
 
 class Check:
