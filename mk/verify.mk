@@ -43,13 +43,16 @@ verify: $(VERIFY_BIN)
 verify-full: $(VERIFY_BIN)
 	$(Q)sh ref/verify_full.sh "$(FPEMU_CHECK_BIN)" "$(SHARD)" "$(VERIFY_THREADS)" $(PARTS)
 
-# make xcheck: bin/fpemu against two references outside this repository,
-# ml_dtypes and NumPy, in rne (ref/xcheck.py; VERIFICATION.md section 4).
-# Needs python3 with numpy and ml_dtypes, which `make deps` does not
-# install (ml_dtypes is not a Debian package), so it is not part of
-# `make test`; tests/t_xcheck.sh runs its quick form where they are present.
+# make xcheck: bin/fpemu against references outside this repository:
+# ml_dtypes and NumPy in rne (ref/xcheck.py), and Graphcore's gfloat in
+# every mode, sat and sr, P3109 formats included (ref/xcheck_gfloat.py);
+# VERIFICATION.md section 4. Needs python3 with numpy, ml_dtypes and
+# gfloat, which `make deps` does not install (none is a Debian package),
+# so it is not part of `make test`; tests/t_xcheck.sh and
+# tests/t_xcheck_gfloat.sh run the quick forms where they are present.
 .PHONY: xcheck
 xcheck: $(BINDIR)/fpemu
-	$(Q)python3 -c 'import numpy, ml_dtypes' 2>/dev/null || \
-	  { echo "make xcheck needs numpy and ml_dtypes: python3 -m pip install numpy ml_dtypes" >&2; exit 2; }
+	$(Q)python3 -c 'import numpy, ml_dtypes, gfloat' 2>/dev/null || \
+	  { echo "make xcheck needs numpy, ml_dtypes and gfloat: python3 -m pip install numpy ml_dtypes gfloat" >&2; exit 2; }
 	$(Q)python3 ref/xcheck.py
+	$(Q)python3 ref/xcheck_gfloat.py

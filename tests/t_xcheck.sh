@@ -1,37 +1,76 @@
 #!/usr/bin/env bash
-# t_xcheck.sh: ref/xcheck.py's quick form, bin/fpemu against ml_dtypes and
-# NumPy in rne (every format they share: decode, casts from f32 and f64,
-# add, sub, mul, div, sqrt). Then the checker's own test: a planted fault
-# (fpemu run forced to rtz) must be reported as mismatches. Skips where
-# python3 lacks numpy or ml_dtypes (make deps does not install them;
-# python3 -m pip install numpy ml_dtypes). Prints TAP.
+# t_xcheck.sh: bin/fpemu against references outside this repository, the
+# quick forms of
+#   1-3  ref/xcheck.py: ml_dtypes and NumPy in rne (every format they share:
+#        decode, casts from f32 and f64, add, sub, mul, div, sqrt);
+#   4-7  ref/xcheck_gfloat.py: Graphcore's gfloat, conversions from binary64
+#        in rne, rna, rtz, rup, rdn (with and without --sat) and sr, for
+#        f16, bf16, the OCP formats and the P3109 binary8pP formats;
+# each with the checker's own test: planted faults (fpemu run forced to
+# rtz; the sr stream of another seed) must be reported as mismatches. A
+# part whose Python modules are missing is skipped (make deps does not
+# install them; python3 -m pip install numpy ml_dtypes gfloat). Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
 BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
 if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; exit 0; fi
-if ! python3 -c 'import numpy, ml_dtypes; ml_dtypes.float8_e3m4, ml_dtypes.float4_e2m1fn, ml_dtypes.float8_e8m0fnu' 2>/dev/null; then
-    echo "1..0 # SKIP python3 with numpy and ml_dtypes >= 0.5 not found (python3 -m pip install numpy ml_dtypes)"; exit 0
-fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_xcheck.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-echo "1..3"
-FPEMU_BIN=$BIN python3 "$ROOT/ref/xcheck.py" --quick >"$TMP/out" 2>&1
-rc=$?
-tail -1 "$TMP/out" | sed 's/^/# /'
-if [ $rc -eq 0 ] && grep -q ', 0 mismatches$' "$TMP/out"; then echo "ok 1 - every format agrees with ml_dtypes/NumPy (rne)"
-else echo "not ok 1 - mismatches against ml_dtypes/NumPy (exit $rc)"; grep -m 20 MISMATCH "$TMP/out" | sed 's/^/#   /'; fi
-# where it finds the reference wrong (fpemu's result the exact nearest,
-# the reference's not), that is only ml_dtypes' known errors: float64
-# sources rounded twice (through float32), e8m0 from f32 subnormals
-odd=$(awk -F' *[|] *' '$7 ~ /^[0-9]+$/ && $7 > 0 && $4 != "from f64" && !($2 == "e8m0" && $4 == "from f32")' "$TMP/out")
-if [ -z "$odd" ] && grep -q '^| bf16 .* from f64 ' "$TMP/out"; then
-    echo "ok 2 - reference errors only where ml_dtypes rounds float64 twice or e8m0's subnormal inputs up"
-else echo "not ok 2 - reference errors elsewhere"; printf '%s\n' "$odd" | sed 's/^/#   /'; fi
-# planted fault: every fpemu run in rtz instead of rne
+echo "1..7"
 printf '#!/bin/sh\nexec "%s" "$@" --round rtz\n' "$BIN" >"$TMP/fpemu_rtz"
-chmod +x "$TMP/fpemu_rtz"
-FPEMU_BIN=$TMP/fpemu_rtz python3 "$ROOT/ref/xcheck.py" --quick e4m3 >"$TMP/bad" 2>&1
-rc=$?
-if [ $rc -eq 1 ] && grep -q MISMATCH "$TMP/bad"; then echo "ok 3 - a planted fault (rtz for rne) is caught: $(tail -1 "$TMP/bad")"
-else echo "not ok 3 - the planted fault (rtz for rne) was not caught (exit $rc)"; fi
+printf '#!/bin/sh\nexec "%s" "$@" --seed 1\n' "$BIN" >"$TMP/fpemu_seed"
+chmod +x "$TMP/fpemu_rtz" "$TMP/fpemu_seed"
+
+# quick N SCRIPT WHAT: test N, the script's quick form agrees everywhere
+quick() {
+    FPEMU_BIN=$BIN python3 "$ROOT/ref/$2" --quick >"$TMP/out" 2>&1
+    local rc=$?
+    tail -1 "$TMP/out" | sed 's/^/# /'
+    if [ $rc -eq 0 ] && grep -q ', 0 mismatches$' "$TMP/out"; then echo "ok $1 - $3"
+    else echo "not ok $1 - mismatches: $3 (exit $rc)"; grep -m 20 MISMATCH "$TMP/out" | sed 's/^/#   /'; fi
+}
+# referr N AWK-FILTER WHAT: test N, the rows where the reference is found
+# wrong (fpemu's result exact, the reference's not) are only those the
+# filter allows (the known errors)
+referr() {
+    local odd
+    odd=$(awk -F' *[|] *' "\$7 ~ /^[0-9]+\$/ && \$7 > 0 && !($2)" "$TMP/out")
+    if [ -z "$odd" ]; then echo "ok $1 - $3"
+    else echo "not ok $1 - reference errors elsewhere than $3"; printf '%s\n' "$odd" | sed 's/^/#   /'; fi
+}
+# planted N WRAPPER SCRIPT FORMAT ROWS WANT WHAT: test N, a planted fault
+# gives mismatches in the WANT rows whose check matches ROWS
+planted() {
+    FPEMU_BIN=$TMP/$2 python3 "$ROOT/ref/$3" --quick "$4" >"$TMP/bad" 2>&1
+    local rc=$? n
+    n=$(awk -F' *[|] *' -v re="$5" '$4 ~ re && $8 > 0' "$TMP/bad" | wc -l)
+    if [ $rc -eq 1 ] && [ "$n" -eq "$6" ]; then echo "ok $1 - a planted fault ($7) is caught in the $6 rows it changes: $(tail -1 "$TMP/bad")"
+    else echo "not ok $1 - the planted fault ($7) was not caught in every row it changes (exit $rc, $n of $6 rows)"; fi
+}
+skip() { local n; for n in $(seq "$1" "$2"); do echo "ok $n # SKIP $3"; done; }
+
+if python3 -c 'import numpy, ml_dtypes; ml_dtypes.float8_e3m4, ml_dtypes.float4_e2m1fn, ml_dtypes.float8_e8m0fnu' 2>/dev/null; then
+    quick 1 xcheck.py "every format agrees with ml_dtypes/NumPy (rne)"
+    # ml_dtypes' known errors: float64 sources rounded twice (through
+    # float32), e8m0 from f32 subnormals rounded up
+    referr 2 '$4 == "from f64" || ($2 == "e8m0" && $4 == "from f32")' \
+        "where ml_dtypes rounds float64 twice or e8m0's subnormal inputs up"
+    planted 3 fpemu_rtz xcheck.py e4m3 '^(from|add|sub|mul|div|sqrt)' 7 "rtz for rne"
+else
+    skip 1 3 "python3 with numpy and ml_dtypes >= 0.5 not found (python3 -m pip install numpy ml_dtypes)"
+fi
+
+if python3 -c 'import numpy, gfloat; from gfloat import round_ndarray; from gfloat.formats import format_info_p3109, format_info_ocp_e8m0' 2>/dev/null; then
+    quick 4 xcheck_gfloat.py "every format agrees with gfloat in every mode, sat and sr"
+    # gfloat's two known differences: below e8m0's least value it returns
+    # values that are not in the format (no clamp to 2^-127); at precision
+    # 1 (e8m0, binary8p1) it breaks ties to the even code, where IEEE
+    # 754-2019 4.3.1 (both significands being 1) takes the larger
+    referr 5 '$2 == "e8m0" || ($2 ~ /^binary8p1[ef]$/ && $4 ~ /^rne/)' \
+        "below e8m0's least value and on precision-1 ties"
+    planted 6 fpemu_rtz xcheck_gfloat.py e4m3 '^(rne|rna|rup|rdn|sr)' 12 "rtz for every mode"
+    planted 7 fpemu_seed xcheck_gfloat.py binary8p3e '^sr' 4 "another sr seed"
+else
+    skip 4 7 "python3 with numpy and gfloat >= 0.5 not found (python3 -m pip install numpy gfloat)"
+fi
