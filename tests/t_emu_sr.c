@@ -17,6 +17,16 @@ static const fpemu_format *F(const char *n) { return fpemu_format_get(n, NULL, 0
 static float bits2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static uint32_t f2bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
+/* a context in sr at (seed, counter) */
+static fpemu_ctx sr_ctx(uint64_t seed, uint64_t counter) {
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    c.round = FPEMU_SR;
+    c.seed = seed;
+    c.counter = counter;
+    return c;
+}
+
 typedef struct { const fpemu_format *f; const float *src; void *dst; size_t lo, hi; fpemu_ctx ctx; } job;
 static void *run_job(void *p) {
     job *j = p;
@@ -81,12 +91,7 @@ int main(void) {
     {
         uint64_t drawn[64];
         for (int i = 0; i < 64; i++) drawn[i] = fpemu_random64(seed, 500 + (uint64_t)i);
-        fpemu_ctx c1;
-        fpemu_ctx_init(&c1);
-        c1.round = FPEMU_SR;
-        c1.seed = seed;
-        c1.counter = 500;
-        fpemu_ctx c2 = c1;
+        fpemu_ctx c1 = sr_ctx(seed, 500), c2 = c1;
         c2.sr_stream = drawn, c2.sr_len = 64;
         int eq = 1;
         for (int i = 0; i < 64; i++) {
@@ -186,12 +191,7 @@ int main(void) {
         rs = fpemu_random64(rs, i);
         src[i] = bits2f((uint32_t)(rs >> 32) & 0xBFFFFFFF); /* finite mostly */
     }
-    fpemu_ctx base;
-    fpemu_ctx_init(&base);
-    base.round = FPEMU_SR;
-    base.seed = seed;
-    base.counter = 12345;
-    fpemu_ctx whole = base;
+    fpemu_ctx base = sr_ctx(seed, 12345), whole = base;
     fpemu_encode_f32(bf, one, src, M, &whole, NULL);
     ok(whole.counter == 12345 + M, "an array of n advances the counter by n");
     {
