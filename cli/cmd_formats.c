@@ -332,7 +332,8 @@ static void usage(FILE *out) {
 }
 
 static int unknown_format(const char *name, const char *err) {
-    fprintf(stderr, "fpemu formats: unknown format '%s': %s\nvalid names:", name, err);
+    (void)name; /* the library's message names it */
+    fprintf(stderr, "fpemu formats: %s\nvalid names:", err);
     for (int i = 0; i < fpemu_format_count(); i++) {
         const char *al = fpemu_format_aliases(i);
         fprintf(stderr, " %s", fpemu_format_at(i)->name);

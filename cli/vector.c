@@ -89,7 +89,7 @@ int vec_op_parse(const char *name, vec_op *op, char *err, size_t errlen) {
         fname[n - sl - 1] = 0;
         const fpemu_format *f = fpemu_format_get(fname, ferr, sizeof ferr);
         if (!f) {
-            snprintf(err, errlen, "unknown format '%s' in operation '%s': %s", fname, name, ferr);
+            snprintf(err, errlen, "operation '%s': %s", name, ferr); /* ferr names the format */
             return -1;
         }
         op->kind = s->kind;
