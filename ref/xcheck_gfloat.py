@@ -12,6 +12,13 @@ What is compared (values: neither side's flags):
            the overflow threshold, the largest finite value plus one ulp and
            their neighbours, values under half the least one, specials, and
            random doubles over the whole range; both signs  (f64_to_FMT)
+  arith    add, sub, mul in the same modes, with and without --sat: every
+           pair of finite codes (8 bits; e8m0 aside, whose arithmetic has
+           fpemu's own rules), 200,000 random and 200,000 near pairs (16
+           bits); fma (mulAdd) on 200,000 random triples; where the exact
+           result is a double (every product; sums where TwoSum leaves no
+           error), gfloat rounding that exact value (an exact zero sum of
+           opposite signs being -0 in rdn)                (FMT_op)
   sr       binary64 -> the format in sr with R = 3 and 8 random bits, on
            values whose fraction of an ulp has at most R bits (the two
            libraries' rules agree exactly there: gfloat rounds the fraction to
@@ -28,12 +35,15 @@ rounds ties-to-away wrongly just below a midpoint (it tests delta + 0.5 >=
 Where the two differ, the input rounded by exact rational arithmetic under
 DESIGN.md section 4's rules (written out in exact_round below) decides: if
 fpemu's result is that and gfloat's is not, gfloat is counted wrong (listed
-apart, not as a mismatch). exact_round is checked in turn on a sample of the
-cases where the libraries agree (300 a row, 20000 in the full run). Not compared, by convention: NaN inputs (both
-give a NaN; payloads differ by design), negative inputs to the unsigned
-e8m0, and, for formats with neither infinity nor NaN (FP6, FP4) without
---sat, inputs that overflow (gfloat raises an error; fpemu saturates,
-DESIGN.md section 4).
+apart, not as a mismatch). exact_round is checked in turn on a sample of
+the cases where the libraries agree (300 a row, 20,000 in the full run; 100
+and 2,000 for the arithmetic rows).
+
+Not compared, by convention: NaN inputs (both give a NaN; payloads differ
+by design), negative inputs to the unsigned e8m0, for formats with neither
+infinity nor NaN (FP6, FP4) without --sat, inputs that overflow (gfloat
+raises an error; fpemu saturates, DESIGN.md section 4), and sums whose
+exact value is not a double (there is no input to give gfloat).
 
 Usage: python3 ref/xcheck_gfloat.py [--quick] [FORMAT...]
 Needs numpy and gfloat >= 0.5 (python3 -m pip install numpy gfloat). Exit
@@ -333,6 +343,72 @@ def check_format(f, rng, quick, rep):
             compare(rep, f, "sr R=%d%s" % (R, " sat" if sat else ""), x, got, want, skip)
 
 
+def arith_pairs(f, rng, quick):
+    """operand codes: every pair of finite codes (8 bits and fewer; 4,000
+    of them in the quick form), or 200,000 random pairs and as many near
+    ones (16 bits; 1,000 each in the quick form)"""
+    fin = np.flatnonzero(np.isfinite(f.vals)).astype(np.uint64)
+    if f.bits <= 8:
+        a, b = np.repeat(fin, len(fin)), np.tile(fin, len(fin))
+        if quick and len(a) > 4000:
+            k = rng.choice(len(a), 4000, replace=False)
+            a, b = a[k], b[k]
+        return a, b
+    n = 1000 if quick else 200000
+    a = rng.choice(fin, n)
+    near = (a.astype(np.int64) + rng.integers(-40, 41, n)) % f.ncodes
+    near = near.astype(np.uint64)
+    near = np.where(np.isfinite(f.vals[near]), near, a)
+    return np.concatenate([a, a]), np.concatenate([rng.choice(fin, n), near ^ np.uint64(rng.integers(0, 2) << (f.bits - 1))])
+
+
+def two_sum_exact(x, y, s):
+    """s = x + y (binary64) is the exact sum: finite, TwoSum's error zero"""
+    bv = s - x
+    return np.isfinite(s) & ((x - (s - bv)) + (y - bv) == 0)
+
+
+def check_arith(f, rng, quick, rep):
+    """add, sub, mul and fma (mulAdd) of finite operands whose exact result
+    is a double (every product here; sums where TwoSum leaves no error),
+    which gfloat then rounds: the correctly rounded result in every mode"""
+    a, b = arith_pairs(f, rng, quick)
+    fin = np.flatnonzero(np.isfinite(f.vals)).astype(np.uint64)
+    nt = 2000 if quick else 200000
+    t3 = [rng.choice(fin, nt) for _ in range(3)]
+    for op in ("add", "sub", "mul", "mulAdd"):
+        ops = t3 if op == "mulAdd" else [a, b]
+        x, y = f.vals[ops[0]], f.vals[ops[1]]
+        yy = -y if op == "sub" else y
+        with np.errstate(all="ignore"):
+            if op == "mul":
+                r = x * y
+                exact = np.isfinite(r)
+            elif op == "mulAdd":
+                p, z = x * y, f.vals[ops[2]]  # the product is exact
+                r = p + z
+                exact = np.isfinite(p) & two_sum_exact(p, z, r)
+                x, yy = p, z  # the sum's operands, for the zero sign below
+            else:
+                r = x + yy
+                exact = two_sum_exact(x, yy, r)
+        for mname, rm in MODES:
+            # an exact zero sum of operands of opposite signs is +0, -0 in
+            # rdn (IEEE 754-2019 6.3); the host's sum is +0
+            rr = np.where((r == 0) & (np.signbit(x) != np.signbit(yy)), -0.0, r) if mname == "rdn" and op != "mul" else r
+            for sat in (False, True):
+                args = ["--round", mname] + (["--sat"] if sat else [])
+                gcodes = run_fpemu("%s_%s" % (f.name, op), ops, [f.w] * len(ops), extra=args).astype(np.int64)
+                got = f.vals[gcodes]
+                with np.errstate(all="ignore"):
+                    want = gfloat_round(f, np.where(exact, rr, 0.0), rm, sat)
+                skip = ~exact
+                if not f.has_inf and not f.has_nan and not sat:
+                    skip |= np.isnan(want)  # gfloat raises: no inf, no NaN (convention)
+                compare(rep, f, "%s %s%s" % (op, mname, " sat" if sat else ""), rr, got, want, skip, mname, sat,
+                        rng, 100 if quick else 2000)
+
+
 def main(argv):
     quick = "--quick" in argv
     names = [a for a in argv if not a.startswith("--")]
@@ -360,6 +436,8 @@ def main(argv):
         f = Fmt(name, fi)
         start = len(rep.rows)
         check_format(f, rng, quick, rep)
+        if f.signed:  # e8m0's arithmetic has fpemu's own rules (negative results are NaN)
+            check_arith(f, rng, quick, rep)
         for row in rep.rows[start:]:
             print("| %s | %s | %s | %d | %d | %d | %d |" % (row[0], fi.name, row[1], row[2], row[3], row[4], row[5]))
     print("total: %d cases compared, %d where the reference is wrong (fpemu exact), %d mismatches" %

@@ -4,8 +4,9 @@
 #   1-3  ref/xcheck.py: ml_dtypes and NumPy in rne (every format they share:
 #        decode, casts from f32 and f64, add, sub, mul, div, sqrt);
 #   4-7  ref/xcheck_gfloat.py: Graphcore's gfloat, conversions from binary64
-#        in rne, rna, rtz, rup, rdn (with and without --sat) and sr, for
-#        f16, bf16, the OCP formats and the P3109 binary8pP formats;
+#        in rne, rna, rtz, rup, rdn (with and without --sat) and sr, and
+#        add, sub, mul in the same modes, for f16, bf16, the OCP formats
+#        and the P3109 binary8pP formats;
 # each with the checker's own test: planted faults (fpemu run forced to
 # rtz; the sr stream of another seed) must be reported as mismatches. A
 # part whose Python modules are missing is skipped (make deps does not
@@ -62,12 +63,12 @@ else
 fi
 
 if python3 -c 'import numpy, gfloat; from gfloat import round_ndarray; from gfloat.formats import format_info_p3109, format_info_ocp_e8m0' 2>/dev/null; then
-    quick 4 xcheck_gfloat.py "every format agrees with gfloat in every mode, sat and sr"
+    quick 4 xcheck_gfloat.py "every format agrees with gfloat in every mode, sat and sr (conversions, add, sub, mul, fma)"
     # gfloat's two known differences: below e8m0's least value it returns
     # values that are not in the format (no clamp to 2^-127); at precision
     # 1 (e8m0, binary8p1) it breaks ties to the even code, where IEEE
     # 754-2019 4.3.1 (both significands being 1) takes the larger
-    referr 5 '$2 == "e8m0" || ($2 ~ /^binary8p1[ef]$/ && $4 ~ /^rne/)' \
+    referr 5 '$2 == "e8m0" || ($2 ~ /^binary8p1[ef]$/ && $4 ~ /rne/)' \
         "below e8m0's least value and on precision-1 ties"
     planted 6 fpemu_rtz xcheck_gfloat.py e4m3 '^(rne|rna|rup|rdn|sr)' 12 "rtz for every mode"
     planted 7 fpemu_seed xcheck_gfloat.py binary8p3e '^sr' 4 "another sr seed"
