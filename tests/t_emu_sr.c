@@ -140,6 +140,50 @@ int main(void) {
         ok(worstc < 5.5, "sr draw: counters c and c + 2^k independent, k = 0..63 (worst %.2f sigma)", worstc);
     }
 
+    /* which operations take a draw: exactly those whose exact result is
+     * finite and nonzero (emu/SEMANTICS.md), representable or not */
+    {
+        const char *fn[] = {"f16", "bf16", "e4m3", "e5m2", "f32", "e2m1", "binary8p3e", "e4m3fnuz"};
+        int right = 1, ncase = 0;
+        for (int k = 0; k < 8; k++) {
+            const fpemu_format *f = F(fn[k]), *f64 = F("f64");
+            fpemu_ctx cx = sr_ctx(seed, 0);
+            cx.sat = 1;
+            uint64_t mx = fpemu_from_double(f, 1e300, &cx), one = fpemu_from_double(f, 1, &cx), m1 = fpemu_from_double(f, -1, &cx);
+            uint64_t zero = fpemu_from_double(f, 0, &cx), five = fpemu_from_double(f, 5, &cx), four = fpemu_from_double(f, 4, &cx);
+            cx.sat = 0;
+            int has_nan = fpemu_is_nan(f, fpemu_from_double(f, NAN, &cx)), has_inf = fpemu_classify(f, fpemu_from_double(f, INFINITY, &cx)) == FPEMU_CLASS_INF;
+            uint64_t nan = fpemu_from_double(f, NAN, &cx), inf = fpemu_from_double(f, INFINITY, &cx);
+            struct { int op; uint64_t a, b, z; int use, want; } t[] = {
+                {0, one, one, 0, 1, 1},   {2, one, one, 0, 1, 1},    {0, zero, five, 0, 1, 1}, {2, zero, five, 0, 1, 0},
+                {0, one, m1, 0, 1, 0},    {3, zero, five, 0, 1, 0},  {0, mx, mx, 0, 1, 1},     {4, four, 0, 0, 1, 1},
+                {4, zero, 0, 0, 1, 0},    {5, zero, five, one, 1, 1}, {5, zero, five, zero, 1, 0},
+                {0, nan, one, 0, has_nan, 0}, {0, inf, one, 0, has_inf, 0}, {5, nan, one, one, has_nan, 0},
+                {6, 0x4202A05F20000000u, 0, 0, 1, 1} /* 1e10 from f64 */, {6, 0x01A56E1FC2F8F359u, 0, 0, 1, 1} /* 1e-300 */,
+                {6, 0, 0, 0, 1, 0},       {6, 0x7FF8000000000000u, 0, 0, 1, 0},
+            };
+            for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                if (!t[i].use) continue;
+                cx.counter = 0;
+                switch (t[i].op) {
+                case 0: (void)fpemu_add(f, t[i].a, t[i].b, &cx); break;
+                case 2: (void)fpemu_mul(f, t[i].a, t[i].b, &cx); break;
+                case 3: (void)fpemu_div(f, t[i].a, t[i].b, &cx); break;
+                case 4: (void)fpemu_sqrt(f, t[i].a, &cx); break;
+                case 5: (void)fpemu_fma(f, t[i].a, t[i].b, t[i].z, &cx); break;
+                default: (void)fpemu_convert(f, f64, t[i].a, &cx); break;
+                }
+                ncase++;
+                if (cx.counter != (uint64_t)t[i].want) {
+                    right = 0;
+                    diag("%s case %zu: %llu draws, expected %d", fn[k], i, (unsigned long long)cx.counter, t[i].want);
+                }
+            }
+        }
+        ok(right, "sr takes a draw exactly for finite nonzero exact results (%d cases: 1*1, 0+5, max+max, sqrt 4, fma(0,5,1), "
+                  "1e10 and 1e-300 from f64 draw; 0*5, 1-1, 0/5, sqrt 0, NaN and inf operands, 0 and NaN from f64 do not)", ncase);
+    }
+
     /* exact values never move */
     fpemu_ctx e;
     fpemu_ctx_init(&e);
