@@ -2,7 +2,8 @@
 """xcheck_gfloat.py: bin/fpemu's conversions against Graphcore's gfloat
 (https://github.com/graphcore-research/gfloat), a reference outside this
 repository that has what ml_dtypes lacks: every rounding mode, saturation,
-stochastic rounding and the IEEE P3109 binary8pP formats.
+stochastic rounding and the IEEE P3109 binary8pP formats (the fnuz formats
+too, which are P3109's finite-domain binary8p4 and binary8p3).
 
 What is compared (values: neither side's flags):
   decode   every code -> binary64                          (FMT_to_f64)
@@ -75,6 +76,10 @@ FORMATS = [("f16", gf.format_info_binary16), ("bf16", gf.format_info_bfloat16),
 for _p in range(1, 8):
     FORMATS.append(("binary8p%de" % _p, gf.format_info_p3109(8, _p, Signedness.Signed, Domain.Extended)))
     FORMATS.append(("binary8p%df" % _p, gf.format_info_p3109(8, _p, Signedness.Signed, Domain.Finite)))
+# gfloat has no fnuz formats by name; they are P3109's finite-domain
+# binary8p4 and binary8p3 (bias 8 and 16, NaN 0x80, no -0, no inf)
+FORMATS.append(("e4m3fnuz", gf.format_info_p3109(8, 4, Signedness.Signed, Domain.Finite)))
+FORMATS.append(("e5m2fnuz", gf.format_info_p3109(8, 3, Signedness.Signed, Domain.Finite)))
 
 MODES = (("rne", RoundMode.TiesToEven), ("rna", RoundMode.TiesToAway), ("rtz", RoundMode.TowardZero),
          ("rup", RoundMode.TowardPositive), ("rdn", RoundMode.TowardNegative))
