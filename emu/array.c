@@ -33,9 +33,8 @@ void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uin
  * element i's draw, mix(seed, counter + i), falls below the cut-off
  * fraction (emu__sr_up_low; one draw per element, as fpemu_convert takes
  * it). *sr32 is set when this applies; its fields are the cut's constants. */
-typedef struct { int ok, sh; uint32_t lo, hi, rebias, lowmask; uint64_t signbit; } sr32;
-static sr32 sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
-    sr32 k = {0};
+static emu_sr_cut sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    emu_sr_cut k = {0};
     if (ctx->round != FPEMU_SR || ctx->sr_stream || !emu__small(fmt) || fmt->mbits < 1 || fmt->mbits > 22 ||
         fmt->emin < -126 || fmt->emax > 127)
         return k;
@@ -68,30 +67,50 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
     uint64_t base = ctx->counter;
     size_t pos = ctx->sr_pos;
     unsigned all = 0;
-    const sr32 k = sr32_for(fmt, ctx);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = emu__fbits(src[i]), mag = u & 0x7FFFFFFFu;
-        if (k.ok && mag - k.lo < k.hi - k.lo && (!(u >> 31) || k.signbit)) {
-            uint32_t low = mag & k.lowmask;
-            uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, base + i), low, k.sh, ctx->sr_bits);
-            uint64_t code = ((uint64_t)((mag >> k.sh) - k.rebias) + up) | (u >> 31 ? k.signbit : 0);
-            fpemu_code_store(fmt, dst, i, emu__unstrip(fmt, code));
-            all |= low != 0; /* FPEMU_FLAG_INEXACT */
-            if (stats) { /* all emu__count_cast counts of a normal result from a finite input */
-                stats->n++;
-                if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
+    const emu_sr_cut k = sr32_for(fmt, ctx);
+    /* the cut 8 elements at a time where the CPU has it (cast.c): it marks
+     * the elements it did in mask, the loop below does the others */
+    enum { BLK = 1024 };
+    uint8_t mask[BLK / 8];
+    const int vec = k.ok && !fmt->pad && (fmt->container == 8 || fmt->container == 16);
+    for (size_t i0 = 0; i0 < n; i0 += BLK) {
+        const size_t m = n - i0 < BLK ? n - i0 : BLK;
+        const size_t done = vec ? emu__sr_cut_fast(&k, ctx->seed, base + i0, ctx->sr_bits, src + i0, m,
+                                                   (uint8_t *)dst + i0 * (fmt->container / 8), fmt->container / 8, mask,
+                                                   &all, stats)
+                                : 0;
+        for (size_t j = 0; j < m; j++) {
+            if (j < done) {
+                if (mask[j >> 3] == 0xFF) { /* j is a multiple of 8 here */
+                    j += 7;
+                    continue;
+                }
+                if (mask[j >> 3] >> (j & 7) & 1) continue;
             }
-            continue;
+            const size_t i = i0 + j;
+            uint32_t u = emu__fbits(src[i]), mag = u & 0x7FFFFFFFu;
+            if (k.ok && mag - k.lo < k.hi - k.lo && (!(u >> 31) || k.signbit)) {
+                uint32_t low = mag & k.lowmask;
+                uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, base + i), low, k.sh, ctx->sr_bits);
+                uint64_t code = ((uint64_t)((mag >> k.sh) - k.rebias) + up) | (u >> 31 ? k.signbit : 0);
+                fpemu_code_store(fmt, dst, i, emu__unstrip(fmt, code));
+                all |= low != 0; /* FPEMU_FLAG_INEXACT */
+                if (stats) { /* all emu__count_cast counts of a normal result from a finite input */
+                    stats->n++;
+                    if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
+                }
+                continue;
+            }
+            unsigned saved = ctx->flags;
+            ctx->flags = 0;
+            ctx->counter = base + i;
+            ctx->sr_pos = pos + i;
+            uint64_t code = fpemu_convert(fmt, f32, u, ctx);
+            fpemu_code_store(fmt, dst, i, code);
+            if (stats) emu__count_cast(fmt, stats, src[i], code, ctx->flags, 1);
+            all |= ctx->flags;
+            ctx->flags = saved;
         }
-        unsigned saved = ctx->flags;
-        ctx->flags = 0;
-        ctx->counter = base + i;
-        ctx->sr_pos = pos + i;
-        uint64_t code = fpemu_convert(fmt, f32, u, ctx);
-        fpemu_code_store(fmt, dst, i, code);
-        if (stats) emu__count_cast(fmt, stats, src[i], code, ctx->flags, 1);
-        all |= ctx->flags;
-        ctx->flags = saved;
     }
     ctx->flags |= all;
     ctx->counter = base, ctx->sr_pos = pos;
@@ -103,10 +122,18 @@ void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size
         /* NaN codes as fpemu_to_float delivers them (per the NaN policy),
          * not with the table's sign: -NaN for 0x80 of fnuz formats */
         const double *t = fmt->decode_table;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t code = fpemu_code_load(fmt, src, i), c = code >> fmt->pad;
-            dst[i] = fmt->class_table[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, code, ctx);
-        }
+        const uint8_t *cls = fmt->class_table;
+        if (!fmt->pad && fmt->container == 8) { /* the common containers without a call per element */
+            const uint8_t *p = src;
+            for (size_t i = 0; i < n; i++) dst[i] = cls[p[i]] < FPEMU_CLASS_QNAN ? (float)t[p[i]] : fpemu_to_float(fmt, p[i], ctx);
+        } else if (!fmt->pad && fmt->container == 16) {
+            const uint16_t *p = src;
+            for (size_t i = 0; i < n; i++) dst[i] = cls[p[i]] < FPEMU_CLASS_QNAN ? (float)t[p[i]] : fpemu_to_float(fmt, p[i], ctx);
+        } else
+            for (size_t i = 0; i < n; i++) {
+                uint64_t code = fpemu_code_load(fmt, src, i), c = code >> fmt->pad;
+                dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, code, ctx);
+            }
         return;
     }
     for (size_t i = 0; i < n; i++) dst[i] = fpemu_to_float(fmt, fpemu_code_load(fmt, src, i), ctx);

@@ -538,3 +538,96 @@ int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_
     run(fmt, dst, src, n, ctx, stats, KIND_ROUND);
     return 1;
 }
+
+/* ---- sr: the cut of array.c, 8 elements at a time ---------------------
+ * Each lane: the f32's magnitude against the cut's range, element i's draw
+ * fpemu_random64(seed, base + i) (emu__mix, in 64-bit lanes: AVX-512DQ's
+ * vpmullq), the up decision of emu__sr_up_low, and the code. Lanes outside
+ * the range are left unmarked for array.c's element loop. */
+#if CAST_X86
+#define SR512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
+SR512 static size_t sr_cut512(const emu_sr_cut *k, uint64_t seed, uint64_t base, int sr_bits, const float *src, size_t n,
+                              void *dst, int bytes, uint8_t *mask, unsigned *flags, fpemu_cast_stats *stats) {
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFF), lo = _mm512_set1_epi64(k->lo),
+                  span = _mm512_set1_epi64((long long)(k->hi - k->lo)), lowm = _mm512_set1_epi64(k->lowmask),
+                  rebias = _mm512_set1_epi64(k->rebias), signbit = _mm512_set1_epi64((long long)k->signbit),
+                  one = _mm512_set1_epi64(1), iota = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
+    const __m512i sg = _mm512_set1_epi64((long long)(seed * UINT64_C(0x9E3779B97F4A7C15))),
+                  sk = _mm512_set1_epi64((long long)(seed ^ UINT64_C(0x2545F4914F6CDD1D))),
+                  d = _mm512_set1_epi64((long long)UINT64_C(0xD1B54A32D192ED03)),
+                  m1 = _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)),
+                  m2 = _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB));
+    /* emu__sr_up_low with L = sh: the draw's top L bits against low, or with
+     * R < L its top R bits against low / 2^(L - R) rounded up */
+    const int L = k->sh, full = (unsigned)sr_bits - 1u >= (unsigned)L - 1u;
+    const __m128i rshift = _mm_cvtsi32_si128(full ? 64 - L : 64 - sr_bits), cshift = _mm_cvtsi32_si128(full ? 0 : L - sr_bits);
+    const __m512i cadd = _mm512_set1_epi64(full ? 0 : (long long)((UINT64_C(1) << (L - sr_bits)) - 1));
+    const __m128i sh = _mm_cvtsi32_si128(k->sh);
+    __mmask8 inexact = 0;
+    __m512i amax = _mm512_setzero_si512();
+    uint64_t count = 0;
+    size_t n8 = n - n % 8;
+    for (size_t i = 0; i < n8; i += 8) {
+        __m512i u = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(src + i)));
+        __m512i mag = _mm512_and_si512(u, absm);
+        __mmask8 neg = _mm512_test_epi64_mask(u, _mm512_set1_epi64(0x80000000));
+        __mmask8 ok = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(mag, lo), span);
+        if (!k->signbit) ok &= (__mmask8)~neg;
+        /* the draws: emu__mix(seed, base + i + lane) */
+        __m512i c = _mm512_add_epi64(_mm512_set1_epi64((long long)(base + i)), iota); /* counter + 1 */
+        __m512i z = _mm512_add_epi64(sg, _mm512_mullo_epi64(c, d));
+        z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+        z = _mm512_mullo_epi64(z, m1);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+        z = _mm512_mullo_epi64(z, m2);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+        z = _mm512_add_epi64(z, sk);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 29));
+        z = _mm512_mullo_epi64(z, m1);
+        z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 32));
+        __m512i low = _mm512_and_si512(mag, lowm);
+        __m512i thr = _mm512_srl_epi64(_mm512_add_epi64(low, cadd), cshift);
+        __mmask8 up = _mm512_cmplt_epu64_mask(_mm512_srl_epi64(z, rshift), thr);
+        __m512i code = _mm512_sub_epi64(_mm512_srl_epi64(mag, sh), rebias);
+        code = _mm512_mask_add_epi64(code, up, code, one);
+        code = _mm512_mask_or_epi64(code, neg, code, signbit);
+        if (bytes == 1) _mm_storel_epi64((__m128i *)(void *)((uint8_t *)dst + i), _mm512_cvtepi64_epi8(code));
+        else _mm_storeu_si128((__m128i *)(void *)((uint8_t *)dst + 2 * i), _mm512_cvtepi64_epi16(code));
+        mask[i / 8] = ok;
+        inexact |= _mm512_mask_test_epi64_mask(ok, low, low);
+        amax = _mm512_mask_max_epu64(amax, ok, amax, mag);
+        count += (uint64_t)__builtin_popcount(ok);
+    }
+    if (inexact) *flags |= FPEMU_FLAG_INEXACT;
+    if (stats) {
+        uint32_t a = (uint32_t)_mm512_reduce_max_epu64(amax);
+        float af;
+        memcpy(&af, &a, 4);
+        stats->n += count;
+        if (af > stats->amax) stats->amax = af;
+    }
+    _mm256_zeroupper(); /* SSE code after AVX code runs slowly otherwise (see run()) */
+    return n8;
+}
+
+static int sr_cut_ok = -1; /* the CPU has AVX-512DQ besides the kernels' level 2 */
+#endif
+
+size_t emu__sr_cut_fast(const emu_sr_cut *k, uint64_t seed, uint64_t base, int sr_bits, const float *src, size_t n,
+                        void *dst, int bytes, uint8_t *mask, unsigned *flags, fpemu_cast_stats *stats) {
+#if CAST_X86
+    int l = __atomic_load_n(&cast_level, __ATOMIC_RELAXED);
+    if (l < 0) l = emu__cast_isa(-1);
+    int dq = __atomic_load_n(&sr_cut_ok, __ATOMIC_RELAXED);
+    if (dq < 0) {
+        __builtin_cpu_init();
+        dq = __builtin_cpu_supports("avx512dq") != 0;
+        __atomic_store_n(&sr_cut_ok, dq, __ATOMIC_RELAXED);
+    }
+    if (l == 2 && dq && k->ok && (bytes == 1 || bytes == 2))
+        return sr_cut512(k, seed, base, sr_bits, src, n, dst, bytes, mask, flags, stats);
+#endif
+    (void)k, (void)seed, (void)base, (void)sr_bits, (void)src, (void)n, (void)dst, (void)bytes, (void)mask, (void)flags,
+        (void)stats;
+    return 0;
+}

@@ -120,6 +120,21 @@ uint64_t emu__fma_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_
  * already counted by the caller). */
 void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl, int with_n_amax);
 
+/* sr's cut of an f32 at a format's last place (array.c's sr32_for fills it;
+ * ok = 0 where it does not apply): an f32 whose magnitude m has m - lo <
+ * hi - lo (and is positive where signbit is 0) rounds to ((m >> sh) -
+ * rebias) plus one if element i's draw falls below its low sh bits. */
+typedef struct { int ok, sh; uint32_t lo, hi, rebias, lowmask; uint64_t signbit; } emu_sr_cut;
+/* cast.c: that cut for 8 elements at a time (AVX-512DQ, at cast level 2),
+ * over the first n - n % 8 elements of src, element i drawing (seed, base +
+ * i): codes stored in dst (container 1 or 2 bytes) for the elements the cut
+ * applies to, each marked in mask (bit i % 8 of byte i / 8); the others are
+ * left to the caller. ORs FPEMU_FLAG_INEXACT into *flags; with stats, adds
+ * n and amax of the marked elements. Returns how many elements it looked
+ * at (0 where the CPU or the forced level lacks the kernel). */
+size_t emu__sr_cut_fast(const emu_sr_cut *k, uint64_t seed, uint64_t base, int sr_bits, const float *src, size_t n,
+                        void *dst, int bytes, uint8_t *mask, unsigned *flags, fpemu_cast_stats *stats);
+
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 

@@ -543,7 +543,10 @@ static void decode_tests(void) {
 int main(void) {
     rs = tap_seed(5);
     F32 = fpemu_format_get("f32", NULL, 0);
-    {
+    /* at the best kernel level (AVX-512: sr 8 elements at a time) and in
+     * portable C (element by element) */
+    for (int lv = 2; lv >= 0; lv -= 2) {
+        int got_lv = emu__cast_isa(lv);
         long cases = 0, bad = 0;
         int nf = 0;
         for (int i = 0; i < fpemu_format_count(); i++) {
@@ -552,9 +555,10 @@ int main(void) {
             bad += sr_array_check(f, &cases);
             nf++;
         }
-        ok(bad == 0, "sr arrays: encode_f32 and round_f32 equal element-by-element conversion on %ld elements in %d formats (%ld differ)",
-           cases, nf, bad);
+        ok(bad == 0, "sr arrays (%s): encode_f32 and round_f32 equal element-by-element conversion on %ld elements in %d formats (%ld differ)",
+           isa_name[got_lv], cases, nf, bad);
     }
+    emu__cast_isa(99);
     const char *pairs[][2] = {{"f16", "custom:e=5,m=10"}, {"bf16", "custom:e=8,m=7"}, {"e5m2", "custom:e=5,m=2"},
                               {"f32", "custom:e=8,m=23"}, {"e4m3", "custom:e=4,m=3,bias=7,inf=no,nan=fn"}};
     for (size_t pi = 0; pi < sizeof pairs / sizeof pairs[0]; pi++) {
