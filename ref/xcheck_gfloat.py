@@ -308,6 +308,19 @@ def gfloat_round(f, x, rm, sat, srbits=None, srnumbits=0):
     return out
 
 
+def row(rep, f, what, op, operands, widths, args, gx, rm, sat, skip, mode=None, srbits=None, R=0, rng=None, sample=0):
+    """one row: fpemu run OP over the operands (options args, --sat with
+    sat) against gfloat rounding gx in rm; a format with neither inf nor
+    NaN skips, without sat, what gfloat raises for (NaN from gfloat_round)"""
+    gcodes = run_fpemu(op, operands, widths, extra=args + (["--sat"] if sat else [])).astype(np.int64)
+    got = f.vals[gcodes]
+    with np.errstate(all="ignore"):
+        want = gfloat_round(f, gx, rm, sat, srbits, R)
+    if not f.has_inf and not f.has_nan and not sat:
+        skip = skip | np.isnan(want)  # gfloat raises: no inf, no NaN (convention)
+    compare(rep, f, what + (" sat" if sat else ""), gx, got, want, skip, mode, sat, rng, sample)
+
+
 def check_format(f, rng, quick, rep):
     codes = np.arange(f.ncodes, dtype=np.uint64)
     got = run_fpemu("%s_to_f64" % f.name, [codes], [f.w]).view(np.float64)
@@ -315,37 +328,23 @@ def check_format(f, rng, quick, rep):
 
     xp = inputs(f, rng, quick)
     x = np.concatenate([xp, -xp, [np.nan]])
-    xb = x.view(np.uint64)
-    skip_base = np.isnan(x) | ((x < 0) & (not f.signed))
+    skip = np.isnan(x) | ((x < 0) & (not f.signed))
     for mname, rm in MODES:
-        for sat in (False, True):
-            args = ["--round", mname] + (["--sat"] if sat else [])
-            gcodes = run_fpemu("f64_to_%s" % f.name, [xb], [16], extra=args).astype(np.int64)
-            got = f.vals[gcodes]
-            with np.errstate(all="ignore"):
-                want = gfloat_round(f, x, rm, sat)
-            skip = skip_base.copy()
-            if not f.has_inf and not f.has_nan and not sat:
-                skip |= np.isnan(want) | np.isinf(x)  # gfloat raises: no inf, no NaN (convention)
-            compare(rep, f, mname + (" sat" if sat else ""), x, got, want, skip, mname, sat, rng, 300 if quick else 20000)
+        for sat in (False, True):  # (an inf input that gfloat raises for gives NaN there too)
+            row(rep, f, mname, "f64_to_%s" % f.name, [x.view(np.uint64)], [16], ["--round", mname], x, rm, sat, skip,
+                mname, rng=rng, sample=300 if quick else 20000)
 
     for R in SR_BITS:
         if f.fi.precision + R > 53:
             continue
         xp = sr_inputs(f, R, rng, quick)
         x = np.concatenate([xp, -xp]) if f.signed else xp
+        draws = random64(SR_SEED, np.arange(len(x), dtype=np.uint64)) >> np.uint64(64 - R)
+        srbits = ((1 << R) - 1 - draws.astype(np.int64)).astype(np.int64)
+        args = ["--round", "sr", "--sr-bits", str(R), "--seed", str(SR_SEED)]
         for sat in (False, True):
-            draws = random64(SR_SEED, np.arange(len(x), dtype=np.uint64)) >> np.uint64(64 - R)
-            srbits = ((1 << R) - 1 - draws.astype(np.int64)).astype(np.int64)
-            args = ["--round", "sr", "--sr-bits", str(R), "--seed", str(SR_SEED)] + (["--sat"] if sat else [])
-            gcodes = run_fpemu("f64_to_%s" % f.name, [x.view(np.uint64)], [16], extra=args).astype(np.int64)
-            got = f.vals[gcodes]
-            with np.errstate(all="ignore"):
-                want = gfloat_round(f, x, RoundMode.Stochastic, sat, srbits, R)
-            skip = np.zeros(len(x), bool)
-            if not f.has_inf and not f.has_nan and not sat:
-                skip |= np.isnan(want)
-            compare(rep, f, "sr R=%d%s" % (R, " sat" if sat else ""), x, got, want, skip)
+            row(rep, f, "sr R=%d" % R, "f64_to_%s" % f.name, [x.view(np.uint64)], [16], args, x, RoundMode.Stochastic,
+                sat, np.zeros(len(x), bool), srbits=srbits, R=R)
 
 
 def arith_pairs(f, rng, quick):
@@ -402,16 +401,8 @@ def check_arith(f, rng, quick, rep):
             # rdn (IEEE 754-2019 6.3); the host's sum is +0
             rr = np.where((r == 0) & (np.signbit(x) != np.signbit(yy)), -0.0, r) if mname == "rdn" and op != "mul" else r
             for sat in (False, True):
-                args = ["--round", mname] + (["--sat"] if sat else [])
-                gcodes = run_fpemu("%s_%s" % (f.name, op), ops, [f.w] * len(ops), extra=args).astype(np.int64)
-                got = f.vals[gcodes]
-                with np.errstate(all="ignore"):
-                    want = gfloat_round(f, np.where(exact, rr, 0.0), rm, sat)
-                skip = ~exact
-                if not f.has_inf and not f.has_nan and not sat:
-                    skip |= np.isnan(want)  # gfloat raises: no inf, no NaN (convention)
-                compare(rep, f, "%s %s%s" % (op, mname, " sat" if sat else ""), rr, got, want, skip, mname, sat,
-                        rng, 100 if quick else 2000)
+                row(rep, f, "%s %s" % (op, mname), "%s_%s" % (f.name, op), ops, [f.w] * len(ops), ["--round", mname],
+                    np.where(exact, rr, 0.0), rm, sat, ~exact, mname, rng=rng, sample=100 if quick else 2000)
 
 
 def main(argv):
