@@ -552,11 +552,9 @@ SR512 static size_t sr_cut512(const emu_sr_cut *k, uint64_t seed, uint64_t base,
                   span = _mm512_set1_epi64((long long)(k->hi - k->lo)), lowm = _mm512_set1_epi64(k->lowmask),
                   rebias = _mm512_set1_epi64(k->rebias), signbit = _mm512_set1_epi64((long long)k->signbit),
                   one = _mm512_set1_epi64(1), iota = _mm512_set_epi64(8, 7, 6, 5, 4, 3, 2, 1);
-    const __m512i sg = _mm512_set1_epi64((long long)(seed * UINT64_C(0x9E3779B97F4A7C15))),
-                  sk = _mm512_set1_epi64((long long)(seed ^ UINT64_C(0x2545F4914F6CDD1D))),
-                  d = _mm512_set1_epi64((long long)UINT64_C(0xD1B54A32D192ED03)),
-                  m1 = _mm512_set1_epi64((long long)UINT64_C(0xBF58476D1CE4E5B9)),
-                  m2 = _mm512_set1_epi64((long long)UINT64_C(0x94D049BB133111EB));
+    const __m512i sg = _mm512_set1_epi64((long long)(seed * EMU_MIX_SEED)),
+                  sk = _mm512_set1_epi64((long long)(seed ^ EMU_MIX_KEY)), d = _mm512_set1_epi64((long long)EMU_MIX_CTR),
+                  m1 = _mm512_set1_epi64((long long)EMU_MIX_M1), m2 = _mm512_set1_epi64((long long)EMU_MIX_M2);
     /* emu__sr_up_low with L = sh: the draw's top L bits against low, or with
      * R < L its top R bits against low / 2^(L - R) rounded up */
     const int L = k->sh, full = (unsigned)sr_bits - 1u >= (unsigned)L - 1u;

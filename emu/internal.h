@@ -138,17 +138,23 @@ size_t emu__sr_cut_fast(const emu_sr_cut *k, uint64_t seed, uint64_t base, int s
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 
-/* fpemu_random64: SplitMix64 of seed and counter. */
+/* fpemu_random64: SplitMix64 of seed and counter. Its constants are named
+ * for cast.c's 8-lane copy (sr_cut512), which must give the same draws. */
+#define EMU_MIX_SEED UINT64_C(0x9E3779B97F4A7C15)
+#define EMU_MIX_CTR UINT64_C(0xD1B54A32D192ED03)
+#define EMU_MIX_M1 UINT64_C(0xBF58476D1CE4E5B9)
+#define EMU_MIX_M2 UINT64_C(0x94D049BB133111EB)
+#define EMU_MIX_KEY UINT64_C(0x2545F4914F6CDD1D)
 static inline uint64_t emu__mix(uint64_t seed, uint64_t counter) {
-    uint64_t z = seed * UINT64_C(0x9E3779B97F4A7C15) + (counter + 1) * UINT64_C(0xD1B54A32D192ED03);
+    uint64_t z = seed * EMU_MIX_SEED + (counter + 1) * EMU_MIX_CTR;
     z ^= z >> 31;
-    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    z *= EMU_MIX_M1;
     z ^= z >> 27;
-    z *= UINT64_C(0x94D049BB133111EB);
+    z *= EMU_MIX_M2;
     z ^= z >> 31;
-    z += seed ^ UINT64_C(0x2545F4914F6CDD1D);
+    z += seed ^ EMU_MIX_KEY;
     z ^= z >> 29;
-    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    z *= EMU_MIX_M1;
     return z ^ (z >> 32);
 }
 /* sr's decision for a value whose bits below the kept ones form the 64-bit
