@@ -28,11 +28,14 @@
 /* ---- device access ---------------------------------------------------------------- */
 
 typedef struct device {
-    int fake;
+    int fake, replay;
     gpu_fake fk;
     gpu_rt_device rt;
-    gpu_backend be;
+    gpu_backend be, inner;
+    gpu_recording rec;   /* --record (inner answers) or --replay */
+    const char *record;  /* --record FILE */
     int cc;
+    int runtime_version;
     const char *preset;
 } device;
 
@@ -70,9 +73,94 @@ static int fake_cc(const char *preset) {
     return -1;
 }
 
-static int open_device(device *dv, const char *fake, const char *sub) {
+static int kind_runs(const device *dv, const gpu_kind *k, char *image, size_t ilen, char *why, size_t wlen);
+
+/* --replay FILE: the device of a recording, answering from it. */
+static int open_replay(device *dv, const char *path, const char *sub) {
+    char err[512], v[256];
+    if (gpu_replay_open(&dv->be, &dv->rec, path, err, sizeof err)) {
+        fprintf(stderr, PROG " %s: %s\n", sub, err);
+        return 2;
+    }
+    dv->replay = 1;
+    if (gpu_replay_header(&dv->rec, "cc", v, sizeof v) || sscanf(v, "%d", &dv->cc) != 1) {
+        fprintf(stderr, PROG " %s: --replay '%s': the header has no line cc=N\n", sub, path);
+        gpu_recording_free(&dv->rec);
+        return 2;
+    }
+    dv->rt.cc = dv->cc;
+    if (gpu_replay_header(&dv->rec, "device", dv->rt.name, sizeof dv->rt.name))
+        snprintf(dv->rt.name, sizeof dv->rt.name, "unknown");
+    if (gpu_replay_header(&dv->rec, "uuid", dv->rt.uuid, sizeof dv->rt.uuid)) dv->rt.uuid[0] = 0;
+    if (!gpu_replay_header(&dv->rec, "driver", v, sizeof v)) dv->rt.driver_version = atoi(v);
+    if (!gpu_replay_header(&dv->rec, "runtime", v, sizeof v)) dv->runtime_version = atoi(v);
+    dv->preset = gpu_preset_for_cc(dv->cc);
+    return 0;
+}
+
+/* --record FILE: keep every answer of the device opened, with its header. */
+static int start_record(device *dv, const char *path, const char *sub, int argc, char **argv) {
+    char err[512], v[1024], image[64], why[256], key[96];
+    size_t pos = 0;
+    dv->record = path;
+    dv->inner = dv->be;
+    gpu_record_backend(&dv->be, &dv->rec, &dv->inner);
+    for (int i = 0; i < argc && pos + 1 < sizeof v; i++)
+        pos += (size_t)snprintf(v + pos, sizeof v - pos, "%s%s", i ? " " : PROG " ", argv[i]);
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int bad = gpu_record_header(&dv->rec, "device", dv->rt.name, err, sizeof err) ||
+              gpu_record_header(&dv->rec, "command", v, err, sizeof err) ||
+              gpu_record_header(&dv->rec, "date", date, err, sizeof err) ||
+              gpu_record_header(&dv->rec, "uuid", dv->rt.uuid, err, sizeof err);
+    snprintf(v, sizeof v, "%d", dv->cc);
+    bad = bad || gpu_record_header(&dv->rec, "cc", v, err, sizeof err);
+    snprintf(v, sizeof v, "%d", dv->rt.driver_version);
+    bad = bad || gpu_record_header(&dv->rec, "driver", v, err, sizeof err);
+    snprintf(v, sizeof v, "%d", dv->runtime_version);
+    bad = bad || gpu_record_header(&dv->rec, "runtime", v, err, sizeof err);
+    for (int i = 0; i < GPU_KIND_COUNT && !bad; i++) {
+        const gpu_kind *k = gpu_kind_get(i);
+        if (!kind_runs(dv, k, image, sizeof image, why, sizeof why)) continue;
+        snprintf(key, sizeof key, "image.%s", k->name);
+        bad = gpu_record_header(&dv->rec, key, image, err, sizeof err);
+    }
+    if (bad) {
+        fprintf(stderr, PROG " %s: %s\n", sub, err);
+        return 2;
+    }
+    return 0;
+}
+
+static int finish_record(device *dv, const char *sub) {
+    char err[512];
+    int rc = 0;
+    if (dv->record) {
+        if (gpu_record_write(&dv->rec, dv->record, err, sizeof err)) {
+            fprintf(stderr, PROG " %s: --record '%s': %s\n", sub, dv->record, err);
+            rc = 2;
+        } else {
+            fprintf(stderr, PROG " %s: recorded %llu calls in %s\n", sub, (unsigned long long)dv->rec.calls,
+                    dv->record);
+        }
+    } else if (dv->replay && !gpu_replay_done(&dv->rec)) {
+        fprintf(stderr, PROG " %s: the recording holds calls that were not asked (%llu answered): were the "
+                        "options those of the recording?\n", sub, (unsigned long long)dv->rec.calls);
+        rc = 2;
+    }
+    if (dv->record || dv->replay) gpu_recording_free(&dv->rec);
+    return rc;
+}
+
+static int open_device(device *dv, const char *fake, const char *replay, const char *sub) {
     char err[512];
     memset(dv, 0, sizeof *dv);
+    if (fake && replay) {
+        fprintf(stderr, PROG " %s: --fake and --replay: expected one of them\n", sub);
+        return 2;
+    }
+    if (replay) return open_replay(dv, replay, sub);
     if (fake) {
         dv->fake = 1;
         dv->cc = fake_cc(fake);
@@ -94,6 +182,7 @@ static int open_device(device *dv, const char *fake, const char *sub) {
         return 2;
     }
     dv->cc = dv->rt.cc;
+    dv->runtime_version = gpu_rt_runtime_version();
     dv->preset = gpu_preset_for_cc(dv->cc);
     dv->be.name = "cuda";
     dv->be.run_mma = cuda_mma;
@@ -114,6 +203,13 @@ static int kind_runs(const device *dv, const gpu_kind *k, char *image, size_t il
     if (dv->fake) {
         snprintf(image, ilen, "fake");
         return 1;
+    }
+    if (dv->replay) {
+        char key[96];
+        snprintf(key, sizeof key, "image.%s", k->name);
+        if (!gpu_replay_header(&dv->rec, key, image, ilen)) return 1;
+        snprintf(why, wlen, "not in the recording");
+        return 0;
     }
     if (gpu_rt_kernel_image((int)k->id, &bin, &ptx, err, sizeof err)) {
         snprintf(why, wlen, "no kernel image for this device: %.200s", err);
@@ -150,7 +246,7 @@ static int cmd_info(int argc, char **argv) {
     version_str(gpu_rt_runtime_version(), rt, sizeof rt);
     printf("fpemu-gpu %s: CUDA runtime %s (static); kernels for sm_80, sm_89, sm_90a, PTX compute_80\n",
            FPEMU_VERSION, rt);
-    int rc = open_device(&dv, fake, "info");
+    int rc = open_device(&dv, fake, NULL, "info");
     if (rc) {
         printf("device: none\n");
         return rc;
@@ -239,15 +335,22 @@ static int select_kind(const char *sub, const char *name, int *sel) {
 
 static int cmd_validate(int argc, char **argv) {
     gpu_validate_opts o;
-    const char *out_dir = "reports/gpu", *fake = NULL;
-    int sel[GPU_KIND_COUNT] = {0}, any_sel = 0, to_stdout = 0;
+    const char *out_dir = "reports/gpu", *fake = NULL, *record = NULL, *replay = NULL;
+    const char *sets[32];
+    int sel[GPU_KIND_COUNT] = {0}, any_sel = 0, to_stdout = 0, nsets = 0;
     unsigned long long v;
     gpu_validate_opts_init(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: " PROG " validate [--cases N] [--seed S] [--out DIR | --stdout] [--kind NAME]...\n"
-                   "                          [--chain N] [--max-lines N] [--fake PRESET]\n");
+                   "                          [--chain N] [--max-lines N] [--fake PRESET]\n"
+                   "                          [--record FILE | --replay FILE] [--set KEY=VALUE]...\n"
+                   "  --record FILE   keep every output of the device in FILE\n"
+                   "  --replay FILE   answer from a recording instead of a device (same options as\n"
+                   "                  the recorded run: the inputs come from the seed)\n"
+                   "  --set KEY=VALUE change a parameter of every MMA model compared with (the keys of\n"
+                   "                  `fpemu mma --set`); the report and the replay lines say so\n");
             return 0;
         }
         if (!strcmp(a, "--stdout")) { to_stdout = 1; continue; }
@@ -275,14 +378,31 @@ static int cmd_validate(int argc, char **argv) {
             any_sel = 1;
         } else if (!strcmp(a, "--fake")) {
             fake = val;
+        } else if (!strcmp(a, "--record")) {
+            record = val;
+        } else if (!strcmp(a, "--replay")) {
+            replay = val;
+        } else if (!strcmp(a, "--set")) {
+            const char *eq = strchr(val, '=');
+            if (!eq || eq == val || !eq[1] || nsets == (int)(sizeof sets / sizeof sets[0])) {
+                fprintf(stderr, PROG " validate: --set '%s': expected KEY=VALUE (at most %d)\n", val,
+                        (int)(sizeof sets / sizeof sets[0]));
+                return 2;
+            }
+            sets[nsets++] = val;
         } else {
             fprintf(stderr, PROG " validate: unknown option '%s' (see --help)\n", a);
             return 2;
         }
     }
     device dv;
-    int rc = open_device(&dv, fake, "validate");
+    if (record && replay) {
+        fprintf(stderr, PROG " validate: --record and --replay: expected one of them\n");
+        return 2;
+    }
+    int rc = open_device(&dv, fake, replay, "validate");
     if (rc) return rc;
+    if (record && (rc = start_record(&dv, record, "validate", argc, argv))) return rc;
     if (!dv.preset) {
         fprintf(stderr, PROG " validate: no emu preset for compute capability %d.%d\n", dv.cc / 10, dv.cc % 10);
         return 2;
@@ -305,6 +425,15 @@ static int cmd_validate(int argc, char **argv) {
             snprintf(r->skipped, sizeof r->skipped, "no model: %.180s", err);
             continue;
         }
+        for (int j = 0; j < nsets; j++) {
+            char key[64];
+            const char *eq = strchr(sets[j], '=');
+            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[j]), sets[j]);
+            if (gpu_reference_set(&ref, key, eq + 1, err, sizeof err)) {
+                fprintf(stderr, PROG " validate: %s: %s\n", k->name, err);
+                return 2;
+            }
+        }
         if (gpu_validate_kind(&dv.be, &ref, &o, r, err, sizeof err)) {
             fprintf(stderr, PROG " validate: %s: %s\n", k->name, err);
             snprintf(r->skipped, sizeof r->skipped, "failed: %.150s", err);
@@ -316,13 +445,14 @@ static int cmd_validate(int argc, char **argv) {
                 (unsigned long long)r->total.cases, (unsigned long long)r->total.mismatches);
     }
 
+    if (finish_record(&dv, "validate")) failed = 1;
     gpu_report_info info;
     memset(&info, 0, sizeof info);
     snprintf(info.device, sizeof info.device, "%s", dv.rt.name);
     snprintf(info.uuid, sizeof info.uuid, "%s", dv.rt.uuid);
     info.cc = dv.cc;
     info.driver_version = dv.rt.driver_version;
-    info.runtime_version = dv.fake ? 0 : gpu_rt_runtime_version();
+    info.runtime_version = dv.runtime_version;
     snprintf(info.backend, sizeof info.backend, "%s", dv.be.name);
     snprintf(info.preset, sizeof info.preset, "%s", dv.preset);
     time_t now = time(NULL);
@@ -391,13 +521,13 @@ static int probe_differs(const char *got, const char *want, char *diff, size_t l
 }
 
 static int cmd_probe(int argc, char **argv) {
-    const char *fake = NULL;
+    const char *fake = NULL, *record = NULL, *replay = NULL;
     int sel[GPU_KIND_COUNT] = {0}, any_sel = 0;
     unsigned long long kmax = 64;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: " PROG " probe [--kind NAME]... [--kmax N] [--fake PRESET]\n");
+            printf("usage: " PROG " probe [--kind NAME]... [--kmax N] [--fake PRESET] [--record FILE | --replay FILE]\n");
             return 0;
         }
         if (i + 1 >= argc) {
@@ -416,14 +546,23 @@ static int cmd_probe(int argc, char **argv) {
             }
         } else if (!strcmp(a, "--fake")) {
             fake = val;
+        } else if (!strcmp(a, "--record")) {
+            record = val;
+        } else if (!strcmp(a, "--replay")) {
+            replay = val;
         } else {
             fprintf(stderr, PROG " probe: unknown option '%s' (see --help)\n", a);
             return 2;
         }
     }
     device dv;
-    int rc = open_device(&dv, fake, "probe");
+    if (record && replay) {
+        fprintf(stderr, PROG " probe: --record and --replay: expected one of them\n");
+        return 2;
+    }
+    int rc = open_device(&dv, fake, replay, "probe");
     if (rc) return rc;
+    if (record && (rc = start_record(&dv, record, "probe", argc, argv))) return rc;
     printf("device: %s, compute capability %d.%d, emu preset %s\n", dv.rt.name, dv.cc / 10, dv.cc % 10,
            dv.preset ? dv.preset : "none");
     int failed = 0;
@@ -476,6 +615,7 @@ static int cmd_probe(int argc, char **argv) {
             }
         }
     }
+    if (finish_record(&dv, "probe")) failed = 1;
     return failed ? 2 : 0;
 }
 

@@ -383,6 +383,60 @@ static void probe_cases(builder *bd) {
     }
 }
 
+/* A case given as exact values; dropped unless every one is a value of
+ * its format (so only the kinds whose formats reach it get it). */
+static void add_value_case(builder *bd, const char *what, double c, const double *a, const double *b, int k) {
+    uint64_t ca[GPU_CASE_KMAX], cb[GPU_CASE_KMAX], cc;
+    int ex;
+    if (k > GPU_CASE_KMAX) return;
+    for (int i = 0; i < k; i++) {
+        ca[i] = enc(bd->f->a, a[i], &ex);
+        if (!ex) return;
+        cb[i] = enc(bd->f->b, b[i], &ex);
+        if (!ex) return;
+    }
+    cc = enc(bd->f->c, c, &ex);
+    if (ex) add_code_case(bd, what, cc, ca, cb, k);
+}
+
+/* DESIGN.md section 7's open points that random inputs rarely settle,
+ * each case with both signs. Only bf16 and tf32 inputs reach them (their
+ * products span the f32 range and beyond).
+ * - the emax floor: products near 2^-145 with c = 0, whose exact sum is a
+ *   multiple of the f32 quantum 2^-149; truncating the terms below 2^-151
+ *   (a zero c counted at f32's emin, -126, with nfrac 25) or 2^-158 (emax
+ *   clamped at -133) moves an RZ output down by 2^-149, no clamp at all
+ *   keeps it: floor A 17*2^-149 (either clamp: 16), floor B 521*2^-149
+ *   (clamp at -126 only: 520);
+ * - f32 overflow under RZ: exact sums 2^128 (FLT_MAX + 2^104; 2^127 * 2,
+ *   c = 0) give FLT_MAX or inf; FLT_MAX + 2^103 stays below 2^128. */
+static void open_point_cases(builder *bd) {
+    const double h = 1 + 0x1p-7;
+    const double fa_a[2] = {h * 0x1p-72, 13 * 0x1p-80}, fa_b[2] = {h * 0x1p-73, 59 * 0x1p-79};
+    const double fb_a[2] = {h * 0x1p-70, 1.9375 * 0x1p-75}, fb_b[2] = {h * 0x1p-70, 0x1p-75};
+    const double ov_a[3] = {0x1p104, 0x1p103, 0x1p127}, ov_b[1] = {1}, two[1] = {2};
+    for (int sg = 0; sg < 2; sg++) {
+        double s = sg ? -1 : 1, na[2];
+        const char *neg = sg ? ", negated" : "";
+        char what[64];
+        na[0] = s * fa_a[0], na[1] = s * fa_a[1];
+        snprintf(what, sizeof what, "open point emax floor A%s", neg);
+        add_value_case(bd, what, s * 0.0, na, fa_b, 2);
+        na[0] = s * fb_a[0], na[1] = s * fb_a[1];
+        snprintf(what, sizeof what, "open point emax floor B%s", neg);
+        add_value_case(bd, what, s * 0.0, na, fb_b, 2);
+        na[0] = s * ov_a[0];
+        snprintf(what, sizeof what, "open point RZ overflow FLT_MAX+2^104%s", neg);
+        add_value_case(bd, what, s * 0x1.fffffep127, na, ov_b, 1);
+        na[0] = s * ov_a[1];
+        snprintf(what, sizeof what, "open point RZ FLT_MAX+2^103%s", neg);
+        add_value_case(bd, what, s * 0x1.fffffep127, na, ov_b, 1);
+        na[0] = s * ov_a[2];
+        snprintf(what, sizeof what, "open point RZ overflow 2^127*2%s", neg);
+        add_value_case(bd, what, s * 0.0, na, two, 1);
+    }
+}
+
 static void adversarial_float(builder *bd) {
     const gpu_fmts *f = bd->f;
     const fpemu_format *FA = f->a, *FB = f->b, *FC = f->c;
@@ -445,6 +499,7 @@ static void adversarial_float(builder *bd) {
     add_prod_case(bd, "adv c=2^20, product 1", 0x1p20, p, 1);
     p[0] = 0x1p-30;
     add_prod_case(bd, "adv c=1, product 2^-30", 1, p, 1);
+    open_point_cases(bd);
 }
 
 static void adversarial_int(builder *bd) {

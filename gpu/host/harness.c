@@ -76,6 +76,24 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
     return 0;
 }
 
+int gpu_reference_set(gpu_reference *r, const char *key, const char *value, char *err, size_t errlen) {
+    char e2[256];
+    if (r->kind->op == GPU_OP_CVT || r->f.is_int) return 0; /* the MMA model's parameters only */
+    if (mma_model_set(&r->model, key, value, e2, sizeof e2) ||
+        (r->fp8_via_f16 && mma_model_set(&r->f16model, key, value, e2, sizeof e2))) {
+        errf(err, errlen, "--set %s=%s: %s", key, value, e2);
+        return -1;
+    }
+    size_t ml = strlen(r->model_name), rl = strlen(r->replay);
+    snprintf(r->model_name + ml, sizeof r->model_name - ml, " %s=%s", key, value);
+    snprintf(r->replay + rl, sizeof r->replay - rl, " --set %s=%s", key, value);
+    if (strlen(r->model_name) + 1 >= sizeof r->model_name || strlen(r->replay) + 1 >= sizeof r->replay) {
+        errf(err, errlen, "--set %s=%s: too many model options", key, value);
+        return -1;
+    }
+    return 0;
+}
+
 /* sm_90's fp8 mma.sync, per instruction (K = 32): the inputs become f16
  * exactly; one HMMA.16816 sums the products with k%4 < 2 from +0, a second
  * adds those with k%4 >= 2 to it (a chained f16 block of the preset), and an

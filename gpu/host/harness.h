@@ -43,7 +43,7 @@ typedef struct gpu_reference {
     int fp8_via_f16;
     mma_model f16model;
     const fpemu_format *f16, *f32;
-    char model_name[64];      /* what the report says */
+    char model_name[160];     /* what the report says */
     char replay[640];         /* the fpemu command a mismatch line replays (four format names) */
 } gpu_reference;
 
@@ -51,6 +51,10 @@ typedef struct gpu_reference {
  * compute capability (selects the sm_90 fp8 mma.sync rule). */
 int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, int cc,
                        char *err, size_t errlen);
+/* Override a parameter of the kind's MMA model (mma_model_set's keys; the
+ * sm_90 fp8 path's f16 model too); the model name and the replay command
+ * say so. Conversion and integer kinds are left as they are. */
+int gpu_reference_set(gpu_reference *r, const char *key, const char *value, char *err, size_t errlen);
 /* d for one output: c + sum_{i<kk} a[i]*b[i], kk = steps*K, evaluated the
  * way `steps` chained instructions are. */
 uint64_t gpu_reference_dot(const gpu_reference *r, const uint64_t *a, const uint64_t *b, int kk,
@@ -65,7 +69,7 @@ enum { GPU_ROW_PROBE = GPU_DIST_COUNT, GPU_ROW_ADVERSARIAL, GPU_ROW_CHAINED, GPU
 
 typedef struct gpu_kind_result {
     const gpu_kind *kind;
-    char model[64];
+    char model[160];
     char replay[640];
     char skipped[200];        /* non-empty: not run, and why */
     char image[32];           /* "sm_90a" etc., filled by the caller if known */
@@ -147,6 +151,32 @@ typedef struct gpu_fake {
     int (*plant_match)(const gpu_kind *k, const uint64_t *a, const uint64_t *b, int kk, uint64_t c);
 } gpu_fake;
 void gpu_fake_backend(gpu_backend *be, gpu_fake *fake);
+
+/* ---- recordings: a device's answers kept, and replayed (record.c) ------ */
+
+#define GPU_REC_MAGIC "fpemu-gpu recording 1"
+typedef struct gpu_recording {
+    const gpu_backend *inner; /* recording: the device asked; NULL when replaying */
+    char hdr[8192];           /* key=value lines */
+    size_t hdr_len;
+    unsigned char *data;      /* records (recording), or the whole file (replay) */
+    size_t len, cap, pos;
+    uint64_t calls;
+} gpu_recording;
+/* be answers through inner and keeps every call's outputs in r. */
+void gpu_record_backend(gpu_backend *be, gpu_recording *r, const gpu_backend *inner);
+/* A key=value header line (device, driver, ...); 0, or -1 with err. */
+int gpu_record_header(gpu_recording *r, const char *key, const char *value, char *err, size_t errlen);
+/* Write the recording atomically; 0, or -1 with err. */
+int gpu_record_write(gpu_recording *r, const char *path, char *err, size_t errlen);
+/* be answers from the recording at path: each call must be the recorded
+ * call (kind, shape and input hash), in order, or it fails with err. */
+int gpu_replay_open(gpu_backend *be, gpu_recording *r, const char *path, char *err, size_t errlen);
+/* A header value (0), or -1 if the key is absent. */
+int gpu_replay_header(const gpu_recording *r, const char *key, char *value, size_t len);
+/* Were all recorded calls answered? */
+int gpu_replay_done(const gpu_recording *r);
+void gpu_recording_free(gpu_recording *r);
 
 /* Write a file atomically (PATH.tmp.PID, then rename). */
 int gpu_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
