@@ -151,7 +151,7 @@ static void usage(FILE *out, int verify) {
     const char *sub = verify ? "verify" : "run";
     fprintf(out,
         "usage: fpemu %s OP [--round MODE] [--sat] [--tininess before|after] [--ftz] [--daz]\n"
-        "                 [--seed N] [--sr-bits R] [--nan canonical|x86]%s\n\n",
+        "                 [--seed N] [--sr-bits R] [--nan canonical|x86|cuda]%s\n\n",
         sub, verify ? " [--exact-nan] [--max-print K]" : "");
     if (verify)
         fprintf(out,
@@ -183,7 +183,8 @@ static void usage(FILE *out, int verify) {
         "  --ftz, --daz        flush tiny results to zero / read subnormal inputs as zero\n"
         "  --seed N, --sr-bits R     stochastic rounding stream (R random bits, 1..64; 0 = 64);\n"
         "                      draws advance by line, so a run is reproducible\n"
-        "  --nan canonical|x86 NaN policy (default canonical positive quiet NaN)\n");
+        "  --nan POLICY        NaN results: canonical (default; positive quiet NaN), x86 (SSE's\n"
+        "                      first-operand propagation), cuda (NVIDIA GPUs' all-ones NaN)\n");
     if (verify)
         fprintf(out,
             "  --exact-nan         NaN results must match bit for bit\n"
@@ -254,9 +255,9 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
             cfg->ctx.sr_bits = (int)s;
         } else if (is_opt(b, "nan")) {
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--nan" : "-nan")))
-                return cli_error(sub, "%s needs a NaN policy (canonical or x86)", a);
+                return cli_error(sub, "%s needs a NaN policy (canonical, x86 or cuda)", a);
             int p = fpemu_nan_policy_parse(v);
-            if (p < 0) return cli_error(sub, "unknown NaN policy '%s' (expected canonical or x86)", v);
+            if (p < 0) return cli_error(sub, "unknown NaN policy '%s' (expected canonical, x86 or cuda)", v);
             cfg->ctx.nan_policy = (fpemu_nan_policy)p;
         } else if (verify && !strcmp(b, "exact-nan")) {
             cfg->exact_nan = 1;

@@ -52,6 +52,8 @@ enum {
 typedef enum fpemu_nan_policy {
     FPEMU_NAN_CANONICAL = 0, /* positive canonical quiet NaN (0x7E00, 0x7FC0, 0x7FC00000, 0x7F e4m3, 0x80 fnuz) */
     FPEMU_NAN_X86,           /* x86 SSE: propagate the first NaN operand (quieted); default NaN is negative (0xFE00) */
+    FPEMU_NAN_CUDA,          /* NVIDIA GPUs: the positive NaN with every significand bit set (0x7FFF f16/bf16,
+                              * 0x7FFFFFFF f32, 0x7F e5m2/e4m3, 0x80 fnuz), whatever the operands */
     FPEMU_NAN_POLICY_COUNT
 } fpemu_nan_policy;
 

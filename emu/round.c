@@ -29,7 +29,7 @@ int fpemu_round_parse(const char *name) {
     return -1;
 }
 
-static const char *const nan_names[FPEMU_NAN_POLICY_COUNT] = {"canonical", "x86"};
+static const char *const nan_names[FPEMU_NAN_POLICY_COUNT] = {"canonical", "x86", "cuda"};
 const char *fpemu_nan_policy_name(fpemu_nan_policy p) { return (unsigned)p < FPEMU_NAN_POLICY_COUNT ? nan_names[p] : "?"; }
 int fpemu_nan_policy_parse(const char *name) {
     for (int i = 0; i < FPEMU_NAN_POLICY_COUNT; i++)
@@ -84,6 +84,8 @@ uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int
         }
         return emu__unstrip(f, canonical_nan(f, 1));
     }
+    if (ctx->nan_policy == FPEMU_NAN_CUDA && f->nan == FPEMU_NANS_IEEE)
+        return emu__unstrip(f, ((UINT64_C(1) << f->ebits) - 1) << f->mbits | ((UINT64_C(1) << f->mbits) - 1));
     return emu__unstrip(f, canonical_nan(f, 0));
 }
 

@@ -255,6 +255,48 @@ int main(void) {
         is_hex(fpemu_convert(F("f16"), F("f32"), 0xFFC12345, &c), 0xFE09, "x86 policy: f32 NaN payload's top bits kept");
     }
 
+    /* NaN policy cuda (measured on an H100: reports/gpu): every NaN result
+     * is the positive one with all significand bits set, whatever the
+     * operands' signs and payloads; flags as under any policy */
+    {
+        static const struct { const char *f; uint64_t nan, inf, ninf, one; } t[] = {
+            {"f16", 0x7FFF, 0x7C00, 0xFC00, 0x3C00},
+            {"bf16", 0x7FFF, 0x7F80, 0xFF80, 0x3F80},
+            {"f32", 0x7FFFFFFF, 0x7F800000, 0xFF800000, 0x3F800000},
+            {"f64", UINT64_C(0x7FFFFFFFFFFFFFFF), UINT64_C(0x7FF0000000000000), UINT64_C(0xFFF0000000000000),
+             UINT64_C(0x3FF0000000000000)},
+            {"e5m2", 0x7F, 0x7C, 0xFC, 0x3C}};
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+            const fpemu_format *g = F(t[i].f);
+            fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
+            c.nan_policy = FPEMU_NAN_CUDA;
+            uint64_t snan_neg = t[i].ninf | 1; /* a negative signalling NaN with payload 1 */
+            uint64_t r1 = fpemu_add(g, t[i].inf, t[i].ninf, &c);
+            unsigned f1 = c.flags;
+            c.flags = 0;
+            uint64_t r2 = fpemu_mul(g, snan_neg, t[i].one, &c);
+            unsigned f2 = c.flags;
+            c.flags = 0;
+            uint64_t r3 = fpemu_sqrt(g, t[i].ninf, &c);
+            ok(r1 == t[i].nan && r2 == t[i].nan && r3 == t[i].nan && f1 == NV && f2 == NV && c.flags == NV,
+               "cuda policy %s: inf - inf, -sNaN x 1, sqrt(-inf) all give %llX, invalid raised", t[i].f,
+               (unsigned long long)t[i].nan);
+        }
+        fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
+        c.nan_policy = FPEMU_NAN_CUDA;
+        is_hex(fpemu_convert(F("f16"), F("f32"), 0xFFC12345, &c), 0x7FFF, "cuda policy: f32 -> f16 of a negative NaN: 0x7FFF");
+        is_hex(fpemu_convert(F("e4m3"), F("f32"), 0x7FC00000, &c), 0x7F, "cuda policy: e4m3's one NaN, 0x7F");
+        is_hex(fpemu_convert(F("e4m3fnuz"), F("f32"), 0x7FC00000, &c), 0x80, "cuda policy: fnuz's NaN stays 0x80");
+        is_int(fpemu_nan_policy_parse("cuda"), FPEMU_NAN_CUDA, "policy name 'cuda' parses");
+        float src[40];
+        uint16_t dst[40];
+        for (int i = 0; i < 40; i++) src[i] = i % 7 == 3 ? -NAN : (float)i; /* NaNs among the vector lanes */
+        fpemu_encode_f32(F("bf16"), dst, src, 40, &c, NULL);
+        int good = 1;
+        for (int i = 0; i < 40; i++) good &= i % 7 == 3 ? dst[i] == 0x7FFF : dst[i] != 0x7FFF;
+        ok(good, "cuda policy: the array cast's NaN elements are 0x7FFF too");
+    }
+
     /* min, max, compare */
     {
         fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
