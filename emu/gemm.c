@@ -608,7 +608,10 @@ static int f32_kernel_ok(const gemm_config *cfg) {
     if (lo <= m->nfrac - 126 || hi > 120) return 0;
     /* a block result is 0 or >= 2^(lo - nfrac): at least thr = 2^(nfrac - 126) (gemm_kernel.c) */
     if (lo - 2 < 2 * m->nfrac - 126 || m->nfrac < 0 || m->nfrac > 100) return 0;
-    if (m->has_emax_floor) return 0;
+    /* a floor at or below every product's and c's exponent never acts
+     * (h100's -133 with f16 or fp8 inputs); c's exponent is at least fc's
+     * emin (a subnormal c counts at emin, a zero one not at all) */
+    if (m->has_emax_floor && (m->emax_floor > lo || m->emax_floor > m->fc->emin)) return 0;
     int B = m->block > 0 ? m->block : 0;
     if (B <= 0 || (double)(B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
     return 1;

@@ -275,7 +275,7 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
         if (t[i].E > emax) emax = t[i].E;
     }
     if (emax == INT_MIN) /* every term zero and none counts */
-        return fpemu_round_pack(&m->outf, allneg, 0, 0, 0, &rs->ctx);
+        return fpemu_round_pack(&m->outf, allneg && !m->zero_plus, 0, 0, 0, &rs->ctx);
     if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
     const int q = emax - nfrac; /* the alignment quantum is 2^q */
     i128 sum = 0;
@@ -299,7 +299,7 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
     }
     if (sum == 0) {
         int s = anynz ? rs->ctx.round == FPEMU_RDN : allneg;
-        return fpemu_round_pack(&m->outf, s, 0, 0, 0, &rs->ctx);
+        return fpemu_round_pack(&m->outf, s && !m->zero_plus, 0, 0, 0, &rs->ctx);
     }
     int neg = sum < 0;
     u128 mag = neg ? (u128)(-sum) : (u128)sum;
@@ -310,6 +310,8 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
     uint64_t r = fpemu_round_pack(&m->outf, neg, (uint64_t)mag, exp, sticky, &rs->ctx);
     if ((rs->ctx.flags & FPEMU_FLAG_OVERFLOW) && m->overflow_inf && m->fd->inf != FPEMU_INF_NONE)
         r = inf_code(m->fd, neg);
+    else if (m->zero_plus && neg && fpemu_classify(&m->outf, r) == FPEMU_CLASS_ZERO)
+        r = fpemu_round_pack(&m->outf, 0, 0, 0, 0, &rs->ctx); /* a negative sum rounded to zero: +0 */
     rs->ctx.flags |= before;
     return r;
 }
@@ -594,19 +596,22 @@ uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b
     return dot_any(m, &in, k, c, flags);
 }
 
+/* Exact int32 accumulation. Wrapping: one sum, taken mod 2^32. .satfinite:
+ * each instruction (block products, 0 = all k) clamps its own result,
+ * which is the next one's c (H100, measured: reports/gpu). */
 int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c) {
     int64_t s = c;
+    size_t B = m->int_sat && m->block > 0 ? (size_t)m->block : k;
     for (size_t i = 0; i < k; i++) {
         int32_t x = m->a_signed ? (int8_t)a[i] : (uint8_t)a[i];
         int32_t y = m->b_signed ? (int8_t)b[i] : (uint8_t)b[i];
-        s += (int64_t)x * y;
-        if (m->int_sat) { /* .satfinite clamps the final result; the sum of <= 2^32 products fits int64 */ }
+        s += (int64_t)x * y; /* <= 2^32 products of at most 2^16 fit int64 */
+        if (m->int_sat && ((i + 1) % B == 0 || i + 1 == k)) {
+            if (s > INT32_MAX) s = INT32_MAX;
+            if (s < INT32_MIN) s = INT32_MIN;
+        }
     }
-    if (m->int_sat) {
-        if (s > INT32_MAX) s = INT32_MAX;
-        if (s < INT32_MIN) s = INT32_MIN;
-        return (int32_t)s;
-    }
+    if (m->int_sat) return (int32_t)s;
     return (int32_t)(uint32_t)(uint64_t)s;
 }
 
@@ -769,6 +774,14 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
         m->out_mant = (ca & IN_FP8) ? row->fp8_mant : 23;
     }
     if (!strcmp(name, "b200")) m->group = 16, m->group_nfrac = 35, m->group_block = 64;
+    if (!strcmp(name, "h100")) {
+        /* measured on an H100 (reports/gpu, DESIGN.md section 7's open
+         * points): a zero c takes no part in emax, emax is clamped from
+         * below at -133, and no result is -0 */
+        m->zero_c = 0;
+        m->has_emax_floor = 1, m->emax_floor = -133;
+        m->zero_plus = 1;
+    }
     return mma_model_finish(m, err, errlen);
 }
 
@@ -787,6 +800,7 @@ int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_sig
     snprintf(m->device, sizeof m->device, "%s s8/u8 (exact int32)", name);
     m->kind = MMA_KIND_INT;
     m->a_signed = a_signed, m->b_signed = b_signed, m->int_sat = saturate;
+    m->block = strcmp(name, "exact") ? 32 : 0; /* mma.sync m16n8k32: 32 products per instruction */
     return 0;
 }
 
@@ -848,6 +862,10 @@ int mma_model_set(mma_model *m, const char *key, const char *value, char *err, s
         if (!strcmp(value, "emin")) *dst = 1;
         else if (!strcmp(value, "ignore")) *dst = 0;
         else BAD("option %s: expected emin or ignore, got '%s'", key, value);
+    } else if (!strcmp(key, "zero_sign")) {
+        if (!strcmp(value, "ieee")) m->zero_plus = 0;
+        else if (!strcmp(value, "plus")) m->zero_plus = 1;
+        else BAD("option zero_sign: expected ieee or plus, got '%s'", value);
     } else if (!strcmp(key, "nan")) {
         if (!strcmp(value, "allones")) m->nan_allones = 1;
         else if (!strcmp(value, "canonical")) m->nan_allones = 0;
@@ -865,7 +883,8 @@ int mma_model_set(mma_model *m, const char *key, const char *value, char *err, s
         m->group_block = v;
     } else {
         BAD("unknown model option '%s' (expected block, nfrac, align, normalize, chain, out_round, out_mant, "
-            "subnormals, tf32_truncate, emax_floor, overflow, zero_c, zero_product, nan, group, group_nfrac, group_block)", key);
+            "subnormals, tf32_truncate, emax_floor, overflow, zero_c, zero_product, zero_sign, nan, group, group_nfrac, "
+            "group_block)", key);
     }
 #undef BAD
     return mma_model_finish(m, err, errlen);
@@ -874,19 +893,20 @@ int mma_model_set(mma_model *m, const char *key, const char *value, char *err, s
 int mma_model_describe(const mma_model *m, char *buf, size_t len) {
     static const char *kinds[] = {"block-fma", "exact", "fma-seq", "pairwise", "int"};
     if (m->kind == MMA_KIND_INT)
-        return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s", m->name, m->a_signed ? "s8" : "u8",
-                        m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap");
+        return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s block=%d", m->name,
+                        m->a_signed ? "s8" : "u8", m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap",
+                        m->block);
     char floor[24];
     if (m->has_emax_floor) snprintf(floor, sizeof floor, "%d", m->emax_floor);
     else snprintf(floor, sizeof floor, "none");
     return snprintf(buf, len,
                     "model=%s kind=%s a=%s b=%s c=%s d=%s block=%d nfrac=%d align=%s normalize=%s chain=%s "
                     "out_round=%s out_mant=%d subnormals=%s tf32_truncate=%d emax_floor=%s overflow=%s "
-                    "zero_c=%s zero_product=%s group=%d",
+                    "zero_c=%s zero_product=%s zero_sign=%s group=%d",
                     m->name, kinds[m->kind], m->fa->name, m->fb->name, m->fc->name, m->fd->name, m->block,
                     m->kind == MMA_KIND_BLOCK ? m->nfrac : -1, m->align == MMA_ALIGN_RD ? "rd" : "rz",
                     m->norm == MMA_NORM_EACH ? "each" : "end", m->chain == MMA_CHAIN_F32_ADD ? "f32-add" : "rounded",
                     fpemu_round_name(m->out_round), m->out_mant, m->flush_subnormals ? "flush" : "keep",
                     m->tf32_truncate, floor, m->overflow_inf ? "inf" : "max", m->zero_c ? "emin" : "ignore",
-                    m->zero_product ? "emin" : "ignore", m->group);
+                    m->zero_product ? "emin" : "ignore", m->zero_plus ? "plus" : "ieee", m->group);
 }

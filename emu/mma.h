@@ -82,6 +82,9 @@ typedef struct mma_model {
     int zero_product;          /* 1: a zero product counts with ea+eb (the zero
                                 * operand at its format's minimum exponent);
                                 * 0: it takes no part in emax (MMA-Sim) */
+    int zero_plus;             /* 1: every zero result is +0 (H100, measured:
+                                * reports/gpu); 0: IEEE signs (-0 + -0 = -0,
+                                * a negative result rounded to zero is -0) */
     int nan_allones;           /* NaN results are the positive all-ones pattern
                                 * (0x7FFFFFFF, 0x7FFF: what NVIDIA parts return);
                                 * 0: the core's canonical quiet NaN */
@@ -116,7 +119,10 @@ int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_sig
 /* Override one parameter: key is one of block, nfrac, align (rz|rd),
  * normalize (end|each), chain (rounded|f32-add), out_round (rne|rtz|...),
  * out_mant, subnormals (keep|flush), tf32_truncate (0|1), emax_floor
- * (none|N), overflow (inf|max), group. Returns 0 or -1 with a message. */
+ * (none|N), overflow (inf|max), zero_c / zero_product (emin|ignore),
+ * zero_sign (ieee|plus), nan (allones|canonical), group. int models take
+ * block only (products per instruction: .satfinite clamps each one's
+ * result). Returns 0 or -1 with a message. */
 int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen);
 /* Recompute derived fields after editing the struct by hand. */
 int mma_model_finish(mma_model *m, char *err, size_t errlen);

@@ -169,6 +169,56 @@ int main(void) {
         free(A3);
     }
 
+    /* h100's measured rules in the kernel (emax floor -133, zero c ignored,
+     * no -0 result), on bf16 and tf32 inputs near 2^-70 (products near the
+     * floor, many below f32's range), signed zeros in A and C, a zero C row */
+    {
+        static const char *fm[] = {"bf16", "tf32"};
+        float *A4 = malloc(sizeof(float) * M * K), *B4 = malloc(sizeof(float) * K * N), *C4 = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < M * K; i++) A4[i] = (i % 5 == 0) ? -0.0f : ldexpf(nrand(), -70 - (int)(urand() * 8));
+        for (int i = 0; i < K * N; i++) B4[i] = ldexpf(nrand(), -70 - (int)(urand() * 8));
+        for (int i = 0; i < M * N; i++) C4[i] = i < N ? 0.0f : (i % 3 == 0) ? -0.0f : ldexpf(nrand(), -140);
+        for (int k = 0; k < K; k++) A4[3 * K + k] = -0.0f, B4[(size_t)k * N] = fabsf(B4[(size_t)k * N]);
+        C4[3 * N] = -0.0f; /* D[3][0] = -0 + K products -0: IEEE -0, h100 +0 */
+        for (size_t fi = 0; fi < 2; fi++) {
+            gemm_config cfg;
+            gemm_stats st;
+            char err[256];
+            if (gemm_config_init(&cfg, "h100", fm[fi], fm[fi], err, sizeof err) ||
+                gemm_config_set_scaling(&cfg, "none", err, sizeof err))
+                bail("%s", err);
+            gemm_f32(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, D, N, &st);
+            gemm_f32_reference(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, R, N, NULL);
+            int negz = 0, tiny = 0;
+            for (int i = 0; i < M * N; i++) negz += D[i] == 0 && signbit(D[i]), tiny += D[i] != 0 && fabsf(D[i]) < 0x1p-126f;
+            ok(cmp(D, R, M * N, fm[fi]) == 0 && negz == 0 && tiny > 0,
+               "h100 %s near the emax floor, signed zeros: kernel %d == reference, no -0 (%d subnormal results)",
+               fm[fi], st.kernel, tiny);
+        }
+        free(A4), free(B4), free(C4);
+        /* every product -0 and C = -0: IEEE gives -0, h100 +0 (a -0 C sends the
+         * element to the scalar model; the kernel never makes -0 from a +0 c) */
+        float Az[4 * 40], Bz[40 * 4], Cz[16], Dz[16], Rz[16];
+        for (int i = 0; i < 160; i++) Az[i] = -0.0f, Bz[i] = 1.0f + (float)(i % 3);
+        for (int i = 0; i < 16; i++) Cz[i] = -0.0f;
+        for (int zs = 0; zs < 2; zs++) {
+            gemm_config cfg;
+            gemm_stats st;
+            char err[256];
+            if (gemm_config_init(&cfg, "h100", "bf16", "bf16", err, sizeof err) ||
+                gemm_config_set_scaling(&cfg, "none", err, sizeof err) ||
+                mma_model_set(&cfg.model, "zero_sign", zs ? "ieee" : "plus", err, sizeof err))
+                bail("%s", err);
+            gemm_f32(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Dz, 4, &st);
+            gemm_f32_reference(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Rz, 4, NULL);
+            int neg = 0;
+            for (int i = 0; i < 16; i++) neg += Dz[i] == 0 && signbit(Dz[i]);
+            ok(cmp(Dz, Rz, 16, "zero sign") == 0 && neg == (zs ? 16 : 0),
+               "h100 bf16 zero_sign=%s: -0 + 40 products -0 gives %s0 (kernel %d == reference)", zs ? "ieee" : "plus",
+               zs ? "-" : "+", st.kernel);
+        }
+    }
+
     /* the f32 vectorised kernel is used for fp8/f16 presets, the f64 one for bf16 */
     {
         gemm_config cfg;

@@ -201,5 +201,61 @@ int main(void) {
         is_int(mma_dot_int(&m, a, b, 2, INT32_MAX), INT32_MAX, "s8 saturates with satfinite");
         is_int(mma_model_preset_int(&m, "v100", 1, 1, 0, err, sizeof err), -1, "v100 has no IMMA");
     }
+
+    /* H100 regression vectors: outputs of an H100 80GB HBM3 (fpemu-gpu
+     * validate, reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.md), each one
+     * a case the preset got wrong before it was fitted to the hardware */
+    {
+        mma_model m = model("h100", "bf16", "f32");
+        const double h = 1 + 0x1p-7;
+        /* emax floor -133 with a zero c ignored: (1+2^-7)^2 2^(j+14) + n1 n2 2^j */
+        static const struct { int j, n1, n2; uint32_t d; } fl[] = {
+            {-159, 13, 59, 0x10}, {-158, 1, 255, 0x21}, {-157, 1, 255, 0x42}, {-156, 1, 127, 0x83},
+            {-155, 1, 63, 0x105}, {-154, 1, 31, 0x209}, {-153, 1, 15, 0x411}};
+        for (int i = 0; i < 7; i++) {
+            int e0 = fl[i].j + 14, j = fl[i].j;
+            double pa[2] = {h * ldexp(1.0, e0 / 2), ldexp(fl[i].n1, j / 2)};
+            double pb[2] = {h * ldexp(1.0, e0 - e0 / 2), ldexp(fl[i].n2, j - j / 2)};
+            is_hex(run16(&m, 0.0, 2, pa, pb), fl[i].d, "h100 bf16 emax floor, lowest bits 2^%d: the H100's %X", j, fl[i].d);
+        }
+        double one[1] = {1}, two[1] = {2}, p104[1] = {0x1p104}, p103[1] = {0x1p103}, p127[1] = {0x1p127};
+        is_hex(run16(&m, 0x1.fffffep127, 1, p104, one), 0x7F800000, "h100 bf16: FLT_MAX + 2^104 under RZ is +inf");
+        is_hex(run16(&m, 0x1.fffffep127, 1, p103, one), 0x7F7FFFFF, "h100 bf16: FLT_MAX + 2^103 stays FLT_MAX");
+        is_hex(run16(&m, 0.0, 1, p127, two), 0x7F800000, "h100 bf16: 2^127 * 2 is +inf");
+        double tiny_a[1] = {-0x1p-75}, tiny_b[1] = {0x1p-75};
+        is_hex(run16(&m, -0.0, 1, tiny_a, tiny_b), 0, "h100 bf16: -0 - 2^-150 rounds toward zero to +0");
+        mma_model m16 = model("h100", "f16", "f32");
+        double za[16], zb[16];
+        for (int i = 0; i < 16; i++) za[i] = -0.0, zb[i] = 0.0;
+        is_hex(run16(&m16, -0.0, 16, za, zb), 0, "h100 f16: -0 + 16 products (-0)(+0) is +0");
+        mma_model m0 = model("a100", "f16", "f32");
+        is_hex(run16(&m0, -0.0, 16, za, zb), 0x80000000, "a100 (not measured): the IEEE sign, -0");
+        /* .satfinite clamps each instruction's result (K = 32), not only the last */
+        static const char *v =
+            "7FFE7729 00 80 FF 00 7F 7F 7F 00 80 B2 81 20 8B 00 01 08 7F 80 81 00 0A 7F 81 00 80 80 80 77 01 "
+            "01 51 A8 80 17 72 01 00 80 FF 05 00 FF 7F 7F 81 00 01 80 FF 7F 80 FF 7F FF 81 80 81 BF 80 80 09 "
+            "7F 80 AD 51 81 01 81 00 7F 31 00 81 00 81 2D 94 00 7F 7F 00 01 C2 7F 01 1E 81 80 FF FD 5B 7F 7F "
+            "FF 26 00 5A E0 80 80 01 7F 80 7F 80 80 01 09 01 81 00 81 7F 81 37 7F 01 81 01 FF 00 01 81 81 7F "
+            "FF 81 81 01 00 FF 80 7D 01 FC 80 80 80 23 00 FF 00 81 7F 00 FF 7F 80 9C 7F 81 FF FF 81 01 80 00 "
+            "80 01 81 7F 83 01 AD 76 80 02 9F 8A 10 C6 7F 01 E3 FF 81 75 81 80 7F 7F 81 01 00 7F 01 01 80 00 "
+            "F7 81 00 7F 00 80 81 81 FF 80 7E 7F E8 7F 80 81 FF 00 18 FF FF 01 25 00 81 81 81 00 01 FF 00 FF "
+            "81 01 00 01 80 FF 01 76 81 7F 82 01 AB 7F EE 00 00 01 FF 2D FF 00 8E 81 80 7F FF 80 00 F8 00 80 "
+            "00 FF 80";
+        int32_t c = 0, a[128], b[128];
+        int n = 0, pos = 0, used;
+        unsigned x;
+        if (sscanf(v, "%X%n", &x, &used) == 1) c = (int32_t)x, pos = used;
+        while (n < 256 && sscanf(v + pos, "%X%n", &x, &used) == 1) {
+            if (n % 2) b[n / 2] = (int8_t)x;
+            else a[n / 2] = (int8_t)x;
+            n++, pos += used;
+        }
+        mma_model mi;
+        char err[256];
+        if (n != 256 || mma_model_preset_int(&mi, "h100", 1, 1, 1, err, sizeof err)) bail("s8 vector or preset");
+        is_hex((uint32_t)mma_dot_int(&mi, a, b, 128, c), 0x7FFDEEB4, "h100 s8 satfinite, 4 chained instructions: the H100's 7FFDEEB4");
+        if (mma_model_set(&mi, "block", "0", err, sizeof err)) bail("%s", err);
+        is_hex((uint32_t)mma_dot_int(&mi, a, b, 128, c), 0x7FFE46E5, "... and 7FFE46E5 with one clamp at the end (block=0)");
+    }
     return done_testing();
 }
