@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tap.h"
 #include "../gpu/host/harness.h"
 
@@ -350,7 +351,7 @@ static void test_fake_validation(void) {
             /* and the model value is the probe's RZ answer, 4.0f (0x40800000) */
             is_hex(md, 0x40800000, "h100 model: c = 1+2^-23+2^-22 plus 3 x 1 rounds toward zero to 4");
         }
-        ok(strstr(rep, "echo '3F800000' | fpemu run f32_to_f16 --round rne   # => gpu 3C01, model 3C00") != NULL,
+        ok(strstr(rep, "echo '3F800000' | fpemu run f32_to_f16 --round rne --nan cuda   # => gpu 3C01, model 3C00") != NULL,
            "report has the replayable conversion line");
         free(rep);
     }
@@ -450,6 +451,84 @@ static void test_probe(void) {
     }
 }
 
+
+/* A recording replays the device's answers bit for bit, refuses a call it
+ * does not hold, and --set changes the model compared with. */
+static void test_record_replay(void) {
+    gpu_backend fake, rec, rep;
+    gpu_fake fk = {"h100", 90, -1, NULL};
+    gpu_recording r, q;
+    gpu_validate_opts o;
+    gpu_reference ref;
+    gpu_kind_result a, b;
+    char err[512], path[] = "/tmp/t_gpu_host_recXXXXXX", v[64];
+    int fd = mkstemp(path);
+    if (fd < 0) bail("mkstemp");
+    close(fd);
+    gpu_fake_backend(&fake, &fk);
+    gpu_validate_opts_init(&o);
+    o.seed = seed, o.cases = 256;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    gpu_record_backend(&rec, &r, &fake);
+    const gpu_kind *k = gpu_kind_get(GPU_MMA_BF16), *kc = gpu_kind_get(GPU_CVT_F16_RN);
+    int rc = gpu_record_header(&r, "cc", "90", err, sizeof err) || gpu_reference_init(&ref, k, "h100", 90, err, sizeof err) ||
+             gpu_validate_kind(&rec, &ref, &o, &a, err, sizeof err) || gpu_record_write(&r, path, err, sizeof err);
+    ok(!rc && r.calls > 0, "recorded %llu calls of the fake bf16 mma: %s", (unsigned long long)r.calls, rc ? err : "ok");
+    uint64_t calls = r.calls;
+    gpu_recording_free(&r);
+    rc = gpu_replay_open(&rep, &q, path, err, sizeof err) || gpu_replay_header(&q, "cc", v, sizeof v) ||
+         gpu_validate_kind(&rep, &ref, &o, &b, err, sizeof err);
+    ok(!rc && !strcmp(v, "90") && gpu_replay_done(&q) && q.calls == calls && b.total.cases == a.total.cases &&
+           b.total.mismatches == 0,
+       "replayed: header cc=%s, %llu calls, %llu cases, 0 mismatches", v, (unsigned long long)q.calls,
+       (unsigned long long)b.total.cases);
+    gpu_kind_result_free(&b);
+    gpu_recording_free(&q);
+    /* another model over the same answers: zero_c counted at emin moves some tiny bf16 sums */
+    memset(&b, 0, sizeof b);
+    rc = gpu_replay_open(&rep, &q, path, err, sizeof err) || gpu_reference_set(&ref, "emax_floor", "none", err, sizeof err) ||
+         gpu_reference_set(&ref, "zero_c", "emin", err, sizeof err) || gpu_validate_kind(&rep, &ref, &o, &b, err, sizeof err);
+    ok(!rc && b.total.mismatches > 0 && strstr(ref.replay, "--set zero_c=emin") && strstr(ref.model_name, "zero_c=emin"),
+       "--set zero_c=emin over the recording: %llu mismatches, replay line '%s'", (unsigned long long)b.total.mismatches,
+       ref.replay);
+    gpu_kind_result_free(&b);
+    gpu_recording_free(&q);
+    is_int(gpu_reference_set(&ref, "zero_c", "sometimes", err, sizeof err), -1, "--set with a bad value: %s", err);
+    /* a call the recording does not hold (another seed, another kind) */
+    memset(&b, 0, sizeof b);
+    o.seed = seed + 1;
+    rc = gpu_replay_open(&rep, &q, path, err, sizeof err) || gpu_reference_init(&ref, k, "h100", 90, err, sizeof err);
+    ok(!rc && gpu_validate_kind(&rep, &ref, &o, &b, err, sizeof err) == -1 && strstr(err, "differs from the recorded"),
+       "replay with another seed is refused: %.120s", err);
+    gpu_kind_result_free(&b);
+    gpu_recording_free(&q);
+    memset(&b, 0, sizeof b);
+    o.seed = seed;
+    rc = gpu_replay_open(&rep, &q, path, err, sizeof err) || gpu_reference_init(&ref, kc, "h100", 90, err, sizeof err);
+    ok(!rc && gpu_validate_kind(&rep, &ref, &o, &b, err, sizeof err) == -1, "replay of another kind is refused");
+    gpu_kind_result_free(&b);
+    gpu_recording_free(&q);
+    /* not a recording */
+    FILE *f = fopen(path, "w");
+    if (f) fputs("hello\n", f), fclose(f);
+    ok(gpu_replay_open(&rep, &q, path, err, sizeof err) == -1 && strstr(err, "not a recording"), "garbage file: %s", err);
+    unlink(path);
+    ok(gpu_replay_open(&rep, &q, path, err, sizeof err) == -1 && strstr(err, "cannot open"), "missing file: %s", err);
+    gpu_kind_result_free(&a);
+}
+
+/* What the H100 showed outside the MMA model: every NaN from cvt and from
+ * sm_90's f32 add of the fp8 mma.sync path is 0x7FFF / 0x7FFFFFFF. */
+static void test_cuda_nans(void) {
+    gpu_reference ref;
+    char err[256];
+    if (gpu_reference_init(&ref, gpu_kind_get(GPU_CVT_F16_RN), "h100", 90, err, sizeof err)) bail("%s", err);
+    is_hex(gpu_reference_cvt(&ref, 0xFF8154B1), 0x7FFF, "cvt.rn.f16.f32 of a negative sNaN: the H100's 7FFF");
+    if (gpu_reference_init(&ref, gpu_kind_get(GPU_MMA_E4M3), "h100", 90, err, sizeof err)) bail("%s", err);
+    uint64_t a[32] = {0x7F}, b[32] = {0x38};
+    is_hex(gpu_reference_dot(&ref, a, b, 32, 0x3F800000), 0x7FFFFFFF, "sm_90 e4m3 mma.sync with a NaN input: 7FFFFFFF");
+}
+
 int main(void) {
     seed = tap_seed(20261122);
     test_table();
@@ -461,5 +540,7 @@ int main(void) {
     test_all_kinds_fake();
     test_fp8_sm90_path();
     test_probe();
+    test_record_replay();
+    test_cuda_nans();
     return done_testing();
 }

@@ -402,39 +402,49 @@ static void add_value_case(builder *bd, const char *what, double c, const double
 /* DESIGN.md section 7's open points that random inputs rarely settle,
  * each case with both signs. Only bf16 and tf32 inputs reach them (their
  * products span the f32 range and beyond).
- * - the emax floor: products near 2^-145 with c = 0, whose exact sum is a
- *   multiple of the f32 quantum 2^-149; truncating the terms below 2^-151
- *   (a zero c counted at f32's emin, -126, with nfrac 25) or 2^-158 (emax
- *   clamped at -133) moves an RZ output down by 2^-149, no clamp at all
- *   keeps it: floor A 17*2^-149 (either clamp: 16), floor B 521*2^-149
- *   (clamp at -126 only: 520);
+ * - the emax floor: c = 0 and two positive products, (1 + 2^-7)^2 *
+ *   2^(j+14) and n1 * n2 * 2^j (odd, 8-bit factors), whose exact sum is a multiple of
+ *   f32's quantum 2^-149 and whose lowest bits are 2^j. With emax clamped
+ *   at F (nfrac 25: terms truncated to multiples of 2^(F-25)), the RZ
+ *   output is exact iff F - 25 <= j, and one quantum lower otherwise; a
+ *   zero c counted at f32's emin (-126) clamps like F = -126. So j = -159
+ *   .. -153 place F (or its absence: all exact);
  * - f32 overflow under RZ: exact sums 2^128 (FLT_MAX + 2^104; 2^127 * 2,
- *   c = 0) give FLT_MAX or inf; FLT_MAX + 2^103 stays below 2^128. */
+ *   c = 0) give FLT_MAX or inf; FLT_MAX + 2^103 stays below 2^128;
+ * - the sign of zero: -0 + (-2^-75 * 2^-75) and +0 + that (a negative
+ *   sum below f32's range: IEEE RZ gives -0), and -0 + K products -0 * 1. */
 static void open_point_cases(builder *bd) {
+    static const struct { int j, n1, n2; } fl[] = {{-159, 13, 59}, {-158, 1, 255}, {-157, 1, 255}, {-156, 1, 127},
+                                                    {-155, 1, 63}, {-154, 1, 31}, {-153, 1, 15}};
     const double h = 1 + 0x1p-7;
-    const double fa_a[2] = {h * 0x1p-72, 13 * 0x1p-80}, fa_b[2] = {h * 0x1p-73, 59 * 0x1p-79};
-    const double fb_a[2] = {h * 0x1p-70, 1.9375 * 0x1p-75}, fb_b[2] = {h * 0x1p-70, 0x1p-75};
-    const double ov_a[3] = {0x1p104, 0x1p103, 0x1p127}, ov_b[1] = {1}, two[1] = {2};
+    const double ov_a[3] = {0x1p104, 0x1p103, 0x1p127}, one[1] = {1}, two[1] = {2};
     for (int sg = 0; sg < 2; sg++) {
-        double s = sg ? -1 : 1, na[2];
+        double s = sg ? -1 : 1, na[2], nb[2];
         const char *neg = sg ? ", negated" : "";
         char what[64];
-        na[0] = s * fa_a[0], na[1] = s * fa_a[1];
-        snprintf(what, sizeof what, "open point emax floor A%s", neg);
-        add_value_case(bd, what, s * 0.0, na, fa_b, 2);
-        na[0] = s * fb_a[0], na[1] = s * fb_a[1];
-        snprintf(what, sizeof what, "open point emax floor B%s", neg);
-        add_value_case(bd, what, s * 0.0, na, fb_b, 2);
+        for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+            int e0 = fl[i].j + 14, lo = fl[i].j;
+            na[0] = s * h * ldexp(1.0, e0 / 2), nb[0] = h * ldexp(1.0, e0 - e0 / 2);
+            na[1] = s * ldexp(fl[i].n1, lo / 2), nb[1] = ldexp(fl[i].n2, lo - lo / 2); /* n1 n2 2^j */
+            snprintf(what, sizeof what, "open point emax floor j=%d%s", lo, neg);
+            add_value_case(bd, what, s * 0.0, na, nb, 2);
+        }
         na[0] = s * ov_a[0];
         snprintf(what, sizeof what, "open point RZ overflow FLT_MAX+2^104%s", neg);
-        add_value_case(bd, what, s * 0x1.fffffep127, na, ov_b, 1);
+        add_value_case(bd, what, s * 0x1.fffffep127, na, one, 1);
         na[0] = s * ov_a[1];
         snprintf(what, sizeof what, "open point RZ FLT_MAX+2^103%s", neg);
-        add_value_case(bd, what, s * 0x1.fffffep127, na, ov_b, 1);
+        add_value_case(bd, what, s * 0x1.fffffep127, na, one, 1);
         na[0] = s * ov_a[2];
         snprintf(what, sizeof what, "open point RZ overflow 2^127*2%s", neg);
         add_value_case(bd, what, s * 0.0, na, two, 1);
+        na[0] = -0x1p-75, nb[0] = 0x1p-75;
+        snprintf(what, sizeof what, "open point zero sign: %s0 - 2^-150", sg ? "-" : "+");
+        add_value_case(bd, what, s * 0.0, na, nb, 1);
     }
+    double za[GPU_CASE_KMAX], ones[GPU_CASE_KMAX]; /* every product -0 (zero operands pad the others with +0) */
+    for (int i = 0; i < GPU_CASE_KMAX; i++) za[i] = -0.0, ones[i] = 1;
+    add_value_case(bd, "open point zero sign: -0 + K x (-0)*1", -0.0, za, ones, bd->k->k);
 }
 
 static void adversarial_float(builder *bd) {

@@ -36,9 +36,9 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
     r->kind = k;
     if (gpu_kind_formats(k, &r->f, err, errlen)) return -1;
     if (k->op == GPU_OP_CVT) {
-        snprintf(r->model_name, sizeof r->model_name, "fpemu_convert %s%s", fpemu_round_name((fpemu_round)k->round),
-                 k->satfinite ? " sat" : "");
-        snprintf(r->replay, sizeof r->replay, "fpemu run f32_to_%s --round %s%s", r->f.d->name,
+        snprintf(r->model_name, sizeof r->model_name, "fpemu_convert %s%s nan=cuda",
+                 fpemu_round_name((fpemu_round)k->round), k->satfinite ? " sat" : "");
+        snprintf(r->replay, sizeof r->replay, "fpemu run f32_to_%s --round %s%s --nan cuda", r->f.d->name,
                  fpemu_round_name((fpemu_round)k->round), k->satfinite ? " --sat" : "");
         return 0;
     }
@@ -114,6 +114,7 @@ static uint64_t dot_fp8_via_f16(const gpu_reference *r, const uint64_t *a, const
                 }
         uint64_t t = mma_dot(&r->f16model, pa, pb, (size_t)n, 0, NULL);
         fpemu_ctx_init(&ctx);
+        ctx.nan_policy = FPEMU_NAN_CUDA; /* FADD's NaN: 0x7FFFFFFF */
         acc = fpemu_add(r->f32, acc, t, &ctx);
     }
     return acc;
@@ -137,6 +138,7 @@ uint64_t gpu_reference_cvt(const gpu_reference *r, uint32_t x) {
     fpemu_ctx_init(&ctx);
     ctx.round = (fpemu_round)r->kind->round;
     ctx.sat = r->kind->satfinite;
+    ctx.nan_policy = FPEMU_NAN_CUDA; /* measured: every NaN result is the all-ones one (reports/gpu) */
     return fpemu_convert(r->f.d, r->f.a, x, &ctx);
 }
 
