@@ -1,0 +1,82 @@
+#!/bin/sh
+# t_gpu_replay.sh: the H100's recorded outputs (reports/gpu/*.rec.xz, from
+# `fpemu-gpu validate --record` on the device) replayed against the current
+# emu models, on any machine: every instruction kind must still agree bit
+# for bit, the recorded probe must still match the h100 preset, and the
+# model parameters fitted to the hardware must each matter (changing one
+# brings mismatches back), so a model change that the silicon contradicts
+# fails here, without a GPU.
+bindir=$(dirname "${FPEMU_BIN:-bin/fpemu}")
+bin="$bindir/fpemu-gpu"
+rec=reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.rec.xz
+prec=reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.probe.rec.xz
+if [ ! -x "$bin" ]; then
+    echo "1..0 # SKIP $bin not built (no nvcc)"
+    exit 0
+fi
+if ! command -v xz >/dev/null 2>&1; then
+    echo "1..0 # SKIP xz not installed (the recordings are xz-compressed)"
+    exit 0
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+echo "1..6"
+xz -dc "$rec" >"$tmp/rec" && xz -dc "$prec" >"$tmp/prec"
+n=0
+
+# replay with the options of the recorded run (its header says them)
+replay() {
+    "$bin" validate --replay "$tmp/rec" --cases 100000 --seed 1 --stdout "$@" >"$tmp/out" 2>"$tmp/err"
+}
+
+replay
+rc=$?
+lines=$(grep -c '^instruction=.* mismatches=0$' "$tmp/out")
+n=$((n + 1))
+if [ $rc -eq 0 ] && [ "$lines" -eq 23 ]; then
+    echo "ok $n - the H100 recording: 23 instruction kinds, 0 mismatches against today's models"
+else
+    echo "not ok $n - the H100 recording: exit $rc, $lines of 23 kinds without mismatches"
+    grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^/# /'
+    sed 's/^/# /' "$tmp/err" | head -5
+fi
+n=$((n + 1))
+if grep -q '^- backend: replay, emu preset: h100' "$tmp/out" && grep -q '^- device: NVIDIA H100 80GB HBM3' "$tmp/out"; then
+    echo "ok $n - the replayed report names the recorded device and says replay"
+else
+    echo "not ok $n - replayed report header"
+    head -8 "$tmp/out" | sed 's/^/# /'
+fi
+
+# each fitted parameter, set back to the value the preset had before the
+# hardware run, brings mismatches back in the kinds it concerns
+check() { # what, set option, kinds that must now mismatch (grep -E)
+    what=$1 opt=$2 kinds=$3
+    replay --set "$opt"
+    rc=$?
+    bad=$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^instruction=\([^ ]*\).*/\1/' | tr '\n' ' ')
+    want=$(grep '^instruction=' "$tmp/out" | grep -E "$kinds" | grep -c -v 'mismatches=0$')
+    all=$(grep '^instruction=' "$tmp/out" | grep -c -E "$kinds")
+    n=$((n + 1))
+    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ]; then
+        echo "ok $n - $what (--set $opt): mismatches in $bad"
+    else
+        echo "not ok $n - $what (--set $opt): exit $rc, mismatching kinds: $bad"
+    fi
+}
+check "emax floor one lower" emax_floor=-134 '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)'
+check "a zero c counted at emin" zero_c=emin '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)'
+check "IEEE signs of zero" zero_sign=ieee '^instruction=(mma[.]m16n8k16|mma[.]m16n8k8|wgmma)[.]'
+
+# the recorded probe: every kind the preset models agrees with it
+"$bin" probe --replay "$tmp/prec" >"$tmp/probe" 2>"$tmp/perr"
+rc=$?
+agree=$(grep -c '^verdict: agrees with preset h100' "$tmp/probe")
+n=$((n + 1))
+if [ $rc -eq 0 ] && [ "$agree" -eq 7 ]; then
+    echo "ok $n - the recorded probe: 7 kinds agree with preset h100 (the 2 fp8 mma.sync kinds have no preset)"
+else
+    echo "not ok $n - the recorded probe: exit $rc, $agree of 7 agree"
+    grep -E '^(==|verdict)' "$tmp/probe" | sed 's/^/# /'
+    sed 's/^/# /' "$tmp/perr" | head -5
+fi
