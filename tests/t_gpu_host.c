@@ -476,6 +476,9 @@ static void test_record_replay(void) {
     ok(!rc && r.calls > 0, "recorded %llu calls of the fake bf16 mma: %s", (unsigned long long)r.calls, rc ? err : "ok");
     uint64_t calls = r.calls;
     gpu_recording_free(&r);
+    ok(a.nopen >= 20 && a.floor_seen && a.floor_cut + 1 == a.floor_kept && a.floor_kept + a.nfrac == -133,
+       "the open-point cases are reported (%d lines) and the floor family places the fake h100's floor at %d",
+       a.nopen, a.floor_kept + a.nfrac);
     rc = gpu_replay_open(&rep, &q, path, err, sizeof err) || gpu_replay_header(&q, "cc", v, sizeof v) ||
          gpu_validate_kind(&rep, &ref, &o, &b, err, sizeof err);
     ok(!rc && !strcmp(v, "90") && gpu_replay_done(&q) && q.calls == calls && b.total.cases == a.total.cases &&

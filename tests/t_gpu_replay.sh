@@ -41,10 +41,12 @@ else
     sed 's/^/# /' "$tmp/err" | head -5
 fi
 n=$((n + 1))
-if grep -q '^- backend: replay, emu preset: h100' "$tmp/out" && grep -q '^- device: NVIDIA H100 80GB HBM3' "$tmp/out"; then
-    echo "ok $n - the replayed report names the recorded device and says replay"
+floors=$(grep -c '^emax floor: bits at 2^-159 cut, at 2^-158 kept: with nfrac 25 the floor is -133[.]$' "$tmp/out")
+if grep -q '^- backend: replay, emu preset: h100' "$tmp/out" && grep -q '^- device: NVIDIA H100 80GB HBM3' "$tmp/out" &&
+    [ "$floors" -eq 3 ]; then
+    echo "ok $n - the replayed report names the recorded device, says replay, and places the floor at -133 in 3 kinds"
 else
-    echo "not ok $n - replayed report header"
+    echo "not ok $n - replayed report header or open points ($floors floor lines)"
     head -8 "$tmp/out" | sed 's/^/# /'
 fi
 

@@ -1,6 +1,8 @@
 /* harness.c: run kinds on a backend, compare every output bit with the
  * emu/ reference, collect replayable mismatch lines (see harness.h). */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +206,53 @@ void gpu_kind_result_free(gpu_kind_result *res) {
     free(res->lines);
     res->lines = NULL;
     res->nlines = 0;
+    for (int i = 0; i < res->nopen; i++) free(res->open[i]);
+    free(res->open);
+    res->open = NULL;
+    res->nopen = 0;
+}
+
+/* One open-point case: what the device gave, read against the exact sum
+ * rounded toward zero (the emax floor family: exact, or cut below the
+ * alignment quantum), or as inf/max finite (overflow) or a zero's sign. */
+static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char *what, const uint64_t *a,
+                      const uint64_t *b, int kk, uint64_t c, uint64_t got, uint64_t want) {
+    const fpemu_format *fd = ref->f.d;
+    char line[400], meaning[160] = "";
+    double g = fpemu_to_double(fd, got);
+    int j;
+    if (sscanf(what, "open point emax floor j=%d", &j) == 1) {
+        mma_model ex;
+        if (mma_model_preset(&ex, "exact", ref->f.a, ref->f.b, ref->f.c, fd, NULL, 0) ||
+            mma_model_set(&ex, "out_round", "rtz", NULL, 0))
+            return -1;
+        uint64_t e = mma_dot(&ex, a, b, (size_t)kk, c, NULL);
+        int kept = got == e;
+        snprintf(meaning, sizeof meaning, "%s (exact sum, RZ: %08llX): bits at 2^%d %s", kept ? "exact" : "low",
+                 (unsigned long long)e, j, kept ? "kept" : "cut");
+        if (!strstr(what, "negated")) {
+            if (!res->floor_seen) {
+                res->floor_kept = INT_MAX;
+                res->floor_cut = INT_MIN;
+            }
+            res->floor_seen = 1;
+            if (kept && j < res->floor_kept) res->floor_kept = j;
+            if (!kept && j > res->floor_cut) res->floor_cut = j;
+        }
+    } else if (strstr(what, "overflow") || strstr(what, "FLT_MAX")) {
+        snprintf(meaning, sizeof meaning, "%s", isinf(g) ? "inf" : fabs(g) == fd->max_finite ? "max finite" : "finite");
+    } else if (strstr(what, "zero sign")) {
+        snprintf(meaning, sizeof meaning, "%s", g != 0 ? "not zero" : signbit(g) ? "-0" : "+0");
+    }
+    snprintf(line, sizeof line, "- %s: gpu %08llX (%a)%s%s; model %08llX%s", what + strlen("open point "),
+             (unsigned long long)got, g, *meaning ? ", " : "", meaning, (unsigned long long)want,
+             got == want ? "" : " (MISMATCH)");
+    char **nl = realloc(res->open, sizeof *nl * (size_t)(res->nopen + 1));
+    if (!nl) return -1;
+    res->open = nl;
+    if (!(res->open[res->nopen] = strdup(line))) return -1;
+    res->nopen++;
+    return 0;
 }
 
 static int keep_line(gpu_kind_result *res, int max_lines, const char *line) {
@@ -284,6 +333,11 @@ static int run_batch(const gpu_backend *be, const gpu_reference *ref, const gpu_
                 tally(&res->rows[bt->row], mis, nan_only);
                 if (bt->steps > 1) tally(&res->rows[GPU_ROW_CHAINED], mis, nan_only);
                 tally(&res->total, mis, nan_only);
+                if (cases && i == j && i < N && !strncmp(cases[t * N + i].what, "open point ", 11) &&
+                    open_point(ref, res, cases[t * N + i].what, va, vb, kk, C[i * N + j], got, want)) {
+                    errf(err, errlen, "out of memory");
+                    return -1;
+                }
                 if (mis) {
                     char what[96];
                     if (cases && i == j && i < N) snprintf(what, sizeof what, "%s", cases[t * N + i].what);
@@ -410,6 +464,7 @@ int gpu_validate_kind(const gpu_backend *be, const gpu_reference *ref, const gpu
     memset(&res->total, 0, sizeof res->total);
     res->kind = k;
     snprintf(res->model, sizeof res->model, "%s", ref->model_name);
+    res->nfrac = ref->model.nfrac;
     snprintf(res->replay, sizeof res->replay, "%s", ref->replay);
     return k->op == GPU_OP_CVT ? validate_cvt(be, ref, o, res, err, errlen) : validate_mma(be, ref, o, res, err, errlen);
 }
@@ -456,6 +511,27 @@ int gpu_report_write(FILE *f, const gpu_report_info *info, const gpu_kind_result
             fprintf(f, "instruction=%s cases=%llu mismatches=%llu\n", res[i].kind->name,
                     (unsigned long long)res[i].total.cases, (unsigned long long)res[i].total.mismatches);
     fprintf(f, "```\n");
+    int nopen = 0;
+    for (int i = 0; i < n; i++) nopen += res[i].nopen;
+    if (nopen) {
+        fprintf(f, "\n## DESIGN.md section 7 open points\n\nCases built to settle them (gpu/host/gen.c, "
+                   "open_point_cases), as the device answered. The emax floor family: c = 0 and products near "
+                   "2^(j+14) whose exact sum is a multiple of f32's quantum 2^-149 and whose lowest bits are at "
+                   "2^j; the output is exact iff the alignment quantum 2^(floor - nfrac) is at most 2^j.\n");
+        for (int i = 0; i < n; i++) {
+            const gpu_kind_result *r = &res[i];
+            if (!r->nopen) continue;
+            fprintf(f, "\n%s:\n\n", r->kind->name);
+            for (int l = 0; l < r->nopen; l++) fprintf(f, "%s\n", r->open[l]);
+            if (r->floor_seen && r->floor_cut != INT_MIN && r->floor_kept != INT_MAX &&
+                r->floor_cut + 1 == r->floor_kept)
+                fprintf(f, "\nemax floor: bits at 2^%d cut, at 2^%d kept: with nfrac %d the floor is %d.\n",
+                        r->floor_cut, r->floor_kept, r->nfrac, r->floor_kept + r->nfrac);
+            else if (r->floor_seen)
+                fprintf(f, "\nemax floor: not placed by these cases (lowest kept 2^%d, highest cut 2^%d).\n",
+                        r->floor_kept == INT_MAX ? 0 : r->floor_kept, r->floor_cut == INT_MIN ? 0 : r->floor_cut);
+        }
+    }
     int nskip = 0;
     for (int i = 0; i < n; i++) nskip += res[i].skipped[0] != 0;
     if (nskip) {

@@ -80,6 +80,12 @@ typedef struct gpu_kind_result {
     char **lines;
     int nlines;
     uint64_t dropped;
+    /* DESIGN.md section 7's open points: one line per "open point" case
+     * (what the device gave and what it means), and the emax floor the
+     * floor family places: bits at 2^j kept for j >= floor_kept, cut for
+     * j <= floor_cut (floor_seen 0: no such case ran) */
+    char **open;
+    int nopen, floor_seen, floor_kept, floor_cut, nfrac;
 } gpu_kind_result;
 
 typedef struct gpu_validate_opts {
