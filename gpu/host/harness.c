@@ -212,6 +212,16 @@ void gpu_kind_result_free(gpu_kind_result *res) {
     res->nopen = 0;
 }
 
+/* Append a copy of line to the list (*v, *n); -1 when out of memory. */
+static int push_line(char ***v, int *n, const char *line) {
+    char **nl = realloc(*v, sizeof *nl * (size_t)(*n + 1));
+    if (!nl) return -1;
+    *v = nl;
+    if (!(nl[*n] = strdup(line))) return -1;
+    (*n)++;
+    return 0;
+}
+
 /* One open-point case: what the device gave, read against the exact sum
  * rounded toward zero (the emax floor family: exact, or cut below the
  * alignment quantum), or as inf/max finite (overflow) or a zero's sign. */
@@ -247,12 +257,7 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
     snprintf(line, sizeof line, "- %s: gpu %08llX (%a)%s%s; model %08llX%s", what + strlen("open point "),
              (unsigned long long)got, g, *meaning ? ", " : "", meaning, (unsigned long long)want,
              got == want ? "" : " (MISMATCH)");
-    char **nl = realloc(res->open, sizeof *nl * (size_t)(res->nopen + 1));
-    if (!nl) return -1;
-    res->open = nl;
-    if (!(res->open[res->nopen] = strdup(line))) return -1;
-    res->nopen++;
-    return 0;
+    return push_line(&res->open, &res->nopen, line);
 }
 
 static int keep_line(gpu_kind_result *res, int max_lines, const char *line) {
@@ -260,12 +265,7 @@ static int keep_line(gpu_kind_result *res, int max_lines, const char *line) {
         res->dropped++;
         return 0;
     }
-    char **nl = realloc(res->lines, sizeof *nl * (size_t)(res->nlines + 1));
-    if (!nl) return -1;
-    res->lines = nl;
-    if (!(res->lines[res->nlines] = strdup(line))) return -1;
-    res->nlines++;
-    return 0;
+    return push_line(&res->lines, &res->nlines, line);
 }
 
 static void tally(gpu_tally *t, int mismatch, int nan_only) {
