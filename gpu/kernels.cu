@@ -66,6 +66,24 @@ MMA_OP(GPU_MMA_U8U8_SAT, 800, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u
 MMA_OP(GPU_MMA_E4M3, 890, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32")
 MMA_OP(GPU_MMA_E5M2, 890, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32")
 
+// f16 accumulators: C and D are two .f16x2 registers per lane (c0,c1 and
+// c2,c3, the lower index in the low half); the images keep one element per
+// word like the f32 kinds, so the lane packs them around the instruction.
+template <> struct Mma<GPU_MMA_F16_F16> {
+    static const int need = 800;
+    static __device__ __forceinline__ void run(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if ARCH >= 800
+        uint32_t p0 = (d[0] & 0xFFFFu) | d[1] << 16, p1 = (d[2] & 0xFFFFu) | d[3] << 16;
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
+                     : "+r"(p0), "+r"(p1)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        d[0] = p0 & 0xFFFFu, d[1] = p0 >> 16, d[2] = p1 & 0xFFFFu, d[3] = p1 >> 16;
+#else
+        (void)d, (void)a, (void)b;
+#endif
+    }
+};
+
 // One warp per tile, GPU_MMA_TILES_PER_BLOCK warps per block.
 template <int KIND>
 static __device__ __forceinline__ void mma_tile(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
@@ -103,6 +121,7 @@ MMA_KERNEL(gpu_k_mma_u8s8, GPU_MMA_U8S8)
 MMA_KERNEL(gpu_k_mma_u8u8_sat, GPU_MMA_U8U8_SAT)
 MMA_KERNEL(gpu_k_mma_e4m3, GPU_MMA_E4M3)
 MMA_KERNEL(gpu_k_mma_e5m2, GPU_MMA_E5M2)
+MMA_KERNEL(gpu_k_mma_f16_f16, GPU_MMA_F16_F16)
 
 // ---- wgmma (sm_90a): D(64x8) = A(64xK) B(Kx8) + D, A and B from shared
 // memory through matrix descriptors, one warpgroup (128 threads) per tile.
@@ -251,6 +270,7 @@ static const void *kernel_of(int id) {
     case GPU_MMA_U8U8_SAT: return (const void *)gpu_k_mma_u8u8_sat;
     case GPU_MMA_E4M3: return (const void *)gpu_k_mma_e4m3;
     case GPU_MMA_E5M2: return (const void *)gpu_k_mma_e5m2;
+    case GPU_MMA_F16_F16: return (const void *)gpu_k_mma_f16_f16;
     case GPU_WGMMA_F16: return (const void *)gpu_k_wgmma_f16;
     case GPU_WGMMA_BF16: return (const void *)gpu_k_wgmma_bf16;
     case GPU_WGMMA_E4M3: return (const void *)gpu_k_wgmma_e4m3;
@@ -346,7 +366,8 @@ extern "C" int gpu_rt_run_mma(int id, int ntiles, int steps, const uint32_t *a, 
     const int wg = id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2;
     const size_t na = (size_t)ntiles * steps * a_words, nb = (size_t)ntiles * steps * b_words;
     const size_t ncd = (size_t)ntiles * cd_words;
-    if (!f || id >= GPU_CVT_E4M3 || ntiles < 1 || steps < 1 || steps > GPU_MAX_STEPS) {
+    const int cvt = id >= GPU_CVT_E4M3 && id <= GPU_CVT_BF16_RP;
+    if (!f || cvt || ntiles < 1 || steps < 1 || steps > GPU_MAX_STEPS) {
         snprintf(err, errlen, "bad MMA launch (kind %d, %d tiles, %d steps)", id, ntiles, steps);
         return -1;
     }
@@ -382,7 +403,7 @@ extern "C" int gpu_rt_run_cvt(int id, size_t n, const uint32_t *x, uint32_t *y, 
     int *dst = NULL, rc = -1;
     const void *f = kernel_of(id);
     size_t np = (n + 1) & ~(size_t)1; // even, for the x2 conversions
-    if (!f || id < GPU_CVT_E4M3 || n < 1 || n > (size_t)1 << 30) {
+    if (!f || id < GPU_CVT_E4M3 || id > GPU_CVT_BF16_RP || n < 1 || n > (size_t)1 << 30) {
         snprintf(err, errlen, "bad conversion launch (kind %d, %zu elements)", id, n);
         return -1;
     }

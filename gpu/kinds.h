@@ -33,6 +33,9 @@ typedef enum gpu_kind_id {
     GPU_CVT_BF16_RZ,
     GPU_CVT_BF16_RM,
     GPU_CVT_BF16_RP,
+    /* mma.sync with f16 accumulators (sm_80+; after the conversions so that
+     * the ids of the kinds above, which recordings hold, stay as they were) */
+    GPU_MMA_F16_F16,   /* m16n8k16.row.col.f16.f16.f16.f16 */
     GPU_KIND_COUNT
 } gpu_kind_id;
 

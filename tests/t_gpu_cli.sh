@@ -27,12 +27,12 @@ status() { # status WANT CMD...: run, keep stdout/stderr in $tmp, compare the ex
 }
 has() { grep -q -- "$1" "$2" || { echo "# '$1' not in $2:"; sed 's/^/#   /' "$2" | head -5; return 1; }; }
 
-echo "1..18"
+echo "1..22"
 check "no command: usage, exit 2" status 2 "$bin"
 check "unknown command: exit 2" status 2 "$bin" frobnicate
 check "unknown command named in the error" has "unknown command 'frobnicate'" "$tmp/err"
 status 0 "$bin" kinds
-check "kinds: 3 targets for each of the 23 kernels" test "$(grep -vc '^#' "$tmp/out")" -eq 69
+check "kinds: 3 targets for each of the 24 kernels" test "$(grep -vc '^#' "$tmp/out")" -eq 72
 
 "$bin" info >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -51,8 +51,14 @@ check "validate --fake nope: exit 2" status 2 "$bin" validate --fake nope
 check "validate --fake h100 writes the report, exit 0" status 0 "$bin" validate --fake h100 --cases 256 --seed 7 --out "$tmp/rep"
 rep=$(ls "$tmp"/rep/FAKE-emu-model-h100-no-GPU-*.md 2>/dev/null | head -1)
 check "report named DEVICE-DATE.md, no temporary file left" sh -c "[ -f '$rep' ] && [ \$(ls '$tmp/rep' | wc -l) -eq 1 ]"
-check "report: 23 instruction lines, all with 0 mismatches" sh -c \
-    "[ \$(grep -c '^instruction=.* cases=[1-9][0-9]* mismatches=0\$' '$rep') -eq 23 ]"
+check "report: 24 instruction lines, all with 0 mismatches" sh -c \
+    "[ \$(grep -c '^instruction=.* cases=[1-9][0-9]* mismatches=0\$' '$rep') -eq 24 ]"
+check "validate --record and --replay together: exit 2" status 2 "$bin" validate --fake h100 --record "$tmp/r1" --replay "$tmp/r1"
+check "validate --replay of a missing file: exit 2, names it" sh -c \
+    "'$bin' validate --replay '$tmp/none.rec' 2>&1 >/dev/null | grep -q \"none.rec': cannot open\"; [ \$? -eq 0 ]"
+check "validate --set without '=': exit 2" status 2 "$bin" validate --fake h100 --set emax_floor
+check "validate --set unknown key: exit 2, names it" sh -c \
+    "'$bin' validate --fake h100 --cases 64 --set frob=1 --stdout 2>&1 >/dev/null | grep -q \"unknown model option 'frob'\""
 check "report: header names device, compute capability, driver, runtime" sh -c \
     "grep -q '^- compute capability: 9.0' '$rep' && grep -q '^- driver: none, CUDA runtime: none' '$rep'"
 

@@ -445,6 +445,19 @@ static void open_point_cases(builder *bd) {
     double za[GPU_CASE_KMAX], ones[GPU_CASE_KMAX]; /* every product -0 (zero operands pad the others with +0) */
     for (int i = 0; i < GPU_CASE_KMAX; i++) za[i] = -0.0, ones[i] = 1;
     add_value_case(bd, "open point zero sign: -0 + K x (-0)*1", -0.0, za, ones, bd->k->k);
+    if (strcmp(bd->f->d->name, "f16")) return;
+    /* f16 accumulators only (the other kinds' case sets, which recordings
+     * hold, stay as they were): DESIGN.md's vector a = [2^-14, 2^-24], b =
+     * [2^-11, 2^-24], c = 0: products 2^-25 (half f16's least subnormal)
+     * and 2^-48; RNE gives 2^-24 if the 2^-48 term survives alignment, 0
+     * (the tie to even) if it is cut; and overflow under RNE: 65504 + 16
+     * is the midpoint to 2^16 (inf), 65504 + 15 rounds down to 65504 */
+    double fa[2] = {0x1p-14, 0x1p-24}, fb[2] = {0x1p-11, 0x1p-24}, sixteen[1] = {16}, fifteen[1] = {15};
+    add_value_case(bd, "open point f16 output: 2^-25 + 2^-48", 0.0, fa, fb, 2);
+    fa[0] = -fa[0], fa[1] = -fa[1];
+    add_value_case(bd, "open point f16 output: 2^-25 + 2^-48, negated", -0.0, fa, fb, 2);
+    add_value_case(bd, "open point f16 output overflow: 65504 + 16", 65504, sixteen, ones, 1);
+    add_value_case(bd, "open point f16 output: 65504 + 15", 65504, fifteen, ones, 1);
 }
 
 static void adversarial_float(builder *bd) {

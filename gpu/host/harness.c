@@ -249,7 +249,11 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
             if (kept && j < res->floor_kept) res->floor_kept = j;
             if (!kept && j > res->floor_cut) res->floor_cut = j;
         }
-    } else if (strstr(what, "overflow") || strstr(what, "FLT_MAX")) {
+    } else if (strstr(what, "2^-25 + 2^-48")) {
+        snprintf(meaning, sizeof meaning, "%s", fabs(g) == 0x1p-24 ? "2^-24: the 2^-48 product kept"
+                                                : g == 0 ? "0: the 2^-48 product cut (the tie went to even)"
+                                                         : "neither 2^-24 nor 0");
+    } else if (strstr(what, "overflow") || strstr(what, "FLT_MAX") || strstr(what, "65504")) {
         snprintf(meaning, sizeof meaning, "%s", isinf(g) ? "inf" : fabs(g) == fd->max_finite ? "max finite" : "finite");
     } else if (strstr(what, "zero sign")) {
         snprintf(meaning, sizeof meaning, "%s", g != 0 ? "not zero" : signbit(g) ? "-0" : "+0");

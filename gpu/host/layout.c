@@ -93,6 +93,10 @@ static const gpu_kind kinds[GPU_KIND_COUNT] = {
         "F2F.BF16.F32.RM", "F2F.BF16.F32.RM", "F2F.BF16.F32.RM"),
     CVT(GPU_CVT_BF16_RP, "cvt.rp.bf16.f32", "cvt.rp.bf16.f32", "gpu_k_cvt_bf16_rp", "bf16", 0, R_RUP, 80,
         "F2F.BF16.F32.RP", "F2F.BF16.F32.RP", "F2F.BF16.F32.RP"),
+    MMA(GPU_MMA_F16_F16, "mma.m16n8k16.f16.f16.f16.f16",
+        "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "gpu_k_mma_f16_f16",
+        16, 8, 16, "f16", "f16", "f16", "f16", 0, 80,
+        "HMMA.16816.F16", "HMMA.16816.F16", "HMMA.16816.F16", NULL),
 };
 
 const gpu_kind *gpu_kind_get(int id) {
