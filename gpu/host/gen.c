@@ -456,6 +456,16 @@ static void open_point_cases(builder *bd) {
     add_value_case(bd, "open point f16 output: 2^-25 + 2^-48", 0.0, fa, fb, 2);
     fa[0] = -fa[0], fa[1] = -fa[1];
     add_value_case(bd, "open point f16 output: 2^-25 + 2^-48, negated", -0.0, fa, fb, 2);
+    /* the same tie with the small product at 2^j, j = -47 .. -36: kept
+     * (2^-24) iff j >= F - nfrac, F the clamp on emax (the product 2^-25
+     * alone gives emax -25) */
+    fa[0] = 0x1p-14, fa[1] = 0x1p-24;
+    for (int j = -47; j <= -36; j++) {
+        char what[64];
+        fb[1] = ldexp(1.0, j + 24);
+        snprintf(what, sizeof what, "open point f16 floor j=%d", j);
+        add_value_case(bd, what, 0.0, fa, fb, 2);
+    }
     add_value_case(bd, "open point f16 output overflow: 65504 + 16", 65504, sixteen, ones, 1);
     add_value_case(bd, "open point f16 output: 65504 + 15", 65504, fifteen, ones, 1);
 }

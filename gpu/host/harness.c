@@ -231,7 +231,19 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
     char line[400], meaning[160] = "";
     double g = fpemu_to_double(fd, got);
     int j;
-    if (sscanf(what, "open point emax floor j=%d", &j) == 1) {
+    if (sscanf(what, "open point f16 floor j=%d", &j) == 1) {
+        /* the tie 2^-25 + 2^j in f16: 2^-24 when the 2^j product is kept */
+        int kept = fabs(g) == 0x1p-24;
+        snprintf(meaning, sizeof meaning, "%s: the product 2^%d %s", kept ? "2^-24" : g == 0 ? "0" : "other", j,
+                 kept ? "kept" : "cut");
+        if (!res->floor_seen) {
+            res->floor_kept = INT_MAX;
+            res->floor_cut = INT_MIN;
+        }
+        res->floor_seen = 1;
+        if (kept && j < res->floor_kept) res->floor_kept = j;
+        if (!kept && j > res->floor_cut) res->floor_cut = j;
+    } else if (sscanf(what, "open point emax floor j=%d", &j) == 1) {
         mma_model ex;
         if (mma_model_preset(&ex, "exact", ref->f.a, ref->f.b, ref->f.c, fd, NULL, 0) ||
             mma_model_set(&ex, "out_round", "rtz", NULL, 0))
