@@ -777,9 +777,10 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
     if (!strcmp(name, "h100")) {
         /* measured on an H100 (reports/gpu, DESIGN.md section 7's open
          * points): a zero c takes no part in emax, emax is clamped from
-         * below at -133, and no result is -0 */
+         * below at -133 for f32 accumulators and -21 for f16 ones (the
+         * accumulator's emin - 7 both times), and no result is -0 */
         m->zero_c = 0;
-        m->has_emax_floor = 1, m->emax_floor = -133;
+        m->has_emax_floor = 1, m->emax_floor = out16 ? -21 : -133;
         m->zero_plus = 1;
     }
     return mma_model_finish(m, err, errlen);

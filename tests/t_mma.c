@@ -228,6 +228,15 @@ int main(void) {
         double za[16], zb[16];
         for (int i = 0; i < 16; i++) za[i] = -0.0, zb[i] = 0.0;
         is_hex(run16(&m16, -0.0, 16, za, zb), 0, "h100 f16: -0 + 16 products (-0)(+0) is +0");
+        /* f16 accumulators: emax clamped at -21 (DESIGN.md's vector a = [2^-14, 2^-24],
+         * b = [2^-11, 2^-24], c = 0 gives 0: the 2^-48 product is cut and 2^-25 ties to even) */
+        mma_model mh = model("h100", "f16", "f16");
+        double ha[2] = {0x1p-14, 0x1p-24}, hb[2] = {0x1p-11, 0x1p-24};
+        is_hex(run16(&mh, 0.0, 2, ha, hb), 0, "h100 f16 output: 2^-25 + 2^-48 is 0 (the H100's answer)");
+        hb[1] = 0x1p-23;
+        is_hex(run16(&mh, 0.0, 2, ha, hb), 0, "h100 f16 output: 2^-25 + 2^-47 is 0 (cut below 2^-46)");
+        hb[1] = 0x1p-22;
+        is_hex(run16(&mh, 0.0, 2, ha, hb), 1, "h100 f16 output: 2^-25 + 2^-46 is 2^-24 (kept)");
         mma_model m0 = model("a100", "f16", "f32");
         is_hex(run16(&m0, -0.0, 16, za, zb), 0x80000000, "a100 (not measured): the IEEE sign, -0");
         /* .satfinite clamps each instruction's result (K = 32), not only the last */
