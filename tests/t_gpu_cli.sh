@@ -27,7 +27,7 @@ status() { # status WANT CMD...: run, keep stdout/stderr in $tmp, compare the ex
 }
 has() { grep -q -- "$1" "$2" || { echo "# '$1' not in $2:"; sed 's/^/#   /' "$2" | head -5; return 1; }; }
 
-echo "1..22"
+echo "1..24"
 check "no command: usage, exit 2" status 2 "$bin"
 check "unknown command: exit 2" status 2 "$bin" frobnicate
 check "unknown command named in the error" has "unknown command 'frobnicate'" "$tmp/err"
@@ -57,6 +57,13 @@ check "validate --record and --replay together: exit 2" status 2 "$bin" validate
 check "validate --replay of a missing file: exit 2, names it" sh -c \
     "'$bin' validate --replay '$tmp/none.rec' 2>&1 >/dev/null | grep -q \"none.rec': cannot open\"; [ \$? -eq 0 ]"
 check "validate --set without '=': exit 2" status 2 "$bin" validate --fake h100 --set emax_floor
+"$bin" validate --fake h100 --cases 256 --seed 3 --stdout --record "$tmp/fake.rec" >/dev/null 2>&1
+check "validate --replay of its own recording: exit 0, same 24 lines" sh -c \
+    "'$bin' validate --replay '$tmp/fake.rec' --cases 256 --seed 3 --stdout 2>/dev/null | grep -c '^instruction=.* mismatches=0\$' | grep -qx 24"
+head -c 20000 "$tmp/fake.rec" >"$tmp/short.rec"
+"$bin" validate --replay "$tmp/short.rec" --cases 256 --seed 3 --stdout >"$tmp/out" 2>"$tmp/err"
+check "a truncated recording: exit 2, one error naming the call, later kinds not run" sh -c \
+    "[ $? -eq 2 ] && [ \$(grep -c 'replay:' '$tmp/err') -eq 1 ] && grep -q 'ends inside call' '$tmp/err' && grep -q 'the replay stopped at an earlier kind' '$tmp/out'"
 check "validate --set unknown key: exit 2, names it" sh -c \
     "'$bin' validate --fake h100 --cases 64 --set frob=1 --stdout 2>&1 >/dev/null | grep -q \"unknown model option 'frob'\""
 check "report: header names device, compute capability, driver, runtime" sh -c \
