@@ -225,6 +225,17 @@ static int push_line(char ***v, int *n, const char *line) {
 /* One open-point case: what the device gave, read against the exact sum
  * rounded toward zero (the emax floor family: exact, or cut below the
  * alignment quantum), or as inf/max finite (overflow) or a zero's sign. */
+/* A floor-family case whose lowest bits, at 2^j, were kept or cut. */
+static void floor_mark(gpu_kind_result *res, int j, int kept) {
+    if (!res->floor_seen) {
+        res->floor_kept = INT_MAX;
+        res->floor_cut = INT_MIN;
+    }
+    res->floor_seen = 1;
+    if (kept && j < res->floor_kept) res->floor_kept = j;
+    if (!kept && j > res->floor_cut) res->floor_cut = j;
+}
+
 static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char *what, const uint64_t *a,
                       const uint64_t *b, int kk, uint64_t c, uint64_t got, uint64_t want) {
     const fpemu_format *fd = ref->f.d;
@@ -236,13 +247,7 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
         int kept = fabs(g) == 0x1p-24;
         snprintf(meaning, sizeof meaning, "%s: the product 2^%d %s", kept ? "2^-24" : g == 0 ? "0" : "other", j,
                  kept ? "kept" : "cut");
-        if (!res->floor_seen) {
-            res->floor_kept = INT_MAX;
-            res->floor_cut = INT_MIN;
-        }
-        res->floor_seen = 1;
-        if (kept && j < res->floor_kept) res->floor_kept = j;
-        if (!kept && j > res->floor_cut) res->floor_cut = j;
+        floor_mark(res, j, kept);
     } else if (sscanf(what, "open point emax floor j=%d", &j) == 1) {
         mma_model ex;
         if (mma_model_preset(&ex, "exact", ref->f.a, ref->f.b, ref->f.c, fd, NULL, 0) ||
@@ -252,15 +257,7 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
         int kept = got == e;
         snprintf(meaning, sizeof meaning, "%s (exact sum, RZ: %08llX): bits at 2^%d %s", kept ? "exact" : "low",
                  (unsigned long long)e, j, kept ? "kept" : "cut");
-        if (!strstr(what, "negated")) {
-            if (!res->floor_seen) {
-                res->floor_kept = INT_MAX;
-                res->floor_cut = INT_MIN;
-            }
-            res->floor_seen = 1;
-            if (kept && j < res->floor_kept) res->floor_kept = j;
-            if (!kept && j > res->floor_cut) res->floor_cut = j;
-        }
+        if (!strstr(what, "negated")) floor_mark(res, j, kept);
     } else if (strstr(what, "2^-25 + 2^-48")) {
         snprintf(meaning, sizeof meaning, "%s", fabs(g) == 0x1p-24 ? "2^-24: the 2^-48 product kept"
                                                 : g == 0 ? "0: the 2^-48 product cut (the tie went to even)"
