@@ -258,6 +258,11 @@ int mma_model_finish(mma_model *m, char *err, size_t errlen) {
 
 typedef struct { const mma_model *m; fpemu_ctx ctx; const fpemu_format *cf; } run_state;
 
+/* A zero block result of sign neg (always +0 under zero_sign=plus). */
+static uint64_t zero_result(run_state *rs, int neg) {
+    return fpemu_round_pack(&rs->m->outf, neg && !rs->m->zero_plus, 0, 0, 0, &rs->ctx);
+}
+
 /* One block: terms[0] is c (decoded in cf), terms[1..n-1] products (or
  * group terms). Returns the block result as a code of m->fd (outf). */
 static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
@@ -275,7 +280,7 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
         if (t[i].E > emax) emax = t[i].E;
     }
     if (emax == INT_MIN) /* every term zero and none counts */
-        return fpemu_round_pack(&m->outf, allneg && !m->zero_plus, 0, 0, 0, &rs->ctx);
+        return zero_result(rs, allneg);
     if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
     const int q = emax - nfrac; /* the alignment quantum is 2^q */
     i128 sum = 0;
@@ -298,8 +303,7 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
         sum += t[i].sign ? -(i128)mag : (i128)mag;
     }
     if (sum == 0) {
-        int s = anynz ? rs->ctx.round == FPEMU_RDN : allneg;
-        return fpemu_round_pack(&m->outf, s && !m->zero_plus, 0, 0, 0, &rs->ctx);
+        return zero_result(rs, anynz ? rs->ctx.round == FPEMU_RDN : allneg);
     }
     int neg = sum < 0;
     u128 mag = neg ? (u128)(-sum) : (u128)sum;
@@ -311,7 +315,7 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
     if ((rs->ctx.flags & FPEMU_FLAG_OVERFLOW) && m->overflow_inf && m->fd->inf != FPEMU_INF_NONE)
         r = inf_code(m->fd, neg);
     else if (m->zero_plus && neg && fpemu_classify(&m->outf, r) == FPEMU_CLASS_ZERO)
-        r = fpemu_round_pack(&m->outf, 0, 0, 0, 0, &rs->ctx); /* a negative sum rounded to zero: +0 */
+        r = zero_result(rs, 0); /* a negative sum rounded to zero */
     rs->ctx.flags |= before;
     return r;
 }

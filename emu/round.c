@@ -85,7 +85,7 @@ uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int
         return emu__unstrip(f, canonical_nan(f, 1));
     }
     if (ctx->nan_policy == FPEMU_NAN_CUDA && f->nan == FPEMU_NANS_IEEE)
-        return emu__unstrip(f, ((UINT64_C(1) << f->ebits) - 1) << f->mbits | ((UINT64_C(1) << f->mbits) - 1));
+        return emu__unstrip(f, f->mag_mask); /* every exponent and significand bit set */
     return emu__unstrip(f, canonical_nan(f, 0));
 }
 
