@@ -75,6 +75,20 @@ static int fake_cc(const char *preset) {
 
 static int kind_runs(const device *dv, const gpu_kind *k, char *image, size_t ilen, char *why, size_t wlen);
 
+/* "fpemu-gpu SUB ARGS..." as typed, for reports and recordings. */
+static void command_line(int argc, char **argv, char *buf, size_t len) {
+    size_t pos = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && pos + 1 < len; i++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? " " : PROG " ", argv[i]);
+}
+
+/* The current time, ISO 8601 UTC. */
+static void utc_now(char *buf, size_t len) {
+    time_t now = time(NULL);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+}
+
 /* --replay FILE: the device of a recording, answering from it. */
 static int open_replay(device *dv, const char *path, const char *sub) {
     char err[512], v[256];
@@ -100,16 +114,12 @@ static int open_replay(device *dv, const char *path, const char *sub) {
 
 /* --record FILE: keep every answer of the device opened, with its header. */
 static int start_record(device *dv, const char *path, const char *sub, int argc, char **argv) {
-    char err[512], v[1024], image[64], why[256], key[96];
-    size_t pos = 0;
+    char err[512], v[1024], image[64], why[256], key[96], date[32];
     dv->record = path;
     dv->inner = dv->be;
     gpu_record_backend(&dv->be, &dv->rec, &dv->inner);
-    for (int i = 0; i < argc && pos + 1 < sizeof v; i++)
-        pos += (size_t)snprintf(v + pos, sizeof v - pos, "%s%s", i ? " " : PROG " ", argv[i]);
-    time_t now = time(NULL);
-    char date[32];
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    command_line(argc, argv, v, sizeof v);
+    utc_now(date, sizeof date);
     int bad = gpu_record_header(&dv->rec, "device", dv->rt.name, err, sizeof err) ||
               gpu_record_header(&dv->rec, "command", v, err, sizeof err) ||
               gpu_record_header(&dv->rec, "date", date, err, sizeof err) ||
@@ -153,14 +163,9 @@ static int finish_record(device *dv, const char *sub, int failed) {
     return rc;
 }
 
-static int open_device(device *dv, const char *fake, const char *replay, const char *sub) {
+/* --fake PRESET, or the CUDA device. */
+static int open_cuda(device *dv, const char *fake, const char *sub) {
     char err[512];
-    memset(dv, 0, sizeof *dv);
-    if (fake && replay) {
-        fprintf(stderr, PROG " %s: --fake and --replay: expected one of them\n", sub);
-        return 2;
-    }
-    if (replay) return open_replay(dv, replay, sub);
     if (fake) {
         dv->fake = 1;
         dv->cc = fake_cc(fake);
@@ -188,6 +193,21 @@ static int open_device(device *dv, const char *fake, const char *replay, const c
     dv->be.run_mma = cuda_mma;
     dv->be.run_cvt = cuda_cvt;
     return 0;
+}
+
+/* The device a command talks to: --fake, --replay FILE or the GPU, and with
+ * --record FILE every answer of it kept (argc/argv name the command in the
+ * recording). */
+static int open_device(device *dv, const char *fake, const char *replay, const char *record, const char *sub,
+                       int argc, char **argv) {
+    memset(dv, 0, sizeof *dv);
+    if ((fake && replay) || (record && replay)) {
+        fprintf(stderr, PROG " %s: --%s and --replay: expected one of them\n", sub, fake ? "fake" : "record");
+        return 2;
+    }
+    int rc = replay ? open_replay(dv, replay, sub) : open_cuda(dv, fake, sub);
+    if (!rc && record) rc = start_record(dv, record, sub, argc, argv);
+    return rc;
 }
 
 /* Can this kind run here? why gets the reason when not. */
@@ -246,7 +266,7 @@ static int cmd_info(int argc, char **argv) {
     version_str(gpu_rt_runtime_version(), rt, sizeof rt);
     printf("fpemu-gpu %s: CUDA runtime %s (static); kernels for sm_80, sm_89, sm_90a, PTX compute_80\n",
            FPEMU_VERSION, rt);
-    int rc = open_device(&dv, fake, NULL, "info");
+    int rc = open_device(&dv, fake, NULL, NULL, "info", argc, argv);
     if (rc) {
         printf("device: none\n");
         return rc;
@@ -396,13 +416,8 @@ static int cmd_validate(int argc, char **argv) {
         }
     }
     device dv;
-    if (record && replay) {
-        fprintf(stderr, PROG " validate: --record and --replay: expected one of them\n");
-        return 2;
-    }
-    int rc = open_device(&dv, fake, replay, "validate");
+    int rc = open_device(&dv, fake, replay, record, "validate", argc, argv);
     if (rc) return rc;
-    if (record && (rc = start_record(&dv, record, "validate", argc, argv))) return rc;
     if (!dv.preset) {
         fprintf(stderr, PROG " validate: no emu preset for compute capability %d.%d\n", dv.cc / 10, dv.cc % 10);
         return 2;
@@ -459,13 +474,10 @@ static int cmd_validate(int argc, char **argv) {
     info.runtime_version = dv.runtime_version;
     snprintf(info.backend, sizeof info.backend, "%s", dv.be.name);
     snprintf(info.preset, sizeof info.preset, "%s", dv.preset);
-    time_t now = time(NULL);
-    strftime(info.date, sizeof info.date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    utc_now(info.date, sizeof info.date);
     info.seed = o.seed;
     info.cases = o.cases;
-    size_t pos = 0;
-    for (int i = 0; i < argc && pos + 1 < sizeof info.command; i++)
-        pos += (size_t)snprintf(info.command + pos, sizeof info.command - pos, "%s%s", i ? " " : PROG " ", argv[i]);
+    command_line(argc, argv, info.command, sizeof info.command);
 
     char *buf = NULL;
     size_t len = 0;
@@ -560,13 +572,8 @@ static int cmd_probe(int argc, char **argv) {
         }
     }
     device dv;
-    if (record && replay) {
-        fprintf(stderr, PROG " probe: --record and --replay: expected one of them\n");
-        return 2;
-    }
-    int rc = open_device(&dv, fake, replay, "probe");
+    int rc = open_device(&dv, fake, replay, record, "probe", argc, argv);
     if (rc) return rc;
-    if (record && (rc = start_record(&dv, record, "probe", argc, argv))) return rc;
     printf("device: %s, compute capability %d.%d, emu preset %s\n", dv.rt.name, dv.cc / 10, dv.cc % 10,
            dv.preset ? dv.preset : "none");
     int failed = 0;

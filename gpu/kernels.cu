@@ -259,6 +259,8 @@ CVT8_KERNEL(gpu_k_cvt_e5m2, "cvt.rn.satfinite.e5m2x2.f32")
 
 // ---- host side ------------------------------------------------------------
 
+static int is_cvt(int id) { return id >= GPU_CVT_E4M3 && id <= GPU_CVT_BF16_RP; }
+
 static const void *kernel_of(int id) {
     switch (id) {
     case GPU_MMA_F16: return (const void *)gpu_k_mma_f16;
@@ -366,8 +368,7 @@ extern "C" int gpu_rt_run_mma(int id, int ntiles, int steps, const uint32_t *a, 
     const int wg = id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2;
     const size_t na = (size_t)ntiles * steps * a_words, nb = (size_t)ntiles * steps * b_words;
     const size_t ncd = (size_t)ntiles * cd_words;
-    const int cvt = id >= GPU_CVT_E4M3 && id <= GPU_CVT_BF16_RP;
-    if (!f || cvt || ntiles < 1 || steps < 1 || steps > GPU_MAX_STEPS) {
+    if (!f || is_cvt(id) || ntiles < 1 || steps < 1 || steps > GPU_MAX_STEPS) {
         snprintf(err, errlen, "bad MMA launch (kind %d, %d tiles, %d steps)", id, ntiles, steps);
         return -1;
     }
@@ -403,7 +404,7 @@ extern "C" int gpu_rt_run_cvt(int id, size_t n, const uint32_t *x, uint32_t *y, 
     int *dst = NULL, rc = -1;
     const void *f = kernel_of(id);
     size_t np = (n + 1) & ~(size_t)1; // even, for the x2 conversions
-    if (!f || id < GPU_CVT_E4M3 || id > GPU_CVT_BF16_RP || n < 1 || n > (size_t)1 << 30) {
+    if (!f || !is_cvt(id) || n < 1 || n > (size_t)1 << 30) {
         snprintf(err, errlen, "bad conversion launch (kind %d, %zu elements)", id, n);
         return -1;
     }

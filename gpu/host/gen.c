@@ -403,8 +403,8 @@ static void add_value_case(builder *bd, const char *what, double c, const double
  * each case with both signs. Only bf16 and tf32 inputs reach them (their
  * products span the f32 range and beyond).
  * - the emax floor: c = 0 and two positive products, (1 + 2^-7)^2 *
- *   2^(j+14) and n1 * n2 * 2^j (odd, 8-bit factors), whose exact sum is a multiple of
- *   f32's quantum 2^-149 and whose lowest bits are 2^j. With emax clamped
+ *   2^(j+14) and n1 * n2 * 2^j (odd, 8-bit factors), whose exact sum is a
+ *   multiple of f32's quantum 2^-149 and whose lowest bits are 2^j. With emax clamped
  *   at F (nfrac 25: terms truncated to multiples of 2^(F-25)), the RZ
  *   output is exact iff F - 25 <= j, and one quantum lower otherwise; a
  *   zero c counted at f32's emin (-126) clamps like F = -126. So j = -159

@@ -222,9 +222,6 @@ static int push_line(char ***v, int *n, const char *line) {
     return 0;
 }
 
-/* One open-point case: what the device gave, read against the exact sum
- * rounded toward zero (the emax floor family: exact, or cut below the
- * alignment quantum), or as inf/max finite (overflow) or a zero's sign. */
 /* A floor-family case whose lowest bits, at 2^j, were kept or cut. */
 static void floor_mark(gpu_kind_result *res, int j, int kept) {
     if (!res->floor_seen) {
@@ -236,6 +233,10 @@ static void floor_mark(gpu_kind_result *res, int j, int kept) {
     if (!kept && j > res->floor_cut) res->floor_cut = j;
 }
 
+/* One open-point case: what the device gave, read against the exact sum
+ * rounded toward zero (the f32 floor family: exact, or cut below the
+ * alignment quantum), against the f16 tie (2^-24 or 0), or as inf/max
+ * finite (overflow) or a zero's sign. */
 static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char *what, const uint64_t *a,
                       const uint64_t *b, int kk, uint64_t c, uint64_t got, uint64_t want) {
     const fpemu_format *fd = ref->f.d;

@@ -69,7 +69,7 @@ static int put_rec(gpu_recording *r, rec_head h, const uint32_t *out, uint64_t n
 static int take_rec(gpu_recording *r, rec_head h, uint32_t *out, uint64_t nout, char *err, size_t errlen) {
     rec_head g;
     if (r->pos + sizeof g > r->len) {
-        snprintf(err, errlen, "replay: the recording has %llu calls; call %llu (kind %u) is not in it",
+        snprintf(err, errlen, "replay: the recording ends after call %llu; call %llu (kind %u) is not in it",
                  (unsigned long long)r->calls, (unsigned long long)r->calls + 1, h.w[1]);
         return -1;
     }
