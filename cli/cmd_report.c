@@ -1139,8 +1139,11 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             long j = i;
             for (; j < r->ten.nrows && !strcmp(csv_cell(&r->ten, j, cs), st); j++) {
                 if (strcmp(csv_cell(&r->ten, j, cl), layer)) continue;
-                for (int c = 0; c < nc; c++)
-                    if (!strcmp(cls[c], csv_cell(&r->ten, j, cc))) { am[c] = csv_get(&r->ten, j, ca); sc[c] = csv_get(&r->ten, j, csc); }
+                for (int c = 0; c < nc; c++) /* a class may have a second, non-fp8 row (a bias in bf16) */
+                    if (!strcmp(cls[c], csv_cell(&r->ten, j, cc)) && !strcmp(fmts[c], csv_cell(&r->ten, j, cf))) {
+                        am[c] = csv_get(&r->ten, j, ca);
+                        sc[c] = csv_get(&r->ten, j, csc);
+                    }
             }
             fprintf(f, "%s", st);
             for (int c = 0; c < nc; c++) {

@@ -145,6 +145,18 @@ static int mx_emax_elem(const fpemu_format *f) {
     return 2; /* e2m3, e2m1 */
 }
 
+/* An MX block's shared exponent e from its amax (OCP MX: floor(log2 amax)
+ * minus the element format's emax; rceil: the NVIDIA rule, ceil(log2(amax /
+ * max finite))), clamped to e8m0's range; 0 for a zero or non-finite amax.
+ * The block's values are multiplied by 2^-e before the cast. */
+static int mx_exponent(const trn_run *r, double amax, const fpemu_format *fmt) {
+    int e;
+    if (!(amax > 0) || !isfinite(amax)) e = 0;
+    else if (!strcmp(r->cfg.mx_scale_rule, "rceil")) e = (int)ceil(log2(amax / fmt->max_finite));
+    else e = (int)floor(log2(amax)) - mx_emax_elem(fmt);
+    return e < -127 ? -127 : e > 127 ? 127 : e;
+}
+
 typedef struct {
     int rows, K, kb;     /* block length along K (K for per-tensor / per-row) */
     int nkb;             /* blocks along K */
@@ -206,12 +218,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             }
             double s, dq;
             if (rec == RECIPE_MX) {
-                int e;
-                if (!(amax > 0) || !isfinite(amax)) e = 0;
-                else if (!strcmp(r->cfg.mx_scale_rule, "rceil")) e = (int)ceil(log2(amax / fmt->max_finite));
-                else e = (int)floor(log2(amax)) - mx_emax_elem(fmt);
-                if (e < -127) e = -127;
-                if (e > 127) e = 127;
+                int e = mx_exponent(r, amax, fmt);
                 s = ldexp(1.0, -e); dq = ldexp(1.0, e);
             } else {
                 float sf = current_scale(amax, fmt, rec == RECIPE_ROWWISE ? r->cfg.power_2_scale : 0);
@@ -272,7 +279,9 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
 
 /* MX inside the MMA (when the backend has it): the raw operands go to the
  * GEMM, which quantises them in blocks of 32 along K; its cast statistics
- * are the telemetry (cls < 0: not counted, a recomputation). */
+ * are the telemetry (cls < 0: not counted, a recomputation), with the
+ * scale of the block that holds the tensor's amax, the smallest of its
+ * blocks' scales as quantise() reports it (the exponent grows with amax). */
 static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, int K, const double *A, const double *B,
                    double *C, const fpemu_format *fa, const fpemu_format *fb) {
     if (r->pol->recipe != RECIPE_MX || !r->mx_native) return 0;
@@ -283,8 +292,14 @@ static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, in
         r->gemm_failed = 1;
         return 1;
     }
-    if (cls_a >= 0) trn__account(r, layer, cls_a, fa, &sa, amax_of(A, (size_t)M * K), 1.0);
-    if (cls_b >= 0) trn__account(r, layer, cls_b, fb, &sb, amax_of(B, (size_t)N * K), 1.0);
+    if (cls_a >= 0) {
+        double amax = amax_of(A, (size_t)M * K);
+        trn__account(r, layer, cls_a, fa, &sa, amax, ldexp(1.0, -mx_exponent(r, amax, fa)));
+    }
+    if (cls_b >= 0) {
+        double amax = amax_of(B, (size_t)N * K);
+        trn__account(r, layer, cls_b, fb, &sb, amax, ldexp(1.0, -mx_exponent(r, amax, fb)));
+    }
     return 1;
 }
 

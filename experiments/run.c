@@ -52,7 +52,7 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
     r->opt_m = calloc(r->nparams, sizeof(double));
     r->opt_v = calloc(r->nparams, sizeof(double));
     r->opt_d = calloc(r->nparams, sizeof(double));
-    r->recs = calloc((size_t)r->nlayers * CLS_COUNT, sizeof *r->recs);
+    r->recs = calloc((size_t)r->nlayers * TEL_PER_LAYER, sizeof *r->recs);
     if (!r->params || !r->grads || !r->opt_m || !r->opt_v || !r->opt_d || !r->recs) {
         snprintf(err, errlen, "out of memory");
         trn_close(r);
@@ -91,12 +91,12 @@ const char *trn_gemm_backend(void) { return trn__gemm_backend_name(); }
 static void build_recs(trn_run *r) {
     r->rec_count = 0;
     for (int l = 0; l < r->nlayers; l++)
-        for (int c = 0; c < CLS_COUNT; c++) {
-            const tel_slot *t = &r->tel[(size_t)l * CLS_COUNT + c];
+        for (int c = 0; c < TEL_PER_LAYER; c++) {
+            const tel_slot *t = &r->tel[(size_t)l * TEL_PER_LAYER + c];
             if (!t->st.n) continue;
             trn_tensor_rec *x = &r->recs[r->rec_count++];
             x->layer = r->layer_names[l];
-            x->cls = trn__cls_names[c];
+            x->cls = trn__cls_names[c / TEL_FMTS];
             x->format = t->fmt ? t->fmt->name : "?";
             x->n = t->st.n; x->overflow = t->st.overflow; x->underflow = t->st.underflow;
             x->saturated = t->st.saturated; x->subnormal = t->st.subnormal; x->nonfinite_in = t->st.nonfinite_in;

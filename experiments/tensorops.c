@@ -34,21 +34,24 @@ float *trn__fscratch(trn_run *r, size_t n) {
 int trn__layer_add(trn_run *r, const char *name) {
     int i = r->nlayers++;
     r->layer_names = realloc(r->layer_names, (size_t)r->nlayers * sizeof *r->layer_names);
-    r->tel = realloc(r->tel, (size_t)r->nlayers * CLS_COUNT * sizeof *r->tel);
+    r->tel = realloc(r->tel, (size_t)r->nlayers * TEL_PER_LAYER * sizeof *r->tel);
     snprintf(r->layer_names[i], sizeof r->layer_names[i], "%s", name);
-    memset(&r->tel[(size_t)i * CLS_COUNT], 0, CLS_COUNT * sizeof *r->tel);
+    memset(&r->tel[(size_t)i * TEL_PER_LAYER], 0, TEL_PER_LAYER * sizeof *r->tel);
     return i;
 }
 
 void trn__tel_reset(trn_run *r) {
-    memset(r->tel, 0, (size_t)r->nlayers * CLS_COUNT * sizeof *r->tel);
+    memset(r->tel, 0, (size_t)r->nlayers * TEL_PER_LAYER * sizeof *r->tel);
     r->step_casts = r->step_overflow = r->step_underflow = 0;
 }
 
 void trn__account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
                   double amax, double scale) {
     if (!r->tel_on || layer < 0) return;
-    tel_slot *t = &r->tel[(size_t)layer * CLS_COUNT + cls];
+    /* the slot of this format, else the first free one; a third format
+     * would share the last slot (no policy casts a class to three) */
+    tel_slot *t = &r->tel[(size_t)layer * TEL_PER_LAYER + (size_t)cls * TEL_FMTS];
+    for (int k = 0; k < TEL_FMTS - 1 && t->fmt && t->fmt != fmt; k++) t++;
     if (t->st.n == 0) { t->scale_min = scale; t->amax = 0; }
     t->st.n += st->n; t->st.overflow += st->overflow; t->st.saturated += st->saturated;
     t->st.underflow += st->underflow; t->st.subnormal += st->subnormal; t->st.nonfinite_in += st->nonfinite_in;

@@ -40,7 +40,13 @@ typedef struct pol_def {
 } pol_def;
 const pol_def *trn__policy_find(const char *name);
 
-/* One telemetry slot: a class in a layer, over a step. */
+/* One telemetry slot: a class in a layer, cast to one format, over a step.
+ * A class may be cast to two formats in one layer (an fp8 policy's weight
+ * goes to e4m3 while its bias is rounded to bf16), so each (layer, class)
+ * has TEL_FMTS slots, filled in the order the formats first appear: each
+ * format keeps its own counts, amax and scale, and gets its own row. */
+#define TEL_FMTS 2
+#define TEL_PER_LAYER (CLS_COUNT * TEL_FMTS)
 typedef struct tel_slot {
     fpemu_cast_stats st;
     double amax, scale_min;
@@ -89,7 +95,7 @@ struct trn_run {
     /* telemetry */
     int nlayers;
     char (*layer_names)[40];
-    tel_slot *tel;                 /* nlayers * CLS_COUNT */
+    tel_slot *tel;                 /* nlayers * TEL_PER_LAYER */
     int tel_on;                    /* 0 during evaluation */
     uint64_t step_casts, step_overflow, step_underflow;
     int rec_count;

@@ -21,13 +21,19 @@ static int representable(const fpemu_format *f, const double *x, size_t n, size_
     return 1;
 }
 
-static const char *fmt_of(trn_run *r, const char *layer, const char *cls) {
+/* The format of a (layer, class) row: want if one of its rows has it (a class
+ * cast twice, as autocast's bf16 then the recipe's e4m3, has a row for each),
+ * else the first row's, else "-". */
+static const char *fmt_of(trn_run *r, const char *layer, const char *cls, const char *want) {
     trn_tensor_rec t;
+    const char *first = "-";
     for (int i = 0; i < trn_tensor_count(r); i++) {
         trn_tensor_get(r, i, &t);
-        if (!strcmp(t.layer, layer) && !strcmp(t.cls, cls)) return t.format;
+        if (strcmp(t.layer, layer) || strcmp(t.cls, cls)) continue;
+        if (!strcmp(t.format, want)) return t.format;
+        if (!strcmp(first, "-")) first = t.format;
     }
-    return "-";
+    return first;
 }
 
 int main(void) {
@@ -69,11 +75,31 @@ int main(void) {
                     size_t b2;
                     ok(!representable(r->f_lo, r->params, r->nparams, &b2), "%s: master weights are f32 (not all %s values)", pol, d->lo);
                 }
-                const char *act = fmt_of(r, "fc1", "activation"), *gout = fmt_of(r, "fc2", "grad_output");
                 const char *want_act = d->recipe != RECIPE_NONE ? "e4m3" : trn__is_low(r->f_lo) ? d->lo : "-";
                 const char *want_gout = d->recipe != RECIPE_NONE ? (!strcmp(s.fp8_format, "HYBRID") ? "e5m2" : "e4m3") : "-";
+                const char *act = fmt_of(r, "fc1", "activation", want_act), *gout = fmt_of(r, "fc2", "grad_output", want_gout);
                 ok(!strcmp(act, want_act) && !strcmp(gout, want_gout),
                    "%s: GEMM inputs: fc1 activations %s (want %s), fc2 grad_output %s (want %s)", pol, act, want_act, gout, want_gout);
+                /* fc1's weight rows: under an fp8 recipe the weight is cast to e4m3 with a scale of its own
+                 * and the bias, rounded to the policy's 16-bit format, has a row of its own (one slot used
+                 * to hold both: the row said bf16 with the bias's scale 1) */
+                trn_tensor_rec t, w8 = {0}, wlo = {0};
+                int n8 = 0, nlo = 0, nother = 0;
+                for (int k = 0; k < trn_tensor_count(r); k++) {
+                    trn_tensor_get(r, k, &t);
+                    if (strcmp(t.layer, "fc1") || strcmp(t.cls, "weight")) continue;
+                    if (d->recipe != RECIPE_NONE && !strcmp(t.format, r->f8_fwd->name)) w8 = t, n8++;
+                    else if (!strcmp(t.format, r->f_lo->name)) wlo = t, nlo++;
+                    else nother++;
+                }
+                if (d->recipe != RECIPE_NONE)
+                    ok(n8 == 1 && nother == 0 && nlo <= 1 && w8.scale != 1 && w8.scale > 0 && (!nlo || (wlo.n < w8.n && wlo.scale == 1)),
+                       "%s: fc1 weight: a %s row (n %llu, scale %g) and %d %s bias row (n %llu), %d others", pol,
+                       r->f8_fwd->name, (unsigned long long)w8.n, w8.scale, nlo, r->f_lo->name, (unsigned long long)wlo.n, nother);
+                else
+                    ok(nother == 0 && nlo == (trn__is_low(r->f_lo) && r->f_lo != r->f_param),
+                       "%s: fc1 weight: %d %s row(s) (one where 16-bit weights are cast from wider parameters), %d others",
+                       pol, nlo, r->f_lo->name, nother);
             }
         }
         double el, ea;
