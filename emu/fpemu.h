@@ -11,8 +11,9 @@
  * pattern in the low bits (tf32 codes are f32 bit patterns whose low 13 bits
  * are zero). The library never prints and never exits.
  *
- * Semantics: ../shared/DESIGN.md section 4 (see README.md for the choices
- * where the standards are silent).
+ * Semantics: IEEE 754-2019 clauses 4 and 7 extended to the small formats,
+ * and emu/SEMANTICS.md for every choice where the standards are silent
+ * (README.md summarises them).
  */
 #ifndef FPEMU_H
 #define FPEMU_H
@@ -153,10 +154,14 @@ typedef struct fpemu_ctx {
      * sr_bits = 0 means 64 (the full residual width for every conversion
      * and for add/mul of formats up to f32). */
     int sr_bits;
-    uint64_t seed;        /* counter-based stream: draw = mix(seed, counter++) */
-    uint64_t counter;
-    const uint64_t *sr_stream; /* caller-supplied draws, used in order when set */
-    size_t sr_len, sr_pos;     /* past sr_len the counter stream takes over */
+    uint64_t seed;        /* counter-based stream: draw = fpemu_random64(seed, counter) */
+    uint64_t counter;     /* advances by one per draw, whichever source gave it */
+    /* caller-supplied draws, used in order when set: a draw is
+     * sr_stream[sr_pos++] while sr_pos < sr_len, else the counter stream's.
+     * So draw k of a computation is sr_stream[sr_pos + k] while the stream
+     * lasts, else fpemu_random64(seed, counter + k). */
+    const uint64_t *sr_stream;
+    size_t sr_len, sr_pos;
 } fpemu_ctx;
 
 /* rne, IEEE overflow, gradual underflow, tininess after, canonical NaN. */
@@ -252,9 +257,14 @@ typedef struct fpemu_cast_stats {
 
 /* Encode f32 values to codes of fmt. dst element size is the container
  * (uint8_t, uint16_t, uint32_t, uint64_t). stats may be NULL; when given it
- * is accumulated into (not reset). SR draws use counter = ctx->counter + i,
- * so results do not depend on how the array is split across threads; the
- * counter then advances by n. */
+ * is accumulated into (not reset). Element i takes draw i (sr_stream[sr_pos
+ * + i] while the caller's stream lasts, else counter + i), so results do not
+ * depend on how the array is split across threads, and an sr cast equals
+ * the loop of fpemu_convert over its elements when none is zero, inf or NaN
+ * (those take no draw in a scalar conversion). The counter then advances by
+ * n and sr_pos by n (to at most sr_len) in EVERY mode, rne included (a
+ * scalar operation in a deterministic mode takes no draw): the positions of
+ * a training step's casts do not depend on their modes. */
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n,
                       fpemu_ctx *ctx, fpemu_cast_stats *stats);
 /* Decode codes to f32: element i as fpemu_to_float (flags OR-ed). */
@@ -263,7 +273,8 @@ void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size
  * Values of formats wider than f32 pass through unchanged. */
 void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size_t n,
                      fpemu_ctx *ctx, fpemu_cast_stats *stats);
-/* Generic code-array conversion between any two formats. */
+/* Generic code-array conversion between any two formats (draws, counter
+ * and sr_pos as fpemu_encode_f32). */
 void fpemu_convert_array(const fpemu_format *dst_fmt, void *dst, const fpemu_format *src_fmt,
                          const void *src, size_t n, fpemu_ctx *ctx);
 

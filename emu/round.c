@@ -44,9 +44,13 @@ int fpemu_nan_policy_parse(const char *name) {
  * thread count. */
 uint64_t fpemu_random64(uint64_t seed, uint64_t counter) { return emu__mix(seed, counter); }
 
+/* Every draw advances the counter, a caller-stream draw too: draw k of a
+ * computation is sr_stream[sr_pos + k] while the stream lasts, else
+ * fpemu_random64(seed, counter + k), as element k of an array cast takes it. */
 uint64_t emu__draw(fpemu_ctx *ctx) {
+    uint64_t c = ctx->counter++;
     if (ctx->sr_stream && ctx->sr_pos < ctx->sr_len) return ctx->sr_stream[ctx->sr_pos++];
-    return fpemu_random64(ctx->seed, ctx->counter++);
+    return fpemu_random64(ctx->seed, c);
 }
 
 /* ---- special results --------------------------------------------------- */
@@ -165,7 +169,10 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
         if (!f->is_signed || !f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* e8m0: no zero */
         return emu__unstrip(f, emu__zero(f, sign));
     }
-    if (!f->is_signed && sign) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
+    if (!f->is_signed && sign) { /* finite and nonzero: sr takes its draw all the same (emu/SEMANTICS.md) */
+        if (ctx->round == FPEMU_SR) (void)emu__draw(ctx);
+        return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
+    }
     const int m = f->mbits;
     const int E = exp + 63 - __builtin_clzll(sig); /* value in [2^E, 2^(E+1)) */
     const fpemu_round mode = ctx->round;

@@ -285,6 +285,48 @@ int main(void) {
     }
     ok(eq, "array SR element i equals scalar SR with counter base + i");
 
+    /* the same as a plain loop of scalar conversions on one context (no
+     * counter set by hand): every draw advances the counter, a caller-stream
+     * draw too, so the loop and the array agree on codes, counter and sr_pos,
+     * with or without a stream shorter than the array. Inputs finite and
+     * nonzero (exact ones and an overflow among them): a scalar zero, inf or
+     * NaN takes no draw (emu/SEMANTICS.md) while an array element always
+     * takes its own. */
+    {
+        static const char *sf[] = {"bf16", "f16", "e4m3", "e5m2", "e2m1", "e8m0", "tf32"};
+        uint64_t strm[5];
+        float in[64];
+        for (int i = 0; i < 64; i++) in[i] = src[i];
+        in[3] = 1.0f, in[40] = 3.0f, in[50] = 1e30f, in[51] = -0x1p-140f;
+        for (int i = 0; i < 5; i++) strm[i] = fpemu_random64(99, (uint64_t)i) ^ UINT64_C(0x5555);
+        int agree = 1;
+        for (size_t fi = 0; fi < sizeof sf / sizeof sf[0]; fi++)
+            for (int st = 0; st < 3; st++) {
+                const fpemu_format *f = F(sf[fi]);
+                fpemu_ctx ca = sr_ctx(seed, 1000), cl;
+                if (st) ca.sr_stream = strm, ca.sr_len = 5, ca.sr_pos = st == 1 ? 0 : 4;
+                cl = ca;
+                uint64_t arr[64];
+                fpemu_encode_f32(f, arr, in, 64, &ca, NULL);
+                for (int i = 0; i < 64; i++) {
+                    uint64_t code = fpemu_convert(f, f32, f2bits(in[i]), &cl);
+                    if (code != fpemu_code_load(f, arr, (size_t)i)) {
+                        if (agree) diag("%s stream %d: element %d: array %llX, loop %llX", f->name, st, i,
+                                        (unsigned long long)fpemu_code_load(f, arr, (size_t)i), (unsigned long long)code);
+                        agree = 0;
+                    }
+                }
+                if (ca.counter != cl.counter || (st && ca.sr_pos != cl.sr_pos) || ca.flags != cl.flags) {
+                    if (agree) diag("%s stream %d: array counter %llu pos %zu flags %02X, loop %llu %zu %02X", f->name, st,
+                                    (unsigned long long)ca.counter, ca.sr_pos, ca.flags, (unsigned long long)cl.counter,
+                                    cl.sr_pos, cl.flags);
+                    agree = 0;
+                }
+            }
+        ok(agree, "an SR array cast equals a loop of scalar conversions on one context (codes, counter, flags; sr_pos with a stream), "
+                 "with and without a caller stream shorter than the array");
+    }
+
     /* array API vs scalar conversion: codes, flags, counters, every format and mode */
     static const char *fmts[] = {"f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e2m1", "e3m2", "e8m0", "tf32", "binary8p3e"};
     int bad = 0;
