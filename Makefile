@@ -1,6 +1,7 @@
 # fpemu: build, test, bench, install.  `make V=1` shows full commands.
 #
-# Folders and what they build (see each folder's README):
+# Folders and what they build (experiments/, gpu/, ref/ and reports/ have a README;
+# emu/SEMANTICS.md holds the arithmetic's decisions):
 #   emu/          -> build/libfpemu.a       (the emulator library, libc only)
 #   ref/          -> build/libfpemuref.a    (MPFR reference and checker)
 #   experiments/  -> build/libfpemutrain.a  (training engine)
@@ -75,6 +76,11 @@ $(BUILD)/%.o: %.c | deps
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(FPEMU_CFLAGS) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
+# The library's objects are position-independent, so libfpemu.a links into
+# shared objects (a plugin, a Python extension) as well as programs; without
+# semantic interposition the compiler still inlines across its functions.
+$(call obj,$(EMU_SRC)): FPEMU_CFLAGS += -fPIC -fno-semantic-interposition
+
 $(LIBFPEMU): $(call obj,$(EMU_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -97,6 +103,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB) $(ALL_LIBS)
 
 # Test programs find bin/fpemu and ../shared through these.
 export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
+export FPEMU_BUILD = $(abspath $(BUILD))
 export FPEMU_ROOT = $(CURDIR)
 PROVE ?= prove
 test: $(BINDIR)/fpemu $(TEST_BINS)
@@ -111,16 +118,22 @@ bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # ---- install ----------------------------------------------------------------
+# fpemu.h is the core API; the tensor-core, GEMM and scaling APIs (also in
+# libfpemu.a) go to include/fpemu/ (#include <fpemu/gemm.h>).
+INSTALL_HEADERS := emu/mma.h emu/gemm.h emu/scaling.h
 install: $(BINDIR)/fpemu $(LIBFPEMU)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/fpemu
 	install -m 755 $(BINDIR)/fpemu $(DESTDIR)$(PREFIX)/bin/fpemu
 	install -m 644 $(LIBFPEMU) $(DESTDIR)$(PREFIX)/lib/libfpemu.a
 	install -m 644 emu/fpemu.h $(DESTDIR)$(PREFIX)/include/fpemu.h
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/fpemu/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define FPEMU_VERSION "\(.*\)"/\1/p' emu/fpemu.h)|' \
 	  emu/fpemu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fpemu $(DESTDIR)$(PREFIX)/lib/libfpemu.a \
-	  $(DESTDIR)$(PREFIX)/include/fpemu.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc
+	  $(DESTDIR)$(PREFIX)/include/fpemu.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc \
+	  $(addprefix $(DESTDIR)$(PREFIX)/include/fpemu/,$(notdir $(INSTALL_HEADERS)))
+	-rmdir $(DESTDIR)$(PREFIX)/include/fpemu 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) $(BINDIR)
