@@ -340,7 +340,7 @@ static int unknown_format(const char *name, const char *err) {
         if (al && *al) fprintf(stderr, " (%s)", al);
         fputc(i + 1 < fpemu_format_count() ? ',' : '\n', stderr);
     }
-    fprintf(stderr, "and custom specs: eXmY, eXmYfn, eXmYfnuz, binary8pP[e|f], custom:e=E,m=M,bias=B,inf=yes|no,nan=ieee|fn|uz|none\n");
+    fprintf(stderr, "and custom specs: eXmY, eXmYfn, eXmYfnuz, binary8pP[e|f], custom:e=E,m=M[,bias=B][,inf=ieee|top|no][,nan=ieee|fn|uz|allones|none][,negzero=|signed=|subnormals=yes|no]\n");
     return 2;
 }
 

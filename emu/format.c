@@ -356,7 +356,7 @@ static int parse_custom(const char *spec, fpemu_format *f, char *err, size_t err
             if (!strcmp(val, "no") || !strcmp(val, "none")) f->inf = FPEMU_INF_NONE;
             else if (!strcmp(val, "yes") || !strcmp(val, "ieee")) f->inf = FPEMU_INF_IEEE;
             else if (!strcmp(val, "top")) f->inf = FPEMU_INF_TOP;
-            else { errf(err, errlen, "custom format '%s': inf= takes yes|ieee|top|no", spec); return -1; }
+            else { errf(err, errlen, "custom format '%s': inf= takes ieee|top|no (yes = ieee, none = no)", spec); return -1; }
         } else if (!strcmp(key, "nan")) {
             if (!strcmp(val, "ieee")) f->nan = FPEMU_NANS_IEEE;
             else if (!strcmp(val, "fn")) f->nan = FPEMU_NANS_FN;
@@ -381,10 +381,22 @@ static int parse_custom(const char *spec, fpemu_format *f, char *err, size_t err
     return 0;
 }
 
+/* Do two finished descriptors define the same format (whatever their names)? */
+static int same_format(const fpemu_format *a, const fpemu_format *b) {
+    return a->ebits == b->ebits && a->mbits == b->mbits && a->bias == b->bias && a->is_signed == b->is_signed &&
+           a->has_negzero == b->has_negzero && a->has_subnormals == b->has_subnormals && a->inf == b->inf &&
+           a->nan == b->nan && a->bits == b->bits && a->pad == b->pad;
+}
+
+/* One descriptor per custom format, however it was spelled ("E5M10FN",
+ * "e5m10fn", a custom: spec with its keys in another order): a spelling
+ * seen later gets the first one's descriptor and name, and a program that
+ * names the same format many ways builds its tables (512 KiB for a 16-bit
+ * format) once. */
 static const fpemu_format *intern(const fpemu_format *f) {
     pthread_mutex_lock(&custom_lock);
     for (custom_node *n = customs; n; n = n->next)
-        if (!strcmp(n->f.name, f->name)) { pthread_mutex_unlock(&custom_lock); return &n->f; }
+        if (same_format(&n->f, f)) { pthread_mutex_unlock(&custom_lock); return &n->f; }
     custom_node *n = calloc(1, sizeof *n);
     if (!n) { pthread_mutex_unlock(&custom_lock); return NULL; }
     n->f = *f;

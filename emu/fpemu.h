@@ -169,7 +169,8 @@ void fpemu_ctx_init(fpemu_ctx *ctx);
 
 /* Names of rounding modes and NaN policies: "rne", "rna", "rtz", "rup",
  * "rdn", "rto", "sr"; TestFloat spellings ("near_even", "minMag", "min",
- * "max", "near_maxMag", "odd", with or without a leading "-r") too.
+ * "max", "near_maxMag", "odd", with or without a leading "-r") too; NaN
+ * policies "canonical", "x86", "cuda". Case-insensitive, as format names.
  * Return -1 for an unknown name. */
 int fpemu_round_parse(const char *name);
 const char *fpemu_round_name(fpemu_round r);
@@ -222,9 +223,10 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
 /* ---- integer quantisation -------------------------------------------- */
 
 typedef struct fpemu_qtype {
-    const char *name; /* "int8", "uint8", "int4", "uint4", "int8s" (symmetric [-127, 127]) */
+    const char *name; /* "int8", "uint8", "int4", "uint4", "int8s" / "int4s" (symmetric: [-127, 127], [-7, 7]) */
     int qmin, qmax;
 } fpemu_qtype;
+/* The integer type of that name (case-insensitive), or NULL. */
 const fpemu_qtype *fpemu_qtype_get(const char *name);
 
 /* q = clamp(zero_point + round(x / scale), qmin, qmax), the division exact

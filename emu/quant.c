@@ -2,6 +2,7 @@
  * products with exact accumulation. */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 #include "internal.h"
 
 static const fpemu_qtype qtypes[] = {
@@ -11,7 +12,7 @@ static const fpemu_qtype qtypes[] = {
 
 const fpemu_qtype *fpemu_qtype_get(const char *name) {
     for (size_t i = 0; i < sizeof qtypes / sizeof qtypes[0]; i++)
-        if (name && !strcmp(name, qtypes[i].name)) return &qtypes[i];
+        if (name && !strcasecmp(name, qtypes[i].name)) return &qtypes[i];
     return NULL;
 }
 

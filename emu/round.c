@@ -2,6 +2,7 @@
  * SoftFloat's s_roundPackTo*), the context, special results and the
  * stochastic-rounding stream. Semantics: DESIGN.md section 4, SEMANTICS.md. */
 #include <string.h>
+#include <strings.h>
 #include "internal.h"
 
 /* ---- context and names ------------------------------------------------- */
@@ -22,10 +23,10 @@ int fpemu_round_parse(const char *name) {
     if (!name) return -1;
     while (*name == '-') name++;
     for (int i = 0; i < FPEMU_ROUND_COUNT; i++)
-        if (!strcmp(name, round_names[i])) return i;
+        if (!strcasecmp(name, round_names[i])) return i;
     if (name[0] == 'r') name++; /* "-rnear_even" */
     for (int i = 0; i < FPEMU_ROUND_COUNT; i++)
-        if (!strcmp(name, round_tf[i])) return i;
+        if (!strcasecmp(name, round_tf[i])) return i;
     return -1;
 }
 
@@ -33,7 +34,7 @@ static const char *const nan_names[FPEMU_NAN_POLICY_COUNT] = {"canonical", "x86"
 const char *fpemu_nan_policy_name(fpemu_nan_policy p) { return (unsigned)p < FPEMU_NAN_POLICY_COUNT ? nan_names[p] : "?"; }
 int fpemu_nan_policy_parse(const char *name) {
     for (int i = 0; i < FPEMU_NAN_POLICY_COUNT; i++)
-        if (name && !strcmp(name, nan_names[i])) return i;
+        if (name && !strcasecmp(name, nan_names[i])) return i;
     return -1;
 }
 

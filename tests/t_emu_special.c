@@ -95,7 +95,19 @@ int main(void) {
     ok(e6m1 && e6m1->bits == 8 && e6m1->bias == 31 && e6m1->inf == FPEMU_INF_IEEE, "custom e6m1 is an IEEE-style 8-bit format");
     const fpemu_format *cu = fpemu_format_get("custom:e=4,m=3,bias=7,inf=no,nan=fn", NULL, 0);
     ok(cu && cu->max_finite == 448 && cu->nan == FPEMU_NANS_FN, "custom:e=4,m=3,bias=7,inf=no,nan=fn is e4m3");
+    {
+        /* one descriptor per custom format, however spelled; another bias is another format */
+        const fpemu_format *s1 = fpemu_format_get("E5M10FN", NULL, 0), *s2 = fpemu_format_get("e5m10fn", NULL, 0),
+                           *s3 = fpemu_format_get("custom:nan=fn,inf=no,m=10,e=5", NULL, 0),
+                           *s4 = fpemu_format_get("custom:e=5,m=10,bias=14,inf=no,nan=fn", NULL, 0);
+        ok(s1 && s1 == s2 && s2 == s3 && s4 && s4 != s1 && s4->bias == 14 && s1->bias == 15,
+           "custom formats: E5M10FN, e5m10fn and custom:nan=fn,inf=no,m=10,e=5 are one descriptor; bias=14 another");
+    }
     ok(fpemu_format_get("e4m3fnuz", NULL, 0)->has_negzero == 0, "e4m3fnuz has no -0");
+    ok(fpemu_round_parse("RNE") == FPEMU_RNE && fpemu_round_parse("-rMinMag") == FPEMU_RTZ && fpemu_round_parse("Sr") == FPEMU_SR &&
+           fpemu_round_parse("rnz") == -1 && fpemu_nan_policy_parse("CUDA") == FPEMU_NAN_CUDA && fpemu_qtype_get("INT8") &&
+           fpemu_qtype_get("Int4S")->qmin == -7 && !fpemu_qtype_get("int9"),
+       "mode, NaN policy and integer type names are case-insensitive, as format names; unknown ones are refused");
     ok(fpemu_format_hex_digits(F("e2m1")) == 2 && fpemu_format_hex_digits(F("tf32")) == 8 &&
        fpemu_format_hex_digits(F("f64")) == 16, "hex widths: e2m1 2, tf32 8, f64 16");
 
