@@ -12,14 +12,7 @@ if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_cli.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-n=0
-failed=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift
-    for d in "$@"; do printf '%s\n' "$d" | head -20 | sed 's/^/#   /'; done
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+. "$HERE/lib/tap.sh"
 
 # run_is OP INPUT EXPECTED [OPTIONS...]: `fpemu run` prints exactly EXPECTED, exit 0.
 run_is() {
@@ -289,5 +282,4 @@ else
     fi
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

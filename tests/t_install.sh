@@ -14,13 +14,7 @@ command -v "$CC" >/dev/null || { echo "1..0 # SKIP no C compiler ($CC)"; exit 0;
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift
-    for d in "$@"; do printf '%s\n' "$d" | head -20 | sed 's/^/#   /'; done
-}
+. "$HERE/lib/tap.sh"
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
 
 stage=$tmp/stage
@@ -95,5 +89,4 @@ if mk uninstall >"$tmp/uninstall.log" 2>&1; then pass "make uninstall"; else fai
 left=$(cd "$stage" && find . -type f | sort | tr '\n' ' ')
 check "make uninstall removes every installed file${left:+ (left: $left)}" [ -z "$left" ]
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

@@ -10,13 +10,7 @@ BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
 if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; exit 0; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_mma_cli.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift
-    for d in "$@"; do printf '%s\n' "$d" | head -20 | sed 's/^/#   /'; done
-}
+. "$HERE/lib/tap.sh"
 
 # mma_is "OPTIONS" INPUT EXPECTED
 mma_is() {
@@ -167,5 +161,4 @@ print(h.strip()); print(' '.join('%g'%v for v in x))" "$1"; }
     if [ $rc = 2 ] && grep -q "unknown scaling recipe" "$TMP/err"; then pass "gemm unknown recipe refused"; else fail "gemm bogus recipe" "exit $rc" "$(cat "$TMP/err")"; fi
     ls "$TMP" | grep -q '\.tmp\.' && fail "no temporary files left behind" "$(ls "$TMP")" || pass "no temporary files left behind"
 fi
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

@@ -12,13 +12,7 @@ if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; 
 if ! command -v python3 >/dev/null; then echo "1..0 # SKIP python3 not found (writes the test files)"; exit 0; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_npy.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift
-    for d in "$@"; do printf '%s\n' "$d" | head -20 | sed 's/^/#   /'; done
-}
+. "$HERE/lib/tap.sh"
 python3 - "$TMP" <<'PY'
 import struct, sys
 d = sys.argv[1]
@@ -95,5 +89,4 @@ gemm --a "$TMP/nonexistent.npy" --b "$TMP/B.npy"; rc=$?
 if [ $rc = 2 ] && grep -q "nonexistent.npy: cannot open" "$TMP/err"; then pass "missing file: $(cat "$TMP/err")"; else fail "missing file" "exit $rc" "$(cat "$TMP/err")"; fi
 "$BIN" gemm --model exact --afmt f32 --a "$TMP/good_v1.npy" --b "$TMP/B.npy" --out "$TMP/nodir/D.npy" 2>"$TMP/err"; rc=$?
 if [ $rc = 2 ] && grep -q "cannot write" "$TMP/err"; then pass "unwritable output: $(cat "$TMP/err")"; else fail "unwritable output" "exit $rc" "$(cat "$TMP/err")"; fi
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end
