@@ -7,6 +7,21 @@
 #include "fpemu.h"
 #include "hostfp.h"
 
+#if defined(__x86_64__) && defined(__SSE2_MATH__)
+#include <xmmintrin.h>
+static unsigned flush_bits; /* MXCSR: FTZ bit 15, DAZ bit 6 */
+int hostfp_set_flush(int ftz, int daz) {
+    flush_bits = (ftz ? 0x8000u : 0) | (daz ? 0x40u : 0);
+    return 1;
+}
+static void flush_on(void) { if (flush_bits) _mm_setcsr(_mm_getcsr() | flush_bits); }
+static void flush_off(void) { if (flush_bits) _mm_setcsr(_mm_getcsr() & ~0x8040u); }
+#else
+int hostfp_set_flush(int ftz, int daz) { return !ftz && !daz; }
+static void flush_on(void) {}
+static void flush_off(void) {}
+#endif
+
 unsigned hostfp_flags(void) {
     unsigned f = 0;
     if (fetestexcept(FE_INEXACT)) f |= FPEMU_FLAG_INEXACT;
@@ -26,6 +41,7 @@ uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t 
         volatile float rf;
         feclearexcept(FE_ALL_EXCEPT);
         fesetround(fe[mode]);
+        flush_on();
         switch (op) {
         case 0: r = x + y; break;
         case 1: r = x - y; break;
@@ -35,6 +51,7 @@ uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t 
         case 5: r = fma(x, y, z); break;
         default: rf = (float)x; r = 0; break;
         }
+        flush_off();
         *flags = hostfp_flags();
         fesetround(FE_TONEAREST);
         if (op == 6) {
@@ -52,6 +69,7 @@ uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t 
         memcpy((void *)&x, &a32, 4), memcpy((void *)&y, &b32, 4), memcpy((void *)&z, &c32, 4);
         feclearexcept(FE_ALL_EXCEPT);
         fesetround(fe[mode]);
+        flush_on();
         switch (op) {
         case 0: r = x + y; break;
         case 1: r = x - y; break;
@@ -60,6 +78,7 @@ uint64_t hostfp_op(int wide, int op, int mode, uint64_t a, uint64_t b, uint64_t 
         case 4: r = sqrtf(x); break;
         default: r = fmaf(x, y, z); break;
         }
+        flush_off();
         *flags = hostfp_flags();
         fesetround(FE_TONEAREST);
         float t = r;

@@ -15,6 +15,12 @@
 #define HOSTFP_TININESS_BEFORE 0
 #endif
 
+/* Flush modes for the following hostfp_op calls: ftz (results that are tiny
+ * become zero) and daz (subnormal operands read as zero), set only around
+ * the host's operation. Returns 1 where the host has them (x86 SSE: MXCSR's
+ * FTZ and DAZ bits), 0 otherwise (nothing is set). */
+int hostfp_set_flush(int ftz, int daz);
+
 /* The host's raised exceptions in fpemu's flag layout. */
 unsigned hostfp_flags(void);
 

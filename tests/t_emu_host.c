@@ -47,6 +47,8 @@ static const fpemu_round emu_modes[4] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_RUP, FPEMU_
 static const char *opnames[6] = {"add", "sub", "mul", "div", "sqrt", "fma"};
 
 static int mismatches;
+/* the flush modes of the current pass, on both sides */
+static int pass_ftz, pass_daz;
 
 #if defined(__x86_64__) || defined(__i386__)
 static int x86_mismatches;
@@ -58,6 +60,7 @@ static uint64_t op_x86(const fpemu_format *f, int op, int mi, uint64_t a, uint64
     fpemu_ctx_init(&ctx);
     ctx.round = emu_modes[mi];
     ctx.nan_policy = FPEMU_NAN_X86;
+    ctx.ftz = pass_ftz, ctx.daz = pass_daz;
     switch (op) {
     case 0: return fpemu_add(f, a, b, &ctx);
     case 1: return fpemu_sub(f, a, b, &ctx);
@@ -74,6 +77,7 @@ static void check(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b,
     fpemu_ctx_init(&ctx);
     ctx.round = emu_modes[mi];
     ctx.tininess_before = HOSTFP_TININESS_BEFORE;
+    ctx.ftz = pass_ftz, ctx.daz = pass_daz;
     uint64_t got;
     switch (op) {
     case 0: got = fpemu_add(f, a, b, &ctx); break;
@@ -195,6 +199,48 @@ int main(void) {
             x86_mismatches = 0, x86_nans = 0;
 #endif
         }
+    }
+    /* ftz and daz against the host's flush modes (x86: MXCSR's FTZ and DAZ):
+     * a result that is tiny after rounding is flushed even where it rounds
+     * to the least normal (f32: 2^-126 x (2^24 - 1) / 2^24 -> +0 with
+     * underflow and inexact), as fpemu's ftz does (emu/SEMANTICS.md) */
+    if (hostfp_set_flush(1, 0)) {
+        static const char *const flush_names[3] = {"ftz", "daz", "ftz and daz"};
+        for (int fl = 0; fl < 3; fl++)
+            for (int fi = 0; fi < 2; fi++) {
+                const fpemu_format *f = fpemu_format_get(fmts[fi], NULL, 0);
+                pass_ftz = fl != 1, pass_daz = fl != 0;
+                hostfp_set_flush(pass_ftz, pass_daz);
+                mismatches = 0;
+                long cases = 0;
+                for (int op = 0; op < 5; op++) /* not fma: libm's fma() need not honour MXCSR's flush bits */
+                    for (int mi = 0; mi < 4; mi++)
+                        for (long i = 0; i < N / 4; i++, cases++) {
+                            uint64_t a, b, r;
+                            unsigned flg;
+                            if (fi == 0) {
+                                a = pattern(8, 23), b = pattern(8, 23);
+                                if (i & 1) b = (a ^ (rnd() & 0xFF)) ^ (UINT64_C(1) << 31);
+                                if (i % 5 == 0) a = 0x00800000u | (a & 0x80000000u), b = 0x3F7FFFFFu ^ (rnd() & 1); /* the tie at 2^-126 */
+                            } else {
+                                a = pattern(11, 52), b = pattern(11, 52);
+                                if (i & 1) b = (a ^ (rnd() & 0xFFFF)) ^ (UINT64_C(1) << 63);
+                            }
+                            r = hostfp_op(fi, op, mi, a, b, 0, &flg);
+                            check(f, op, mi, a, b, 0, r, flg);
+                        }
+                ok(mismatches == 0, "%s add/sub/mul/div/sqrt with %s: %ld cases (4 modes) agree with the host FPU's, flags included (%d mismatches)",
+                   f->name, flush_names[fl], cases, mismatches);
+#if defined(__x86_64__) || defined(__i386__)
+                ok(x86_mismatches == 0, "%s with %s: under the x86 NaN policy, %ld NaN results are the host's bit for bit (%d differ)",
+                   f->name, flush_names[fl], x86_nans, x86_mismatches);
+                x86_mismatches = 0, x86_nans = 0;
+#endif
+            }
+        hostfp_set_flush(0, 0);
+        pass_ftz = pass_daz = 0;
+    } else {
+        ok(1, "# SKIP the host's flush modes are not reachable here (x86-64 SSE only): ftz and daz not checked against hardware");
     }
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
     unsigned ea, eb, ec, ed;
