@@ -5,6 +5,7 @@
  * NONE with inputs_prerounded: the GEMM takes the values exactly and runs
  * the MMA model (blocks, alignment, rounding, chaining) on them.
  * Configurations are bound once per (preset, formats) and cached. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,11 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
     if (sa) *sa = st.a;
     if (sb) *sb = st.b;
     return rc;
+}
+
+double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax) {
+    uint8_t code = scaling_mx_scale(rceil ? SCALING_MX_RCEIL : SCALING_MX_FLOOR, f, (float)amax);
+    return code == 0xFF ? 1.0 : ldexp(1.0, 127 - code);
 }
 
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen) {

@@ -17,6 +17,11 @@ int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *
 int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
                       int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
                       fpemu_cast_stats *sb);
+/* The multiplier trn__gemm_lowp_mx applies to the block of an f with this
+ * amax (2^(127 - E) for the block's e8m0 scale code E, by the same rule):
+ * for a tensor's amax, the smallest of its blocks' multipliers. 1 where the
+ * scale is NaN (a non-finite amax). */
+double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax);
 /* 0 if the preset has an MMA for fa x fb; else -1 with a message. */
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen);
 /* The name of the backend in use (for summary.json). */

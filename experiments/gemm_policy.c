@@ -277,11 +277,18 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
     free(pa); free(pb); free(pc); free(acc);
 }
 
+/* Telemetry of one operand of the MX GEMM: its cast statistics, amax, and
+ * the multiplier of the block that holds the amax (the smallest of its
+ * blocks', as quantise() reports it), by the GEMM's own scale rule. */
+static void account_mx(trn_run *r, int layer, int cls, const fpemu_format *f, const fpemu_cast_stats *st,
+                       const double *x, size_t n) {
+    double amax = amax_of(x, n);
+    trn__account(r, layer, cls, f, st, amax, trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), f, amax));
+}
+
 /* MX inside the MMA (when the backend has it): the raw operands go to the
  * GEMM, which quantises them in blocks of 32 along K; its cast statistics
- * are the telemetry (cls < 0: not counted, a recomputation), with the
- * scale of the block that holds the tensor's amax, the smallest of its
- * blocks' scales as quantise() reports it (the exponent grows with amax). */
+ * are the telemetry (cls < 0: not counted, a recomputation). */
 static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, int K, const double *A, const double *B,
                    double *C, const fpemu_format *fa, const fpemu_format *fb) {
     if (r->pol->recipe != RECIPE_MX || !r->mx_native) return 0;
@@ -292,14 +299,8 @@ static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, in
         r->gemm_failed = 1;
         return 1;
     }
-    if (cls_a >= 0) {
-        double amax = amax_of(A, (size_t)M * K);
-        trn__account(r, layer, cls_a, fa, &sa, amax, ldexp(1.0, -mx_exponent(r, amax, fa)));
-    }
-    if (cls_b >= 0) {
-        double amax = amax_of(B, (size_t)N * K);
-        trn__account(r, layer, cls_b, fb, &sb, amax, ldexp(1.0, -mx_exponent(r, amax, fb)));
-    }
+    if (cls_a >= 0) account_mx(r, layer, cls_a, fa, &sa, A, (size_t)M * K);
+    if (cls_b >= 0) account_mx(r, layer, cls_b, fb, &sb, B, (size_t)N * K);
     return 1;
 }
 
