@@ -381,11 +381,12 @@ static int parse_custom(const char *spec, fpemu_format *f, char *err, size_t err
     return 0;
 }
 
-/* Do two finished descriptors define the same format (whatever their names)? */
+/* Do two descriptors define the same format (whatever their names)? The
+ * defining fields; fpemu_format_finish derives the rest from them. */
 static int same_format(const fpemu_format *a, const fpemu_format *b) {
     return a->ebits == b->ebits && a->mbits == b->mbits && a->bias == b->bias && a->is_signed == b->is_signed &&
            a->has_negzero == b->has_negzero && a->has_subnormals == b->has_subnormals && a->inf == b->inf &&
-           a->nan == b->nan && a->bits == b->bits && a->pad == b->pad;
+           a->nan == b->nan;
 }
 
 /* One descriptor per custom format, however it was spelled ("E5M10FN",
