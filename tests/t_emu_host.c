@@ -46,6 +46,15 @@ static uint64_t pattern(int e, int m) {
 static const fpemu_round emu_modes[4] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_RUP, FPEMU_RDN};
 static const char *opnames[6] = {"add", "sub", "mul", "div", "sqrt", "fma"};
 
+/* Case i's operands in format fi (0 f32, 1 f64, 2 f16): three patterns, b
+ * on odd i near -a (near-cancellation). */
+static void operands(int fi, long i, uint64_t *a, uint64_t *b, uint64_t *c) {
+    static const int e[3] = {8, 11, 5}, m[3] = {23, 52, 10};
+    static const uint64_t near[3] = {0xFF, 0xFFFF, 0xF}, sign[3] = {UINT64_C(1) << 31, UINT64_C(1) << 63, 0x8000};
+    *a = pattern(e[fi], m[fi]), *b = pattern(e[fi], m[fi]), *c = pattern(e[fi], m[fi]);
+    if (i & 1) *b = (*a ^ (rnd() & near[fi])) ^ sign[fi];
+}
+
 static int mismatches;
 /* the flush modes of the current pass, on both sides */
 static int pass_ftz, pass_daz;
@@ -168,9 +177,8 @@ int main(void) {
                 for (long i = 0; i < N; i++) {
                     uint64_t a, b, c, r;
                     unsigned fl;
+                    operands(fi, i, &a, &b, &c);
                     if (fi == 0) {
-                        a = pattern(8, 23), b = pattern(8, 23), c = pattern(8, 23);
-                        if (i & 1) b = (a ^ (rnd() & 0xFF)) ^ (UINT64_C(1) << 31); /* near-cancellation */
                         if (op == 5 && (i & 2)) { /* c close to -a*b */
                             float p = (float)((double)*(float *)&(uint32_t){(uint32_t)a} * *(float *)&(uint32_t){(uint32_t)b});
                             uint32_t pb;
@@ -179,12 +187,8 @@ int main(void) {
                         }
                         r = hostfp_op(0, op, mi, a, b, c, &fl);
                     } else if (fi == 1) {
-                        a = pattern(11, 52), b = pattern(11, 52), c = pattern(11, 52);
-                        if (i & 1) b = (a ^ (rnd() & 0xFFFF)) ^ (UINT64_C(1) << 63);
                         r = hostfp_op(1, op, mi, a, b, c, &fl);
                     } else {
-                        a = pattern(5, 10), b = pattern(5, 10), c = pattern(5, 10);
-                        if (i & 1) b = (a ^ (rnd() & 0xF)) ^ 0x8000; /* near-cancellation */
                         if (op == 5 && (i & 2)) /* c close to -a*b */
                             c = fpemu_from_double(f, -fpemu_to_double(f, a) * fpemu_to_double(f, b), &pc) ^ (rnd() & 3);
                         r = hostfp_op_f16(op, mi, a, b, c, &fl);
@@ -216,16 +220,11 @@ int main(void) {
                 for (int op = 0; op < 5; op++) /* not fma: libm's fma() need not honour MXCSR's flush bits */
                     for (int mi = 0; mi < 4; mi++)
                         for (long i = 0; i < N / 4; i++, cases++) {
-                            uint64_t a, b, r;
+                            uint64_t a, b, c, r;
                             unsigned flg;
-                            if (fi == 0) {
-                                a = pattern(8, 23), b = pattern(8, 23);
-                                if (i & 1) b = (a ^ (rnd() & 0xFF)) ^ (UINT64_C(1) << 31);
-                                if (i % 5 == 0) a = 0x00800000u | (a & 0x80000000u), b = 0x3F7FFFFFu ^ (rnd() & 1); /* the tie at 2^-126 */
-                            } else {
-                                a = pattern(11, 52), b = pattern(11, 52);
-                                if (i & 1) b = (a ^ (rnd() & 0xFFFF)) ^ (UINT64_C(1) << 63);
-                            }
+                            operands(fi, i, &a, &b, &c);
+                            if (fi == 0 && i % 5 == 0) /* the tie at 2^-126 */
+                                a = 0x00800000u | (a & 0x80000000u), b = 0x3F7FFFFFu ^ (rnd() & 1);
                             r = hostfp_op(fi, op, mi, a, b, 0, &flg);
                             check(f, op, mi, a, b, 0, r, flg);
                         }
