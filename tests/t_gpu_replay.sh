@@ -20,9 +20,8 @@ if ! command -v xz >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..6"
+. "$(dirname "$0")/lib/tap.sh"
 xz -dc "$rec" >"$tmp/rec" && xz -dc "$prec" >"$tmp/prec"
-n=0
 
 # replay with the options of the recorded run (its header says them)
 replay() {
@@ -32,23 +31,19 @@ replay() {
 replay
 rc=$?
 lines=$(grep -c '^instruction=.* mismatches=0$' "$tmp/out")
-n=$((n + 1))
 if [ $rc -eq 0 ] && [ "$lines" -eq 24 ]; then
-    echo "ok $n - the H100 recording: 24 instruction kinds, 0 mismatches against today's models"
+    pass "the H100 recording: 24 instruction kinds, 0 mismatches against today's models"
 else
-    echo "not ok $n - the H100 recording: exit $rc, $lines of 24 kinds without mismatches"
-    grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^/# /'
-    sed 's/^/# /' "$tmp/err" | head -5
+    fail "the H100 recording: exit $rc, $lines of 24 kinds without mismatches" \
+        "$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$')" "$(head -5 "$tmp/err")"
 fi
-n=$((n + 1))
 floors=$(grep -c '^emax floor: bits at 2^-159 cut, at 2^-158 kept: with nfrac 25 the floor is -133[.]$' "$tmp/out")
 f16floor=$(grep -c '^emax floor: bits at 2^-47 cut, at 2^-46 kept: with nfrac 25 the floor is -21[.]$' "$tmp/out")
 if grep -q '^- backend: replay, emu preset: h100' "$tmp/out" && grep -q '^- device: NVIDIA H100 80GB HBM3' "$tmp/out" &&
     [ "$floors" -eq 3 ] && [ "$f16floor" -eq 1 ]; then
-    echo "ok $n - the replayed report names the recorded device, says replay, and places the floor at -133 (3 kinds) and -21 (f16 accumulators)"
+    pass "the replayed report names the recorded device, says replay, and places the floor at -133 (3 kinds) and -21 (f16 accumulators)"
 else
-    echo "not ok $n - replayed report header or open points ($floors f32 and $f16floor f16 floor lines)"
-    head -8 "$tmp/out" | sed 's/^/# /'
+    fail "replayed report header or open points ($floors f32 and $f16floor f16 floor lines)" "$(head -8 "$tmp/out")"
 fi
 
 # each fitted parameter, set back to the value the preset had before the
@@ -60,12 +55,8 @@ check() { # what, set option, kinds that must now mismatch (grep -E)
     bad=$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^instruction=\([^ ]*\).*/\1/' | tr '\n' ' ')
     want=$(grep '^instruction=' "$tmp/out" | grep -E "$kinds" | grep -c -v 'mismatches=0$')
     all=$(grep '^instruction=' "$tmp/out" | grep -c -E "$kinds")
-    n=$((n + 1))
-    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ]; then
-        echo "ok $n - $what (--set $opt): mismatches in $bad"
-    else
-        echo "not ok $n - $what (--set $opt): exit $rc, mismatching kinds: $bad"
-    fi
+    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ]; then pass "$what (--set $opt): mismatches in $bad"
+    else fail "$what (--set $opt): exit $rc, mismatching kinds: $bad"; fi
 }
 check "emax floor one lower" emax_floor=-134 '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)|f16[.]f16[.]f16[.]f16'
 check "a zero c counted at emin" zero_c=emin '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)'
@@ -75,11 +66,9 @@ check "IEEE signs of zero" zero_sign=ieee '^instruction=(mma[.]m16n8k16|mma[.]m1
 "$bin" probe --replay "$tmp/prec" >"$tmp/probe" 2>"$tmp/perr"
 rc=$?
 agree=$(grep -c '^verdict: agrees with preset h100' "$tmp/probe")
-n=$((n + 1))
 if [ $rc -eq 0 ] && [ "$agree" -eq 8 ]; then
-    echo "ok $n - the recorded probe: 8 kinds agree with preset h100 (the 2 fp8 mma.sync kinds have no preset)"
+    pass "the recorded probe: 8 kinds agree with preset h100 (the 2 fp8 mma.sync kinds have no preset)"
 else
-    echo "not ok $n - the recorded probe: exit $rc, $agree of 8 agree"
-    grep -E '^(==|verdict)' "$tmp/probe" | sed 's/^/# /'
-    sed 's/^/# /' "$tmp/perr" | head -5
+    fail "the recorded probe: exit $rc, $agree of 8 agree" "$(grep -E '^(==|verdict)' "$tmp/probe")" "$(head -5 "$tmp/perr")"
 fi
+tap_end
