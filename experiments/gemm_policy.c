@@ -138,23 +138,15 @@ static float current_scale(double amax, const fpemu_format *f, int pow2) {
     return s;
 }
 
-static int mx_emax_elem(const fpemu_format *f) {
-    if (f->ebits == 5 && f->mbits == 2) return 15;
-    if (f->ebits == 4 && f->mbits == 3) return 8;
-    if (f->ebits == 3 && f->mbits == 2) return 4;
-    return 2; /* e2m3, e2m1 */
-}
-
-/* An MX block's shared exponent e from its amax (OCP MX: floor(log2 amax)
- * minus the element format's emax; rceil: the NVIDIA rule, ceil(log2(amax /
- * max finite))), clamped to e8m0's range; 0 for a zero or non-finite amax.
- * The block's values are multiplied by 2^-e before the cast. */
+/* An MX block's shared exponent e from its amax by the GEMM's own rule
+ * (trn__gemm_mx_multiplier = 2^-e: emu/scaling.c's scaling_mx_scale of
+ * the f32 amax; OCP MX floor(log2 amax) minus the element format's emax,
+ * or NVIDIA's rceil), so the native and non-native MX paths scale alike;
+ * 0 for a zero or non-finite amax. The block's values are multiplied by
+ * 2^-e before the cast. */
 static int mx_exponent(const trn_run *r, double amax, const fpemu_format *fmt) {
-    int e;
-    if (!(amax > 0) || !isfinite(amax)) e = 0;
-    else if (!strcmp(r->cfg.mx_scale_rule, "rceil")) e = (int)ceil(log2(amax / fmt->max_finite));
-    else e = (int)floor(log2(amax)) - mx_emax_elem(fmt);
-    return e < -127 ? -127 : e > 127 ? 127 : e;
+    if (!(amax > 0) || !isfinite(amax)) return 0;
+    return -ilogb(trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), fmt, amax));
 }
 
 typedef struct {
