@@ -11,7 +11,7 @@
  * values; 0 for inf/NaN or formats without a fast decoder. */
 int emu__fast_decode(const fpemu_format *f, uint64_t code, double *v) {
     if (f->bits <= 8 && f->decode_table) { /* 2 KiB tables: L1-resident */
-        uint64_t c = code & 0xFF;
+        uint64_t c = emu__strip(f, code); /* bits above the format's are ignored, as everywhere */
         if (f->class_table[c] > FPEMU_CLASS_NORMAL) return 0;
         *v = f->decode_table[c];
         return 1;

@@ -181,7 +181,10 @@ const char *fpemu_nan_policy_name(fpemu_nan_policy p);
  * seed and counter): the same (seed, counter) always gives the same draw. */
 uint64_t fpemu_random64(uint64_t seed, uint64_t counter);
 
-/* ---- scalar arithmetic (codes in, code out; flags OR-ed into ctx) ----- */
+/* ---- scalar arithmetic (codes in, code out; flags OR-ed into ctx) -----
+ * A code's value is its format's field: the low `bits` bits above `pad`
+ * (tf32's 13 padding bits). Every other bit of an operand is ignored, and
+ * no result carries any. */
 
 uint64_t fpemu_add(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
 uint64_t fpemu_sub(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
