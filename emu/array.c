@@ -123,15 +123,24 @@ void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size
          * not with the table's sign: -NaN for 0x80 of fnuz formats */
         const double *t = fmt->decode_table;
         const uint8_t *cls = fmt->class_table;
+        /* the tables have 2^bits entries: bits of a container outside the
+         * field are ignored (fpemu.h), never an index */
+        const unsigned m = (unsigned)((UINT64_C(1) << fmt->bits) - 1);
         if (!fmt->pad && fmt->container == 8) { /* the common containers without a call per element */
             const uint8_t *p = src;
-            for (size_t i = 0; i < n; i++) dst[i] = cls[p[i]] < FPEMU_CLASS_QNAN ? (float)t[p[i]] : fpemu_to_float(fmt, p[i], ctx);
+            for (size_t i = 0; i < n; i++) {
+                unsigned c = p[i] & m;
+                dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, c, ctx);
+            }
         } else if (!fmt->pad && fmt->container == 16) {
             const uint16_t *p = src;
-            for (size_t i = 0; i < n; i++) dst[i] = cls[p[i]] < FPEMU_CLASS_QNAN ? (float)t[p[i]] : fpemu_to_float(fmt, p[i], ctx);
+            for (size_t i = 0; i < n; i++) {
+                unsigned c = p[i] & m;
+                dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, c, ctx);
+            }
         } else
             for (size_t i = 0; i < n; i++) {
-                uint64_t code = fpemu_code_load(fmt, src, i), c = code >> fmt->pad;
+                uint64_t code = fpemu_code_load(fmt, src, i), c = emu__strip(fmt, code);
                 dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, code, ctx);
             }
         return;
