@@ -428,6 +428,7 @@ static inline int sums_exact(const fpemu_format *f) { return f->emax - f->emin +
 
 static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb, fpemu_ctx *ctx) {
     double x, y;
+    if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y)) {
         double s;
         int rs = 0;
@@ -550,6 +551,7 @@ uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
 
 static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx) {
     double x;
+    if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && x > 0) {
         double r = sqrt(x);
         uint64_t q = emu__fast_pack(f, r, sgn(fma(-r, r, x)), ctx);
@@ -574,6 +576,7 @@ uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc,
 
 uint64_t emu__fma_generic(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {
     double x, y, z;
+    if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (!ctx->daz && emu__small(f) && emu__fast_decode(f, ca, &x) && emu__fast_decode(f, cb, &y) &&
         emu__fast_decode(f, cc, &z)) {
         double p = x * y, s = p + z, bv = s - p, av = s - bv; /* p exact; TwoSum */

@@ -6,6 +6,7 @@ const fpemu_format *emu__f64(void) { return fpemu_format_at(0); }
 const fpemu_format *emu__f32(void) { return fpemu_format_at(1); }
 
 uint64_t fpemu_convert(const fpemu_format *dst, const fpemu_format *src, uint64_t a, fpemu_ctx *ctx) {
+    if (emu__bad_mode(ctx)) return emu__nan_result(dst, ctx, 1, 0, NULL, NULL);
     uint64_t c = emu__strip(src, a);
     fpemu_class k = src->class_table ? (fpemu_class)src->class_table[c] : emu__classify(src, c);
     int sign = (c & src->sign_bit) != 0;

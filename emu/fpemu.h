@@ -143,7 +143,8 @@ void fpemu_unpack(const fpemu_format *f, uint64_t code, int *sign, uint64_t *sig
 /* ---- context ----------------------------------------------------------- */
 
 typedef struct fpemu_ctx {
-    fpemu_round round;
+    fpemu_round round;    /* outside fpemu_round: every rounding gives the invalid
+                           * operation's result, NaN with FPEMU_FLAG_INVALID (SEMANTICS.md) */
     int sat;              /* satfinite: overflow goes to max finite, never inf/NaN */
     int ftz;              /* flush tiny results to zero (underflow + inexact) */
     int daz;              /* read subnormal inputs as zero */
@@ -151,8 +152,8 @@ typedef struct fpemu_ctx {
     fpemu_nan_policy nan_policy;
     unsigned flags;       /* sticky flags, OR-ed by every operation */
     /* stochastic rounding: r is the top sr_bits bits of a 64-bit draw;
-     * sr_bits = 0 means 64 (the full residual width for every conversion
-     * and for add/mul of formats up to f32). */
+     * sr_bits = 0, or any value outside 1..64, means 64 (the full residual
+     * width for every conversion and for add/mul of formats up to f32). */
     int sr_bits;
     uint64_t seed;        /* counter-based stream: draw = fpemu_random64(seed, counter) */
     uint64_t counter;     /* advances by one per draw, whichever source gave it */

@@ -135,6 +135,12 @@ typedef struct { int ok, sh; uint32_t lo, hi, rebias, lowmask; uint64_t signbit;
 size_t emu__sr_cut_fast(const emu_sr_cut *k, uint64_t seed, uint64_t base, int sr_bits, const float *src, size_t n,
                         void *dst, int bytes, uint8_t *mask, unsigned *flags, fpemu_cast_stats *stats);
 
+/* A context whose round is not one of fpemu_round's values: every
+ * operation that rounds gives the invalid operation's result instead
+ * (emu/SEMANTICS.md). Checked on the generic paths only; the fast paths are
+ * entered only for valid modes. */
+static inline int emu__bad_mode(const fpemu_ctx *ctx) { return (unsigned)ctx->round >= FPEMU_ROUND_COUNT; }
+
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
 

@@ -17,7 +17,7 @@ const fpemu_qtype *fpemu_qtype_get(const char *name) {
 }
 
 int32_t fpemu_quantize(double x, double scale, int32_t zero_point, int qmin, int qmax, fpemu_ctx *ctx) {
-    if (isnan(x) || !(scale > 0) || isinf(scale)) {
+    if (isnan(x) || !(scale > 0) || isinf(scale) || emu__bad_mode(ctx)) {
         ctx->flags |= FPEMU_FLAG_INVALID;
         return zero_point < qmin ? qmin : zero_point > qmax ? qmax : zero_point;
     }

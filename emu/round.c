@@ -166,6 +166,7 @@ static inline rounded round_at(uint64_t sig, int exp, int sticky, int qe, fpemu_
 }
 
 uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp, int sticky, fpemu_ctx *ctx) {
+    if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (sig == 0) {
         if (!f->is_signed || !f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* e8m0: no zero */
         return emu__unstrip(f, emu__zero(f, sign));

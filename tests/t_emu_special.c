@@ -346,6 +346,73 @@ int main(void) {
            c.flags == (OF | NX), "e8m23fn: 0x7F800000 is 2^128, and 2^128 + 2^128 overflows to NaN");
     }
 
+    /* A rounding mode outside fpemu_round: every operation that rounds
+     * gives the invalid operation's result (NaN; +max finite where the
+     * format has no NaN) with only the invalid flag; min, max and compare
+     * do not round and are unchanged; arrays still advance the counter by
+     * n. (Before: rtz-like rounding with rne-like overflow.) */
+    {
+        const int badm[] = {-1, FPEMU_ROUND_COUNT, 1000, -2147483647 - 1};
+        const fpemu_format *f64 = fpemu_format_get("f64", NULL, 0);
+        for (int fi = 0; fi < fpemu_format_count(); fi++) {
+            const fpemu_format *f = fpemu_format_at(fi);
+            fpemu_ctx v = ctx_of(FPEMU_RNE, 0);
+            uint64_t x = fpemu_from_double(f, 1.3, &v), y = fpemu_from_double(f, 0.7, &v);
+            uint64_t want = f->nan == FPEMU_NANS_NONE ? f->max_code : fpemu_from_double(f, NAN, &v);
+            uint64_t mn = fpemu_min(f, x, y, &v), mx = fpemu_max_num(f, x, y, &v);
+            int cmp = (int)fpemu_compare(f, x, y, 0, &v);
+            int good = 1;
+            for (int b = 0; b < 4; b++) {
+                fpemu_ctx c = ctx_of(FPEMU_RNE, 0);
+                c.round = (fpemu_round)badm[b];
+                uint64_t r[9] = {fpemu_add(f, x, y, &c), fpemu_sub(f, x, y, &c), fpemu_mul(f, x, y, &c),
+                                 fpemu_div(f, x, y, &c), fpemu_sqrt(f, x, &c), fpemu_fma(f, x, y, x, &c),
+                                 fpemu_convert(f, f64, 0x3FF4CCCCCCCCCCCDu, &c), fpemu_from_float(f, 2.5f, &c),
+                                 fpemu_round_pack(f, 0, 5, -2, 0, &c)};
+                for (int i = 0; i < 9; i++) good &= r[i] == want || (f->nan != FPEMU_NANS_NONE && fpemu_is_nan(f, r[i]));
+                good &= c.flags == NV;
+                good &= fpemu_min(f, x, y, &c) == mn && fpemu_max_num(f, x, y, &c) == mx &&
+                        (int)fpemu_compare(f, x, y, 0, &c) == cmp && c.flags == NV;
+                good &= fpemu_quantize(1.3, 0.5, 3, -128, 127, &c) == 3;
+                float in[3] = {1.3f, -0.7f, 3.0f};
+                uint64_t codes[3];
+                uint64_t ctr = c.counter;
+                fpemu_encode_f32(f, codes, in, 3, &c, NULL);
+                for (int i = 0; i < 3 && f->bits < 32; i++) {
+                    uint64_t e = fpemu_code_load(f, codes, (size_t)i);
+                    good &= e == want || (f->nan != FPEMU_NANS_NONE && fpemu_is_nan(f, e));
+                }
+                good &= c.counter == ctr + 3 && c.flags == NV;
+            }
+            ok(good, "%s: a mode outside fpemu_round (-1, %d, 1000, INT_MIN): rounding operations give the invalid result with only NV; min/max/compare unchanged",
+               f->name, FPEMU_ROUND_COUNT);
+        }
+        /* sr_bits outside 1..64 is 64; a NaN policy outside the enum is canonical */
+        const char *names[] = {"f16", "bf16", "e4m3", "e2m1", "f32"};
+        for (int k = 0; k < 5; k++) {
+            const fpemu_format *f = fpemu_format_get(names[k], NULL, 0);
+            int same = 1;
+            for (int i = 0; i < 2000; i++) {
+                uint64_t a = fpemu_random64(3, (uint64_t)i) & ((UINT64_C(1) << f->bits) - 1);
+                uint64_t b = fpemu_random64(4, (uint64_t)i) & ((UINT64_C(1) << f->bits) - 1);
+                uint64_t r[3];
+                const int bits[3] = {0, -5, 1000};
+                for (int j = 0; j < 3; j++) {
+                    fpemu_ctx c = ctx_of(FPEMU_SR, 0);
+                    c.sr_bits = bits[j], c.seed = 11, c.counter = (uint64_t)i;
+                    r[j] = fpemu_add(f, a, b, &c) << 8 | c.flags;
+                }
+                same &= r[1] == r[0] && r[2] == r[0];
+            }
+            ok(same, "%s: sr add with sr_bits -5 and 1000 equals sr_bits 0 (64), 2000 cases", names[k]);
+        }
+        const fpemu_format *h = fpemu_format_get("f16", NULL, 0);
+        fpemu_ctx c1 = ctx_of(FPEMU_RNE, 0), c2 = ctx_of(FPEMU_RNE, 0);
+        c2.nan_policy = (fpemu_nan_policy)99;
+        is_hex(fpemu_add(h, 0x7E01, 0x3C00, &c2), fpemu_add(h, 0x7E01, 0x3C00, &c1),
+               "f16: qNaN 7E01 + 1 under NaN policy 99 gives the canonical policy's NaN");
+    }
+
     /* round names */
     is_int(fpemu_round_parse("-rnear_even"), FPEMU_RNE, "-rnear_even is rne");
     is_int(fpemu_round_parse("-rminMag"), FPEMU_RTZ, "-rminMag is rtz");
