@@ -24,14 +24,26 @@ static char *put_operands(char *p, const vec_op *op, const uint64_t *v) {
     return p;
 }
 
-static int setup(int argc, char **argv, int verify, vec_cfg *cfg, vec_op *op, vec_reader *rd) {
+static int setup(int argc, char **argv, int verify, vec_cfg *cfg, vec_op *op, vec_reader *rd, vec_draws *dr) {
     const char *sub = verify ? "verify" : "run";
+    dr->f = NULL;
     int rc = vec_parse_args(argc, argv, verify, cfg);
     if (rc) return rc < 0 ? -1 : rc;
     char err[1200];
     if (vec_op_parse(cfg->opname, op, err, sizeof err)) return cli_error(sub, "%s", err);
-    if (vec_reader_init(rd, stdin)) return cli_error(sub, "out of memory");
+    if (cfg->draws_path && vec_draws_open(dr, cfg->draws_path, err, sizeof err)) return cli_error(sub, "%s", err);
+    if (vec_reader_init(rd, stdin)) {
+        vec_draws_close(dr);
+        return cli_error(sub, "out of memory");
+    }
     return 0;
+}
+
+/* The line's draw from --sr-draws (nothing without it); 2 after a message. */
+static int line_draw(const char *sub, const vec_cfg *cfg, vec_draws *dr, fpemu_ctx *ctx, const vec_reader *rd) {
+    char err[1200];
+    if (!cfg->draws_path || !vec_draws_next(dr, ctx, err, sizeof err)) return 0;
+    return cli_error(sub, "standard input: line %ld: %s", rd->lineno, err);
 }
 
 /* Report a line the reader or parser refused; returns 2. */
@@ -45,10 +57,11 @@ int cmd_run(int argc, char **argv) {
     vec_cfg cfg;
     vec_op op;
     vec_reader rd;
-    int rc = setup(argc, argv, 0, &cfg, &op, &rd);
+    vec_draws dr;
+    int rc = setup(argc, argv, 0, &cfg, &op, &rd, &dr);
     if (rc) return rc < 0 ? 0 : rc;
     outbuf o = {malloc(OUT_BUF), 0, 0};
-    if (!o.buf) { vec_reader_free(&rd); return cli_error("run", "out of memory"); }
+    if (!o.buf) { vec_reader_free(&rd); vec_draws_close(&dr); return cli_error("run", "out of memory"); }
     uint64_t v[VEC_MAX_FIELDS];
     char err[1200];
     const char *line;
@@ -62,6 +75,7 @@ int cmd_run(int argc, char **argv) {
         int pr = vec_parse_line(&op, line, len, op.nargs, op.nargs + 2, v, &nf, err, sizeof err);
         if (pr > 0) continue;
         if (pr < 0) { out_flush(&o); status = bad_line("run", 0, &rd, err); break; }
+        if ((status = line_draw("run", &cfg, &dr, &cfg.ctx, &rd))) { out_flush(&o); break; }
         uint64_t res = vec_eval(&op, v, &cfg.ctx);
         if (o.n > OUT_BUF - 128) out_flush(&o);
         char *p = put_operands(o.buf + o.n, &op, v);
@@ -77,6 +91,7 @@ int cmd_run(int argc, char **argv) {
     }
     free(o.buf);
     vec_reader_free(&rd);
+    vec_draws_close(&dr);
     return status;
 }
 
@@ -84,7 +99,8 @@ int cmd_verify(int argc, char **argv) {
     vec_cfg cfg;
     vec_op op;
     vec_reader rd;
-    int rc = setup(argc, argv, 1, &cfg, &op, &rd);
+    vec_draws dr;
+    int rc = setup(argc, argv, 1, &cfg, &op, &rd, &dr);
     if (rc) return rc < 0 ? 0 : rc;
     uint64_t v[VEC_MAX_FIELDS];
     char err[1200];
@@ -99,6 +115,7 @@ int cmd_verify(int argc, char **argv) {
         int pr = vec_parse_line(&op, line, len, op.nargs + 2, op.nargs + 2, v, &nf, err, sizeof err);
         if (pr > 0) continue;
         if (pr < 0) { fflush(stdout); status = bad_line("verify", 0, &rd, err); break; }
+        if ((status = line_draw("verify", &cfg, &dr, &cfg.ctx, &rd))) { fflush(stdout); break; }
         lines++;
         uint64_t res = vec_eval(&op, v, &cfg.ctx);
         uint64_t want = v[op.nargs], want_flags = v[op.nargs + 1];
@@ -131,5 +148,6 @@ int cmd_verify(int argc, char **argv) {
     }
     if (fflush(stdout) != 0 && status != 2) status = cli_error("verify", "error writing standard output");
     vec_reader_free(&rd);
+    vec_draws_close(&dr);
     return status;
 }

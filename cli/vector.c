@@ -1,6 +1,7 @@
 /* vector.c: op names, options, line reading and field parsing for the
  * TestFloat-style vector interface (see vector.h). Hot path: one memchr per
  * line, a table-driven hex parse per field, one buffered write per line. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ static void usage(FILE *out, int verify) {
     const char *sub = verify ? "verify" : "run";
     fprintf(out,
         "usage: fpemu %s OP [--round MODE] [--sat] [--tininess before|after] [--ftz] [--daz]\n"
-        "                 [--seed N] [--sr-bits R] [--nan canonical|x86|cuda]%s\n\n",
+        "                 [--seed N | --sr-draws FILE] [--sr-bits R] [--nan canonical|x86|cuda]%s\n\n",
         sub, verify ? " [--exact-nan] [--max-print K]" : "");
     if (verify)
         fprintf(out,
@@ -183,6 +184,10 @@ static void usage(FILE *out, int verify) {
         "  --ftz, --daz        flush tiny results to zero / read subnormal inputs as zero\n"
         "  --seed N, --sr-bits R     stochastic rounding stream (R random bits, 1..64; 0 = 64);\n"
         "                      draws advance by line, so a run is reproducible\n"
+        "  --sr-draws FILE     sr with the caller's random bits: FILE holds one draw per\n"
+        "                      line, 1 to 16 hex digits; vector line i's operation, if it\n"
+        "                      takes a draw (an exact result finite and nonzero), takes\n"
+        "                      line i's (the top R bits decide)\n"
         "  --nan POLICY        NaN results: canonical (default; positive quiet NaN), x86 (SSE's\n"
         "                      first-operand propagation), cuda (NVIDIA GPUs' all-ones NaN)\n");
     if (verify)
@@ -211,6 +216,7 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     fpemu_ctx_init(&cfg->ctx);
     cfg->max_print = 20;
+    int seed_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         /* TestFloat spells options with one dash; accept one or two. */
@@ -248,6 +254,11 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--seed" : "-seed")) || cli_parse_u64(v, &s))
                 return cli_error(sub, "%s needs a non-negative integer seed", a);
             cfg->ctx.seed = s;
+            seed_given = 1;
+        } else if (is_opt(b, "sr-draws")) {
+            if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--sr-draws" : "-sr-draws")) || !*v)
+                return cli_error(sub, "%s needs a file of draws, one 64-bit hex value per line", a);
+            cfg->draws_path = v;
         } else if (is_opt(b, "sr-bits")) {
             unsigned long long s;
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--sr-bits" : "-sr-bits")) || cli_parse_u64(v, &s) || s > 64)
@@ -273,6 +284,10 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
             return cli_error(sub, "unknown option '%s'; see `fpemu %s --help`", a, sub);
         }
     }
+    if (cfg->draws_path && cfg->ctx.round != FPEMU_SR)
+        return cli_error(sub, "--sr-draws %s: the draws are for stochastic rounding; add --round sr", cfg->draws_path);
+    if (cfg->draws_path && seed_given)
+        return cli_error(sub, "--seed and --sr-draws both given: the draws come from one or the other");
     if (!cfg->opname) {
         usage(stderr, verify);
         return cli_error(sub, "missing operation (e.g. f16_add, e4m3_mul, f32_to_e4m3)");
@@ -324,6 +339,71 @@ int vec_read_line(vec_reader *r, const char **line, size_t *len) {
             if (ferror(r->in)) return -2;
             r->eof = 1;
         }
+    }
+}
+
+/* ---- --sr-draws ------------------------------------------------------------ */
+
+int vec_draws_open(vec_draws *d, const char *path, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    d->path = path;
+    if (!(d->f = fopen(path, "rb"))) {
+        snprintf(err, errlen, "--sr-draws %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (vec_reader_init(&d->rd, d->f)) {
+        fclose(d->f);
+        d->f = NULL;
+        snprintf(err, errlen, "--sr-draws %s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+int vec_draws_next(vec_draws *d, fpemu_ctx *ctx, char *err, size_t errlen) {
+    const char *line;
+    size_t len;
+    for (;;) {
+        int r = vec_read_line(&d->rd, &line, &len);
+        if (r == 0) {
+            snprintf(err, errlen, "--sr-draws %s: the file ends after line %ld, with fewer draws than vector lines", d->path,
+                     d->rd.lineno);
+            return -1;
+        }
+        if (r < 0) {
+            snprintf(err, errlen, "--sr-draws %s: line %ld: %s", d->path, d->rd.lineno,
+                     r == -1 ? "too long (expected one draw, 1 to 16 hex digits)" : "read error");
+            return -1;
+        }
+        size_t i = 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+        if (i == len || line[i] == '#') continue;
+        size_t j = i;
+        uint64_t v = 0;
+        while (j < len && isxdigit((unsigned char)line[j]) && j - i < 17) {
+            int c = line[j++];
+            v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        size_t k = j;
+        while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
+        if (j == i || j - i > 16 || k != len) {
+            snprintf(err, errlen, "--sr-draws %s: line %ld: expected one draw, 1 to 16 hex digits, got '%.*s'", d->path,
+                     d->rd.lineno, (int)(len < 60 ? len : 60), line);
+            return -1;
+        }
+        d->draw = v;
+        ctx->sr_stream = &d->draw;
+        ctx->sr_len = 1;
+        ctx->sr_pos = 0;
+        return 0;
+    }
+}
+
+void vec_draws_close(vec_draws *d) {
+    if (d->f) {
+        vec_reader_free(&d->rd);
+        fclose(d->f);
+        d->f = NULL;
     }
 }
 

@@ -45,6 +45,7 @@ uint64_t vec_eval(const vec_op *op, const uint64_t *a, fpemu_ctx *ctx);
 typedef struct vec_cfg {
     const char *opname;
     fpemu_ctx ctx;
+    const char *draws_path; /* --sr-draws FILE: line i's sr draw (NULL: the seed's stream) */
     int exact_nan;   /* verify: NaNs must match bit for bit */
     long max_print;  /* verify: mismatches printed (default 20) */
 } vec_cfg;
@@ -76,6 +77,23 @@ int vec_read_line(vec_reader *r, const char **line, size_t *len);
  * was expected in err. */
 int vec_parse_line(const vec_op *op, const char *line, size_t len, int want_min, int want_max,
                    uint64_t *v, int *nfields, char *err, size_t errlen);
+
+/* --sr-draws FILE: the caller's random bits, one 64-bit draw per line (1
+ * to 16 hex digits; blank lines and '#' lines skipped), read in step with
+ * the vector lines: vector line i's operation, if it takes a draw, takes
+ * draw i (else draw i goes unused). */
+typedef struct vec_draws {
+    vec_reader rd;
+    FILE *f;
+    const char *path;
+    uint64_t draw; /* the current line's draw (ctx->sr_stream points here) */
+} vec_draws;
+/* Open path; 0, or -1 with a message in err. */
+int vec_draws_open(vec_draws *d, const char *path, char *err, size_t errlen);
+/* The next draw into d->draw, and ctx's stream set to it alone. 0, or -1
+ * with a message naming the file's line (or its end) in err. */
+int vec_draws_next(vec_draws *d, fpemu_ctx *ctx, char *err, size_t errlen);
+void vec_draws_close(vec_draws *d);
 
 /* Write `digits` upper-case hex digits of v at p; returns p + digits. */
 char *vec_put_hex(char *p, uint64_t v, int digits);

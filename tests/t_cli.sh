@@ -138,6 +138,36 @@ if [ "$(cut -d' ' -f3 "$TMP/sr1" | sort -u | tr '\n' ' ')" = "3C00 3C01 " ]; the
 else fail "sr: results are the two neighbours" "got: $(cut -d' ' -f3 "$TMP/sr1" | sort | uniq -c | tr '\n' ' ')"; fi
 if "$BIN" verify f16_add --round sr --seed 7 <"$TMP/sr1" >/dev/null; then pass "sr: verify replays run's lines"; else fail "sr: verify replays run's lines"; fi
 
+# --sr-draws: the caller's random bits, vector line i takes line i's draw.
+# f16 1 + 2^-24 is 2^-14 of an ulp above 1: up iff the draw < 2^50.
+printf '0\nFFFFFFFFFFFFFFFF\n# a comment\n\n3ffffffffffff\n4000000000000\n5\n' >"$TMP/draws"
+# draws_is NAME EXPECTED_RESULTS OPTIONS...: the four lines 1 + 2^-24 and
+# one 0 + 0 (it takes no draw; its draw goes unused) give these results.
+draws_is() {
+    local name=$1 want=$2; shift 2
+    local got
+    got=$(printf '3C00 0001\n3C00 0001\n3C00 0001\n3C00 0001\n0000 0000\n' | "$BIN" run f16_add "$@" 2>"$TMP/err" | cut -d' ' -f3 | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then pass "--sr-draws: $name: $want"; else fail "--sr-draws: $name" "got: $got" "expected: $want" "stderr: $(head -c 300 "$TMP/err")"; fi
+}
+draws_is "draws 0, all ones, 2^50 - 1, 2^50" "3C01 3C00 3C01 3C00 0000 " --round sr --sr-draws "$TMP/draws"
+# with R = 8 only the draw's top byte decides: 0x00 < ceil(2^50 / 2^56)
+draws_is "the same with --sr-bits 8" "3C01 3C00 3C01 3C01 0000 " --round sr --sr-bits 8 --sr-draws "$TMP/draws"
+printf '3C00 0001\n3C00 0001\n' | "$BIN" run f16_add --round sr --sr-draws "$TMP/draws" >"$TMP/sd1"
+sed '1s/3C01 01/3C00 01/' "$TMP/sd1" >"$TMP/sd2"
+if "$BIN" verify f16_add --round sr --sr-draws "$TMP/draws" <"$TMP/sd1" >/dev/null; then pass "--sr-draws: verify replays run's lines"
+else fail "--sr-draws: verify replays run's lines"; fi
+"$BIN" verify f16_add --round sr --sr-draws "$TMP/draws" <"$TMP/sd2" >"$TMP/out"; rc=$?
+if [ "$rc" = 1 ] && grep -q "^line 1: " "$TMP/out"; then pass "--sr-draws: verify fails a line whose draw says otherwise"
+else fail "--sr-draws: verify fails a changed line" "exit $rc: $(head -2 "$TMP/out")"; fi
+printf '0\n' >"$TMP/draws1"; printf '0\nxyz\n' >"$TMP/draws2"; printf '00000000000000000\n' >"$TMP/draws3"
+bad run f16_add '3C00 0001\n3C00 0001\n' 2 --round sr --sr-draws "$TMP/draws1"
+bad run f16_add '3C00 0001\n3C00 0001\n' 2 --round sr --sr-draws "$TMP/draws2"
+bad verify f16_add '3C00 0001 3C01 01\n' 1 --round sr --sr-draws "$TMP/draws3"
+bad_usage run f16_add --sr-draws "$TMP/draws"
+bad_usage run f16_add --round sr --seed 3 --sr-draws "$TMP/draws"
+bad_usage run f16_add --round sr --sr-draws "$TMP/no-such-file"
+bad_usage run f16_add --round sr --sr-draws
+
 # ---- verify ------------------------------------------------------------------------
 printf '3C00 3C00 4000 00\n# a comment\n\n3C00 0001 3C00 01\n' >"$TMP/good"
 out=$("$BIN" verify f16_add <"$TMP/good"); rc=$?
