@@ -12,7 +12,6 @@
 #include <math.h>
 #include "internal.h"
 
-typedef unsigned __int128 u128;
 
 typedef int binop; /* EMU_OP_* */
 enum { OP_ADD = EMU_OP_ADD, OP_SUB = EMU_OP_SUB, OP_MUL = EMU_OP_MUL, OP_DIV = EMU_OP_DIV };
@@ -62,22 +61,12 @@ static inline uint64_t zero_sum(const fpemu_format *f, int sa, int sb, fpemu_ctx
 /* ---- f64: integer significands ------------------------------------------ */
 
 
-static inline int clz128(u128 x) {
-    uint64_t hi = (uint64_t)(x >> 64);
-    return hi ? __builtin_clzll(hi) : 64 + __builtin_clzll((uint64_t)x);
-}
-
-/* Round a 128-bit significand: keep the top 63 bits, jam the rest. */
-static uint64_t pack128(const fpemu_format *f, int sign, u128 sig, int exp, int sticky, fpemu_ctx *ctx) {
-    int lead = 127 - clz128(sig);
-    if (lead > 62) {
-        int sh = lead - 62;
-        sticky |= (sig & (((u128)1 << sh) - 1)) != 0;
-        sig >>= sh;
-        exp += sh;
-    }
-    return fpemu_round_pack(f, sign, (uint64_t)sig, exp, sticky, ctx);
-}
+/* Every f64-path result reaches emu__round_pack128 with at least p + 64
+ * exact bits and a sticky (a sum's jam bit, a quotient's or root's
+ * remainder): sr then decides on the exact fraction (DESIGN.md section 4:
+ * r < frac x 2^R, R up to 64), not only the deterministic modes. The
+ * formats up to f32 take these paths in sr whenever their double
+ * computation is not exact (binary, sqrt_generic, emu__fma_generic). */
 
 /* Right shift that ORs every bit shifted out into the last bit. */
 static inline u128 shr_jam128(u128 x, int d) {
@@ -88,7 +77,7 @@ static inline u128 shr_jam128(u128 x, int d) {
 
 /* Exact sum of (sa, A * 2^ea) and (sb, B * 2^eb), both nonzero. */
 static uint64_t add128(const fpemu_format *f, int sa, u128 A, int ea, int sb, u128 B, int eb, fpemu_ctx *ctx) {
-    int la = 125 - (127 - clz128(A)), lb = 125 - (127 - clz128(B));
+    int la = 125 - (127 - emu__clz128(A)), lb = 125 - (127 - emu__clz128(B));
     A <<= la, ea -= la; /* leading bits at 125: two bits of headroom */
     B <<= lb, eb -= lb;
     if (eb > ea || (eb == ea && B > A)) {
@@ -99,7 +88,7 @@ static uint64_t add128(const fpemu_format *f, int sa, u128 A, int ea, int sb, u1
     B = shr_jam128(B, ea - eb);
     u128 r = sa == sb ? A + B : A - B;
     if (r == 0) return zero_sum(f, sa, sb, ctx);
-    return pack128(f, sa, r, ea, 0, ctx);
+    return emu__round_pack128(f, sa, r, ea, 0, ctx); /* 126 bits, the last one jammed */
 }
 
 static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, fpemu_ctx *ctx) {
@@ -107,14 +96,12 @@ static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, f
     switch (op) {
     case OP_SUB: b.sign ^= 1; /* fall through */
     case OP_ADD: return add128(f, a.sign, a.sig, a.exp, b.sign, b.sig, b.exp, ctx);
-    case OP_MUL: return pack128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, 0, ctx);
+    case OP_MUL: return emu__round_pack128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, 0, ctx); /* exact */
     case OP_DIV: {
         int la = 52 - (63 - __builtin_clzll(a.sig)), lb = 52 - (63 - __builtin_clzll(b.sig));
-        uint64_t sa = a.sig << la, sb = b.sig << lb;
-        u128 n = (u128)sa << 62;
-        uint64_t q = (uint64_t)(n / sb);
-        int sticky = n - (u128)q * sb != 0;
-        return fpemu_round_pack(f, a.sign ^ b.sign, q, (a.exp - la) - (b.exp - lb) - 62, sticky, ctx);
+        int sticky;
+        u128 q = emu__div117(a.sig << la, b.sig << lb, &sticky);
+        return emu__round_pack128(f, a.sign ^ b.sign, q, (a.exp - la) - (b.exp - lb) - 117, sticky, ctx);
     }
     }
     return 0;
@@ -129,7 +116,19 @@ static uint64_t f64_sqrt(const fpemu_format *f, double x, fpemu_ctx *ctx) {
     uint64_t r = (uint64_t)sqrtl((long double)n);
     while ((u128)r * r > n) r--;
     while ((u128)(r + 1) * (r + 1) <= n) r++;
-    return fpemu_round_pack(f, 0, r, (a.exp - s) / 2, (u128)r * r != n, ctx);
+    /* 56 more root bits: the largest t with (r 2^56 + t)^2 <= n 2^112, i.e.
+     * 2 r t 2^56 + t^2 <= rem 2^112 (rem = n - r^2 <= 2r, t < 2^56),
+     * compared as L 2^56 + (t^2 mod 2^56) against rem 2^112 with
+     * L = 2 r t + (t^2 >> 56), every term below 2^122 */
+    u128 rem = n - (u128)r * r, rhs = rem << 56;
+    uint64_t t = (uint64_t)((rem << 55) / r); /* ignores t^2: at or above the root */
+    if (t >> 56) t = (UINT64_C(1) << 56) - 1;
+    for (;;) {
+        u128 t2 = (u128)t * t, L = 2 * (u128)r * t + (t2 >> 56);
+        int fits = L < rhs || (L == rhs && (t2 & ((UINT64_C(1) << 56) - 1)) == 0);
+        if (fits) return emu__round_pack128(f, 0, (u128)r << 56 | t, (a.exp - s) / 2 - 56, !(L == rhs && (t2 & ((UINT64_C(1) << 56) - 1)) == 0), ctx);
+        t--;
+    }
 }
 
 static uint64_t f64_fma(const fpemu_format *f, double x, double y, double z, fpemu_ctx *ctx) {
@@ -476,7 +475,9 @@ static uint64_t binary(const fpemu_format *f, binop op, uint64_t ca, uint64_t cb
         }
         break;
     }
-    if (emu__small(f)) return small_binop(f, op, a.v, b.v, ctx);
+    /* sr: the double path rounds a residual only by its sign; the f64 path
+     * is exact to 64 bits below the quantum (see add128) */
+    if (emu__small(f) && ctx->round != FPEMU_SR) return small_binop(f, op, a.v, b.v, ctx);
     if (az || bz) { /* f64 sums with one zero operand: the other, exactly */
         double v = az ? (op == OP_SUB ? -b.v : b.v) : a.v;
         emu_split u = emu__split_double(v);
@@ -562,7 +563,7 @@ static uint64_t sqrt_generic(const fpemu_format *f, uint64_t ca, fpemu_ctx *ctx)
     if (a.k == FPEMU_CLASS_ZERO) return fpemu_round_pack(f, a.sign, 0, 0, 0, ctx); /* sqrt(-0) = -0 */
     if (a.sign) return invalid_nan(f, ctx);
     if (a.k == FPEMU_CLASS_INF) return emu__inf_result(f, ctx, 0);
-    if (!emu__small(f)) return f64_sqrt(f, a.v, ctx);
+    if (!emu__small(f) || ctx->round == FPEMU_SR) return f64_sqrt(f, a.v, ctx);
     double r = sqrt(a.v);
     return emu__round_double(f, r, sgn(fma(-r, r, a.v)), ctx);
 }
@@ -603,7 +604,7 @@ uint64_t emu__fma_generic(const fpemu_format *f, uint64_t ca, uint64_t cb, uint6
         emu_split u = emu__split_double(c.v);
         return fpemu_round_pack(f, u.sign, u.sig, u.exp, 0, ctx);
     }
-    if (emu__small(f)) {
+    if (emu__small(f) && ctx->round != FPEMU_SR) {
         double p = a.v * b.v; /* exact */
         if (cz) return emu__round_double(f, p, 0, ctx);
         double s = p + c.v, bv = s - p, av = s - bv;

@@ -152,8 +152,9 @@ typedef struct fpemu_ctx {
     fpemu_nan_policy nan_policy;
     unsigned flags;       /* sticky flags, OR-ed by every operation */
     /* stochastic rounding: r is the top sr_bits bits of a 64-bit draw;
-     * sr_bits = 0, or any value outside 1..64, means 64 (the full residual
-     * width for every conversion and for add/mul of formats up to f32). */
+     * sr_bits = 0, or any value outside 1..64, means 64. Up iff r <
+     * frac x 2^R with frac the exact fraction of an ulp, by magnitude:
+     * every operation knows it to 64 bits and whether anything is below. */
     int sr_bits;
     uint64_t seed;        /* counter-based stream: draw = fpemu_random64(seed, counter) */
     uint64_t counter;     /* advances by one per draw, whichever source gave it */

@@ -54,6 +54,26 @@ uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign);
 /* Round an exact nonzero value x + (tiny of sign rsign) given as a double
  * (rsign in {-1, 0, 1}); the path of every format with p <= 24. */
 uint64_t emu__round_double(const fpemu_format *f, double x, int rsign, fpemu_ctx *ctx);
+/* fpemu_round_pack with a significand of up to 128 bits: sr is exact when
+ * sig carries the exact value down to 64 bits below the result's quantum
+ * (nonzero bits further down: sticky). */
+typedef unsigned __int128 u128;
+static inline int emu__clz128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? __builtin_clzll(hi) : 64 + __builtin_clzll((uint64_t)x);
+}
+uint64_t emu__round_pack128(const fpemu_format *f, int sign, u128 sig, int exp, int sticky, fpemu_ctx *ctx);
+/* floor(sa 2^117 / sb) for 53-bit significands with bit 52 set (116 or 117
+ * bits), by two steps of long division; *sticky: a nonzero remainder. */
+static inline u128 emu__div117(uint64_t sa, uint64_t sb, int *sticky) {
+    u128 n1 = (u128)sa << 64, q1 = n1 / sb;
+    u128 n2 = (n1 - q1 * sb) << 53, q2 = n2 / sb;
+    *sticky = n2 - q2 * sb != 0;
+    return q1 << 53 | q2;
+}
+/* fpemu_quantize's rounding of the exact quotient x / y (x finite and
+ * nonzero, y > 0 finite, |x / y| < 2^40) to an integer, exact in sr too. */
+int64_t emu__round_quotient(double x, double y, fpemu_ctx *ctx, int *inexact);
 
 /* Round x + (tiny of sign rsign) to an integer per ctx->round (sr
  * included); |x| < 2^62. Sets *inexact. */

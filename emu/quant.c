@@ -27,6 +27,9 @@ int32_t fpemu_quantize(double x, double scale, int32_t zero_point, int qmin, int
     if (isinf(q) || fabs(q) >= 0x1p40) {
         r = q < 0 ? INT64_MIN / 2 : INT64_MAX / 2; /* clamps below */
         inexact = 1;
+    } else if (ctx->round == FPEMU_SR && x != 0) {
+        /* sr decides on 64 bits of the fraction: the exact quotient */
+        r = emu__round_quotient(x, scale, ctx, &inexact);
     } else {
         /* The quotient is exact up to the sign of its remainder. */
         double rem = fma(-q, scale, x);

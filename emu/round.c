@@ -115,29 +115,33 @@ typedef struct {
 } rounded;
 
 /* Round (sig + sticky) * 2^exp to a multiple of 2^qe under mode; r is the
- * SR draw (used only for FPEMU_SR). */
-static inline rounded round_at(uint64_t sig, int exp, int sticky, int qe, fpemu_round mode, int sign, uint64_t r,
+ * SR draw (used only for FPEMU_SR). sig has up to 128 bits: sr decides on
+ * the 64 bits below the quantum (frac) and whether anything lies below
+ * them, so an exact sr rounding needs sig to carry the value down to 64
+ * bits below the quantum (emu__round_pack128's callers do; a 64-bit sig
+ * with sticky is exact for sr_bits <= 64 - p). */
+static inline rounded round_at(u128 sig, int exp, int sticky, int qe, fpemu_round mode, int sign, uint64_t r,
                                int sr_bits) {
     rounded o;
     int d = qe - exp;
     uint64_t kept, frac; /* frac: the discarded part as a 64-bit binary fraction of the quantum */
     int below;          /* something nonzero below frac's 64 bits */
     if (d <= 0) {
-        kept = sig << -d;
+        kept = (uint64_t)(sig << -d); /* the callers' kept values fit in 64 bits */
         frac = 0;
         below = sticky;
-    } else if (d < 64) {
-        kept = sig >> d;
-        frac = sig << (64 - d);
+    } else if (d <= 64) {
+        kept = (uint64_t)(sig >> d);
+        frac = (uint64_t)(sig << (64 - d)); /* the low d bits, on top */
         below = sticky;
-    } else if (d == 64) {
-        kept = 0;
-        frac = sig;
-        below = sticky;
+    } else if (d < 128) {
+        kept = (uint64_t)(sig >> d);
+        frac = (uint64_t)(sig >> (d - 64));
+        below = sticky || (sig & (((u128)1 << (d - 64)) - 1)) != 0;
     } else {
         kept = 0;
-        frac = d < 128 ? sig >> (d - 64) : 0;
-        below = 1;
+        frac = d < 192 ? (uint64_t)(sig >> (d - 64)) : 0;
+        below = sticky || d >= 192 || (sig & (((u128)1 << (d - 64)) - 1)) != 0;
     }
     int half = frac >> 63;
     int rest = (frac << 1) != 0 || below;
@@ -166,6 +170,10 @@ static inline rounded round_at(uint64_t sig, int exp, int sticky, int qe, fpemu_
 }
 
 uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp, int sticky, fpemu_ctx *ctx) {
+    return emu__round_pack128(f, sign, sig, exp, sticky, ctx);
+}
+
+uint64_t emu__round_pack128(const fpemu_format *f, int sign, u128 sig, int exp, int sticky, fpemu_ctx *ctx) {
     if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (sig == 0) {
         if (!f->is_signed || !f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* e8m0: no zero */
@@ -176,7 +184,7 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
         return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     }
     const int m = f->mbits;
-    const int E = exp + 63 - __builtin_clzll(sig); /* value in [2^E, 2^(E+1)) */
+    const int E = exp + 127 - emu__clz128(sig); /* value in [2^E, 2^(E+1)) */
     const fpemu_round mode = ctx->round;
     uint64_t r = mode == FPEMU_SR ? emu__draw(ctx) : 0;
     unsigned flags = 0;
@@ -247,6 +255,16 @@ uint64_t emu__round_double(const fpemu_format *f, double x, int rsign, fpemu_ctx
      * below, (S, S+1) above; rounding only sees that open interval. */
     if ((rsign < 0) != (sign != 0)) return fpemu_round_pack(f, sign, (sig << 2) - 1, exp - 2, 1, ctx);
     return fpemu_round_pack(f, sign, sig, exp, 1, ctx);
+}
+
+int64_t emu__round_quotient(double x, double y, fpemu_ctx *ctx, int *inexact) {
+    emu_split a = emu__split_double(x), b = emu__split_double(y);
+    int la = 52 - (63 - __builtin_clzll(a.sig)), lb = 52 - (63 - __builtin_clzll(b.sig)), sticky;
+    u128 q = emu__div117(a.sig << la, b.sig << lb, &sticky);
+    uint64_t r = ctx->round == FPEMU_SR ? emu__draw(ctx) : 0;
+    rounded o = round_at(q, (a.exp - la) - (b.exp - lb) - 117, sticky, 0, ctx->round, a.sign, r, ctx->sr_bits);
+    *inexact = o.inexact;
+    return a.sign ? -(int64_t)o.kept : (int64_t)o.kept;
 }
 
 int64_t emu__round_to_int(double x, int rsign, fpemu_ctx *ctx, int *inexact) {

@@ -3,7 +3,7 @@
 # or ref/; Python 3 standard library only).
 #
 #   make oracle-smoke  about 30 s on 2 cores: every format family, every op,
-#                      conversions, all six modes, each option set, specials
+#                      conversions, all seven modes, each option set, specials
 #                      and a seeded random sample (compare.py --smoke), then
 #                      the CLI checks (cli_checks.py, about 1 s). Also runs in
 #                      `make test`, as the TAP test tests/t_spec_oracle.sh.

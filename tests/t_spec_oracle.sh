@@ -3,7 +3,8 @@
 # exact Python reference written from DESIGN.md's text that shares no code
 # with emu/ or ref/ (C):
 #   - compare.py --smoke (about 30 s on 2 cores): every format family, every
-#     op, conversions (e8m0's included), all six modes, each option set,
+#     op, conversions (e8m0's included), all seven modes (sr with a draw
+#     per line, many on the decision's edge), each option set,
 #     specials and a seeded random sample; one test per family and one for
 #     the total, ok when every vector agrees (result code and flags);
 #   - cli_checks.py (about 1 s): the vector interface of DESIGN.md section 5,

@@ -7,13 +7,17 @@ emu/ or with the MPFR reference in ref/ (C). This script generates operand
 vectors (special values, every code of the <= 8-bit formats, boundaries of
 rounding, overflow and underflow, seeded random ones), feeds them to
 `fpemu run OP --round MODE [--sat] [--tininess before] [--ftz] [--daz]`, and
-compares each result code and flag byte with the oracle's.
+compares each result code and flag byte with the oracle's. In sr, each
+vector line gets its own 64-bit draw through `--sr-draws` (R cycling through
+0 = 64, 1, 8, 13, 23): extremes, uniform draws, and on 40% of the lines one
+of the two draws either side of the line's decision (the top R bits T - 1 or
+T, T = ceil(frac x 2^R) from the oracle's exact fraction).
 
 Usage:
   python3 ref/spec_oracle/compare.py [--smoke | --quick | --full] [options]
 
   --smoke     the default: every format family, every op, a few conversions,
-              all six modes, each option set (plain, sat, tininess before, ftz,
+              all seven modes, each option set (plain, sat, tininess before, ftz,
               daz, all four), specials plus a small seeded random sample;
               about 30 s on 2 cores. tests/t_spec_oracle.sh runs it.
   --quick     the base set of --full, with a third of its random vectors:
@@ -438,13 +442,16 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
     (op, fpemu options, generator name, generator arguments, seed key)"""
     jobs = []
     count = [0]
-    allvars = [(m, v) for m in O.MODES for v in VARIANTS]
+    modes = O.MODES + ['sr']  # sr with the caller's draws (`--sr-draws`), R cycling through O.SR_BITS
+    allvars = [(m, v) for m in modes for v in VARIANTS]
 
     def add(op, okw, gen, *args):
         count[0] += 1
         if only and only not in op:
             return
         okw = dict(okw, ftz_literal=True) if ftz_literal else okw
+        if okw.get('mode') == 'sr' and 'srbits' not in okw:
+            okw = dict(okw, srbits=O.SR_BITS[count[0] % len(O.SR_BITS)])
         jobs.append((op, okw, gen, args, '%d:%s:%d' % (seed, level, count[0])))
 
     if level == 'smoke':
@@ -458,7 +465,7 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
             for i, (opn, gen, n) in enumerate([('add', 'smoke_binary', 300), ('sub', 'smoke_binary', 300),
                                                ('mul', 'smoke_binary', 300), ('div', 'smoke_binary', 300),
                                                ('sqrt', 'smoke_unary', 400), ('mulAdd', 'smoke_fma', 600)]):
-                for j, m in enumerate(O.MODES):
+                for j, m in enumerate(modes):
                     for r in (0, 3):
                         add('%s_%s' % (f, opn), dict(VARIANTS[(i + j + r) % 6], mode=m), gen, n)
         convs = [('f32', 'e4m3'), ('f32', 'e2m1'), ('f32', 'binary8p3f'), ('f64', 'bf16'), ('f64', 'f16'),
@@ -467,7 +474,7 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
                  ('f32', 'e8m0'), ('bf16', 'e8m0'), ('f64', 'e8m0'), ('e8m0', 'f32'), ('e8m0', 'e4m3'),
                  ('e4m3', 'e8m0')]
         for i, (s, d) in enumerate(convs):
-            for j, m in enumerate(O.MODES):
+            for j, m in enumerate(modes):
                 for r in (0, 3):
                     add('%s_to_%s' % (s, d), dict(VARIANTS[(i + j + r) % 6], mode=m), 'smoke_conv', 400)
         return jobs
@@ -524,7 +531,7 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
     full = dict(sat=True, tin='before', ftz=True, daz=True)
     for f in ['e4m3', 'e5m2', 'binary8p3f', 'e4m3fnuz', 'e3m4fnuz']:
         for opn in ['add', 'sub', 'mul', 'div']:
-            for m in O.MODES:
+            for m in modes:
                 for v in ([dict(), full] if f != 'e3m4fnuz' else [dict()]):
                     if m == 'rne' and not v and f != 'e3m4fnuz':
                         continue  # already in the base set
@@ -532,7 +539,7 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
     for f in ['e2m3', 'e3m2']:
         for m in ['rne', 'rdn', 'rto']:
             add('%s_mulAdd' % f, dict(mode=m), 'fma', 0, True)
-    for m in O.MODES:
+    for m in modes:
         add('tf32_add', dict(mode=m), 'tf32junk')
         add('tf32_mul', dict(mode=m), 'tf32junk')
         add('tf32_to_f32', dict(mode=m), 'tf32junk1')
@@ -559,7 +566,7 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
     for f in ['custom:e=4,m=3,bias=8,inf=no,nan=uz', 'custom:e=3,m=4,bias=3,inf=ieee,nan=ieee',
               'custom:e=5,m=2,bias=12,inf=no,nan=fn']:
         for opn in ['add', 'mul', 'div']:
-            for m in O.MODES:
+            for m in modes:
                 add('%s_%s' % (f, opn), dict(mode=m), 'binary', 0, True)
         for (m, v) in allvars:
             add('%s_sqrt' % f, dict(v, mode=m), 'unary', 0)
@@ -569,10 +576,21 @@ def build_jobs(level, only=None, seed=1, ftz_literal=False):
 
 
 # ------------------------------------------------------------ running
-def run_fpemu(fpemu, op, opts, vecs, fmts_in):
+def run_fpemu(fpemu, op, opts, vecs, fmts_in, draws=None):
+    """`fpemu run`; in sr, vector line i takes draws[i] (`--sr-draws`)"""
     lines = [' '.join(hexs(fmts_in[i], c) for i, c in enumerate(v)) for v in vecs]
     inp = '\n'.join(lines) + '\n'
-    p = subprocess.run([fpemu, 'run', op] + opts.args(), input=inp, capture_output=True, text=True)
+    extra, tmp = [], None
+    if draws is not None:
+        fd, tmp = tempfile.mkstemp(prefix='spec_oracle_draws.')
+        with os.fdopen(fd, 'w') as fh:
+            fh.write(''.join('%016X\n' % d for d in draws))
+        extra = ['--sr-draws', tmp]
+    try:
+        p = subprocess.run([fpemu, 'run', op] + opts.args() + extra, input=inp, capture_output=True, text=True)
+    finally:
+        if tmp:
+            os.unlink(tmp)
     if p.returncode != 0:
         raise RuntimeError('%s run %s %s: exit %d: %s' % (fpemu, op, opts, p.returncode, p.stderr[:500]))
     outl = [l for l in p.stdout.split('\n') if l.strip()]
@@ -589,10 +607,36 @@ def check_config(job):
     o = O.Opts(**okw)
     dst = fmts[-1]
     src_fmts = [fmts[0]] * len(vecs[0])
-    lines, outl = run_fpemu(fpemu, op, o, vecs, src_fmts)
+    draws = None
+    if o.mode == 'sr':
+        # one draw per line: 0 and all ones (the extremes), 2^63 and its
+        # neighbours (half an ulp, under every R), uniform ones, and on 40%
+        # of the lines one of the two draws on either side of the line's
+        # decision: r = T - 1 (up) or T (down) in the top R bits, T =
+        # ceil(frac x 2^R), frac from the oracle's own last sr rounding
+        rd = random.Random(seedkey + ':draws')
+        pick = [0, (1 << 64) - 1, 1 << 63, (1 << 63) - 1, (1 << 63) + 1]
+        R = o.srbits if 1 <= o.srbits <= 64 else 64
+        draws = []
+        for v in vecs:
+            t = rd.random()
+            if t < 0.4:
+                o.draw, o.probe = 0, []
+                O.compute(opname, fmts, v, o)
+                o.probe, probe = None, o.probe
+                if probe:
+                    r, d = probe[-1]
+                    T = -((-r << R) // d)  # ceil(r / d x 2^R)
+                    top = T - 1 if (t < 0.2 or T >= 1 << R) and T > 0 else T
+                    draws.append(top << (64 - R) | rd.getrandbits(64 - R))
+                    continue
+            draws.append(rd.choice(pick) if t > 0.85 else rd.getrandbits(64))
+    lines, outl = run_fpemu(fpemu, op, o, vecs, src_fmts, draws)
     res = Counter()
     examples = defaultdict(list)
-    for v, inl, ol in zip(vecs, lines, outl):
+    for i, (v, inl, ol) in enumerate(zip(vecs, lines, outl)):
+        if draws is not None:
+            o.draw = draws[i]
         parts = ol.split()
         got_c = int(parts[-2], 16)
         got_f = int(parts[-1], 16)
@@ -611,8 +655,9 @@ def check_config(job):
             key = 'MISMATCH'
         res[key] += 1
         if len(examples[key]) < 3:
-            examples[key].append('%s => got %s %02X, oracle %s %02X' % (inl, hexs(dst, got_c), got_f,
-                                                                       hexs(dst, exp_c), exp_f))
+            examples[key].append('%s => got %s %02X, oracle %s %02X%s' % (
+                inl, hexs(dst, got_c), got_f, hexs(dst, exp_c), exp_f,
+                ' (draw %016X)' % o.draw if draws is not None else ''))
     return op, repr(o), len(vecs), dict(res), dict(examples)
 
 

@@ -11,7 +11,9 @@ the format parameters alone, and every result is rounded exactly.
 
 Covered: decoding of every format fpemu names (IEEE-like, OCP fn, fnuz,
 P3109 binary8pP, MX e3m2/e2m3/e2m1, e8m0, tf32, custom:...), add, sub, mul,
-div, sqrt, mulAdd and conversions, the modes rne rna rtz rup rdn rto, sat,
+div, sqrt, mulAdd and conversions, the modes rne rna rtz rup rdn rto, sr
+(with the caller's draw of each line, `fpemu run --sr-draws`: DESIGN.md's
+rule r < frac x 2^R on the exact fraction, neighbours by magnitude), sat,
 tininess before/after rounding, ftz, daz, and the flags NX UF OF DZ NV.
 
 ftz: DESIGN.md says "ftz turns a subnormal result into a zero"; emu/SEMANTICS.md
@@ -33,6 +35,7 @@ from fractions import Fraction
 
 NX, UF, OF, DZ, NV = 0x01, 0x02, 0x04, 0x08, 0x10
 MODES = ['rne', 'rna', 'rtz', 'rup', 'rdn', 'rto']
+SR_BITS = [0, 1, 8, 13, 23]  # the R values compare.py cycles through in sr (0: 64)
 
 
 class Fmt:
@@ -231,12 +234,20 @@ class Opts:
     selects the oracle's literal reading of ftz (see the module docstring)."""
 
     def __init__(self, mode='rne', sat=False, tin='after', ftz=False, daz=False,
-                 ftz_literal=False):
+                 ftz_literal=False, srbits=0, draw=0):
         self.mode, self.sat, self.tin, self.ftz, self.daz = mode, sat, tin, ftz, daz
         self.ftz_literal = ftz_literal
+        # sr (DESIGN.md section 4): the upper neighbour iff r < frac * 2^R,
+        # r = the top R bits of the line's 64-bit draw (`--sr-draws`), R =
+        # srbits (0: 64), frac the exact distance to the lower neighbour in
+        # ulps; neighbours by magnitude (README: sr rounds the magnitude)
+        self.srbits, self.draw = srbits, draw
+        self.probe = None  # a list: sr roundings append (r, d), their fraction r/d of an ulp
 
     def args(self):
         a = ['--round', self.mode]
+        if self.mode == 'sr':
+            a += ['--sr-bits', str(self.srbits)]
         if self.sat:
             a.append('--sat')
         if self.tin == 'before':
@@ -251,8 +262,9 @@ class Opts:
         return ' '.join(self.args())
 
 
-def _round_int(n, d, mode, s):
-    """round n/d (n >= 0, d > 0) to an integer; returns (k, inexact)"""
+def _round_int(n, d, o, s):
+    """round n/d (n >= 0, d > 0) to an integer under o; returns (k, inexact)"""
+    mode = o.mode
     k, r = divmod(n, d)
     if r == 0:
         return k, False
@@ -268,17 +280,22 @@ def _round_int(n, d, mode, s):
         up = (s == 1)
     elif mode == 'rto':
         up = (k & 1) == 0
+    elif mode == 'sr':
+        if o.probe is not None:
+            o.probe.append((r, d))
+        R = o.srbits if 1 <= o.srbits <= 64 else 64
+        up = (o.draw >> (64 - R)) * d < r << R  # r_R < (r/d) * 2^R, exactly
     else:
         raise ValueError(mode)
     return k + (1 if up else 0), True
 
 
-def _round_at(n, d, qe, mode, s):
-    """round n/d to a multiple of 2^qe; returns (Fraction, inexact)"""
+def _round_at(n, d, qe, o, s):
+    """round n/d to a multiple of 2^qe under o; returns (Fraction, inexact)"""
     if qe >= 0:
-        k, ix = _round_int(n, d << qe, mode, s)
+        k, ix = _round_int(n, d << qe, o, s)
         return Fraction(k << qe), ix
-    k, ix = _round_int(n << -qe, d, mode, s)
+    k, ix = _round_int(n << -qe, d, o, s)
     return Fraction(k, 1 << -qe), ix
 
 
@@ -287,16 +304,16 @@ def round_fin(f, s, x, o):
     tags = []
     n, d = x.numerator, x.denominator
     E = ilog2(n, d)
-    r_unb, ix_unb = _round_at(n, d, E - f.m, o.mode, s)
+    r_unb, ix_unb = _round_at(n, d, E - f.m, o, s)
     if E >= f.emin:
         r, ix = r_unb, ix_unb
     else:
-        r, ix = _round_at(n, d, f.emin - f.m, o.mode, s)
+        r, ix = _round_at(n, d, f.emin - f.m, o, s)
     # overflow
     if r_unb > f.maxf:
         flags = OF | NX
         mode = o.mode
-        if mode in ('rne', 'rna'):
+        if mode in ('rne', 'rna', 'sr'):  # sr: it rounded up past max (DESIGN: then as rne)
             to_inf = True
         elif mode in ('rtz', 'rto'):
             to_inf = False
@@ -611,7 +628,7 @@ def finalize_e8m0(f, res, o, flags=0):
         # the usual tininess rule (after rounding by default), so do we.
         n, d = x.numerator, x.denominator
         E = ilog2(n, d)
-        r_unb, _ = _round_at(n, d, E, o.mode, 0)
+        r_unb, _ = _round_at(n, d, E, o, 0)
         tiny = True if o.tin == 'before' else r_unb < f.min_normal
         return 0x00, flags | NX | (UF if tiny else 0), tags
     c, fl, t = round_fin(f, 0, x, o)
