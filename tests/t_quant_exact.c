@@ -1,6 +1,9 @@
 /* t_quant_exact.c: fpemu_quantize against exact rational arithmetic (GMP's
  * mpq, no floating point): q = clamp(round(x / scale) + zero_point) in the
- * six deterministic modes, result and flags (inexact, overflow, invalid),
+ * six deterministic modes and in sr (DESIGN.md: up, away from zero, iff
+ * r < frac x 2^R, r the draw's top R bits, frac the exact fraction of the
+ * magnitude; R = 64, 8, 23, with draws either side of each case's decision),
+ * result and flags (inexact, overflow, invalid),
  * on cases aimed at the rounding boundaries (x = (k + 1/2) scale and its
  * double neighbours, exact multiples, random values, scales that are not
  * powers of two, subnormal and huge operands, clamping at every qtype's
@@ -20,8 +23,31 @@ typedef struct {
 
 static int64_t clamp64(int64_t v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* The exact answer. */
-static qres oracle(double x, double scale, int32_t zp, int qmin, int qmax, fpemu_round mode) {
+/* T = ceil(frac x 2^R) for the magnitude of x / scale (0 when exact), as a
+ * double-word: *hi is 1 when T = 2^64 (R = 64, frac > 1 - 2^-64). */
+static uint64_t sr_threshold(double x, double scale, int R, int *hi) {
+    mpq_t Q, sc;
+    mpz_t fl, t;
+    mpq_inits(Q, sc, NULL);
+    mpz_inits(fl, t, NULL);
+    mpq_set_d(Q, x);
+    mpq_set_d(sc, scale);
+    mpq_div(Q, Q, sc);
+    mpq_abs(Q, Q);
+    mpz_fdiv_q(fl, mpq_numref(Q), mpq_denref(Q));
+    mpz_mul(fl, fl, mpq_denref(Q));
+    mpz_sub(t, mpq_numref(Q), fl); /* frac x den */
+    mpz_mul_2exp(t, t, (unsigned)R);
+    mpz_cdiv_q(t, t, mpq_denref(Q)); /* ceil(frac x 2^R) */
+    *hi = mpz_sizeinbase(t, 2) > 64;
+    uint64_t v = *hi ? 0 : (uint64_t)mpz_get_ui(t);
+    mpq_clears(Q, sc, NULL);
+    mpz_clears(fl, t, NULL);
+    return v;
+}
+
+/* The exact answer; draw and R for sr. */
+static qres oracle(double x, double scale, int32_t zp, int qmin, int qmax, fpemu_round mode, uint64_t draw, int R) {
     qres o = {0, 0};
     if (isnan(x) || !(scale > 0) || isinf(scale)) {
         o.q = (int32_t)clamp64(zp, qmin, qmax);
@@ -53,7 +79,13 @@ static qres oracle(double x, double scale, int32_t zp, int qmin, int qmax, fpemu
     case FPEMU_RUP: up = inexact; break;
     case FPEMU_RDN: up = 0; break;
     case FPEMU_RTO: up = inexact && !odd_fl; break;
-    default: break;
+    default: { /* sr on the magnitude: r < frac x 2^R */
+        int hi;
+        uint64_t T = sr_threshold(x, scale, R, &hi), r = R == 64 ? draw : draw >> (64 - R);
+        int away = inexact && (hi || r < T);
+        up = neg ? !away && inexact : away; /* toward +inf in floor's terms */
+        break;
+    }
     }
     if (up) mpz_add_ui(fl, fl, 1);
     int64_t v;
@@ -77,7 +109,7 @@ int main(void) {
     static const double fixed_scales[] = {1, 0.5, 0.1, 1.0 / 3, 0.0078125, 3, 7.3, 0x1p-30, 1e-300, 1e300};
     long cases[FPEMU_ROUND_COUNT] = {0}, bad[FPEMU_ROUND_COUNT] = {0};
     long near_half = 0, clamped = 0, special = 0;
-    for (int mode = 0; mode < FPEMU_SR; mode++) {
+    for (int mode = 0; mode <= FPEMU_SR; mode++) {
         for (int i = 0; i < 60000; i++) {
             const fpemu_qtype *qt = fpemu_qtype_get(qnames[next() % 6]);
             double scale = (i & 1) ? fixed_scales[next() % 10] : ldexp(1 + unit(), (int)(next() % 41) - 20);
@@ -103,8 +135,20 @@ int main(void) {
             fpemu_ctx c;
             fpemu_ctx_init(&c);
             c.round = (fpemu_round)mode;
+            /* sr: the caller's draw; half the time just either side of the
+             * case's decision (top R bits T - 1 or T) */
+            static const int Rs[3] = {64, 8, 23};
+            int R = Rs[i % 3];
+            uint64_t draw = next();
+            if (mode == FPEMU_SR && (i & 2) && isfinite(x) && scale > 0 && isfinite(scale) && fabs(x / scale) < 0x1p40) {
+                int hi;
+                uint64_t T = sr_threshold(x, scale, R, &hi), top = (i & 4) && T > 0 ? T - 1 : T;
+                if (!hi && (R == 64 || top < (UINT64_C(1) << R)))
+                    draw = R == 64 ? top : top << (64 - R) | (draw >> R);
+            }
+            c.sr_stream = &draw, c.sr_len = 1, c.sr_bits = R;
             int32_t q = fpemu_quantize(x, scale, zp, qt->qmin, qt->qmax, &c);
-            qres o = oracle(x, scale, zp, qt->qmin, qt->qmax, (fpemu_round)mode);
+            qres o = oracle(x, scale, zp, qt->qmin, qt->qmax, (fpemu_round)mode, draw, R);
             if (o.flags & FPEMU_FLAG_OVERFLOW) clamped++;
             cases[mode]++;
             if (q != o.q || c.flags != o.flags) {
