@@ -7,8 +7,8 @@
 #                      and a seeded random sample (compare.py --smoke), then
 #                      the CLI checks (cli_checks.py, about 1 s). Also runs in
 #                      `make test`, as the TAP test tests/t_spec_oracle.sh.
-#   make oracle        about 10 min on 2 cores: the full comparison
-#                      (compare.py --full, about 37 million vectors), then
+#   make oracle        about 15 min on 2 cores: the full comparison
+#                      (compare.py --full, about 43 million vectors), then
 #                      the CLI checks.
 #
 # Both exit non-zero on any disagreement. ORACLE_OUT=DIR keeps summary.txt

@@ -29,8 +29,8 @@ Usage:
               in every mode, plain and with every option; MX fma exhaustively;
               tf32 operands with junk low bits) and the extra set (structured
               fma, f32/f64 in every mode and option set, e8m0 conversions,
-              three more custom formats): 36,970,434 vectors, 9 min 48 s on
-              2 cores (`make oracle`).
+              three more custom formats), sr included: 42,558,405
+              vectors, 18 min on 2 busy cores (`make oracle`).
   --only S    only the ops whose name contains S (e.g. f16_mul, _to_e8m0).
   --seed N    random vectors from seed N (default 1); a vector set depends
               only on the seed, the level and its position in the plan, not
