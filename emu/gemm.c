@@ -2,6 +2,7 @@
  * scaling recipe, the MMA model over K (vectorised kernel or scalar model),
  * promotion and dequantisation, on pthreads. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +80,15 @@ int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_
     return 0;
 }
 
+static int same_format(const fpemu_format *a, const fpemu_format *b) {
+    if (a == b) return 1;
+    if (!a || !b) return 0;
+    return !strcmp(a->name, b->name) && a->bits == b->bits && a->container == b->container && a->pad == b->pad &&
+           a->ebits == b->ebits && a->mbits == b->mbits && a->bias == b->bias && a->is_signed == b->is_signed &&
+           a->has_negzero == b->has_negzero && a->has_subnormals == b->has_subnormals && a->inf == b->inf &&
+           a->nan == b->nan;
+}
+
 static int sblock_of(const gemm_config *cfg) {
     return cfg->scaling.kind == GEMM_SCALING_MX ? 32 : cfg->scaling.kind == GEMM_SCALING_NVFP4 ? 16 : 0;
 }
@@ -88,7 +98,20 @@ int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA,
     char buf[256];
     if (!cfg || !cfg->model.fa || !cfg->afmt || !cfg->bfmt) { seterr(err, errlen, "gemm: configuration not initialised (gemm_config_init)"); return -1; }
     if (cfg->model.kind == MMA_KIND_INT) { seterr(err, errlen, "gemm: integer models are not supported by gemm_f32"); return -1; }
+    const mma_model *m = &cfg->model;
+    const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
+    if (!same_format(cfg->afmt, m->fa) || !same_format(cfg->bfmt, m->fb)) {
+        seterr(err, errlen, "gemm: afmt and bfmt must be the model's input formats (model.fa, model.fb)");
+        return -1;
+    }
+    if (!same_format(m->fc, f32) || !same_format(m->fd, f32)) { seterr(err, errlen, "gemm: the model's c and d formats must be f32"); return -1; }
+    if ((unsigned)m->kind > MMA_KIND_PAIRWISE || m->block < 0 || m->out_mant < 0 || m->out_mant > m->fd->mbits ||
+        m->outf.mbits != m->out_mant || (m->kind == MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60))) {
+        seterr(err, errlen, "gemm: model parameters out of range (edit the model with mma_model_set, or call mma_model_finish)");
+        return -1;
+    }
     if (M < 0 || N < 0 || K < 0) { seterr(err, errlen, "gemm: M, N, K must be >= 0"); return -1; }
+    if (M > INT_MAX - 64 || N > INT_MAX - 64) { seterr(err, errlen, "gemm: M and N must be below 2^31 - 64 (rows and columns are padded)"); return -1; }
     if (lda < (transA ? M : K) || ldb < (transB ? K : N) || ldc < N || ldd < N) {
         snprintf(buf, sizeof buf, "gemm: leading dimensions too small (lda >= %d, ldb >= %d, ldc/ldd >= %d)", transA ? M : K,
                  transB ? K : N, N);
@@ -97,6 +120,8 @@ int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA,
     }
     if (cfg->promote < 0) { seterr(err, errlen, "gemm: promote must be >= 0"); return -1; }
     const gemm_scaling *s = &cfg->scaling;
+    if ((unsigned)s->kind > GEMM_SCALING_NVFP4) { seterr(err, errlen, "gemm: unknown scaling kind"); return -1; }
+    if (s->kind == GEMM_SCALING_MX && (unsigned)s->mx_rule > SCALING_MX_RCEIL) { seterr(err, errlen, "gemm: unknown MX scale rule (expected FLOOR or RCEIL)"); return -1; }
     if (s->kind == GEMM_SCALING_BLOCKWISE) {
         if (s->block_k < 1 || s->block_a_rows < 1 || s->block_b_cols < 1) { seterr(err, errlen, "gemm: blockwise tile sizes must be >= 1"); return -1; }
         if (cfg->promote != s->block_k) { seterr(err, errlen, "gemm: blockwise scaling promotes every block_k elements (set promote = block_k)"); return -1; }
@@ -339,6 +364,7 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         }
         break;
     }
+    default: rc = -1; break; /* gemm_check refuses other kinds */
     }
     free(row), free(Af), free(Bt);
     return rc;

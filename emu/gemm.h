@@ -121,7 +121,12 @@ int gemm_config_init(gemm_config *cfg, const char *model, const char *afmt, cons
  * mx-floor, mx-rceil, nvfp4. Returns 0 or -1 with a message. */
 int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_t errlen);
 
-/* Check a call's arguments; 0, or -1 with a message. */
+/* Check a call's arguments; 0, or -1 with a message. Besides the sizes
+ * (0 <= M, N <= 2^31 - 65, K >= 0) and leading dimensions: afmt/bfmt are
+ * the model's fa/fb, its c and d are f32, its parameters are those
+ * mma_model_finish accepts (outf up to date), scaling.kind and (MX)
+ * mx_rule are values of their enums, and the recipe's rules on promote,
+ * tile sizes, formats and given scales hold. */
 int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA, int ldb,
                int transB, int ldc, int ldd, char *err, size_t errlen);
 

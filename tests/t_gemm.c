@@ -330,6 +330,39 @@ int main(void) {
         is_int(gemm_f32(&cfg, 3, 2, 0, A, 0, 0, B, 2, 0, NULL, 2, D, 2, NULL), 0, "K = 0 accepted");
         ok(D[0] == 0 && D[5] == 0, "K = 0 gives zeros");
     }
+    /* gemm_check enforces the configuration's invariants: an out-of-range
+     * recipe (quantise left the codes unset: SEGV) or MX rule, afmt/bfmt
+     * other than the model's (tables of one format indexed with codes of
+     * another), c/d other than f32, a model edited without mma_model_finish */
+    {
+        gemm_config cfg;
+        char err[200];
+        float a4[4] = {1, 2, 3, 4}, d4[4];
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.scaling.kind = (gemm_scaling_kind)99;
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "scaling kind 99 refused: %s", err);
+        is_int(gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and gemm_f32 returns -1");
+        gemm_config_set_scaling(&cfg, "mx-floor", NULL, 0);
+        cfg.scaling.mx_rule = (scaling_mx_rule)77;
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "MX rule 77 refused: %s", err);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.afmt = fpemu_format_get("f16", NULL, 0);
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "afmt f16 on an e4m3 model refused: %s", err);
+        is_int(gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and gemm_f32 returns -1");
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.bfmt = fpemu_format_get("e5m2", NULL, 0);
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "bfmt e5m2 on an e4m3 model refused: %s", err);
+        gemm_config_init(&cfg, "h100", "f16", "f16", NULL, 0);
+        const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
+        mma_model_preset(&cfg.model, "h100", f16, f16, f16, f16, NULL, 0);
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "an f16-accumulating model refused: %s", err);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.model.out_mant = 40;
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "out_mant 40 (not finished) refused: %s", err);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), 0, "the initialised configuration passes");
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }
