@@ -80,6 +80,9 @@ int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_
     return 0;
 }
 
+/* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b */
+static int cdiv(int a, int b) { return a / b + (a % b != 0); }
+
 static int same_format(const fpemu_format *a, const fpemu_format *b) {
     if (a == b) return 1;
     if (!a || !b) return 0;
@@ -285,7 +288,7 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         break;
     case GEMM_SCALING_BLOCKWISE: {
         int bk = s->block_k, ra = s->block_a_rows, cb = s->block_b_cols;
-        int nkt = (K + bk - 1) / bk, nra = (M + ra - 1) / ra, ncb = (N + cb - 1) / cb;
+        int nkt = cdiv(K, bk), nra = cdiv(M, ra), ncb = cdiv(N, cb);
         q->nkt = nkt, q->ra = ra, q->cb = cb;
         q->dA = malloc(sizeof(float) * ((size_t)nra * nkt + 1));
         q->dB = malloc(sizeof(float) * ((size_t)nkt * ncb + 1));
@@ -293,15 +296,15 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         /* A tiles: ra rows x bk */
         for (int ti = 0; ti < nra; ti++)
             for (int kt = 0; kt < nkt; kt++) {
-                int i1 = (ti + 1) * ra < M ? (ti + 1) * ra : M, k0 = kt * bk, k1 = k0 + bk < K ? k0 + bk : K;
+                int i0 = ti * ra, i1 = ra < M - i0 ? i0 + ra : M, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
                 float am = 0;
-                for (int i = ti * ra; i < i1; i++) {
+                for (int i = i0; i < i1; i++) {
                     float v = scaling_amax_f32(Af + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
                     am = isnan(v) || v > am ? v : am;
                 }
                 float enc = scaling_block_encode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
                 q->dA[(size_t)ti * nkt + kt] = scaling_block_decode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
-                for (int i = ti * ra; i < i1; i++) {
+                for (int i = i0; i < i1; i++) {
                     for (int k = k0; k < k1; k++) row[k - k0] = Af[(size_t)i * K + k] * enc;
                     encode_row(fa, row, (size_t)(k1 - k0), q->Ac + (size_t)i * K + k0, 1, &st->a);
                 }
@@ -309,15 +312,15 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         /* B tiles: bk x cb */
         for (int kt = 0; kt < nkt; kt++)
             for (int tj = 0; tj < ncb; tj++) {
-                int j1 = (tj + 1) * cb < N ? (tj + 1) * cb : N, k0 = kt * bk, k1 = k0 + bk < K ? k0 + bk : K;
+                int j0 = tj * cb, j1 = cb < N - j0 ? j0 + cb : N, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
                 float am = 0;
-                for (int j = tj * cb; j < j1; j++) {
+                for (int j = j0; j < j1; j++) {
                     float v = scaling_amax_f32(Bt + (size_t)j * K + k0, (size_t)(k1 - k0), 1);
                     am = isnan(v) || v > am ? v : am;
                 }
                 float enc = scaling_block_encode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
                 q->dB[(size_t)kt * ncb + tj] = scaling_block_decode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
-                for (int j = tj * cb; j < j1; j++) {
+                for (int j = j0; j < j1; j++) {
                     for (int k = k0; k < k1; k++) row[k - k0] = Bt[(size_t)j * K + k] * enc;
                     encode_row(fb, row, (size_t)(k1 - k0), q->Btc + (size_t)j * K + k0, 1, &st->b);
                 }
@@ -327,7 +330,7 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
     case GEMM_SCALING_MX:
     case GEMM_SCALING_NVFP4: {
         int sb = sblock_of(cfg);
-        int nsb = (K + sb - 1) / sb;
+        int nsb = cdiv(K, sb);
         q->nsb = nsb, q->sblock = sb;
         q->sfmt = fpemu_format_get(s->kind == GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
         q->sa = malloc(sizeof(uint64_t) * ((size_t)M * nsb + 1));
@@ -347,7 +350,7 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
             uint64_t *codes = pass ? q->Btc : q->Ac, *sc = pass ? q->sbt : q->sa;
             for (int r = 0; r < R; r++)
                 for (int b = 0; b < nsb; b++) {
-                    int k0 = b * sb, k1 = k0 + sb < K ? k0 + sb : K;
+                    int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
                     const float *x = X + (size_t)r * K + k0;
                     float am = scaling_amax_f32(x, (size_t)(k1 - k0), 1);
                     uint8_t code;
@@ -639,7 +642,7 @@ static int f32_kernel_ok(const gemm_config *cfg) {
      * emin (a subnormal c counts at emin, a zero one not at all) */
     if (m->has_emax_floor && (m->emax_floor > lo || m->emax_floor > m->fc->emin)) return 0;
     int B = m->block > 0 ? m->block : 0;
-    if (B <= 0 || (double)(B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
+    if (B <= 0 || ((double)B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
     return 1;
 }
 
@@ -693,7 +696,8 @@ static float chunk_dq(const qops *q, int i, int j, int k0) {
     switch (s->kind) {
     case GEMM_SCALING_ROWWISE: return q->inv_row[i] * q->inv_col[j];
     case GEMM_SCALING_BLOCKWISE: {
-        int kt = k0 / s->block_k, ncb = (q->N + q->cb - 1) / q->cb;
+        if (q->nkt == 0) return 1.0f; /* K = 0: no tiles, nothing to dequantise */
+        int kt = k0 / s->block_k, ncb = cdiv(q->N, q->cb);
         return q->dA[(size_t)(i / q->ra) * q->nkt + kt] * q->dB[(size_t)kt * ncb + j / q->cb];
     }
     default: return q->dq;
@@ -735,14 +739,14 @@ static void *run_job(void *arg) {
     const int B = m->block > 0 ? m->block : P;
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
-    const int nchunks = K > 0 ? (K + P - 1) / P : 1;
+    const int nchunks = K > 0 ? cdiv(K, P) : 1;
     const float *C = J->C;
     for (int ch = 0; ch < nchunks; ch++) {
-        int k0 = ch * P, k1 = k0 + P < K ? k0 + P : K;
+        int k0 = ch * P, k1 = P < K - k0 ? k0 + P : K;
         if (J->isa && K > 0) {
             for (int i = J->i0; i < J->i1; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
-            for (int kk = k0; kk < k1; kk += kt) {
-                int ke = kk + kt < k1 ? kk + kt : k1;
+            for (int kk = k0, ke; kk < k1; kk = ke) {
+                ke = kt < k1 - kk ? kk + kt : k1;
                 for (int ib = J->i0; ib < J->i1; ib += ITILE) {
                     if (q->use_f) {
                         gkf_args gf = {
@@ -902,7 +906,7 @@ int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A, c
         for (int j = 0; j < N; j++) q.Btc[(size_t)j * K + k] = B[(size_t)k * N + j];
     if (sfmt && sa && sb) {
         if (sblock < 1 || (c2.promote && c2.promote % sblock)) goto out;
-        q.sfmt = sfmt, q.sblock = sblock, q.nsb = (K + sblock - 1) / sblock;
+        q.sfmt = sfmt, q.sblock = sblock, q.nsb = cdiv(K, sblock);
         q.sa = malloc(sizeof(uint64_t) * ((size_t)M * q.nsb + 1));
         q.sbt = malloc(sizeof(uint64_t) * ((size_t)N * q.nsb + 1));
         if (!q.sa || !q.sbt) goto out;
@@ -932,12 +936,12 @@ int gemm_f32_reference(const gemm_config *cfg, int M, int N, int K, const float 
     if (rc) { qops_free(&q); return rc; }
     /* one output at a time on the scalar model, chunk by chunk */
     int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    int nchunks = K > 0 ? (K + P - 1) / P : 1;
+    int nchunks = K > 0 ? cdiv(K, P) : 1;
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             float acc = 0;
             for (int ch = 0; ch < nchunks; ch++) {
-                int k0 = ch * P, k1 = k0 + P < K ? k0 + P : K;
+                int k0 = ch * P, k1 = P < K - k0 ? k0 + P : K;
                 float c0 = q.c_in_mma && C ? C[(size_t)i * ldc + j] : 0.0f;
                 float part = scalar_partial(&q, i, j, k0, k1, c0);
                 acc = cfg->promote > 0 ? fmaf(part, chunk_dq(&q, i, j, k0), acc) : part;

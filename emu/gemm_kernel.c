@@ -159,8 +159,8 @@ for (int r = 0; r < RB; r++) {
                 acc[r] = c;
                 bad[r] = lzero;
             }
-            for (int kb = g->k0; kb < g->k1; kb += g->block) {
-                int ke = kb + g->block < g->k1 ? kb + g->block : g->k1;
+            for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                 vd em[RB];
                 #pragma GCC unroll 4
                 for (int r = 0; r < RB; r++) {
@@ -335,8 +335,8 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         mxb[r][l] = (u & 0x7FFFFFFF) - 1 < thr_bits - 1 ? 0x7F800000 : 0;
                     }
             }
-            for (int kb = g->k0; kb < g->k1; kb += g->block) {
-                const int ke = kb + g->block < g->k1 ? kb + g->block : g->k1;
+            for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                 /* pass 1: emax of the products as biased exponent words */
                 vw W[RBF];
 #pragma GCC unroll 8

@@ -3,6 +3,7 @@
  * and without C, transposed operands, thread counts 1..3, the vectorised
  * kernel against the scalar model; special values and values that leave
  * f32's range (recomputed on the scalar model); argument checking. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,57 @@ int main(void) {
         is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "out_mant 40 (not finished) refused: %s", err);
         gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), 0, "the initialised configuration passes");
+    }
+
+    /* sizes gemm_check accepts up to INT_MAX (promotion interval, blockwise
+     * tiles, gemm_codes' scale block): no signed overflow in the ceiling
+     * divisions (the chunk count went negative); blockwise with K = 0 and
+     * N > block_b_cols (chunk_dq read past the scale arrays) */
+    {
+        gemm_config cfg;
+        float a4[4] = {1.0f, 1.25f, 1.5f, 1.75f}, b4[4] = {1.0f, 0.5f, 2.0f, 0.75f}, want[2], got[2];
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.nthreads = 1;
+        gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
+        cfg.promote = INT_MAX;
+        got[0] = -1;
+        is_int(gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL), 0, "promote = INT_MAX accepted");
+        ok(cmp(got, want, 1, "promote INT_MAX") == 0, "promote = INT_MAX (one chunk) equals no promotion: %a", got[0]);
+        got[0] = -1;
+        gemm_f32_reference(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        ok(cmp(got, want, 1, "promote INT_MAX ref") == 0, "... and so does the reference: %a", got[0]);
+        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        cfg.scaling.block_a_rows = 2;
+        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
+        cfg.scaling.block_k = cfg.promote = INT_MAX;
+        got[0] = got[1] = -1;
+        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        ok(cmp(got, want, 2, "block_k INT_MAX") == 0, "blockwise block_k = promote = INT_MAX: one K tile as with 128");
+        cfg.scaling.block_k = cfg.promote = 128;
+        cfg.scaling.block_a_rows = cfg.scaling.block_b_cols = INT_MAX;
+        got[0] = got[1] = -1;
+        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        ok(cmp(got, want, 2, "tiles INT_MAX") == 0, "blockwise block_a_rows = block_b_cols = INT_MAX: the tiles of 2 x 1");
+        gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+        uint64_t ac[2] = {0x38, 0x39}, bc[2] = {0x3A, 0x30}, s1[1] = {126}, s2[1] = {129};
+        gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, 32, want, NULL);
+        got[0] = -1;
+        gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, INT_MAX, got, NULL);
+        ok(cmp(got, want, 1, "sblock INT_MAX") == 0, "gemm_codes sblock = INT_MAX: one scale block as with 32 (%a)", got[0]);
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        float c129[129], d129[129];
+        for (int j = 0; j < 129; j++) c129[j] = (float)(j + 1) * 0.5f, d129[j] = NAN;
+        is_int(gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, NULL, 129, d129, 129, NULL), 0, "blockwise K = 0, N = 129 accepted");
+        int nz = 0;
+        for (int j = 0; j < 129; j++) nz += memcmp(&d129[j], &(float){0.0f}, 4) != 0;
+        is_int(nz, 0, "... every output is +0");
+        gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
+        ok(cmp(d129, c129, 129, "K = 0 with C") == 0, "... and D = C with C");
+        for (int j = 0; j < 129; j++) d129[j] = NAN;
+        gemm_f32_reference(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
+        ok(cmp(d129, c129, 129, "K = 0 with C, reference") == 0, "... in the reference too");
     }
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
