@@ -139,7 +139,9 @@ int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int ld
 /* The same product from codes already in afmt/bfmt (no scaling; MX/NVFP4
  * scale codes optional: sa is M x ceil(K/sblock) row-major, sb is
  * ceil(K/sblock) x N row-major, or NULL). A is M x K row-major codes, B is
- * K x N row-major codes (uint64_t). C (f32, nullable) is the MMA's c. */
+ * K x N row-major codes (uint64_t); bits outside a code's field are
+ * ignored (fpemu.h). A and B may be NULL when K = 0. C (f32, nullable) is
+ * the MMA's c. */
 int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A,
                const uint64_t *B, const float *C, const fpemu_format *sfmt,
                const uint64_t *sa, const uint64_t *sb, int sblock, float *D, gemm_stats *stats);

@@ -415,6 +415,50 @@ int main(void) {
         ok(cmp(d129, c129, 129, "K = 0 with C, reference") == 0, "... in the reference too");
     }
 
+    /* gemm_codes ignores bits outside the codes' fields (fpemu.h): they
+     * indexed the decode tables out of bounds. Junk above the field (and in
+     * tf32's pad), on every path: f32 kernel, f64 kernel, scalar model,
+     * e8m0 scales */
+    {
+        static const struct { const char *model, *fmt; int scalar, scaled; } jc[] = {
+            {"h100", "e4m3", 0, 0}, {"h100", "e4m3", 1, 0}, {"a100", "bf16", 0, 0}, {"a100", "tf32", 0, 0},
+            {"b200", "e2m1", 0, 0}, {"b200", "e4m3", 0, 1}};
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+        for (size_t t = 0; t < sizeof jc / sizeof jc[0]; t++) {
+            gemm_config cfg;
+            if (gemm_config_init(&cfg, jc[t].model, jc[t].fmt, jc[t].fmt, NULL, 0)) bail("%s %s", jc[t].model, jc[t].fmt);
+            cfg.nthreads = 1, cfg.scalar_only = jc[t].scalar;
+            const fpemu_format *f = cfg.afmt;
+            uint64_t field = (f->sign_bit | f->mag_mask) << f->pad;
+            enum { JM = 3, JN = 5, JK = 64 };
+            uint64_t a[JM * JK], b[JK * JN], aj[JM * JK], bj[JK * JN], sa[JM * 2], sb[2 * JN], saj[JM * 2], sbj[2 * JN];
+            for (int i = 0; i < JM * JK; i++) {
+                a[i] = fpemu_random64(rs + t, (uint64_t)i) & field;
+                aj[i] = a[i] | (fpemu_random64(rs + t + 100, (uint64_t)i) & ~field);
+            }
+            for (int i = 0; i < JK * JN; i++) {
+                b[i] = fpemu_random64(rs + t + 200, (uint64_t)i) & field;
+                bj[i] = b[i] | (fpemu_random64(rs + t + 300, (uint64_t)i) & ~field);
+            }
+            for (int i = 0; i < JM * 2; i++) sa[i] = 120 + (uint64_t)i, saj[i] = sa[i] | (UINT64_C(0xABC) << 8);
+            for (int i = 0; i < 2 * JN; i++) sb[i] = 125 + (uint64_t)(i % 5), sbj[i] = sb[i] | (UINT64_C(1) << 63);
+            float dc[JM * JN], dj[JM * JN];
+            int sc = jc[t].scaled;
+            gemm_codes(&cfg, JM, JN, JK, a, b, NULL, sc ? e8m0 : NULL, sc ? sa : NULL, sc ? sb : NULL, 32, dc, NULL);
+            gemm_codes(&cfg, JM, JN, JK, aj, bj, NULL, sc ? e8m0 : NULL, sc ? saj : NULL, sc ? sbj : NULL, 32, dj, NULL);
+            ok(cmp(dj, dc, JM * JN, "junk bits") == 0, "gemm_codes %s %s%s%s: codes with junk outside the field give the clean codes' result",
+               jc[t].model, jc[t].fmt, jc[t].scalar ? " (scalar)" : "", sc ? " with e8m0 scales" : "");
+        }
+        gemm_config cfg;
+        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        float d4[4] = {NAN, NAN, NAN, NAN};
+        is_int(gemm_codes(&cfg, 2, 2, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, d4, NULL), 0, "gemm_codes K = 0 with NULL A and B");
+        ok(d4[0] == 0 && d4[3] == 0, "... gives zeros");
+        uint64_t one[4] = {0x38, 0x38, 0x38, 0x38};
+        is_int(gemm_codes(&cfg, 2, 2, 2, NULL, one, NULL, NULL, NULL, NULL, 0, d4, NULL), -1, "gemm_codes K = 2 with NULL A refused");
+        is_int(gemm_f32(&cfg, 2, 2, 2, NULL, 2, 0, d4, 2, 0, NULL, 2, d4, 2, NULL), -1, "gemm_f32 K = 2 with NULL A refused");
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }
