@@ -632,6 +632,21 @@ static int kernel_ok(const gemm_config *cfg) {
     return 1;
 }
 
+/* Do the f64 kernel's doubles hold every product and alignment power
+ * exactly (custom formats with extreme biases, and gemm_codes' scale
+ * formats, can leave double's range), with room below the least alignment
+ * power for a zero c that takes no part (run_job's zero_c_e)? Every
+ * registry format passes with room to spare (f32 x f32: 2^-298). */
+static int kernel_range_ok(const gemm_config *cfg, const qops *q) {
+    const mma_model *m = &cfg->model;
+    int s_emin = 0, s_lo = 0, s_hi = 0;
+    if (q->sa) s_emin = q->sfmt->emin, s_lo = q->sfmt->emin - q->sfmt->mbits, s_hi = q->sfmt->emax + 1;
+    int emin = m->fa->emin + m->fb->emin + 2 * s_emin;                                  /* least alignment power */
+    int lo = m->fa->emin - m->fa->mbits + m->fb->emin - m->fb->mbits + 2 * s_lo;        /* least product bit */
+    int hi = m->fa->emax + 1 + m->fb->emax + 1 + 2 * s_hi;                              /* products below 2^hi */
+    return emin > m->nfrac - 1000 && lo > -1070 && hi < 1000;
+}
+
 /* Is the f32 kernel exact for this model? Products and alignment powers
  * must be floats in f32's normal range (no block scales: their exponents
  * reach 2^+-127), RZ alignment, and block sums below 2^31. */
@@ -770,7 +785,13 @@ static void *run_job(void *arg) {
                         .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
                         .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == MMA_ALIGN_RD,
                         .floor2 = m->has_emax_floor ? ldexp(1.0, m->emax_floor) : 0,
-                        .zero_c_e = m->zero_c ? ldexp(1.0, m->fc->emin) : ldexp(1.0, -1060),
+                        /* a zero c that takes no part: a power of two below every
+                         * product's alignment power (kernel_range_ok) that keeps
+                         * 2^nfrac / emax finite (nfrac <= 28 here): with no product
+                         * taking part either, the block sums to +0 as in the model
+                         * (2^-1060 made that scale inf: 0 * inf = NaN, which SSE2's
+                         * int32 truncation turned into -0) */
+                        .zero_c_e = m->zero_c ? ldexp(1.0, m->fc->emin) : ldexp(1.0, m->nfrac - 1022),
                         .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
                         .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
                         .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
@@ -818,7 +839,7 @@ static int nthreads_of(const gemm_config *cfg, int M) {
 /* Run the product over prepared operands. */
 static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *D, int ldd, gemm_stats *st) {
     int M = q->M, N = q->N;
-    int isa = kernel_ok(cfg) && q->K > 0 ? gemm__kernel_best() : 0;
+    int isa = kernel_ok(cfg) && q->K > 0 && kernel_range_ok(cfg, q) ? gemm__kernel_best() : 0;
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
     q->use_f = isa && f32_kernel_ok(cfg) && !q->sa && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
     if (isa && build_values(q)) return -1;

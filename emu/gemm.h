@@ -171,7 +171,8 @@ typedef struct gk_args {
     int i0, i1, j0, j1, k0, k1;
     int block, nfrac, q, rd;
     double floor2;     /* 2^emax_floor, or 0 for none */
-    double zero_c_e;   /* alignment power of a zero c: 2^emin, or tiny (ignored) */
+    double zero_c_e;   /* alignment power of a zero c: 2^emin, or (ignored) a power of
+                        * two below every product's that keeps 2^nfrac / zero_c_e finite */
     double emin_d;     /* 2^emin of the output (min normal) */
     double ovf_d;      /* 2^(emax+1) of the output */
     const float *cin;

@@ -459,6 +459,33 @@ int main(void) {
         is_int(gemm_f32(&cfg, 2, 2, 2, NULL, 2, 0, d4, 2, 0, NULL, 2, d4, 2, NULL), -1, "gemm_f32 K = 2 with NULL A refused");
     }
 
+    /* zero_c = ignore and no product taking part: every kernel gives the
+     * scalar model's +0 (SSE2 gave -0: the f64 kernel's 2^nfrac / 2^-1060
+     * overflowed, 0 * inf = NaN, cvttpd2dq(NaN) = INT_MIN) */
+    {
+        static const char *zm[][3] = {{"a100", "bf16", "ignore"}, {"a100", "f16", "ignore"}, {"h100", "bf16", NULL},
+                                      {"a100", "tf32", "ignore"}, {"a100", "bf16", "emin"}};
+        for (size_t t = 0; t < sizeof zm / sizeof zm[0]; t++) {
+            gemm_config cfg;
+            if (gemm_config_init(&cfg, zm[t][0], zm[t][1], zm[t][1], NULL, 0)) bail("%s %s", zm[t][0], zm[t][1]);
+            if (zm[t][2] && mma_model_set(&cfg.model, "zero_c", zm[t][2], NULL, 0)) bail("zero_c");
+            cfg.nthreads = 1;
+            const fpemu_format *f = cfg.afmt;
+            uint64_t a[2] = {f->sign_bit << f->pad, 0}, b[2] = {0, 0}; /* (-0)(+0) + (+0)(+0) */
+            float ref = NAN, d;
+            int bad = 0;
+            for (int isa = 0; isa <= 3; isa++) {
+                cfg.isa = isa, cfg.scalar_only = isa == 0;
+                d = NAN;
+                gemm_codes(&cfg, 1, 1, 2, a, b, NULL, NULL, NULL, NULL, 0, &d, NULL);
+                if (isa == 0) ref = d;
+                else if (memcmp(&d, &ref, 4)) bad++, diag("isa %d: %a, the scalar model %a", isa, d, ref);
+            }
+            ok(!bad && memcmp(&ref, &(float){0.0f}, 4) == 0, "%s %s zero_c=%s: zero products give +0 on every kernel", zm[t][0],
+               zm[t][1], zm[t][2] ? zm[t][2] : "ignore");
+        }
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }
