@@ -221,8 +221,19 @@ static uint64_t exact_sum(const term *t, int n, const fpemu_format *f, fpemu_ctx
 
 static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
 
+/* Validate m and derive its block-result format; m changes only on success. */
 int mma_model_finish(mma_model *m, char *err, size_t errlen) {
-    if (m->kind == MMA_KIND_INT) return 0;
+    if ((unsigned)m->kind > MMA_KIND_INT) {
+        if (err) snprintf(err, errlen, "model %s: unknown kind %d", m->name, (int)m->kind);
+        return -1;
+    }
+    if (m->kind == MMA_KIND_INT) {
+        if (m->block < 0) {
+            if (err) snprintf(err, errlen, "model %s: block must be >= 0", m->name);
+            return -1;
+        }
+        return 0;
+    }
     if (!m->fd || !m->fc || !m->fa || !m->fb) {
         if (err) snprintf(err, errlen, "model %s: formats not bound", m->name);
         return -1;
@@ -240,17 +251,33 @@ int mma_model_finish(mma_model *m, char *err, size_t errlen) {
         if (err) snprintf(err, errlen, "model %s: block must be >= 0", m->name);
         return -1;
     }
-    m->outf = *m->fd;
-    if (m->out_mant != m->fd->mbits) {
-        fpemu_format *o = &m->outf;
-        snprintf(o->name, sizeof o->name, "%.24s_m%d", m->fd->name, m->out_mant & 63);
-        o->pad = m->fd->pad + (m->fd->mbits - m->out_mant);
-        o->mbits = m->out_mant;
-        o->bits = 0;
-        o->decode_table = NULL;
-        o->class_table = NULL;
-        if (fpemu_format_finish(o, err, errlen)) return -1;
+    if ((unsigned)m->align > MMA_ALIGN_RD || (unsigned)m->norm > MMA_NORM_EACH || (unsigned)m->chain > MMA_CHAIN_F32_ADD) {
+        if (err) snprintf(err, errlen, "model %s: align, normalize or chain out of range", m->name);
+        return -1;
     }
+    if ((unsigned)m->out_round >= FPEMU_SR) {
+        if (err) snprintf(err, errlen, "model %s: out_round must be rne, rna, rtz, rup, rdn or rto", m->name);
+        return -1;
+    }
+    if (m->has_emax_floor && (m->emax_floor < INT_MIN / 2 || m->emax_floor > INT_MAX / 2)) {
+        if (err) snprintf(err, errlen, "model %s: emax_floor out of range", m->name);
+        return -1;
+    }
+    if (m->group > 0 && (m->group > 64 || m->group_nfrac < 1 || m->group_nfrac > 60 || m->group_block < 1)) {
+        if (err) snprintf(err, errlen, "model %s: group must lie in [0, 64], group_nfrac in [1, 60], group_block >= 1", m->name);
+        return -1;
+    }
+    fpemu_format o = *m->fd;
+    if (m->out_mant != m->fd->mbits) {
+        snprintf(o.name, sizeof o.name, "%.24s_m%d", m->fd->name, m->out_mant & 63);
+        o.pad = m->fd->pad + (m->fd->mbits - m->out_mant);
+        o.mbits = m->out_mant;
+        o.bits = 0;
+        o.decode_table = NULL;
+        o.class_table = NULL;
+        if (fpemu_format_finish(&o, err, errlen)) return -1;
+    }
+    m->outf = o;
     return 0;
 }
 
@@ -819,9 +846,14 @@ static int parse_int(const char *s, int *out) {
     return 0;
 }
 
-int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen) {
+/* Edits a copy, validated by mma_model_finish: on failure *m is unchanged. */
+int mma_model_set(mma_model *m_out, const char *key, const char *value, char *err, size_t errlen) {
     int v;
+    mma_model copy = *m_out, *m = &copy;
 #define BAD(...) do { if (err) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+    if (!key || !value) BAD("mma_model_set: key and value are required");
+    if (m->kind == MMA_KIND_INT && strcmp(key, "block"))
+        BAD("option %s: integer models take block only", key);
     if (!strcmp(key, "block")) {
         if (parse_int(value, &v) || v < 0) BAD("option block: expected an integer >= 0, got '%s'", value);
         m->block = v;
@@ -892,11 +924,14 @@ int mma_model_set(mma_model *m, const char *key, const char *value, char *err, s
             "group_block)", key);
     }
 #undef BAD
-    return mma_model_finish(m, err, errlen);
+    if (mma_model_finish(m, err, errlen)) return -1;
+    *m_out = copy;
+    return 0;
 }
 
 int mma_model_describe(const mma_model *m, char *buf, size_t len) {
     static const char *kinds[] = {"block-fma", "exact", "fma-seq", "pairwise", "int"};
+    const char *kind = (unsigned)m->kind <= MMA_KIND_INT ? kinds[m->kind] : "?";
     if (m->kind == MMA_KIND_INT)
         return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s block=%d", m->name,
                         m->a_signed ? "s8" : "u8", m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap",
@@ -908,9 +943,11 @@ int mma_model_describe(const mma_model *m, char *buf, size_t len) {
                     "model=%s kind=%s a=%s b=%s c=%s d=%s block=%d nfrac=%d align=%s normalize=%s chain=%s "
                     "out_round=%s out_mant=%d subnormals=%s tf32_truncate=%d emax_floor=%s overflow=%s "
                     "zero_c=%s zero_product=%s zero_sign=%s group=%d",
-                    m->name, kinds[m->kind], m->fa->name, m->fb->name, m->fc->name, m->fd->name, m->block,
-                    m->kind == MMA_KIND_BLOCK ? m->nfrac : -1, m->align == MMA_ALIGN_RD ? "rd" : "rz",
-                    m->norm == MMA_NORM_EACH ? "each" : "end", m->chain == MMA_CHAIN_F32_ADD ? "f32-add" : "rounded",
+                    m->name, kind, m->fa ? m->fa->name : "?", m->fb ? m->fb->name : "?", m->fc ? m->fc->name : "?",
+                    m->fd ? m->fd->name : "?", m->block,
+                    m->kind == MMA_KIND_BLOCK ? m->nfrac : -1, m->align == MMA_ALIGN_RD ? "rd" : m->align == MMA_ALIGN_RZ ? "rz" : "?",
+                    m->norm == MMA_NORM_EACH ? "each" : m->norm == MMA_NORM_END ? "end" : "?",
+                    m->chain == MMA_CHAIN_F32_ADD ? "f32-add" : m->chain == MMA_CHAIN_ROUNDED ? "rounded" : "?",
                     fpemu_round_name(m->out_round), m->out_mant, m->flush_subnormals ? "flush" : "keep",
                     m->tf32_truncate, floor, m->overflow_inf ? "inf" : "max", m->zero_c ? "emin" : "ignore",
                     m->zero_product ? "emin" : "ignore", m->zero_plus ? "plus" : "ieee", m->group);

@@ -122,9 +122,16 @@ int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_sig
  * (none|N), overflow (inf|max), zero_c / zero_product (emin|ignore),
  * zero_sign (ieee|plus), nan (allones|canonical), group. int models take
  * block only (products per instruction: .satfinite clamps each one's
- * result). Returns 0 or -1 with a message. */
+ * result); any other key is refused. Returns 0, or -1 with a message and
+ * *m unchanged (the edited model is validated by mma_model_finish before
+ * it replaces *m). */
 int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen);
-/* Recompute derived fields after editing the struct by hand. */
+/* Check the parameters and recompute derived fields after editing the
+ * struct by hand: kind, align, normalize, chain and out_round (rne, rna,
+ * rtz, rup, rdn, rto) must be values of their enums, out_mant lie in
+ * [0, fd's mantissa bits], nfrac in [1, 60] (block kind), block >= 0, and,
+ * with group > 0, group <= 64, group_nfrac in [1, 60], group_block >= 1.
+ * Returns 0, or -1 with a message and *m unchanged. */
 int mma_model_finish(mma_model *m, char *err, size_t errlen);
 /* One line describing the parameters ("block=32 nfrac=13 ..."). */
 int mma_model_describe(const mma_model *m, char *buf, size_t len);

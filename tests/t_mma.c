@@ -266,5 +266,58 @@ int main(void) {
         if (mma_model_set(&mi, "block", "0", err, sizeof err)) bail("%s", err);
         is_hex((uint32_t)mma_dot_int(&mi, a, b, 128, c), 0x7FFE46E5, "... and 7FFE46E5 with one clamp at the end (block=0)");
     }
+    /* mma_model_finish refuses enums out of range (describe indexed its
+     * tables with them); a failed mma_model_set or finish leaves the model
+     * as it was (out_mant 0 used to stay, with a half-built outf, and
+     * mma_dot returned codes with stray high bits); integer models take
+     * block only */
+    {
+        mma_model m = model("h100", "f16", "f32"), m0 = m;
+        char err[256], buf[600];
+        m.kind = (mma_kind)7;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "kind 7 refused: %s", err);
+        mma_model_describe(&m, buf, sizeof buf);
+        ok(strstr(buf, "kind=?") != NULL, "describe prints kind=? for it");
+        m = m0, m.align = (mma_align)5;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "align 5 refused: %s", err);
+        m = m0, m.norm = (mma_norm)3;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "normalize 3 refused");
+        m = m0, m.chain = (mma_chain)2;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "chain 2 refused");
+        m = m0, m.out_round = (fpemu_round)9;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "out_round 9 refused: %s", err);
+        m = m0, m.out_round = FPEMU_SR;
+        is_int(mma_model_finish(&m, err, sizeof err), -1, "out_round sr refused (as mma_model_set does)");
+        m = m0, m.out_round = FPEMU_RNE;
+        is_int(mma_model_finish(&m, err, sizeof err), 0, "out_round rne accepted");
+
+        mma_model a = model("a100", "f16", "f32");
+        char before[600], after[600];
+        mma_model_describe(&a, before, sizeof before);
+        is_int(mma_model_set(&a, "out_mant", "0", err, sizeof err), -1, "a100 f32 out_mant 0 refused: %s", err);
+        mma_model_describe(&a, after, sizeof after);
+        ok(!strcmp(before, after) && a.outf.bits == 32 && a.outf.pad == 0 && a.outf.mbits == 23,
+           "... and the model is unchanged (out_mant %d, outf bits %d pad %d)", a.out_mant, a.outf.bits, a.outf.pad);
+        uint64_t x[1] = {0xBC00}, y[1] = {0x3C00};
+        is_hex(mma_dot(&a, x, y, 1, 0, NULL), 0xBF800000, "... mma_dot gives the f32 code of -1");
+        a.out_mant = 0;
+        is_int(mma_model_finish(&a, err, sizeof err), -1, "finish with out_mant 0 refused");
+        ok(a.outf.bits == 32 && a.outf.pad == 0 && a.outf.mbits == 23, "... and outf is as it was");
+        a.out_mant = 23;
+        is_int(mma_model_set(&a, "block", "4", err, sizeof err), 0, "a later set succeeds");
+        is_int(a.block, 4, "... block 4");
+
+        mma_model mi;
+        if (mma_model_preset_int(&mi, "h100", 1, 1, 1, err, sizeof err)) bail("%s", err);
+        mma_model_describe(&mi, before, sizeof before);
+        is_int(mma_model_set(&mi, "nfrac", "5", err, sizeof err), -1, "int model: nfrac refused: %s", err);
+        is_int(mma_model_set(&mi, "out_mant", "-7", err, sizeof err), -1, "int model: out_mant refused");
+        is_int(mma_model_set(&mi, "group", "3", err, sizeof err), -1, "int model: group refused");
+        mma_model_describe(&mi, after, sizeof after);
+        ok(!strcmp(before, after) && mi.nfrac == 0 && mi.out_mant == 0 && mi.group == 0, "... and the model is unchanged");
+        is_int(mma_model_set(&mi, "block", "16", err, sizeof err), 0, "int model: block accepted");
+        is_int(mi.block, 16, "... block 16");
+    }
+
     return done_testing();
 }
