@@ -396,7 +396,13 @@ static void product(const dot_in *in, size_t i, term *p) {
     }
 }
 
-static int is_e2m1(const fpemu_format *f) { return f->ebits == 2 && f->mbits == 1 && f->pad == 0; }
+/* The OCP e2m1 parameters (the grouped path's products are multiples of
+ * 1/4 below 2^5: its shifts rely on them); any other e2m1-shaped custom
+ * format takes the ungrouped path. */
+static int is_e2m1(const fpemu_format *f) {
+    return f->ebits == 2 && f->mbits == 1 && f->pad == 0 && f->bias == 1 && f->is_signed && f->has_subnormals &&
+           f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
+}
 
 static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     run_state rs = {.m = m, .cf = m->fc};

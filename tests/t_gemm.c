@@ -486,6 +486,40 @@ int main(void) {
         }
     }
 
+    /* the group rule goes by the OCP e2m1 parameters in gemm_codes as in
+     * mma_dot_scaled: a custom format equal to e2m1 (another name) took the
+     * vectorised kernel's ungrouped sums while the scalar model grouped */
+    {
+        gemm_config cfg;
+        char err[256];
+        if (gemm_config_init(&cfg, "b200", "e2m1", "e2m1", err, sizeof err)) bail("%s", err);
+        const fpemu_format *ce = fpemu_format_get("custom:e=2,m=1,bias=1,inf=no,nan=none", err, sizeof err);
+        if (!ce) bail("%s", err);
+        cfg.afmt = cfg.bfmt = cfg.model.fa = cfg.model.fb = ce;
+        if (mma_model_finish(&cfg.model, err, sizeof err)) bail("%s", err);
+        cfg.nthreads = 1;
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+        enum { EM = 3, EN = 4, EK = 64 };
+        uint64_t a[EM * EK], b[EK * EN], sa[EM * 2], sb[2 * EN];
+        float d[EM * EN];
+        int bad = 0;
+        for (int t = 0; t < 10; t++) {
+            for (int i = 0; i < EM * EK; i++) a[i] = fpemu_random64(rs + (uint64_t)t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < EK * EN; i++) b[i] = fpemu_random64(rs + 1000 + (uint64_t)t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < EM * 2; i++) sa[i] = 100 + fpemu_random64(rs + 2000 + (uint64_t)t, (uint64_t)i) % 40;
+            for (int i = 0; i < 2 * EN; i++) sb[i] = 100 + fpemu_random64(rs + 3000 + (uint64_t)t, (uint64_t)i) % 40;
+            if (gemm_codes(&cfg, EM, EN, EK, a, b, NULL, e8m0, sa, sb, 32, d, NULL)) bail("gemm_codes refused");
+            for (int i = 0; i < EM; i++)
+                for (int j = 0; j < EN; j++) {
+                    uint64_t x[EK], y[EK], s1[2] = {sa[i * 2], sa[i * 2 + 1]}, s2[2] = {sb[j], sb[EN + j]};
+                    for (int q = 0; q < EK; q++) x[q] = a[i * EK + q], y[q] = b[q * EN + j];
+                    float w = (float)fpemu_to_double(cfg.model.fd, mma_dot_scaled(&cfg.model, x, y, EK, 0, e8m0, s1, s2, 32, NULL));
+                    bad += memcmp(&w, &d[i * EN + j], 4) != 0;
+                }
+        }
+        is_int(bad, 0, "b200 with a custom e2m1 (OCP parameters) and e8m0 scales: gemm_codes == mma_dot_scaled");
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }

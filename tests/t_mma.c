@@ -319,5 +319,24 @@ int main(void) {
         is_int(mi.block, 16, "... block 16");
     }
 
+    /* the b200 group rule (mxf4) takes only the OCP e2m1 parameters: an
+     * e2m1-shaped custom format with bias 3 shifted by a negative amount;
+     * it now takes the ungrouped path (scale exponents join the products') */
+    {
+        mma_model m = model("b200", "e2m1", "f32");
+        char err[256];
+        const fpemu_format *e2b3 = fpemu_format_get("custom:e=2,m=1,bias=3,inf=no,nan=none", err, sizeof err);
+        if (!e2b3) bail("%s", err);
+        m.fa = m.fb = e2b3;
+        if (mma_model_finish(&m, err, sizeof err)) bail("%s", err);
+        uint64_t a[2] = {1, 0x9}, b[2] = {1, 1}, s1[1] = {127}, s2[1] = {128}; /* 2^-3 * 2^-3 * 2 - 2^-3 * 2^-3 * 2 */
+        is_hex(mma_dot_scaled(&m, a, b, 1, 0, F("e8m0"), s1, s2, 32, NULL), 0x3D000000,
+               "b200 with a bias-3 e2m1: 2^-3 * 2^-3 * scales 1 * 2 = 2^-5");
+        is_hex(mma_dot_scaled(&m, a, b, 2, 0, F("e8m0"), s1, s2, 32, NULL), 0, "... and 2^-5 - 2^-5 = +0");
+        mma_model o = model("b200", "e2m1", "f32");
+        uint64_t oa[1] = {1}, ob[1] = {1}; /* OCP e2m1: 0.5 * 0.5 * 2 */
+        is_hex(mma_dot_scaled(&o, oa, ob, 1, 0, F("e8m0"), s1, s2, 32, NULL), 0x3F000000, "OCP e2m1 (grouped): 0.5 * 0.5 * 2 = 0.5");
+    }
+
     return done_testing();
 }
