@@ -82,9 +82,9 @@ static uint64_t inf_code(const fpemu_format *f, int sign) {
 }
 
 /* Specials among terms (rule 7): returns CL_NAN, CL_INF (sign in *sign) or CL_FIN. */
-static int specials(const term *t, int n, int *sign) {
+static int specials(const term *t, size_t n, int *sign) {
     int pinf = 0, ninf = 0;
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (t[i].cls == CL_NAN) return CL_NAN;
         if (t[i].cls == CL_INF) { if (t[i].sign) ninf = 1; else pinf = 1; }
     }
@@ -182,39 +182,55 @@ static int bitlen128(u128 x) {
 }
 
 /* Exact sum of n finite terms rounded once to f (the zero sign per IEEE:
- * -0 only if every term is -0, or under rdn). */
-static uint64_t exact_sum(const term *t, int n, const fpemu_format *f, fpemu_ctx *ctx) {
-    int lo = INT_MAX, hi = INT_MIN, allneg = 1, any = 0;
-    for (int i = 0; i < n; i++) {
-        if (!t[i].sign) allneg = 0;
+ * -0 only if every term is -0, or under rdn), in two passes that may see
+ * the terms in pieces: es_scan over every term, es_start, es_add over every
+ * term again, es_round. */
+typedef struct { int lo, hi, allneg, any; } escan;
+static void es_init(escan *s) { s->lo = INT_MAX, s->hi = INT_MIN, s->allneg = 1, s->any = 0; }
+static void es_scan(const term *t, size_t n, escan *s) {
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].sign) s->allneg = 0;
         if (t[i].zero) continue;
-        any = 1;
-        if (t[i].exp < lo) lo = t[i].exp;
+        s->any = 1;
+        if (t[i].exp < s->lo) s->lo = t[i].exp;
         int h = t[i].exp + bitlen128(t[i].sig);
-        if (h > hi) hi = h;
+        if (h > s->hi) s->hi = h;
     }
-    if (!any) return fpemu_round_pack(f, n > 0 && allneg, 0, 0, 0, ctx);
+}
+static void es_start(escan *s, bigacc *a) {
     /* keep the window inside the accumulator: far-below bits only matter as sticky */
-    if ((hi - lo + 80) / 64 + 1 > BA_LIMBS) lo = hi + 80 - (BA_LIMBS - 1) * 64;
-    bigacc a;
-    ba_init(&a, lo, hi);
-    int lost_neg = 0, lost_pos = 0;
-    for (int i = 0; i < n; i++) {
+    if ((s->hi - s->lo + 80) / 64 + 1 > BA_LIMBS) s->lo = s->hi + 80 - (BA_LIMBS - 1) * 64;
+    ba_init(a, s->lo, s->hi);
+}
+static void es_add(bigacc *a, const term *t, size_t n) {
+    int lo = a->lo;
+    for (size_t i = 0; i < n; i++) {
         if (t[i].zero) continue;
         if (t[i].exp < lo) { /* only reachable for absurd spans; keep a sticky unit */
             int sh = lo - t[i].exp;
             u128 kept = sh >= 128 ? 0 : t[i].sig >> sh;
-            ba_add(&a, t[i].sign, kept, lo);
-            if (t[i].sign) lost_neg = 1; else lost_pos = 1;
+            ba_add(a, t[i].sign, kept, lo);
             continue;
         }
-        ba_add(&a, t[i].sign, t[i].sig, t[i].exp);
+        ba_add(a, t[i].sign, t[i].sig, t[i].exp);
     }
-    (void)lost_neg, (void)lost_pos;
+}
+static uint64_t es_round(bigacc *a, const fpemu_format *f, fpemu_ctx *ctx) {
     int z;
-    uint64_t r = ba_round(&a, f, ctx, &z);
+    uint64_t r = ba_round(a, f, ctx, &z);
     if (z) return fpemu_round_pack(f, ctx->round == FPEMU_RDN, 0, 0, 0, ctx);
     return r;
+}
+
+static uint64_t exact_sum(const term *t, size_t n, const fpemu_format *f, fpemu_ctx *ctx) {
+    escan s;
+    es_init(&s);
+    es_scan(t, n, &s);
+    if (!s.any) return fpemu_round_pack(f, n > 0 && s.allneg, 0, 0, 0, ctx);
+    bigacc a;
+    es_start(&s, &a);
+    es_add(&a, t, n);
+    return es_round(&a, f, ctx);
 }
 
 /* ---- formats of block results ------------------------------------------- */
@@ -290,31 +306,29 @@ static uint64_t zero_result(run_state *rs, int neg) {
     return fpemu_round_pack(&rs->m->outf, neg && !rs->m->zero_plus, 0, 0, 0, &rs->ctx);
 }
 
-/* One block: terms[0] is c (decoded in cf), terms[1..n-1] products (or
- * group terms). Returns the block result as a code of m->fd (outf). */
-static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
-    const mma_model *m = rs->m;
-    int sgn = 0;
-    int sp = specials(t, n, &sgn);
-    if (sp == CL_NAN) return nan_code(m, m->fd);
-    if (sp == CL_INF) return inf_code(m->fd, sgn);
-    int emax = INT_MIN, allneg = 1;
-    for (int i = 0; i < n; i++) {
-        if (!t[i].sign) allneg = 0;
+/* One block: term 0 is c (decoded in cf), terms 1..n-1 products (or group
+ * terms). Returns the block result as a code of m->fd (outf). The terms
+ * come from an array t of all n (src NULL), or from src in pieces of at
+ * most cap into buf (a block of any length in bounded memory: two passes,
+ * emax first, then the aligned sum; the terms are computed twice). */
+typedef struct { int nan, pinf, ninf, emax, allneg; } bscan;
+
+static void bs_scan(const mma_model *m, const term *t, size_t n, size_t base, bscan *s) {
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].cls == CL_NAN) s->nan = 1;
+        else if (t[i].cls == CL_INF) { if (t[i].sign) s->ninf = 1; else s->pinf = 1; }
+        if (!t[i].sign) s->allneg = 0;
         if (t[i].zero) {
-            if (i == 0 ? !m->zero_c : !m->zero_product) continue;
+            if (base + i == 0 ? !m->zero_c : !m->zero_product) continue;
         }
-        if (t[i].E > emax) emax = t[i].E;
+        if (t[i].E > s->emax) s->emax = t[i].E;
     }
-    if (emax == INT_MIN) /* every term zero and none counts */
-        return zero_result(rs, allneg);
-    if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
-    const int q = emax - nfrac; /* the alignment quantum is 2^q */
-    i128 sum = 0;
-    int anynz = 0;
-    for (int i = 0; i < n; i++) {
+}
+
+static void bs_accum(const mma_model *m, const term *t, size_t n, int q, i128 *sum, int *anynz) {
+    for (size_t i = 0; i < n; i++) {
         if (t[i].zero) continue;
-        anynz = 1;
+        *anynz = 1;
         int sh = t[i].exp - q;
         u128 mag;
         int lost = 0;
@@ -327,10 +341,40 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
             lost = (t[i].sig & (((u128)1 << -sh) - 1)) != 0;
         }
         if (m->align == MMA_ALIGN_RD && t[i].sign && lost) mag += 1;
-        sum += t[i].sign ? -(i128)mag : (i128)mag;
+        *sum += t[i].sign ? -(i128)mag : (i128)mag;
+    }
+}
+
+typedef struct block_src block_src;
+static void block_fill(const block_src *src, size_t j0, size_t cnt, term *t);
+
+static uint64_t block_sum_src(run_state *rs, const block_src *src, term *buf, size_t cap, size_t n, int nfrac) {
+    const mma_model *m = rs->m;
+    const int whole = !src || n <= cap;
+    const size_t step = whole ? n : cap;
+    if (src && whole) block_fill(src, 0, n, buf);
+    bscan s = {0, 0, 0, INT_MIN, 1};
+    for (size_t j0 = 0; j0 < n; j0 += step) {
+        size_t cn = n - j0 < step ? n - j0 : step;
+        if (!whole) block_fill(src, j0, cn, buf);
+        bs_scan(m, buf, cn, j0, &s);
+    }
+    if (s.nan || (s.pinf && s.ninf)) return nan_code(m, m->fd);
+    if (s.pinf || s.ninf) return inf_code(m->fd, s.ninf);
+    if (s.emax == INT_MIN) /* every term zero and none counts */
+        return zero_result(rs, s.allneg);
+    int emax = s.emax;
+    if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
+    const int q = emax - nfrac; /* the alignment quantum is 2^q */
+    i128 sum = 0;
+    int anynz = 0;
+    for (size_t j0 = 0; j0 < n; j0 += step) {
+        size_t cn = n - j0 < step ? n - j0 : step;
+        if (!whole) block_fill(src, j0, cn, buf);
+        bs_accum(m, buf, cn, q, &sum, &anynz);
     }
     if (sum == 0) {
-        return zero_result(rs, anynz ? rs->ctx.round == FPEMU_RDN : allneg);
+        return zero_result(rs, anynz ? rs->ctx.round == FPEMU_RDN : s.allneg);
     }
     int neg = sum < 0;
     u128 mag = neg ? (u128)(-sum) : (u128)sum;
@@ -345,6 +389,10 @@ static uint64_t block_sum(run_state *rs, const term *t, int n, int nfrac) {
         r = zero_result(rs, 0); /* a negative sum rounded to zero */
     rs->ctx.flags |= before;
     return r;
+}
+
+static uint64_t block_sum(run_state *rs, term *t, size_t n, int nfrac) {
+    return block_sum_src(rs, NULL, t, n, n, nfrac);
 }
 
 /* Add two finite-or-special values exactly and round to f (an IEEE add). */
@@ -404,6 +452,70 @@ static int is_e2m1(const fpemu_format *f) {
            f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
 }
 
+/* The terms of one block: c, then the products of elements [i, end) or,
+ * grouped, one term per group of m->group of them. */
+struct block_src {
+    const mma_model *m;
+    const dot_in *in;
+    int grouped;
+    size_t i, end;
+    const term *c;
+};
+
+static size_t block_count(const block_src *s) {
+    size_t n = s->end - s->i, g = (size_t)s->m->group;
+    return 1 + (s->grouped ? n / g + (n % g != 0) : n);
+}
+
+/* The group term of elements [g, min(g + group, end)) (grouped blocks). */
+static void group_term(const block_src *s, size_t g, term *out) {
+    const mma_model *m = s->m;
+    const dot_in *in = s->in;
+    size_t ge = (size_t)m->group < s->end - g ? g + (size_t)m->group : s->end;
+    /* exact group sum of the unscaled products (multiples of 1/4) */
+    i128 gs = 0;
+    term gt;
+    memset(&gt, 0, sizeof gt);
+    int gsp = 0;
+    for (size_t j = g; j < ge; j++) {
+        term ta, tb, p;
+        decode(m->fa, in->a[j], 0, 0, &ta);
+        decode(m->fb, in->b[j], 0, 0, &tb);
+        mul_terms(&ta, &tb, &p);
+        if (p.cls != CL_FIN) { gsp = 1; continue; }
+        /* OCP e2m1 products (is_e2m1): sig * 2^exp with -2 <= exp <= 2 */
+        i128 v = (i128)(p.sig << (p.exp + 2));
+        gs += p.sign ? -v : v;
+    }
+    term s1, s2, s12;
+    decode(in->sfmt, in->sa[g / (size_t)in->sblock], 0, 0, &s1);
+    decode(in->sfmt, in->sb[g / (size_t)in->sblock], 0, 0, &s2);
+    s1.sign = s2.sign = 0;
+    if (gsp || s1.cls != CL_FIN || s2.cls != CL_FIN) { gt.cls = CL_NAN; *out = gt; return; }
+    mul_terms(&s1, &s2, &s12);
+    gt.sign = gs < 0;
+    u128 mag = gs < 0 ? (u128)(-gs) : (u128)gs;
+    gt.sig = mag * s12.sig;
+    gt.exp = s12.exp - 2;
+    gt.E = s12.E; /* the group's exponent is the scales' (MMA-Sim) */
+    gt.zero = 0;  /* a zero group still counts in emax */
+    *out = gt;
+}
+
+static void block_fill(const block_src *s, size_t j0, size_t cnt, term *t) {
+    for (size_t x = 0; x < cnt; x++) {
+        size_t j = j0 + x;
+        if (j == 0) t[x] = *s->c;
+        else if (s->grouped) group_term(s, s->i + (j - 1) * (size_t)s->m->group, &t[x]);
+        else product(s->in, s->i + (j - 1), &t[x]);
+    }
+}
+
+/* Terms held at once: a block up to this many is computed once; longer ones
+ * (block = 0 with a long k) in pieces of this many, in two passes. */
+#define TERMS_CAP 65536
+#define TERMS_STACK 130
+
 static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     run_state rs = {.m = m, .cf = m->fc};
     fpemu_ctx_init(&rs.ctx);
@@ -412,79 +524,45 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
     decode(m->fc, c, 0, 0, &cur);
     /* a c in a format other than fd is only an input; chained c's are in fd */
     int grouped = in->sfmt && m->group > 0 && is_e2m1(m->fa) && is_e2m1(m->fb);
-    int B = grouped ? m->group_block : m->block;
-    if (B <= 0 || (size_t)B > k) B = (int)(k > 0 ? k : 1);
+    int Bm = grouped ? m->group_block : m->block;
+    size_t B = Bm <= 0 || (size_t)Bm > k ? (k > 0 ? k : 1) : (size_t)Bm;
     int nfrac = grouped ? m->group_nfrac : m->nfrac;
-    int maxterms = (grouped ? B / m->group + 2 : B) + 1;
-    term stackbuf[130];
-    term *t = maxterms <= 130 ? stackbuf : malloc(sizeof(term) * (size_t)maxterms);
-    if (!t) return nan_code(m, m->fd);
+    size_t maxterms = (grouped ? B / (size_t)m->group + 2 : B) + 1;
+    term stackbuf[TERMS_STACK];
+    size_t cap = maxterms < TERMS_CAP ? maxterms : TERMS_CAP;
+    term *t = cap <= TERMS_STACK ? stackbuf : malloc(sizeof(term) * cap);
+    if (!t) t = stackbuf, cap = TERMS_STACK; /* no memory: smaller pieces */
     uint64_t d = c;
-    const fpemu_format *df = m->fc;
-    int first = 1;
     term run; /* MMA_CHAIN_F32_ADD: the running sum */
     run = cur;
     size_t i = 0;
     do {
-        size_t end = i + (size_t)B < k ? i + (size_t)B : k;
-        int n = 1;
+        size_t end = B < k - i ? i + B : k;
+        term c0;
         if (m->chain == MMA_CHAIN_F32_ADD) {
-            memset(&t[0], 0, sizeof t[0]);
-            t[0].zero = 1, t[0].E = m->fc->emin;
+            memset(&c0, 0, sizeof c0);
+            c0.zero = 1, c0.E = m->fc->emin;
         } else {
-            t[0] = cur;
+            c0 = cur;
         }
-        if (grouped) {
-            for (size_t g = i; g < end; g += (size_t)m->group) {
-                size_t ge = g + (size_t)m->group < end ? g + (size_t)m->group : end;
-                /* exact group sum of the unscaled products (multiples of 1/4) */
-                i128 gs = 0;
-                term gt;
-                memset(&gt, 0, sizeof gt);
-                int gsp = 0, ginf = 0;
-                for (size_t j = g; j < ge; j++) {
-                    term ta, tb, p;
-                    decode(m->fa, in->a[j], 0, 0, &ta);
-                    decode(m->fb, in->b[j], 0, 0, &tb);
-                    mul_terms(&ta, &tb, &p);
-                    if (p.cls != CL_FIN) { gsp = 1; continue; }
-                    /* e2m1 products: sig * 2^exp with exp >= -2 */
-                    i128 v = (i128)(p.sig << (p.exp + 2));
-                    gs += p.sign ? -v : v;
-                }
-                (void)ginf;
-                term s1, s2, s12;
-                decode(in->sfmt, in->sa[g / (size_t)in->sblock], 0, 0, &s1);
-                decode(in->sfmt, in->sb[g / (size_t)in->sblock], 0, 0, &s2);
-                s1.sign = s2.sign = 0;
-                if (gsp || s1.cls != CL_FIN || s2.cls != CL_FIN) { gt.cls = CL_NAN; t[n++] = gt; continue; }
-                mul_terms(&s1, &s2, &s12);
-                gt.sign = gs < 0;
-                u128 mag = gs < 0 ? (u128)(-gs) : (u128)gs;
-                gt.sig = mag * s12.sig;
-                gt.exp = s12.exp - 2;
-                gt.E = s12.E; /* the group's exponent is the scales' (MMA-Sim) */
-                gt.zero = gt.sig == 0;
-                if (gt.zero) gt.zero = 0, gt.sig = 0; /* a zero group still counts in emax */
-                t[n++] = gt;
-            }
-        } else {
-            for (size_t j = i; j < end; j++) product(in, j, &t[n++]);
-        }
+        block_src src = {.m = m, .in = in, .grouped = grouped, .i = i, .end = end, .c = &c0};
+        size_t n = block_count(&src);
         uint64_t r;
         if (m->norm == MMA_NORM_EACH) {
-            term acc = t[0];
-            const fpemu_format *af = first ? m->fc : m->fd;
-            (void)af;
+            term acc = c0;
             r = 0;
-            if (n == 1) r = block_sum(&rs, t, 1, nfrac);
-            for (int j = 1; j < n; j++) {
-                term two[2] = {acc, t[j]};
-                r = block_sum(&rs, two, 2, nfrac);
-                decode(m->fd, r, 0, 0, &acc);
+            if (n == 1) r = block_sum(&rs, &acc, 1, nfrac);
+            for (size_t j0 = 1; j0 < n; j0 += cap) {
+                size_t cn = n - j0 < cap ? n - j0 : cap;
+                block_fill(&src, j0, cn, t);
+                for (size_t j = 0; j < cn; j++) {
+                    term two[2] = {acc, t[j]};
+                    r = block_sum(&rs, two, 2, nfrac);
+                    decode(m->fd, r, 0, 0, &acc);
+                }
             }
         } else {
-            r = block_sum(&rs, t, n, nfrac);
+            r = block_sum_src(&rs, &src, t, cap, n, nfrac);
         }
         if (m->chain == MMA_CHAIN_F32_ADD) {
             term part;
@@ -499,11 +577,8 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
             d = r;
             decode(m->fd, d, 0, 0, &cur);
         }
-        df = m->fd;
-        first = 0;
         i = end;
     } while (i < k);
-    (void)df;
     if (t != stackbuf) free(t);
     if (flags) *flags |= rs.ctx.flags;
     return d;
@@ -511,21 +586,48 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
 
 /* ---- reference kinds --------------------------------------------------------- */
 
+/* One rounding of the exact sum, in pieces of at most TERMS_CAP terms (any k). */
 static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.round = m->out_round;
-    term *t = malloc(sizeof(term) * (k + 1));
-    if (!t) return nan_code(m, m->fd);
-    decode(m->fc, c, 0, 0, &t[0]);
-    for (size_t i = 0; i < k; i++) product(in, i, &t[i + 1]);
-    int sgn = 0;
-    int sp = specials(t, (int)k + 1, &sgn);
+    term c0;
+    decode(m->fc, c, 0, 0, &c0);
+    block_src src = {.m = m, .in = in, .grouped = 0, .i = 0, .end = k, .c = &c0};
+    size_t n = k + 1;
+    term stackbuf[TERMS_STACK];
+    size_t cap = n < TERMS_CAP ? n : TERMS_CAP;
+    term *t = cap <= TERMS_STACK ? stackbuf : malloc(sizeof(term) * cap);
+    if (!t) t = stackbuf, cap = TERMS_STACK;
+    const int whole = n <= cap;
+    const size_t step = whole ? n : cap;
+    if (whole) block_fill(&src, 0, n, t);
+    int nan = 0, pinf = 0, ninf = 0;
+    escan s;
+    es_init(&s);
+    for (size_t j0 = 0; j0 < n; j0 += step) {
+        size_t cn = n - j0 < step ? n - j0 : step;
+        if (!whole) block_fill(&src, j0, cn, t);
+        int sgn = 0, sp = specials(t, cn, &sgn);
+        if (sp == CL_NAN) nan = 1;
+        else if (sp == CL_INF) { if (sgn) ninf = 1; else pinf = 1; }
+        es_scan(t, cn, &s);
+    }
     uint64_t r;
-    if (sp == CL_NAN) r = nan_code(m, m->fd);
-    else if (sp == CL_INF) r = inf_code(m->fd, sgn);
-    else r = exact_sum(t, (int)k + 1, m->fd, &ctx);
-    free(t);
+    if (nan || (pinf && ninf)) r = nan_code(m, m->fd);
+    else if (pinf || ninf) r = inf_code(m->fd, ninf);
+    else if (!s.any) r = fpemu_round_pack(m->fd, s.allneg, 0, 0, 0, &ctx);
+    else {
+        bigacc a;
+        es_start(&s, &a);
+        for (size_t j0 = 0; j0 < n; j0 += step) {
+            size_t cn = n - j0 < step ? n - j0 : step;
+            if (!whole) block_fill(&src, j0, cn, t);
+            es_add(&a, t, cn);
+        }
+        r = es_round(&a, m->fd, &ctx);
+    }
+    if (t != stackbuf) free(t);
     if (flags) *flags |= ctx.flags;
     return r;
 }

@@ -338,5 +338,39 @@ int main(void) {
         is_hex(mma_dot_scaled(&o, oa, ob, 1, 0, F("e8m0"), s1, s2, 32, NULL), 0x3F000000, "OCP e2m1 (grouped): 0.5 * 0.5 * 2 = 0.5");
     }
 
+    /* one block of any length (block = 0, and the exact kind): blocks longer
+     * than the terms held at once (65536) are summed in two passes; k was
+     * cut to int (k >= 2^31: a stack overflow, k = 2^32: an endless loop).
+     * Products of f16 values in [1, 2) are exact at 2^-20, so the block sum
+     * (nfrac 24 below emax 0) and the exact sum are the double sum, RZ to
+     * 24 bits */
+    {
+        const size_t k = 70001;
+        uint64_t *a = malloc(8 * k), *b = malloc(8 * k);
+        double sum = 0;
+        for (size_t i = 0; i < k; i++) {
+            uint64_t r = fpemu_random64(42, i);
+            a[i] = 0x3C00 | (r & 0x3FF) | (r >> 40 & 1 ? 0x8000 : 0);
+            b[i] = 0x3C00 | (r >> 10 & 0x3FF);
+            sum += fpemu_to_double(F("f16"), a[i]) * fpemu_to_double(F("f16"), b[i]);
+        }
+        int e;
+        double fr = frexp(sum, &e), want = ldexp(trunc(ldexp(fr, 24)), e - 24);
+        uint64_t wc = fpemu_from_double(F("f32"), want, &(fpemu_ctx){0});
+        mma_model m = model("a100", "f16", "f32");
+        char err[256];
+        if (mma_model_set(&m, "block", "0", err, sizeof err)) bail("%s", err);
+        is_hex(mma_dot(&m, a, b, k, 0, NULL), wc, "a100 block=0, k = %zu: one block, the exact sum RZ (%a)", k, want);
+        mma_model x = model("exact", "f16", "f32");
+        x.out_round = FPEMU_RTZ;
+        if (mma_model_finish(&x, err, sizeof err)) bail("%s", err);
+        is_hex(mma_dot(&x, a, b, k, 0, NULL), wc, "exact kind, k = %zu, rtz: the same", k);
+        if (mma_model_set(&m, "block", "70001", err, sizeof err)) bail("%s", err);
+        is_hex(mma_dot(&m, a, b, k, 0, NULL), wc, "a100 block=70001: the same");
+        a[k / 2] = 0x7E00; /* a NaN in the middle of the second pass's pieces */
+        ok(isnan(fpemu_to_double(F("f32"), mma_dot(&m, a, b, k, 0, NULL))), "a NaN term anywhere gives NaN");
+        free(a), free(b);
+    }
+
     return done_testing();
 }
