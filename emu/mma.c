@@ -721,9 +721,16 @@ static uint64_t dot_any(const mma_model *m, const dot_in *in, size_t k, uint64_t
     }
 }
 
+/* c with the bits outside fc's field cleared (fpemu.h: ignored; a result
+ * that is c itself, fma-seq with k = 0, must not carry them). */
+static uint64_t c_field(const mma_model *m, uint64_t c) {
+    return m->fc ? c & ((m->fc->sign_bit | m->fc->mag_mask) << m->fc->pad) : c;
+}
+
 uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
                  unsigned *flags) {
     dot_in in = {.m = m, .a = a, .b = b};
+    c = c_field(m, c);
     return dot_any(m, &in, k, c, flags);
 }
 
@@ -732,7 +739,7 @@ uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b
                         unsigned *flags) {
     dot_in in = {.m = m, .a = a, .b = b, .sfmt = sfmt, .sa = sa, .sb = sb, .sblock = sblock > 0 ? sblock : 32};
     if (!sfmt || !sa || !sb) in.sfmt = NULL;
-    return dot_any(m, &in, k, c, flags);
+    return dot_any(m, &in, k, c_field(m, c), flags);
 }
 
 /* Exact int32 accumulation. Wrapping: one sum, taken mod 2^32. .satfinite:

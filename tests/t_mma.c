@@ -372,5 +372,17 @@ int main(void) {
         free(a), free(b);
     }
 
+    /* c's bits outside its field are ignored and never returned (fma-seq
+     * with k = 0 returned c as given, pad bits of tf32 included) */
+    {
+        mma_model m = model("fma-seq", "tf32", "tf32");
+        uint64_t a[1] = {0}, b[1] = {0};
+        is_hex(mma_dot(&m, a, b, 0, 0x3F801FFF, NULL), 0x3F800000, "fma-seq tf32, k = 0: c's pad bits cleared");
+        mma_model m2 = model("fma-seq", "f16", "f16");
+        is_hex(mma_dot(&m2, a, b, 0, UINT64_C(0xABCD00003C00), NULL), 0x3C00, "fma-seq f16, k = 0: c's high bits cleared");
+        mma_model m3 = model("h100", "f16", "f32");
+        is_hex(mma_dot(&m3, a, b, 0, UINT64_C(0xABCD00003F800000), NULL), 0x3F800000, "h100, k = 0: c's high bits ignored");
+    }
+
     return done_testing();
 }
