@@ -202,7 +202,8 @@ int mma_probe(mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_f
 int mma_probe_format(const mma_probe_result *r, char *buf, size_t len);
 
 /* The presets whose parameters for these formats equal the result's
- * (comma-separated into buf, "none" if there is none). Returns buf. Also
+ * (comma-separated into buf, "none" if there is none; truncated to len
+ * bytes, nothing written when len is 0). Returns buf. Also
  * fills r->matches when called by mma_probe. */
 const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa,
                             const fpemu_format *fb, const fpemu_format *fc,

@@ -449,7 +449,7 @@ static int same_params(const mma_probe_result *a, const mma_probe_result *b) {
 const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa, const fpemu_format *fb,
                             const fpemu_format *fc, const fpemu_format *fd, char *buf, size_t len) {
     size_t o = 0;
-    buf[0] = 0;
+    if (len) buf[0] = 0; /* len = 0: nothing is written (buf may be NULL) */
     for (int i = 0; mma_preset_names[i]; i++) {
         mma_model m;
         if (mma_model_preset(&m, mma_preset_names[i], fa, fb, fc, fd, NULL, 0)) continue;
@@ -457,7 +457,7 @@ const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa, c
         mma_probe_expected(&m, MAXK, &e);
         if (r->kmax) mma_probe_expected(&m, r->kmax, &e);
         if (same_params(r, &e))
-            o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "", mma_preset_names[i]);
+            o += (size_t)snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, "%s%s", o ? "," : "", mma_preset_names[i]);
     }
     if (!o) snprintf(buf, len, "none");
     return buf;

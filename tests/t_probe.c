@@ -146,5 +146,17 @@ int main(void) {
         is_int(r.out_mant, 13, "limited box: out_mant still 13");
         ok(strstr(r.note, "refused") != NULL, "limited box: note says the box refused (%s)", r.note);
     }
+    /* mma_probe_match with len 0 writes nothing (it wrote buf[0]) */
+    {
+        mma_model m;
+        mma_model_preset(&m, "a100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
+        mma_probe_result r;
+        mma_probe_expected(&m, 64, &r);
+        ok(mma_probe_match(&r, m.fa, m.fb, NULL, NULL, NULL, 0) == NULL, "mma_probe_match(buf = NULL, len = 0) writes nothing");
+        char small[4] = "xyz";
+        mma_probe_match(&r, m.fa, m.fb, NULL, NULL, small, 4);
+        is_str(small, "t4,", "len 4: truncated to 3 characters and the terminator");
+    }
+
     return done_testing();
 }
