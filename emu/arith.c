@@ -99,8 +99,15 @@ static uint64_t f64_binop(const fpemu_format *f, binop op, double x, double y, f
     case OP_MUL: return emu__round_pack128(f, a.sign ^ b.sign, (u128)a.sig * b.sig, a.exp + b.exp, 0, ctx); /* exact */
     case OP_DIV: {
         int la = 52 - (63 - __builtin_clzll(a.sig)), lb = 52 - (63 - __builtin_clzll(b.sig));
+        uint64_t sa = a.sig << la, sb = b.sig << lb;
         int sticky;
-        u128 q = emu__div117(a.sig << la, b.sig << lb, &sticky);
+        if (ctx->round != FPEMU_SR) { /* a 63-bit quotient and sticky decide every other mode */
+            u128 n = (u128)sa << 62;
+            uint64_t q = (uint64_t)(n / sb);
+            sticky = n - (u128)q * sb != 0;
+            return fpemu_round_pack(f, a.sign ^ b.sign, q, (a.exp - la) - (b.exp - lb) - 62, sticky, ctx);
+        }
+        u128 q = emu__div117(sa, sb, &sticky);
         return emu__round_pack128(f, a.sign ^ b.sign, q, (a.exp - la) - (b.exp - lb) - 117, sticky, ctx);
     }
     }
@@ -116,17 +123,20 @@ static uint64_t f64_sqrt(const fpemu_format *f, double x, fpemu_ctx *ctx) {
     uint64_t r = (uint64_t)sqrtl((long double)n);
     while ((u128)r * r > n) r--;
     while ((u128)(r + 1) * (r + 1) <= n) r++;
-    /* 56 more root bits: the largest t with (r 2^56 + t)^2 <= n 2^112, i.e.
+    if (ctx->round != FPEMU_SR) /* a 63-bit root and sticky decide every other mode */
+        return fpemu_round_pack(f, 0, r, (a.exp - s) / 2, (u128)r * r != n, ctx);
+    /* sr: 56 more root bits: the largest t with (r 2^56 + t)^2 <= n 2^112, i.e.
      * 2 r t 2^56 + t^2 <= rem 2^112 (rem = n - r^2 <= 2r, t < 2^56),
      * compared as L 2^56 + (t^2 mod 2^56) against rem 2^112 with
      * L = 2 r t + (t^2 >> 56), every term below 2^122 */
     u128 rem = n - (u128)r * r, rhs = rem << 56;
+    const uint64_t low56 = (UINT64_C(1) << 56) - 1;
     uint64_t t = (uint64_t)((rem << 55) / r); /* ignores t^2: at or above the root */
-    if (t >> 56) t = (UINT64_C(1) << 56) - 1;
+    if (t > low56) t = low56;
     for (;;) {
         u128 t2 = (u128)t * t, L = 2 * (u128)r * t + (t2 >> 56);
-        int fits = L < rhs || (L == rhs && (t2 & ((UINT64_C(1) << 56) - 1)) == 0);
-        if (fits) return emu__round_pack128(f, 0, (u128)r << 56 | t, (a.exp - s) / 2 - 56, !(L == rhs && (t2 & ((UINT64_C(1) << 56) - 1)) == 0), ctx);
+        int exact = L == rhs && (t2 & low56) == 0;
+        if (L < rhs || exact) return emu__round_pack128(f, 0, (u128)r << 56 | t, (a.exp - s) / 2 - 56, !exact, ctx);
         t--;
     }
 }
