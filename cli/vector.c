@@ -1,7 +1,6 @@
 /* vector.c: op names, options, line reading and field parsing for the
  * TestFloat-style vector interface (see vector.h). Hot path: one memchr per
  * line, a table-driven hex parse per field, one buffered write per line. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +341,17 @@ int vec_read_line(vec_reader *r, const char **line, size_t *len) {
     }
 }
 
+/* hex digit values (-1: not one), shared by the field parser and --sr-draws */
+static signed char hexval[256];
+static int hexval_ready;
+
+static void hexval_init(void) {
+    memset(hexval, -1, sizeof hexval);
+    for (int c = 0; c < 10; c++) hexval['0' + c] = (signed char)c;
+    for (int c = 0; c < 6; c++) hexval['A' + c] = hexval['a' + c] = (signed char)(10 + c);
+    hexval_ready = 1;
+}
+
 /* ---- --sr-draws ------------------------------------------------------------ */
 
 int vec_draws_open(vec_draws *d, const char *path, char *err, size_t errlen) {
@@ -378,12 +388,10 @@ int vec_draws_next(vec_draws *d, fpemu_ctx *ctx, char *err, size_t errlen) {
         size_t i = 0;
         while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
         if (i == len || line[i] == '#') continue;
+        if (!hexval_ready) hexval_init();
         size_t j = i;
         uint64_t v = 0;
-        while (j < len && isxdigit((unsigned char)line[j]) && j - i < 17) {
-            int c = line[j++];
-            v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-        }
+        while (j < len && hexval[(unsigned char)line[j]] >= 0 && j - i < 17) v = v << 4 | (uint64_t)hexval[(unsigned char)line[j++]];
         size_t k = j;
         while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
         if (j == i || j - i > 16 || k != len) {
@@ -408,16 +416,6 @@ void vec_draws_close(vec_draws *d) {
 }
 
 /* ---- fields -------------------------------------------------------------- */
-
-static signed char hexval[256];
-static int hexval_ready;
-
-static void hexval_init(void) {
-    memset(hexval, -1, sizeof hexval);
-    for (int c = 0; c < 10; c++) hexval['0' + c] = (signed char)c;
-    for (int c = 0; c < 6; c++) hexval['A' + c] = hexval['a' + c] = (signed char)(10 + c);
-    hexval_ready = 1;
-}
 
 static const char *field_name(const vec_op *op, int k, char *buf, size_t n) {
     if (k < op->nargs) snprintf(buf, n, "operand %d", k + 1);
