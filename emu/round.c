@@ -134,14 +134,10 @@ static inline rounded round_at(u128 sig, int exp, int sticky, int qe, fpemu_roun
         kept = (uint64_t)(sig >> d);
         frac = (uint64_t)(sig << (64 - d)); /* the low d bits, on top */
         below = sticky;
-    } else if (d < 128) {
-        kept = (uint64_t)(sig >> d);
-        frac = (uint64_t)(sig >> (d - 64));
-        below = sticky || (sig & (((u128)1 << (d - 64)) - 1)) != 0;
-    } else {
-        kept = 0;
+    } else { /* the 64 bits below the quantum, and below them the rest (sig is nonzero) */
+        kept = d < 128 ? (uint64_t)(sig >> d) : 0;
         frac = d < 192 ? (uint64_t)(sig >> (d - 64)) : 0;
-        below = sticky || d >= 192 || (sig & (((u128)1 << (d - 64)) - 1)) != 0;
+        below = sticky || (d < 192 ? (sig & (((u128)1 << (d - 64)) - 1)) != 0 : 1);
     }
     int half = frac >> 63;
     int rest = (frac << 1) != 0 || below;
