@@ -81,16 +81,24 @@ static uint64_t inf_code(const fpemu_format *f, int sign) {
     return fpemu_round_pack(f, sign, 1, 100000, 0, &ctx);
 }
 
-/* Specials among terms (rule 7): returns CL_NAN, CL_INF (sign in *sign) or CL_FIN. */
-static int specials(const term *t, size_t n, int *sign) {
-    int pinf = 0, ninf = 0;
+/* Specials among terms (rule 7), gathered over one or more pieces of them
+ * (specials_scan), then classified: CL_NAN, CL_INF (sign in *sign) or CL_FIN. */
+typedef struct { int nan, pinf, ninf; } specs;
+static void specials_scan(const term *t, size_t n, specs *s) {
     for (size_t i = 0; i < n; i++) {
-        if (t[i].cls == CL_NAN) return CL_NAN;
-        if (t[i].cls == CL_INF) { if (t[i].sign) ninf = 1; else pinf = 1; }
+        if (t[i].cls == CL_NAN) s->nan = 1;
+        else if (t[i].cls == CL_INF) { if (t[i].sign) s->ninf = 1; else s->pinf = 1; }
     }
-    if (pinf && ninf) return CL_NAN;
-    if (pinf || ninf) { *sign = ninf; return CL_INF; }
+}
+static int specials_class(const specs *s, int *sign) {
+    if (s->nan || (s->pinf && s->ninf)) return CL_NAN;
+    if (s->pinf || s->ninf) { *sign = s->ninf; return CL_INF; }
     return CL_FIN;
+}
+static int specials(const term *t, size_t n, int *sign) {
+    specs s = {0, 0, 0};
+    specials_scan(t, n, &s);
+    return specials_class(&s, sign);
 }
 
 /* ---- wide exact accumulator ------------------------------------------------ */
@@ -311,12 +319,11 @@ static uint64_t zero_result(run_state *rs, int neg) {
  * come from an array t of all n (src NULL), or from src in pieces of at
  * most cap into buf (a block of any length in bounded memory: two passes,
  * emax first, then the aligned sum; the terms are computed twice). */
-typedef struct { int nan, pinf, ninf, emax, allneg; } bscan;
+typedef struct { specs sp; int emax, allneg; } bscan;
 
 static void bs_scan(const mma_model *m, const term *t, size_t n, size_t base, bscan *s) {
+    specials_scan(t, n, &s->sp);
     for (size_t i = 0; i < n; i++) {
-        if (t[i].cls == CL_NAN) s->nan = 1;
-        else if (t[i].cls == CL_INF) { if (t[i].sign) s->ninf = 1; else s->pinf = 1; }
         if (!t[i].sign) s->allneg = 0;
         if (t[i].zero) {
             if (base + i == 0 ? !m->zero_c : !m->zero_product) continue;
@@ -348,19 +355,36 @@ static void bs_accum(const mma_model *m, const term *t, size_t n, int q, i128 *s
 typedef struct block_src block_src;
 static void block_fill(const block_src *src, size_t j0, size_t cnt, term *t);
 
+/* The n terms of a block (or of an exact dot product) in buf, for passes
+ * over them: all at once when they fit in cap (filled here from src; src
+ * NULL: buf holds them already), else in pieces of cap, computed again by
+ * piece_at on every pass. */
+typedef struct { const block_src *src; term *buf; size_t n, step; int whole; } pieces;
+static void pieces_init(pieces *p, const block_src *src, term *buf, size_t cap, size_t n) {
+    p->src = src, p->buf = buf, p->n = n;
+    p->whole = !src || n <= cap;
+    p->step = p->whole ? n : cap;
+    if (src && p->whole) block_fill(src, 0, n, buf);
+}
+/* The piece at j0 (a multiple of step) in buf; returns its length. */
+static size_t piece_at(const pieces *p, size_t j0) {
+    size_t cn = p->n - j0 < p->step ? p->n - j0 : p->step;
+    if (!p->whole) block_fill(p->src, j0, cn, p->buf);
+    return cn;
+}
+
 static uint64_t block_sum_src(run_state *rs, const block_src *src, term *buf, size_t cap, size_t n, int nfrac) {
     const mma_model *m = rs->m;
-    const int whole = !src || n <= cap;
-    const size_t step = whole ? n : cap;
-    if (src && whole) block_fill(src, 0, n, buf);
-    bscan s = {0, 0, 0, INT_MIN, 1};
-    for (size_t j0 = 0; j0 < n; j0 += step) {
-        size_t cn = n - j0 < step ? n - j0 : step;
-        if (!whole) block_fill(src, j0, cn, buf);
+    pieces p;
+    pieces_init(&p, src, buf, cap, n);
+    bscan s = {{0, 0, 0}, INT_MIN, 1};
+    for (size_t j0 = 0; j0 < n; j0 += p.step) {
+        size_t cn = piece_at(&p, j0);
         bs_scan(m, buf, cn, j0, &s);
     }
-    if (s.nan || (s.pinf && s.ninf)) return nan_code(m, m->fd);
-    if (s.pinf || s.ninf) return inf_code(m->fd, s.ninf);
+    int sgn = 0, sp = specials_class(&s.sp, &sgn);
+    if (sp == CL_NAN) return nan_code(m, m->fd);
+    if (sp == CL_INF) return inf_code(m->fd, sgn);
     if (s.emax == INT_MIN) /* every term zero and none counts */
         return zero_result(rs, s.allneg);
     int emax = s.emax;
@@ -368,9 +392,8 @@ static uint64_t block_sum_src(run_state *rs, const block_src *src, term *buf, si
     const int q = emax - nfrac; /* the alignment quantum is 2^q */
     i128 sum = 0;
     int anynz = 0;
-    for (size_t j0 = 0; j0 < n; j0 += step) {
-        size_t cn = n - j0 < step ? n - j0 : step;
-        if (!whole) block_fill(src, j0, cn, buf);
+    for (size_t j0 = 0; j0 < n; j0 += p.step) {
+        size_t cn = piece_at(&p, j0);
         bs_accum(m, buf, cn, q, &sum, &anynz);
     }
     if (sum == 0) {
@@ -516,6 +539,18 @@ static void block_fill(const block_src *s, size_t j0, size_t cnt, term *t) {
 #define TERMS_CAP 65536
 #define TERMS_STACK 130
 
+/* A term buffer for up to want terms, at most TERMS_CAP: on the stack when
+ * small, else on the heap, else (no memory) the stack's, in smaller pieces. */
+typedef struct { term stack[TERMS_STACK]; term *t; size_t cap; } termbuf;
+static void termbuf_open(termbuf *b, size_t want) {
+    b->cap = want < TERMS_CAP ? want : TERMS_CAP;
+    b->t = b->cap <= TERMS_STACK ? b->stack : malloc(sizeof(term) * b->cap);
+    if (!b->t) b->t = b->stack, b->cap = TERMS_STACK;
+}
+static void termbuf_close(termbuf *b) {
+    if (b->t != b->stack) free(b->t);
+}
+
 static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     run_state rs = {.m = m, .cf = m->fc};
     fpemu_ctx_init(&rs.ctx);
@@ -527,11 +562,10 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
     int Bm = grouped ? m->group_block : m->block;
     size_t B = Bm <= 0 || (size_t)Bm > k ? (k > 0 ? k : 1) : (size_t)Bm;
     int nfrac = grouped ? m->group_nfrac : m->nfrac;
-    size_t maxterms = (grouped ? B / (size_t)m->group + 2 : B) + 1;
-    term stackbuf[TERMS_STACK];
-    size_t cap = maxterms < TERMS_CAP ? maxterms : TERMS_CAP;
-    term *t = cap <= TERMS_STACK ? stackbuf : malloc(sizeof(term) * cap);
-    if (!t) t = stackbuf, cap = TERMS_STACK; /* no memory: smaller pieces */
+    termbuf tb;
+    termbuf_open(&tb, (grouped ? B / (size_t)m->group + 2 : B) + 1);
+    term *t = tb.t;
+    size_t cap = tb.cap;
     uint64_t d = c;
     term run; /* MMA_CHAIN_F32_ADD: the running sum */
     run = cur;
@@ -579,7 +613,7 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
         }
         i = end;
     } while (i < k);
-    if (t != stackbuf) free(t);
+    termbuf_close(&tb);
     if (flags) *flags |= rs.ctx.flags;
     return d;
 }
@@ -595,39 +629,34 @@ static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64
     decode(m->fc, c, 0, 0, &c0);
     block_src src = {.m = m, .in = in, .grouped = 0, .i = 0, .end = k, .c = &c0};
     size_t n = k + 1;
-    term stackbuf[TERMS_STACK];
-    size_t cap = n < TERMS_CAP ? n : TERMS_CAP;
-    term *t = cap <= TERMS_STACK ? stackbuf : malloc(sizeof(term) * cap);
-    if (!t) t = stackbuf, cap = TERMS_STACK;
-    const int whole = n <= cap;
-    const size_t step = whole ? n : cap;
-    if (whole) block_fill(&src, 0, n, t);
-    int nan = 0, pinf = 0, ninf = 0;
+    termbuf tb;
+    termbuf_open(&tb, n);
+    term *t = tb.t;
+    pieces p;
+    pieces_init(&p, &src, t, tb.cap, n);
+    specs sp = {0, 0, 0};
     escan s;
     es_init(&s);
-    for (size_t j0 = 0; j0 < n; j0 += step) {
-        size_t cn = n - j0 < step ? n - j0 : step;
-        if (!whole) block_fill(&src, j0, cn, t);
-        int sgn = 0, sp = specials(t, cn, &sgn);
-        if (sp == CL_NAN) nan = 1;
-        else if (sp == CL_INF) { if (sgn) ninf = 1; else pinf = 1; }
+    for (size_t j0 = 0; j0 < n; j0 += p.step) {
+        size_t cn = piece_at(&p, j0);
+        specials_scan(t, cn, &sp);
         es_scan(t, cn, &s);
     }
     uint64_t r;
-    if (nan || (pinf && ninf)) r = nan_code(m, m->fd);
-    else if (pinf || ninf) r = inf_code(m->fd, ninf);
+    int sgn = 0, cls = specials_class(&sp, &sgn);
+    if (cls == CL_NAN) r = nan_code(m, m->fd);
+    else if (cls == CL_INF) r = inf_code(m->fd, sgn);
     else if (!s.any) r = fpemu_round_pack(m->fd, s.allneg, 0, 0, 0, &ctx);
     else {
         bigacc a;
         es_start(&s, &a);
-        for (size_t j0 = 0; j0 < n; j0 += step) {
-            size_t cn = n - j0 < step ? n - j0 : step;
-            if (!whole) block_fill(&src, j0, cn, t);
+        for (size_t j0 = 0; j0 < n; j0 += p.step) {
+            size_t cn = piece_at(&p, j0);
             es_add(&a, t, cn);
         }
         r = es_round(&a, m->fd, &ctx);
     }
-    if (t != stackbuf) free(t);
+    termbuf_close(&tb);
     if (flags) *flags |= ctx.flags;
     return r;
 }
