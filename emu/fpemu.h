@@ -182,6 +182,12 @@ const char *fpemu_nan_policy_name(fpemu_nan_policy p);
 /* The counter-based generator behind stochastic rounding (SplitMix64 of
  * seed and counter): the same (seed, counter) always gives the same draw. */
 uint64_t fpemu_random64(uint64_t seed, uint64_t counter);
+/* Its inverse: the counter at which seed's stream gives draw, so that
+ * fpemu_random64(seed, fpemu_random64_counter(seed, draw)) == draw. For each
+ * seed the stream is a permutation of the 2^64 values over the 2^64
+ * counters (every step of the mix is a bijection). Puts a chosen draw
+ * under a given seed (directed tests of sr, the checker's boundary draws). */
+uint64_t fpemu_random64_counter(uint64_t seed, uint64_t draw);
 
 /* ---- scalar arithmetic (codes in, code out; flags OR-ed into ctx) -----
  * A code's value is its format's field: the low `bits` bits above `pad`

@@ -45,6 +45,31 @@ int fpemu_nan_policy_parse(const char *name) {
  * thread count. */
 uint64_t fpemu_random64(uint64_t seed, uint64_t counter) { return emu__mix(seed, counter); }
 
+/* Every step of emu__mix is a bijection of z (odd multiplies, xorshifts,
+ * adding a constant), and so is counter -> z: undo them in reverse. */
+static uint64_t inv_odd(uint64_t a) { /* a^-1 mod 2^64, a odd: Newton, 5 -> 10 -> ... -> 80 bits */
+    uint64_t x = a * 3 ^ 2;
+    for (int i = 0; i < 4; i++) x *= 2 - a * x;
+    return x;
+}
+static uint64_t unxorshift(uint64_t y, int s) { /* x with x ^ (x >> s) == y */
+    uint64_t x = y;
+    for (int k = s; k < 64; k += s) x = y ^ (x >> s);
+    return x;
+}
+uint64_t fpemu_random64_counter(uint64_t seed, uint64_t draw) {
+    uint64_t z = unxorshift(draw, 32);
+    z *= inv_odd(EMU_MIX_M1);
+    z = unxorshift(z, 29);
+    z -= seed ^ EMU_MIX_KEY;
+    z = unxorshift(z, 31);
+    z *= inv_odd(EMU_MIX_M2);
+    z = unxorshift(z, 27);
+    z *= inv_odd(EMU_MIX_M1);
+    z = unxorshift(z, 31);
+    return (z - seed * EMU_MIX_SEED) * inv_odd(EMU_MIX_CTR) - 1;
+}
+
 /* Every draw advances the counter, a caller-stream draw too: draw k of a
  * computation is sr_stream[sr_pos + k] while the stream lasts, else
  * fpemu_random64(seed, counter + k), as element k of an array cast takes it. */
