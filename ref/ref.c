@@ -12,6 +12,10 @@
 #error "ref/ needs 64-bit GMP limbs (encode/load read one limb)"
 #endif
 
+/* sr: bits kept below the result's precision, enough for a 64-bit draw
+ * (R <= 64) with two to spare; whatever lies below is the ternary's. */
+#define SR_EXTRA 66
+
 #define REF_EMIN_WIDE ((mpfr_exp_t)-(1L << 20))
 #define REF_EMAX_WIDE ((mpfr_exp_t)(1L << 20))
 
@@ -42,6 +46,10 @@ int ref_ctx_init(ref_ctx *r) {
     /* 64 bits: one limb, so later mpfr_set_prec calls (p + 1 <= 54) never
      * reallocate. */
     mpfr_inits2(64, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    /* sr: w holds up to 53 + 66 bits, s and k a scaled copy of it (never
+     * reallocated either) */
+    mpfr_init2(r->w, 128);
+    mpfr_inits2(192, r->s, r->k, (mpfr_ptr)0);
     r->init = 1;
     set_wide_range();
     return (mpfr_get_emin() == REF_EMIN_WIDE && mpfr_get_emax() == REF_EMAX_WIDE) ? 0 : -1;
@@ -51,7 +59,7 @@ void ref_ctx_clear(ref_ctx *r) {
     if (!r->init) return;
     free(r->dtab);
     r->dtab = NULL;
-    mpfr_clears(r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
+    mpfr_clears(r->r, r->u, r->y, r->t, r->maxv, r->minnorm, r->w, r->s, r->k, (mpfr_ptr)0);
     r->init = 0;
 }
 
@@ -64,6 +72,7 @@ static int prepare_dst(ref_ctx *r, const fpemu_format *f) {
     mpfr_set_prec(r->r, F->p);
     mpfr_set_prec(r->u, F->p);
     mpfr_set_prec(r->y, F->p + 1);
+    mpfr_set_prec(r->w, F->p + SR_EXTRA);
     mpfr_set_prec(r->maxv, F->p);
     mpfr_set_prec(r->minnorm, F->p);
     /* max finite = (2^m + maxmant) * 2^(emax - m); min normal = 2^emin */
@@ -183,12 +192,42 @@ static int bit_at(mpfr_srcptr x, mpfr_exp_t w) {
     return mpfr_get_exp(x) - (mpfr_exp_t)mpfr_min_prec(x) == w;
 }
 
+/* sr at quantum 2^q: dst = sign(w) (floor(|w| / 2^q) + up) 2^q, where w
+ * is the exact result truncated toward zero (sticky: bits were dropped)
+ * and up iff the draw's top R bits are below frac x 2^R, frac = the exact
+ * |x| / 2^q - floor(|w| / 2^q). Everything here is exact: frac x 2^R =
+ * W + f with W an integer and 0 <= f < 1 known from w, and the dropped bits
+ * add less than one unit of w's last place (far below 2^(q - R)), so the
+ * draw's r < frac x 2^R iff r < W + (f != 0 or sticky). Returns whether
+ * the rounding is inexact; *up the decision. dst must hold p bits. */
+static int sr_at(ref_ctx *r, mpfr_exp_t q, int sticky, mpfr_ptr dst, int *up) {
+    mpfr_ptr s = r->s, k = r->k;
+    mpfr_abs(s, r->w, MPFR_RNDN);
+    mpfr_mul_2si(s, s, -q, MPFR_RNDN);
+    mpfr_floor(k, s);
+    mpfr_sub(s, s, k, MPFR_RNDN); /* frac of the truncation, in [0, 1) */
+    int inex = !mpfr_zero_p(s) || sticky;
+    int R = r->sr_bits >= 1 && r->sr_bits <= 64 ? r->sr_bits : 64;
+    mpfr_mul_2si(s, s, R, MPFR_RNDN);
+    int whole = mpfr_integer_p(s);
+    mpfr_floor(s, s); /* W < 2^R */
+    unsigned __int128 T = (unsigned __int128)mpfr_get_uj(s, MPFR_RNDN) + (!whole || sticky);
+    uint64_t rR = R == 64 ? r->sr_draw : r->sr_draw >> (64 - R);
+    *up = (unsigned __int128)rR < T;
+    if (T > 0 && r->sr_ndec < 2) r->sr_lastup[r->sr_ndec++] = (uint64_t)(T - 1);
+    mpfr_add_ui(k, k, (unsigned long)*up, MPFR_RNDN);
+    mpfr_mul_2si(k, k, q, MPFR_RNDN);
+    mpfr_set(dst, k, MPFR_RNDN); /* at most p significant bits (or 2^p): exact */
+    if (mpfr_signbit(r->w)) mpfr_neg(dst, dst, MPFR_RNDN);
+    return inex;
+}
+
 /* Round the finite exact result of r->op (operands already loaded) to the
  * target, with every policy. */
 static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     const ref_format *F = &r->dst;
     const mpfr_exp_t p = F->p;
-    int t, sign, inex, away;
+    int t = 0, sign, inex, away;
     mpfr_rnd_t rnd = MPFR_RNDN;
 
     /* 1. round with unbounded exponent range: r->u, with inex (u != x) and
@@ -201,7 +240,22 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     default: rnd = MPFR_RNDN; break;
     }
     mpfr_ptr u = r->u;
-    if (r->round == FPEMU_RNA) {
+    int sub_inex = 0;
+    if (r->round == FPEMU_SR) {
+        int sticky = eval(r, r->w, MPFR_RNDZ) != 0;
+        if (mpfr_zero_p(r->w)) return deliver_zero(F, mpfr_signbit(r->w), fl);
+        r->sr_took = 1; /* the exact result is finite and nonzero */
+        sign = mpfr_signbit(r->w) ? 1 : 0;
+        inex = sr_at(r, mpfr_get_exp(r->w) - p, sticky, u, &away);
+        /* below the min normal (|w| < 2^emin iff the exact |x| is): the
+         * rounding on the subnormal grid too, with the same draw, used in
+         * step 4 if u is tiny (and so every decision the draw can reach is
+         * in sr_lastup, whatever this draw gave) */
+        if (mpfr_cmpabs(r->w, r->minnorm) < 0) {
+            int up;
+            sub_inex = sr_at(r, r->emin_sub - 1, sticky, r->r, &up);
+        }
+    } else if (r->round == FPEMU_RNA) {
         t = eval(r, r->y, MPFR_RNDZ); /* y = x truncated to p + 1 bits */
         if (mpfr_zero_p(r->y)) return deliver_zero(F, mpfr_signbit(r->y), fl);
         sign = mpfr_signbit(r->y) ? 1 : 0;
@@ -258,7 +312,9 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
      * let MPFR re-round on the subnormal grid, using the ternary value so
      * that nothing is rounded twice. */
     mpfr_ptr res = r->r;
-    if (r->round == FPEMU_RNA) {
+    if (r->round == FPEMU_SR) {
+        inex = sub_inex; /* res: rounded on the subnormal grid in step 1 */
+    } else if (r->round == FPEMU_RNA) {
         /* truncate to the subnormal grid with one more bit (quantum
          * 2^(emin_sub - 2)); its last bit decides, ties away */
         mpfr_set_emin(r->emin_sub - 1);
@@ -353,6 +409,7 @@ uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t
                 const fpemu_format *src, unsigned *flags) {
     unsigned fl = 0;
     *flags = 0;
+    r->sr_took = r->sr_ndec = 0;
     if ((unsigned)op >= REF_OP_COUNT || prepare_dst(r, f) != 0) return 0;
     const ref_format *F = &r->dst, *S = F;
     if (op == REF_CONVERT) {

@@ -19,7 +19,9 @@
  *      satfinite) and ftz are applied on top.
  * rna and rto are not MPFR modes: rna is computed as a truncation to p+1
  * bits whose last bit decides (one more bit on the subnormal grid too); rto
- * as a truncation whose last bit is set when inexact.
+ * as a truncation whose last bit is set when inexact; sr (with the caller's
+ * draw, ref_ctx.sr_draw) from a truncation to p + 66 bits and its ternary
+ * value, compared with the draw in exact integer arithmetic.
  *
  * A ref_ctx holds MPFR variables initialised once (no allocation per
  * case); use one per thread. MPFR's exponent range is thread-local when
@@ -92,13 +94,30 @@ int ref_is_nan(const ref_format *rf, uint64_t code);
 double ref_to_double(const ref_format *rf, uint64_t code);
 
 typedef struct ref_ctx {
-    /* policies, as in fpemu_ctx (sr has no reference: ref_op answers
-     * rne for it, so callers must not ask) */
+    /* policies, as in fpemu_ctx */
     fpemu_round round;
     int sat;
     int ftz;
     int daz;
     int tininess_before;
+    /* sr: the operation's 64-bit draw and R (sr_bits outside 1..64: 64).
+     * Each rounding goes up in magnitude iff the draw's top R bits, as an
+     * integer, are below frac x 2^R, frac the exact distance to the lower
+     * neighbour in ulps (MPFR gives the exact result truncated to p + 66
+     * bits and whether anything was dropped). The same draw decides the
+     * rounding with unbounded exponent range (overflow, tininess after
+     * rounding) and, for a tiny result, the one on the subnormal grid. */
+    uint64_t sr_draw;
+    int sr_bits;
+    /* set by ref_op in sr: sr_took is 1 iff the operation takes a draw (its
+     * exact result is finite and nonzero: SEMANTICS.md). sr_ndec: the
+     * roundings with a nonzero fraction the result depends on, whatever the
+     * draw: the one with unbounded exponent range, then for an exact value
+     * below the min normal the one on the subnormal grid (0, 1 or 2).
+     * Decision i goes up iff the top R bits are <= sr_lastup[i]: the draws
+     * with top bits sr_lastup[i] and sr_lastup[i] + 1 straddle it. */
+    int sr_took, sr_ndec;
+    uint64_t sr_lastup[2];
 
     /* private */
     const fpemu_format *cur_dst, *cur_src;
@@ -113,6 +132,8 @@ typedef struct ref_ctx {
     mpfr_t u;              /* rounded with unbounded exponent range */
     mpfr_t y;              /* rna: truncation at p + 1 bits */
     mpfr_t t;              /* scratch */
+    mpfr_t w;              /* sr: the exact result truncated to p + 66 bits */
+    mpfr_t s, k;           /* sr: scaled magnitude and its integer part */
     mpfr_t maxv, minnorm;  /* of the target */
     mpfr_exp_t emin_sub;   /* mpfr emin giving the target's subnormal grid */
     int init;

@@ -167,9 +167,85 @@ static void check_ranges(void) {
     }
 }
 
+/* sr with the caller's draw (DESIGN.md section 4: up in magnitude iff the
+ * draw's top R bits are below frac x 2^R), worked by hand: the result and
+ * flags, whether a draw is taken (exact result finite and nonzero), and the
+ * decisions with their last rounding-up top bits (T - 1, T = ceil(frac x
+ * 2^R)); 0 where none. */
+typedef struct {
+    const char *fmt, *src;
+    ref_opcode op;
+    int pol, R;
+    uint64_t draw, a, b, want;
+    unsigned flags;
+    int took, ndec;
+    uint64_t lastup0, lastup1;
+    const char *why;
+} srcase;
+#define D(x) UINT64_C(x)
+static const srcase srcases[] = {
+    /* e4m3 1 + 2^-5: ulp 2^-3 at 1, frac 1/4 */
+    {"e4m3", 0, REF_ADD, 0, 64, D(0x3FFFFFFFFFFFFFFF), 0x38, 0x10, 0x39, IX, 1, 1, D(0x3FFFFFFFFFFFFFFF), 0, "1 + 1/32, frac 1/4: r = 2^62 - 1 goes up"},
+    {"e4m3", 0, REF_ADD, 0, 64, D(0x4000000000000000), 0x38, 0x10, 0x38, IX, 1, 1, D(0x3FFFFFFFFFFFFFFF), 0, "r = 2^62 stays"},
+    {"e4m3", 0, REF_ADD, 0, 1, D(0x7FFFFFFFFFFFFFFF), 0x38, 0x10, 0x39, IX, 1, 1, 0, 0, "R = 1: T = ceil(1/2) = 1, top bit 0 goes up"},
+    {"e4m3", 0, REF_ADD, 0, 1, D(0x8000000000000000), 0x38, 0x10, 0x38, IX, 1, 1, 0, 0, "R = 1: top bit 1 stays"},
+    {"e4m3", 0, REF_ADD, 0, 2, D(0x4000000000000000), 0x38, 0x10, 0x38, IX, 1, 1, 0, 0, "R = 2: T = 1, r = 1 stays"},
+    {"e4m3", 0, REF_ADD, 0, 64, 0, 0xB8, 0x90, 0xB9, IX, 1, 1, D(0x3FFFFFFFFFFFFFFF), 0, "-1 - 1/32: up in magnitude, away from zero"},
+    {"e4m3", 0, REF_ADD, 0, 64, 0, 0x38, 0x38, 0x40, 0, 1, 0, 0, 0, "1 + 1 = 2 exactly: a draw, no decision"},
+    {"e4m3", 0, REF_ADD, 0, 64, 0, 0x38, 0xB8, 0x00, 0, 0, 0, 0, 0, "1 - 1 = +0: no draw"},
+    /* subnormal results: e4m3 quantum 2^-9 below 2^-6 */
+    {"e4m3", 0, REF_MUL, 0, 64, D(0x7FFFFFFFFFFFFFFF), 0x01, 0x30, 0x01, UF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "2^-9 x 1/2: frac 1/2 on the subnormal grid, up"},
+    {"e4m3", 0, REF_MUL, 0, 64, D(0x8000000000000000), 0x01, 0x30, 0x00, UF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "2^-9 x 1/2: down to +0"},
+    {"e4m3", 0, REF_MUL, FTZ, 64, D(0x7FFFFFFFFFFFFFFF), 0x01, 0x30, 0x00, UF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "ftz flushes the tiny result"},
+    /* 3 x 2^-9 x 1.875 = 1.40625 x 2^-7: frac 1/4 unbounded, 5.625 x 2^-9 on the grid: frac 5/8; one draw decides both */
+    {"e4m3", 0, REF_MUL, 0, 64, D(0x5000000000000000), 0x03, 0x3F, 0x06, UF | IX, 1, 2, D(0x3FFFFFFFFFFFFFFF), D(0x9FFFFFFFFFFFFFFF), "down unbounded, up (6 x 2^-9) on the grid"},
+    /* 7 x 2^-9 x 1.125 = 7.875 x 2^-9 = 1.96875 x 2^-7: frac 3/4 unbounded (up reaches 2^-6), 7/8 on the grid */
+    {"e4m3", 0, REF_MUL, 0, 64, 0, 0x07, 0x39, 0x08, IX, 1, 2, D(0xBFFFFFFFFFFFFFFF), D(0xDFFFFFFFFFFFFFFF), "up to the min normal: not tiny after rounding"},
+    {"e4m3", 0, REF_MUL, BEFORE, 64, 0, 0x07, 0x39, 0x08, UF | IX, 1, 2, D(0xBFFFFFFFFFFFFFFF), D(0xDFFFFFFFFFFFFFFF), "tiny before rounding"},
+    {"e4m3", 0, REF_MUL, 0, 64, D(0xD000000000000000), 0x07, 0x39, 0x08, UF | IX, 1, 2, D(0xBFFFFFFFFFFFFFFF), D(0xDFFFFFFFFFFFFFFF), "down unbounded (tiny), up on the grid: min normal with underflow"},
+    {"e4m3", 0, REF_MUL, 0, 64, D(0xE000000000000000), 0x07, 0x39, 0x07, UF | IX, 1, 2, D(0xBFFFFFFFFFFFFFFF), D(0xDFFFFFFFFFFFFFFF), "down both"},
+    /* overflow: 448 + 16 = 464, ulp 32, frac 1/2 */
+    {"e4m3", 0, REF_ADD, 0, 64, D(0x7FFFFFFFFFFFFFFF), 0x7E, 0x58, 0x7F, OF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "448 + 16 up to 480: overflow, NaN"},
+    {"e4m3", 0, REF_ADD, SAT, 64, D(0x7FFFFFFFFFFFFFFF), 0x7E, 0x58, 0x7E, OF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "sat: 448"},
+    {"e4m3", 0, REF_ADD, 0, 64, D(0x8000000000000000), 0x7E, 0x58, 0x7E, IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "down: 448, no overflow"},
+    /* irrational and periodic fractions */
+    {"f16", 0, REF_DIV, 0, 64, D(0x5555555555555555), 0x3C00, 0x4200, 0x3556, IX, 1, 1, D(0x5555555555555555), 0, "1/3: frac 1/3, T = ceil(2^64 / 3)"},
+    {"f16", 0, REF_DIV, 0, 64, D(0x5555555555555556), 0x3C00, 0x4200, 0x3555, IX, 1, 1, D(0x5555555555555555), 0, "1/3: r = T stays"},
+    {"f16", 0, REF_DIV, 0, 8, D(0x55FFFFFFFFFFFFFF), 0x3C00, 0x4200, 0x3556, IX, 1, 1, 0x55, 0, "1/3, R = 8: T = 86"},
+    {"f16", 0, REF_SQRT, 0, 8, D(0x27FFFFFFFFFFFFFF), 0x4000, 0, 0x3DA9, IX, 1, 1, 0x27, 0, "sqrt 2: frac x 256 = 39.6, T = 40"},
+    {"f16", 0, REF_SQRT, 0, 8, D(0x2800000000000000), 0x4000, 0, 0x3DA8, IX, 1, 1, 0x27, 0, "sqrt 2, R = 8: r = 40 stays"},
+    /* conversions */
+    {"bf16", "f32", REF_CONVERT, 0, 64, D(0x7FFFFFFFFFFFFFFF), 0x3F808000, 0, 0x3F81, IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "f32 1 + 2^-8 to bf16: frac 1/2"},
+    {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0xC0000000, 0, 0xFF, NV, 1, 0, 0, 0, "-2 to e8m0: NaN, invalid, and a draw taken"},
+    {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0x00000000, 0, 0xFF, NV, 0, 0, 0, 0, "0 to e8m0: NaN, no draw"},
+};
+#undef D
+
+static void check_sr(ref_ctx *r) {
+    for (size_t i = 0; i < sizeof srcases / sizeof srcases[0]; i++) {
+        const srcase *c = &srcases[i];
+        const fpemu_format *f = fpemu_format_get(c->fmt, NULL, 0);
+        const fpemu_format *s = c->src ? fpemu_format_get(c->src, NULL, 0) : f;
+        if (!f || !s) bail("unknown format in sr case %zu", i);
+        r->round = FPEMU_SR;
+        r->sat = !!(c->pol & SAT), r->ftz = !!(c->pol & FTZ), r->daz = !!(c->pol & DAZ);
+        r->tininess_before = !!(c->pol & BEFORE);
+        r->sr_bits = c->R, r->sr_draw = c->draw;
+        uint64_t x[3] = {c->a, c->b, 0};
+        unsigned fl;
+        uint64_t got = ref_op(r, f, c->op, x, s, &fl);
+        int dec = r->sr_ndec == c->ndec && (c->ndec < 1 || r->sr_lastup[0] == c->lastup0) &&
+                  (c->ndec < 2 || r->sr_lastup[1] == c->lastup1);
+        ok(got == c->want && fl == c->flags && r->sr_took == c->took && dec,
+           "sr %s %s R=%d: %s (got %llX %02X, draw %d, %d decisions; want %llX %02X, %d, %d)", c->fmt,
+           c->src ? "from f32" : ref_op_name(c->op), c->R, c->why, (unsigned long long)got, fl, r->sr_took,
+           r->sr_ndec, (unsigned long long)c->want, c->flags, c->took, c->ndec);
+    }
+}
+
 int main(void) {
     int n = (int)(sizeof cases / sizeof cases[0]);
-    plan(n + 3 + (int)(sizeof ranges / sizeof ranges[0]));
+    plan(n + 3 + (int)(sizeof ranges / sizeof ranges[0]) + (int)(sizeof srcases / sizeof srcases[0]));
     check_ranges();
     ref_ctx r;
     if (ref_ctx_init(&r) != 0) bail("ref_ctx_init failed");
@@ -188,6 +264,7 @@ int main(void) {
            c->src ? "to " : ref_op_name(c->op), c->src ? c->fmt : "", c->why, (unsigned long long)got, fl,
            (unsigned long long)c->want, c->flags);
     }
+    check_sr(&r);
     /* the exponent range is restored: other MPFR code in the thread sees MPFR's
      * default-like wide range, and ref_op copes with a range changed behind it */
     mpfr_set_emin(-100);
