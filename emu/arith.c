@@ -363,23 +363,29 @@ static __attribute__((noinline)) const uint32_t *build_sr8(const fpemu_format *f
 }
 
 static uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx);
-/* No table yet (built here, used from the next call), daz, or a caller
- * stream: tab_sr. Out of line, so the hot path calls nothing. */
-static __attribute__((noinline)) uint64_t sr8_other(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    const emu_fastops *k = f->fast;
-    if (!atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire)) (void)build_sr8(f, op);
-    return tab_sr(f, op, a, b, ctx);
-}
-static inline uint64_t tab_sr8(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    const emu_fastops *k = f->fast;
-    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire);
-    if (__builtin_expect(!t || ctx->daz || ctx->sr_stream, 0)) return sr8_other(f, op, a, b, ctx);
+/* a table entry: the entry's code, or the next magnitude when the draw falls below the fraction */
+static inline uint64_t sr8_hit(const uint32_t *t, const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
     if (__builtin_expect(e & SR8_SLOW, 0)) return tab_sr(f, op, a, b, ctx);
     uint32_t frac = e >> 8;
     uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), frac, SR8_FRAC, ctx->sr_bits);
     emu__or_flags(ctx, frac != 0); /* FPEMU_FLAG_INEXACT */
     return (e & 0xFF) + up;
+}
+/* No table yet (built here and used at once, so the first call takes the
+ * same path as the others), daz, or a caller stream: tab_sr. Out of line,
+ * so the hot path calls nothing. */
+static __attribute__((noinline)) uint64_t sr8_other(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    const emu_fastops *k = f->fast;
+    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire);
+    if (!t && (t = build_sr8(f, op)) && !ctx->daz && !ctx->sr_stream) return sr8_hit(t, f, op, a, b, ctx);
+    return tab_sr(f, op, a, b, ctx);
+}
+static inline uint64_t tab_sr8(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    const emu_fastops *k = f->fast;
+    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)k)->sr8[op], memory_order_acquire);
+    if (__builtin_expect(!t || ctx->daz || ctx->sr_stream, 0)) return sr8_other(f, op, a, b, ctx);
+    return sr8_hit(t, f, op, a, b, ctx);
 }
 
 static __attribute__((noinline)) uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
