@@ -151,7 +151,8 @@ static void usage(FILE *out, int verify) {
     const char *sub = verify ? "verify" : "run";
     fprintf(out,
         "usage: fpemu %s OP [--round MODE] [--sat] [--tininess before|after] [--ftz] [--daz]\n"
-        "                 [--seed N | --sr-draws FILE] [--sr-bits R] [--nan canonical|x86|cuda]%s\n\n",
+        "                 [--seed N [--counter C] | --sr-draws FILE] [--sr-bits R]\n"
+        "                 [--nan canonical|x86|cuda]%s\n\n",
         sub, verify ? " [--exact-nan] [--max-print K]" : "");
     if (verify)
         fprintf(out,
@@ -183,6 +184,8 @@ static void usage(FILE *out, int verify) {
         "  --ftz, --daz        flush tiny results to zero / read subnormal inputs as zero\n"
         "  --seed N, --sr-bits R     stochastic rounding stream (R random bits, 1..64; 0 = 64);\n"
         "                      draws advance by line, so a run is reproducible\n"
+        "  --counter C         the first draw's counter (default 0): the first draw is\n"
+        "                      fpemu_random64(N, C), the next C + 1, ...\n"
         "  --sr-draws FILE     sr with the caller's random bits: FILE holds one draw per\n"
         "                      line, 1 to 16 hex digits; vector line i's operation, if it\n"
         "                      takes a draw (an exact result finite and nonzero), takes\n"
@@ -215,7 +218,7 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     fpemu_ctx_init(&cfg->ctx);
     cfg->max_print = 20;
-    int seed_given = 0;
+    int seed_given = 0, counter_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         /* TestFloat spells options with one dash; accept one or two. */
@@ -254,6 +257,12 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
                 return cli_error(sub, "%s needs a non-negative integer seed", a);
             cfg->ctx.seed = s;
             seed_given = 1;
+        } else if (is_opt(b, "counter")) {
+            unsigned long long s;
+            if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--counter" : "-counter")) || cli_parse_u64(v, &s))
+                return cli_error(sub, "%s needs a non-negative integer counter", a);
+            cfg->ctx.counter = s;
+            counter_given = 1;
         } else if (is_opt(b, "sr-draws")) {
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--sr-draws" : "-sr-draws")) || !*v)
                 return cli_error(sub, "%s needs a file of draws, one 64-bit hex value per line", a);
@@ -285,8 +294,9 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
     }
     if (cfg->draws_path && cfg->ctx.round != FPEMU_SR)
         return cli_error(sub, "--sr-draws %s: the draws are for stochastic rounding; add --round sr", cfg->draws_path);
-    if (cfg->draws_path && seed_given)
-        return cli_error(sub, "--seed and --sr-draws both given: the draws come from one or the other");
+    if (cfg->draws_path && (seed_given || counter_given))
+        return cli_error(sub, "--%s and --sr-draws both given: the draws come from one or the other",
+                         seed_given ? "seed" : "counter");
     if (!cfg->opname) {
         usage(stderr, verify);
         return cli_error(sub, "missing operation (e.g. f16_add, e4m3_mul, f32_to_e4m3)");

@@ -167,6 +167,22 @@ bad_usage run f16_add --sr-draws "$TMP/draws"
 bad_usage run f16_add --round sr --seed 3 --sr-draws "$TMP/draws"
 bad_usage run f16_add --round sr --sr-draws "$TMP/no-such-file"
 bad_usage run f16_add --round sr --sr-draws
+# --counter C: the first line's draw is fpemu_random64(seed, C); each line
+# here takes one, so line k of a run from counter 0 is line 1 from counter k - 1
+printf '3C00 0001\n3C00 0003\n3C00 0005\n3C00 0007\n' >"$TMP/cin"
+"$BIN" run f16_add --round sr --sr-bits 1 --seed 77 <"$TMP/cin" >"$TMP/c0"
+ok_counter=1
+for k in 1 2 3; do
+    sed -n "$((k + 1))p" "$TMP/cin" | "$BIN" run f16_add --round sr --sr-bits 1 --seed 77 --counter $k >"$TMP/ck"
+    [ "$(cat "$TMP/ck")" = "$(sed -n "$((k + 1))p" "$TMP/c0")" ] || ok_counter=0
+done
+# and a run from counter 0 differs somewhere from one started at 0x10 (hex accepted)
+"$BIN" run f16_add --round sr --sr-bits 1 --seed 77 --counter 0x10 <"$TMP/cin" >"$TMP/c16"
+if [ "$ok_counter" = 1 ] && ! cmp -s "$TMP/c0" "$TMP/c16"; then pass "--counter: the first line draws at counter C"
+else fail "--counter" "$(cat "$TMP/c0" "$TMP/c16")"; fi
+bad_usage run f16_add --round sr --counter 3 --sr-draws "$TMP/draws"
+bad_usage run f16_add --round sr --counter -1
+bad_usage run f16_add --round sr --counter x
 
 # ---- verify ------------------------------------------------------------------------
 printf '3C00 3C00 4000 00\n# a comment\n\n3C00 0001 3C00 01\n' >"$TMP/good"
