@@ -14,7 +14,8 @@ static void usage(FILE *out) {
         "usage: fpemu check --format FMTS --op OPS [--round MODES]\n"
         "                   [--exhaustive | --structured | --random N] [--seed S]\n"
         "                   [--shard I/N] [--threads T] [--sat] [--ftz] [--daz]\n"
-        "                   [--tininess before|after] [--max-print K] [--quiet] [--list]\n"
+        "                   [--tininess before|after] [--sr-bits R] [--max-print K]\n"
+        "                   [--quiet] [--list]\n"
         "\n"
         "Runs the emulator against the MPFR reference and prints every mismatch as a\n"
         "replayable line (at most K, default 20), then `N cases, M mismatches`.\n"
@@ -27,8 +28,13 @@ static void usage(FILE *out) {
         "                  convert (= to_f32,from_f32); arith (the six operations);\n"
         "                  conv (to every listed format and f32/f64, from f32/f64);\n"
         "                  all (= arith,conv)\n"
-        "  --round MODES   comma list of rne rna rtz rup rdn rto (TestFloat spellings\n"
-        "                  too), or all; default rne. sr has no reference.\n"
+        "  --round MODES   comma list of rne rna rtz rup rdn rto sr (TestFloat spellings\n"
+        "                  too), or all (the seven); default rne. In sr every case has\n"
+        "                  its own 64-bit draw: 40%% of them straddle one of the\n"
+        "                  reference's decisions (top R bits T - 1 or T), the rest\n"
+        "                  are uniform; the draws taken must agree too\n"
+        "  --sr-bits R     sr: R random bits (1..64) for every case; default: cases\n"
+        "                  cycle through R = 64, 1, 8, 13, 23\n"
         "  --exhaustive    every input / pair / triple (refused above 2^36 cases a job;\n"
         "                  jobs above 2^24 named only through arith/conv/all are left out)\n"
         "  --structured    TestFloat-style grid: exponents x significand patterns, all\n"
@@ -44,7 +50,7 @@ static void usage(FILE *out) {
 
 /* Test hook (documented in VERIFICATION.md, not in the help): a device under
  * test that is emu/ with a planted fault, to show the checker catches it. */
-typedef enum { BUG_NONE, BUG_TIES, BUG_UNDERFLOW } bug_kind;
+typedef enum { BUG_NONE, BUG_TIES, BUG_UNDERFLOW, BUG_SR, BUG_SRDRAW } bug_kind;
 
 static uint64_t dut_buggy(const check_job *j, const uint64_t *ops, fpemu_ctx *ctx, void *arg) {
     bug_kind b = *(const bug_kind *)arg;
@@ -55,8 +61,24 @@ static uint64_t dut_buggy(const check_job *j, const uint64_t *ops, fpemu_ctx *ct
         ctx->round = FPEMU_RNE;
         return r;
     }
+    if (b == BUG_SR && ctx->round == FPEMU_SR) {
+        /* up iff r <= frac x 2^R instead of r < frac x 2^R: the draw's top
+         * R bits less one (a hardware comparator's off-by-one) */
+        int R = ctx->sr_bits >= 1 && ctx->sr_bits <= 64 ? ctx->sr_bits : 64;
+        const uint64_t *keep = ctx->sr_stream;
+        size_t len = ctx->sr_len, pos = ctx->sr_pos;
+        uint64_t d = keep && pos < len ? keep[pos] : fpemu_random64(ctx->seed, ctx->counter);
+        uint64_t one = UINT64_C(1) << (64 - R);
+        d = d >= one ? d - one : d;
+        ctx->sr_stream = &d, ctx->sr_len = 1, ctx->sr_pos = 0;
+        uint64_t r = check_dut_emu(j, ops, ctx, NULL);
+        ctx->sr_stream = keep, ctx->sr_len = len, ctx->sr_pos = pos + (keep && pos < len ? ctx->sr_pos : 0);
+        return r;
+    }
+    uint64_t c0 = ctx->counter;
     uint64_t r = check_dut_emu(j, ops, ctx, NULL);
     if (b == BUG_UNDERFLOW) ctx->flags &= ~(unsigned)FPEMU_FLAG_UNDERFLOW;
+    if (b == BUG_SRDRAW && ctx->round == FPEMU_SR && ctx->counter == c0) ctx->counter++; /* a draw for every result */
     return r;
 }
 
@@ -162,6 +184,12 @@ int cmd_check(int argc, char **argv) {
             cfg.tininess_before = 1;
         } else if (!strcmp(a, "-tininessafter")) {
             cfg.tininess_before = 0;
+        } else if (!strcmp(a, "--sr-bits")) {
+            const char *v = VALUE();
+            unsigned long long n;
+            if (!v || cli_parse_u64(v, &n) || n < 1 || n > 64)
+                return cli_error("check", "--sr-bits: expected 1..64 random bits, got '%s'", v ? v : "");
+            cfg.sr_bits = (int)n;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
         } else if (!strcmp(a, "--list")) {
@@ -170,7 +198,9 @@ int cmd_check(int argc, char **argv) {
             const char *v = VALUE();
             if (v && !strcmp(v, "ties")) bug = BUG_TIES;
             else if (v && !strcmp(v, "underflow")) bug = BUG_UNDERFLOW;
-            else return cli_error("check", "--inject-bug: expected ties or underflow, got '%s'", v ? v : "");
+            else if (v && !strcmp(v, "sr")) bug = BUG_SR;
+            else if (v && !strcmp(v, "srdraw")) bug = BUG_SRDRAW;
+            else return cli_error("check", "--inject-bug: expected ties, underflow, sr or srdraw, got '%s'", v ? v : "");
         } else {
             fprintf(stderr, "fpemu check: unknown option '%s'\n", a);
             usage(stderr);
@@ -225,9 +255,15 @@ int cmd_check(int argc, char **argv) {
             for (int i = 0; i < j->arity; i++)
                 k += (size_t)snprintf(ops + k, sizeof ops - k, "%s%0*llX", i ? " " : "", j->src->container / 4,
                                       (unsigned long long)m->ops[i]);
-            printf("# replay: echo '%s' | fpemu run %s --round %s%s%s%s%s\n", ops, j->name, fpemu_round_name(j->round),
+            char sr[128] = "";
+            if (j->round == FPEMU_SR && m->sr_stream)
+                snprintf(sr, sizeof sr, " --sr-bits %d --sr-draws <(echo %016llX)", m->sr_bits, (unsigned long long)m->draw);
+            else if (j->round == FPEMU_SR) /* the seed's stream, as the case ran */
+                snprintf(sr, sizeof sr, " --sr-bits %d --seed %llu --counter %llu", m->sr_bits,
+                         (unsigned long long)m->seed, (unsigned long long)m->counter);
+            printf("# replay: echo '%s' | fpemu run %s --round %s%s%s%s%s%s\n", ops, j->name, fpemu_round_name(j->round),
                    cfg.sat ? " --sat" : "", cfg.ftz ? " --ftz" : "", cfg.daz ? " --daz" : "",
-                   cfg.tininess_before ? " --tininess before" : "");
+                   cfg.tininess_before ? " --tininess before" : "", sr);
         }
     }
     if (!quiet) {

@@ -318,18 +318,17 @@ static int parse_modes(const char *s, int *modes, int *n, char *err, size_t errl
     while (next_token(&p, tok, sizeof tok)) {
         if (!strcmp(tok, "all")) {
             for (int m = 0; m < FPEMU_ROUND_COUNT; m++)
-                if (m != FPEMU_SR && !seen[m]) seen[m] = 1, modes[(*n)++] = m;
+                if (!seen[m]) seen[m] = 1, modes[(*n)++] = m;
             continue;
         }
         int m = fpemu_round_parse(tok);
-        if (m < 0 || m == FPEMU_SR) {
-            errf(err, errlen, "--round: %s '%s' (expected rne, rna, rtz, rup, rdn, rto or all)",
-                 m == FPEMU_SR ? "sr has no reference; not checkable:" : "unknown rounding mode", tok);
+        if (m < 0) {
+            errf(err, errlen, "--round: unknown rounding mode '%s' (expected rne, rna, rtz, rup, rdn, rto, sr or all)", tok);
             return -1;
         }
         if (!seen[m]) seen[m] = 1, modes[(*n)++] = m;
     }
-    if (!*n) { errf(err, errlen, "--round: empty list (expected rne, rna, rtz, rup, rdn, rto or all)"); return -1; }
+    if (!*n) { errf(err, errlen, "--round: empty list (expected rne, rna, rtz, rup, rdn, rto, sr or all)"); return -1; }
     return 0;
 }
 
@@ -638,6 +637,33 @@ uint64_t check_dut_emu(const check_job *j, const uint64_t *x, fpemu_ctx *ctx, vo
     }
 }
 
+/* ---- sr draws -------------------------------------------------------------- */
+
+static const int sr_cycle[] = {64, 1, 8, 13, 23};
+
+/* The draw of sr case i of job j (R = *R), a pure function of the case: a
+ * uniform draw, or on CHECK_SR_EDGE percent of the cases one whose top R
+ * bits are T - 1 or T for the threshold T of a decision of the reference
+ * (learned by running it once with draw 0: ref_op lists every decision a
+ * draw can reach). The bits below the top R stay random. */
+static uint64_t sr_case_draw(const check_job *j, uint64_t i, const check_config *cfg, ref_ctx *rc,
+                             const uint64_t *ops, int *R) {
+    rng g = {j->salt ^ mix64(i ^ UINT64_C(0x5352445241573031))};
+    *R = cfg->sr_bits >= 1 && cfg->sr_bits <= 64 ? cfg->sr_bits : sr_cycle[i % 5];
+    uint64_t draw = rnext(&g), pick = rnext(&g);
+    if (pick % 100 >= CHECK_SR_EDGE) return draw;
+    unsigned fl;
+    rc->sr_bits = *R;
+    rc->sr_draw = 0;
+    (void)ref_op(rc, j->fmt, j->op, ops, j->src, &fl);
+    if (!rc->sr_ndec) return draw;
+    uint64_t top = rc->sr_lastup[(pick >> 8) % (uint64_t)rc->sr_ndec] + ((pick >> 16) & 1); /* up, or just not */
+    if (*R == 64) return top;
+    uint64_t low = (UINT64_C(1) << (64 - *R)) - 1;
+    if (top >> *R) return draw; /* T - 1 = 2^R - 1 is the largest: there is no draw above it */
+    return top << (64 - *R) | (draw & low);
+}
+
 /* ---- the run -------------------------------------------------------------- */
 
 #define CHUNK 8192
@@ -701,11 +727,31 @@ static void *work(void *arg) {
             check_case(pl, j, g - j->start, ops);
             ec.round = j->round;
             ec.flags = 0;
-            uint64_t d = dut(j, ops, &ec, cfg->dut_arg);
             rc.round = j->round;
+            uint64_t draw = 0, c0 = 0;
+            int R = 0;
+            if (j->round == FPEMU_SR) {
+                uint64_t i = g - j->start;
+                draw = sr_case_draw(j, i, cfg, &rc, ops, &R);
+                rc.sr_bits = ec.sr_bits = R;
+                rc.sr_draw = draw;
+                ec.seed = j->salt;
+                if (i & 1) { /* a one-draw caller stream; the counter advances too */
+                    ec.sr_stream = &draw, ec.sr_len = 1, ec.sr_pos = 0;
+                    ec.counter = c0 = i;
+                } else { /* the seed's own stream, where the fast paths draw */
+                    ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
+                    ec.counter = c0 = fpemu_random64_counter(ec.seed, draw);
+                }
+            }
+            uint64_t d = dut(j, ops, &ec, cfg->dut_arg);
             unsigned rfl;
             uint64_t r = ref_op(&rc, j->fmt, j->op, ops, j->src, &rfl);
-            int same = (d == r || (ref_is_nan(&j->rfmt, d) && ref_is_nan(&j->rfmt, r))) && ec.flags == rfl;
+            int dut_draws = j->round == FPEMU_SR ? (int)(ec.counter - c0) : 0;
+            int ref_draws = j->round == FPEMU_SR ? rc.sr_took : 0;
+            ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
+            int same = (d == r || (ref_is_nan(&j->rfmt, d) && ref_is_nan(&j->rfmt, r))) && ec.flags == rfl &&
+                       dut_draws == ref_draws;
             if (!same) {
                 local_mism++;
                 w->job_mism[ji]++;
@@ -715,6 +761,8 @@ static void *work(void *arg) {
                     m->job = ji;
                     memcpy(m->ops, ops, sizeof m->ops);
                     m->dut = d, m->ref = r, m->dut_flags = ec.flags, m->ref_flags = rfl;
+                    m->draw = draw, m->sr_bits = R, m->dut_draws = dut_draws, m->ref_draws = ref_draws;
+                    m->seed = ec.seed, m->counter = c0, m->sr_stream = (int)((g - j->start) & 1);
                 }
             }
         }
@@ -830,12 +878,15 @@ int check_format_options(char *buf, size_t n, fpemu_round round, const check_con
 
 int check_format_line(char *buf, size_t n, const check_plan *pl, const check_config *cfg, const check_mismatch *m) {
     const check_job *j = &pl->jobs[m->job];
-    char opts[96], ops[80] = "";
-    check_format_options(opts, sizeof opts, j->round, cfg);
+    char opts[160], ops[80] = "", draws[48] = "";
+    int o = check_format_options(opts, sizeof opts, j->round, cfg);
+    if (j->round == FPEMU_SR && o > 0 && (size_t)o < sizeof opts)
+        snprintf(opts + o, sizeof opts - (size_t)o, " R=%d draw=%016llX", m->sr_bits, (unsigned long long)m->draw);
+    if (m->dut_draws != m->ref_draws) snprintf(draws, sizeof draws, " draws emu %d ref %d", m->dut_draws, m->ref_draws);
     int ds = hex_digits(j->src), dd = hex_digits(j->fmt);
     size_t k = 0;
     for (int i = 0; i < j->arity; i++)
         k += (size_t)snprintf(ops + k, sizeof ops - k, "%s%0*llX", i ? " " : "", ds, (unsigned long long)m->ops[i]);
-    return snprintf(buf, n, "%s %s: %s => emu %0*llX %02X ref %0*llX %02X", j->name, opts, ops, dd,
-                    (unsigned long long)m->dut, m->dut_flags, dd, (unsigned long long)m->ref, m->ref_flags);
+    return snprintf(buf, n, "%s %s: %s => emu %0*llX %02X ref %0*llX %02X%s", j->name, opts, ops, dd,
+                    (unsigned long long)m->dut, m->dut_flags, dd, (unsigned long long)m->ref, m->ref_flags, draws);
 }

@@ -23,6 +23,9 @@ extern "C" {
 
 typedef enum check_kind { CHECK_EXHAUSTIVE = 0, CHECK_STRUCTURED, CHECK_RANDOM } check_kind;
 
+/* sr: percent of cases whose draw straddles a decision of the reference */
+#define CHECK_SR_EDGE 40
+
 /* Exhaustive jobs larger than this are refused (2^36 cases). */
 #define CHECK_EXHAUSTIVE_MAX (UINT64_C(1) << 36)
 /* ... and jobs from the group names (arith, conv, all) larger than this are
@@ -64,7 +67,7 @@ typedef struct check_spec {
     const char *formats; /* comma list: names, custom specs, all, small (<= 8 bits), wide (> 8 bits) */
     const char *ops;     /* comma list: add,sub,mul,div,sqrt,fma|mulAdd, to_FMT, from_FMT, convert
                           * (= to_f32,from_f32), arith, conv, all */
-    const char *modes;   /* comma list: rne,rna,rtz,rup,rdn,rto (TestFloat spellings too), all */
+    const char *modes;   /* comma list: rne,rna,rtz,rup,rdn,rto,sr (TestFloat spellings too), all */
     check_kind kind;
     uint64_t random_n;
     uint64_t seed;
@@ -90,6 +93,11 @@ typedef struct check_mismatch {
     uint64_t ops[3];
     uint64_t dut, ref;
     unsigned dut_flags, ref_flags;
+    /* sr: the case's draw and R, and the draws each side took (0 or 1);
+     * how the DUT got the draw: sr_stream 1, a one-draw caller stream, or 0,
+     * the stream of seed at counter (fpemu_random64(seed, counter) == draw) */
+    uint64_t draw, seed, counter;
+    int sr_bits, sr_stream, dut_draws, ref_draws;
 } check_mismatch;
 
 typedef struct check_progress {
@@ -99,6 +107,17 @@ typedef struct check_progress {
 
 typedef struct check_config {
     int sat, ftz, daz, tininess_before;
+    /* sr: R for every case (1..64), or 0: case i takes R = 64, 1, 8, 13,
+     * 23 in turn. Each sr case has its own 64-bit draw, a pure function of
+     * the case like its operands: on CHECK_SR_EDGE percent of the cases the
+     * draw whose top R bits sit just below or at the threshold of one of
+     * the reference's decisions (so an off-by-one in the comparison
+     * shows), else uniform. The DUT (emu) gets it as the seed's draw at
+     * fpemu_random64_counter(seed, draw) on even cases (the fast paths)
+     * and as a one-draw caller stream on odd ones; the draws it takes must
+     * equal the reference's (one iff the exact result is finite and
+     * nonzero). */
+    int sr_bits;
     uint64_t shard_i, shard_n;  /* part shard_i (0-based) of shard_n; 0/0 or 0/1: all */
     int threads;                /* <= 0: number of online CPUs */
     size_t keep;                /* mismatches kept (the ones with the smallest indices) */
@@ -128,8 +147,11 @@ void check_result_free(check_result *res);
 
 /* The replayable line of a mismatch, e.g.
  *   e4m3_add rtz sat: 3C 41 => emu 44 01 ref 45 01
+ *   e4m3_mul sr R=8 draw=7F00000000000000: 3C 41 => emu 44 01 ref 45 01
  * operands, then the DUT's and the reference's result and flags, in the hex
- * widths of the vector format. Returns the length (snprintf-style). */
+ * widths of the vector format; in sr the case's R and draw, and
+ * " draws emu D ref E" after the flags when the draws taken differ.
+ * Returns the length (snprintf-style). */
 int check_format_line(char *buf, size_t n, const check_plan *pl, const check_config *cfg, const check_mismatch *m);
 
 /* Options part of a line: "rtz sat ftz daz tininess=before" (mode first). */

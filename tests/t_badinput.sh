@@ -137,7 +137,7 @@ bad_in /tmp 'read|directory|input' run f16_add
 bad 'format is required' check
 bad "unknown format 'nope'" check --format nope --op add
 bad "unknown operation 'nope'" check --format f16 --op nope
-bad "sr" check --format f16 --op add --round sr
+bad "'65'" check --format f16 --op add --round sr --sr-bits 65
 bad "'x'" check --format f16 --op add --random x
 bad "'0'" check --format f16 --op add --random 0
 bad "'3/2'" check --format f16 --op add --shard 3/2

@@ -53,6 +53,30 @@ if grep -q '^f16_mul rne: [0-9A-F]\{4\} [0-9A-F]\{4\} => emu [0-9A-F]\{4\} 01 re
 check_rc 1 "--max-print 0: no lines, still exit 1" "$BIN" check --format e4m3 --op add --round rne --exhaustive --inject-bug ties --max-print 0 --quiet
 if [ "$(grep -c '^e4m3_add' "$T/out")" -eq 0 ]; then ok "no vector lines with --max-print 0"; else nok "lines printed with --max-print 0"; fi
 
+# 2b. sr: the reference rounds with each case's draw; an off-by-one in the
+#     comparison (up iff r <= frac x 2^R) and a draw taken by an exact
+#     result are caught, and the first line replays through --sr-draws
+check_rc 0 "e4m3 e2m1 add mul div, exhaustive, sr (draws straddling the decisions)" "$BIN" check --format e4m3,e2m1 --op add,mul,div --round sr --exhaustive --quiet
+check_rc 0 "f16 bf16 f64 every op, random, sr, R = 8" "$BIN" check --format f16,bf16,f64 --op arith --round sr --sr-bits 8 --random 4000 --quiet
+check_rc 1 "planted fault (sr up iff r <= frac x 2^R) is caught" "$BIN" check --format e4m3 --op add --round sr --exhaustive --inject-bug sr --max-print 3 --quiet
+cp "$T/out" "$T/sr"
+if [ "$(grep -c '^e4m3_add sr R=[0-9]* draw=[0-9A-F]\{16\}: [0-9A-F][0-9A-F] [0-9A-F][0-9A-F] => emu [0-9A-F][0-9A-F] [0-9A-F][0-9A-F] ref [0-9A-F][0-9A-F] [0-9A-F][0-9A-F]$' "$T/sr")" -eq 3 ]; then
+    ok "sr lines carry R and the draw"; else nok "sr lines: $(head -n 3 "$T/sr")"; fi
+if command -v bash >/dev/null 2>&1; then
+    line=$(grep -m 1 '^e4m3_add sr' "$T/sr")
+    R=$(echo "$line" | sed 's/.* R=\([0-9]*\) .*/\1/')
+    draw=$(echo "$line" | sed 's/.* draw=\([0-9A-F]*\):.*/\1/')
+    ops=$(echo "$line" | sed 's/^[^:]*: \(.*\) => .*/\1/')
+    ref=$(echo "$line" | sed 's/.* ref //')
+    got=$(bash -c "echo '$ops' | '$BIN' run e4m3_add --round sr --sr-bits $R --sr-draws <(echo $draw)" | sed "s/^$ops //")
+    if [ "$got" = "$ref" ]; then ok "sr replay '$ops' R=$R draw=$draw through fpemu run --sr-draws gives ref's '$ref'"; else nok "sr replay: got '$got', ref '$ref'"; fi
+    if grep -q "^# replay: echo '$ops' | fpemu run e4m3_add --round sr --sr-bits $R --sr-draws <(echo $draw)$" "$T/sr"; then ok "sr replay hint"; else nok "sr replay hint: $(grep replay "$T/sr")"; fi
+else
+    ok "# SKIP no bash for the sr replay"; ok "# SKIP no bash"
+fi
+check_rc 1 "planted fault (a draw for every result, zeros included) is caught" "$BIN" check --format e5m2 --op sub --round sr --exhaustive --inject-bug srdraw --max-print 2 --quiet
+if grep -q '^e5m2_sub sr .* draws emu 1 ref 0$' "$T/out"; then ok "the line says which draws were taken"; else nok "srdraw line: $(head -n 2 "$T/out")"; fi
+
 # 3. shards are disjoint and cover the run; threads do not change the answer
 total=0 mism=0
 for i in 0 1 2; do
@@ -71,6 +95,9 @@ if cmp -s "$T/all" "$T/sh"; then ok "the shards' lines, in order, are the unshar
 if cmp -s "$T/t1" "$T/t3" && [ -s "$T/t1" ]; then ok "--threads 1 and --threads 3 print the same"; else nok "thread count changed the output"; fi
 "$BIN" check --format f16 --op add --round rne --random 1000 --seed 10 --inject-bug ties --max-print 50 --quiet >"$T/r10"
 if ! cmp -s "$T/t1" "$T/r10"; then ok "another seed, other cases"; else nok "seed ignored"; fi
+"$BIN" check --format f16,e4m3 --op add,div --round sr --random 3000 --seed 9 --inject-bug sr --threads 1 --max-print 50 --quiet >"$T/q1"
+"$BIN" check --format f16,e4m3 --op add,div --round sr --random 3000 --seed 9 --inject-bug sr --threads 3 --max-print 50 --quiet >"$T/q3"
+if cmp -s "$T/q1" "$T/q3" && grep -q ' draw=' "$T/q1"; then ok "sr: --threads 1 and --threads 3 print the same cases and draws"; else nok "sr: thread count changed the output"; fi
 check_rc 0 "--list prints the plan" "$BIN" check --format e4m3,f16 --op add,to_f32 --round rne,rtz --exhaustive --list
 if grep -q '^e4m3_add rtz 65536$' "$T/out" && grep -q "^f16_add rtz 4294967296$" "$T/out" && grep -q "^f16_to_f32 rne 65536$" "$T/out" && [ "$(tail -n 1 "$T/out")" = "8 jobs, 8590197248 cases" ]; then
     ok "--list: jobs and counts"; else nok "--list output"; fi
@@ -80,7 +107,8 @@ check_rc 2 "no --format" "$BIN" check --op add
 check_rc 2 "unknown format" "$BIN" check --format e9m9x --op add
 if grep -q "e9m9x" "$T/err"; then ok "the message names the bad format"; else nok "message: $(cat "$T/err")"; fi
 check_rc 2 "unknown op" "$BIN" check --format f16 --op addd
-check_rc 2 "sr has no reference" "$BIN" check --format f16 --op add --round sr
+check_rc 2 "--sr-bits 0" "$BIN" check --format f16 --op add --round sr --sr-bits 0
+check_rc 2 "--sr-bits 65" "$BIN" check --format f16 --op add --round sr --sr-bits 65
 check_rc 2 "bad shard 3/3" "$BIN" check --format f16 --op add --shard 3/3
 check_rc 2 "bad shard x" "$BIN" check --format f16 --op add --shard x
 check_rc 2 "--random 0" "$BIN" check --format f16 --op add --random 0

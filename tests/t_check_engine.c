@@ -176,8 +176,8 @@ int main(void) {
     check_plan_free(&pl), check_plan_free(&p2), check_plan_free(&p3);
 
     /* bad plans */
-    check_spec b1 = {"f16", "add", "sr", CHECK_RANDOM, 10, 1};
-    ok(check_plan_build(&pl, &b1, err, sizeof err, NULL, 0) == -1 && strstr(err, "sr"), "sr refused: %s", err);
+    check_spec b1 = {"f16", "add", "rnd", CHECK_RANDOM, 10, 1};
+    ok(check_plan_build(&pl, &b1, err, sizeof err, NULL, 0) == -1 && strstr(err, "'rnd'"), "unknown mode refused: %s", err);
     check_spec b2 = {"f32", "mul", "rne", CHECK_EXHAUSTIVE, 0, 1};
     ok(check_plan_build(&pl, &b2, err, sizeof err, NULL, 0) == -1 && strstr(err, "2^64"), "exhaustive f32 mul refused: %s", err);
     check_spec b3 = {"f16", "to_nonsense", "rne", CHECK_RANDOM, 10, 1};

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t_check_verify.sh: `make verify` as a TAP test: the emulator against the
 # MPFR reference (fpemu check). Every <= 8-bit format exhaustively in every
-# mode (sat and not, both tininess settings where tininess can matter, ftz
+# mode, sr included (sat and not, both tininess settings where tininess can matter, ftz
 # and daz), fma on the 8-bit formats and the 16/32/64-bit formats sampled
 # (TestFloat-style structured grid and seeded random cases), conversions
 # from f32/f64 to every format. A mismatch prints its replayable lines.
@@ -50,12 +50,12 @@ check "<= 8-bit exhaustive, same with --sat" \
 check "<= 8-bit exhaustive, mul div conversions, --tininess before" \
     --format $ALL8 --op mul,div,conv --round all --exhaustive --tininess before
 check "<= 8-bit exhaustive, every op, --ftz --daz" \
-    --format $ALL8 --op add,sub,mul,div,sqrt,conv --round rne,rtz,rup,rto --exhaustive --ftz --daz
+    --format $ALL8 --op add,sub,mul,div,sqrt,conv --round rne,rtz,rup,rto,sr --exhaustive --ftz --daz
 check "<= 8-bit exhaustive, mul div conversions, --ftz --tininess before --sat" \
-    --format $ALL8 --op mul,div,conv --round rne,rna,rdn --exhaustive --ftz --tininess before --sat
+    --format $ALL8 --op mul,div,conv --round rne,rna,rdn,sr --exhaustive --ftz --tininess before --sat
 # 2. fma on the 8-bit formats: sampled (the 2^24 triples are in verify-full).
-check "e4m3 e5m2 e2m1 fma, structured (core triples + grid sample), rne rtz rto" \
-    --format e4m3,e5m2,e2m1 --op fma --round rne,rtz,rto --structured
+check "e4m3 e5m2 e2m1 fma, structured (core triples + grid sample), rne rtz rto sr" \
+    --format e4m3,e5m2,e2m1 --op fma --round rne,rtz,rto,sr --structured
 check "<= 8-bit fma, random, all modes" \
     --format $ALL8 --op fma --round all --random 30000
 check "<= 8-bit fma, random, all modes, --sat --tininess before" \
@@ -65,8 +65,8 @@ check "f16 bf16 structured, every op, all modes" \
     --format f16,bf16 --op arith --round all --structured
 check "f16 bf16 random, every op, all modes, --sat" \
     --format f16,bf16 --op arith --round all --random 100000 --sat
-check "f16 bf16 random, every op, rne rtz, --ftz --daz --tininess before" \
-    --format f16,bf16 --op arith --round rne,rtz --random 100000 --ftz --daz --tininess before
+check "f16 bf16 random, every op, rne rtz sr, --ftz --daz --tininess before" \
+    --format f16,bf16 --op arith --round rne,rtz,sr --random 100000 --ftz --daz --tininess before
 # 4. conversions from f32 and f64 to every format (boundaries, midpoints and
 #    their neighbours in every target binade), and between the wide formats.
 check "f32/f64 -> every format, structured, all modes" \
@@ -76,8 +76,8 @@ check "f32/f64 -> every format, random, all modes, --sat" \
 check "16/32/64-bit formats to each other, random, all modes, --tininess before" \
     --format wide --op conv --round all --random 20000 --tininess before
 # 5. f32, tf32, f64 arithmetic: structured in rne and rtz, random everywhere.
-check "f32 tf32 f64 structured, every op, rne rtz" \
-    --format f32,tf32,f64 --op arith --round rne,rtz --structured
+check "f32 tf32 f64 structured, every op, rne rtz sr" \
+    --format f32,tf32,f64 --op arith --round rne,rtz,sr --structured
 check "f32 tf32 f64 random, every op, all modes" \
     --format f32,tf32,f64 --op arith --round all --random 50000
 
