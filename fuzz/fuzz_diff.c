@@ -1,8 +1,12 @@
 /* fuzz_diff.c: differential fuzzing of the emulator (emu/) against the MPFR
  * reference (ref/ref.h). Each input is a sequence of 32-byte records:
  *   byte 0: format, byte 1: source format (conversions), byte 2: op,
- *   byte 3: rounding mode (rne..rto; sr has no reference), byte 4: policy
- *   bits (sat, ftz, daz, tininess before), bytes 8..31: three operands.
+ *   byte 3: rounding mode (rne..sr), byte 4: policy bits (sat, ftz, daz,
+ *   tininess before), bytes 5..7: sr (byte 5: R - 1 in its low 6 bits, bit
+ *   6 a draw straddling one of the reference's decisions, bit 7 the draw
+ *   through a one-draw caller stream instead of the seed's stream at
+ *   fpemu_random64_counter; bytes 6, 7 pick the draw), bytes 8..31: three
+ *   operands.
  * Operands are masked to the format's code bits. A result that differs
  * (NaNs match any NaN, as `fpemu check` does) or different flags abort
  * with a replayable vector line. FUZZ_DIFF_SKIP (a list of names separated
@@ -75,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
         int fi = d[0] % nf, si = d[1] % nf;
         ref_opcode op = (ref_opcode)(d[2] % REF_OP_COUNT);
         const fpemu_format *f = F[fi], *src = op == REF_CONVERT ? F[si] : f;
-        fpemu_round mode = (fpemu_round)(d[3] % FPEMU_SR);
+        fpemu_round mode = (fpemu_round)(d[3] % FPEMU_ROUND_COUNT);
         uint64_t o[3];
         for (int k = 0; k < 3; k++) o[k] = mask_code(src, rd64(d + 8 + 8 * k));
         fpemu_ctx c;
@@ -83,6 +87,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
         c.round = mode;
         c.sat = d[4] & 1, c.ftz = d[4] >> 1 & 1, c.daz = d[4] >> 2 & 1, c.tininess_before = d[4] >> 3 & 1;
         R.round = mode, R.sat = c.sat, R.ftz = c.ftz, R.daz = c.daz, R.tininess_before = c.tininess_before;
+        uint64_t draw = 0, c0 = 0;
+        if (mode == FPEMU_SR) {
+            int bits = (d[5] & 63) + 1;
+            draw = fpemu_random64((uint64_t)d[6] | (uint64_t)d[7] << 8, o[0] ^ o[1] << 1 ^ o[2] << 2);
+            R.sr_bits = c.sr_bits = bits;
+            if (d[5] & 64) { /* straddle a decision: top R bits T - 1 (up) or T */
+                unsigned pfl;
+                R.sr_draw = 0;
+                (void)ref_op(&R, f, op, o, src, &pfl);
+                if (R.sr_ndec) {
+                    uint64_t top = R.sr_lastup[d[6] % R.sr_ndec] + (d[7] & 1);
+                    if (bits == 64) draw = top;
+                    else if (!(top >> bits)) draw = top << (64 - bits) | (draw & ((UINT64_C(1) << (64 - bits)) - 1));
+                }
+            }
+            R.sr_draw = draw;
+            c.seed = d[6];
+            if (d[5] & 128) c.sr_stream = &draw, c.sr_len = 1;
+            else c.counter = fpemu_random64_counter(c.seed, draw);
+            c0 = c.counter;
+        }
         uint64_t e;
         switch (op) {
         case REF_ADD: e = fpemu_add(f, o[0], o[1], &c); break;
@@ -95,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
         }
         unsigned rfl = 0;
         uint64_t r = ref_op(&R, f, op, o, src, &rfl);
-        int same = (e == r || (ref_is_nan(&RF[fi], e) && ref_is_nan(&RF[fi], r))) && c.flags == rfl;
+        int same = (e == r || (ref_is_nan(&RF[fi], e) && ref_is_nan(&RF[fi], r))) && c.flags == rfl &&
+                   (mode != FPEMU_SR || c.counter - c0 == (uint64_t)R.sr_took);
         if (!same) {
             int hd = fpemu_format_hex_digits(src), ho = fpemu_format_hex_digits(f);
             fprintf(stderr, "DIFFERENCE %s%s%s%s -r%s sat=%d ftz=%d daz=%d tininess=%s:",
@@ -103,8 +129,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
                     op == REF_CONVERT ? f->name : ref_op_name(op), "", fpemu_round_name(mode), c.sat, c.ftz, c.daz,
                     c.tininess_before ? "before" : "after");
             for (int k = 0; k < ref_op_arity(op); k++) fprintf(stderr, " %0*llX", hd, (unsigned long long)o[k]);
-            fprintf(stderr, " => emu %0*llX %02X, ref %0*llX %02X\n", ho, (unsigned long long)e, c.flags, ho,
+            fprintf(stderr, " => emu %0*llX %02X, ref %0*llX %02X", ho, (unsigned long long)e, c.flags, ho,
                     (unsigned long long)r, rfl);
+            if (mode == FPEMU_SR)
+                fprintf(stderr, " (sr R=%d draw=%016llX via %s; draws emu %llu ref %d)", R.sr_bits,
+                        (unsigned long long)draw, c.sr_stream ? "stream" : "seed", (unsigned long long)(c.counter - c0),
+                        R.sr_took);
+            fputc('\n', stderr);
             abort();
         }
     }
