@@ -70,7 +70,15 @@ if command -v bash >/dev/null 2>&1; then
     ref=$(echo "$line" | sed 's/.* ref //')
     got=$(bash -c "echo '$ops' | '$BIN' run e4m3_add --round sr --sr-bits $R --sr-draws <(echo $draw)" | sed "s/^$ops //")
     if [ "$got" = "$ref" ]; then ok "sr replay '$ops' R=$R draw=$draw through fpemu run --sr-draws gives ref's '$ref'"; else nok "sr replay: got '$got', ref '$ref'"; fi
-    if grep -q "^# replay: echo '$ops' | fpemu run e4m3_add --round sr --sr-bits $R --sr-draws <(echo $draw)$" "$T/sr"; then ok "sr replay hint"; else nok "sr replay hint: $(grep replay "$T/sr")"; fi
+    # the hint repeats the case's route: the seed's stream at a counter, or the draw as a caller stream
+    hint=$(sed -n 's/^# replay: //p' "$T/sr")
+    case $hint in
+    "echo '$ops' | fpemu run e4m3_add --round sr --sr-bits $R --seed "[0-9]*" --counter "[0-9]*|\
+    "echo '$ops' | fpemu run e4m3_add --round sr --sr-bits $R --sr-draws <(echo $draw)")
+        got=$(bash -c "${hint%%fpemu run*}'$BIN' run${hint#*fpemu run}" | sed "s/^$ops //")
+        if [ "$got" = "$ref" ]; then ok "sr replay hint runs and gives ref's '$ref' ($hint)"; else nok "sr replay hint gave '$got', ref '$ref' ($hint)"; fi ;;
+    *) nok "sr replay hint: $hint" ;;
+    esac
 else
     ok "# SKIP no bash for the sr replay"; ok "# SKIP no bash"
 fi
