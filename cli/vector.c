@@ -251,18 +251,14 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
             if (!strcmp(v, "before")) cfg->ctx.tininess_before = 1;
             else if (!strcmp(v, "after")) cfg->ctx.tininess_before = 0;
             else return cli_error(sub, "unknown tininess '%s' (expected before or after)", v);
-        } else if (is_opt(b, "seed")) {
+        } else if (is_opt(b, "seed") || is_opt(b, "counter")) { /* the sr stream: seed, first counter */
             unsigned long long s;
-            if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--seed" : "-seed")) || cli_parse_u64(v, &s))
-                return cli_error(sub, "%s needs a non-negative integer seed", a);
-            cfg->ctx.seed = s;
-            seed_given = 1;
-        } else if (is_opt(b, "counter")) {
-            unsigned long long s;
-            if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--counter" : "-counter")) || cli_parse_u64(v, &s))
-                return cli_error(sub, "%s needs a non-negative integer counter", a);
-            cfg->ctx.counter = s;
-            counter_given = 1;
+            int seed = is_opt(b, "seed"), two = a[1] == '-';
+            const char *name = seed ? (two ? "--seed" : "-seed") : (two ? "--counter" : "-counter");
+            if (!(v = opt_value(argc, argv, &i, name)) || cli_parse_u64(v, &s))
+                return cli_error(sub, "%s needs a non-negative integer %s", a, seed ? "seed" : "counter");
+            if (seed) cfg->ctx.seed = s, seed_given = 1;
+            else cfg->ctx.counter = s, counter_given = 1;
         } else if (is_opt(b, "sr-draws")) {
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--sr-draws" : "-sr-draws")) || !*v)
                 return cli_error(sub, "%s needs a file of draws, one 64-bit hex value per line", a);
