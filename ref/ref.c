@@ -46,10 +46,8 @@ int ref_ctx_init(ref_ctx *r) {
     /* 64 bits: one limb, so later mpfr_set_prec calls (p + 1 <= 54) never
      * reallocate. */
     mpfr_inits2(64, r->r, r->u, r->y, r->t, r->maxv, r->minnorm, (mpfr_ptr)0);
-    /* sr: w holds up to 53 + 66 bits, s and k a scaled copy of it (never
-     * reallocated either) */
+    /* sr: w holds up to 53 + 66 bits in two limbs (never reallocated) */
     mpfr_init2(r->w, 128);
-    mpfr_inits2(192, r->s, r->k, (mpfr_ptr)0);
     r->init = 1;
     set_wide_range();
     return (mpfr_get_emin() == REF_EMIN_WIDE && mpfr_get_emax() == REF_EMAX_WIDE) ? 0 : -1;
@@ -59,7 +57,7 @@ void ref_ctx_clear(ref_ctx *r) {
     if (!r->init) return;
     free(r->dtab);
     r->dtab = NULL;
-    mpfr_clears(r->r, r->u, r->y, r->t, r->maxv, r->minnorm, r->w, r->s, r->k, (mpfr_ptr)0);
+    mpfr_clears(r->r, r->u, r->y, r->t, r->maxv, r->minnorm, r->w, (mpfr_ptr)0);
     r->init = 0;
 }
 
@@ -195,31 +193,32 @@ static int bit_at(mpfr_srcptr x, mpfr_exp_t w) {
 /* sr at quantum 2^q: dst = sign(w) (floor(|w| / 2^q) + up) 2^q, where w
  * is the exact result truncated toward zero (sticky: bits were dropped)
  * and up iff the draw's top R bits are below frac x 2^R, frac = the exact
- * |x| / 2^q - floor(|w| / 2^q). Everything here is exact: frac x 2^R =
- * W + f with W an integer and 0 <= f < 1 known from w, and the dropped bits
- * add less than one unit of w's last place (far below 2^(q - R)), so the
- * draw's r < frac x 2^R iff r < W + (f != 0 or sticky). Returns whether
- * the rounding is inexact; *up the decision. dst must hold p bits. */
+ * |x| / 2^q - floor(|w| / 2^q). Everything here is exact: w is the integer
+ * M (its two limbs) times 2^(e - 128), q lies at least 128 - p >= 75 bits
+ * above M's last bit, and so frac x 2^R = W + f with W an integer and f in
+ * [0, 1) read off M's bits; the dropped bits add less than one unit of M's
+ * last place (far below 2^(q - R)), so the draw's r < frac x 2^R iff
+ * r < W + (f != 0 or sticky). Returns whether the rounding is inexact; *up
+ * the decision. dst must hold p bits. */
+typedef unsigned __int128 u128;
+static u128 low_bits(u128 x, int n) { return n >= 128 ? x : x & (((u128)1 << n) - 1); }
 static int sr_at(ref_ctx *r, mpfr_exp_t q, int sticky, mpfr_ptr dst, int *up) {
-    mpfr_ptr s = r->s, k = r->k;
-    mpfr_abs(s, r->w, MPFR_RNDN);
-    mpfr_mul_2si(s, s, -q, MPFR_RNDN);
-    mpfr_floor(k, s);
-    mpfr_sub(s, s, k, MPFR_RNDN); /* frac of the truncation, in [0, 1) */
-    int inex = !mpfr_zero_p(s) || sticky;
+    const mp_limb_t *l = mpfr_custom_get_significand(r->w); /* 2 limbs (p + 66 <= 128 bits), top bit set */
+    u128 M = (u128)l[1] << 64 | l[0];
     int R = r->sr_bits >= 1 && r->sr_bits <= 64 ? r->sr_bits : 64;
-    mpfr_mul_2si(s, s, R, MPFR_RNDN);
-    int whole = mpfr_integer_p(s);
-    mpfr_floor(s, s); /* W < 2^R */
-    unsigned __int128 T = (unsigned __int128)mpfr_get_uj(s, MPFR_RNDN) + (!whole || sticky);
+    mpfr_exp_t sh = q - (mpfr_get_exp(r->w) - 128); /* M's bits below the quantum, >= 75 */
+    u128 k = sh >= 128 ? 0 : M >> sh, low = low_bits(M, (int)(sh < 256 ? sh : 256));
+    mpfr_exp_t d = sh - R; /* low x 2^R / 2^sh = W + f: W = low >> d */
+    u128 W = d >= 128 ? 0 : low >> d;
+    int f = low_bits(low, (int)(d < 256 ? d : 256)) != 0;
+    u128 T = W + (f || sticky);
     uint64_t rR = R == 64 ? r->sr_draw : r->sr_draw >> (64 - R);
-    *up = (unsigned __int128)rR < T;
+    *up = (u128)rR < T;
     if (T > 0 && r->sr_ndec < 2) r->sr_lastup[r->sr_ndec++] = (uint64_t)(T - 1);
-    mpfr_add_ui(k, k, (unsigned long)*up, MPFR_RNDN);
-    mpfr_mul_2si(k, k, q, MPFR_RNDN);
-    mpfr_set(dst, k, MPFR_RNDN); /* at most p significant bits (or 2^p): exact */
+    /* k + up <= 2^p, p <= 53: exact at dst's p bits */
+    mpfr_set_ui_2exp(dst, (unsigned long)(k + (u128)*up), q, MPFR_RNDN);
     if (mpfr_signbit(r->w)) mpfr_neg(dst, dst, MPFR_RNDN);
-    return inex;
+    return low != 0 || sticky;
 }
 
 /* Round the finite exact result of r->op (operands already loaded) to the

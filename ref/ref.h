@@ -133,7 +133,6 @@ typedef struct ref_ctx {
     mpfr_t y;              /* rna: truncation at p + 1 bits */
     mpfr_t t;              /* scratch */
     mpfr_t w;              /* sr: the exact result truncated to p + 66 bits */
-    mpfr_t s, k;           /* sr: scaled magnitude and its integer part */
     mpfr_t maxv, minnorm;  /* of the target */
     mpfr_exp_t emin_sub;   /* mpfr emin giving the target's subnormal grid */
     int init;
