@@ -6,8 +6,9 @@
 #                      random). Also runs in `make test`, as the TAP test
 #                      tests/t_check_verify.sh.
 #   make verify-full   hours: the 2^32 runs (f32 -> f16/bf16/e4m3/e5m2, f16
-#                      add and bf16 mul over all pairs, in rne; every fma
-#                      triple of e4m3/e5m2 in every mode). Shardable:
+#                      add and bf16 mul over all pairs, in rne; f32 ->
+#                      bf16/e4m3 in sr; every fma triple of e4m3/e5m2 in
+#                      every mode). Shardable:
 #                      `make verify-full SHARD=3/16` runs part 3 (0-based) of
 #                      16 of every run; PARTS="f16_add bf16_mul" picks runs;
 #                      VERIFY_THREADS=N (default: every CPU).

@@ -8,13 +8,15 @@
 #   f16_add bf16_mul                                 all 2^32 pairs, rne
 #   fma8                                             all 2^24 e4m3/e5m2 triples, every mode
 #   f32_to_e4m3_sat f32_to_e5m2_sat                  all 2^32 inputs, rne, --sat
+#   f32_to_bf16_sr f32_to_e4m3_sr                    all 2^32 inputs, sr (each its own
+#                                                    draw, 40% straddling the decision)
 # Each part prints its own `N cases, M mismatches` line (and the mismatches);
 # the exit status is 1 if any part found a mismatch, 2 on bad usage.
 BIN=$1
 SHARD=${2:-0/1}
 THREADS=${3:-0}
 [ $# -ge 3 ] && shift 3 || shift $#
-PARTS=${*:-"f32_to_f16 f32_to_bf16 f32_to_e4m3 f32_to_e5m2 f16_add bf16_mul fma8 f32_to_e4m3_sat f32_to_e5m2_sat"}
+PARTS=${*:-"f32_to_f16 f32_to_bf16 f32_to_e4m3 f32_to_e5m2 f16_add bf16_mul fma8 f32_to_e4m3_sat f32_to_e5m2_sat f32_to_bf16_sr f32_to_e4m3_sr"}
 if [ ! -x "$BIN" ]; then echo "verify-full: no checker binary at '$BIN'" >&2; exit 2; fi
 case $THREADS in ''|*[!0-9]*) echo "verify-full: VERIFY_THREADS must be a number, got '$THREADS'" >&2; exit 2 ;; esac
 TOPT=
@@ -29,11 +31,13 @@ for part in $PARTS; do
     f32_to_e5m2) args="--format e5m2 --op from_f32 --round rne" ;;
     f32_to_e4m3_sat) args="--format e4m3 --op from_f32 --round rne --sat" ;;
     f32_to_e5m2_sat) args="--format e5m2 --op from_f32 --round rne --sat" ;;
+    f32_to_bf16_sr) args="--format bf16 --op from_f32 --round sr" ;;
+    f32_to_e4m3_sr) args="--format e4m3 --op from_f32 --round sr" ;;
     f16_add) args="--format f16 --op add --round rne" ;;
     bf16_mul) args="--format bf16 --op mul --round rne" ;;
     fma8) args="--format e4m3,e5m2 --op fma --round all" ;;
     *) echo "verify-full: unknown part '$part' (expected f32_to_f16, f32_to_bf16, f32_to_e4m3, f32_to_e5m2," \
-            "f32_to_e4m3_sat, f32_to_e5m2_sat, f16_add, bf16_mul or fma8)" >&2; exit 2 ;;
+            "f32_to_e4m3_sat, f32_to_e5m2_sat, f32_to_bf16_sr, f32_to_e4m3_sr, f16_add, bf16_mul or fma8)" >&2; exit 2 ;;
     esac
     echo "== $part: fpemu check $args --exhaustive --shard $SHARD $TOPT"
     t0=$(date +%s)
