@@ -99,11 +99,11 @@ int main(void) {
         for (size_t i = 0; i < sizeof kat / sizeof kat[0]; i++) inv &= fpemu_random64_counter(kat[i][0], kat[i][2]) == kat[i][1];
         uint64_t s = seed;
         for (int i = 0; i < 20000; i++) {
-            uint64_t sd = i % 4 == 0 ? (uint64_t)(i / 4) : (s = fpemu_random64(s, 3));
-            uint64_t c = i % 3 == 0 ? (uint64_t)i : i % 3 == 1 ? ~(uint64_t)i : fpemu_random64(s, 5);
+            uint64_t sk = i % 4 == 0 ? (uint64_t)(i / 4) : (s = fpemu_random64(s, 3));
+            uint64_t ck = i % 3 == 0 ? (uint64_t)i : i % 3 == 1 ? ~(uint64_t)i : fpemu_random64(s, 5);
             uint64_t d = fpemu_random64(s, 11 + (uint64_t)i);
-            inv &= fpemu_random64_counter(sd, fpemu_random64(sd, c)) == c;
-            inv &= fpemu_random64(sd, fpemu_random64_counter(sd, d)) == d;
+            inv &= fpemu_random64_counter(sk, fpemu_random64(sk, ck)) == ck;
+            inv &= fpemu_random64(sk, fpemu_random64_counter(sk, d)) == d;
         }
         ok(inv, "fpemu_random64_counter inverts fpemu_random64 for each seed (known answers, 40,000 round trips)");
     }
