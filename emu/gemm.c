@@ -98,13 +98,6 @@ static int same_format(const fpemu_format *a, const fpemu_format *b) {
            a->nan == b->nan;
 }
 
-/* The OCP e2m1 parameters: the formats whose block-scaled products take the
- * model's group rule (mma.c is_e2m1, the same test). */
-static int group_e2m1(const fpemu_format *f) {
-    return f->ebits == 2 && f->mbits == 1 && f->pad == 0 && f->bias == 1 && f->is_signed && f->has_subnormals &&
-           f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
-}
-
 static int sblock_of(const gemm_config *cfg) {
     return cfg->scaling.kind == GEMM_SCALING_MX ? 32 : cfg->scaling.kind == GEMM_SCALING_NVFP4 ? 16 : 0;
 }
@@ -634,7 +627,7 @@ static int kernel_ok(const gemm_config *cfg) {
     if (m->fa->p > 24 || m->fb->p > 24) return 0;
     /* block-scaled e2m1 x e2m1 on a model with the group rule (b200): scalar model */
     if ((cfg->scaling.kind == GEMM_SCALING_NVFP4 || cfg->scaling.kind == GEMM_SCALING_MX) && m->group > 0 &&
-        group_e2m1(m->fa) && group_e2m1(m->fb))
+        emu__is_ocp_e2m1(m->fa) && emu__is_ocp_e2m1(m->fb))
         return 0;
     return 1;
 }
@@ -952,7 +945,7 @@ int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A, c
         for (int b = 0; b < q.nsb; b++)
             for (int j = 0; j < N; j++) q.sbt[(size_t)j * q.nsb + b] = field_code(sfmt, sb[(size_t)b * N + j]);
         /* the group rule (b200 e2m1 with e4m3 scales) runs on the scalar model */
-        if (c2.model.group > 0 && group_e2m1(c2.model.fa) && group_e2m1(c2.model.fb)) c2.scalar_only = 1;
+        if (c2.model.group > 0 && emu__is_ocp_e2m1(c2.model.fa) && emu__is_ocp_e2m1(c2.model.fb)) c2.scalar_only = 1;
     }
     rc = run(&q, &c2, C, N, D, N, st);
 out:

@@ -32,6 +32,15 @@ static inline uint64_t emu__strip(const fpemu_format *f, uint64_t code) {
 }
 static inline uint64_t emu__unstrip(const fpemu_format *f, uint64_t c) { return c << f->pad; }
 
+/* The OCP e2m1 parameters: the formats whose block-scaled products take an
+ * MMA model's group rule (mma.c's grouped path relies on its products
+ * being multiples of 1/4 below 2^5; gemm.c sends the same formats to the
+ * scalar model). Any other e2m1-shaped custom format is ungrouped. */
+static inline int emu__is_ocp_e2m1(const fpemu_format *f) {
+    return f->ebits == 2 && f->mbits == 1 && f->pad == 0 && f->bias == 1 && f->is_signed && f->has_subnormals &&
+           f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
+}
+
 /* Classify a stripped code. */
 fpemu_class emu__classify(const fpemu_format *f, uint64_t c);
 /* Exact decode of a stripped finite code (class ZERO/SUBNORMAL/NORMAL). */

@@ -467,14 +467,6 @@ static void product(const dot_in *in, size_t i, term *p) {
     }
 }
 
-/* The OCP e2m1 parameters (the grouped path's products are multiples of
- * 1/4 below 2^5: its shifts rely on them); any other e2m1-shaped custom
- * format takes the ungrouped path. */
-static int is_e2m1(const fpemu_format *f) {
-    return f->ebits == 2 && f->mbits == 1 && f->pad == 0 && f->bias == 1 && f->is_signed && f->has_subnormals &&
-           f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
-}
-
 /* The terms of one block: c, then the products of elements [i, end) or,
  * grouped, one term per group of m->group of them. */
 struct block_src {
@@ -506,7 +498,7 @@ static void group_term(const block_src *s, size_t g, term *out) {
         decode(m->fb, in->b[j], 0, 0, &tb);
         mul_terms(&ta, &tb, &p);
         if (p.cls != CL_FIN) { gsp = 1; continue; }
-        /* OCP e2m1 products (is_e2m1): sig * 2^exp with -2 <= exp <= 2 */
+        /* OCP e2m1 products (emu__is_ocp_e2m1): sig * 2^exp with -2 <= exp <= 2 */
         i128 v = (i128)(p.sig << (p.exp + 2));
         gs += p.sign ? -v : v;
     }
@@ -558,7 +550,7 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
     term cur;
     decode(m->fc, c, 0, 0, &cur);
     /* a c in a format other than fd is only an input; chained c's are in fd */
-    int grouped = in->sfmt && m->group > 0 && is_e2m1(m->fa) && is_e2m1(m->fb);
+    int grouped = in->sfmt && m->group > 0 && emu__is_ocp_e2m1(m->fa) && emu__is_ocp_e2m1(m->fb);
     int Bm = grouped ? m->group_block : m->block;
     size_t B = Bm <= 0 || (size_t)Bm > k ? (k > 0 ? k : 1) : (size_t)Bm;
     int nfrac = grouped ? m->group_nfrac : m->nfrac;
