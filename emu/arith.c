@@ -654,7 +654,7 @@ fpemu_cmp fpemu_compare(const fpemu_format *f, uint64_t ca, uint64_t cb, int sig
  * (num = 1); -0 orders below +0 in both. */
 static uint64_t minmax(const fpemu_format *f, uint64_t ca, uint64_t cb, int want_max, int num, fpemu_ctx *ctx) {
     /* the result is one of the operands: without the bits outside the field */
-    ca = emu__unstrip(f, emu__strip(f, ca)), cb = emu__unstrip(f, emu__strip(f, cb));
+    ca = emu__field(f, ca), cb = emu__field(f, cb);
     uint64_t codes[2] = {ca, cb};
     opnd o[2] = {load(f, ca, ctx), load(f, cb, ctx)};
     int an = isnan_k(o[0].k), bn = isnan_k(o[1].k);

@@ -83,12 +83,6 @@ int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_
 /* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b */
 static int cdiv(int a, int b) { return a / b + (a % b != 0); }
 
-/* A code with the bits outside its format's field cleared (fpemu.h: such
- * bits are ignored everywhere); the result indexes 2^container tables. */
-static uint64_t field_code(const fpemu_format *f, uint64_t code) {
-    return code & ((f->sign_bit | f->mag_mask) << f->pad);
-}
-
 static int same_format(const fpemu_format *a, const fpemu_format *b) {
     if (a == b) return 1;
     if (!a || !b) return 0;
@@ -932,18 +926,18 @@ int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A, c
     if (!q.Ac || !q.Btc) goto out;
     /* codes masked to their fields: bits outside are ignored (fpemu.h), and
      * the decode tables are indexed with these codes */
-    for (size_t x = 0; x < (size_t)M * K; x++) q.Ac[x] = field_code(c2.model.fa, A[x]);
+    for (size_t x = 0; x < (size_t)M * K; x++) q.Ac[x] = emu__field(c2.model.fa, A[x]);
     for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) q.Btc[(size_t)j * K + k] = field_code(c2.model.fb, B[(size_t)k * N + j]);
+        for (int j = 0; j < N; j++) q.Btc[(size_t)j * K + k] = emu__field(c2.model.fb, B[(size_t)k * N + j]);
     if (sfmt && sa && sb) {
         if (sblock < 1 || (c2.promote && c2.promote % sblock)) goto out;
         q.sfmt = sfmt, q.sblock = sblock, q.nsb = cdiv(K, sblock);
         q.sa = malloc(sizeof(uint64_t) * ((size_t)M * q.nsb + 1));
         q.sbt = malloc(sizeof(uint64_t) * ((size_t)N * q.nsb + 1));
         if (!q.sa || !q.sbt) goto out;
-        for (size_t x = 0; x < (size_t)M * q.nsb; x++) q.sa[x] = field_code(sfmt, sa[x]);
+        for (size_t x = 0; x < (size_t)M * q.nsb; x++) q.sa[x] = emu__field(sfmt, sa[x]);
         for (int b = 0; b < q.nsb; b++)
-            for (int j = 0; j < N; j++) q.sbt[(size_t)j * q.nsb + b] = field_code(sfmt, sb[(size_t)b * N + j]);
+            for (int j = 0; j < N; j++) q.sbt[(size_t)j * q.nsb + b] = emu__field(sfmt, sb[(size_t)b * N + j]);
         /* the group rule (b200 e2m1 with e4m3 scales) runs on the scalar model */
         if (c2.model.group > 0 && emu__is_ocp_e2m1(c2.model.fa) && emu__is_ocp_e2m1(c2.model.fb)) c2.scalar_only = 1;
     }

@@ -31,6 +31,9 @@ static inline uint64_t emu__strip(const fpemu_format *f, uint64_t code) {
     return f->bits == 64 ? c : c & ((UINT64_C(1) << f->bits) - 1);
 }
 static inline uint64_t emu__unstrip(const fpemu_format *f, uint64_t c) { return c << f->pad; }
+/* A code with every bit outside its field cleared, in place (fpemu.h: such
+ * bits are ignored, and no result carries any). */
+static inline uint64_t emu__field(const fpemu_format *f, uint64_t code) { return emu__unstrip(f, emu__strip(f, code)); }
 
 /* The OCP e2m1 parameters: the formats whose block-scaled products take an
  * MMA model's group rule (mma.c's grouped path relies on its products
