@@ -92,16 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
             int bits = (d[5] & 63) + 1;
             draw = fpemu_random64((uint64_t)d[6] | (uint64_t)d[7] << 8, o[0] ^ o[1] << 1 ^ o[2] << 2);
             R.sr_bits = c.sr_bits = bits;
-            if (d[5] & 64) { /* straddle a decision: top R bits T - 1 (up) or T */
-                unsigned pfl;
-                R.sr_draw = 0;
-                (void)ref_op(&R, f, op, o, src, &pfl);
-                if (R.sr_ndec) {
-                    uint64_t top = R.sr_lastup[d[6] % R.sr_ndec] + (d[7] & 1);
-                    if (bits == 64) draw = top;
-                    else if (!(top >> bits)) draw = top << (64 - bits) | (draw & ((UINT64_C(1) << (64 - bits)) - 1));
-                }
-            }
+            if (d[5] & 64) draw = ref_sr_straddle(&R, f, op, o, src, d[6], d[7] & 1, draw); /* top R bits T - 1 (up) or T */
             R.sr_draw = draw;
             c.seed = d[6];
             if (d[5] & 128) c.sr_stream = &draw, c.sr_len = 1;

@@ -644,24 +644,16 @@ static const int sr_cycle[] = {64, 1, 8, 13, 23};
 /* The draw of sr case i of job j (R = *R), a pure function of the case: a
  * uniform draw, or on CHECK_SR_EDGE percent of the cases one whose top R
  * bits are T - 1 or T for the threshold T of a decision of the reference
- * (learned by running it once with draw 0: ref_op lists every decision a
- * draw can reach). The bits below the top R stay random. */
+ * (ref_sr_straddle: ref_op lists every decision a draw can reach). The
+ * bits below the top R stay random. */
 static uint64_t sr_case_draw(const check_job *j, uint64_t i, const check_config *cfg, ref_ctx *rc,
                              const uint64_t *ops, int *R) {
     rng g = {j->salt ^ mix64(i ^ UINT64_C(0x5352445241573031))};
     *R = cfg->sr_bits >= 1 && cfg->sr_bits <= 64 ? cfg->sr_bits : sr_cycle[i % 5];
     uint64_t draw = rnext(&g), pick = rnext(&g);
     if (pick % 100 >= CHECK_SR_EDGE) return draw;
-    unsigned fl;
     rc->sr_bits = *R;
-    rc->sr_draw = 0;
-    (void)ref_op(rc, j->fmt, j->op, ops, j->src, &fl);
-    if (!rc->sr_ndec) return draw;
-    uint64_t top = rc->sr_lastup[(pick >> 8) % (uint64_t)rc->sr_ndec] + ((pick >> 16) & 1); /* up, or just not */
-    if (*R == 64) return top;
-    uint64_t low = (UINT64_C(1) << (64 - *R)) - 1;
-    if (top >> *R) return draw; /* T - 1 = 2^R - 1 is the largest: there is no draw above it */
-    return top << (64 - *R) | (draw & low);
+    return ref_sr_straddle(rc, j->fmt, j->op, ops, j->src, (unsigned)(pick >> 8), (int)(pick >> 16) & 1, draw);
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -729,14 +721,15 @@ static void *work(void *arg) {
             ec.flags = 0;
             rc.round = j->round;
             uint64_t draw = 0, c0 = 0;
-            int R = 0;
+            int R = 0, via_stream = 0;
             if (j->round == FPEMU_SR) {
                 uint64_t i = g - j->start;
                 draw = sr_case_draw(j, i, cfg, &rc, ops, &R);
                 rc.sr_bits = ec.sr_bits = R;
                 rc.sr_draw = draw;
                 ec.seed = j->salt;
-                if (i & 1) { /* a one-draw caller stream; the counter advances too */
+                via_stream = (int)(i & 1);
+                if (via_stream) { /* a one-draw caller stream; the counter advances too */
                     ec.sr_stream = &draw, ec.sr_len = 1, ec.sr_pos = 0;
                     ec.counter = c0 = i;
                 } else { /* the seed's own stream, where the fast paths draw */
@@ -762,7 +755,7 @@ static void *work(void *arg) {
                     memcpy(m->ops, ops, sizeof m->ops);
                     m->dut = d, m->ref = r, m->dut_flags = ec.flags, m->ref_flags = rfl;
                     m->draw = draw, m->sr_bits = R, m->dut_draws = dut_draws, m->ref_draws = ref_draws;
-                    m->seed = ec.seed, m->counter = c0, m->sr_stream = (int)((g - j->start) & 1);
+                    m->seed = ec.seed, m->counter = c0, m->sr_stream = via_stream;
                 }
             }
         }

@@ -506,6 +506,19 @@ invalid_op:
     return res;
 }
 
+uint64_t ref_sr_straddle(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands,
+                         const fpemu_format *src, unsigned which, int above, uint64_t fill) {
+    unsigned fl;
+    int R = r->sr_bits >= 1 && r->sr_bits <= 64 ? r->sr_bits : 64;
+    r->sr_draw = 0;
+    (void)ref_op(r, f, op, operands, src, &fl);
+    if (!r->sr_ndec) return fill;
+    uint64_t top = r->sr_lastup[which % (unsigned)r->sr_ndec] + (above != 0);
+    if (R == 64) return top;
+    if (top >> R) return fill;
+    return top << (64 - R) | (fill & ((UINT64_C(1) << (64 - R)) - 1));
+}
+
 uint64_t ref_add(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags) {
     uint64_t x[2] = {a, b};
     return ref_op(r, f, REF_ADD, x, NULL, flags);

@@ -161,6 +161,16 @@ uint64_t ref_fma(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, uint
 uint64_t ref_convert(ref_ctx *r, const fpemu_format *dst, const fpemu_format *src, uint64_t a,
                      unsigned *flags);
 
+/* sr: a draw that straddles one of the operation's decisions. Runs ref_op
+ * once (draw 0, R = r->sr_bits) to learn them; then decision which % ndec,
+ * and the draw whose top R bits are its sr_lastup (above = 0: the last
+ * that rounds up) or one more (above = 1: the first that does not), with
+ * fill's bits below the top R. Returns fill itself when the result is
+ * exact (no decision) or when no draw lies above the last that rounds up
+ * (sr_lastup = 2^R - 1, R < 64). Leaves r->sr_draw at 0. */
+uint64_t ref_sr_straddle(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands,
+                         const fpemu_format *src, unsigned which, int above, uint64_t fill);
+
 /* 1 if MPFR keeps its exponent range per thread (safe to use one ref_ctx
  * per thread concurrently). */
 int ref_thread_safe(void);
