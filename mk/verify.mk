@@ -8,7 +8,8 @@
 #   make verify-full   hours: the 2^32 runs (f32 -> f16/bf16/e4m3/e5m2, f16
 #                      add and bf16 mul over all pairs, in rne; f32 ->
 #                      bf16/e4m3 in sr; every fma triple of e4m3/e5m2 in
-#                      every mode). Shardable:
+#                      every mode; MMA dot products of k = 2^31 + 3 and
+#                      2^32 + 1, tests/t_mma_bigk.c). Shardable:
 #                      `make verify-full SHARD=3/16` runs part 3 (0-based) of
 #                      16 of every run; PARTS="f16_add bf16_mul" picks runs;
 #                      VERIFY_THREADS=N (default: every CPU).
@@ -41,8 +42,8 @@ VERIFY_THREADS ?= 0
 verify: $(VERIFY_BIN)
 	$(Q)sh tests/t_check_verify.sh
 
-verify-full: $(VERIFY_BIN)
-	$(Q)sh ref/verify_full.sh "$(FPEMU_CHECK_BIN)" "$(SHARD)" "$(VERIFY_THREADS)" $(PARTS)
+verify-full: $(VERIFY_BIN) $(BUILD)/tests/t_mma_bigk
+	$(Q)FPEMU_BIGK_BIN=$(abspath $(BUILD)/tests/t_mma_bigk) sh ref/verify_full.sh "$(FPEMU_CHECK_BIN)" "$(SHARD)" "$(VERIFY_THREADS)" $(PARTS)
 
 # make xcheck: bin/fpemu against references outside this repository:
 # ml_dtypes and NumPy in rne (ref/xcheck.py), and Graphcore's gfloat in

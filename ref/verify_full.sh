@@ -10,13 +10,17 @@
 #   f32_to_e4m3_sat f32_to_e5m2_sat                  all 2^32 inputs, rne, --sat
 #   f32_to_bf16_sr f32_to_e4m3_sr                    all 2^32 inputs, sr (each its own
 #                                                    draw, 40% straddling the decision)
+#   mma_bigk                                         MMA dot products of k = 2^31 + 3 and
+#                                                    2^32 + 1 against their exact sums
+#                                                    (tests/t_mma_bigk.c at FPEMU_BIGK=2;
+#                                                    program $FPEMU_BIGK_BIN; shard 0 only)
 # Each part prints its own `N cases, M mismatches` line (and the mismatches);
 # the exit status is 1 if any part found a mismatch, 2 on bad usage.
 BIN=$1
 SHARD=${2:-0/1}
 THREADS=${3:-0}
 [ $# -ge 3 ] && shift 3 || shift $#
-PARTS=${*:-"f32_to_f16 f32_to_bf16 f32_to_e4m3 f32_to_e5m2 f16_add bf16_mul fma8 f32_to_e4m3_sat f32_to_e5m2_sat f32_to_bf16_sr f32_to_e4m3_sr"}
+PARTS=${*:-"f32_to_f16 f32_to_bf16 f32_to_e4m3 f32_to_e5m2 f16_add bf16_mul fma8 f32_to_e4m3_sat f32_to_e5m2_sat f32_to_bf16_sr f32_to_e4m3_sr mma_bigk"}
 if [ ! -x "$BIN" ]; then echo "verify-full: no checker binary at '$BIN'" >&2; exit 2; fi
 case $THREADS in ''|*[!0-9]*) echo "verify-full: VERIFY_THREADS must be a number, got '$THREADS'" >&2; exit 2 ;; esac
 TOPT=
@@ -24,6 +28,21 @@ TOPT=
 
 status=0
 for part in $PARTS; do
+    if [ "$part" = mma_bigk ]; then
+        BIGK=${FPEMU_BIGK_BIN:-build/tests/t_mma_bigk}
+        if [ ! -x "$BIGK" ]; then echo "verify-full: no t_mma_bigk program at '$BIGK' (set FPEMU_BIGK_BIN)" >&2; exit 2; fi
+        case $SHARD in 0/*) ;; *) echo "== mma_bigk: not sharded, runs in shard 0/N only"; continue ;; esac
+        echo "== mma_bigk: FPEMU_BIGK=2 $BIGK"
+        t0=$(date +%s)
+        FPEMU_BIGK=2 "$BIGK" >"${TMPDIR:-/tmp}/verify_full_bigk.$$" 2>&1
+        rc=$?
+        cat "${TMPDIR:-/tmp}/verify_full_bigk.$$"
+        grep -q '^not ok' "${TMPDIR:-/tmp}/verify_full_bigk.$$" && rc=1
+        rm -f "${TMPDIR:-/tmp}/verify_full_bigk.$$"
+        echo "== mma_bigk: exit $rc, $(($(date +%s) - t0)) s"
+        [ "$rc" -ne 0 ] && status=1
+        continue
+    fi
     case $part in
     f32_to_f16) args="--format f16 --op from_f32 --round rne" ;;
     f32_to_bf16) args="--format bf16 --op from_f32 --round rne" ;;
@@ -37,7 +56,7 @@ for part in $PARTS; do
     bf16_mul) args="--format bf16 --op mul --round rne" ;;
     fma8) args="--format e4m3,e5m2 --op fma --round all" ;;
     *) echo "verify-full: unknown part '$part' (expected f32_to_f16, f32_to_bf16, f32_to_e4m3, f32_to_e5m2," \
-            "f32_to_e4m3_sat, f32_to_e5m2_sat, f32_to_bf16_sr, f32_to_e4m3_sr, f16_add, bf16_mul or fma8)" >&2; exit 2 ;;
+            "f32_to_e4m3_sat, f32_to_e5m2_sat, f32_to_bf16_sr, f32_to_e4m3_sr, f16_add, bf16_mul, fma8 or mma_bigk)" >&2; exit 2 ;;
     esac
     echo "== $part: fpemu check $args --exhaustive --shard $SHARD $TOPT"
     t0=$(date +%s)
