@@ -82,6 +82,16 @@ int fpemu_format_finish(fpemu_format *f, char *err, size_t errlen) {
         errf(err, errlen, "format '%s': nan=uz and inf=top need a sign bit", f->name);
         return -1;
     }
+    if (f->nan == FPEMU_NANS_ALLONES && f->is_signed) {
+        errf(err, errlen, "format '%s': nan=allones is the NaN of unsigned formats (e8m0's all-ones code); a signed "
+             "format's NaN at the all-ones magnitude is nan=fn", f->name);
+        return -1;
+    }
+    if (f->inf == FPEMU_INF_TOP && f->nan == FPEMU_NANS_FN) {
+        errf(err, errlen, "format '%s': inf=top and nan=fn both claim the all-ones magnitude (P3109: inf=top,nan=uz)",
+             f->name);
+        return -1;
+    }
     if (f->nan == FPEMU_NANS_UZ) f->has_negzero = 0;
     if (!f->is_signed) f->has_negzero = 0;
     int nb = f->is_signed + f->ebits + f->mbits;

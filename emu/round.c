@@ -197,7 +197,7 @@ uint64_t fpemu_round_pack(const fpemu_format *f, int sign, uint64_t sig, int exp
 uint64_t emu__round_pack128(const fpemu_format *f, int sign, u128 sig, int exp, int sticky, fpemu_ctx *ctx) {
     if (emu__bad_mode(ctx)) return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     if (sig == 0) {
-        if (!f->is_signed || !f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* e8m0: no zero */
+        if (!f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* no zero (e8m0: exponent field 0 is a binade) */
         return emu__unstrip(f, emu__zero(f, sign));
     }
     if (!f->is_signed && sign) { /* finite and nonzero: sr takes its draw all the same (emu/SEMANTICS.md) */

@@ -103,6 +103,26 @@ int main(void) {
         ok(s1 && s1 == s2 && s2 == s3 && s4 && s4 != s1 && s4->bias == 14 && s1->bias == 15,
            "custom formats: E5M10FN, e5m10fn and custom:nan=fn,inf=no,m=10,e=5 are one descriptor; bias=14 another");
     }
+    {
+        /* specs whose NaN and infinity encodings collide, or a signed
+         * all-ones NaN (two readings of +-top), are refused */
+        char e[256];
+        ok(!fpemu_format_get("custom:e=4,m=3,inf=no,nan=allones", e, sizeof e) && strstr(e, "nan=allones") &&
+               !fpemu_format_get("custom:e=4,m=3,inf=top,nan=fn", e, sizeof e) && strstr(e, "inf=top") &&
+               fpemu_format_get("custom:e=4,m=3,signed=no,inf=no,nan=allones", NULL, 0) &&
+               fpemu_format_get("custom:e=4,m=3,inf=top,nan=uz", NULL, 0),
+           "nan=allones needs an unsigned format, inf=top refuses nan=fn; unsigned allones and inf=top,nan=uz are fine");
+        /* an unsigned format with subnormals has a zero (code 0): exact zeros
+         * are zeros, not NaN (only formats without subnormals lack a zero) */
+        const char *u = "custom:e=4,m=3,signed=no,inf=no,nan=allones";
+        conv(u, 0x00000000, FPEMU_RNE, 0, 0x00, 0);
+        conv(u, 0x80000000, FPEMU_RNE, 0, 0x00, 0);
+        conv(u, 0x3F800000, FPEMU_RNE, 0, 0x38, 0);
+        bin("add", fpemu_add, u, 0x00, 0x00, FPEMU_RNE, 0, 0x00, 0);
+        bin("sub", fpemu_sub, u, 0x38, 0x38, FPEMU_RDN, 0, 0x00, 0);
+        bin("mul", fpemu_mul, u, 0x00, 0x38, FPEMU_SR, 0, 0x00, 0);
+        bin("mul", fpemu_mul, "custom:e=4,m=3,subnormals=no,inf=no,nan=fn", 0x08, 0x08, FPEMU_RNE, 0, 0x00, UF | NX);
+    }
     ok(fpemu_format_get("e4m3fnuz", NULL, 0)->has_negzero == 0, "e4m3fnuz has no -0");
     ok(fpemu_round_parse("RNE") == FPEMU_RNE && fpemu_round_parse("-rMinMag") == FPEMU_RTZ && fpemu_round_parse("Sr") == FPEMU_SR &&
            fpemu_round_parse("rnz") == -1 && fpemu_nan_policy_parse("CUDA") == FPEMU_NAN_CUDA && fpemu_qtype_get("INT8") &&
