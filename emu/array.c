@@ -2,6 +2,7 @@
  * telemetry counters of DESIGN.md section 10. Element i of an array always
  * takes SR draw (counter + i), so splitting an array across threads never
  * changes a result. Fast paths for the hot f32 casts live in cast.c. */
+#include <float.h>
 #include <math.h>
 #include "internal.h"
 
@@ -148,16 +149,34 @@ void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size
     for (size_t i = 0; i < n; i++) dst[i] = fpemu_to_float(fmt, fpemu_code_load(fmt, src, i), ctx);
 }
 
+/* Does decode(encode(x)) give x back, with no flag and no draw, for every
+ * float x that is not a NaN, under ctx? fmt holds every float exactly (p
+ * >= 24, its range and subnormal grid cover f32's), has IEEE infinities,
+ * signed zeros and NaNs, and no policy of ctx changes an exact value: sat
+ * (an infinity becomes max finite), daz (a float subnormal reads as zero),
+ * ftz (a float subnormal is tiny in fmt, or in f32 when decoded back), a
+ * rounding mode outside the enum. */
+static int round_f32_identity(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    int lowest = fmt->has_subnormals ? fmt->emin - fmt->mbits : fmt->emin; /* exponent of the smallest quantum */
+    return fmt->p >= 24 && fmt->is_signed && fmt->has_negzero && fmt->inf == FPEMU_INF_IEEE &&
+           fmt->nan == FPEMU_NANS_IEEE && fmt->max_finite >= FLT_MAX && lowest <= -149 && !ctx->sat && !ctx->daz &&
+           !ctx->ftz && (unsigned)ctx->round < FPEMU_ROUND_COUNT;
+}
+
 void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
                      fpemu_cast_stats *stats) {
-    if (fmt->p >= 24 && fmt->ebits >= 8 && fmt->mbits >= 23) { /* f32 itself, f64: values pass unchanged */
-        if (dst != src) for (size_t i = 0; i < n; i++) dst[i] = src[i];
-        if (stats)
-            for (size_t i = 0; i < n; i++) {
+    if (round_f32_identity(fmt, ctx)) { /* f32 itself, f64: every value but a NaN passes unchanged */
+        for (size_t i = 0; i < n; i++) {
+            float x = src[i];
+            /* a NaN as the scalar conversions give it (the NaN policy; a
+             * signalling NaN raises invalid): it takes no draw */
+            dst[i] = x == x ? x : fpemu_to_float(fmt, fpemu_from_float(fmt, x, ctx), ctx);
+            if (stats) {
                 stats->n++;
-                if (!isfinite(src[i])) stats->nonfinite_in++;
-                else if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
+                if (!isfinite(x)) stats->nonfinite_in++;
+                else if (fabsf(x) > stats->amax) stats->amax = fabsf(x);
             }
+        }
         skip_draws(ctx, n);
         return;
     }

@@ -283,7 +283,10 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
 /* Decode codes to f32: element i as fpemu_to_float (flags OR-ed). */
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx);
 /* "Fake quantisation": dst[i] = decode(encode(src[i])); dst may equal src.
- * Values of formats wider than f32 pass through unchanged. */
+ * Where fmt holds every float exactly (f32 itself, f64) and no policy
+ * changes an exact value (sat, daz, ftz: a float subnormal is flushed), the
+ * values are copied, all but NaNs, which come out as the conversions give
+ * them (the NaN policy; a signalling NaN raises invalid). */
 void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size_t n,
                      fpemu_ctx *ctx, fpemu_cast_stats *stats);
 /* Generic code-array conversion between any two formats (draws, counter

@@ -540,6 +540,55 @@ static void decode_tests(void) {
     ok(fitbad == 0, "formats at f32's lower edge: every value a float exactly where the lowest quantum is >= 2^-149 (%d of %d wrong)", (int)fitbad, nn);
 }
 
+/* fpemu_round_f32 for formats with p >= 24 against decode(encode(x)) element
+ * by element: copied values where that is the identity (f32, f64, no
+ * policy that changes an exact value), the conversions
+ * themselves where it is not (a narrower range, no infinities or no
+ * subnormals, sat, daz, ftz), and NaNs as the conversions give them. */
+static void round_f32_wide_tests(void) {
+    const char *names[] = {"f32", "f64", "custom:e=8,m=23,bias=150", "custom:e=8,m=23,inf=no,nan=fn",
+                           "custom:e=8,m=23,subnormals=no", "custom:e=8,m=23,bias=100,subnormals=no"};
+    const uint32_t bits[] = {0x3F800000, 0x80000000, 0x00000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF,
+                             0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC12345, 0x7F800001, 0xFFA00000,
+                             0x5D000000, 0x5E800001, 0x0A000001, 0x3EAAAAAB};
+    enum { NB = sizeof bits / sizeof bits[0] };
+    float in[NB], out[NB];
+    memcpy(in, bits, sizeof in);
+    long cases = 0, bad = 0;
+    for (size_t fi = 0; fi < sizeof names / sizeof names[0]; fi++) {
+        const fpemu_format *f = fpemu_format_get(names[fi], NULL, 0);
+        if (!f) bail("format %s", names[fi]);
+        for (int t = 0; t < 12; t++) {
+            fpemu_ctx c;
+            fpemu_ctx_init(&c);
+            c.sat = t & 1, c.ftz = t >> 1 & 1, c.daz = t >> 2 & 1;
+            c.round = t >= 8 ? FPEMU_SR : t == 7 ? FPEMU_RTZ : FPEMU_RNE;
+            c.nan_policy = (fpemu_nan_policy)(t % 3);
+            c.seed = 5, c.counter = 1000;
+            fpemu_ctx r = c;
+            fpemu_round_f32(f, out, in, NB, &r, NULL);
+            unsigned want_flags = 0;
+            for (int i = 0; i < NB; i++) {
+                fpemu_ctx e = c;
+                e.counter = c.counter + (uint64_t)i;
+                float w = fpemu_to_float(f, fpemu_from_float(f, in[i], &e), &e);
+                want_flags |= e.flags;
+                uint32_t gb, wb;
+                memcpy(&gb, &out[i], 4), memcpy(&wb, &w, 4);
+                cases++;
+                if (gb != wb && bad++ < 6)
+                    diag("round_f32 %s sat=%d ftz=%d daz=%d %s nan=%d: %08X -> %08X, decode(encode) %08X", f->name, c.sat,
+                         c.ftz, c.daz, fpemu_round_name(c.round), (int)c.nan_policy, bits[i], gb, wb);
+            }
+            if ((r.flags != want_flags || r.counter != c.counter + NB) && bad++ < 6)
+                diag("round_f32 %s t=%d: flags %02X counter +%llu, element by element %02X +%d", f->name, t, r.flags,
+                     (unsigned long long)(r.counter - c.counter), want_flags, NB);
+        }
+    }
+    ok(bad == 0, "round_f32, formats with p >= 24 (f32, f64, narrower range, no inf, no subnormals) under sat, "
+       "ftz, daz, sr and the NaN policies: decode(encode(x)) on %ld elements (%ld differ)", cases, bad);
+}
+
 int main(void) {
     rs = tap_seed(5);
     F32 = fpemu_format_get("f32", NULL, 0);
@@ -602,5 +651,6 @@ int main(void) {
 
     array_tests();
     decode_tests();
+    round_f32_wide_tests();
     return done_testing();
 }
