@@ -246,7 +246,10 @@ const fpemu_qtype *fpemu_qtype_get(const char *name);
 int32_t fpemu_quantize(double x, double scale, int32_t zero_point, int qmin, int qmax, fpemu_ctx *ctx);
 /* (q - zero_point) * scale, computed in double and rounded to f32. */
 float fpemu_dequantize(int32_t q, double scale, int32_t zero_point);
-/* Array forms (int32 outputs so every qtype fits). */
+/* Array forms (int32 outputs so every qtype fits). Element i takes draw i
+ * (sr_stream[sr_pos + i] while the caller's stream lasts, else counter +
+ * i); the counter then advances by n and sr_pos by n (to at most sr_len),
+ * as fpemu_encode_f32. */
 void fpemu_quantize_array(int32_t *q, const float *x, size_t n, double scale, int32_t zero_point,
                           int qmin, int qmax, fpemu_ctx *ctx);
 

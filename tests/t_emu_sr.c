@@ -441,6 +441,45 @@ int main(void) {
     qc.round = FPEMU_RNA;
     is_int(fpemu_quantize(0.15, 0.1, 0, -128, 127, &qc), 1, "... also 1 under rna (not a tie)");
     qc.round = FPEMU_RNE;
+    /* quantize_array: element i takes draw i of either stream, even where
+     * an element (zero, NaN) takes none */
+    {
+        uint64_t qs[4] = {0, 0, ~UINT64_C(0), ~UINT64_C(0)};
+        float qx[4] = {0, 0.5f, 0.5f, 0.5f};
+        int32_t qq[4];
+        fpemu_ctx qa;
+        fpemu_ctx_init(&qa);
+        qa.round = FPEMU_SR, qa.sr_stream = qs, qa.sr_len = 4;
+        fpemu_quantize_array(qq, qx, 4, 1.0, 0, -128, 127, &qa);
+        ok(qq[0] == 0 && qq[1] == 1 && qq[2] == 0 && qq[3] == 0 && qa.sr_pos == 4 && qa.counter == 4,
+           "quantize_array, caller stream {0, 0, ~0, ~0} on {0, .5, .5, .5}: 0 1 0 0, sr_pos 4, counter 4 (got %d %d %d %d, %zu, %llu)",
+           qq[0], qq[1], qq[2], qq[3], qa.sr_pos, (unsigned long long)qa.counter);
+        uint64_t st[40];
+        float vx[64];
+        int32_t got[64];
+        for (int i = 0; i < 40; i++) st[i] = fpemu_random64(11, (uint64_t)i);
+        for (int i = 0; i < 64; i++) vx[i] = i % 7 == 0 ? 0.0f : i % 11 == 0 ? NAN : (float)(fpemu_random64(12, (uint64_t)i) >> 40) * 0x1p-18f - 32;
+        int qbad = 0;
+        for (int k = 0; k < 2; k++) {
+            fpemu_ctx qb;
+            fpemu_ctx_init(&qb);
+            qb.round = FPEMU_SR, qb.seed = 3, qb.counter = 100, qb.sr_bits = 9;
+            if (k) qb.sr_stream = st, qb.sr_len = 40, qb.sr_pos = 2;
+            fpemu_ctx qbase = qb;
+            fpemu_quantize_array(got, vx, 64, 0.25, 3, -128, 127, &qb);
+            unsigned fl = 0;
+            for (int i = 0; i < 64; i++) {
+                fpemu_ctx qe = qbase;
+                qe.counter = qbase.counter + (uint64_t)i, qe.sr_pos = qbase.sr_pos + (size_t)i;
+                int32_t w = fpemu_quantize(vx[i], 0.25, 3, -128, 127, &qe);
+                fl |= qe.flags;
+                if (w != got[i]) qbad++;
+            }
+            size_t want_pos = k ? 40 : 64;
+            if (qb.flags != fl || qb.counter != qbase.counter + 64 || qb.sr_pos != want_pos) qbad++;
+        }
+        ok(qbad == 0, "quantize_array equals fpemu_quantize of element i at counter + i and sr_pos + i, flags OR-ed (seed and caller streams; %d differ)", qbad);
+    }
     /* dot products */
     int8_t av[4] = {127, 127, 127, 127}, bv[4] = {127, 127, 127, 127};
     is_int(fpemu_dot_i8(av, bv, 4, INT32_MAX - 10, 1), INT32_MAX, "int8 dot saturates");
