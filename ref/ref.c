@@ -245,12 +245,17 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
         if (mpfr_zero_p(r->w)) return deliver_zero(F, mpfr_signbit(r->w), fl);
         r->sr_took = 1; /* the exact result is finite and nonzero */
         sign = mpfr_signbit(r->w) ? 1 : 0;
+        if (sign && !F->is_signed) { /* e8m0: a negative result takes its draw, which decides nothing */
+            *fl |= FPEMU_FLAG_INVALID;
+            return deliver_nan(F, fl);
+        }
         inex = sr_at(r, mpfr_get_exp(r->w) - p, sticky, u, &away);
-        /* below the min normal (|w| < 2^emin iff the exact |x| is): the
-         * rounding on the subnormal grid too, with the same draw, used in
-         * step 4 if u is tiny (and so every decision the draw can reach is
-         * in sr_lastup, whatever this draw gave) */
-        if (mpfr_cmpabs(r->w, r->minnorm) < 0) {
+        /* below the min normal (|w| < 2^emin iff the exact |x| is), in a
+         * format with subnormals: the rounding on the subnormal grid too,
+         * with the same draw, used in step 4 if u is tiny (and so every
+         * decision the draw can reach is in sr_lastup, whatever this draw
+         * gave). Without subnormals a tiny u gives the smallest value. */
+        if (F->has_zero && mpfr_cmpabs(r->w, r->minnorm) < 0) {
             int up;
             sub_inex = sr_at(r, r->emin_sub - 1, sticky, r->r, &up);
         }
@@ -513,8 +518,8 @@ uint64_t ref_sr_straddle(ref_ctx *r, const fpemu_format *f, ref_opcode op, const
     r->sr_draw = 0;
     (void)ref_op(r, f, op, operands, src, &fl);
     if (!r->sr_ndec) return fill;
-    uint64_t top = r->sr_lastup[which % (unsigned)r->sr_ndec] + (above != 0);
-    if (R == 64) return top;
+    uint64_t last = r->sr_lastup[which % (unsigned)r->sr_ndec], top = last + (above != 0);
+    if (R == 64) return top < last ? fill : top; /* last = 2^64 - 1: every draw rounds up */
     if (top >> R) return fill;
     return top << (64 - R) | (fill & ((UINT64_C(1) << (64 - R)) - 1));
 }

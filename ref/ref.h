@@ -113,7 +113,9 @@ typedef struct ref_ctx {
      * exact result is finite and nonzero: SEMANTICS.md). sr_ndec: the
      * roundings with a nonzero fraction the result depends on, whatever the
      * draw: the one with unbounded exponent range, then for an exact value
-     * below the min normal the one on the subnormal grid (0, 1 or 2).
+     * below the min normal in a format with subnormals the one on the
+     * subnormal grid (0, 1 or 2; 0 for a negative result in an unsigned
+     * format, which is NaN whatever the draw).
      * Decision i goes up iff the top R bits are <= sr_lastup[i]: the draws
      * with top bits sr_lastup[i] and sr_lastup[i] + 1 straddle it. */
     int sr_took, sr_ndec;
@@ -167,7 +169,7 @@ uint64_t ref_convert(ref_ctx *r, const fpemu_format *dst, const fpemu_format *sr
  * that rounds up) or one more (above = 1: the first that does not), with
  * fill's bits below the top R. Returns fill itself when the result is
  * exact (no decision) or when no draw lies above the last that rounds up
- * (sr_lastup = 2^R - 1, R < 64). Leaves r->sr_draw at 0. */
+ * (sr_lastup = 2^R - 1: every draw rounds up). Leaves r->sr_draw at 0. */
 uint64_t ref_sr_straddle(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands,
                          const fpemu_format *src, unsigned which, int above, uint64_t fill);
 

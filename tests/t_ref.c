@@ -218,6 +218,9 @@ static const srcase srcases[] = {
     {"bf16", "f32", REF_CONVERT, 0, 64, D(0x7FFFFFFFFFFFFFFF), 0x3F808000, 0, 0x3F81, IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "f32 1 + 2^-8 to bf16: frac 1/2"},
     {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0xC0000000, 0, 0xFF, NV, 1, 0, 0, 0, "-2 to e8m0: NaN, invalid, and a draw taken"},
     {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0x00000000, 0, 0xFF, NV, 0, 0, 0, 0, "0 to e8m0: NaN, no draw"},
+    {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0xC0400000, 0, 0xFF, NV, 1, 0, 0, 0, "-3 to e8m0: NaN whatever the draw, so no decision"},
+    {"e8m0", "f32", REF_CONVERT, 0, 64, 0, 0x00300000, 0, 0x00, IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "1.5 x 2^-128 to e8m0: up to 2^-127; no subnormal grid, one decision"},
+    {"e8m0", "f32", REF_CONVERT, 0, 64, D(0x8000000000000000), 0x00300000, 0, 0x00, UF | IX, 1, 1, D(0x7FFFFFFFFFFFFFFF), 0, "down: tiny, 2^-127 stands in"},
 };
 #undef D
 
