@@ -39,10 +39,18 @@ static int setup(int argc, char **argv, int verify, vec_cfg *cfg, vec_op *op, ve
     return 0;
 }
 
-/* The line's draw from --sr-draws (nothing without it); 2 after a message. */
-static int line_draw(const char *sub, const vec_cfg *cfg, vec_draws *dr, fpemu_ctx *ctx, const vec_reader *rd) {
+/* The draw of vector line i (0-based: blank and comment lines do not
+ * count): line i of --sr-draws, else the seed's stream at counter C + i
+ * (C = --counter), whether or not earlier lines took a draw, so one line
+ * replays alone with --counter C + i. 2 after a message. */
+static int line_draw(const char *sub, const vec_cfg *cfg, vec_draws *dr, fpemu_ctx *ctx, const vec_reader *rd,
+                     uint64_t i) {
     char err[1200];
-    if (!cfg->draws_path || !vec_draws_next(dr, ctx, err, sizeof err)) return 0;
+    if (!cfg->draws_path) {
+        ctx->counter = cfg->first_counter + i;
+        return 0;
+    }
+    if (!vec_draws_next(dr, ctx, err, sizeof err)) return 0;
     return cli_error(sub, "standard input: line %ld: %s", rd->lineno, err);
 }
 
@@ -67,6 +75,7 @@ int cmd_run(int argc, char **argv) {
     const char *line;
     size_t len;
     int status = 0, nf;
+    uint64_t nlines = 0;
     for (;;) {
         int r = vec_read_line(&rd, &line, &len);
         if (r == 0) break;
@@ -75,7 +84,7 @@ int cmd_run(int argc, char **argv) {
         int pr = vec_parse_line(&op, line, len, op.nargs, op.nargs + 2, v, &nf, err, sizeof err);
         if (pr > 0) continue;
         if (pr < 0) { out_flush(&o); status = bad_line("run", 0, &rd, err); break; }
-        if ((status = line_draw("run", &cfg, &dr, &cfg.ctx, &rd))) { out_flush(&o); break; }
+        if ((status = line_draw("run", &cfg, &dr, &cfg.ctx, &rd, nlines++))) { out_flush(&o); break; }
         uint64_t res = vec_eval(&op, v, &cfg.ctx);
         if (o.n > OUT_BUF - 128) out_flush(&o);
         char *p = put_operands(o.buf + o.n, &op, v);
@@ -115,7 +124,7 @@ int cmd_verify(int argc, char **argv) {
         int pr = vec_parse_line(&op, line, len, op.nargs + 2, op.nargs + 2, v, &nf, err, sizeof err);
         if (pr > 0) continue;
         if (pr < 0) { fflush(stdout); status = bad_line("verify", 0, &rd, err); break; }
-        if ((status = line_draw("verify", &cfg, &dr, &cfg.ctx, &rd))) { fflush(stdout); break; }
+        if ((status = line_draw("verify", &cfg, &dr, &cfg.ctx, &rd, (uint64_t)lines))) { fflush(stdout); break; }
         lines++;
         uint64_t res = vec_eval(&op, v, &cfg.ctx);
         uint64_t want = v[op.nargs], want_flags = v[op.nargs + 1];

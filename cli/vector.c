@@ -183,9 +183,10 @@ static void usage(FILE *out, int verify) {
         "  --tininess before|after   (also -tininessbefore, -tininessafter); default after\n"
         "  --ftz, --daz        flush tiny results to zero / read subnormal inputs as zero\n"
         "  --seed N, --sr-bits R     stochastic rounding stream (R random bits, 1..64; 0 = 64);\n"
-        "                      draws advance by line, so a run is reproducible\n"
-        "  --counter C         the first draw's counter (default 0): the first draw is\n"
-        "                      fpemu_random64(N, C), the next C + 1, ...\n"
+        "                      vector line i (from 0; blank and comment lines do not count)\n"
+        "                      draws fpemu_random64(N, C + i) if its operation takes a draw\n"
+        "                      (an exact result finite and nonzero), whatever earlier lines did\n"
+        "  --counter C         C above (default 0): --counter C + i replays line i alone\n"
         "  --sr-draws FILE     sr with the caller's random bits: FILE holds one draw per\n"
         "                      line, 1 to 16 hex digits; vector line i's operation, if it\n"
         "                      takes a draw (an exact result finite and nonzero), takes\n"
@@ -258,7 +259,7 @@ int vec_parse_args(int argc, char **argv, int verify, vec_cfg *cfg) {
             if (!(v = opt_value(argc, argv, &i, name)) || cli_parse_u64(v, &s))
                 return cli_error(sub, "%s needs a non-negative integer %s", a, seed ? "seed" : "counter");
             if (seed) cfg->ctx.seed = s, seed_given = 1;
-            else cfg->ctx.counter = s, counter_given = 1;
+            else cfg->ctx.counter = cfg->first_counter = s, counter_given = 1;
         } else if (is_opt(b, "sr-draws")) {
             if (!(v = opt_value(argc, argv, &i, a[1] == '-' ? "--sr-draws" : "-sr-draws")) || !*v)
                 return cli_error(sub, "%s needs a file of draws, one 64-bit hex value per line", a);

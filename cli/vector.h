@@ -46,6 +46,7 @@ typedef struct vec_cfg {
     const char *opname;
     fpemu_ctx ctx;
     const char *draws_path; /* --sr-draws FILE: line i's sr draw (NULL: the seed's stream) */
+    uint64_t first_counter; /* --counter C: line i draws at counter C + i */
     int exact_nan;   /* verify: NaNs must match bit for bit */
     long max_print;  /* verify: mismatches printed (default 20) */
 } vec_cfg;

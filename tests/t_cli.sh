@@ -180,6 +180,19 @@ done
 "$BIN" run f16_add --round sr --sr-bits 1 --seed 77 --counter 0x10 <"$TMP/cin" >"$TMP/c16"
 if [ "$ok_counter" = 1 ] && ! cmp -s "$TMP/c0" "$TMP/c16"; then pass "--counter: the first line draws at counter C"
 else fail "--counter" "$(cat "$TMP/c0" "$TMP/c16")"; fi
+# lines that take no draw (0 + 0, inf + 1, NaN) and comments do not shift
+# later lines: line i (from 0, comments not counted) draws at counter C + i
+printf '0000 0000\n# comment\n7C00 3C00\n3C00 0001\n7E00 3C00\n3C00 0003\n' >"$TMP/cz"
+ok_lines=1
+for seed in 2 3 6 7 9 10; do
+    "$BIN" run f16_add --round sr --sr-bits 1 --seed $seed --counter 5 <"$TMP/cz" >"$TMP/czo"
+    a=$(echo '3C00 0001' | "$BIN" run f16_add --round sr --sr-bits 1 --seed $seed --counter 7)
+    b=$(echo '3C00 0003' | "$BIN" run f16_add --round sr --sr-bits 1 --seed $seed --counter 9)
+    [ "$(sed -n 3p "$TMP/czo")" = "$a" ] && [ "$(sed -n 5p "$TMP/czo")" = "$b" ] || ok_lines=0
+    "$BIN" verify f16_add --round sr --sr-bits 1 --seed $seed --counter 5 <"$TMP/czo" >/dev/null || ok_lines=0
+done
+if [ "$ok_lines" = 1 ]; then pass "--counter C + i replays line i alone, after lines that take no draw (run and verify)"
+else fail "--counter C + i replays line i" "$(cat "$TMP/czo")"; fi
 bad_usage run f16_add --round sr --counter 3 --sr-draws "$TMP/draws"
 bad_usage run f16_add --round sr --counter -1
 bad_usage run f16_add --round sr --counter x
