@@ -16,24 +16,34 @@ static float cur_scale(double amax, const fpemu_format *f) {
 }
 
 /* x (n values) -> fmt with a per-tensor current scale, back to the f64
- * (dequantised) values: a ScalingTensor of MS-AMP. */
-static void scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {
+ * (dequantised) values: a ScalingTensor of MS-AMP. Returns 1 if a value
+ * was inf or NaN before the (saturating) cast. */
+static int scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {
     double amax = 0;
-    for (size_t i = 0; i < n; i++) if (fabs(x[i]) > amax && isfinite(x[i])) amax = fabs(x[i]);
+    int nonfinite = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) nonfinite = 1;
+        else if (fabs(x[i]) > amax) amax = fabs(x[i]);
+    }
     float s = cur_scale(amax, fmt);
     trn__round_scaled(r, layer, cls, fmt, x, n, s, 1, amax);
     float inv = 1.0f / s;
     for (size_t i = 0; i < n; i++) x[i] = (float)x[i] * inv;
+    return nonfinite;
 }
 
-void trn__grad_cast(trn_run *r) {
-    if (!r->f_gw) return;
-    int np = trn__model_param_count(r);
+/* MS-AMP checks the gradients' amax, taken before the saturating fp8 cast,
+ * for inf/NaN (msamp/common/utils: grad.meta.amax), so an infinite
+ * gradient still skips the step although its cast is finite. */
+int trn__grad_cast(trn_run *r) {
+    if (!r->f_gw) return 0;
+    int np = trn__model_param_count(r), nonfinite = 0;
     for (int p = 0; p < np; p++) {
         size_t off, n; int layer;
         trn__model_param(r, p, &off, &n, &layer);
-        scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
+        nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
     }
+    return nonfinite;
 }
 
 int trn__unscale_check(trn_run *r, float inv, double *norm) {

@@ -112,10 +112,11 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     trn__model_train_batch(r, r->step, scale, &loss);
     for (int i = 0; i < r->ninject_inf; i++)
         if (r->inject_inf[i] == r->step + 1 && r->nparams) r->grads[0] = INFINITY;
-    trn__grad_cast(r);
+    int cast_nonfinite = trn__grad_cast(r);
     float inv = r->scaler.enabled ? trn_scaler_inv_scale(&r->scaler) : 1.0f;
     double norm;
     int found = trn__unscale_check(r, inv, &norm);
+    if (cast_nonfinite && !found) found = 1, norm = INFINITY; /* an inf the fp8 cast saturated */
     int skip = trn_scaler_update(&r->scaler, found);
     if (!skip) trn__optim_step(r);
     trn__model_step_end(r);

@@ -188,7 +188,7 @@ int trn__model_linears(trn_run *r, lin_state **out, int max);
 void trn__optim_step(trn_run *r);
 /* Unscale grads by inv (rounding to the grad format), returns 1 if any is inf/NaN. */
 int trn__unscale_check(trn_run *r, float inv, double *norm);
-void trn__grad_cast(trn_run *r);
+int trn__grad_cast(trn_run *r); /* 1 if a gradient was inf or NaN before its fp8 cast */
 
 /* ---- data (data.c) ---- */
 int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen);
