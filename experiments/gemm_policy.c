@@ -231,13 +231,17 @@ static void transpose(double *dst, const double *src, int rows, int cols) {
 }
 
 /* C = dequantised product of two quantised operands, in f32 (f64 when the
- * operands are f64): per K block, the block's partial product times
+ * operands are f64): per K block, the block's partial products (one per
+ * promotion_interval elements of it, each from zero in the MMA model) times
  * dqA*dqB, promoted into an f32 accumulator (DeepSeek-V3 / DeepGEMM). */
 static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const qinfo *ia, const double *qb,
                         const qinfo *ib, double *C, const fpemu_format *fa, const fpemu_format *fb) {
     int kb = ia->kb;
     int plain = r->pol->recipe == RECIPE_NONE || !trn__is_low(fa) || fa->bits > 8;
-    if (plain || ia->nkb == 1) {
+    /* promotion every promo elements, a divisor of kb (trn_settings_check) */
+    int promo = r->pol->recipe == RECIPE_BLOCKWISE && r->cfg.promotion_interval > 0 ? (int)r->cfg.promotion_interval : kb;
+    if (promo > kb) promo = kb;
+    if (plain || (ia->nkb == 1 && promo >= K)) {
         trn__gemm(r, M, N, K, qa, qb, C, fa, fb);
         if (!plain)
             for (int m = 0; m < M; m++)
@@ -247,24 +251,23 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
                 }
         return;
     }
-    int promo = r->pol->recipe == RECIPE_BLOCKWISE ? (int)r->cfg.promotion_interval : kb;
-    if (promo < kb) promo = kb;
     int nkb = ia->nkb;
-    double *pa = malloc((size_t)M * kb * sizeof *pa), *pb = malloc((size_t)N * kb * sizeof *pb);
+    double *pa = malloc((size_t)M * promo * sizeof *pa), *pb = malloc((size_t)N * promo * sizeof *pb);
     double *pc = malloc((size_t)M * N * sizeof *pc);
     float *acc = calloc((size_t)M * N, sizeof *acc);
-    for (int b = 0; b < nkb; b++) {
-        int k0 = b * kb, len = k0 + kb < K ? kb : K - k0;
-        for (int m = 0; m < M; m++) memcpy(pa + (size_t)m * len, qa + (size_t)m * K + k0, (size_t)len * sizeof *pa);
-        for (int n = 0; n < N; n++) memcpy(pb + (size_t)n * len, qb + (size_t)n * K + k0, (size_t)len * sizeof *pb);
-        trn__gemm(r, M, N, len, pa, pb, pc, fa, fb);
-        for (int m = 0; m < M; m++)
-            for (int n = 0; n < N; n++) {
-                float sab = (float)(ia->dq[(size_t)m * nkb + b] * ib->dq[(size_t)n * nkb + b]);
-                float *a = &acc[(size_t)m * N + n];
-                *a = fmaf((float)pc[(size_t)m * N + n], sab, *a);
-            }
-    }
+    for (int b = 0; b < nkb; b++)
+        for (int k0 = b * kb, kend = k0 + kb < K ? k0 + kb : K; k0 < kend; k0 += promo) {
+            int len = k0 + promo < kend ? promo : kend - k0;
+            for (int m = 0; m < M; m++) memcpy(pa + (size_t)m * len, qa + (size_t)m * K + k0, (size_t)len * sizeof *pa);
+            for (int n = 0; n < N; n++) memcpy(pb + (size_t)n * len, qb + (size_t)n * K + k0, (size_t)len * sizeof *pb);
+            trn__gemm(r, M, N, len, pa, pb, pc, fa, fb);
+            for (int m = 0; m < M; m++)
+                for (int n = 0; n < N; n++) {
+                    float sab = (float)(ia->dq[(size_t)m * nkb + b] * ib->dq[(size_t)n * nkb + b]);
+                    float *a = &acc[(size_t)m * N + n];
+                    *a = fmaf((float)pc[(size_t)m * N + n], sab, *a);
+                }
+        }
     for (size_t i = 0; i < (size_t)M * N; i++) C[i] = acc[i];
     free(pa); free(pb); free(pc); free(acc);
 }

@@ -99,8 +99,9 @@ static const key_def keys[] = {
     {"amax_compute_algo", K_ENUM, OFF(amax_compute_algo), 0, 0, "max|most_recent", "DelayedScaling amax_compute_algo"},
     {"power_2_scale", K_BOOL, OFF(power_2_scale), 0, 1, NULL, "round scales down to powers of two"},
     {"mx_scale_rule", K_ENUM, OFF(mx_scale_rule), 0, 0, "floor|rceil", "MX shared exponent rule (OCP floor, cuBLAS rceil)"},
-    {"promotion_interval", K_LONG, OFF(promotion_interval), 1, 1e9, NULL, "blockwise: f32 promotion every N of K"},
-    {"block_size", K_LONG, OFF(block_size), 1, 4096, NULL, "blockwise/MX block length along K"},
+    {"promotion_interval", K_LONG, OFF(promotion_interval), 0, 1e9, NULL,
+     "blockwise: f32 promotion every N of K, N a divisor of block_size (0: once per block)"},
+    {"block_size", K_LONG, OFF(block_size), 1, 4096, NULL, "blockwise block length along K (MX: 32, fixed by OCP)"},
     {"fp8_scaling", K_ENUM, OFF(fp8_scaling), 0, 0, "recipe|none", "fp8 policies: the recipe's scales, or none (scale 1)"},
     {"reduce_range", K_BOOL, OFF(reduce_range), 0, 1, NULL, "int8-dynamic: 7-bit activation range"},
     {"hidden", K_LONG, OFF(hidden), 1, 4096, NULL, "MLP hidden width"},
@@ -170,7 +171,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     s->margin = 0; s->amax_history_len = 1024; strcpy(s->amax_compute_algo, "max");
     s->power_2_scale = pol->recipe == RECIPE_ROWWISE;
     strcpy(s->mx_scale_rule, "floor");
-    s->promotion_interval = 128;
+    s->promotion_interval = 0; /* once per block of block_size (128): DeepGEMM */
     s->block_size = pol->recipe == RECIPE_MX ? 32 : 128;
     s->reduce_range = 0;
     strcpy(s->fp8_scaling, "recipe");
@@ -247,7 +248,20 @@ int trn_settings_set(trn_settings *s, const char *key, const char *value, char *
 }
 
 int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
-    if (!trn__policy_find(s->policy)) { snprintf(err, errlen, "unknown policy '%s'", s->policy); return -1; }
+    const pol_def *pol = trn__policy_find(s->policy);
+    if (!pol) { snprintf(err, errlen, "unknown policy '%s'", s->policy); return -1; }
+    /* the block's scales apply when its partial sums are promoted, so a
+     * promotion cannot span blocks */
+    if (pol->recipe == RECIPE_BLOCKWISE && s->promotion_interval > 0 && s->block_size % s->promotion_interval) {
+        snprintf(err, errlen, "promotion_interval (%ld) must divide block_size (%ld): each block's scales apply when its "
+                 "partial sums are promoted", s->promotion_interval, s->block_size);
+        return -1;
+    }
+    if (pol->recipe == RECIPE_MX && s->block_size != 32) {
+        snprintf(err, errlen, "block_size (%ld): MX blocks are 32 elements (OCP MX; the MMA takes one e8m0 scale per 32)",
+                 s->block_size);
+        return -1;
+    }
     if (!strcmp(s->model, "tiny-transformer")) {
         if (s->d_model % s->heads) {
             snprintf(err, errlen, "d_model (%ld) must be a multiple of heads (%ld)", s->d_model, s->heads);

@@ -108,5 +108,46 @@ int main(void) {
            "%s: learns in %d steps (loss %.3f -> %.3f; eval loss %.3f, accuracy %.3f)", pol, steps, first, last, el, ea);
         trn_close(r);
     }
+    /* fp8-blockwise: promotion_interval divides each 128-block into chunks
+     * accumulated from zero and promoted to f32 (0 = once per block); a
+     * non-divisor is refused, as is an MX block other than 32. (On
+     * mlp-digits, whose inputs are multiples of 1/16, every split gives the
+     * same bits: the model's accumulation is exact there.) */
+    {
+        uint64_t h[3];
+        const char *promo[3] = {"0", "128", "32"};
+        for (int k = 0; k < 3; k++) {
+            trn_settings s;
+            if (trn_settings_init(&s, "deep-mlp", "fp8-blockwise", err, sizeof err)) bail("%s", err);
+            const char *kv[] = {"promotion_interval", promo[k], NULL};
+            for (int j = 0; kv[j]; j += 2)
+                if (trn_settings_set(&s, kv[j], kv[j + 1], err, sizeof err)) bail("%s", err);
+            trn_run *r;
+            if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+            trn_step_rec rec;
+            for (int j = 0; j < 3; j++) trn_step(r, &rec, err, sizeof err);
+            h[k] = 1469598103934665603u;
+            for (size_t j = 0; j < r->nparams; j++) {
+                uint64_t b;
+                memcpy(&b, &r->params[j], 8);
+                h[k] = (h[k] ^ b) * 1099511628211u;
+            }
+            trn_close(r);
+        }
+        if (!(h[0] == h[1] && h[0] != h[2])) diag("hashes %016llx %016llx %016llx", (unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2]);
+        ok(h[0] == h[1] && h[0] != h[2],
+           "fp8-blockwise, deep-mlp, 3 steps: promotion_interval 0 and 128 (= block_size) train the same bits, 32 (promotions "
+           "every 32 of K) others");
+        trn_settings s;
+        char e1[256] = "", e2[256] = "";
+        trn_settings_init(&s, "mlp-digits", "fp8-blockwise", err, sizeof err);
+        trn_settings_set(&s, "promotion_interval", "48", err, sizeof err);
+        int r1 = trn_settings_check(&s, e1, sizeof e1);
+        trn_settings_init(&s, "mlp-digits", "mxfp8", err, sizeof err);
+        trn_settings_set(&s, "block_size", "16", err, sizeof err);
+        int r2 = trn_settings_check(&s, e2, sizeof e2);
+        ok(r1 && strstr(e1, "must divide block_size") && r2 && strstr(e2, "MX blocks are 32"),
+           "promotion_interval 48 with block_size 128 and mxfp8 block_size 16 are refused ('%s'; '%s')", e1, e2);
+    }
     return done_testing();
 }
