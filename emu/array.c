@@ -174,7 +174,10 @@ void fpemu_round_f32(const fpemu_format *fmt, float *dst, const float *src, size
             if (stats) {
                 stats->n++;
                 if (!isfinite(x)) stats->nonfinite_in++;
-                else if (fabsf(x) > stats->amax) stats->amax = fabsf(x);
+                else {
+                    if (fabsf(x) > stats->amax) stats->amax = fabsf(x);
+                    if (x != 0 && fabsf(x) < fmt->min_normal) stats->subnormal++; /* f32's subnormals, in f32 */
+                }
             }
         }
         skip_draws(ctx, n);

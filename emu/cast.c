@@ -474,9 +474,12 @@ static kernel_fn pick(int kind, int st) {
 }
 
 /* Formats and contexts the kernels cover: rne without flush modes, IEEE-
- * like layouts inside f32's range with subnormals and no container padding. */
+ * like signed layouts inside f32's range with subnormals and no container
+ * padding (an unsigned format's top bit is an exponent bit, and its
+ * negative inputs are NaN with invalid: the generic path). */
 static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) {
-    return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->p <= 23 && fmt->mbits > 0 && fmt->ebits <= 8 &&
+    return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->is_signed && fmt->p <= 23 && fmt->mbits > 0 &&
+           fmt->ebits <= 8 &&
            !fmt->pad && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
 }
 

@@ -565,8 +565,16 @@ static void round_f32_wide_tests(void) {
             c.round = t >= 8 ? FPEMU_SR : t == 7 ? FPEMU_RTZ : FPEMU_RNE;
             c.nan_policy = (fpemu_nan_policy)(t % 3);
             c.seed = 5, c.counter = 1000;
-            fpemu_ctx r = c;
-            fpemu_round_f32(f, out, in, NB, &r, NULL);
+            fpemu_ctx r = c, q = c;
+            fpemu_cast_stats sr = {0}, sq = {0};
+            fpemu_round_f32(f, out, in, NB, &r, &sr);
+            uint64_t codes[NB];
+            fpemu_encode_f32(f, codes, in, NB, &q, &sq);
+            if (stats_differ(&sr, &sq) && bad++ < 6)
+                diag("round_f32 %s t=%d: stats n %llu subnormal %llu underflow %llu overflow %llu; encode_f32 %llu %llu %llu %llu",
+                     f->name, t, (unsigned long long)sr.n, (unsigned long long)sr.subnormal, (unsigned long long)sr.underflow,
+                     (unsigned long long)sr.overflow, (unsigned long long)sq.n, (unsigned long long)sq.subnormal,
+                     (unsigned long long)sq.underflow, (unsigned long long)sq.overflow);
             unsigned want_flags = 0;
             for (int i = 0; i < NB; i++) {
                 fpemu_ctx e = c;
@@ -586,7 +594,55 @@ static void round_f32_wide_tests(void) {
         }
     }
     ok(bad == 0, "round_f32, formats with p >= 24 (f32, f64, narrower range, no inf, no subnormals) under sat, "
-       "ftz, daz, sr and the NaN policies: decode(encode(x)) on %ld elements (%ld differ)", cases, bad);
+       "ftz, daz, sr and the NaN policies: decode(encode(x)) on %ld elements, stats as encode_f32's (%ld differ)", cases,
+       bad);
+}
+
+/* Unsigned formats with subnormals (the kernels' shape but for the sign):
+ * negative inputs are NaN with invalid, at every kernel level. */
+static void unsigned_array_tests(void) {
+    const char *names[] = {"custom:e=4,m=3,signed=no", "custom:e=4,m=3,signed=no,inf=no,nan=allones",
+                           "custom:e=5,m=10,signed=no"};
+    const float in[] = {-0.5f, -1.5f, -0.01f, -1e-3f, 0.5f, 1e-3f, -0.0f, 0.0f, -1e30f, 3.0f, -INFINITY};
+    enum { NI = sizeof in / sizeof in[0] };
+    long bad = 0, cases = 0;
+    for (int lv = 2; lv >= 0; lv--) {
+        emu__cast_isa(lv);
+        for (size_t fi = 0; fi < sizeof names / sizeof names[0]; fi++) {
+            const fpemu_format *f = fpemu_format_get(names[fi], NULL, 0);
+            if (!f) bail("format %s", names[fi]);
+            for (int sat = 0; sat < 2; sat++) {
+                fpemu_ctx c;
+                fpemu_ctx_init(&c);
+                c.sat = sat;
+                fpemu_ctx a = c, b = c;
+                uint64_t codes[NI]; /* room for any container */
+                float out[NI];
+                fpemu_cast_stats sa = {0}, sb = {0};
+                fpemu_encode_f32(f, codes, in, NI, &a, &sa);
+                fpemu_round_f32(f, out, in, NI, &b, &sb);
+                unsigned fl = 0;
+                for (int i = 0; i < NI; i++) {
+                    fpemu_ctx e = c;
+                    uint64_t w = fpemu_from_float(f, in[i], &e);
+                    fl |= e.flags;
+                    float wf = fpemu_to_float(f, w, &e);
+                    uint32_t gb, wb;
+                    memcpy(&gb, &out[i], 4), memcpy(&wb, &wf, 4);
+                    cases++;
+                    uint64_t gcode = fpemu_code_load(f, codes, (size_t)i);
+                    if ((gcode != w || !same_f32(gb, wb, 0)) && bad++ < 5)
+                        diag("%s sat=%d level %d: %a -> %04llX, round %08X; scalar %04llX, %08X", f->name, sat, lv, (double)in[i],
+                             (unsigned long long)gcode, gb, (unsigned long long)w, wb);
+                }
+                if ((a.flags != fl || b.flags != fl) && bad++ < 5)
+                    diag("%s sat=%d level %d: flags %02X / %02X, scalar %02X", f->name, sat, lv, a.flags, b.flags, fl);
+            }
+        }
+    }
+    emu__cast_isa(99);
+    ok(bad == 0, "unsigned formats with subnormals, rne and sat, every kernel level: encode_f32 and round_f32 equal the "
+       "scalar conversions on %ld elements, negatives NaN with invalid (%ld differ)", cases, bad);
 }
 
 int main(void) {
@@ -652,5 +708,6 @@ int main(void) {
     array_tests();
     decode_tests();
     round_f32_wide_tests();
+    unsigned_array_tests();
     return done_testing();
 }
