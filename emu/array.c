@@ -1,7 +1,9 @@
 /* array.c: whole-array encode, decode, fake-quantise and convert, with the
- * telemetry counters of DESIGN.md section 10. Element i of an array always
- * takes SR draw (counter + i), so splitting an array across threads never
- * changes a result. Fast paths for the hot f32 casts live in cast.c. */
+ * telemetry counters of DESIGN.md section 10. Element i of an encode,
+ * round, convert or quantize array always takes SR draw (counter + i), so
+ * splitting such an array across threads never changes a result; decode is
+ * the loop of fpemu_to_float (emu/SEMANTICS.md). Fast paths for the hot f32
+ * casts live in cast.c. */
 #include <float.h>
 #include <math.h>
 #include "internal.h"

@@ -283,7 +283,10 @@ typedef struct fpemu_cast_stats {
  * a training step's casts do not depend on their modes. */
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n,
                       fpemu_ctx *ctx, fpemu_cast_stats *stats);
-/* Decode codes to f32: element i as fpemu_to_float (flags OR-ed). */
+/* Decode codes to f32: the loop of fpemu_to_float over the elements on
+ * ctx (flags OR-ed). Exact, with no draw, where every value of fmt is a
+ * float; otherwise (f64, ...) sr takes the draws of successive calls, not
+ * draw i of the array rule above. */
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx);
 /* "Fake quantisation": dst[i] = decode(encode(src[i])); dst may equal src.
  * Where fmt holds every float exactly (f32 itself, f64) and no policy
