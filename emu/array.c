@@ -54,11 +54,7 @@ static emu_sr_cut sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
 
 /* Every array cast leaves the stream n draws on, whatever the mode and the
  * path taken (the caller's stream is used up to its end). */
-static void skip_draws(fpemu_ctx *ctx, size_t n) {
-    size_t pos = ctx->sr_pos;
-    ctx->counter += n;
-    ctx->sr_pos = ctx->sr_stream && pos + n > ctx->sr_len ? ctx->sr_len : pos + n;
-}
+static void skip_draws(fpemu_ctx *ctx, size_t n) { emu__array_at(ctx, ctx->counter, ctx->sr_pos, n); }
 
 void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                       fpemu_cast_stats *stats) {
@@ -106,8 +102,7 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
             }
             unsigned saved = ctx->flags;
             ctx->flags = 0;
-            ctx->counter = base + i;
-            ctx->sr_pos = pos + i;
+            emu__array_at(ctx, base, pos, i);
             uint64_t code = fpemu_convert(fmt, f32, u, ctx);
             fpemu_code_store(fmt, dst, i, code);
             if (stats) emu__count_cast(fmt, stats, src[i], code, ctx->flags, 1);
@@ -116,8 +111,7 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
         }
     }
     ctx->flags |= all;
-    ctx->counter = base, ctx->sr_pos = pos;
-    skip_draws(ctx, n);
+    emu__array_at(ctx, base, pos, n);
 }
 
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx) {
@@ -211,10 +205,8 @@ void fpemu_convert_array(const fpemu_format *dst_fmt, void *dst, const fpemu_for
     uint64_t base = ctx->counter;
     size_t pos = ctx->sr_pos;
     for (size_t i = 0; i < n; i++) {
-        ctx->counter = base + i;
-        ctx->sr_pos = pos + i;
+        emu__array_at(ctx, base, pos, i);
         fpemu_code_store(dst_fmt, dst, i, fpemu_convert(dst_fmt, src_fmt, fpemu_code_load(src_fmt, src, i), ctx));
     }
-    ctx->counter = base + n;
-    ctx->sr_pos = ctx->sr_stream && pos + n > ctx->sr_len ? ctx->sr_len : pos + n;
+    emu__array_at(ctx, base, pos, n);
 }

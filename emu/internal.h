@@ -175,6 +175,14 @@ static inline int emu__bad_mode(const fpemu_ctx *ctx) { return (unsigned)ctx->ro
 
 /* One SR draw from the context (caller stream first, then the counter). */
 uint64_t emu__draw(fpemu_ctx *ctx);
+/* The stream position of element i of an array whose element 0 draws at
+ * counter base and caller-stream position pos (element i takes draw i;
+ * i = n: where the array leaves the stream). A position past the caller's
+ * stream stops at its end: the counter draws there either way. */
+static inline void emu__array_at(fpemu_ctx *ctx, uint64_t base, size_t pos, size_t i) {
+    ctx->counter = base + i;
+    ctx->sr_pos = ctx->sr_stream && pos + i > ctx->sr_len ? ctx->sr_len : pos + i;
+}
 
 /* fpemu_random64: SplitMix64 of seed and counter. Its constants are named
  * for cast.c's 8-lane copy (sr_cut512), which must give the same draws. */

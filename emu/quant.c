@@ -53,12 +53,10 @@ void fpemu_quantize_array(int32_t *q, const float *x, size_t n, double scale, in
     uint64_t base = ctx->counter;
     size_t pos = ctx->sr_pos;
     for (size_t i = 0; i < n; i++) {
-        ctx->counter = base + i; /* element i always takes draw i, of either stream */
-        ctx->sr_pos = pos + i;
+        emu__array_at(ctx, base, pos, i); /* element i always takes draw i, of either stream */
         q[i] = fpemu_quantize(x[i], scale, zero_point, qmin, qmax, ctx);
     }
-    ctx->counter = base + n;
-    ctx->sr_pos = ctx->sr_stream && pos + n > ctx->sr_len ? ctx->sr_len : pos + n;
+    emu__array_at(ctx, base, pos, n);
 }
 
 static int32_t finish_i32(int64_t acc, int saturate) {
