@@ -226,7 +226,7 @@ static int sr_at(ref_ctx *r, mpfr_exp_t q, int sticky, mpfr_ptr dst, int *up) {
 static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
     const ref_format *F = &r->dst;
     const mpfr_exp_t p = F->p;
-    int t = 0, sign, inex, away;
+    int t = 0, sign, inex = 0, away = 0;
     mpfr_rnd_t rnd = MPFR_RNDN;
 
     /* 1. round with unbounded exponent range: r->u, with inex (u != x) and
@@ -245,19 +245,19 @@ static uint64_t round_finite(ref_ctx *r, unsigned *fl) {
         if (mpfr_zero_p(r->w)) return deliver_zero(F, mpfr_signbit(r->w), fl);
         r->sr_took = 1; /* the exact result is finite and nonzero */
         sign = mpfr_signbit(r->w) ? 1 : 0;
-        if (sign && !F->is_signed) { /* e8m0: a negative result takes its draw, which decides nothing */
-            *fl |= FPEMU_FLAG_INVALID;
-            return deliver_nan(F, fl);
-        }
-        inex = sr_at(r, mpfr_get_exp(r->w) - p, sticky, u, &away);
-        /* below the min normal (|w| < 2^emin iff the exact |x| is), in a
-         * format with subnormals: the rounding on the subnormal grid too,
-         * with the same draw, used in step 4 if u is tiny (and so every
-         * decision the draw can reach is in sr_lastup, whatever this draw
-         * gave). Without subnormals a tiny u gives the smallest value. */
-        if (F->has_zero && mpfr_cmpabs(r->w, r->minnorm) < 0) {
-            int up;
-            sub_inex = sr_at(r, r->emin_sub - 1, sticky, r->r, &up);
+        /* e8m0: a negative result takes its draw, which decides nothing
+         * (NaN below) */
+        if (!sign || F->is_signed) {
+            inex = sr_at(r, mpfr_get_exp(r->w) - p, sticky, u, &away);
+            /* below the min normal (|w| < 2^emin iff the exact |x| is), in a
+             * format with subnormals: the rounding on the subnormal grid too,
+             * with the same draw, used in step 4 if u is tiny (and so every
+             * decision the draw can reach is in sr_lastup, whatever this draw
+             * gave). Without subnormals a tiny u gives the smallest value. */
+            if (F->has_zero && mpfr_cmpabs(r->w, r->minnorm) < 0) {
+                int up;
+                sub_inex = sr_at(r, r->emin_sub - 1, sticky, r->r, &up);
+            }
         }
     } else if (r->round == FPEMU_RNA) {
         t = eval(r, r->y, MPFR_RNDZ); /* y = x truncated to p + 1 bits */
