@@ -34,6 +34,15 @@ float scaling_current_scale(const scaling_current_opts *o, float amax, double fm
     return s;
 }
 
+float scaling_msamp_scale(float amax, double fmt_max, float prev) {
+    if (!(amax > 0) || isinf(amax)) return prev; /* torch.where(amax > 0 & isfinite(amax), sf, scale) */
+    float q = (float)fmt_max / amax;
+    float e = floorf((float)log2((double)q)); /* q = inf (amax tiny): e = inf */
+    float a = fabsf(e);
+    float sf = a >= 128 ? INFINITY : ldexpf(1.0f, (int)a); /* round(pow(2, |e|)) in f32 */
+    return e < 0 ? 1.0f / sf : sf;
+}
+
 float scaling_amax_f32(const float *x, size_t n, size_t stride) {
     float m = 0;
     for (size_t i = 0; i < n; i++) {

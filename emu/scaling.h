@@ -38,6 +38,17 @@ void scaling_current_opts_torchao(scaling_current_opts *o);
  * amax 0, inf or NaN -> 1 (TE). */
 float scaling_current_scale(const scaling_current_opts *o, float amax, double fmt_max);
 
+/* MS-AMP's scale (ScalingMeta.compute_scaling_factor, margin 0), for every
+ * ScalingTensor cast (fp8 GEMM inputs, fp8 weight gradients and moments,
+ * scaled f16 weights and moments): 2^e with e = floor(log2(fl32(fmt_max /
+ * amax))), the quotient an f32 division and its log2 correctly rounded to
+ * f32 (CUDA's log2f is within 1 ulp of that); |e| >= 128 gives 2^|e| = inf
+ * (then 1/inf = 0 for e < 0), as torch.pow in f32. amax 0, NaN or inf keeps
+ * prev (the tensor's previous scale). Unlike the rule above, a quotient just
+ * below a power of two whose log2 rounds up to it scales amax a few ulps
+ * past fmt_max, where the saturating cast clamps it. */
+float scaling_msamp_scale(float amax, double fmt_max, float prev);
+
 /* max |x| over finite elements (NaN/inf make the result NaN/inf, so the
  * scale rule above falls back to 1). Strided: x[i * stride], n elements. */
 float scaling_amax_f32(const float *x, size_t n, size_t stride);

@@ -135,5 +135,24 @@ int main(void) {
     ok(scaling_block_decode_scale(0, 448, 1e-4f, 0) == 1e-4f / 448, "blockwise amax clamped to eps");
     ok(scaling_block_encode_scale(3, 448, 1e-4f, 1) == 128 && scaling_block_decode_scale(3, 448, 1e-4f, 1) == 1.0f / 128,
        "blockwise pow2: encode rounded down, decode its inverse");
+    /* ---- MS-AMP (compute_scaling_factor) ---- */
+    ok(scaling_msamp_scale(2, 448, 1) == 128, "msamp: 2^floor(log2(448/2)) = 128");
+    ok(scaling_msamp_scale(448, 448, 1) == 1, "msamp: amax = fmt_max gives 1");
+    ok(scaling_msamp_scale(500, 448, 1) == 0.5f, "msamp: amax above fmt_max: 2^-1");
+    ok(scaling_msamp_scale(1e-30f, 448, 1) == ldexpf(1, 108), "msamp: log2(448/1e-30) = 108.46");
+    ok(scaling_msamp_scale(1e6f, 57344, 1) == ldexpf(1, -5), "msamp e5m2: log2(57344/1e6) = -4.12 -> 2^-5");
+    ok(scaling_msamp_scale(0, 448, 4) == 4 && scaling_msamp_scale(NAN, 448, 4) == 4 &&
+           scaling_msamp_scale(INFINITY, 448, 4) == 4,
+       "msamp: amax 0, NaN or inf keeps the previous scale");
+    ok(isinf(scaling_msamp_scale(1e-38f, 65504, 1)), "msamp: fmt_max / amax overflows f32: scale inf (torch.pow)");
+    {
+        /* q = fl32(448 / amax) one ulp below 256: log2 q = 8 - 8.6e-8 rounds
+         * to 8 in f32, so the scale is 256 and amax * 256 exceeds 448; one ulp
+         * below 2, log2 q = 1 - 8.6e-8 rounds below 1 and the scale is 1 */
+        float a8 = 448.0f / nextafterf(256, 0), a1 = 448.0f / nextafterf(2, 0);
+        ok(448.0f / a8 < 256 && scaling_msamp_scale(a8, 448, 1) == 256 && a8 * 256 > 448,
+           "msamp: log2 of a quotient just below 2^8 rounds up to 8 (scale 256, amax scaled past 448)");
+        ok(448.0f / a1 < 2 && scaling_msamp_scale(a1, 448, 1) == 1, "msamp: just below 2^1 stays below (scale 1)");
+    }
     return done_testing();
 }
