@@ -13,6 +13,7 @@
 #include <string.h>
 #include "train_internal.h"
 #include "gemm_backend.h"
+#include "scaling.h"
 
 /* ---- the GEMM ---------------------------------------------------------------- */
 
@@ -212,8 +213,15 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             if (rec == RECIPE_MX) {
                 int e = mx_exponent(r, amax, fmt);
                 s = ldexp(1.0, -e); dq = ldexp(1.0, e);
+            } else if (rec == RECIPE_BLOCKWISE) {
+                /* DeepGEMM's reference casts: amax clamped at 1e-4, elements
+                 * cast(x * fl32(448 / amax)), decode factor fl32(amax / 448)
+                 * (emu/scaling.c, as the library's blockwise GEMM) */
+                float a = (float)amax;
+                s = scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
+                dq = scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
             } else {
-                float sf = current_scale(amax, fmt, rec == RECIPE_ROWWISE ? r->cfg.power_2_scale : 0);
+                float sf = current_scale(amax, fmt, r->cfg.power_2_scale);
                 s = sf; dq = (double)(1.0f / sf);
             }
             for (int i = r0; i < r1; i++) {

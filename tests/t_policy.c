@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gemm.h"
 #include "tap.h"
 #include "train_internal.h"
 
@@ -148,6 +149,60 @@ int main(void) {
         int r2 = trn_settings_check(&s, e2, sizeof e2);
         ok(r1 && strstr(e1, "must divide block_size") && r2 && strstr(e2, "MX blocks are 32"),
            "promotion_interval 48 with block_size 128 and mxfp8 block_size 16 are refused ('%s'; '%s')", e1, e2);
+    }
+    {
+        /* fp8-blockwise's Linear forward is the library's blockwise GEMM
+         * (emu/gemm.h, DeepGEMM's casts: amax clamped at 1e-4, encode
+         * fl32(448 / amax), decode fl32(amax / 448), f32 promotion per
+         * 128-block) bit for bit: an fc layer with K = 300 (two full 128
+         * blocks and a partial one), tiles of very different magnitudes, one
+         * below the 1e-4 clamp (its elements land on e4m3 subnormals) and one
+         * all zero; the layer's bias set to zero */
+        trn_settings s;
+        trn_settings_init(&s, "mlp-digits", "fp8-blockwise", err, sizeof err);
+        trn_settings_set(&s, "hidden", "300", err, sizeof err);
+        trn_run *r;
+        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        lin_state *lins[8];
+        int nl = trn__model_linears(r, lins, 8), li = 0;
+        while (li < nl && lins[li]->in <= 256) li++;
+        if (li == nl) bail("no Linear layer with K > 256");
+        lin_state *L = lins[li];
+        const int BT = 5, K = L->in, N = L->out;
+        if (L->b_off != (size_t)-1) memset(r->params + L->b_off, 0, (size_t)N * sizeof(double));
+        L->wq_valid = 0;
+        double *in = malloc((size_t)BT * K * sizeof *in), *out = malloc((size_t)BT * N * sizeof *out);
+        float *A = malloc((size_t)BT * K * sizeof *A), *W = malloc((size_t)N * K * sizeof *W), *D = malloc((size_t)BT * N * sizeof *D);
+        uint64_t z = seed;
+        for (int i = 0; i < BT * K; i++) {
+            int row = i / K, blk = (i % K) / 128;
+            double mag = row == 1 && blk == 0 ? 3e-9 : row == 2 && blk == 1 ? 0 : ldexp(1.0, (row * 7 + blk * 5) % 23 - 11);
+            z = fpemu_random64(z, (uint64_t)i);
+            double u = (double)(z >> 11) * 0x1p-53 * 2 - 1;
+            A[i] = (float)(u * mag);
+            fpemu_ctx c;
+            fpemu_ctx_init(&c);
+            fpemu_round_f32(fpemu_format_get("bf16", NULL, 0), &A[i], &A[i], 1, &c, NULL); /* bf16 activations */
+            in[i] = A[i];
+        }
+        for (int i = 0; i < N * K; i++) W[i] = (float)r->params[L->w_off + (size_t)i];
+        trn__linear_fwd(r, L, out, in, r->f_lo, BT, NULL);
+        gemm_config cfg;
+        if (gemm_config_init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err) ||
+            gemm_config_set_scaling(&cfg, "blockwise", err, sizeof err))
+            bail("%s", err);
+        cfg.nthreads = 1;
+        if (gemm_f32(&cfg, BT, N, K, A, K, 0, W, K, 1, NULL, N, D, N, NULL)) bail("gemm_f32 failed");
+        int same = 0, bad = -1;
+        for (int i = 0; i < BT * N; i++) {
+            if ((double)D[i] == out[i]) same++;
+            else if (bad < 0) bad = i;
+        }
+        ok(same == BT * N, "fp8-blockwise Linear (K = %d, N = %d) equals the library's blockwise GEMM: %d of %d outputs", K, N,
+           same, BT * N);
+        if (bad >= 0) diag("output %d: trainer %.9g, library %.9g", bad, out[bad], (double)D[bad]);
+        free(in); free(out); free(A); free(W); free(D);
+        trn_close(r);
     }
     return done_testing();
 }
