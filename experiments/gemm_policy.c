@@ -182,6 +182,13 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
         } else if (rec == RECIPE_DELAYED) {
             s = ds->scale;
             if (r->tel_on && !r->in_eval && (amax > ds->cur_amax || isnan(amax))) ds->cur_amax = amax;
+        } else if (r->pol->msamp) {
+            /* MS-AMP: torch's max propagates a NaN; amax 0, NaN or inf keeps
+             * the operand's previous scale, which its ScalingMeta holds */
+            double am = amax;
+            for (size_t i = 0; i < n && !isnan(am); i++) if (isnan(x[i])) am = NAN;
+            s = scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
+            ds->scale = s;
         } else {
             s = current_scale(amax, fmt, r->cfg.power_2_scale);
         }

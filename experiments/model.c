@@ -227,7 +227,9 @@ void trn__model_init_params(trn_run *r) {
     }
     int save = r->tel_on;
     r->tel_on = 0;
-    trn__round(r, -1, CLS_PARAM, r->f_param, r->params, r->nparams);
+    if (!r->pol->msamp) trn__round(r, -1, CLS_PARAM, r->f_param, r->params, r->nparams);
+    else
+        for (int p = 0; p < m->np; p++) trn__param_round(r, -1, m->pd[p].off, m->pd[p].n);
     r->tel_on = save;
     /* Linear states need the run's settings */
     if (m->kind == M_TRANSFORMER) {

@@ -7,17 +7,25 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "scaling.h"
 #include "train_internal.h"
 
-static float cur_scale(double amax, const fpemu_format *f) {
-    if (!(amax > 0) || !isfinite(amax)) return 1.0f;
-    float s = (float)(f->max_finite / amax);
-    return isinf(s) ? FLT_MAX : s;
+/* Is the parameter at off a Linear layer's weight (what MS-AMP's
+ * LinearReplacer turns into a ScalingParameter)? */
+static int linear_weight(trn_run *r, size_t off) {
+    lin_state *lins[256];
+    int nl = trn__model_linears(r, lins, 256);
+    for (int i = 0; i < nl; i++)
+        if (lins[i]->w_off == off) return 1;
+    return 0;
 }
 
-/* x (n values) -> fmt with a per-tensor current scale, back to the f64
- * (dequantised) values: a ScalingTensor of MS-AMP. Returns 1 if a value
- * was inf or NaN before the (saturating) cast. */
+/* x (n values) -> fmt with MS-AMP's per-tensor power-of-two scale, back to
+ * the f64 (dequantised, exact) values: a ScalingTensor cast and its
+ * float(). Returns 1 if a value was inf or NaN before the (saturating) cast.
+ * The scale comes from the finite values' amax: a tensor with an inf or NaN
+ * (MS-AMP keeps the previous scale for it) only occurs on a step the scaler
+ * skips. */
 static int scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {
     double amax = 0;
     int nonfinite = 0;
@@ -25,15 +33,17 @@ static int scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, 
         if (!isfinite(x[i])) nonfinite = 1;
         else if (fabs(x[i]) > amax) amax = fabs(x[i]);
     }
-    float s = cur_scale(amax, fmt);
+    float s = scaling_msamp_scale((float)amax, fmt->max_finite, 1.0f);
     trn__round_scaled(r, layer, cls, fmt, x, n, s, 1, amax);
     float inv = 1.0f / s;
     for (size_t i = 0; i < n; i++) x[i] = (float)x[i] * inv;
     return nonfinite;
 }
 
-/* MS-AMP checks the gradients' amax, taken before the saturating fp8 cast,
- * for inf/NaN (msamp/common/utils: grad.meta.amax), so an infinite
+/* MS-AMP casts each Linear weight's gradient to e4m3 with its own scale
+ * (msamp/nn/functional.py: wgrad.cast(kfloat8_e4m3)); other gradients stay
+ * as computed. It checks the amax, taken before the saturating cast, for
+ * inf/NaN (msamp/common/utils/amp.py: grad.meta.amax), so an infinite
  * gradient still skips the step although its cast is finite. */
 int trn__grad_cast(trn_run *r) {
     if (!r->f_gw) return 0;
@@ -41,9 +51,17 @@ int trn__grad_cast(trn_run *r) {
     for (int p = 0; p < np; p++) {
         size_t off, n; int layer;
         trn__model_param(r, p, &off, &n, &layer);
-        nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
+        if (linear_weight(r, off)) nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
+        else
+            for (size_t i = 0; i < n; i++) nonfinite |= !isfinite(r->grads[off + i]);
     }
     return nonfinite;
+}
+
+void trn__param_round(trn_run *r, int layer, size_t off, size_t n) {
+    double *w = r->params + off;
+    if (r->pol->msamp && linear_weight(r, off)) scaled_cast(r, layer, CLS_PARAM, r->f_param, w, n);
+    else trn__round(r, layer, CLS_PARAM, r->f_param, w, n);
 }
 
 int trn__unscale_check(trn_run *r, float inv, double *norm) {
@@ -56,10 +74,18 @@ int trn__unscale_check(trn_run *r, float inv, double *norm) {
         if (!isfinite(g)) found = 1;
         ss += g * g;
     }
-    /* g * inv: one product, rounded to the gradients' format */
+    /* g * inv: one product, rounded to the gradients' format; MS-AMP's
+     * fp8 gradients are ScalingTensors, unscaled in f32 by their scale_inv
+     * (msamp/common/utils/amp.py: grad.mul_(inv_scale)) */
     int save = r->tel_on;
     r->tel_on = 0;
-    if (inv != 1.0f) trn__round(r, -1, CLS_GRAD_W, r->f_param, r->grads, r->nparams);
+    if (inv != 1.0f && !r->f_gw) trn__round(r, -1, CLS_GRAD_W, r->f_param, r->grads, r->nparams);
+    else if (inv != 1.0f)
+        for (int p = 0, np = trn__model_param_count(r); p < np; p++) {
+            size_t off, n; int layer;
+            trn__model_param(r, p, &off, &n, &layer);
+            trn__round(r, -1, CLS_GRAD_W, linear_weight(r, off) ? r->f_f32 : r->f_param, r->grads + off, n);
+        }
     r->tel_on = save;
     *norm = found ? (double)INFINITY : sqrt(ss);
     if (found) {
@@ -121,6 +147,6 @@ void trn__optim_step(trn_run *r) {
         if (r->pol->sr_update)
             trn__round_sr(r, layer, CLS_PARAM, r->f_param, w, n, (uint64_t)(t - 1) * r->nparams + off);
         else
-            trn__round(r, layer, CLS_PARAM, r->f_param, w, n);
+            trn__param_round(r, layer, off, n);
     }
 }

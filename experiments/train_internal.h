@@ -36,6 +36,9 @@ typedef struct pol_def {
     int sr_update;               /* stochastic rounding of the parameter update */
     const char *scaler;          /* default scaler */
     int int8_eval;               /* evaluation through quantize_dynamic int8 Linear layers */
+    int msamp;                   /* MS-AMP ScalingTensors: power-of-two scales (scaling_msamp_scale)
+                                  * for the GEMM inputs, gw, the scaled moments and the Linear
+                                  * weights (f16 with a scale); gw for Linear weights only */
     const char *doc;
 } pol_def;
 const pol_def *trn__policy_find(const char *name);
@@ -189,6 +192,9 @@ void trn__optim_step(trn_run *r);
 /* Unscale grads by inv (rounding to the grad format), returns 1 if any is inf/NaN. */
 int trn__unscale_check(trn_run *r, float inv, double *norm);
 int trn__grad_cast(trn_run *r); /* 1 if a gradient was inf or NaN before its fp8 cast */
+/* Round parameter values [off, off + n) to the parameters' format (MS-AMP:
+ * a Linear weight is an f16 ScalingTensor, cast with its own scale). */
+void trn__param_round(trn_run *r, int layer, size_t off, size_t n);
 
 /* ---- data (data.c) ---- */
 int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen);

@@ -22,6 +22,37 @@ static int representable(const fpemu_format *f, const double *x, size_t n, size_
     return 1;
 }
 
+/* MS-AMP's parameters: each Linear weight an f16 ScalingTensor (one
+ * power-of-two scale per tensor, the largest that keeps its amax within
+ * 65504, under which every value is an f16 value), every other parameter a
+ * plain f16 value. *scaled_only counts Linear weights that are not plain
+ * f16 values (below f16's normal range, where the scale keeps bits). */
+static int msamp_params_ok(trn_run *r, size_t *first_bad, long *scaled_only) {
+    lin_state *lins[64];
+    int nl = trn__model_linears(r, lins, 64);
+    *scaled_only = 0;
+    for (int p = 0; p < trn__model_param_count(r); p++) {
+        size_t off, n, bi;
+        int layer, lin = 0;
+        trn__model_param(r, p, &off, &n, &layer);
+        for (int i = 0; i < nl; i++) lin |= lins[i]->w_off == off;
+        if (!lin) {
+            if (!representable(r->f_param, r->params + off, n, &bi)) { *first_bad = off + bi; return 0; }
+            continue;
+        }
+        double amax = 0, *y = malloc(n * sizeof *y);
+        for (size_t i = 0; i < n; i++) amax = fmax(amax, fabs(r->params[off + i]));
+        int e;
+        frexp(65504.0 / amax, &e); /* 65504 / amax in [2^(e-1), 2^e) */
+        for (size_t i = 0; i < n; i++) y[i] = ldexp(r->params[off + i], e - 1);
+        int good = representable(r->f_param, y, n, &bi);
+        for (size_t i = 0; i < n; i++) *scaled_only += !representable(r->f_param, r->params + off + i, 1, &bi);
+        free(y);
+        if (!good) { *first_bad = off + bi; return 0; }
+    }
+    return 1;
+}
+
 /* The format of a (layer, class) row: want if one of its rows has it (a class
  * cast twice, as autocast's bf16 then the recipe's e4m3, has a row for each),
  * else the first row's, else "-". */
@@ -63,9 +94,18 @@ int main(void) {
             if (i == 2) {
                 /* formats after a few steps */
                 size_t bi = 0;
-                int okp = representable(r->f_param, r->params, r->nparams, &bi);
-                ok(okp, "%s: every parameter is a %s value%s", pol, r->f_param->name, okp ? "" : " (one is not)");
-                if (!okp) diag("param %zu = %.17g", bi, r->params[bi]);
+                if (d->msamp) {
+                    long scaled_only = 0;
+                    int okp = msamp_params_ok(r, &bi, &scaled_only);
+                    ok(okp && scaled_only > 0,
+                       "%s: Linear weights are f16 values times one power of two per tensor (%ld of them not plain f16 "
+                       "values), other parameters f16 values%s", pol, scaled_only, okp ? "" : " (one is not)");
+                    if (!okp) diag("param %zu = %.17g", bi, r->params[bi]);
+                } else {
+                    int okp = representable(r->f_param, r->params, r->nparams, &bi);
+                    ok(okp, "%s: every parameter is a %s value%s", pol, r->f_param->name, okp ? "" : " (one is not)");
+                    if (!okp) diag("param %zu = %.17g", bi, r->params[bi]);
+                }
                 if (!d->m_scaled) {
                     int okm = representable(r->f_m, r->opt_m, r->nparams, &bi) && representable(r->f_v, r->opt_v, r->nparams, &bi);
                     ok(okm, "%s: optimiser states are %s / %s values", pol, r->f_m->name, r->f_v->name);
@@ -101,6 +141,20 @@ int main(void) {
                     ok(nother == 0 && nlo == (trn__is_low(r->f_lo) && r->f_lo != r->f_param),
                        "%s: fc1 weight: %d %s row(s) (one where 16-bit weights are cast from wider parameters), %d others",
                        pol, nlo, r->f_lo->name, nother);
+                if (d->msamp) {
+                    /* MS-AMP: power-of-two scales; the weight gradient (only
+                     * the weight's: fc1 has 16 x 64 of them) cast to e4m3 */
+                    trn_tensor_rec g = {0};
+                    int ng = 0, e;
+                    for (int k = 0; k < trn_tensor_count(r); k++) {
+                        trn_tensor_get(r, k, &t);
+                        if (!strcmp(t.layer, "fc1") && !strcmp(t.cls, "grad_weight") && !strcmp(t.format, "e4m3")) g = t, ng++;
+                    }
+                    ok(frexp(w8.scale, &e) == 0.5 && ng == 1 && !strcmp(g.format, "e4m3") && g.n == 16 * 64 &&
+                           frexp(g.scale, &e) == 0.5,
+                       "%s: fc1 weight scale %g a power of two; %d e4m3 grad_weight row(s): %s, n %llu, scale %g", pol, w8.scale,
+                       ng, g.format ? g.format : "-", (unsigned long long)g.n, g.scale);
+                }
             }
         }
         double el, ea;
