@@ -472,7 +472,9 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
         quantise(r, L->layer, per_tensor ? -1 : CLS_ACT, &L->ds[ROLE_X], t2, q2, C, BT, fx, 0, &i2);
     }
     if (!mx) scaled_gemm(r, OC, C, BT, q1, &i1, q2, &i2, dW, fy, fx);
-    trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, dW, (size_t)OC * C);
+    /* the GEMM's output format; DeepSeek-V3's Wgrad GEMM writes f32
+     * weight gradients (its report, figure 6; DeepGEMM's wgrad kernels) */
+    if (rec != RECIPE_BLOCKWISE) trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, dW, (size_t)OC * C);
     trn__round(r, L->layer, CLS_GRAD_W, r->f_param, dW, (size_t)OC * C);
     free(i1.dq); free(i2.dq);
     if (L->b_off != (size_t)-1) {

@@ -141,6 +141,14 @@ int main(void) {
                     ok(nother == 0 && nlo == (trn__is_low(r->f_lo) && r->f_lo != r->f_param),
                        "%s: fc1 weight: %d %s row(s) (one where 16-bit weights are cast from wider parameters), %d others",
                        pol, nlo, r->f_lo->name, nother);
+                if (d->recipe == RECIPE_BLOCKWISE) {
+                    /* DeepSeek-V3's Wgrad GEMM writes f32 weight gradients: not rounded to bf16 */
+                    lin_state *l1[8];
+                    size_t b3;
+                    trn__model_linears(r, l1, 8);
+                    ok(!representable(r->f_lo, r->grads + l1[0]->w_off, (size_t)l1[0]->in * l1[0]->out, &b3),
+                       "%s: fc1's weight gradients are f32 (not all %s values)", pol, r->f_lo->name);
+                }
                 if (d->msamp) {
                     /* MS-AMP: power-of-two scales; the weight gradient (only
                      * the weight's: fc1 has 16 x 64 of them) cast to e4m3 */
