@@ -333,6 +333,20 @@ void trn__linear_free(lin_state *L) {
     for (int i = 0; i < ROLE_COUNT; i++) free(L->ds[i].hist);
 }
 
+/* A Linear the recipe leaves out (L->hp: the output head under fp8_head=0)
+ * runs as autocast does: for the call's duration the run's policy is its
+ * copy without the recipe. */
+typedef struct hp_scope { const pol_def *saved; pol_def plain; } hp_scope;
+static void hp_enter(trn_run *r, const lin_state *L, hp_scope *h) {
+    h->saved = r->pol;
+    if (!L->hp || r->pol->recipe == RECIPE_NONE) return;
+    h->plain = *r->pol;
+    h->plain.recipe = RECIPE_NONE;
+    h->plain.msamp = 0;
+    r->pol = &h->plain;
+}
+static void hp_leave(trn_run *r, const hp_scope *h) { r->pol = h->saved; }
+
 static const fpemu_format *gemm_fmt(trn_run *r, int role) {
     if (r->pol->recipe == RECIPE_NONE) return r->f_lo;
     return role == ROLE_DY ? r->f8_bwd : r->f8_fwd;
@@ -359,8 +373,8 @@ static void prepare_weights(trn_run *r, lin_state *L) {
     L->wq_valid = 1;
 }
 
-void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
-                     int BT, const fpemu_format *out_fmt) {
+static void linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
+                       int BT, const fpemu_format *out_fmt) {
     int C = L->in, OC = L->out;
     int first = !L->wq_valid;
     prepare_weights(r, L);
@@ -403,8 +417,8 @@ void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, co
     free(xq); free(ix.dq);
 }
 
-void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
-                     const double *in, int BT, const fpemu_format *out_fmt) {
+static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
+                       const double *in, int BT, const fpemu_format *out_fmt) {
     int C = L->in, OC = L->out;
     trn_recipe rec = r->pol->recipe;
     const fpemu_format *fx = gemm_fmt(r, ROLE_X), *fw = gemm_fmt(r, ROLE_W), *fy = gemm_fmt(r, ROLE_DY);
@@ -495,9 +509,25 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
     free(t1); free(t2); free(q1); free(q2);
 }
 
+void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
+                     int BT, const fpemu_format *out_fmt) {
+    hp_scope h;
+    hp_enter(r, L, &h);
+    linear_fwd(r, L, out, in, in_fmt, BT, out_fmt);
+    hp_leave(r, &h);
+}
+
+void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
+                     const double *in, int BT, const fpemu_format *out_fmt) {
+    hp_scope h;
+    hp_enter(r, L, &h);
+    linear_bwd(r, L, dinp, in_fmt, dout, in, BT, out_fmt);
+    hp_leave(r, &h);
+}
+
 void trn__linear_step_end(trn_run *r, lin_state *L) {
     L->wq_valid = 0;
-    if (r->pol->recipe != RECIPE_DELAYED) return;
+    if (r->pol->recipe != RECIPE_DELAYED || L->hp) return;
     const fpemu_format *fmts[ROLE_COUNT] = {r->f8_fwd, r->f8_fwd, r->f8_bwd};
     long hl = r->cfg.amax_history_len;
     for (int i = 0; i < ROLE_COUNT; i++) {

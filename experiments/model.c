@@ -243,11 +243,13 @@ void trn__model_init_params(trn_run *r) {
             }
         }
         if (!m->head.wq) trn__linear_init(r, &m->head, m->head.layer, m->C, m->V, m->head.w_off, m->head.b_off);
+        m->head.hp = !r->cfg.fp8_head;
     } else {
         for (int i = 0; i < m->nlin; i++)
             if (!m->lins[i].wq)
                 trn__linear_init(r, &m->lins[i], m->lins[i].layer, m->dims[i], m->dims[i + 1], m->lins[i].w_off,
                                  m->lins[i].b_off);
+        m->lins[m->nlin - 1].hp = !r->cfg.fp8_head; /* the classifier is the MLP's output head */
     }
 }
 

@@ -98,6 +98,8 @@ static const key_def keys[] = {
     {"amax_history_len", K_LONG, OFF(amax_history_len), 1, 65536, NULL, "DelayedScaling amax_history_len"},
     {"amax_compute_algo", K_ENUM, OFF(amax_compute_algo), 0, 0, "max|most_recent", "DelayedScaling amax_compute_algo"},
     {"power_2_scale", K_BOOL, OFF(power_2_scale), 0, 1, NULL, "round scales down to powers of two"},
+    {"fp8_head", K_BOOL, OFF(fp8_head), 0, 1, NULL,
+     "fp8 policies: the output head (the last Linear) through the recipe; 0 keeps it in the autocast type (DeepSeek-V3)"},
     {"mx_scale_rule", K_ENUM, OFF(mx_scale_rule), 0, 0, "floor|rceil", "MX shared exponent rule (OCP floor, cuBLAS rceil)"},
     {"promotion_interval", K_LONG, OFF(promotion_interval), 0, 1e9, NULL,
      "blockwise: f32 promotion every N of K, N a divisor of block_size (0: once per block)"},
@@ -170,6 +172,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     snprintf(s->fp8_format, sizeof s->fp8_format, "%s", pol->fp8_format);
     s->margin = 0; s->amax_history_len = 1024; strcpy(s->amax_compute_algo, "max");
     s->power_2_scale = pol->recipe == RECIPE_ROWWISE;
+    s->fp8_head = pol->recipe != RECIPE_BLOCKWISE; /* DeepSeek-V3 keeps its output head in high precision */
     strcpy(s->mx_scale_rule, "floor");
     s->promotion_interval = 0; /* once per block of block_size (128): DeepGEMM */
     s->block_size = pol->recipe == RECIPE_MX ? 32 : 128;

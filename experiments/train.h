@@ -49,6 +49,7 @@ typedef struct trn_settings {
     long margin, amax_history_len;
     char amax_compute_algo[TRN_NAME_MAX]; /* max | most_recent */
     int power_2_scale;                /* round per-tensor/row scales down to powers of two */
+    int fp8_head;                     /* the output head (last Linear) through the fp8 recipe (0: autocast type) */
     char mx_scale_rule[TRN_NAME_MAX]; /* floor (OCP) | rceil (TE/cuBLAS) */
     long promotion_interval;          /* f32 promotion every N elements of K (blockwise) */
     long block_size;                  /* 1xN tiles (blockwise 128, mx 32) */

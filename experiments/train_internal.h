@@ -75,6 +75,7 @@ typedef struct lin_state {
     int wq_valid;
     double *bq;                /* bias cast to the output format */
     dscale ds[ROLE_COUNT];
+    int hp;                    /* left out of the fp8 recipe: runs in the autocast type (fp8_head=0) */
 } lin_state;
 
 typedef struct trn_model trn_model;

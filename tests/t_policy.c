@@ -213,6 +213,30 @@ int main(void) {
            "promotion_interval 48 with block_size 128 and mxfp8 block_size 16 are refused ('%s'; '%s')", e1, e2);
     }
     {
+        /* fp8-blockwise keeps the output head (the MLP's last Linear, the
+         * transformer's head) out of the recipe, in bf16 as autocast casts
+         * it (DeepSeek-V3); fp8_head=1 sends it through e4m3 like the rest */
+        const char *models[2][2] = {{"mlp-digits", "fc3"}, {"tiny-transformer", "head"}};
+        for (int mi = 0; mi < 2; mi++) {
+            const char *got[2], *first;
+            for (int fh = 0; fh < 2; fh++) {
+                trn_settings s;
+                trn_settings_init(&s, models[mi][0], "fp8-blockwise", err, sizeof err);
+                if (fh) trn_settings_set(&s, "fp8_head", "1", err, sizeof err);
+                trn_run *r;
+                if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+                trn_step_rec rec;
+                trn_step(r, &rec, err, sizeof err);
+                got[fh] = fmt_of(r, models[mi][1], "weight", "e4m3");
+                if (!fh) first = fmt_of(r, mi ? "h0.qkv" : "fc1", "weight", "e4m3");
+                trn_close(r);
+            }
+            ok(!strcmp(got[0], "bf16") && !strcmp(got[1], "e4m3") && !strcmp(first, "e4m3"),
+               "fp8-blockwise %s: head %s weights cast to %s (fp8_head=1: %s), the first Linear's to %s", models[mi][0],
+               models[mi][1], got[0], got[1], first);
+        }
+    }
+    {
         /* fp8-blockwise's Linear forward is the library's blockwise GEMM
          * (emu/gemm.h, DeepGEMM's casts: amax clamped at 1e-4, encode
          * fl32(448 / amax), decode fl32(amax / 448), f32 promotion per
