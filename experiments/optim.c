@@ -110,20 +110,36 @@ void trn__optim_step(trn_run *r) {
             for (size_t i = 0; i < n; i++) m[i] = m[i] + (g[i] - m[i]) * (1.0 - s->beta1); /* lerp */
             if (r->pol->m_scaled) scaled_cast(r, layer, CLS_OPT_M, r->f_m, m, n);
             else trn__round(r, layer, CLS_OPT_M, r->f_m, m, n);
-            for (size_t i = 0; i < n; i++) v[i] = v[i] * s->beta2 + (1.0 - s->beta2) * g[i] * g[i];
+            /* PyTorch's single-tensor AdamW rounds each tensor op to its
+             * tensor's format: with low-precision states, v.mul_(beta2)
+             * then .addcmul_(g, g, 1 - beta2); denom = sqrt(v), / bc2_sqrt,
+             * + eps (eps itself rounded: 1e-8 is 0 in f16, and 0/0 gives
+             * NaN, as on a GPU); param.mul_(1 - lr * wd) before addcdiv_.
+             * Each op is computed in f64 here (PyTorch: f32 opmath). */
+            int low = trn__is_low(r->f_v) && !r->pol->m_scaled;
+            if (low) {
+                for (size_t i = 0; i < n; i++) v[i] *= s->beta2;
+                trn__round(r, -1, CLS_OPT_V, r->f_v, v, n);
+                for (size_t i = 0; i < n; i++) v[i] += (1.0 - s->beta2) * g[i] * g[i];
+            } else {
+                for (size_t i = 0; i < n; i++) v[i] = v[i] * s->beta2 + (1.0 - s->beta2) * g[i] * g[i];
+            }
             if (r->pol->m_scaled) scaled_cast(r, layer, CLS_OPT_V, r->f_v, v, n);
             else trn__round(r, layer, CLS_OPT_V, r->f_v, v, n);
-            if (trn__is_low(r->f_v) && !r->pol->m_scaled) {
-                /* PyTorch's op order in the states' format: denom =
-                 * (sqrt(v) / bc2_sqrt) + eps, each rounded; eps itself is
-                 * rounded (1e-8 is 0 in f16: 0/0 gives NaN, as on a GPU) */
+            if (low) {
                 double eps = s->eps, *d = r->opt_d;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, &eps, 1);
-                for (size_t i = 0; i < n; i++) d[i] = sqrt(v[i]) / bc2_sqrt;
+                for (size_t i = 0; i < n; i++) d[i] = sqrt(v[i]);
+                trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
+                for (size_t i = 0; i < n; i++) d[i] /= bc2_sqrt;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
                 for (size_t i = 0; i < n; i++) d[i] += eps;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
-                for (size_t i = 0; i < n; i++) w[i] = w[i] * (1.0 - lr * wd) - step_size * (m[i] / d[i]);
+                if (wd != 0) {
+                    for (size_t i = 0; i < n; i++) w[i] *= 1.0 - lr * wd;
+                    trn__round(r, -1, CLS_PARAM, r->f_param, w, n);
+                }
+                for (size_t i = 0; i < n; i++) w[i] -= step_size * (m[i] / d[i]);
             } else {
                 for (size_t i = 0; i < n; i++) {
                     double denom = sqrt(v[i]) / bc2_sqrt + s->eps;

@@ -53,6 +53,15 @@ static int msamp_params_ok(trn_run *r, size_t *first_bad, long *scaled_only) {
     return 1;
 }
 
+/* x rounded to bf16 as the engine's casts take it (through f32, rne). */
+static double bf16r(double x) {
+    float a = (float)x, o;
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    fpemu_round_f32(fpemu_format_get("bf16", NULL, 0), &o, &a, 1, &c, NULL);
+    return o;
+}
+
 /* The format of a (layer, class) row: want if one of its rows has it (a class
  * cast twice, as autocast's bf16 then the recipe's e4m3, has a row for each),
  * else the first row's, else "-". */
@@ -211,6 +220,51 @@ int main(void) {
         int r2 = trn_settings_check(&s, e2, sizeof e2);
         ok(r1 && strstr(e1, "must divide block_size") && r2 && strstr(e2, "MX blocks are 32"),
            "promotion_interval 48 with block_size 128 and mxfp8 block_size 16 are refused ('%s'; '%s')", e1, e2);
+    }
+    {
+        /* AdamW with bf16 states (bf16-true, weight_decay 0.01) rounds after
+         * every tensor op as PyTorch's single-tensor AdamW: param.mul_(1 -
+         * lr wd); m.lerp_(g, 1 - beta1); v.mul_(beta2).addcmul_(g, g, 1 -
+         * beta2); denom = (v.sqrt() / bc2_sqrt).add_(eps); param.addcdiv_(m,
+         * denom, -lr / bc1). Written out here for fc1's weight with its own
+         * roundings, from chosen values, against trn__optim_step */
+        trn_settings s;
+        trn_settings_init(&s, "mlp-digits", "bf16-true", err, sizeof err);
+        const char *kv[] = {"hidden", "16", "weight_decay", "0.01", "eps", "1e-4", NULL};
+        for (int i = 0; kv[i]; i += 2)
+            if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
+        trn_run *r;
+        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        size_t off, n;
+        int layer;
+        trn__model_param(r, 0, &off, &n, &layer);
+        double *w = malloc(n * sizeof *w), *m = malloc(n * sizeof *m), *v = malloc(n * sizeof *v), *g = malloc(n * sizeof *g);
+        uint64_t z = seed ^ 0xADA3;
+        for (size_t i = 0; i < n; i++) {
+            double u[4];
+            for (int k = 0; k < 4; k++) u[k] = (double)(fpemu_random64(z, 4 * i + k) >> 11) * 0x1p-53;
+            w[i] = bf16r(u[0] - 0.5); g[i] = bf16r((u[1] - 0.5) * ldexp(1, -(int)(i % 12)));
+            m[i] = bf16r((u[2] - 0.5) * 1e-2); v[i] = bf16r(u[3] * ldexp(1, -(int)(i % 20)));
+        }
+        memcpy(r->params + off, w, n * sizeof *w); memcpy(r->grads + off, g, n * sizeof *g);
+        memcpy(r->opt_m + off, m, n * sizeof *m); memcpy(r->opt_v + off, v, n * sizeof *v);
+        r->opt_step = 4; /* this step is t = 5 */
+        trn__optim_step(r);
+        double lr = s.lr, b1 = s.beta1, b2 = s.beta2, bc1 = 1 - pow(b1, 5), bc2s = sqrt(1 - pow(b2, 5)), eps = bf16r(1e-4);
+        size_t bad = n;
+        for (size_t i = 0; i < n && bad == n; i++) {
+            double wi = bf16r(w[i] * (1 - lr * 0.01));
+            double mi = bf16r(m[i] + (g[i] - m[i]) * (1 - b1));
+            double vi = bf16r(bf16r(v[i] * b2) + (1 - b2) * g[i] * g[i]);
+            double d = bf16r(bf16r(bf16r(sqrt(vi)) / bc2s) + eps);
+            wi = bf16r(wi - lr / bc1 * (mi / d));
+            if (wi != r->params[off + i] || mi != r->opt_m[off + i] || vi != r->opt_v[off + i]) bad = i;
+        }
+        ok(bad == n, "bf16-true AdamW (weight_decay 0.01): %zu parameters, moments and weights as PyTorch's per-op roundings%s", n,
+           bad == n ? "" : " (not all)");
+        if (bad < n) diag("element %zu: w %.9g m %.9g v %.9g", bad, r->params[off + bad], r->opt_m[off + bad], r->opt_v[off + bad]);
+        free(w); free(m); free(v); free(g);
+        trn_close(r);
     }
     {
         /* fp8-blockwise keeps the output head (the MLP's last Linear, the
