@@ -35,7 +35,11 @@ float scaling_current_scale(const scaling_current_opts *o, float amax, double fm
 }
 
 float scaling_msamp_scale(float amax, double fmt_max, float prev) {
-    if (!(amax > 0) || isinf(amax)) return prev; /* torch.where(amax > 0 & isfinite(amax), sf, scale) */
+    /* torch.where(amax > 0 & isfinite(amax), sf, scale), then where(exp <
+     * 0, 1/sf, sf): an infinite amax has exp = floor(log2(0)) = -inf, so it
+     * gives 1/scale; 0 (exp = +inf) and NaN (exp = NaN) give scale */
+    if (isinf(amax)) return 1.0f / prev;
+    if (!(amax > 0)) return prev;
     float q = (float)fmt_max / amax;
     float e = floorf((float)log2((double)q)); /* q = inf (amax tiny): e = inf */
     float a = fabsf(e);

@@ -43,8 +43,9 @@ float scaling_current_scale(const scaling_current_opts *o, float amax, double fm
  * scaled f16 weights and moments): 2^e with e = floor(log2(fl32(fmt_max /
  * amax))), the quotient an f32 division and its log2 correctly rounded to
  * f32 (CUDA's log2f is within 1 ulp of that); |e| >= 128 gives 2^|e| = inf
- * (then 1/inf = 0 for e < 0), as torch.pow in f32. amax 0, NaN or inf keeps
- * prev (the tensor's previous scale). Unlike the rule above, a quotient just
+ * (then 1/inf = 0 for e < 0), as torch.pow in f32. amax 0 or NaN keeps
+ * prev (the tensor's previous scale); amax inf gives 1/prev (its exponent
+ * is -inf, and the final where(exp < 0, 1/sf, sf) inverts the kept scale). Unlike the rule above, a quotient just
  * below a power of two whose log2 rounds up to it scales amax a few ulps
  * past fmt_max, where the saturating cast clamps it. */
 float scaling_msamp_scale(float amax, double fmt_max, float prev);

@@ -141,9 +141,10 @@ int main(void) {
     ok(scaling_msamp_scale(500, 448, 1) == 0.5f, "msamp: amax above fmt_max: 2^-1");
     ok(scaling_msamp_scale(1e-30f, 448, 1) == ldexpf(1, 108), "msamp: log2(448/1e-30) = 108.46");
     ok(scaling_msamp_scale(1e6f, 57344, 1) == ldexpf(1, -5), "msamp e5m2: log2(57344/1e6) = -4.12 -> 2^-5");
-    ok(scaling_msamp_scale(0, 448, 4) == 4 && scaling_msamp_scale(NAN, 448, 4) == 4 &&
-           scaling_msamp_scale(INFINITY, 448, 4) == 4,
-       "msamp: amax 0, NaN or inf keeps the previous scale");
+    ok(scaling_msamp_scale(0, 448, 4) == 4 && scaling_msamp_scale(NAN, 448, 4) == 4,
+       "msamp: amax 0 or NaN keeps the previous scale");
+    ok(scaling_msamp_scale(INFINITY, 448, 4) == 0.25f,
+       "msamp: amax inf gives 1/previous (exp = -inf: the kept scale is inverted)");
     ok(isinf(scaling_msamp_scale(1e-38f, 65504, 1)), "msamp: fmt_max / amax overflows f32: scale inf (torch.pow)");
     {
         /* q = fl32(448 / amax) one ulp below 256: log2 q = 8 - 8.6e-8 rounds
