@@ -628,17 +628,32 @@ void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *laye
     *off = r->model->pd[i].off; *n = r->model->pd[i].n; *layer = r->model->pd[i].layer;
 }
 
+int trn__model_is_linear_weight(const trn_run *r, size_t off) {
+    const trn_model *m = r->model;
+    if (m->kind == M_TRANSFORMER) {
+        for (int l = 0; l < m->NL; l++) {
+            const tblock *b = &m->blk[l];
+            if (b->qkv.w_off == off || b->proj.w_off == off || b->fc.w_off == off || b->fcproj.w_off == off) return 1;
+        }
+        return m->head.w_off == off;
+    }
+    for (int i = 0; i < m->nlin; i++)
+        if (m->lins[i].w_off == off) return 1;
+    return 0;
+}
+
 int trn__model_linears(trn_run *r, lin_state **out, int max) {
     trn_model *m = r->model;
     int n = 0;
+#define PUT(L) do { if (n < max) out[n] = (L); n++; } while (0)
     if (m->kind == M_TRANSFORMER) {
         for (int l = 0; l < m->NL; l++) {
-            lin_state *ls[4] = {&m->blk[l].qkv, &m->blk[l].proj, &m->blk[l].fc, &m->blk[l].fcproj};
-            for (int k = 0; k < 4; k++) if (n < max) out[n++] = ls[k];
+            PUT(&m->blk[l].qkv); PUT(&m->blk[l].proj); PUT(&m->blk[l].fc); PUT(&m->blk[l].fcproj);
         }
-        if (n < max) out[n++] = &m->head;
+        PUT(&m->head);
     } else {
-        for (int i = 0; i < m->nlin && n < max; i++) out[n++] = &m->lins[i];
+        for (int i = 0; i < m->nlin; i++) PUT(&m->lins[i]);
     }
+#undef PUT
     return n;
 }

@@ -51,7 +51,7 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
     r->grads = calloc(r->nparams, sizeof(double));
     r->opt_m = calloc(r->nparams, sizeof(double));
     r->opt_v = calloc(r->nparams, sizeof(double));
-    r->opt_d = calloc(r->nparams, sizeof(double));
+    r->opt_d = calloc(2 * r->nparams + 1, sizeof(double)); /* the optimiser's scratch: two values per parameter */
     r->recs = calloc((size_t)r->nlayers * TEL_PER_LAYER, sizeof *r->recs);
     if (!r->params || !r->grads || !r->opt_m || !r->opt_v || !r->opt_d || !r->recs) {
         snprintf(err, errlen, "out of memory");
@@ -157,14 +157,17 @@ void trn_tensor_get(const trn_run *r, int i, trn_tensor_rec *rec) { *rec = r->re
  * "end\n", then little-endian binary: seed, step, opt_step, nparams, the
  * parameters and both optimiser states (f64), the scaler, and every Linear's
  * delayed-scaling histories and scales. */
-typedef struct { unsigned char *p; size_t n, cap; } wbuf;
+typedef struct { unsigned char *p; size_t n, cap; int failed; } wbuf;
 
+/* Append n bytes; after a failed allocation the buffer is freed and every
+ * later put does nothing (b->p NULL), so no blob with a hole is returned. */
 static void wput(wbuf *b, const void *d, size_t n) {
+    if (b->failed) return;
     if (b->n + n > b->cap) {
         size_t nc = b->cap ? b->cap : 4096;
         while (nc < b->n + n) nc *= 2;
         unsigned char *np = realloc(b->p, nc);
-        if (!np) return;
+        if (!np) { free(b->p); b->p = NULL; b->failed = 1; return; }
         b->p = np; b->cap = nc;
     }
     memcpy(b->p + b->n, d, n);
@@ -193,13 +196,16 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     int64_t gt = r->scaler.growth_tracker;
     wput(&b, &sc, sizeof sc);
     wput(&b, &gt, sizeof gt);
-    lin_state *lins[256];
-    int nl = trn__model_linears((trn_run *)r, lins, 256);
+    int nl = trn__model_linears((trn_run *)r, NULL, 0);
+    lin_state **lins = malloc((size_t)nl * sizeof *lins);
+    if (!lins) { free(b.p); return -1; }
+    trn__model_linears((trn_run *)r, lins, nl);
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
             wput(&b, lins[i]->ds[k].hist, (size_t)r->cfg.amax_history_len * sizeof(double));
             wput(&b, &lins[i]->ds[k].scale, sizeof(float));
         }
+    free(lins);
     if (!b.p) return -1;
     *buf = b.p; *len = b.n;
     return 0;
@@ -247,11 +253,14 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
     if (trn_open(&r, &s, u[0], err, errlen)) return -1;
     size_t np = r->nparams;
     size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t);
-    lin_state *lins[256];
-    int nl = trn__model_linears(r, lins, 256);
+    int nl = trn__model_linears(r, NULL, 0);
+    lin_state **lins = malloc((size_t)nl * sizeof *lins);
+    if (!lins) { snprintf(err, errlen, "out of memory"); trn_close(r); return -1; }
+    trn__model_linears(r, lins, nl);
     need += (size_t)nl * ROLE_COUNT * ((size_t)s.amax_history_len * sizeof(double) + sizeof(float));
     if (u[3] != np || len - pos != need) {
         snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu)", len - pos, need);
+        free(lins);
         trn_close(r);
         return -1;
     }
@@ -273,6 +282,7 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
             memcpy(&lins[i]->ds[k].scale, buf + pos, sizeof(float));
             pos += sizeof(float);
         }
+    free(lins);
     *out = r;
     return 0;
 }

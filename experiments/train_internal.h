@@ -184,8 +184,12 @@ int trn__model_eval(trn_run *r, double *loss, double *acc);
 void trn__model_step_end(trn_run *r);
 int trn__model_param_count(const trn_run *r);
 void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *layer);
-/* Every Linear layer of the model, in a fixed order (checkpoints). */
+/* Every Linear layer of the model, in a fixed order (checkpoints): the
+ * first max of them in out (out may be NULL when max is 0); returns how
+ * many there are (4 x depth + 1 for the transformer, depth + 1 for an MLP). */
 int trn__model_linears(trn_run *r, lin_state **out, int max);
+/* Is the parameter tensor at off a Linear layer's weight? */
+int trn__model_is_linear_weight(const trn_run *r, size_t off);
 /* Forward + backward on given inputs for tests: see t_layers. */
 
 /* ---- optimiser (optim.c) ---- */
