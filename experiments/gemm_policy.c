@@ -162,7 +162,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
                      const fpemu_format *fmt, int weight_blocks, qinfo *qi) {
     trn_recipe rec = r->pol->recipe;
     size_t n = (size_t)rows * K;
-    int save_tel = r->tel_on;
+    int save_tel = r->tel_on, recompute = cls < 0;
     if (cls < 0) { r->tel_on = 0; cls = 0; }
     memcpy(q, x, n * sizeof *q);
     qi->rows = rows; qi->K = K;
@@ -183,12 +183,19 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             s = ds->scale;
             if (r->tel_on && !r->in_eval && (amax > ds->cur_amax || isnan(amax))) ds->cur_amax = amax;
         } else if (r->pol->msamp) {
-            /* MS-AMP: torch's max propagates a NaN; amax 0, NaN or inf keeps
-             * the operand's previous scale, which its ScalingMeta holds */
-            double am = amax;
-            for (size_t i = 0; i < n && !isnan(am); i++) if (isnan(x[i])) am = NAN;
-            s = scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
-            ds->scale = s;
+            /* MS-AMP: torch's max propagates a NaN; amax 0 or NaN keeps the
+             * operand's previous scale, which its ScalingMeta holds (inf
+             * inverts it). MS-AMP casts each operand once and keeps the
+             * fp8 tensor for the backward: a recomputation here takes the
+             * scale the cast used. */
+            if (recompute) {
+                s = ds->scale;
+            } else {
+                double am = amax;
+                for (size_t i = 0; i < n && !isnan(am); i++) if (isnan(x[i])) am = NAN;
+                s = scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
+                ds->scale = s;
+            }
         } else {
             s = current_scale(amax, fmt, r->cfg.power_2_scale);
         }

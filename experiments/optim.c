@@ -10,16 +10,6 @@
 #include "scaling.h"
 #include "train_internal.h"
 
-/* Is the parameter at off a Linear layer's weight (what MS-AMP's
- * LinearReplacer turns into a ScalingParameter)? */
-static int linear_weight(trn_run *r, size_t off) {
-    lin_state *lins[256];
-    int nl = trn__model_linears(r, lins, 256);
-    for (int i = 0; i < nl; i++)
-        if (lins[i]->w_off == off) return 1;
-    return 0;
-}
-
 /* x (n values) -> fmt with MS-AMP's per-tensor power-of-two scale, back to
  * the f64 (dequantised, exact) values: a ScalingTensor cast and its
  * float(). Returns 1 if a value was inf or NaN before the (saturating) cast.
@@ -51,7 +41,7 @@ int trn__grad_cast(trn_run *r) {
     for (int p = 0; p < np; p++) {
         size_t off, n; int layer;
         trn__model_param(r, p, &off, &n, &layer);
-        if (linear_weight(r, off)) nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
+        if (trn__model_is_linear_weight(r, off)) nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
         else
             for (size_t i = 0; i < n; i++) nonfinite |= !isfinite(r->grads[off + i]);
     }
@@ -60,7 +50,7 @@ int trn__grad_cast(trn_run *r) {
 
 void trn__param_round(trn_run *r, int layer, size_t off, size_t n) {
     double *w = r->params + off;
-    if (r->pol->msamp && linear_weight(r, off)) scaled_cast(r, layer, CLS_PARAM, r->f_param, w, n);
+    if (r->pol->msamp && trn__model_is_linear_weight(r, off)) scaled_cast(r, layer, CLS_PARAM, r->f_param, w, n);
     else trn__round(r, layer, CLS_PARAM, r->f_param, w, n);
 }
 
@@ -84,7 +74,7 @@ int trn__unscale_check(trn_run *r, float inv, double *norm) {
         for (int p = 0, np = trn__model_param_count(r); p < np; p++) {
             size_t off, n; int layer;
             trn__model_param(r, p, &off, &n, &layer);
-            trn__round(r, -1, CLS_GRAD_W, linear_weight(r, off) ? r->f_f32 : r->f_param, r->grads + off, n);
+            trn__round(r, -1, CLS_GRAD_W, trn__model_is_linear_weight(r, off) ? r->f_f32 : r->f_param, r->grads + off, n);
         }
     r->tel_on = save;
     *norm = found ? (double)INFINITY : sqrt(ss);
@@ -107,43 +97,62 @@ void trn__optim_step(trn_run *r) {
         trn__model_param(r, p, &off, &n, &layer);
         double *w = r->params + off, *g = r->grads + off, *m = r->opt_m + off, *v = r->opt_v + off;
         if (adam) {
+            /* Three ways to keep low-precision states:
+             * - per_op: parameters and states in one low-precision format
+             *   (bf16-true, 16-true, transformer-engine): PyTorch's AdamW
+             *   rounds each tensor op to its tensor's format:
+             *   param.mul_(1 - lr*wd), m.lerp_(g, 1-beta1), v.mul_(beta2)
+             *   then .addcmul_(g, g, 1-beta2), denom = sqrt(v), / bc2_sqrt
+             *   (foreach's true division, the CUDA default), + eps (a
+             *   Python scalar: fl32(eps), not rounded to the state format;
+             *   0 + 1e-8 is still 0 in f16, so 0/0 gives NaN as on a GPU),
+             *   then param.addcdiv_. Each op computed in f64 (PyTorch: f32
+             *   opmath).
+             * - hp_copy: low-precision states with a wider computation
+             *   (torchao's AdamW with bf16 states, bf16-true-sr; MS-AMP's
+             *   LBAdamW, msamp-o2; fp8-blockwise's bf16 moments under f32
+             *   master weights): the new moments are computed from the
+             *   stored ones, stored rounded (or as scaled tensors), and the
+             *   update uses the unrounded values ("keep high precision
+             *   copy for param update").
+             * - otherwise (f32 states): one f64 computation, each state
+             *   rounded once, the update from the stored values. */
+            int lowm = trn__is_low(r->f_m), lowv = trn__is_low(r->f_v);
+            int per_op = lowv && r->f_v == r->f_param && r->f_m == r->f_param && !r->pol->m_scaled && !r->pol->sr_update;
+            int hp_copy = !per_op && (lowm || lowv);
+            double *hm = r->opt_d + off, *hv = r->opt_d + r->nparams + off; /* hp_copy's unrounded moments */
+            if (per_op && wd != 0) {
+                for (size_t i = 0; i < n; i++) w[i] *= 1.0 - lr * wd;
+                trn__round(r, -1, CLS_PARAM, r->f_param, w, n);
+            }
             for (size_t i = 0; i < n; i++) m[i] = m[i] + (g[i] - m[i]) * (1.0 - s->beta1); /* lerp */
+            if (hp_copy) memcpy(hm, m, n * sizeof *m);
             if (r->pol->m_scaled) scaled_cast(r, layer, CLS_OPT_M, r->f_m, m, n);
             else trn__round(r, layer, CLS_OPT_M, r->f_m, m, n);
-            /* PyTorch's single-tensor AdamW rounds each tensor op to its
-             * tensor's format: with low-precision states, v.mul_(beta2)
-             * then .addcmul_(g, g, 1 - beta2); denom = sqrt(v), / bc2_sqrt,
-             * + eps (eps itself rounded: 1e-8 is 0 in f16, and 0/0 gives
-             * NaN, as on a GPU); param.mul_(1 - lr * wd) before addcdiv_.
-             * Each op is computed in f64 here (PyTorch: f32 opmath). */
-            int low = trn__is_low(r->f_v) && !r->pol->m_scaled;
-            if (low) {
+            if (per_op) {
                 for (size_t i = 0; i < n; i++) v[i] *= s->beta2;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, v, n);
                 for (size_t i = 0; i < n; i++) v[i] += (1.0 - s->beta2) * g[i] * g[i];
             } else {
                 for (size_t i = 0; i < n; i++) v[i] = v[i] * s->beta2 + (1.0 - s->beta2) * g[i] * g[i];
             }
+            if (hp_copy) memcpy(hv, v, n * sizeof *v);
             if (r->pol->m_scaled) scaled_cast(r, layer, CLS_OPT_V, r->f_v, v, n);
             else trn__round(r, layer, CLS_OPT_V, r->f_v, v, n);
-            if (low) {
-                double eps = s->eps, *d = r->opt_d;
-                trn__round(r, -1, CLS_OPT_V, r->f_v, &eps, 1);
+            if (per_op) {
+                double eps = (float)s->eps, *d = hm; /* hm is free here: a scratch */
                 for (size_t i = 0; i < n; i++) d[i] = sqrt(v[i]);
                 trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
                 for (size_t i = 0; i < n; i++) d[i] /= bc2_sqrt;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
                 for (size_t i = 0; i < n; i++) d[i] += eps;
                 trn__round(r, -1, CLS_OPT_V, r->f_v, d, n);
-                if (wd != 0) {
-                    for (size_t i = 0; i < n; i++) w[i] *= 1.0 - lr * wd;
-                    trn__round(r, -1, CLS_PARAM, r->f_param, w, n);
-                }
                 for (size_t i = 0; i < n; i++) w[i] -= step_size * (m[i] / d[i]);
             } else {
+                const double *um = hp_copy ? hm : m, *uv = hp_copy ? hv : v;
                 for (size_t i = 0; i < n; i++) {
-                    double denom = sqrt(v[i]) / bc2_sqrt + s->eps;
-                    w[i] = w[i] * (1.0 - lr * wd) - step_size * m[i] / denom;
+                    double denom = sqrt(uv[i]) / bc2_sqrt + s->eps;
+                    w[i] = w[i] * (1.0 - lr * wd) - step_size * um[i] / denom;
                 }
             }
         } else {

@@ -265,6 +265,11 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
                  s->block_size);
         return -1;
     }
+    if (pol->msamp && !s->fp8_head) {
+        snprintf(err, errlen, "fp8_head=0 with %s: MS-AMP converts every Linear layer, the head included (its weights, "
+                 "gradients and GEMMs are all scaled tensors)", pol->name);
+        return -1;
+    }
     if (!strcmp(s->model, "tiny-transformer")) {
         if (s->d_model % s->heads) {
             snprintf(err, errlen, "d_model (%ld) must be a multiple of heads (%ld)", s->d_model, s->heads);

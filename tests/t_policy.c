@@ -167,6 +167,25 @@ int main(void) {
                         trn_tensor_get(r, k, &t);
                         if (!strcmp(t.layer, "fc1") && !strcmp(t.cls, "grad_weight") && !strcmp(t.format, "e4m3")) g = t, ng++;
                     }
+                    /* the weight gradients after unscaling: e4m3 values times one power of two
+                     * (unscaled exactly, through the scale; deep-mlp below checks that this keeps
+                     * values f16 would not) */
+                    lin_state *l1[8];
+                    trn__model_linears(r, l1, 8);
+                    size_t ngw = (size_t)l1[0]->in * l1[0]->out, b4;
+                    const double *gw = r->grads + l1[0]->w_off;
+                    double gmax = 0;
+                    for (size_t k = 0; k < ngw; k++) gmax = fmax(gmax, fabs(gw[k]));
+                    int ge;
+                    frexp(448 / gmax, &ge);
+                    double *gs = malloc(ngw * sizeof *gs);
+                    for (size_t k = 0; k < ngw; k++) gs[k] = ldexp(gw[k], ge - 1);
+                    int e4 = gmax > 0 && representable(fpemu_format_get("e4m3", NULL, 0), gs, ngw, &b4);
+                    size_t not16 = 0;
+                    for (size_t k = 0; k < ngw; k++) not16 += !representable(r->f_param, gw + k, 1, &b4);
+                    free(gs);
+                    ok(e4, "%s: fc1's unscaled weight gradients are e4m3 values times 2^%d (%s; %zu of %zu not f16 values)",
+                       pol, ge - 1, e4 ? "all" : "not all", not16, ngw);
                     ok(frexp(w8.scale, &e) == 0.5 && ng == 1 && !strcmp(g.format, "e4m3") && g.n == 16 * 64 &&
                            frexp(g.scale, &e) == 0.5,
                        "%s: fc1 weight scale %g a power of two; %d e4m3 grad_weight row(s): %s, n %llu, scale %g", pol, w8.scale,
@@ -220,17 +239,96 @@ int main(void) {
         int r2 = trn_settings_check(&s, e2, sizeof e2);
         ok(r1 && strstr(e1, "must divide block_size") && r2 && strstr(e2, "MX blocks are 32"),
            "promotion_interval 48 with block_size 128 and mxfp8 block_size 16 are refused ('%s'; '%s')", e1, e2);
+        char e3[256] = "";
+        trn_settings_init(&s, "mlp-digits", "msamp-o2", err, sizeof err);
+        trn_settings_set(&s, "fp8_head", "0", err, sizeof err);
+        int r3 = trn_settings_check(&s, e3, sizeof e3);
+        ok(r3 && strstr(e3, "MS-AMP converts every Linear"), "msamp-o2 with fp8_head=0 is refused ('%s')", e3);
     }
     {
-        /* AdamW with bf16 states (bf16-true, weight_decay 0.01) rounds after
-         * every tensor op as PyTorch's single-tensor AdamW: param.mul_(1 -
-         * lr wd); m.lerp_(g, 1 - beta1); v.mul_(beta2).addcmul_(g, g, 1 -
-         * beta2); denom = (v.sqrt() / bc2_sqrt).add_(eps); param.addcdiv_(m,
-         * denom, -lr / bc1). Written out here for fc1's weight with its own
-         * roundings, from chosen values, against trn__optim_step */
+        /* MS-AMP unscales a weight gradient through its scale, exactly
+         * (ScalingTensor.mul_ multiplies scale_inv): fc1's weight gradient
+         * and bias gradient set to the same loss-scaled values, then the
+         * fp8 cast and an unscale by 2^-27 that takes them below f16's
+         * subnormals: the weight's stay nonzero e4m3 values times a power
+         * of two, the bias's are rounded to f16 (zeros) */
         trn_settings s;
-        trn_settings_init(&s, "mlp-digits", "bf16-true", err, sizeof err);
-        const char *kv[] = {"hidden", "16", "weight_decay", "0.01", "eps", "1e-4", NULL};
+        trn_settings_init(&s, "mlp-digits", "msamp-o1", err, sizeof err);
+        trn_settings_set(&s, "hidden", "16", err, sizeof err);
+        trn_run *r;
+        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        lin_state *ls[8];
+        trn__model_linears(r, ls, 8);
+        size_t nw = (size_t)ls[0]->in * ls[0]->out, nb = (size_t)ls[0]->out, b6;
+        memset(r->grads, 0, r->nparams * sizeof *r->grads);
+        for (size_t k = 0; k < nw; k++) r->grads[ls[0]->w_off + k] = (double)(float)(((double)(k % 97) - 48) / 64);
+        for (size_t k = 0; k < nb; k++) r->grads[ls[0]->b_off + k] = (double)(float)(((double)(k % 97) - 48) / 64);
+        double norm;
+        int nonfinite = trn__grad_cast(r), found = trn__unscale_check(r, 0x1p-27f, &norm);
+        double *gs = malloc(nw * sizeof *gs);
+        size_t zero_w = 0, nonzero_b = 0;
+        for (size_t k = 0; k < nw; k++) {
+            gs[k] = ldexp(r->grads[ls[0]->w_off + k], 27 + 8); /* undo the unscale and MS-AMP's 2^floor(log2(448/0.75)) = 2^9 / 2 */
+            zero_w += r->grads[ls[0]->w_off + k] == 0 && (k % 97) != 48;
+        }
+        for (size_t k = 0; k < nb; k++) nonzero_b += r->grads[ls[0]->b_off + k] != 0;
+        int e4 = representable(fpemu_format_get("e4m3", NULL, 0), gs, nw, &b6);
+        free(gs);
+        ok(!nonfinite && !found && zero_w == 0 && e4 && nonzero_b == 0,
+           "msamp-o1: unscaled by 2^-27, fc1's weight gradients stay e4m3 values times 2^-35 (%zu became zero; %s), its bias "
+           "gradients are rounded to f16 (%zu nonzero)", zero_w, e4 ? "all on the grid" : "not all on the grid", nonzero_b);
+        trn_close(r);
+    }
+    {
+        /* A checkpoint keeps every Linear's scaling state: a 256-deep MLP
+         * has 257 Linear layers (the state blob held 256 of them before) */
+        trn_settings s;
+        trn_settings_init(&s, "deep-mlp", "fp8-delayed", err, sizeof err);
+        const char *kv[] = {"depth", "256", "hidden", "4", "batch_size", "4", "amax_history_len", "4", NULL};
+        for (int i = 0; kv[i]; i += 2)
+            if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
+        trn_run *r, *r2 = NULL;
+        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        trn_step_rec rec;
+        for (int i = 0; i < 2; i++) trn_step(r, &rec, err, sizeof err);
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        int saved = trn_state_save(r, &buf, &len), loaded = saved ? -1 : trn_state_load(&r2, buf, len, err, sizeof err);
+        int nl = trn__model_linears(r, NULL, 0), same = 0;
+        if (!loaded) {
+            lin_state **a = malloc((size_t)nl * sizeof *a), **b = malloc((size_t)nl * sizeof *b);
+            trn__model_linears(r, a, nl);
+            trn__model_linears(r2, b, nl);
+            for (int l = 0; l < nl; l++) {
+                int eq = 1;
+                for (int k = 0; k < ROLE_COUNT; k++)
+                    eq &= a[l]->ds[k].scale == b[l]->ds[k].scale && !memcmp(a[l]->ds[k].hist, b[l]->ds[k].hist, 4 * sizeof(double));
+                same += eq;
+            }
+            free(a); free(b);
+        }
+        ok(!saved && !loaded && nl == 257 && same == nl, "deep-mlp depth 256: %d Linear layers, %d with their scaling state "
+           "restored from a checkpoint", nl, same);
+        free(buf);
+        if (r2) trn_close(r2);
+        trn_close(r);
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        /* AdamW with bf16 states, one step of fc1's weight from chosen
+         * values (lr 0.01, weight_decay 1: the decay moves bf16 weights;
+         * every 7th v zero and others tiny, so eps matters), written out
+         * here against trn__optim_step.
+         * mode 0, bf16-true: PyTorch's AdamW rounds every tensor op to
+         * bf16: param.mul_(1 - lr wd); m.lerp_(g, 1 - beta1);
+         * v.mul_(beta2).addcmul_(g, g, 1 - beta2); denom = (v.sqrt() /
+         * bc2_sqrt).add_(eps) with eps an f32 scalar; param.addcdiv_(m,
+         * denom, -lr / bc1).
+         * mode 1, fp8-blockwise (f32 weights, bf16 moments): torchao's way:
+         * the new moments are stored rounded to bf16 and the update, one
+         * f32 rounding, uses them unrounded. */
+        trn_settings s;
+        trn_settings_init(&s, "mlp-digits", mode ? "fp8-blockwise" : "bf16-true", err, sizeof err);
+        const char *kv[] = {"hidden", "16", "lr", "0.01", "weight_decay", "1", "eps", "1e-4", NULL};
         for (int i = 0; kv[i]; i += 2)
             if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
         trn_run *r;
@@ -243,25 +341,40 @@ int main(void) {
         for (size_t i = 0; i < n; i++) {
             double u[4];
             for (int k = 0; k < 4; k++) u[k] = (double)(fpemu_random64(z, 4 * i + k) >> 11) * 0x1p-53;
-            w[i] = bf16r(u[0] - 0.5); g[i] = bf16r((u[1] - 0.5) * ldexp(1, -(int)(i % 12)));
-            m[i] = bf16r((u[2] - 0.5) * 1e-2); v[i] = bf16r(u[3] * ldexp(1, -(int)(i % 20)));
+            w[i] = mode ? (double)(float)(u[0] - 0.5) : bf16r(u[0] - 0.5);
+            g[i] = bf16r((u[1] - 0.5) * ldexp(1, -(int)(i % 12)));
+            m[i] = bf16r((u[2] - 0.5) * 1e-2);
+            v[i] = i % 7 == 0 ? 0 : bf16r(u[3] * ldexp(1, -(int)(i % 30)));
         }
         memcpy(r->params + off, w, n * sizeof *w); memcpy(r->grads + off, g, n * sizeof *g);
         memcpy(r->opt_m + off, m, n * sizeof *m); memcpy(r->opt_v + off, v, n * sizeof *v);
         r->opt_step = 4; /* this step is t = 5 */
         trn__optim_step(r);
-        double lr = s.lr, b1 = s.beta1, b2 = s.beta2, bc1 = 1 - pow(b1, 5), bc2s = sqrt(1 - pow(b2, 5)), eps = bf16r(1e-4);
-        size_t bad = n;
+        double lr = 0.01, wd = 1, b1 = s.beta1, b2 = s.beta2, bc1 = 1 - pow(b1, 5), bc2s = sqrt(1 - pow(b2, 5));
+        double eps = (float)1e-4;
+        size_t bad = n, decayed = 0;
         for (size_t i = 0; i < n && bad == n; i++) {
-            double wi = bf16r(w[i] * (1 - lr * 0.01));
-            double mi = bf16r(m[i] + (g[i] - m[i]) * (1 - b1));
-            double vi = bf16r(bf16r(v[i] * b2) + (1 - b2) * g[i] * g[i]);
-            double d = bf16r(bf16r(bf16r(sqrt(vi)) / bc2s) + eps);
-            wi = bf16r(wi - lr / bc1 * (mi / d));
+            double wi, mi, vi;
+            if (!mode) {
+                wi = bf16r(w[i] * (1 - lr * wd));
+                decayed += wi != w[i];
+                mi = bf16r(m[i] + (g[i] - m[i]) * (1 - b1));
+                vi = bf16r(bf16r(v[i] * b2) + (1 - b2) * g[i] * g[i]);
+                double d = bf16r(bf16r(bf16r(sqrt(vi)) / bc2s) + eps);
+                wi = bf16r(wi - lr / bc1 * (mi / d));
+            } else {
+                double hm = m[i] + (g[i] - m[i]) * (1 - b1), hv = v[i] * b2 + (1 - b2) * g[i] * g[i];
+                mi = bf16r(hm);
+                vi = bf16r(hv);
+                wi = (float)(w[i] * (1 - lr * wd) - lr / bc1 * hm / (sqrt(hv) / bc2s + 1e-4));
+                decayed += mi != hm || vi != hv;
+            }
             if (wi != r->params[off + i] || mi != r->opt_m[off + i] || vi != r->opt_v[off + i]) bad = i;
         }
-        ok(bad == n, "bf16-true AdamW (weight_decay 0.01): %zu parameters, moments and weights as PyTorch's per-op roundings%s", n,
-           bad == n ? "" : " (not all)");
+        ok(bad == n && decayed > n / 2,
+           "%s AdamW (lr 0.01, weight_decay 1, t = 5): %zu weights and moments as %s%s (%zu of them %s)",
+           mode ? "fp8-blockwise" : "bf16-true", n, mode ? "torchao's bf16-state AdamW" : "PyTorch's per-op bf16 roundings",
+           bad == n ? "" : " (not all)", decayed, mode ? "with moments that rounding changed" : "moved by the decay alone");
         if (bad < n) diag("element %zu: w %.9g m %.9g v %.9g", bad, r->params[off + bad], r->opt_m[off + bad], r->opt_v[off + bad]);
         free(w); free(m); free(v); free(g);
         trn_close(r);
