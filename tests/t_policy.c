@@ -385,7 +385,7 @@ int main(void) {
          * it (DeepSeek-V3); fp8_head=1 sends it through e4m3 like the rest */
         const char *models[2][2] = {{"mlp-digits", "fc3"}, {"tiny-transformer", "head"}};
         for (int mi = 0; mi < 2; mi++) {
-            const char *got[2], *first;
+            const char *got[2], *first = "-";
             for (int fh = 0; fh < 2; fh++) {
                 trn_settings s;
                 trn_settings_init(&s, models[mi][0], "fp8-blockwise", err, sizeof err);
