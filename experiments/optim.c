@@ -13,9 +13,10 @@
 /* x (n values) -> fmt with MS-AMP's per-tensor power-of-two scale, back to
  * the f64 (dequantised, exact) values: a ScalingTensor cast and its
  * float(). Returns 1 if a value was inf or NaN before the (saturating) cast.
- * The scale comes from the finite values' amax: a tensor with an inf or NaN
- * (MS-AMP keeps the previous scale for it) only occurs on a step the scaler
- * skips. */
+ * The scale comes from the finite values' amax (MS-AMP's would be 1/previous
+ * for an inf, the previous one for a NaN), and the previous scale is taken
+ * as 1: a tensor with an inf or NaN occurs only on a step the scaler skips,
+ * and an all-zero one casts to zeros whatever its scale. */
 static int scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n) {
     double amax = 0;
     int nonfinite = 0;
