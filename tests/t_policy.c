@@ -81,6 +81,20 @@ static void msamp_cast(const fpemu_format *f, double *x, size_t n) {
     }
 }
 
+/* A run of model under policy with the NULL-ended key/value pairs kv set
+ * (bails on any error); *out, if not NULL, receives its settings. */
+static trn_run *open_run(const char *model, const char *policy, const char *const *kv, uint64_t seed, trn_settings *out) {
+    trn_settings s;
+    char err[512];
+    if (trn_settings_init(&s, model, policy, err, sizeof err)) bail("%s", err);
+    for (int i = 0; kv && kv[i]; i += 2)
+        if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
+    trn_run *r;
+    if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s %s: %s", model, policy, err);
+    if (out) *out = s;
+    return r;
+}
+
 /* The format of a (layer, class) row: want if one of its rows has it (a class
  * cast twice, as autocast's bf16 then the recipe's e4m3, has a row for each),
  * else the first row's, else "-". */
@@ -227,13 +241,8 @@ int main(void) {
         uint64_t h[3];
         const char *promo[3] = {"0", "128", "32"};
         for (int k = 0; k < 3; k++) {
-            trn_settings s;
-            if (trn_settings_init(&s, "deep-mlp", "fp8-blockwise", err, sizeof err)) bail("%s", err);
             const char *kv[] = {"promotion_interval", promo[k], NULL};
-            for (int j = 0; kv[j]; j += 2)
-                if (trn_settings_set(&s, kv[j], kv[j + 1], err, sizeof err)) bail("%s", err);
-            trn_run *r;
-            if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+            trn_run *r = open_run("deep-mlp", "fp8-blockwise", kv, seed, NULL);
             trn_step_rec rec;
             for (int j = 0; j < 3; j++) trn_step(r, &rec, err, sizeof err);
             h[k] = 1469598103934665603u;
@@ -271,11 +280,8 @@ int main(void) {
          * fp8 cast and an unscale by 2^-27 that takes them below f16's
          * subnormals: the weight's stay nonzero e4m3 values times a power
          * of two, the bias's are rounded to f16 (zeros) */
-        trn_settings s;
-        trn_settings_init(&s, "mlp-digits", "msamp-o1", err, sizeof err);
-        trn_settings_set(&s, "hidden", "16", err, sizeof err);
-        trn_run *r;
-        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        const char *kv[] = {"hidden", "16", NULL};
+        trn_run *r = open_run("mlp-digits", "msamp-o1", kv, seed, NULL);
         lin_state *ls[8];
         trn__model_linears(r, ls, 8);
         size_t nw = (size_t)ls[0]->in * ls[0]->out, nb = (size_t)ls[0]->out, b6;
@@ -301,13 +307,8 @@ int main(void) {
     {
         /* A checkpoint keeps every Linear's scaling state: a 256-deep MLP
          * has 257 Linear layers (the state blob held 256 of them before) */
-        trn_settings s;
-        trn_settings_init(&s, "deep-mlp", "fp8-delayed", err, sizeof err);
         const char *kv[] = {"depth", "256", "hidden", "4", "batch_size", "4", "amax_history_len", "4", NULL};
-        for (int i = 0; kv[i]; i += 2)
-            if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
-        trn_run *r, *r2 = NULL;
-        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        trn_run *r = open_run("deep-mlp", "fp8-delayed", kv, seed, NULL), *r2 = NULL;
         trn_step_rec rec;
         for (int i = 0; i < 2; i++) trn_step(r, &rec, err, sizeof err);
         unsigned char *buf = NULL;
@@ -338,11 +339,8 @@ int main(void) {
          * scale the cast used. With an inf in the output gradient the cast's
          * scale is 1/previous (compute_scaling_factor); a second
          * computation would invert it back */
-        trn_settings s;
-        trn_settings_init(&s, "mlp-digits", "msamp-o1", err, sizeof err);
-        trn_settings_set(&s, "hidden", "16", err, sizeof err);
-        trn_run *r;
-        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        const char *kv[] = {"hidden", "16", NULL};
+        trn_run *r = open_run("mlp-digits", "msamp-o1", kv, seed, NULL);
         lin_state *ls[8];
         trn__model_linears(r, ls, 8);
         lin_state *L = ls[0];
@@ -379,12 +377,8 @@ int main(void) {
         static const char *const how[4] = {"PyTorch's per-op bf16 roundings", "torchao's bf16-state AdamW",
                                            "torchao's bf16-state AdamW with a stochastic weight", "MS-AMP's LBAdamW (O2)"};
         trn_settings s;
-        trn_settings_init(&s, "mlp-digits", pols[mode], err, sizeof err);
         const char *kv[] = {"hidden", "16", "lr", "0.01", "weight_decay", "1", "eps", "1e-4", NULL};
-        for (int i = 0; kv[i]; i += 2)
-            if (trn_settings_set(&s, kv[i], kv[i + 1], err, sizeof err)) bail("%s", err);
-        trn_run *r;
-        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        trn_run *r = open_run("mlp-digits", pols[mode], kv, seed, &s);
         size_t off, n;
         int layer;
         trn__model_param(r, 0, &off, &n, &layer);
@@ -457,11 +451,8 @@ int main(void) {
         for (int mi = 0; mi < 2; mi++) {
             const char *got[2], *first = "-";
             for (int fh = 0; fh < 2; fh++) {
-                trn_settings s;
-                trn_settings_init(&s, models[mi][0], "fp8-blockwise", err, sizeof err);
-                if (fh) trn_settings_set(&s, "fp8_head", "1", err, sizeof err);
-                trn_run *r;
-                if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+                const char *kv[] = {"fp8_head", "1", NULL};
+                trn_run *r = open_run(models[mi][0], "fp8-blockwise", fh ? kv : NULL, seed, NULL);
                 trn_step_rec rec;
                 trn_step(r, &rec, err, sizeof err);
                 got[fh] = fmt_of(r, models[mi][1], "weight", "e4m3");
@@ -481,11 +472,8 @@ int main(void) {
          * blocks and a partial one), tiles of very different magnitudes, one
          * below the 1e-4 clamp (its elements land on e4m3 subnormals) and one
          * all zero; the layer's bias set to zero */
-        trn_settings s;
-        trn_settings_init(&s, "mlp-digits", "fp8-blockwise", err, sizeof err);
-        trn_settings_set(&s, "hidden", "300", err, sizeof err);
-        trn_run *r;
-        if (trn_open(&r, &s, seed, err, sizeof err)) bail("%s", err);
+        const char *kv[] = {"hidden", "300", NULL};
+        trn_run *r = open_run("mlp-digits", "fp8-blockwise", kv, seed, NULL);
         lin_state *lins[8];
         int nl = trn__model_linears(r, lins, 8), li = 0;
         if (nl > 8) nl = 8;
