@@ -19,7 +19,12 @@
 enum { M_MLP = 0, M_TRANSFORMER = 1, M_DEEP = 2 };
 enum { INIT_UNIFORM_FANIN, INIT_NORMAL_GAIN, INIT_NORMAL, INIT_ZERO, INIT_ONE };
 
-typedef struct pdesc { size_t off, n; int layer, init, fan_in; double std; } pdesc;
+typedef struct pdesc {
+    size_t off, n;
+    int layer, init, fan_in;
+    double std;
+    int linear_w; /* a Linear layer's weight (set once the model is built) */
+} pdesc;
 
 typedef struct tblock {
     lin_state qkv, proj, fc, fcproj;
@@ -62,7 +67,7 @@ static double nrand(uint64_t seed, uint64_t i) {
 
 static size_t add_param(trn_model *m, size_t *off, size_t n, int layer, int init, int fan_in, double std) {
     m->pd = realloc(m->pd, (size_t)(m->np + 1) * sizeof *m->pd);
-    m->pd[m->np++] = (pdesc){*off, n, layer, init, fan_in, std};
+    m->pd[m->np++] = (pdesc){*off, n, layer, init, fan_in, std, 0};
     size_t o = *off;
     *off += n;
     return o;
@@ -188,6 +193,20 @@ static void tf_make_seq(const trn_model *m, const char *task, uint64_t seed, uin
     for (int t = 0; t < T; t++) tgt[t] = t >= n ? bb[t - n] : -1;
 }
 
+/* Is the parameter tensor at off a Linear layer's weight? */
+static int is_linear_weight(const trn_model *m, size_t off) {
+    if (m->kind == M_TRANSFORMER) {
+        for (int l = 0; l < m->NL; l++) {
+            const tblock *b = &m->blk[l];
+            if (b->qkv.w_off == off || b->proj.w_off == off || b->fc.w_off == off || b->fcproj.w_off == off) return 1;
+        }
+        return m->head.w_off == off;
+    }
+    for (int i = 0; i < m->nlin; i++)
+        if (m->lins[i].w_off == off) return 1;
+    return 0;
+}
+
 int trn__model_build(trn_run *r, char *err, size_t errlen) {
     trn_model *m = calloc(1, sizeof *m);
     r->model = m;
@@ -204,6 +223,7 @@ int trn__model_build(trn_run *r, char *err, size_t errlen) {
         m->kind = !strcmp(r->cfg.model, "deep-mlp") ? M_DEEP : M_MLP;
         if (mlp_build(r, m, err, errlen)) return -1;
     }
+    for (int p = 0; p < m->np; p++) m->pd[p].linear_w = is_linear_weight(m, m->pd[p].off);
     return 0;
 }
 
@@ -229,7 +249,7 @@ void trn__model_init_params(trn_run *r) {
     r->tel_on = 0;
     if (!r->pol->msamp) trn__round(r, -1, CLS_PARAM, r->f_param, r->params, r->nparams);
     else
-        for (int p = 0; p < m->np; p++) trn__param_round(r, -1, m->pd[p].off, m->pd[p].n);
+        for (int p = 0; p < m->np; p++) trn__param_round(r, p);
     r->tel_on = save;
     /* Linear states need the run's settings */
     if (m->kind == M_TRANSFORMER) {
@@ -628,19 +648,7 @@ void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *laye
     *off = r->model->pd[i].off; *n = r->model->pd[i].n; *layer = r->model->pd[i].layer;
 }
 
-int trn__model_is_linear_weight(const trn_run *r, size_t off) {
-    const trn_model *m = r->model;
-    if (m->kind == M_TRANSFORMER) {
-        for (int l = 0; l < m->NL; l++) {
-            const tblock *b = &m->blk[l];
-            if (b->qkv.w_off == off || b->proj.w_off == off || b->fc.w_off == off || b->fcproj.w_off == off) return 1;
-        }
-        return m->head.w_off == off;
-    }
-    for (int i = 0; i < m->nlin; i++)
-        if (m->lins[i].w_off == off) return 1;
-    return 0;
-}
+int trn__model_param_is_linear_weight(const trn_run *r, int i) { return r->model->pd[i].linear_w; }
 
 int trn__model_linears(trn_run *r, lin_state **out, int max) {
     trn_model *m = r->model;

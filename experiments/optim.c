@@ -42,16 +42,18 @@ int trn__grad_cast(trn_run *r) {
     for (int p = 0; p < np; p++) {
         size_t off, n; int layer;
         trn__model_param(r, p, &off, &n, &layer);
-        if (trn__model_is_linear_weight(r, off)) nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
+        if (trn__model_param_is_linear_weight(r, p)) nonfinite |= scaled_cast(r, layer, CLS_GRAD_W, r->f_gw, r->grads + off, n);
         else
             for (size_t i = 0; i < n; i++) nonfinite |= !isfinite(r->grads[off + i]);
     }
     return nonfinite;
 }
 
-void trn__param_round(trn_run *r, int layer, size_t off, size_t n) {
+void trn__param_round(trn_run *r, int p) {
+    size_t off, n; int layer;
+    trn__model_param(r, p, &off, &n, &layer);
     double *w = r->params + off;
-    if (r->pol->msamp && trn__model_is_linear_weight(r, off)) scaled_cast(r, layer, CLS_PARAM, r->f_param, w, n);
+    if (r->pol->msamp && trn__model_param_is_linear_weight(r, p)) scaled_cast(r, layer, CLS_PARAM, r->f_param, w, n);
     else trn__round(r, layer, CLS_PARAM, r->f_param, w, n);
 }
 
@@ -70,12 +72,12 @@ int trn__unscale_check(trn_run *r, float inv, double *norm) {
      * (msamp/common/utils/amp.py: grad.mul_(inv_scale)) */
     int save = r->tel_on;
     r->tel_on = 0;
-    if (inv != 1.0f && !r->f_gw) trn__round(r, -1, CLS_GRAD_W, r->f_param, r->grads, r->nparams);
-    else if (inv != 1.0f)
+    if (inv != 1.0f)
         for (int p = 0, np = trn__model_param_count(r); p < np; p++) {
             size_t off, n; int layer;
             trn__model_param(r, p, &off, &n, &layer);
-            trn__round(r, -1, CLS_GRAD_W, trn__model_is_linear_weight(r, off) ? r->f_f32 : r->f_param, r->grads + off, n);
+            int fp8 = r->f_gw && trn__model_param_is_linear_weight(r, p); /* trn__grad_cast cast it */
+            trn__round(r, -1, CLS_GRAD_W, fp8 ? r->f_f32 : r->f_param, r->grads + off, n);
         }
     r->tel_on = save;
     *norm = found ? (double)INFINITY : sqrt(ss);
@@ -173,6 +175,6 @@ void trn__optim_step(trn_run *r) {
         if (r->pol->sr_update)
             trn__round_sr(r, layer, CLS_PARAM, r->f_param, w, n, (uint64_t)(t - 1) * r->nparams + off);
         else
-            trn__param_round(r, layer, off, n);
+            trn__param_round(r, p);
     }
 }

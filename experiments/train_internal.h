@@ -188,8 +188,8 @@ void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *laye
  * first max of them in out (out may be NULL when max is 0); returns how
  * many there are (4 x depth + 1 for the transformer, depth + 1 for an MLP). */
 int trn__model_linears(trn_run *r, lin_state **out, int max);
-/* Is the parameter tensor at off a Linear layer's weight? */
-int trn__model_is_linear_weight(const trn_run *r, size_t off);
+/* Is parameter tensor i (as trn__model_param) a Linear layer's weight? */
+int trn__model_param_is_linear_weight(const trn_run *r, int i);
 /* Forward + backward on given inputs for tests: see t_layers. */
 
 /* ---- optimiser (optim.c) ---- */
@@ -197,9 +197,9 @@ void trn__optim_step(trn_run *r);
 /* Unscale grads by inv (rounding to the grad format), returns 1 if any is inf/NaN. */
 int trn__unscale_check(trn_run *r, float inv, double *norm);
 int trn__grad_cast(trn_run *r); /* 1 if a gradient was inf or NaN before its fp8 cast */
-/* Round parameter values [off, off + n) to the parameters' format (MS-AMP:
- * a Linear weight is an f16 ScalingTensor, cast with its own scale). */
-void trn__param_round(trn_run *r, int layer, size_t off, size_t n);
+/* Round parameter tensor p (as trn__model_param) to the parameters' format
+ * (MS-AMP: a Linear weight is an f16 ScalingTensor, cast with its own scale). */
+void trn__param_round(trn_run *r, int p);
 
 /* ---- data (data.c) ---- */
 int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen);
