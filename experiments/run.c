@@ -175,6 +175,15 @@ static void wput(wbuf *b, const void *d, size_t n) {
 }
 static void wstr(wbuf *b, const char *s) { wput(b, s, strlen(s)); }
 
+/* Every Linear layer of the model (*nl of them, in trn__model_linears'
+ * order), in an array the caller frees; NULL when out of memory. */
+static lin_state **all_linears(trn_run *r, int *nl) {
+    *nl = trn__model_linears(r, NULL, 0);
+    lin_state **lins = malloc((size_t)*nl * sizeof *lins + 1); /* + 1: never malloc(0) */
+    if (lins) trn__model_linears(r, lins, *nl);
+    return lins;
+}
+
 int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     wbuf b = {0};
     char line[512], val[256];
@@ -196,10 +205,9 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     int64_t gt = r->scaler.growth_tracker;
     wput(&b, &sc, sizeof sc);
     wput(&b, &gt, sizeof gt);
-    int nl = trn__model_linears((trn_run *)r, NULL, 0);
-    lin_state **lins = malloc((size_t)nl * sizeof *lins);
+    int nl;
+    lin_state **lins = all_linears((trn_run *)r, &nl);
     if (!lins) { free(b.p); return -1; }
-    trn__model_linears((trn_run *)r, lins, nl);
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
             wput(&b, lins[i]->ds[k].hist, (size_t)r->cfg.amax_history_len * sizeof(double));
@@ -253,10 +261,9 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
     if (trn_open(&r, &s, u[0], err, errlen)) return -1;
     size_t np = r->nparams;
     size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t);
-    int nl = trn__model_linears(r, NULL, 0);
-    lin_state **lins = malloc((size_t)nl * sizeof *lins);
+    int nl;
+    lin_state **lins = all_linears(r, &nl);
     if (!lins) { snprintf(err, errlen, "out of memory"); trn_close(r); return -1; }
-    trn__model_linears(r, lins, nl);
     need += (size_t)nl * ROLE_COUNT * ((size_t)s.amax_history_len * sizeof(double) + sizeof(float));
     if (u[3] != np || len - pos != need) {
         snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu)", len - pos, need);
