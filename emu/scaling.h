@@ -45,9 +45,10 @@ float scaling_current_scale(const scaling_current_opts *o, float amax, double fm
  * f32 (CUDA's log2f is within 1 ulp of that); |e| >= 128 gives 2^|e| = inf
  * (then 1/inf = 0 for e < 0), as torch.pow in f32. amax 0 or NaN keeps
  * prev (the tensor's previous scale); amax inf gives 1/prev (its exponent
- * is -inf, and the final where(exp < 0, 1/sf, sf) inverts the kept scale). Unlike the rule above, a quotient just
- * below a power of two whose log2 rounds up to it scales amax a few ulps
- * past fmt_max, where the saturating cast clamps it. */
+ * is -inf, and the final where(exp < 0, 1/sf, sf) inverts the kept
+ * scale). Unlike the rule above, a quotient just below a power of two
+ * whose log2 rounds up to it scales amax a few ulps past fmt_max, where
+ * the saturating cast clamps it. */
 float scaling_msamp_scale(float amax, double fmt_max, float prev);
 
 /* max |x| over finite elements (NaN/inf make the result NaN/inf, so the
