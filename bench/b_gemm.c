@@ -72,10 +72,10 @@ int main(int argc, char **argv) {
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             if (n > 512 && !cases[ci].big) continue;
             if (quick && ci > 1) continue;
-            gemm_config cfg;
+            fpemu_gemm_config cfg;
             char err[256];
-            if (gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err) ||
-                gemm_config_set_scaling(&cfg, cases[ci].recipe, err, sizeof err)) {
+            if (fpemu_gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, cases[ci].recipe, err, sizeof err)) {
                 fprintf(stderr, "b_gemm: %s\n", err);
                 return 1;
             }
@@ -85,11 +85,11 @@ int main(int argc, char **argv) {
                          !strcmp(cases[ci].recipe, "nvfp4");
             if (scalar) nn = 256;
             timing best = {1e30, 0};
-            gemm_stats st;
+            fpemu_gemm_stats st;
             for (int r = 0; r < (scalar ? 1 : reps); r++) {
                 double t0 = now(), c0 = cpu();
-                if (gemm_f32(&cfg, nn, nn, nn, A, nn, 0, B, nn, 0, NULL, nn, C, nn, &st)) {
-                    fprintf(stderr, "b_gemm: gemm_f32 failed\n");
+                if (fpemu_gemm_f32(&cfg, nn, nn, nn, A, nn, 0, B, nn, 0, NULL, nn, C, nn, &st)) {
+                    fprintf(stderr, "b_gemm: fpemu_gemm_f32 failed\n");
                     return 1;
                 }
                 double t = now() - t0, c = cpu() - c0;

@@ -79,11 +79,11 @@ int cmd_errk(int argc, char **argv) {
     if (kmin < 1 || kmax < kmin || kmax > (1u << 20)) return cli_error(sub, "need 1 <= kmin <= kmax <= 2^20");
     if (dots < 1 || dots > 100000) return cli_error(sub, "--dots must lie in [1, 100000]");
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
-    mma_model models[NCFG];
+    fpemu_mma_model models[NCFG];
     for (int c = 0; c < NCFG; c++) {
         char err[256];
         const fpemu_format *fi = fpemu_format_get(cfgs[c].input, NULL, 0);
-        if (mma_model_preset(&models[c], cfgs[c].model, fi, fi, f32, f32, err, sizeof err)) return cli_error(sub, "%s", err);
+        if (fpemu_mma_model_preset(&models[c], cfgs[c].model, fi, fi, f32, f32, err, sizeof err)) return cli_error(sub, "%s", err);
     }
     cli_atomic at;
     FILE *fp = stdout;
@@ -112,10 +112,10 @@ int cmd_errk(int argc, char **argv) {
                 ctx.sat = 1;
                 float sa = 1, sb = 1;
                 if (!strcmp(inputs[ii], "e4m3")) { /* per-tensor current scaling (TE) */
-                    scaling_current_opts o;
-                    scaling_current_opts_te(&o);
-                    sa = scaling_current_scale(&o, scaling_amax_f32(xa, n, 1), fi->max_finite);
-                    sb = scaling_current_scale(&o, scaling_amax_f32(xb, n, 1), fi->max_finite);
+                    fpemu_scaling_current_opts o;
+                    fpemu_scaling_current_opts_te(&o);
+                    sa = fpemu_scaling_current_scale(&o, fpemu_scaling_amax_f32(xa, n, 1), fi->max_finite);
+                    sb = fpemu_scaling_current_scale(&o, fpemu_scaling_amax_f32(xb, n, 1), fi->max_finite);
                 }
                 for (size_t i = 0; i < n; i++) {
                     A[i] = fpemu_from_float(fi, xa[i] * sa, &ctx);
@@ -125,7 +125,7 @@ int cmd_errk(int argc, char **argv) {
                     exact[d] = ref_dot_double(fi, fi, f32, A + d * K, B + d * K, (size_t)K, 0);
                 for (int c = 0; c < NCFG; c++) {
                     if (strcmp(cfgs[c].input, inputs[ii])) continue;
-                    const mma_model *m = &models[c];
+                    const fpemu_mma_model *m = &models[c];
                     double mx = 0, sum = 0;
                     size_t cnt = 0;
                     for (size_t d = 0; d < nd; d++) {
@@ -135,12 +135,12 @@ int cmd_errk(int argc, char **argv) {
                             float acc = 0;
                             for (size_t i0 = 0; i0 < K; i0 += (size_t)cfgs[c].promote) {
                                 size_t len = K - i0 < (size_t)cfgs[c].promote ? K - i0 : (size_t)cfgs[c].promote;
-                                float part = (float)fpemu_to_double(f32, mma_dot(m, a + i0, b + i0, len, 0, NULL));
+                                float part = (float)fpemu_to_double(f32, fpemu_mma_dot(m, a + i0, b + i0, len, 0, NULL));
                                 acc = fmaf(part, 1.0f, acc);
                             }
                             v = acc;
                         } else {
-                            v = fpemu_to_double(f32, mma_dot(m, a, b, (size_t)K, 0, NULL));
+                            v = fpemu_to_double(f32, fpemu_mma_dot(m, a, b, (size_t)K, 0, NULL));
                         }
                         if (exact[d] == 0 || !isfinite(exact[d])) continue;
                         double e = fabs(v - exact[d]) / fabs(exact[d]);

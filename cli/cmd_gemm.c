@@ -76,9 +76,9 @@ int cmd_gemm(int argc, char **argv) {
     if (!afmt) return cli_error(sub, "--afmt is required (the element format of A, e.g. e4m3)");
     if (!bfmt) bfmt = afmt;
     char err[512];
-    gemm_config cfg;
-    if (gemm_config_init(&cfg, model, afmt, bfmt, err, sizeof err)) return cli_error(sub, "%s", err);
-    if (gemm_config_set_scaling(&cfg, recipe, err, sizeof err)) return cli_error(sub, "--scaling %s: %s", recipe, err);
+    fpemu_gemm_config cfg;
+    if (fpemu_gemm_config_init(&cfg, model, afmt, bfmt, err, sizeof err)) return cli_error(sub, "%s", err);
+    if (fpemu_gemm_config_set_scaling(&cfg, recipe, err, sizeof err)) return cli_error(sub, "--scaling %s: %s", recipe, err);
     if (have_promote) cfg.promote = (int)promote;
     cfg.nthreads = (int)threads;
     if (outfmt && !(cfg.outfmt = fpemu_format_get(outfmt, err, sizeof err))) return cli_error(sub, "--outfmt: %s", err);
@@ -89,7 +89,7 @@ int cmd_gemm(int argc, char **argv) {
         if (kl >= sizeof key) return cli_error(sub, "--set %s: key too long", sets[i]);
         memcpy(key, sets[i], kl);
         key[kl] = 0;
-        if (mma_model_set(&cfg.model, key, eq + 1, err, sizeof err)) return cli_error(sub, "--set %s: %s", sets[i], err);
+        if (fpemu_mma_model_set(&cfg.model, key, eq + 1, err, sizeof err)) return cli_error(sub, "--set %s: %s", sets[i], err);
     }
     npy_array A, B, C;
     memset(&C, 0, sizeof C);
@@ -121,9 +121,9 @@ int cmd_gemm(int argc, char **argv) {
         for (size_t i = 0; i < M; i++)
             for (size_t j = 0; j < N; j++) Cf[i * N + j] = (float)npy_get(&C, i, j);
     }
-    gemm_stats st;
+    fpemu_gemm_stats st;
     if (acodes) {
-        if (cfg.scaling.kind != GEMM_SCALING_NONE) { rc = cli_error(sub, "codes input: --scaling must be none (the codes are used as they are)"); goto done; }
+        if (cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE) { rc = cli_error(sub, "codes input: --scaling must be none (the codes are used as they are)"); goto done; }
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));
         Bc = malloc(sizeof(uint64_t) * (K * N + 1));
         if (!Ac || !Bc || !D) { rc = cli_error(sub, "out of memory"); goto done; }
@@ -141,7 +141,7 @@ int cmd_gemm(int argc, char **argv) {
                 if (v & ~bmask) { rc = cli_error(sub, "%s: element (%zu, %zu) = %llu is not a %s code", pb, k, j, (unsigned long long)v, cfg.bfmt->name); goto done; }
                 Bc[k * N + j] = v;
             }
-        if (gemm_codes(&cfg, (int)M, (int)N, (int)K, Ac, Bc, Cf, NULL, NULL, NULL, 0, D, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }
+        if (fpemu_gemm_codes(&cfg, (int)M, (int)N, (int)K, Ac, Bc, Cf, NULL, NULL, NULL, 0, D, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }
     } else {
         Af = malloc(sizeof(float) * (M * K + 1));
         Bf = malloc(sizeof(float) * (K * N + 1));
@@ -150,8 +150,8 @@ int cmd_gemm(int argc, char **argv) {
             for (size_t k = 0; k < K; k++) Af[i * K + k] = (float)(ta ? npy_get(&A, k, i) : npy_get(&A, i, k));
         for (size_t k = 0; k < K; k++)
             for (size_t j = 0; j < N; j++) Bf[k * N + j] = (float)(tb ? npy_get(&B, j, k) : npy_get(&B, k, j));
-        if (gemm_check(&cfg, (int)M, (int)N, (int)K, (int)K, 0, (int)N, 0, (int)N, (int)N, err, sizeof err)) { rc = cli_error(sub, "%s", err); goto done; }
-        if (gemm_f32(&cfg, (int)M, (int)N, (int)K, Af, (int)K, 0, Bf, (int)N, 0, Cf, (int)N, D, (int)N, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }
+        if (fpemu_gemm_check(&cfg, (int)M, (int)N, (int)K, (int)K, 0, (int)N, 0, (int)N, (int)N, err, sizeof err)) { rc = cli_error(sub, "%s", err); goto done; }
+        if (fpemu_gemm_f32(&cfg, (int)M, (int)N, (int)K, Af, (int)K, 0, Bf, (int)N, 0, Cf, (int)N, D, (int)N, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }
     }
     if (npy_write_f32(out, D, M, N, err, sizeof err)) { rc = cli_error(sub, "%s", err); goto done; }
     fprintf(stderr, "fpemu gemm: %zu x %zu x %zu, model %s (%s x %s), scaling %s%s: %llu outputs on the scalar model; "

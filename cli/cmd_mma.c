@@ -70,7 +70,7 @@ static int is_int_fmt(const char *s, int *is_signed) {
 }
 
 /* Build the model from the options; 0 or 2 after printing. */
-static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *int_mode) {
+static int build_model(const char *sub, const mma_opts *o, fpemu_mma_model *m, int *int_mode) {
     char err[512];
     int sa, sb;
     *int_mode = 0;
@@ -79,7 +79,7 @@ static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *in
             return cli_error(sub, "--a %s --b %s: integer and floating-point inputs do not mix", o->a, o->b);
         if ((o->c && strcmp(o->c, "s32") && strcmp(o->c, "int32")) || (o->d && strcmp(o->d, "s32") && strcmp(o->d, "int32")))
             return cli_error(sub, "integer MMA accumulates in s32 (--c s32 --d s32)");
-        if (mma_model_preset_int(m, o->model, sa, sb, o->sat, err, sizeof err)) return cli_error(sub, "%s", err);
+        if (fpemu_mma_model_preset_int(m, o->model, sa, sb, o->sat, err, sizeof err)) return cli_error(sub, "%s", err);
         *int_mode = 1;
         return 0;
     }
@@ -90,7 +90,7 @@ static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *in
     const fpemu_format *fc = NULL, *fd = NULL;
     if (o->c && !(fc = fpemu_format_get(o->c, err, sizeof err))) return cli_error(sub, "--c: %s", err);
     if (o->d && !(fd = fpemu_format_get(o->d, err, sizeof err))) return cli_error(sub, "--d: %s", err);
-    if (mma_model_preset(m, o->model, fa, fb, fc, fd, err, sizeof err)) return cli_error(sub, "%s", err);
+    if (fpemu_mma_model_preset(m, o->model, fa, fb, fc, fd, err, sizeof err)) return cli_error(sub, "%s", err);
     for (int i = 0; i < o->nsets; i++) {
         char key[64];
         const char *eq = strchr(o->sets[i], '=');
@@ -98,7 +98,7 @@ static int build_model(const char *sub, const mma_opts *o, mma_model *m, int *in
         if (kl >= sizeof key) return cli_error(sub, "--set %s: key too long", o->sets[i]);
         memcpy(key, o->sets[i], kl);
         key[kl] = 0;
-        if (mma_model_set(m, key, eq + 1, err, sizeof err)) return cli_error(sub, "--set %s: %s", o->sets[i], err);
+        if (fpemu_mma_model_set(m, key, eq + 1, err, sizeof err)) return cli_error(sub, "--set %s: %s", o->sets[i], err);
     }
     return 0;
 }
@@ -164,12 +164,12 @@ int cmd_mma(int argc, char **argv) {
     mma_opts o;
     int rc = parse_opts(sub, argc, argv, &o, 0);
     if (rc) return rc;
-    mma_model m;
+    fpemu_mma_model m;
     int int_mode;
     if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
     if (o.describe) {
         char buf[1024];
-        mma_model_describe(&m, buf, sizeof buf);
+        fpemu_mma_model_describe(&m, buf, sizeof buf);
         printf("%s\ndevice=%s\n", buf, m.device);
         return 0;
     }
@@ -240,7 +240,7 @@ int cmd_mma(int argc, char **argv) {
         size_t k = (nf - 1) / 2;
         uint64_t d;
         if (int_mode) {
-            d = (uint32_t)mma_dot_int(&m, ia, ib, k, (int32_t)(uint32_t)c); /* wrapping/saturating per --sat */
+            d = (uint32_t)fpemu_mma_dot_int(&m, ia, ib, k, (int32_t)(uint32_t)c); /* wrapping/saturating per --sat */
             if (o.promote) { /* integer sums are exact: promotion changes nothing */ }
         } else if (o.promote && k > 0) {
             fpemu_ctx ctx;
@@ -248,12 +248,12 @@ int cmd_mma(int argc, char **argv) {
             uint64_t acc = fpemu_convert(m.fd, m.fc, c, &ctx), zero = 0;
             for (size_t i0 = 0; i0 < k; i0 += o.promote) {
                 size_t n = k - i0 < o.promote ? k - i0 : o.promote;
-                uint64_t part = mma_dot(&m, a + i0, b + i0, n, zero, NULL);
+                uint64_t part = fpemu_mma_dot(&m, a + i0, b + i0, n, zero, NULL);
                 acc = fpemu_add(m.fd, acc, part, &ctx);
             }
             d = acc;
         } else {
-            d = mma_dot(&m, a, b, k, c, NULL);
+            d = fpemu_mma_dot(&m, a, b, k, c, NULL);
         }
         printf("%s %0*llX\n", p, dd, (unsigned long long)d);
     }
@@ -284,15 +284,15 @@ int cmd_probe(int argc, char **argv) {
     mma_opts o;
     int rc = parse_opts(sub, argc, argv, &o, 1);
     if (rc) return rc;
-    mma_model m;
+    fpemu_mma_model m;
     int int_mode;
     if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
     if (int_mode) return cli_error(sub, "the probe is for floating-point MMA (integer MMA is exact)");
-    mma_probe_result r;
-    if (mma_probe(mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, (int)o.kmax, &r))
+    fpemu_mma_probe_result r;
+    if (fpemu_mma_probe(fpemu_mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, (int)o.kmax, &r))
         return cli_error(sub, "the probe could not run against %s (%s)", o.model, r.note);
     char buf[2048];
-    mma_probe_format(&r, buf, sizeof buf);
+    fpemu_mma_probe_format(&r, buf, sizeof buf);
     fputs(buf, stdout);
     char nf[80], bl[48];
     if (r.nfrac < 0) snprintf(nf, sizeof nf, "unbounded (exact alignment up to %d bits)", r.nfrac_limit);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <stdatomic.h>
 #include "gemm.h"
+#include "gemm_internal.h"
 #include "internal.h"
 
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
@@ -23,20 +24,20 @@ static void seterr(char *err, size_t len, const char *msg) {
 
 /* ---- configuration ---------------------------------------------------------- */
 
-int gemm_config_init(gemm_config *cfg, const char *model, const char *afmt, const char *bfmt, char *err,
-                     size_t errlen) {
+int fpemu_gemm_config_init(fpemu_gemm_config *cfg, const char *model, const char *afmt, const char *bfmt, char *err,
+                           size_t errlen) {
     memset(cfg, 0, sizeof *cfg);
     const fpemu_format *fa = fpemu_format_get(afmt, err, errlen);
     if (!fa) return -1;
     const fpemu_format *fb = fpemu_format_get(bfmt, err, errlen);
     if (!fb) return -1;
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
-    if (mma_model_preset(&cfg->model, model, fa, fb, f32, f32, err, errlen)) return -1;
+    if (fpemu_mma_model_preset(&cfg->model, model, fa, fb, f32, f32, err, errlen)) return -1;
     cfg->afmt = fa;
     cfg->bfmt = fb;
     cfg->sat = 1;
-    cfg->scaling.kind = GEMM_SCALING_NONE;
-    scaling_current_opts_te(&cfg->scaling.cur);
+    cfg->scaling.kind = FPEMU_GEMM_SCALING_NONE;
+    fpemu_scaling_current_opts_te(&cfg->scaling.cur);
     cfg->scaling.scale_a = cfg->scaling.scale_b = 1.0f;
     cfg->scaling.block_a_rows = 1;
     cfg->scaling.block_b_cols = 128;
@@ -45,34 +46,34 @@ int gemm_config_init(gemm_config *cfg, const char *model, const char *afmt, cons
     return 0;
 }
 
-int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_t errlen) {
-    gemm_scaling *s = &cfg->scaling;
+int fpemu_gemm_config_set_scaling(fpemu_gemm_config *cfg, const char *name, char *err, size_t errlen) {
+    fpemu_gemm_scaling *s = &cfg->scaling;
     if (!strcmp(name, "none")) {
-        s->kind = GEMM_SCALING_NONE;
+        s->kind = FPEMU_GEMM_SCALING_NONE;
     } else if (!strcmp(name, "tensor") || !strcmp(name, "tensor-te")) {
-        s->kind = GEMM_SCALING_TENSOR;
-        scaling_current_opts_te(&s->cur);
+        s->kind = FPEMU_GEMM_SCALING_TENSOR;
+        fpemu_scaling_current_opts_te(&s->cur);
     } else if (!strcmp(name, "tensor-torchao")) {
-        s->kind = GEMM_SCALING_TENSOR;
-        scaling_current_opts_torchao(&s->cur);
+        s->kind = FPEMU_GEMM_SCALING_TENSOR;
+        fpemu_scaling_current_opts_torchao(&s->cur);
     } else if (!strcmp(name, "given") || !strcmp(name, "delayed")) {
-        s->kind = GEMM_SCALING_GIVEN;
+        s->kind = FPEMU_GEMM_SCALING_GIVEN;
     } else if (!strcmp(name, "rowwise") || !strcmp(name, "axiswise")) {
-        s->kind = GEMM_SCALING_ROWWISE;
-        scaling_current_opts_torchao(&s->cur);
+        s->kind = FPEMU_GEMM_SCALING_ROWWISE;
+        fpemu_scaling_current_opts_torchao(&s->cur);
         s->cur.pow2 = 1; /* torchao rowwise: round_scales_to_power_of_2 */
     } else if (!strcmp(name, "blockwise") || !strcmp(name, "deepseek")) {
-        s->kind = GEMM_SCALING_BLOCKWISE;
+        s->kind = FPEMU_GEMM_SCALING_BLOCKWISE;
         s->block_a_rows = 1, s->block_b_cols = 128, s->block_k = 128, s->block_eps = 1e-4f, s->block_pow2 = 0;
         cfg->promote = 128;
     } else if (!strcmp(name, "mx-floor") || !strcmp(name, "mx")) {
-        s->kind = GEMM_SCALING_MX;
-        s->mx_rule = SCALING_MX_FLOOR;
+        s->kind = FPEMU_GEMM_SCALING_MX;
+        s->mx_rule = FPEMU_SCALING_MX_FLOOR;
     } else if (!strcmp(name, "mx-rceil")) {
-        s->kind = GEMM_SCALING_MX;
-        s->mx_rule = SCALING_MX_RCEIL;
+        s->kind = FPEMU_GEMM_SCALING_MX;
+        s->mx_rule = FPEMU_SCALING_MX_RCEIL;
     } else if (!strcmp(name, "nvfp4")) {
-        s->kind = GEMM_SCALING_NVFP4;
+        s->kind = FPEMU_GEMM_SCALING_NVFP4;
     } else {
         seterr(err, errlen, "unknown scaling recipe (expected none, tensor, tensor-torchao, given, rowwise, blockwise, mx-floor, mx-rceil, nvfp4)");
         return -1;
@@ -92,25 +93,25 @@ static int same_format(const fpemu_format *a, const fpemu_format *b) {
            a->nan == b->nan;
 }
 
-static int sblock_of(const gemm_config *cfg) {
-    return cfg->scaling.kind == GEMM_SCALING_MX ? 32 : cfg->scaling.kind == GEMM_SCALING_NVFP4 ? 16 : 0;
+static int sblock_of(const fpemu_gemm_config *cfg) {
+    return cfg->scaling.kind == FPEMU_GEMM_SCALING_MX ? 32 : cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4 ? 16 : 0;
 }
 
-int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA, int ldb, int transB, int ldc,
-               int ldd, char *err, size_t errlen) {
+int fpemu_gemm_check(const fpemu_gemm_config *cfg, int M, int N, int K, int lda, int transA, int ldb, int transB, int ldc,
+                     int ldd, char *err, size_t errlen) {
     char buf[256];
-    if (!cfg || !cfg->model.fa || !cfg->afmt || !cfg->bfmt) { seterr(err, errlen, "gemm: configuration not initialised (gemm_config_init)"); return -1; }
-    if (cfg->model.kind == MMA_KIND_INT) { seterr(err, errlen, "gemm: integer models are not supported by gemm_f32"); return -1; }
-    const mma_model *m = &cfg->model;
+    if (!cfg || !cfg->model.fa || !cfg->afmt || !cfg->bfmt) { seterr(err, errlen, "gemm: configuration not initialised (fpemu_gemm_config_init)"); return -1; }
+    if (cfg->model.kind == FPEMU_MMA_KIND_INT) { seterr(err, errlen, "gemm: integer models are not supported by fpemu_gemm_f32"); return -1; }
+    const fpemu_mma_model *m = &cfg->model;
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
     if (!same_format(cfg->afmt, m->fa) || !same_format(cfg->bfmt, m->fb)) {
         seterr(err, errlen, "gemm: afmt and bfmt must be the model's input formats (model.fa, model.fb)");
         return -1;
     }
     if (!same_format(m->fc, f32) || !same_format(m->fd, f32)) { seterr(err, errlen, "gemm: the model's c and d formats must be f32"); return -1; }
-    if ((unsigned)m->kind > MMA_KIND_PAIRWISE || m->block < 0 || m->out_mant < 0 || m->out_mant > m->fd->mbits ||
-        m->outf.mbits != m->out_mant || (m->kind == MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60))) {
-        seterr(err, errlen, "gemm: model parameters out of range (edit the model with mma_model_set, or call mma_model_finish)");
+    if ((unsigned)m->kind > FPEMU_MMA_KIND_PAIRWISE || m->block < 0 || m->out_mant < 0 || m->out_mant > m->fd->mbits ||
+        m->outf.mbits != m->out_mant || (m->kind == FPEMU_MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60))) {
+        seterr(err, errlen, "gemm: model parameters out of range (edit the model with fpemu_mma_model_set, or call fpemu_mma_model_finish)");
         return -1;
     }
     if (M < 0 || N < 0 || K < 0) { seterr(err, errlen, "gemm: M, N, K must be >= 0"); return -1; }
@@ -122,10 +123,10 @@ int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA,
         return -1;
     }
     if (cfg->promote < 0) { seterr(err, errlen, "gemm: promote must be >= 0"); return -1; }
-    const gemm_scaling *s = &cfg->scaling;
-    if ((unsigned)s->kind > GEMM_SCALING_NVFP4) { seterr(err, errlen, "gemm: unknown scaling kind"); return -1; }
-    if (s->kind == GEMM_SCALING_MX && (unsigned)s->mx_rule > SCALING_MX_RCEIL) { seterr(err, errlen, "gemm: unknown MX scale rule (expected FLOOR or RCEIL)"); return -1; }
-    if (s->kind == GEMM_SCALING_BLOCKWISE) {
+    const fpemu_gemm_scaling *s = &cfg->scaling;
+    if ((unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) { seterr(err, errlen, "gemm: unknown scaling kind"); return -1; }
+    if (s->kind == FPEMU_GEMM_SCALING_MX && (unsigned)s->mx_rule > FPEMU_SCALING_MX_RCEIL) { seterr(err, errlen, "gemm: unknown MX scale rule (expected FLOOR or RCEIL)"); return -1; }
+    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE) {
         if (s->block_k < 1 || s->block_a_rows < 1 || s->block_b_cols < 1) { seterr(err, errlen, "gemm: blockwise tile sizes must be >= 1"); return -1; }
         if (cfg->promote != s->block_k) { seterr(err, errlen, "gemm: blockwise scaling promotes every block_k elements (set promote = block_k)"); return -1; }
     }
@@ -135,11 +136,11 @@ int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA,
         seterr(err, errlen, buf);
         return -1;
     }
-    if (s->kind == GEMM_SCALING_NVFP4 && (strcmp(cfg->afmt->name, "e2m1") || strcmp(cfg->bfmt->name, "e2m1"))) {
+    if (s->kind == FPEMU_GEMM_SCALING_NVFP4 && (strcmp(cfg->afmt->name, "e2m1") || strcmp(cfg->bfmt->name, "e2m1"))) {
         seterr(err, errlen, "gemm: nvfp4 scaling needs e2m1 elements for A and B");
         return -1;
     }
-    if (s->kind == GEMM_SCALING_GIVEN && !(s->scale_a > 0 && s->scale_b > 0 && isfinite(s->scale_a) && isfinite(s->scale_b))) {
+    if (s->kind == FPEMU_GEMM_SCALING_GIVEN && !(s->scale_a > 0 && s->scale_b > 0 && isfinite(s->scale_a) && isfinite(s->scale_b))) {
         seterr(err, errlen, "gemm: given scales must be finite and > 0");
         return -1;
     }
@@ -149,7 +150,7 @@ int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA,
 /* ---- quantised operands ------------------------------------------------------ */
 
 typedef struct {
-    const gemm_config *cfg;
+    const fpemu_gemm_config *cfg;
     int M, N, K, Np, nsb;   /* nsb: scale blocks along K (MX/NVFP4) */
     uint64_t *Ac, *Btc;     /* codes: A M x K, B^T N x K */
     double *av, *ae;        /* M x K */
@@ -192,7 +193,7 @@ static void encode_row(const fpemu_format *f, const float *x, size_t n, uint64_t
 
 /* Exact value and alignment power of a code under the model's input rules
  * (mma.c decode): returns 1 for inf/NaN. */
-static int decode_elem(const mma_model *m, const fpemu_format *f, uint64_t code, double *v, double *e) {
+static int decode_elem(const fpemu_mma_model *m, const fpemu_format *f, uint64_t code, double *v, double *e) {
     if (m->tf32_truncate && f->ebits == 8 && f->mbits == 23 && f->pad == 0) {
         fpemu_class k0 = fpemu_classify(f, code);
         if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
@@ -224,9 +225,9 @@ static float get_a(const float *A, int lda, int transA, int i, int k) { return t
 static float get_b(const float *B, int ldb, int transB, int k, int j) { return transB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]; }
 
 /* Quantise A (rows) and B (columns) per the recipe into codes and scales. */
-static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
-                    const float *B, int ldb, int transB, gemm_stats *st) {
-    const gemm_scaling *s = &cfg->scaling;
+static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                    const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
+    const fpemu_gemm_scaling *s = &cfg->scaling;
     const fpemu_format *fa = cfg->afmt, *fb = cfg->bfmt;
     q->cfg = cfg, q->M = M, q->N = N, q->K = K;
     q->Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
@@ -239,21 +240,21 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         for (int k = 0; k < K; k++) Af[(size_t)i * K + k] = get_a(A, lda, transA, i, k);
     for (int j = 0; j < N; j++)
         for (int k = 0; k < K; k++) Bt[(size_t)j * K + k] = get_b(B, ldb, transB, k, j);
-    st->amax_a = scaling_amax_f32(Af, (size_t)M * K, 1);
-    st->amax_b = scaling_amax_f32(Bt, (size_t)N * K, 1);
+    st->amax_a = fpemu_scaling_amax_f32(Af, (size_t)M * K, 1);
+    st->amax_b = fpemu_scaling_amax_f32(Bt, (size_t)N * K, 1);
     st->scale_a = st->scale_b = 1.0f;
     q->dq = 1.0f;
-    q->c_in_mma = cfg->promote == 0 && (s->kind == GEMM_SCALING_NONE || s->kind == GEMM_SCALING_MX);
+    q->c_in_mma = cfg->promote == 0 && (s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_MX);
     int rc = 0;
     switch (s->kind) {
-    case GEMM_SCALING_NONE:
+    case FPEMU_GEMM_SCALING_NONE:
         for (int i = 0; i < M; i++) encode_row(fa, Af + (size_t)i * K, (size_t)K, q->Ac + (size_t)i * K, cfg->sat, &st->a);
         for (int j = 0; j < N; j++) encode_row(fb, Bt + (size_t)j * K, (size_t)K, q->Btc + (size_t)j * K, cfg->sat, &st->b);
         break;
-    case GEMM_SCALING_TENSOR:
-    case GEMM_SCALING_GIVEN: {
-        float sa = s->kind == GEMM_SCALING_GIVEN ? s->scale_a : scaling_current_scale(&s->cur, st->amax_a, fa->max_finite);
-        float sb = s->kind == GEMM_SCALING_GIVEN ? s->scale_b : scaling_current_scale(&s->cur, st->amax_b, fb->max_finite);
+    case FPEMU_GEMM_SCALING_TENSOR:
+    case FPEMU_GEMM_SCALING_GIVEN: {
+        float sa = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_a : fpemu_scaling_current_scale(&s->cur, st->amax_a, fa->max_finite);
+        float sb = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_b : fpemu_scaling_current_scale(&s->cur, st->amax_b, fb->max_finite);
         st->scale_a = sa, st->scale_b = sb;
         for (int i = 0; i < M; i++) {
             for (int k = 0; k < K; k++) row[k] = Af[(size_t)i * K + k] * sa;
@@ -267,26 +268,26 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
         q->dq = ia * ib;
         break;
     }
-    case GEMM_SCALING_ROWWISE:
+    case FPEMU_GEMM_SCALING_ROWWISE:
         q->inv_row = malloc(sizeof(float) * ((size_t)M + 1));
         q->inv_col = malloc(sizeof(float) * ((size_t)N + 1));
         if (!q->inv_row || !q->inv_col) { rc = -1; break; }
         for (int i = 0; i < M; i++) {
             const float *x = Af + (size_t)i * K;
-            float sc = scaling_current_scale(&s->cur, scaling_amax_f32(x, (size_t)K, 1), fa->max_finite);
+            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fa->max_finite);
             for (int k = 0; k < K; k++) row[k] = x[k] * sc;
             encode_row(fa, row, (size_t)K, q->Ac + (size_t)i * K, 1, &st->a);
             q->inv_row[i] = 1.0f / sc;
         }
         for (int j = 0; j < N; j++) {
             const float *x = Bt + (size_t)j * K;
-            float sc = scaling_current_scale(&s->cur, scaling_amax_f32(x, (size_t)K, 1), fb->max_finite);
+            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fb->max_finite);
             for (int k = 0; k < K; k++) row[k] = x[k] * sc;
             encode_row(fb, row, (size_t)K, q->Btc + (size_t)j * K, 1, &st->b);
             q->inv_col[j] = 1.0f / sc;
         }
         break;
-    case GEMM_SCALING_BLOCKWISE: {
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
         int bk = s->block_k, ra = s->block_a_rows, cb = s->block_b_cols;
         int nkt = cdiv(K, bk), nra = cdiv(M, ra), ncb = cdiv(N, cb);
         q->nkt = nkt, q->ra = ra, q->cb = cb;
@@ -299,11 +300,11 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
                 int i0 = ti * ra, i1 = ra < M - i0 ? i0 + ra : M, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
                 float am = 0;
                 for (int i = i0; i < i1; i++) {
-                    float v = scaling_amax_f32(Af + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
+                    float v = fpemu_scaling_amax_f32(Af + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
                     am = isnan(v) || v > am ? v : am;
                 }
-                float enc = scaling_block_encode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
-                q->dA[(size_t)ti * nkt + kt] = scaling_block_decode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
+                float enc = fpemu_scaling_block_encode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
+                q->dA[(size_t)ti * nkt + kt] = fpemu_scaling_block_decode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
                 for (int i = i0; i < i1; i++) {
                     for (int k = k0; k < k1; k++) row[k - k0] = Af[(size_t)i * K + k] * enc;
                     encode_row(fa, row, (size_t)(k1 - k0), q->Ac + (size_t)i * K + k0, 1, &st->a);
@@ -315,11 +316,11 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
                 int j0 = tj * cb, j1 = cb < N - j0 ? j0 + cb : N, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
                 float am = 0;
                 for (int j = j0; j < j1; j++) {
-                    float v = scaling_amax_f32(Bt + (size_t)j * K + k0, (size_t)(k1 - k0), 1);
+                    float v = fpemu_scaling_amax_f32(Bt + (size_t)j * K + k0, (size_t)(k1 - k0), 1);
                     am = isnan(v) || v > am ? v : am;
                 }
-                float enc = scaling_block_encode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
-                q->dB[(size_t)kt * ncb + tj] = scaling_block_decode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
+                float enc = fpemu_scaling_block_encode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
+                q->dB[(size_t)kt * ncb + tj] = fpemu_scaling_block_decode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
                 for (int j = j0; j < j1; j++) {
                     for (int k = k0; k < k1; k++) row[k - k0] = Bt[(size_t)j * K + k] * enc;
                     encode_row(fb, row, (size_t)(k1 - k0), q->Btc + (size_t)j * K + k0, 1, &st->b);
@@ -327,19 +328,19 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
             }
         break;
     }
-    case GEMM_SCALING_MX:
-    case GEMM_SCALING_NVFP4: {
+    case FPEMU_GEMM_SCALING_MX:
+    case FPEMU_GEMM_SCALING_NVFP4: {
         int sb = sblock_of(cfg);
         int nsb = cdiv(K, sb);
         q->nsb = nsb, q->sblock = sb;
-        q->sfmt = fpemu_format_get(s->kind == GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
+        q->sfmt = fpemu_format_get(s->kind == FPEMU_GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
         q->sa = malloc(sizeof(uint64_t) * ((size_t)M * nsb + 1));
         q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * nsb + 1));
         if (!q->sa || !q->sbt) { rc = -1; break; }
         float ts_a = 1, ts_b = 1;
-        if (s->kind == GEMM_SCALING_NVFP4) {
-            ts_a = scaling_nvfp4_tensor_scale(st->amax_a);
-            ts_b = scaling_nvfp4_tensor_scale(st->amax_b);
+        if (s->kind == FPEMU_GEMM_SCALING_NVFP4) {
+            ts_a = fpemu_scaling_nvfp4_tensor_scale(st->amax_a);
+            ts_b = fpemu_scaling_nvfp4_tensor_scale(st->amax_b);
             st->scale_a = ts_a, st->scale_b = ts_b;
             q->dq = (1.0f / ts_a) * (1.0f / ts_b);
         }
@@ -352,22 +353,22 @@ static int quantise(qops *q, const gemm_config *cfg, int M, int N, int K, const 
                 for (int b = 0; b < nsb; b++) {
                     int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
                     const float *x = X + (size_t)r * K + k0;
-                    float am = scaling_amax_f32(x, (size_t)(k1 - k0), 1);
+                    float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
                     uint8_t code;
-                    if (s->kind == GEMM_SCALING_MX) {
-                        code = scaling_mx_scale(s->mx_rule, ef, am);
-                        scaling_mx_quantize_block(ef, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
+                    if (s->kind == FPEMU_GEMM_SCALING_MX) {
+                        code = fpemu_scaling_mx_scale(s->mx_rule, ef, am);
+                        fpemu_scaling_mx_quantize_block(ef, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
                     } else {
                         float ts = pass ? ts_b : ts_a;
-                        code = scaling_nvfp4_block_scale(am, ts);
-                        scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
+                        code = fpemu_scaling_nvfp4_block_scale(am, ts);
+                        fpemu_scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
                     }
                     sc[(size_t)r * nsb + b] = code;
                 }
         }
         break;
     }
-    default: rc = -1; break; /* gemm_check refuses other kinds */
+    default: rc = -1; break; /* fpemu_gemm_check refuses other kinds */
     }
     free(row), free(Af), free(Bt);
     return rc;
@@ -386,7 +387,7 @@ typedef struct {
 
 static int16_t f_word(double e, int bias);
 
-static int dtable_build(const mma_model *m, const fpemu_format *f, dtable *t) {
+static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable *t) {
     size_t n = (size_t)1 << f->container;
     t->v = malloc(n * sizeof(double));
     t->e = malloc(n * sizeof(double));
@@ -411,7 +412,7 @@ static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp), free(t
  * entries per call, nor decodes element by element below that size. */
 static _Atomic(dtable *) dcache[EMU_REGISTRY_MAX][8];
 
-static const dtable *dtable_cached(const mma_model *m, const fpemu_format *f) {
+static const dtable *dtable_cached(const fpemu_mma_model *m, const fpemu_format *f) {
     int fi = emu__registry_index(f);
     if (fi < 0 || f->container > 16) return NULL;
     int key = (m->tf32_truncate ? 1 : 0) | (m->flush_subnormals ? 2 : 0) | (m->zero_product ? 4 : 0);
@@ -475,7 +476,7 @@ static int build_values_f(qops *q) {
 
 /* One operand of build_values_f (pass 0: A, 1: B). */
 static int build_pass_f(qops *q, int pass) {
-    const mma_model *m = &q->cfg->model;
+    const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
     int M = q->M, N = q->N, K = q->K;
     {
@@ -546,7 +547,7 @@ static int build_pass_f(qops *q, int pass) {
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
 static int build_values(qops *q) {
-    const mma_model *m = &q->cfg->model;
+    const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
     if (q->use_f) return build_values_f(q);
     q->Np = Np;
@@ -613,26 +614,26 @@ static int build_values(qops *q) {
 }
 
 /* Can the vectorised kernel run this model? */
-static int kernel_ok(const gemm_config *cfg) {
-    const mma_model *m = &cfg->model;
-    if (cfg->scalar_only || m->kind != MMA_KIND_BLOCK || m->norm != MMA_NORM_END || m->chain != MMA_CHAIN_ROUNDED) return 0;
+static int kernel_ok(const fpemu_gemm_config *cfg) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
     if (m->fa->p > 24 || m->fb->p > 24) return 0;
     /* block-scaled e2m1 x e2m1 on a model with the group rule (b200): scalar model */
-    if ((cfg->scaling.kind == GEMM_SCALING_NVFP4 || cfg->scaling.kind == GEMM_SCALING_MX) && m->group > 0 &&
+    if ((cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4 || cfg->scaling.kind == FPEMU_GEMM_SCALING_MX) && m->group > 0 &&
         emu__is_ocp_e2m1(m->fa) && emu__is_ocp_e2m1(m->fb))
         return 0;
     return 1;
 }
 
 /* Do the f64 kernel's doubles hold every product and alignment power
- * exactly (custom formats with extreme biases, and gemm_codes' scale
+ * exactly (custom formats with extreme biases, and fpemu_gemm_codes' scale
  * formats, can leave double's range), with room below the least alignment
  * power for a zero c that takes no part (run_job's zero_c_e)? Every
  * registry format passes with room to spare (f32 x f32: 2^-298). */
-static int kernel_range_ok(const gemm_config *cfg, const qops *q) {
-    const mma_model *m = &cfg->model;
+static int kernel_range_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
     int s_emin = 0, s_lo = 0, s_hi = 0;
     if (q->sa) s_emin = q->sfmt->emin, s_lo = q->sfmt->emin - q->sfmt->mbits, s_hi = q->sfmt->emax + 1;
     int emin = m->fa->emin + m->fb->emin + 2 * s_emin;                                  /* least alignment power */
@@ -644,9 +645,9 @@ static int kernel_range_ok(const gemm_config *cfg, const qops *q) {
 /* Is the f32 kernel exact for this model? Products and alignment powers
  * must be floats in f32's normal range (no block scales: their exponents
  * reach 2^+-127), RZ alignment, and block sums below 2^31. */
-static int f32_kernel_ok(const gemm_config *cfg) {
-    const mma_model *m = &cfg->model;
-    if (m->align != MMA_ALIGN_RZ || cfg->scaling.kind == GEMM_SCALING_MX || cfg->scaling.kind == GEMM_SCALING_NVFP4) return 0;
+static int f32_kernel_ok(const fpemu_gemm_config *cfg) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->align != FPEMU_MMA_ALIGN_RZ || cfg->scaling.kind == FPEMU_GEMM_SCALING_MX || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
     if (m->fa->p > 12 || m->fb->p > 12) return 0; /* products <= 24 bits */
     int lo = (m->fa->emin) + (m->fb->emin), hi = (m->fa->emax + 1) + (m->fb->emax + 1);
     if (lo <= m->nfrac - 126 || hi > 120) return 0;
@@ -665,7 +666,7 @@ static int f32_kernel_ok(const gemm_config *cfg) {
 
 typedef struct {
     const qops *q;
-    const gemm_config *cfg;
+    const fpemu_gemm_config *cfg;
     const float *C;
     int ldc;
     float *D;
@@ -694,23 +695,23 @@ static float code_f32(uint64_t c) {
 
 /* Scalar model for output (i, j) over K range [k0, k1) from c. */
 static float scalar_partial(const qops *q, int i, int j, int k0, int k1, float c) {
-    const mma_model *m = &q->cfg->model;
+    const fpemu_mma_model *m = &q->cfg->model;
     uint64_t d;
     const uint64_t *a = q->Ac + (size_t)i * q->K + k0, *b = q->Btc + (size_t)j * q->K + k0;
     if (q->sa)
-        d = mma_dot_scaled(m, a, b, (size_t)(k1 - k0), f32_code(c), q->sfmt, q->sa + (size_t)i * q->nsb + k0 / q->sblock,
-                           q->sbt + (size_t)j * q->nsb + k0 / q->sblock, q->sblock, NULL);
+        d = fpemu_mma_dot_scaled(m, a, b, (size_t)(k1 - k0), f32_code(c), q->sfmt, q->sa + (size_t)i * q->nsb + k0 / q->sblock,
+                                 q->sbt + (size_t)j * q->nsb + k0 / q->sblock, q->sblock, NULL);
     else
-        d = mma_dot(m, a, b, (size_t)(k1 - k0), f32_code(c), NULL);
+        d = fpemu_mma_dot(m, a, b, (size_t)(k1 - k0), f32_code(c), NULL);
     return code_f32(d);
 }
 
 /* Dequantisation factor of chunk [k0, k1) for output (i, j) (promotion). */
 static float chunk_dq(const qops *q, int i, int j, int k0) {
-    const gemm_scaling *s = &q->cfg->scaling;
+    const fpemu_gemm_scaling *s = &q->cfg->scaling;
     switch (s->kind) {
-    case GEMM_SCALING_ROWWISE: return q->inv_row[i] * q->inv_col[j];
-    case GEMM_SCALING_BLOCKWISE: {
+    case FPEMU_GEMM_SCALING_ROWWISE: return q->inv_row[i] * q->inv_col[j];
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
         if (q->nkt == 0) return 1.0f; /* K = 0: no tiles, nothing to dequantise */
         int kt = k0 / s->block_k, ncb = cdiv(q->N, q->cb);
         return q->dA[(size_t)(i / q->ra) * q->nkt + kt] * q->dB[(size_t)kt * ncb + j / q->cb];
@@ -720,14 +721,14 @@ static float chunk_dq(const qops *q, int i, int j, int k0) {
 }
 
 /* The final f32 value of output (i, j) from its accumulated MMA result. */
-static inline float epilogue(const qops *q, const gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
-    const gemm_scaling *s = &cfg->scaling;
+static inline float epilogue(const qops *q, const fpemu_gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
+    const fpemu_gemm_scaling *s = &cfg->scaling;
     if (cfg->promote == 0) {
         switch (s->kind) {
-        case GEMM_SCALING_TENSOR:
-        case GEMM_SCALING_GIVEN:
-        case GEMM_SCALING_NVFP4: x = x * q->dq; break;
-        case GEMM_SCALING_ROWWISE: x = (x * q->inv_row[i]) * q->inv_col[j]; break;
+        case FPEMU_GEMM_SCALING_TENSOR:
+        case FPEMU_GEMM_SCALING_GIVEN:
+        case FPEMU_GEMM_SCALING_NVFP4: x = x * q->dq; break;
+        case FPEMU_GEMM_SCALING_ROWWISE: x = (x * q->inv_row[i]) * q->inv_col[j]; break;
         default: break;
         }
     }
@@ -747,8 +748,8 @@ static int c_special(float c) {
 static void *run_job(void *arg) {
     job *J = arg;
     const qops *q = J->q;
-    const gemm_config *cfg = J->cfg;
-    const mma_model *m = &cfg->model;
+    const fpemu_gemm_config *cfg = J->cfg;
+    const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     const int B = m->block > 0 ? m->block : P;
@@ -771,13 +772,13 @@ static void *run_job(void *arg) {
                             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
                             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
                         };
-                        gemm__kernel_f32(J->isa, &gf);
+                        emu__gemm_kernel_f32(J->isa, &gf);
                         continue;
                     }
                     gk_args g = {
                         .av = q->av, .ae = q->ae, .lda = (size_t)K, .bv = q->bv, .be = q->be, .ldb = (size_t)Np,
                         .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                        .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == MMA_ALIGN_RD,
+                        .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == FPEMU_MMA_ALIGN_RD,
                         .floor2 = m->has_emax_floor ? ldexp(1.0, m->emax_floor) : 0,
                         /* a zero c that takes no part: a power of two below every
                          * product's alignment power (kernel_range_ok) that keeps
@@ -790,7 +791,7 @@ static void *run_job(void *arg) {
                         .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
                         .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
                     };
-                    gemm__kernel(J->isa, &g);
+                    emu__gemm_kernel(J->isa, &g);
                 }
             }
         }
@@ -818,7 +819,7 @@ static void *run_job(void *arg) {
     return NULL;
 }
 
-static int nthreads_of(const gemm_config *cfg, int M) {
+static int nthreads_of(const fpemu_gemm_config *cfg, int M) {
     int t = cfg->nthreads;
     if (t <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -831,9 +832,9 @@ static int nthreads_of(const gemm_config *cfg, int M) {
 }
 
 /* Run the product over prepared operands. */
-static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *D, int ldd, gemm_stats *st) {
+static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *st) {
     int M = q->M, N = q->N;
-    int isa = kernel_ok(cfg) && q->K > 0 && kernel_range_ok(cfg, q) ? gemm__kernel_best() : 0;
+    int isa = kernel_ok(cfg) && q->K > 0 && kernel_range_ok(cfg, q) ? emu__gemm_kernel_best() : 0;
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
     q->use_f = isa && f32_kernel_ok(cfg) && !q->sa && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
     if (isa && build_values(q)) return -1;
@@ -889,11 +890,11 @@ static int run(qops *q, const gemm_config *cfg, const float *C, int ldc, float *
     return 0;
 }
 
-int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
-             int ldb, int transB, const float *C, int ldc, float *D, int ldd, gemm_stats *stats) {
-    if (gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
-    gemm_stats local;
-    gemm_stats *st = stats ? stats : &local;
+int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                   int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats) {
+    if (fpemu_gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
+    fpemu_gemm_stats local;
+    fpemu_gemm_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (M == 0 || N == 0) return 0;
     if (!D || (K > 0 && (!A || !B))) return -1;
@@ -905,14 +906,14 @@ int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int ld
     return rc;
 }
 
-int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
-               const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
-               gemm_stats *stats) {
-    gemm_config c2 = *cfg;
-    c2.scaling.kind = GEMM_SCALING_NONE;
-    if (gemm_check(&c2, M, N, K, K, 0, N, 0, N, N, NULL, 0)) return -1;
-    gemm_stats local;
-    gemm_stats *st = stats ? stats : &local;
+int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
+                     const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
+                     fpemu_gemm_stats *stats) {
+    fpemu_gemm_config c2 = *cfg;
+    c2.scaling.kind = FPEMU_GEMM_SCALING_NONE;
+    if (fpemu_gemm_check(&c2, M, N, K, K, 0, N, 0, N, N, NULL, 0)) return -1;
+    fpemu_gemm_stats local;
+    fpemu_gemm_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (M == 0 || N == 0) return 0;
     if (!D || (K > 0 && (!A || !B))) return -1;
@@ -947,12 +948,12 @@ out:
     return rc;
 }
 
-int gemm_f32_reference(const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
-                       const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
-                       gemm_stats *stats) {
-    if (gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
-    gemm_stats local;
-    gemm_stats *st = stats ? stats : &local;
+int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                             const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
+                             fpemu_gemm_stats *stats) {
+    if (fpemu_gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
+    fpemu_gemm_stats local;
+    fpemu_gemm_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (M == 0 || N == 0) return 0;
     if (!D || (K > 0 && (!A || !B))) return -1;

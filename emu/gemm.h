@@ -19,10 +19,10 @@
  * Dataflow per recipe (s = encode scale, x8 = cast(x * s); dequantise with
  * 1/s):
  *   NONE      x8 = cast(x) (rne, sat if cfg.sat).
- *   TENSOR    per-tensor current scaling (scaling_current_scale on each of
+ *   TENSOR    per-tensor current scaling (fpemu_scaling_current_scale on each of
  *             A and B); D = fl32(acc * fl32(inv_a * inv_b)) + C (epilogue, f32).
  *   GIVEN     per-tensor scales from the caller (scale_a, scale_b): the
- *             delayed-scaling path (scaling_delayed in scaling.h); epilogue
+ *             delayed-scaling path (fpemu_scaling_delayed in scaling.h); epilogue
  *             as TENSOR.
  *   ROWWISE   one scale per row of A and per column of B (torchao rowwise,
  *             pow2 scales by default); epilogue as TENSOR, per (i, j).
@@ -45,7 +45,7 @@
  * run time; all integer-exact, so every path gives the same bits) over
  * row/column tiles on nthreads pthreads. Outputs whose blocks leave the
  * normal f32 range, or whose operands hold inf/NaN, are recomputed on the
- * scalar model (mma_dot), so results equal the scalar model bit for bit and
+ * scalar model (fpemu_mma_dot), so results equal the scalar model bit for bit and
  * never depend on the thread count.
  */
 #ifndef FPEMU_GEMM_H
@@ -61,34 +61,34 @@
 extern "C" {
 #endif
 
-typedef enum gemm_scaling_kind {
-    GEMM_SCALING_NONE = 0,
-    GEMM_SCALING_TENSOR,
-    GEMM_SCALING_GIVEN,
-    GEMM_SCALING_ROWWISE,
-    GEMM_SCALING_BLOCKWISE,
-    GEMM_SCALING_MX,
-    GEMM_SCALING_NVFP4
-} gemm_scaling_kind;
+typedef enum fpemu_gemm_scaling_kind {
+    FPEMU_GEMM_SCALING_NONE = 0,
+    FPEMU_GEMM_SCALING_TENSOR,
+    FPEMU_GEMM_SCALING_GIVEN,
+    FPEMU_GEMM_SCALING_ROWWISE,
+    FPEMU_GEMM_SCALING_BLOCKWISE,
+    FPEMU_GEMM_SCALING_MX,
+    FPEMU_GEMM_SCALING_NVFP4
+} fpemu_gemm_scaling_kind;
 
-typedef struct gemm_scaling {
-    gemm_scaling_kind kind;
-    scaling_current_opts cur;   /* TENSOR / ROWWISE: eps, f64 division, pow2 */
-    float scale_a, scale_b;     /* GIVEN: encode scales (x8 = cast(x * scale)) */
-    int block_a_rows;           /* BLOCKWISE: A tile rows (1) */
-    int block_b_cols;           /* BLOCKWISE: B tile columns (128) */
-    int block_k;                /* BLOCKWISE: tile extent along K (128) */
-    float block_eps;            /* BLOCKWISE: amax floor (1e-4) */
-    int block_pow2;             /* BLOCKWISE: power-of-two scales (TE) */
-    scaling_mx_rule mx_rule;    /* MX: FLOOR (OCP) or RCEIL (TE/cuBLAS) */
-} gemm_scaling;
+typedef struct fpemu_gemm_scaling {
+    fpemu_gemm_scaling_kind kind;
+    fpemu_scaling_current_opts cur; /* TENSOR / ROWWISE: eps, f64 division, pow2 */
+    float scale_a, scale_b;         /* GIVEN: encode scales (x8 = cast(x * scale)) */
+    int block_a_rows;               /* BLOCKWISE: A tile rows (1) */
+    int block_b_cols;               /* BLOCKWISE: B tile columns (128) */
+    int block_k;                    /* BLOCKWISE: tile extent along K (128) */
+    float block_eps;                /* BLOCKWISE: amax floor (1e-4) */
+    int block_pow2;                 /* BLOCKWISE: power-of-two scales (TE) */
+    fpemu_scaling_mx_rule mx_rule;  /* MX: FLOOR (OCP) or RCEIL (TE/cuBLAS) */
+} fpemu_gemm_scaling;
 
-typedef struct gemm_config {
-    mma_model model;            /* accumulation model, bound to afmt/bfmt (c = d = f32) */
+typedef struct fpemu_gemm_config {
+    fpemu_mma_model model;      /* accumulation model, bound to afmt/bfmt (c = d = f32) */
     const fpemu_format *afmt;   /* element format of A (== model.fa) */
     const fpemu_format *bfmt;   /* element format of B (== model.fb) */
     const fpemu_format *outfmt; /* D rounded (rne) to this; NULL = f32 as computed */
-    gemm_scaling scaling;
+    fpemu_gemm_scaling scaling;
     int promote;                /* f32 promotion interval along K (0 = none) */
     int sat;                    /* NONE: saturating casts (default 1) */
     int inputs_prerounded;      /* NONE only: A and B already hold values of
@@ -99,42 +99,43 @@ typedef struct gemm_config {
     int isa;                    /* testing: kernel instruction set, 0 = best the CPU
                                  * has, 1 = SSE2, 2 = AVX2, 3 = AVX-512 (capped at
                                  * what the CPU has) */
-} gemm_config;
+} fpemu_gemm_config;
 
 /* Telemetry of one call (DESIGN.md section 10). */
-typedef struct gemm_stats {
+typedef struct fpemu_gemm_stats {
     fpemu_cast_stats a, b;      /* quantisation of A and B */
     float amax_a, amax_b;       /* max |x| of A and B as given (before scaling) */
     float scale_a, scale_b;     /* per-tensor encode scales used (1 if none/not per-tensor) */
     uint64_t slow_outputs;      /* outputs recomputed on the scalar model */
     int kernel;                 /* 0 scalar, 1 sse2, 2 avx2, 3 avx512 */
     int lanes;                  /* 16: the f32 kernel, 8: the f64 kernel, 0: scalar model */
-} gemm_stats;
+} fpemu_gemm_stats;
 
 /* Set up cfg for a model preset and element formats ("h100", "e4m3",
  * "e4m3"): c = d = f32, scaling NONE, no promotion, sat = 1, all threads.
  * Returns 0, or -1 with a message (unknown model, unsupported format). */
-int gemm_config_init(gemm_config *cfg, const char *model, const char *afmt, const char *bfmt,
-                     char *err, size_t errlen);
+int fpemu_gemm_config_init(fpemu_gemm_config *cfg, const char *model, const char *afmt,
+                           const char *bfmt, char *err, size_t errlen);
 /* Recipe helpers: set cfg->scaling (and promote for BLOCKWISE). name is one
  * of none, tensor (TE current), tensor-torchao, given, rowwise, blockwise,
  * mx-floor, mx-rceil, nvfp4. Returns 0 or -1 with a message. */
-int gemm_config_set_scaling(gemm_config *cfg, const char *name, char *err, size_t errlen);
+int fpemu_gemm_config_set_scaling(fpemu_gemm_config *cfg, const char *name, char *err,
+                                  size_t errlen);
 
 /* Check a call's arguments; 0, or -1 with a message. Besides the sizes
  * (0 <= M, N <= 2^31 - 65, K >= 0) and leading dimensions: afmt/bfmt are
  * the model's fa/fb, its c and d are f32, its parameters are those
- * mma_model_finish accepts (outf up to date), scaling.kind and (MX)
+ * fpemu_mma_model_finish accepts (outf up to date), scaling.kind and (MX)
  * mx_rule are values of their enums, and the recipe's rules on promote,
  * tile sizes, formats and given scales hold. */
-int gemm_check(const gemm_config *cfg, int M, int N, int K, int lda, int transA, int ldb,
-               int transB, int ldc, int ldd, char *err, size_t errlen);
+int fpemu_gemm_check(const fpemu_gemm_config *cfg, int M, int N, int K, int lda, int transA,
+                     int ldb, int transB, int ldc, int ldd, char *err, size_t errlen);
 
-/* D = A x B (+ C). Returns 0, or -1 on bad arguments (see gemm_check) or
+/* D = A x B (+ C). Returns 0, or -1 on bad arguments (see fpemu_gemm_check) or
  * out of memory. stats may be NULL. */
-int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
-             const float *B, int ldb, int transB, const float *C /*nullable*/, int ldc,
-             float *D, int ldd, gemm_stats *stats);
+int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda,
+                   int transA, const float *B, int ldb, int transB, const float *C /*nullable*/,
+                   int ldc, float *D, int ldd, fpemu_gemm_stats *stats);
 
 /* The same product from codes already in afmt/bfmt (no scaling; MX/NVFP4
  * scale codes optional: sa is M x ceil(K/sblock) row-major, sb is
@@ -142,75 +143,17 @@ int gemm_f32(const gemm_config *cfg, int M, int N, int K, const float *A, int ld
  * K x N row-major codes (uint64_t); bits outside a code's field are
  * ignored (fpemu.h). A and B may be NULL when K = 0. C (f32, nullable) is
  * the MMA's c. */
-int gemm_codes(const gemm_config *cfg, int M, int N, int K, const uint64_t *A,
-               const uint64_t *B, const float *C, const fpemu_format *sfmt,
-               const uint64_t *sa, const uint64_t *sb, int sblock, float *D, gemm_stats *stats);
+int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A,
+                     const uint64_t *B, const float *C, const fpemu_format *sfmt,
+                     const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
+                     fpemu_gemm_stats *stats);
 
-/* Reference: the same result computed one output at a time with mma_dot /
- * mma_dot_scaled after the same quantisation (slow; what the tests compare
- * gemm_f32 against). */
-int gemm_f32_reference(const gemm_config *cfg, int M, int N, int K, const float *A, int lda,
-                       int transA, const float *B, int ldb, int transB, const float *C, int ldc,
-                       float *D, int ldd, gemm_stats *stats);
-
-/* ---- internal to libfpemu (gemm.c / gemm_kernel.c) ---------------------- */
-
-/* One call of the vectorised kernel: rows [i0, i1), columns [j0, j1) (j0
- * and the row stride ldb multiples of 8), K range [k0, k1) in blocks of
- * `block`; A as exact values av and alignment powers ae (2^E, 0 = takes no
- * part), row-major with stride lda; B likewise [k][j] with stride ldb;
- * initial c per output from cin (f32, NULL = 0); block results rounded
- * toward zero to q bits; out/flag row-major with stride ldo (flag OR-ed with
- * 1 when the lane left the output's normal range: recompute it with the
- * scalar model). cin may equal out (in place, for K tiles). */
-typedef struct gk_args {
-    const double *av, *ae;
-    size_t lda;
-    const double *bv, *be;
-    size_t ldb;
-    int i0, i1, j0, j1, k0, k1;
-    int block, nfrac, q, rd;
-    double floor2;     /* 2^emax_floor, or 0 for none */
-    double zero_c_e;   /* alignment power of a zero c: 2^emin, or (ignored) a power of
-                        * two below every product's that keeps 2^nfrac / zero_c_e finite */
-    double emin_d;     /* 2^emin of the output (min normal) */
-    double ovf_d;      /* 2^(emax+1) of the output */
-    const float *cin;
-    size_t ldc;
-    float *out;
-    unsigned char *flag;
-    size_t ldo;
-} gk_args;
-/* The f32 variant (16 lanes, int32 sums), on packed operands: A in panels
- * of GEMM_F_ROWS rows (rows padded with zeros), element (i, k) at
- * ((i / R) * K + k) * R + i % R; B in panels of GEMM_F_COLS columns,
- * element (k, j) at ((j / C) * K + k) * C + j % C. av/bv: the exact values
- * as floats; bw: the alignment exponent of b as a 16-bit word, log2(be) + 63,
- * or GEMM_F_NOPART for an element that takes no part (be = 0); aw: the same
- * for a with bias 64, the word repeated in both halves of an int32. i0 a
- * multiple of R, j0 of C; cin/out/flag row-major with strides ldc/ldo
- * (columns up to j1 only); thr_w = nfrac + 1 (the biased exponent of
- * 2^(nfrac - 126)); see gemm_kernel.c for when it is exact. */
-#define GEMM_F_ROWS 8
-#define GEMM_F_COLS 32
-#define GEMM_F_NOPART (-16384)
-typedef struct gkf_args {
-    const float *av;
-    const int32_t *aw;
-    const float *bv;
-    const int16_t *bw;
-    size_t K;
-    int i0, i1, j0, j1, k0, k1;
-    int block, nfrac, q, thr_w;
-    const float *cin;
-    size_t ldc;
-    float *out;
-    unsigned char *flag;
-    size_t ldo;
-} gkf_args;
-void gemm__kernel_f32(int isa, const gkf_args *g);
-int gemm__kernel_best(void);             /* 1 generic, 2 avx2, 3 avx512 */
-void gemm__kernel(int isa, const gk_args *g);
+/* Reference: the same result computed one output at a time with fpemu_mma_dot /
+ * fpemu_mma_dot_scaled after the same quantisation (slow; what the tests compare
+ * fpemu_gemm_f32 against). */
+int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A,
+                             int lda, int transA, const float *B, int ldb, int transB,
+                             const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* gemm_kernel.c: the vectorised block-FMA kernel behind gemm_f32.
+/* gemm_kernel.c: the vectorised block-FMA kernel behind fpemu_gemm_f32.
  *
  * Exactness argument (why every instruction set gives the scalar model's
  * bits): operands are exact doubles (<= 24-bit significands), so each
@@ -20,9 +20,10 @@
 #include <immintrin.h>
 #endif
 #include "gemm.h"
+#include "gemm_internal.h"
 
 #define GEMM_KERNEL_PASS 1
-#define KNAME gemm__kernel_generic
+#define KNAME emu__gemm_kernel_generic
 #define KTARGET
 #include "gemm_kernel.c"
 #undef GEMM_KERNEL_PASS
@@ -31,7 +32,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GEMM_KERNEL_PASS 2
-#define KNAME gemm__kernel_avx2
+#define KNAME emu__gemm_kernel_avx2
 #define KTARGET __attribute__((target("avx2")))
 #include "gemm_kernel.c"
 #undef GEMM_KERNEL_PASS
@@ -39,7 +40,7 @@
 #undef KTARGET
 
 #define GEMM_KERNEL_PASS 3
-#define KNAME gemm__kernel_avx512
+#define KNAME emu__gemm_kernel_avx512
 #define KTARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
 #include "gemm_kernel.c"
 #undef GEMM_KERNEL_PASS
@@ -47,17 +48,17 @@
 #undef KTARGET
 #endif
 
-void gemm__kernel_f32(int isa, const gkf_args *g) {
+void emu__gemm_kernel_f32(int isa, const gkf_args *g) {
     switch (isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    case 3: gemm__kernel_avx512_f32(g); break;
-    case 2: gemm__kernel_avx2_f32(g); break;
+    case 3: emu__gemm_kernel_avx512_f32(g); break;
+    case 2: emu__gemm_kernel_avx2_f32(g); break;
 #endif
-    default: gemm__kernel_generic_f32(g); break;
+    default: emu__gemm_kernel_generic_f32(g); break;
     }
 }
 
-int gemm__kernel_best(void) {
+int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
@@ -68,13 +69,13 @@ int gemm__kernel_best(void) {
     return 1;
 }
 
-void gemm__kernel(int isa, const gk_args *g) {
+void emu__gemm_kernel(int isa, const gk_args *g) {
     switch (isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    case 3: gemm__kernel_avx512(g); break;
-    case 2: gemm__kernel_avx2(g); break;
+    case 3: emu__gemm_kernel_avx512(g); break;
+    case 2: emu__gemm_kernel_avx2(g); break;
 #endif
-    default: gemm__kernel_generic(g); break;
+    default: emu__gemm_kernel_generic(g); break;
     }
 }
 

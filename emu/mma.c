@@ -66,7 +66,7 @@ static void mul_terms(const term *a, const term *b, term *p) {
     p->zero = p->sig == 0;
 }
 
-static uint64_t nan_code(const mma_model *m, const fpemu_format *f) {
+static uint64_t nan_code(const fpemu_mma_model *m, const fpemu_format *f) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     if (m->nan_allones && f->nan == FPEMU_NANS_IEEE) return f->mag_mask << f->pad;
@@ -246,12 +246,12 @@ static uint64_t exact_sum(const term *t, size_t n, const fpemu_format *f, fpemu_
 static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
 
 /* Validate m and derive its block-result format; m changes only on success. */
-int mma_model_finish(mma_model *m, char *err, size_t errlen) {
-    if ((unsigned)m->kind > MMA_KIND_INT) {
+int fpemu_mma_model_finish(fpemu_mma_model *m, char *err, size_t errlen) {
+    if ((unsigned)m->kind > FPEMU_MMA_KIND_INT) {
         if (err) snprintf(err, errlen, "model %s: unknown kind %d", m->name, (int)m->kind);
         return -1;
     }
-    if (m->kind == MMA_KIND_INT) {
+    if (m->kind == FPEMU_MMA_KIND_INT) {
         if (m->block < 0) {
             if (err) snprintf(err, errlen, "model %s: block must be >= 0", m->name);
             return -1;
@@ -267,7 +267,7 @@ int mma_model_finish(mma_model *m, char *err, size_t errlen) {
                           m->name, m->fd->mbits);
         return -1;
     }
-    if (m->kind == MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60)) {
+    if (m->kind == FPEMU_MMA_KIND_BLOCK && (m->nfrac < 1 || m->nfrac > 60)) {
         if (err) snprintf(err, errlen, "model %s: nfrac must lie in [1, 60]", m->name);
         return -1;
     }
@@ -275,7 +275,7 @@ int mma_model_finish(mma_model *m, char *err, size_t errlen) {
         if (err) snprintf(err, errlen, "model %s: block must be >= 0", m->name);
         return -1;
     }
-    if ((unsigned)m->align > MMA_ALIGN_RD || (unsigned)m->norm > MMA_NORM_EACH || (unsigned)m->chain > MMA_CHAIN_F32_ADD) {
+    if ((unsigned)m->align > FPEMU_MMA_ALIGN_RD || (unsigned)m->norm > FPEMU_MMA_NORM_EACH || (unsigned)m->chain > FPEMU_MMA_CHAIN_F32_ADD) {
         if (err) snprintf(err, errlen, "model %s: align, normalize or chain out of range", m->name);
         return -1;
     }
@@ -307,7 +307,7 @@ int mma_model_finish(mma_model *m, char *err, size_t errlen) {
 
 /* ---- the block-FMA algorithm --------------------------------------------- */
 
-typedef struct { const mma_model *m; fpemu_ctx ctx; const fpemu_format *cf; } run_state;
+typedef struct { const fpemu_mma_model *m; fpemu_ctx ctx; const fpemu_format *cf; } run_state;
 
 /* A zero block result of sign neg (always +0 under zero_sign=plus). */
 static uint64_t zero_result(run_state *rs, int neg) {
@@ -321,7 +321,7 @@ static uint64_t zero_result(run_state *rs, int neg) {
  * emax first, then the aligned sum; the terms are computed twice). */
 typedef struct { specs sp; int emax, allneg; } bscan;
 
-static void bs_scan(const mma_model *m, const term *t, size_t n, size_t base, bscan *s) {
+static void bs_scan(const fpemu_mma_model *m, const term *t, size_t n, size_t base, bscan *s) {
     specials_scan(t, n, &s->sp);
     for (size_t i = 0; i < n; i++) {
         if (!t[i].sign) s->allneg = 0;
@@ -332,7 +332,7 @@ static void bs_scan(const mma_model *m, const term *t, size_t n, size_t base, bs
     }
 }
 
-static void bs_accum(const mma_model *m, const term *t, size_t n, int q, i128 *sum, int *anynz) {
+static void bs_accum(const fpemu_mma_model *m, const term *t, size_t n, int q, i128 *sum, int *anynz) {
     for (size_t i = 0; i < n; i++) {
         if (t[i].zero) continue;
         *anynz = 1;
@@ -347,7 +347,7 @@ static void bs_accum(const mma_model *m, const term *t, size_t n, int q, i128 *s
             mag = t[i].sig >> -sh;
             lost = (t[i].sig & (((u128)1 << -sh) - 1)) != 0;
         }
-        if (m->align == MMA_ALIGN_RD && t[i].sign && lost) mag += 1;
+        if (m->align == FPEMU_MMA_ALIGN_RD && t[i].sign && lost) mag += 1;
         *sum += t[i].sign ? -(i128)mag : (i128)mag;
     }
 }
@@ -374,7 +374,7 @@ static size_t piece_at(const pieces *p, size_t j0) {
 }
 
 static uint64_t block_sum_src(run_state *rs, const block_src *src, term *buf, size_t cap, size_t n, int nfrac) {
-    const mma_model *m = rs->m;
+    const fpemu_mma_model *m = rs->m;
     pieces p;
     pieces_init(&p, src, buf, cap, n);
     bscan s = {{0, 0, 0}, INT_MIN, 1};
@@ -419,7 +419,7 @@ static uint64_t block_sum(run_state *rs, term *t, size_t n, int nfrac) {
 }
 
 /* Add two finite-or-special values exactly and round to f (an IEEE add). */
-static uint64_t add_round(const mma_model *m, const fpemu_format *f, const term *x, const term *y, fpemu_ctx *ctx) {
+static uint64_t add_round(const fpemu_mma_model *m, const fpemu_format *f, const term *x, const term *y, fpemu_ctx *ctx) {
     term t[2] = {*x, *y};
     int sgn = 0;
     int sp = specials(t, 2, &sgn);
@@ -434,7 +434,7 @@ static uint64_t add_round(const mma_model *m, const fpemu_format *f, const term 
 
 /* Product terms for elements [lo, hi) (scales optional). */
 typedef struct {
-    const mma_model *m;
+    const fpemu_mma_model *m;
     const uint64_t *a, *b;
     const fpemu_format *sfmt;
     const uint64_t *sa, *sb;
@@ -442,7 +442,7 @@ typedef struct {
 } dot_in;
 
 static void product(const dot_in *in, size_t i, term *p) {
-    const mma_model *m = in->m;
+    const fpemu_mma_model *m = in->m;
     term ta, tb;
     decode(m->fa, in->a[i], m->flush_subnormals, m->tf32_truncate, &ta);
     decode(m->fb, in->b[i], m->flush_subnormals, m->tf32_truncate, &tb);
@@ -470,7 +470,7 @@ static void product(const dot_in *in, size_t i, term *p) {
 /* The terms of one block: c, then the products of elements [i, end) or,
  * grouped, one term per group of m->group of them. */
 struct block_src {
-    const mma_model *m;
+    const fpemu_mma_model *m;
     const dot_in *in;
     int grouped;
     size_t i, end;
@@ -484,7 +484,7 @@ static size_t block_count(const block_src *s) {
 
 /* The group term of elements [g, min(g + group, end)) (grouped blocks). */
 static void group_term(const block_src *s, size_t g, term *out) {
-    const mma_model *m = s->m;
+    const fpemu_mma_model *m = s->m;
     const dot_in *in = s->in;
     size_t ge = (size_t)m->group < s->end - g ? g + (size_t)m->group : s->end;
     /* exact group sum of the unscaled products (multiples of 1/4) */
@@ -543,7 +543,7 @@ static void termbuf_close(termbuf *b) {
     if (b->t != b->stack) free(b->t);
 }
 
-static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+static uint64_t dot_block(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     run_state rs = {.m = m, .cf = m->fc};
     fpemu_ctx_init(&rs.ctx);
     rs.ctx.round = m->out_round;
@@ -559,13 +559,13 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
     term *t = tb.t;
     size_t cap = tb.cap;
     uint64_t d = c;
-    term run; /* MMA_CHAIN_F32_ADD: the running sum */
+    term run; /* FPEMU_MMA_CHAIN_F32_ADD: the running sum */
     run = cur;
     size_t i = 0;
     do {
         size_t end = B < k - i ? i + B : k;
         term c0;
-        if (m->chain == MMA_CHAIN_F32_ADD) {
+        if (m->chain == FPEMU_MMA_CHAIN_F32_ADD) {
             memset(&c0, 0, sizeof c0);
             c0.zero = 1, c0.E = m->fc->emin;
         } else {
@@ -574,7 +574,7 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
         block_src src = {.m = m, .in = in, .grouped = grouped, .i = i, .end = end, .c = &c0};
         size_t n = block_count(&src);
         uint64_t r;
-        if (m->norm == MMA_NORM_EACH) {
+        if (m->norm == FPEMU_MMA_NORM_EACH) {
             term acc = c0;
             r = 0;
             if (n == 1) r = block_sum(&rs, &acc, 1, nfrac);
@@ -590,7 +590,7 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
         } else {
             r = block_sum_src(&rs, &src, t, cap, n, nfrac);
         }
-        if (m->chain == MMA_CHAIN_F32_ADD) {
+        if (m->chain == FPEMU_MMA_CHAIN_F32_ADD) {
             term part;
             decode(m->fd, r, 0, 0, &part);
             fpemu_ctx c2;
@@ -613,7 +613,7 @@ static uint64_t dot_block(const mma_model *m, const dot_in *in, size_t k, uint64
 /* ---- reference kinds --------------------------------------------------------- */
 
 /* One rounding of the exact sum, in pieces of at most TERMS_CAP terms (any k). */
-static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+static uint64_t dot_exact(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.round = m->out_round;
@@ -653,7 +653,7 @@ static uint64_t dot_exact(const mma_model *m, const dot_in *in, size_t k, uint64
     return r;
 }
 
-static uint64_t dot_fma_seq(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     /* The host's fmaf/fma is this loop exactly (one rne rounding per step,
      * IEEE specials) when every input is a float (double) and d is f32
      * (f64): use it unless flags are wanted. */
@@ -704,7 +704,7 @@ static uint64_t dot_fma_seq(const mma_model *m, const dot_in *in, size_t k, uint
 }
 
 /* Pairwise tree over the exact products [lo, hi); internal sums rounded. */
-static void pairwise_rec(const mma_model *m, const dot_in *in, size_t lo, size_t hi, fpemu_ctx *ctx, term *out) {
+static void pairwise_rec(const fpemu_mma_model *m, const dot_in *in, size_t lo, size_t hi, fpemu_ctx *ctx, term *out) {
     if (hi - lo == 1) { product(in, lo, out); return; }
     size_t mid = lo + (hi - lo) / 2;
     term l, r;
@@ -714,7 +714,7 @@ static void pairwise_rec(const mma_model *m, const dot_in *in, size_t lo, size_t
     decode(m->fd, s, 0, 0, out);
 }
 
-static uint64_t dot_pairwise(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+static uint64_t dot_pairwise(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.round = m->out_round;
@@ -732,32 +732,32 @@ static uint64_t dot_pairwise(const mma_model *m, const dot_in *in, size_t k, uin
     return d;
 }
 
-static uint64_t dot_any(const mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+static uint64_t dot_any(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     switch (m->kind) {
-    case MMA_KIND_BLOCK: return dot_block(m, in, k, c, flags);
-    case MMA_KIND_EXACT: return dot_exact(m, in, k, c, flags);
-    case MMA_KIND_FMA_SEQ: return dot_fma_seq(m, in, k, c, flags);
-    case MMA_KIND_PAIRWISE: return dot_pairwise(m, in, k, c, flags);
+    case FPEMU_MMA_KIND_BLOCK: return dot_block(m, in, k, c, flags);
+    case FPEMU_MMA_KIND_EXACT: return dot_exact(m, in, k, c, flags);
+    case FPEMU_MMA_KIND_FMA_SEQ: return dot_fma_seq(m, in, k, c, flags);
+    case FPEMU_MMA_KIND_PAIRWISE: return dot_pairwise(m, in, k, c, flags);
     default: return 0;
     }
 }
 
 /* c with the bits outside fc's field cleared (fpemu.h: ignored; a result
  * that is c itself, fma-seq with k = 0, must not carry them). */
-static uint64_t c_field(const mma_model *m, uint64_t c) {
+static uint64_t c_field(const fpemu_mma_model *m, uint64_t c) {
     return m->fc ? c & ((m->fc->sign_bit | m->fc->mag_mask) << m->fc->pad) : c;
 }
 
-uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
-                 unsigned *flags) {
+uint64_t fpemu_mma_dot(const fpemu_mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
+                       unsigned *flags) {
     dot_in in = {.m = m, .a = a, .b = b};
     c = c_field(m, c);
     return dot_any(m, &in, k, c, flags);
 }
 
-uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
-                        const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock,
-                        unsigned *flags) {
+uint64_t fpemu_mma_dot_scaled(const fpemu_mma_model *m, const uint64_t *a, const uint64_t *b, size_t k, uint64_t c,
+                              const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock,
+                              unsigned *flags) {
     dot_in in = {.m = m, .a = a, .b = b, .sfmt = sfmt, .sa = sa, .sb = sb, .sblock = sblock > 0 ? sblock : 32};
     if (!sfmt || !sa || !sb) in.sfmt = NULL;
     return dot_any(m, &in, k, c_field(m, c), flags);
@@ -766,7 +766,7 @@ uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b
 /* Exact int32 accumulation. Wrapping: one sum, taken mod 2^32. .satfinite:
  * each instruction (block products, 0 = all k) clamps its own result,
  * which is the next one's c (H100, measured: reports/gpu). */
-int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c) {
+int32_t fpemu_mma_dot_int(const fpemu_mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c) {
     int64_t s = c;
     size_t B = m->int_sat && m->block > 0 ? (size_t)m->block : k;
     for (size_t i = 0; i < k; i++) {
@@ -782,16 +782,16 @@ int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size
     return (int32_t)(uint32_t)(uint64_t)s;
 }
 
-int mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c, uint64_t *d) {
-    const mma_model *m = user;
-    if (k < 0 || !m || m->kind == MMA_KIND_INT) return -1;
-    *d = mma_dot(m, a, b, (size_t)k, c, NULL);
+int fpemu_mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c, uint64_t *d) {
+    const fpemu_mma_model *m = user;
+    if (k < 0 || !m || m->kind == FPEMU_MMA_KIND_INT) return -1;
+    *d = fpemu_mma_dot(m, a, b, (size_t)k, c, NULL);
     return 0;
 }
 
 /* ---- presets --------------------------------------------------------------- */
 
-const char *const mma_preset_names[] = {"v100", "t4", "a100", "ada", "h100", "b200",
+const char *const fpemu_mma_preset_names[] = {"v100", "t4", "a100", "ada", "h100", "b200",
                                         "exact", "fma-seq", "pairwise", NULL};
 
 enum { IN_F16 = 1, IN_BF16 = 2, IN_TF32 = 4, IN_FP8 = 8, IN_FP6FP4 = 16, IN_F64 = 32, IN_OTHER = 64 };
@@ -847,8 +847,8 @@ static int is_device(const char *name) {
     return 0;
 }
 
-int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, const fpemu_format *fb,
-                     const fpemu_format *fc, const fpemu_format *fd, char *err, size_t errlen) {
+int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_format *fa, const fpemu_format *fb,
+                           const fpemu_format *fc, const fpemu_format *fd, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (!name) name = "";
     const fpemu_format *f32 = fmt("f32"), *f16 = fmt("f16");
@@ -865,20 +865,20 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
     m->out_mant = fd->mbits;
     m->out_round = FPEMU_RNE;
     if (!strcmp(name, "exact") || !strcmp(name, "fma-seq") || !strcmp(name, "pairwise")) {
-        m->kind = !strcmp(name, "exact") ? MMA_KIND_EXACT : !strcmp(name, "fma-seq") ? MMA_KIND_FMA_SEQ : MMA_KIND_PAIRWISE;
+        m->kind = !strcmp(name, "exact") ? FPEMU_MMA_KIND_EXACT : !strcmp(name, "fma-seq") ? FPEMU_MMA_KIND_FMA_SEQ : FPEMU_MMA_KIND_PAIRWISE;
         snprintf(m->device, sizeof m->device, "%s", !strcmp(name, "exact") ? "one rounding of the exact sum"
                                                     : !strcmp(name, "fma-seq") ? "sequential fma loop" : "pairwise tree");
-        m->block = m->kind == MMA_KIND_FMA_SEQ ? 1 : 0;
+        m->block = m->kind == FPEMU_MMA_KIND_FMA_SEQ ? 1 : 0;
         if (fa->nan == FPEMU_NANS_ALLONES || fb->nan == FPEMU_NANS_ALLONES) {
             if (err) snprintf(err, errlen, "model %s: %s/%s cannot be dot-product inputs (scale-only format)", name, fa->name, fb->name);
             return -1;
         }
-        return mma_model_finish(m, err, errlen);
+        return fpemu_mma_model_finish(m, err, errlen);
     }
     if (!is_device(name)) {
         char list[200] = "";
         size_t o = 0;
-        for (int i = 0; mma_preset_names[i]; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", mma_preset_names[i]);
+        for (int i = 0; fpemu_mma_preset_names[i]; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", fpemu_mma_preset_names[i]);
         if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s)", name, list);
         return -1;
     }
@@ -895,10 +895,10 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
             if (err) snprintf(err, errlen, "model %s: f64 inputs need f64 c and d (DMMA)", name);
             return -1;
         }
-        m->kind = MMA_KIND_FMA_SEQ;
+        m->kind = FPEMU_MMA_KIND_FMA_SEQ;
         m->block = 1;
         snprintf(m->device, sizeof m->device, "%s f64 (DMMA: chain of fma)", name);
-        return mma_model_finish(m, err, errlen);
+        return fpemu_mma_model_finish(m, err, errlen);
     }
     const preset_row *row = NULL;
     for (int i = 0; i < NPRESETS; i++) {
@@ -923,13 +923,13 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
                           name, fa->name, fb->name, f16_acc_ok ? "f32 or f16" : "f32", fc->name, fd->name);
         return -1;
     }
-    m->kind = MMA_KIND_BLOCK;
+    m->kind = FPEMU_MMA_KIND_BLOCK;
     snprintf(m->device, sizeof m->device, "%.24s %.12s", row->device, (ca & IN_TF32) ? "tf32" : (ca & IN_FP8) || (ca & IN_FP6FP4) ? "fp8/fp6/fp4" : fa->name);
     m->block = row->block;
     m->nfrac = row->nfrac;
-    m->align = MMA_ALIGN_RZ;
-    m->norm = MMA_NORM_END;
-    m->chain = MMA_CHAIN_ROUNDED;
+    m->align = FPEMU_MMA_ALIGN_RZ;
+    m->norm = FPEMU_MMA_NORM_END;
+    m->chain = FPEMU_MMA_CHAIN_ROUNDED;
     m->tf32_truncate = (ca == IN_TF32);
     m->overflow_inf = 1;
     m->nan_allones = 1;
@@ -950,11 +950,11 @@ int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa, con
         m->has_emax_floor = 1, m->emax_floor = out16 ? -21 : -133;
         m->zero_plus = 1;
     }
-    return mma_model_finish(m, err, errlen);
+    return fpemu_mma_model_finish(m, err, errlen);
 }
 
-int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_signed, int saturate, char *err,
-                         size_t errlen) {
+int fpemu_mma_model_preset_int(fpemu_mma_model *m, const char *name, int a_signed, int b_signed, int saturate, char *err,
+                               size_t errlen) {
     memset(m, 0, sizeof *m);
     if (!name || (!is_device(name) && strcmp(name, "exact"))) {
         if (err) snprintf(err, errlen, "unknown model '%s' for integer MMA (expected t4, a100, ada, h100, b200 or exact)", name ? name : "");
@@ -966,7 +966,7 @@ int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_sig
     }
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->device, sizeof m->device, "%s s8/u8 (exact int32)", name);
-    m->kind = MMA_KIND_INT;
+    m->kind = FPEMU_MMA_KIND_INT;
     m->a_signed = a_signed, m->b_signed = b_signed, m->int_sat = saturate;
     m->block = strcmp(name, "exact") ? 32 : 0; /* mma.sync m16n8k32: 32 products per instruction */
     return 0;
@@ -982,13 +982,13 @@ static int parse_int(const char *s, int *out) {
     return 0;
 }
 
-/* Edits a copy, validated by mma_model_finish: on failure *m is unchanged. */
-int mma_model_set(mma_model *m_out, const char *key, const char *value, char *err, size_t errlen) {
+/* Edits a copy, validated by fpemu_mma_model_finish: on failure *m is unchanged. */
+int fpemu_mma_model_set(fpemu_mma_model *m_out, const char *key, const char *value, char *err, size_t errlen) {
     int v;
-    mma_model copy = *m_out, *m = &copy;
+    fpemu_mma_model copy = *m_out, *m = &copy;
 #define BAD(...) do { if (err) snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-    if (!key || !value) BAD("mma_model_set: key and value are required");
-    if (m->kind == MMA_KIND_INT && strcmp(key, "block"))
+    if (!key || !value) BAD("fpemu_mma_model_set: key and value are required");
+    if (m->kind == FPEMU_MMA_KIND_INT && strcmp(key, "block"))
         BAD("option %s: integer models take block only", key);
     if (!strcmp(key, "block")) {
         if (parse_int(value, &v) || v < 0) BAD("option block: expected an integer >= 0, got '%s'", value);
@@ -997,16 +997,16 @@ int mma_model_set(mma_model *m_out, const char *key, const char *value, char *er
         if (parse_int(value, &v) || v < 1 || v > 60) BAD("option nfrac: expected an integer in [1, 60], got '%s'", value);
         m->nfrac = v;
     } else if (!strcmp(key, "align")) {
-        if (!strcmp(value, "rz")) m->align = MMA_ALIGN_RZ;
-        else if (!strcmp(value, "rd")) m->align = MMA_ALIGN_RD;
+        if (!strcmp(value, "rz")) m->align = FPEMU_MMA_ALIGN_RZ;
+        else if (!strcmp(value, "rd")) m->align = FPEMU_MMA_ALIGN_RD;
         else BAD("option align: expected rz or rd, got '%s'", value);
     } else if (!strcmp(key, "normalize")) {
-        if (!strcmp(value, "end")) m->norm = MMA_NORM_END;
-        else if (!strcmp(value, "each")) m->norm = MMA_NORM_EACH;
+        if (!strcmp(value, "end")) m->norm = FPEMU_MMA_NORM_END;
+        else if (!strcmp(value, "each")) m->norm = FPEMU_MMA_NORM_EACH;
         else BAD("option normalize: expected end or each, got '%s'", value);
     } else if (!strcmp(key, "chain")) {
-        if (!strcmp(value, "rounded")) m->chain = MMA_CHAIN_ROUNDED;
-        else if (!strcmp(value, "f32-add") || !strcmp(value, "add")) m->chain = MMA_CHAIN_F32_ADD;
+        if (!strcmp(value, "rounded")) m->chain = FPEMU_MMA_CHAIN_ROUNDED;
+        else if (!strcmp(value, "f32-add") || !strcmp(value, "add")) m->chain = FPEMU_MMA_CHAIN_F32_ADD;
         else BAD("option chain: expected rounded or f32-add, got '%s'", value);
     } else if (!strcmp(key, "out_round")) {
         int r = fpemu_round_parse(value);
@@ -1060,15 +1060,15 @@ int mma_model_set(mma_model *m_out, const char *key, const char *value, char *er
             "group_block)", key);
     }
 #undef BAD
-    if (mma_model_finish(m, err, errlen)) return -1;
+    if (fpemu_mma_model_finish(m, err, errlen)) return -1;
     *m_out = copy;
     return 0;
 }
 
-int mma_model_describe(const mma_model *m, char *buf, size_t len) {
+int fpemu_mma_model_describe(const fpemu_mma_model *m, char *buf, size_t len) {
     static const char *kinds[] = {"block-fma", "exact", "fma-seq", "pairwise", "int"};
-    const char *kind = (unsigned)m->kind <= MMA_KIND_INT ? kinds[m->kind] : "?";
-    if (m->kind == MMA_KIND_INT)
+    const char *kind = (unsigned)m->kind <= FPEMU_MMA_KIND_INT ? kinds[m->kind] : "?";
+    if (m->kind == FPEMU_MMA_KIND_INT)
         return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s block=%d", m->name,
                         m->a_signed ? "s8" : "u8", m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap",
                         m->block);
@@ -1081,9 +1081,9 @@ int mma_model_describe(const mma_model *m, char *buf, size_t len) {
                     "zero_c=%s zero_product=%s zero_sign=%s group=%d",
                     m->name, kind, m->fa ? m->fa->name : "?", m->fb ? m->fb->name : "?", m->fc ? m->fc->name : "?",
                     m->fd ? m->fd->name : "?", m->block,
-                    m->kind == MMA_KIND_BLOCK ? m->nfrac : -1, m->align == MMA_ALIGN_RD ? "rd" : m->align == MMA_ALIGN_RZ ? "rz" : "?",
-                    m->norm == MMA_NORM_EACH ? "each" : m->norm == MMA_NORM_END ? "end" : "?",
-                    m->chain == MMA_CHAIN_F32_ADD ? "f32-add" : m->chain == MMA_CHAIN_ROUNDED ? "rounded" : "?",
+                    m->kind == FPEMU_MMA_KIND_BLOCK ? m->nfrac : -1, m->align == FPEMU_MMA_ALIGN_RD ? "rd" : m->align == FPEMU_MMA_ALIGN_RZ ? "rz" : "?",
+                    m->norm == FPEMU_MMA_NORM_EACH ? "each" : m->norm == FPEMU_MMA_NORM_END ? "end" : "?",
+                    m->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : m->chain == FPEMU_MMA_CHAIN_ROUNDED ? "rounded" : "?",
                     fpemu_round_name(m->out_round), m->out_mant, m->flush_subnormals ? "flush" : "keep",
                     m->tf32_truncate, floor, m->overflow_inf ? "inf" : "max", m->zero_c ? "emin" : "ignore",
                     m->zero_product ? "emin" : "ignore", m->zero_plus ? "plus" : "ieee", m->group);

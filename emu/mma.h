@@ -22,10 +22,10 @@
  * prints; errors come back as -1 with a message in a caller buffer.
  *
  * Presets ("v100", "t4", "a100", "ada", "h100", "b200", "exact", "fma-seq",
- * "pairwise") are bound to formats by mma_model_preset(): the input formats
+ * "pairwise") are bound to formats by fpemu_mma_model_preset(): the input formats
  * select the device's row of the DESIGN.md table; a format the device does
  * not support is an error. Open points of DESIGN.md section 7 are options
- * (mma_model_set): emax_floor, overflow (RZ overflow -> inf or max finite),
+ * (fpemu_mma_model_set): emax_floor, overflow (RZ overflow -> inf or max finite),
  * block (e.g. T4's block size). Defaults are documented in README.md (mma).
  */
 #ifndef FPEMU_MMA_H
@@ -39,36 +39,36 @@
 extern "C" {
 #endif
 
-typedef enum mma_kind {
-    MMA_KIND_BLOCK = 0,  /* the block-FMA algorithm above */
-    MMA_KIND_EXACT,      /* one rounding of the exact sum c + sum a*b */
-    MMA_KIND_FMA_SEQ,    /* d = fma(a_i, b_i, d) for i = 0..k-1, each rounded in fd */
-    MMA_KIND_PAIRWISE,   /* pairwise tree over the exact products, each add
-                          * rounded in fd; c added last */
-    MMA_KIND_INT         /* s8/u8 inputs, exact int32 accumulation */
-} mma_kind;
+typedef enum fpemu_mma_kind {
+    FPEMU_MMA_KIND_BLOCK = 0, /* the block-FMA algorithm above */
+    FPEMU_MMA_KIND_EXACT,     /* one rounding of the exact sum c + sum a*b */
+    FPEMU_MMA_KIND_FMA_SEQ,   /* d = fma(a_i, b_i, d) for i = 0..k-1, each rounded in fd */
+    FPEMU_MMA_KIND_PAIRWISE,  /* pairwise tree over the exact products, each add
+                               * rounded in fd; c added last */
+    FPEMU_MMA_KIND_INT        /* s8/u8 inputs, exact int32 accumulation */
+} fpemu_mma_kind;
 
-typedef enum mma_align { MMA_ALIGN_RZ = 0, MMA_ALIGN_RD } mma_align;
+typedef enum fpemu_mma_align { FPEMU_MMA_ALIGN_RZ = 0, FPEMU_MMA_ALIGN_RD } fpemu_mma_align;
 /* Where the sum is normalised: once per block (all known NVIDIA parts), or
  * after every addition (a hypothetical design the probe can tell apart). */
-typedef enum mma_norm { MMA_NORM_END = 0, MMA_NORM_EACH } mma_norm;
+typedef enum fpemu_mma_norm { FPEMU_MMA_NORM_END = 0, FPEMU_MMA_NORM_EACH } fpemu_mma_norm;
 /* How blocks are chained when K > B. */
-typedef enum mma_chain {
-    MMA_CHAIN_ROUNDED = 0, /* the rounded block output is the next block's c */
-    MMA_CHAIN_F32_ADD      /* each block starts from 0; its rounded output is
-                            * added to the running sum with an fd add (out_round) */
-} mma_chain;
+typedef enum fpemu_mma_chain {
+    FPEMU_MMA_CHAIN_ROUNDED = 0, /* the rounded block output is the next block's c */
+    FPEMU_MMA_CHAIN_F32_ADD      /* each block starts from 0; its rounded output is
+                                  * added to the running sum with an fd add (out_round) */
+} fpemu_mma_chain;
 
-typedef struct mma_model {
+typedef struct fpemu_mma_model {
     char name[32];             /* preset name, e.g. "h100" */
     char device[48];           /* e.g. "H100/H200 (sm_90) e4m3/e5m2" */
-    mma_kind kind;
+    fpemu_mma_kind kind;
     const fpemu_format *fa, *fb, *fc, *fd; /* bound formats (NULL for int models) */
     int block;                 /* B: products per block; 0 = one block for all k */
     int nfrac;                 /* fraction bits kept below 2^emax */
-    mma_align align;
-    mma_norm norm;
-    mma_chain chain;
+    fpemu_mma_align align;
+    fpemu_mma_norm norm;
+    fpemu_mma_chain chain;
     fpemu_round out_round;     /* rounding of each block's result */
     int out_mant;              /* mantissa bits of each block's result (<= fd's) */
     int flush_subnormals;      /* subnormal inputs read as zero */
@@ -94,27 +94,27 @@ typedef struct mma_model {
      * bits, group_block products per chained block. group = 0: off (the
      * scale exponents join the product exponents, as for MX fp8). */
     int group, group_nfrac, group_block;
-    /* MMA_KIND_INT */
+    /* FPEMU_MMA_KIND_INT */
     int a_signed, b_signed, int_sat;
-    /* derived by mma_model_finish(): the block-result format (fd's exponent
+    /* derived by fpemu_mma_model_finish(): the block-result format (fd's exponent
      * range and codes with out_mant mantissa bits; equals *fd when out_mant
      * is fd's) */
     fpemu_format outf;
-} mma_model;
+} fpemu_mma_model;
 
 /* Names of the presets, NULL-terminated. */
-extern const char *const mma_preset_names[];
+extern const char *const fpemu_mma_preset_names[];
 
 /* Bind a preset to formats. fc and fd may be NULL (f32). Returns 0, or -1
  * with a message naming what is supported when the device has no MMA for
  * these formats. int models: pass fa = fb = NULL and set int_formats. */
-int mma_model_preset(mma_model *m, const char *name, const fpemu_format *fa,
-                     const fpemu_format *fb, const fpemu_format *fc,
-                     const fpemu_format *fd, char *err, size_t errlen);
+int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_format *fa,
+                           const fpemu_format *fb, const fpemu_format *fc,
+                           const fpemu_format *fd, char *err, size_t errlen);
 /* Integer MMA (s8/u8 x s8/u8 -> s32): exact int32 accumulation, wrapping or
  * saturating (.satfinite). name is a device preset or "exact". */
-int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_signed,
-                         int saturate, char *err, size_t errlen);
+int fpemu_mma_model_preset_int(fpemu_mma_model *m, const char *name, int a_signed, int b_signed,
+                               int saturate, char *err, size_t errlen);
 
 /* Override one parameter: key is one of block, nfrac, align (rz|rd),
  * normalize (end|each), chain (rounded|f32-add), out_round (rne|rtz|...),
@@ -123,50 +123,52 @@ int mma_model_preset_int(mma_model *m, const char *name, int a_signed, int b_sig
  * zero_sign (ieee|plus), nan (allones|canonical), group. int models take
  * block only (products per instruction: .satfinite clamps each one's
  * result); any other key is refused. Returns 0, or -1 with a message and
- * *m unchanged (the edited model is validated by mma_model_finish before
+ * *m unchanged (the edited model is validated by fpemu_mma_model_finish before
  * it replaces *m). */
-int mma_model_set(mma_model *m, const char *key, const char *value, char *err, size_t errlen);
+int fpemu_mma_model_set(fpemu_mma_model *m, const char *key, const char *value, char *err,
+                        size_t errlen);
 /* Check the parameters and recompute derived fields after editing the
  * struct by hand: kind, align, normalize, chain and out_round (rne, rna,
  * rtz, rup, rdn, rto) must be values of their enums, out_mant lie in
  * [0, fd's mantissa bits], nfrac in [1, 60] (block kind), block >= 0, and,
  * with group > 0, group <= 64, group_nfrac in [1, 60], group_block >= 1.
  * Returns 0, or -1 with a message and *m unchanged. */
-int mma_model_finish(mma_model *m, char *err, size_t errlen);
+int fpemu_mma_model_finish(fpemu_mma_model *m, char *err, size_t errlen);
 /* One line describing the parameters ("block=32 nfrac=13 ..."). */
-int mma_model_describe(const mma_model *m, char *buf, size_t len);
+int fpemu_mma_model_describe(const fpemu_mma_model *m, char *buf, size_t len);
 
 /* d = c + sum_{i<k} a[i]*b[i] (codes in fa/fb/fc, result in fd). k may be
  * any size >= 0. If flags is not NULL, the IEEE flags of the final
  * rounding(s) are OR-ed into it. */
-uint64_t mma_dot(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
-                 uint64_t c, unsigned *flags);
+uint64_t fpemu_mma_dot(const fpemu_mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
+                       uint64_t c, unsigned *flags);
 
 /* Block-scaled inputs (MX: sfmt = e8m0, sblock = 32; NVFP4: sfmt = e4m3,
  * sblock = 16): element i of a is scaled by sa[i / sblock], of b by
  * sb[i / sblock]. For MX the scale exponents join the product exponents
  * (Blackwell); e2m1 x e2m1 on a model with group > 0 sums groups exactly
- * first (see mma_model.group). */
-uint64_t mma_dot_scaled(const mma_model *m, const uint64_t *a, const uint64_t *b, size_t k,
-                        uint64_t c, const fpemu_format *sfmt, const uint64_t *sa,
-                        const uint64_t *sb, int sblock, unsigned *flags);
+ * first (see fpemu_mma_model.group). */
+uint64_t fpemu_mma_dot_scaled(const fpemu_mma_model *m, const uint64_t *a, const uint64_t *b,
+                              size_t k, uint64_t c, const fpemu_format *sfmt, const uint64_t *sa,
+                              const uint64_t *sb, int sblock, unsigned *flags);
 
 /* Integer models: a/b hold s8/u8 values, c and the result int32. */
-int32_t mma_dot_int(const mma_model *m, const int32_t *a, const int32_t *b, size_t k, int32_t c);
+int32_t fpemu_mma_dot_int(const fpemu_mma_model *m, const int32_t *a, const int32_t *b, size_t k,
+                          int32_t c);
 
 /* ---- black boxes and the probe ------------------------------------------ */
 
 /* One dot product d = c + sum_{i<k} a[i]*b[i], codes in the box's a/b/c/d
  * formats. Returns 0 on success, nonzero if it cannot evaluate (e.g. k too
  * large for the box). */
-typedef int (*mma_blackbox)(void *user, const uint64_t *a, const uint64_t *b, int k,
-                            uint64_t c, uint64_t *d);
+typedef int (*fpemu_mma_blackbox)(void *user, const uint64_t *a, const uint64_t *b, int k,
+                                  uint64_t c, uint64_t *d);
 
-/* Adapter: a model as a black box (user = const mma_model *). */
-int mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c,
-                       uint64_t *d);
+/* Adapter: a model as a black box (user = const fpemu_mma_model *). */
+int fpemu_mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c,
+                             uint64_t *d);
 
-typedef struct mma_probe_result {
+typedef struct fpemu_mma_probe_result {
     int ok;                 /* 1: every parameter was inferred */
     int block;              /* B; 0 = no block boundary seen below kmax */
     int nfrac;              /* fraction bits at alignment; -1 = no truncation
@@ -185,32 +187,33 @@ typedef struct mma_probe_result {
     int queries;            /* dot products asked of the box */
     int kmax;               /* longest vector the probe asked for */
     char note[256];         /* why something is "?", if anything is */
-} mma_probe_result;
+} fpemu_mma_probe_result;
 
 /* Run the probe vectors (DESIGN.md section 7, generalised to any output
  * precision) against bb. kmax bounds the vector length asked (>= 8; 64 is
  * enough for every known part). fc/fd may be NULL (f32). Returns 0 if the
  * box answered (out->ok says whether everything was inferred), -1 if it
  * refused the basic vectors or the formats cannot express them. */
-int mma_probe(mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_format *fb,
-              const fpemu_format *fc, const fpemu_format *fd, int kmax, mma_probe_result *out);
+int fpemu_mma_probe(fpemu_mma_blackbox bb, void *user, const fpemu_format *fa,
+                    const fpemu_format *fb, const fpemu_format *fc, const fpemu_format *fd,
+                    int kmax, fpemu_mma_probe_result *out);
 
 /* Format the result as key=value lines (block=, nfrac=, align_round=,
  * out_round=, out_mant=, normalize=, subnormals=, carry_bits=, guard=,
  * monotonic=, chain=, emax_floor=, matches=, queries=). Returns the length
  * (as snprintf). */
-int mma_probe_format(const mma_probe_result *r, char *buf, size_t len);
+int fpemu_mma_probe_format(const fpemu_mma_probe_result *r, char *buf, size_t len);
 
 /* The presets whose parameters for these formats equal the result's
  * (comma-separated into buf, "none" if there is none; truncated to len
  * bytes, nothing written when len is 0). Returns buf. Also
- * fills r->matches when called by mma_probe. */
-const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa,
-                            const fpemu_format *fb, const fpemu_format *fc,
-                            const fpemu_format *fd, char *buf, size_t len);
+ * fills r->matches when called by fpemu_mma_probe. */
+const char *fpemu_mma_probe_match(const fpemu_mma_probe_result *r, const fpemu_format *fa,
+                                  const fpemu_format *fb, const fpemu_format *fc,
+                                  const fpemu_format *fd, char *buf, size_t len);
 
 /* The parameters a probe of model m must recover (what the test compares). */
-void mma_probe_expected(const mma_model *m, int kmax, mma_probe_result *out);
+void fpemu_mma_probe_expected(const fpemu_mma_model *m, int kmax, fpemu_mma_probe_result *out);
 
 #ifdef __cplusplus
 }

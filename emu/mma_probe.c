@@ -18,7 +18,7 @@
 #define MAXK 256
 
 typedef struct {
-    mma_blackbox bb;
+    fpemu_mma_blackbox bb;
     void *user;
     const fpemu_format *fa, *fb, *fc, *fd;
     int kmax;
@@ -125,8 +125,8 @@ static int ask(prober *p, const vec *v, double *d) {
 
 static int maxsig_bits(const fpemu_format *f) { return f->mbits < 3 ? f->mbits : 3; }
 
-int mma_probe(mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_format *fb, const fpemu_format *fc,
-              const fpemu_format *fd, int kmax, mma_probe_result *out) {
+int fpemu_mma_probe(fpemu_mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_format *fb, const fpemu_format *fc,
+                    const fpemu_format *fd, int kmax, fpemu_mma_probe_result *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->align_round, sizeof out->align_round, "?");
     snprintf(out->out_round, sizeof out->out_round, "?");
@@ -372,12 +372,12 @@ int mma_probe(mma_blackbox bb, void *user, const fpemu_format *fa, const fpemu_f
     out->queries = p->queries;
     out->ok = out->out_round[0] != '?' && out->align_round[0] != '?' && out->normalize[0] != '?' &&
               out->subnormals[0] != '?';
-    mma_probe_match(out, fa, fb, fc, fd, out->matches, sizeof out->matches);
+    fpemu_mma_probe_match(out, fa, fb, fc, fd, out->matches, sizeof out->matches);
 #undef NOTE
     return 0;
 }
 
-int mma_probe_format(const mma_probe_result *r, char *buf, size_t len) {
+int fpemu_mma_probe_format(const fpemu_mma_probe_result *r, char *buf, size_t len) {
     char nf[32], blk[32];
     if (r->nfrac < 0) snprintf(nf, sizeof nf, "inf");
     else snprintf(nf, sizeof nf, "%d", r->nfrac);
@@ -403,7 +403,7 @@ static const char *round_short(fpemu_round r) {
     }
 }
 
-void mma_probe_expected(const mma_model *m, int kmax, mma_probe_result *out) {
+void fpemu_mma_probe_expected(const fpemu_mma_model *m, int kmax, fpemu_mma_probe_result *out) {
     memset(out, 0, sizeof *out);
     if (kmax < 8) kmax = 8;
     if (kmax > MAXK) kmax = MAXK;
@@ -411,18 +411,18 @@ void mma_probe_expected(const mma_model *m, int kmax, mma_probe_result *out) {
     out->out_mant = m->out_mant;
     snprintf(out->out_round, sizeof out->out_round, "%s", round_short(m->out_round));
     snprintf(out->subnormals, sizeof out->subnormals, "%s", m->flush_subnormals ? "flushed" : "kept");
-    snprintf(out->normalize, sizeof out->normalize, "%s", m->norm == MMA_NORM_EACH ? "each" : "end");
+    snprintf(out->normalize, sizeof out->normalize, "%s", m->norm == FPEMU_MMA_NORM_EACH ? "each" : "end");
     switch (m->kind) {
-    case MMA_KIND_BLOCK:
+    case FPEMU_MMA_KIND_BLOCK:
         /* normalising after every addition looks like a chain of
          * one-product blocks with exact alignment of each pair */
-        if (m->norm == MMA_NORM_EACH) goto fma_like;
+        if (m->norm == FPEMU_MMA_NORM_EACH) goto fma_like;
         out->block = m->block > 0 && m->block < kmax ? m->block : 0;
         out->nfrac = m->nfrac;
-        snprintf(out->align_round, sizeof out->align_round, "%s", m->align == MMA_ALIGN_RD ? "rd" : "rz");
+        snprintf(out->align_round, sizeof out->align_round, "%s", m->align == FPEMU_MMA_ALIGN_RD ? "rd" : "rz");
         out->guard = m->nfrac - m->out_mant;
         break;
-    case MMA_KIND_FMA_SEQ:
+    case FPEMU_MMA_KIND_FMA_SEQ:
     fma_like:
         out->block = 1;
         out->nfrac = -1;
@@ -440,24 +440,24 @@ void mma_probe_expected(const mma_model *m, int kmax, mma_probe_result *out) {
     snprintf(out->matches, sizeof out->matches, "%s", m->name);
 }
 
-static int same_params(const mma_probe_result *a, const mma_probe_result *b) {
+static int same_params(const fpemu_mma_probe_result *a, const fpemu_mma_probe_result *b) {
     return a->block == b->block && a->nfrac == b->nfrac && !strcmp(a->align_round, b->align_round) &&
            !strcmp(a->out_round, b->out_round) && a->out_mant == b->out_mant &&
            !strcmp(a->normalize, b->normalize) && !strcmp(a->subnormals, b->subnormals);
 }
 
-const char *mma_probe_match(const mma_probe_result *r, const fpemu_format *fa, const fpemu_format *fb,
-                            const fpemu_format *fc, const fpemu_format *fd, char *buf, size_t len) {
+const char *fpemu_mma_probe_match(const fpemu_mma_probe_result *r, const fpemu_format *fa, const fpemu_format *fb,
+                                  const fpemu_format *fc, const fpemu_format *fd, char *buf, size_t len) {
     size_t o = 0;
     if (len) buf[0] = 0; /* len = 0: nothing is written (buf may be NULL) */
-    for (int i = 0; mma_preset_names[i]; i++) {
-        mma_model m;
-        if (mma_model_preset(&m, mma_preset_names[i], fa, fb, fc, fd, NULL, 0)) continue;
-        mma_probe_result e;
-        mma_probe_expected(&m, MAXK, &e);
-        if (r->kmax) mma_probe_expected(&m, r->kmax, &e);
+    for (int i = 0; fpemu_mma_preset_names[i]; i++) {
+        fpemu_mma_model m;
+        if (fpemu_mma_model_preset(&m, fpemu_mma_preset_names[i], fa, fb, fc, fd, NULL, 0)) continue;
+        fpemu_mma_probe_result e;
+        fpemu_mma_probe_expected(&m, MAXK, &e);
+        if (r->kmax) fpemu_mma_probe_expected(&m, r->kmax, &e);
         if (same_params(r, &e))
-            o += (size_t)snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, "%s%s", o ? "," : "", mma_preset_names[i]);
+            o += (size_t)snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, "%s%s", o ? "," : "", fpemu_mma_preset_names[i]);
     }
     if (!o) snprintf(buf, len, "none");
     return buf;

@@ -13,17 +13,17 @@ static float pow2_floor(float x) {
     return ldexpf(1.0f, e - 1);
 }
 
-void scaling_current_opts_te(scaling_current_opts *o) {
+void fpemu_scaling_current_opts_te(fpemu_scaling_current_opts *o) {
     memset(o, 0, sizeof *o);
 }
 
-void scaling_current_opts_torchao(scaling_current_opts *o) {
+void fpemu_scaling_current_opts_torchao(fpemu_scaling_current_opts *o) {
     memset(o, 0, sizeof *o);
     o->eps = 1e-12f;
     o->div_in_f64 = 1;
 }
 
-float scaling_current_scale(const scaling_current_opts *o, float amax, double fmt_max) {
+float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
     /* TE: amax 0, inf or NaN keeps scale 1 */
     if (isnan(amax) || isinf(amax)) return 1.0f;
     float a = amax > o->eps ? amax : o->eps;
@@ -34,7 +34,7 @@ float scaling_current_scale(const scaling_current_opts *o, float amax, double fm
     return s;
 }
 
-float scaling_msamp_scale(float amax, double fmt_max, float prev) {
+float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) {
     /* torch.where(amax > 0 & isfinite(amax), sf, scale), then where(exp <
      * 0, 1/sf, sf): an infinite amax has exp = floor(log2(0)) = -inf, so it
      * gives 1/scale; 0 (exp = +inf) and NaN (exp = NaN) give scale */
@@ -47,7 +47,7 @@ float scaling_msamp_scale(float amax, double fmt_max, float prev) {
     return e < 0 ? 1.0f / sf : sf;
 }
 
-float scaling_amax_f32(const float *x, size_t n, size_t stride) {
+float fpemu_scaling_amax_f32(const float *x, size_t n, size_t stride) {
     float m = 0;
     for (size_t i = 0; i < n; i++) {
         float v = fabsf(x[i * stride]);
@@ -59,11 +59,11 @@ float scaling_amax_f32(const float *x, size_t n, size_t stride) {
 
 /* ---- delayed scaling -------------------------------------------------------- */
 
-const fpemu_format *scaling_fp8_format_for(scaling_fp8_format f, int is_gradient) {
-    return fpemu_format_get(f == SCALING_FP8_HYBRID && is_gradient ? "e5m2" : "e4m3", NULL, 0);
+const fpemu_format *fpemu_scaling_fp8_format_for(fpemu_scaling_fp8_format f, int is_gradient) {
+    return fpemu_format_get(f == FPEMU_SCALING_FP8_HYBRID && is_gradient ? "e5m2" : "e4m3", NULL, 0);
 }
 
-int scaling_delayed_init(scaling_delayed *s, double fmt_max, int len, scaling_amax_algo algo, float margin) {
+int fpemu_scaling_delayed_init(fpemu_scaling_delayed *s, double fmt_max, int len, fpemu_scaling_amax_algo algo, float margin) {
     memset(s, 0, sizeof *s);
     if (len < 1 || len > (1 << 24)) return -1;
     s->history = calloc((size_t)len, sizeof *s->history);
@@ -77,26 +77,26 @@ int scaling_delayed_init(scaling_delayed *s, double fmt_max, int len, scaling_am
     return 0;
 }
 
-void scaling_delayed_free(scaling_delayed *s) {
+void fpemu_scaling_delayed_free(fpemu_scaling_delayed *s) {
     free(s->history);
     s->history = NULL;
     s->len = 0;
 }
 
-void scaling_delayed_record(scaling_delayed *s, float amax) {
+void fpemu_scaling_delayed_record(fpemu_scaling_delayed *s, float amax) {
     if (!s->len) return;
     float h = s->history[0];
     if (isnan(amax) || isnan(h)) s->history[0] = isnan(amax) ? amax : h;
     else if (amax > h) s->history[0] = amax;
 }
 
-void scaling_delayed_update(scaling_delayed *s) {
+void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) {
     if (!s->len) return;
     /* TE amax_and_scale_update: the reduced amax is the max over the whole
      * history (slot 0 holds this step's amax), or slot 0 (most_recent) */
     const float last = s->history[0];
     float amax = 0;
-    if (s->algo == SCALING_AMAX_MOST_RECENT) {
+    if (s->algo == FPEMU_SCALING_AMAX_MOST_RECENT) {
         amax = last;
     } else {
         for (int i = 0; i < s->len; i++) amax = fmaxf(amax, s->history[i]); /* fmaxf: NaN slots ignored, as CUDA's */
@@ -118,15 +118,15 @@ void scaling_delayed_update(scaling_delayed *s) {
 
 /* ---- MX ------------------------------------------------------------------- */
 
-int scaling_mx_emax_elem(const fpemu_format *elem) { return elem->emax; }
+int fpemu_scaling_mx_emax_elem(const fpemu_format *elem) { return elem->emax; }
 
-uint8_t scaling_mx_scale(scaling_mx_rule rule, const fpemu_format *elem, float amax) {
+uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *elem, float amax) {
     if (isnan(amax) || isinf(amax)) return 0xFF;
-    if (rule == SCALING_MX_FLOOR) {
+    if (rule == FPEMU_SCALING_MX_FLOOR) {
         if (amax == 0) return 0x00; /* floor(log2 0) = -inf, clamped to -127 */
         int e;
         frexpf(amax, &e); /* amax in [2^(e-1), 2^e) */
-        int shared = (e - 1) - scaling_mx_emax_elem(elem);
+        int shared = (e - 1) - fpemu_scaling_mx_emax_elem(elem);
         if (shared < -127) shared = -127;
         if (shared > 127) shared = 127;
         return (uint8_t)(shared + 127);
@@ -145,8 +145,8 @@ uint8_t scaling_mx_scale(scaling_mx_rule rule, const fpemu_format *elem, float a
     return (uint8_t)(E + 127);
 }
 
-void scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
-                               uint64_t *codes, fpemu_cast_stats *stats) {
+void fpemu_scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
+                                     uint64_t *codes, fpemu_cast_stats *stats) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
@@ -166,14 +166,14 @@ void scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const fl
 
 /* ---- NVFP4 ------------------------------------------------------------------ */
 
-float scaling_nvfp4_tensor_scale(float tensor_amax) {
+float fpemu_scaling_nvfp4_tensor_scale(float tensor_amax) {
     float s = 2688.0f / tensor_amax; /* 448 * 6 */
     s = fminf(s, FLT_MAX);
     if (tensor_amax == 0.0f || s == 0.0f) return 1.0f;
     return s;
 }
 
-uint8_t scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
+uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
     const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
@@ -183,8 +183,8 @@ uint8_t scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
     return (uint8_t)fpemu_from_float(e4m3, dec, &ctx);
 }
 
-void scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
-                                  uint64_t *codes, fpemu_cast_stats *stats) {
+void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
+                                        uint64_t *codes, fpemu_cast_stats *stats) {
     const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
@@ -204,15 +204,15 @@ void scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const 
 
 /* ---- blockwise ---------------------------------------------------------------- */
 
-float scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
+float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
     if (isnan(amax) || isinf(amax)) return 1.0f;
     float a = amax > eps ? amax : eps;
     if (a == 0) return 1.0f;
-    if (pow2) return 1.0f / scaling_block_encode_scale(amax, fmt_max, eps, 1);
+    if (pow2) return 1.0f / fpemu_scaling_block_encode_scale(amax, fmt_max, eps, 1);
     return a / (float)fmt_max;
 }
 
-float scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
+float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
     if (isnan(amax) || isinf(amax)) return 1.0f;
     float a = amax > eps ? amax : eps;
     if (a == 0) return 1.0f;

@@ -1,5 +1,5 @@
 /* gemm_backend.c: the low-precision GEMM behind trn__gemm: emu's GEMM
- * (emu/gemm.h, gemm_f32) with the tensor-core model of the preset `mma`
+ * (emu/gemm.h, fpemu_gemm_f32) with the tensor-core model of the preset `mma`
  * bound to the input formats (c = d = f32). The engine has already cast or
  * quantised the operands (with its telemetry), so the call uses scaling
  * NONE with inputs_prerounded: the GEMM takes the values exactly and runs
@@ -13,13 +13,13 @@
 #include "gemm_backend.h"
 #include "gemm.h"
 
-typedef struct { char name[32]; const fpemu_format *fa, *fb; gemm_config cfg; int ok; } cfg_slot;
+typedef struct { char name[32]; const fpemu_format *fa, *fb; fpemu_gemm_config cfg; int ok; } cfg_slot;
 static cfg_slot g_cfgs[48];
 static int g_ncfgs;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const gemm_config *get_cfg(const char *name, const fpemu_format *fa, const fpemu_format *fb) {
-    const gemm_config *res = NULL;
+static const fpemu_gemm_config *get_cfg(const char *name, const fpemu_format *fa, const fpemu_format *fb) {
+    const fpemu_gemm_config *res = NULL;
     pthread_mutex_lock(&g_lock);
     for (int i = 0; i < g_ncfgs; i++)
         if (g_cfgs[i].fa == fa && g_cfgs[i].fb == fb && !strcmp(g_cfgs[i].name, name)) {
@@ -32,7 +32,7 @@ static const gemm_config *get_cfg(const char *name, const fpemu_format *fa, cons
         snprintf(s->name, sizeof s->name, "%s", name);
         s->fa = fa; s->fb = fb;
         char err[256];
-        s->ok = gemm_config_init(&s->cfg, name, fa->name, fb->name, err, sizeof err) == 0;
+        s->ok = fpemu_gemm_config_init(&s->cfg, name, fa->name, fb->name, err, sizeof err) == 0;
         if (s->ok) {
             s->cfg.inputs_prerounded = 1;
             s->cfg.nthreads = 1; /* the engine splits rows across its own threads */
@@ -45,14 +45,14 @@ static const gemm_config *get_cfg(const char *name, const fpemu_format *fa, cons
 
 int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
                    const double *A, const double *B, double *C) {
-    const gemm_config *cfg = get_cfg(mma, fa, fb);
+    const fpemu_gemm_config *cfg = get_cfg(mma, fa, fb);
     if (!cfg) return -1; /* trn_open checked the pairs a policy uses */
     float *a = malloc(((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float));
     if (!a) return -1;
     float *b = a + (size_t)M * K, *d = b + (size_t)N * K;
     for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)A[i]; /* exact: values of fa */
     for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)B[i];
-    int rc = gemm_f32(cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, NULL);
+    int rc = fpemu_gemm_f32(cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, NULL);
     for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
     free(a);
     return rc;
@@ -61,20 +61,20 @@ int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *
 int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
                       int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
                       fpemu_cast_stats *sb) {
-    const gemm_config *base = get_cfg(mma, fa, fb);
+    const fpemu_gemm_config *base = get_cfg(mma, fa, fb);
     if (!base) return -1;
-    gemm_config cfg = *base;
+    fpemu_gemm_config cfg = *base;
     char err[256];
     cfg.inputs_prerounded = 0;
-    if (gemm_config_set_scaling(&cfg, rceil ? "mx-rceil" : "mx-floor", err, sizeof err)) return -1;
+    if (fpemu_gemm_config_set_scaling(&cfg, rceil ? "mx-rceil" : "mx-floor", err, sizeof err)) return -1;
     float *a = malloc(((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float));
     if (!a) return -1;
     float *b = a + (size_t)M * K, *d = b + (size_t)N * K;
     for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)A[i];
     for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)B[i];
-    gemm_stats st;
+    fpemu_gemm_stats st;
     memset(&st, 0, sizeof st);
-    int rc = gemm_f32(&cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, &st);
+    int rc = fpemu_gemm_f32(&cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, &st);
     for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
     free(a);
     if (sa) *sa = st.a;
@@ -83,17 +83,17 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
 }
 
 double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax) {
-    uint8_t code = scaling_mx_scale(rceil ? SCALING_MX_RCEIL : SCALING_MX_FLOOR, f, (float)amax);
+    uint8_t code = fpemu_scaling_mx_scale(rceil ? FPEMU_SCALING_MX_RCEIL : FPEMU_SCALING_MX_FLOOR, f, (float)amax);
     return code == 0xFF ? 1.0 : ldexp(1.0, 127 - code);
 }
 
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen) {
-    gemm_config cfg;
+    fpemu_gemm_config cfg;
     char e[256];
-    memset(&cfg, 0, sizeof cfg); /* gemm_config_init reads fields of cfg: start from zeros */
-    if (gemm_config_init(&cfg, mma, fa->name, fb->name, e, sizeof e) == 0) return 0;
+    memset(&cfg, 0, sizeof cfg); /* fpemu_gemm_config_init reads fields of cfg: start from zeros */
+    if (fpemu_gemm_config_init(&cfg, mma, fa->name, fb->name, e, sizeof e) == 0) return 0;
     snprintf(err, errlen, "mma=%s has no tensor-core MMA for %s x %s inputs (%s)", mma, fa->name, fb->name, e);
     return -1;
 }
 
-const char *trn__gemm_backend_name(void) { return "gemm_f32 (emu/gemm.h: tensor-core model, prerounded inputs)"; }
+const char *trn__gemm_backend_name(void) { return "fpemu_gemm_f32 (emu/gemm.h: tensor-core model, prerounded inputs)"; }

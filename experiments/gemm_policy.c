@@ -140,7 +140,7 @@ static float current_scale(double amax, const fpemu_format *f, int pow2) {
 }
 
 /* An MX block's shared exponent e from its amax by the GEMM's own rule
- * (trn__gemm_mx_multiplier = 2^-e: emu/scaling.c's scaling_mx_scale of
+ * (trn__gemm_mx_multiplier = 2^-e: emu/scaling.c's fpemu_scaling_mx_scale of
  * the f32 amax; OCP MX floor(log2 amax) minus the element format's emax,
  * or NVIDIA's rceil), so the native and non-native MX paths scale alike;
  * 0 for a zero or non-finite amax. The block's values are multiplied by
@@ -193,7 +193,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             } else {
                 double am = amax;
                 for (size_t i = 0; i < n && !isnan(am); i++) if (isnan(x[i])) am = NAN;
-                s = scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
+                s = fpemu_scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
                 ds->scale = s;
             }
         } else {
@@ -232,8 +232,8 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
                  * cast(x * fl32(448 / amax)), decode factor fl32(amax / 448)
                  * (emu/scaling.c, as the library's blockwise GEMM) */
                 float a = (float)amax;
-                s = scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
-                dq = scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
+                s = fpemu_scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
+                dq = fpemu_scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
             } else {
                 float sf = current_scale(amax, fmt, r->cfg.power_2_scale);
                 s = sf; dq = (double)(1.0f / sf);

@@ -24,7 +24,7 @@ static int scaled_cast(trn_run *r, int layer, int cls, const fpemu_format *fmt, 
         if (!isfinite(x[i])) nonfinite = 1;
         else if (fabs(x[i]) > amax) amax = fabs(x[i]);
     }
-    float s = scaling_msamp_scale((float)amax, fmt->max_finite, 1.0f);
+    float s = fpemu_scaling_msamp_scale((float)amax, fmt->max_finite, 1.0f);
     trn__round_scaled(r, layer, cls, fmt, x, n, s, 1, amax);
     float inv = 1.0f / s;
     for (size_t i = 0; i < n; i++) x[i] = (float)x[i] * inv;

@@ -36,7 +36,7 @@ typedef struct pol_def {
     int sr_update;               /* stochastic rounding of the parameter update */
     const char *scaler;          /* default scaler */
     int int8_eval;               /* evaluation through quantize_dynamic int8 Linear layers */
-    int msamp;                   /* MS-AMP ScalingTensors: power-of-two scales (scaling_msamp_scale)
+    int msamp;                   /* MS-AMP ScalingTensors: power-of-two scales (fpemu_scaling_msamp_scale)
                                   * for the GEMM inputs, gw, the scaled moments and the Linear
                                   * weights (f16 with a scale); gw for Linear weights only */
     const char *doc;

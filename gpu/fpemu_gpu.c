@@ -514,7 +514,7 @@ static int cmd_validate(int argc, char **argv) {
 /* ---- probe -------------------------------------------------------------------------- */
 
 /* The key=value lines of two formatted probe results that differ, among
- * the parameters a preset determines (those mma_probe_match compares). */
+ * the parameters a preset determines (those fpemu_mma_probe_match compares). */
 static int probe_differs(const char *got, const char *want, char *diff, size_t len) {
     static const char *const keys[] = {"block=", "nfrac=", "align_round=", "out_round=", "out_mant=",
                                        "normalize=", "subnormals="};
@@ -598,17 +598,17 @@ static int cmd_probe(int argc, char **argv) {
         int steps = (int)((kmax + (unsigned)k->k - 1) / (unsigned)k->k);
         if (steps > GPU_MAX_STEPS) steps = GPU_MAX_STEPS;
         gpu_probe_box box = {&dv.be, k, steps, 0, {0}};
-        mma_probe_result pr;
+        fpemu_mma_probe_result pr;
         printf("\n== %s (kernel %s, image %s)\n", k->name, k->kernel, image);
         printf("vectors in row 0 of A / column 0 of B; k <= %d runs one instruction, longer k chains up to %d "
                "instructions (each instruction's f32 output is the next one's C), so a block boundary at K=%d is "
                "the chaining\n", k->k, steps, k->k);
-        if (mma_probe(gpu_probe_blackbox, &box, f.a, f.b, f.c, f.d, (int)kmax, &pr)) {
+        if (fpemu_mma_probe(gpu_probe_blackbox, &box, f.a, f.b, f.c, f.d, (int)kmax, &pr)) {
             printf("probe failed after %d queries%s%s\n", box.calls, *box.err ? ": " : "", box.err);
             failed = 1;
             continue;
         }
-        mma_probe_format(&pr, got, sizeof got);
+        fpemu_mma_probe_format(&pr, got, sizeof got);
         printf("%s", got);
         if (got[0] && got[strlen(got) - 1] != '\n') printf("\n");
         if (dv.preset && !gpu_reference_init(&ref, k, dv.preset, dv.cc, err, sizeof err)) {
@@ -616,9 +616,9 @@ static int cmd_probe(int argc, char **argv) {
                 printf("expected: no preset models this path (sm_90 lowers fp8 mma.sync to two f16 HMMA and an "
                        "f32 add; `validate` checks that composition)\n");
             } else {
-                mma_probe_result ex;
-                mma_probe_expected(&ref.model, (int)kmax, &ex);
-                mma_probe_format(&ex, want, sizeof want);
+                fpemu_mma_probe_result ex;
+                fpemu_mma_probe_expected(&ref.model, (int)kmax, &ex);
+                fpemu_mma_probe_format(&ex, want, sizeof want);
                 if (probe_differs(got, want, diff, sizeof diff))
                     printf("verdict: differs from preset %s: %s\n", dv.preset, diff);
                 else

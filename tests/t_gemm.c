@@ -25,12 +25,12 @@ static int cmp(const float *x, const float *y, int n, const char *what) {
 }
 
 /* Direct loop for recipe "tensor" (TE current scaling), independent of gemm.c. */
-static void direct_tensor(const gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
-    const mma_model *m = &cfg->model;
-    scaling_current_opts o;
-    scaling_current_opts_te(&o);
-    float amax_a = scaling_amax_f32(A, (size_t)M * K, 1), amax_b = scaling_amax_f32(B, (size_t)K * N, 1);
-    float sa = scaling_current_scale(&o, amax_a, m->fa->max_finite), sb = scaling_current_scale(&o, amax_b, m->fb->max_finite);
+static void direct_tensor(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    const fpemu_mma_model *m = &cfg->model;
+    fpemu_scaling_current_opts o;
+    fpemu_scaling_current_opts_te(&o);
+    float amax_a = fpemu_scaling_amax_f32(A, (size_t)M * K, 1), amax_b = fpemu_scaling_amax_f32(B, (size_t)K * N, 1);
+    float sa = fpemu_scaling_current_scale(&o, amax_a, m->fa->max_finite), sb = fpemu_scaling_current_scale(&o, amax_b, m->fb->max_finite);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
@@ -41,7 +41,7 @@ static void direct_tensor(const gemm_config *cfg, int M, int N, int K, const flo
                 a[k] = fpemu_from_float(m->fa, A[(size_t)i * K + k] * sa, &ctx);
                 b[k] = fpemu_from_float(m->fb, B[(size_t)k * N + j] * sb, &ctx);
             }
-            uint64_t d = mma_dot(m, a, b, (size_t)K, 0, NULL);
+            uint64_t d = fpemu_mma_dot(m, a, b, (size_t)K, 0, NULL);
             float x = (float)fpemu_to_double(m->fd, d);
             x = x * ((1.0f / sa) * (1.0f / sb));
             if (C) x = x + C[(size_t)i * N + j];
@@ -51,8 +51,8 @@ static void direct_tensor(const gemm_config *cfg, int M, int N, int K, const flo
 }
 
 /* Direct loop for MX (scales inside the MMA), independent of gemm.c. */
-static void direct_mx(const gemm_config *cfg, scaling_mx_rule rule, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
-    const mma_model *m = &cfg->model;
+static void direct_mx(const fpemu_gemm_config *cfg, fpemu_scaling_mx_rule rule, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    const fpemu_mma_model *m = &cfg->model;
     const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
     int nb = (K + 31) / 32;
     uint64_t *a = malloc(sizeof(uint64_t) * (size_t)K), *b = malloc(sizeof(uint64_t) * (size_t)K);
@@ -63,17 +63,17 @@ static void direct_mx(const gemm_config *cfg, scaling_mx_rule rule, int M, int N
             for (int k = 0; k < K; k++) col[k] = B[(size_t)k * N + j];
             for (int bb = 0; bb < nb; bb++) {
                 int k0 = bb * 32, n = K - k0 < 32 ? K - k0 : 32;
-                uint8_t s1 = scaling_mx_scale(rule, m->fa, scaling_amax_f32(A + (size_t)i * K + k0, (size_t)n, 1));
-                uint8_t s2 = scaling_mx_scale(rule, m->fb, scaling_amax_f32(col + k0, (size_t)n, 1));
-                scaling_mx_quantize_block(m->fa, s1, A + (size_t)i * K + k0, (size_t)n, 1, a + k0, NULL);
-                scaling_mx_quantize_block(m->fb, s2, col + k0, (size_t)n, 1, b + k0, NULL);
+                uint8_t s1 = fpemu_scaling_mx_scale(rule, m->fa, fpemu_scaling_amax_f32(A + (size_t)i * K + k0, (size_t)n, 1));
+                uint8_t s2 = fpemu_scaling_mx_scale(rule, m->fb, fpemu_scaling_amax_f32(col + k0, (size_t)n, 1));
+                fpemu_scaling_mx_quantize_block(m->fa, s1, A + (size_t)i * K + k0, (size_t)n, 1, a + k0, NULL);
+                fpemu_scaling_mx_quantize_block(m->fb, s2, col + k0, (size_t)n, 1, b + k0, NULL);
                 sa[bb] = s1, sb[bb] = s2;
             }
             float c = C ? C[(size_t)i * N + j] : 0.0f; /* C is the MMA's c for MX */
             fpemu_ctx cx;
             fpemu_ctx_init(&cx);
             uint64_t cc = fpemu_from_float(m->fc, c, &cx);
-            uint64_t d = mma_dot_scaled(m, a, b, (size_t)K, cc, e8m0, sa, sb, 32, NULL);
+            uint64_t d = fpemu_mma_dot_scaled(m, a, b, (size_t)K, cc, e8m0, sa, sb, 32, NULL);
             D[(size_t)i * N + j] = (float)fpemu_to_double(m->fd, d);
         }
     free(a), free(b), free(sa), free(sb), free(col);
@@ -105,33 +105,33 @@ int main(void) {
         {"fma-seq", "f16", "none"},  {"pairwise", "bf16", "rowwise"}, {"t4", "f16", "none"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        gemm_config cfg;
+        fpemu_gemm_config cfg;
         char err[256];
-        if (gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err)) bail("%s", err);
-        if (gemm_config_set_scaling(&cfg, cases[ci].recipe, err, sizeof err)) bail("%s", err);
-        if (cfg.scaling.kind == GEMM_SCALING_GIVEN) cfg.scaling.scale_a = 16, cfg.scaling.scale_b = 512;
+        if (fpemu_gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err)) bail("%s", err);
+        if (fpemu_gemm_config_set_scaling(&cfg, cases[ci].recipe, err, sizeof err)) bail("%s", err);
+        if (cfg.scaling.kind == FPEMU_GEMM_SCALING_GIVEN) cfg.scaling.scale_a = 16, cfg.scaling.scale_b = 512;
         const float *Cuse = ci % 2 ? C : NULL;
-        gemm_stats st;
+        fpemu_gemm_stats st;
         cfg.nthreads = 2;
-        int rc = gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, D, N, &st);
-        gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, R, N, NULL);
+        int rc = fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, D, N, &st);
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, R, N, NULL);
         char what[128];
         snprintf(what, sizeof what, "%dx%dx%d %s %s %s%s", M, N, K, cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
-        ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
+        ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: fpemu_gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
            (unsigned long long)st.slow_outputs);
         /* transposed operands, 1 and 3 threads, scalar only: same bits */
         cfg.nthreads = 3;
-        gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
         ok(cmp(X, D, M * N, what) == 0, "%s: transposed A and B, 3 threads: same bits", what);
         cfg.nthreads = 1;
         cfg.scalar_only = 1;
-        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, NULL);
         ok(cmp(X, D, M * N, what) == 0, "%s: scalar model only, 1 thread: same bits", what);
         cfg.scalar_only = 0;
         for (int isa = 1; isa <= 2; isa++) {
-            gemm_stats s2;
+            fpemu_gemm_stats s2;
             cfg.isa = isa;
-            gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, &s2);
+            fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, Cuse, N, X, N, &s2);
             ok(cmp(X, D, M * N, what) == 0, "%s: kernel isa %d: same bits", what, s2.kernel);
         }
         cfg.isa = 0;
@@ -156,13 +156,13 @@ int main(void) {
         memcpy(A3, A, sizeof(float) * M * K);
         for (int k = 0; k < K; k++) A3[2 * K + k] = 0, A3[5 * K + k] = k % 7 ? 0 : A[5 * K + k];
         for (size_t oi = 0; oi < sizeof opt / sizeof opt[0]; oi++) {
-            gemm_config cfg;
+            fpemu_gemm_config cfg;
             char err[256];
-            gemm_config_init(&cfg, opt[oi][0], opt[oi][1], opt[oi][1], NULL, 0);
-            if (mma_model_set(&cfg.model, opt[oi][2], opt[oi][3], err, sizeof err)) bail("%s", err);
-            gemm_stats st;
-            gemm_f32(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, D, N, &st);
-            gemm_f32_reference(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, R, N, NULL);
+            fpemu_gemm_config_init(&cfg, opt[oi][0], opt[oi][1], opt[oi][1], NULL, 0);
+            if (fpemu_mma_model_set(&cfg.model, opt[oi][2], opt[oi][3], err, sizeof err)) bail("%s", err);
+            fpemu_gemm_stats st;
+            fpemu_gemm_f32(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, D, N, &st);
+            fpemu_gemm_f32_reference(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, R, N, NULL);
             char what[96];
             snprintf(what, sizeof what, "%s %s %s=%s", opt[oi][0], opt[oi][1], opt[oi][2], opt[oi][3]);
             ok(cmp(D, R, M * N, what) == 0, "%s: kernel %d == reference", what, st.kernel);
@@ -182,14 +182,14 @@ int main(void) {
         for (int k = 0; k < K; k++) A4[3 * K + k] = -0.0f, B4[(size_t)k * N] = fabsf(B4[(size_t)k * N]);
         C4[3 * N] = -0.0f; /* D[3][0] = -0 + K products -0: IEEE -0, h100 +0 */
         for (size_t fi = 0; fi < 2; fi++) {
-            gemm_config cfg;
-            gemm_stats st;
+            fpemu_gemm_config cfg;
+            fpemu_gemm_stats st;
             char err[256];
-            if (gemm_config_init(&cfg, "h100", fm[fi], fm[fi], err, sizeof err) ||
-                gemm_config_set_scaling(&cfg, "none", err, sizeof err))
+            if (fpemu_gemm_config_init(&cfg, "h100", fm[fi], fm[fi], err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, "none", err, sizeof err))
                 bail("%s", err);
-            gemm_f32(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, D, N, &st);
-            gemm_f32_reference(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, R, N, NULL);
+            fpemu_gemm_f32(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, D, N, &st);
+            fpemu_gemm_f32_reference(&cfg, M, N, K, A4, K, 0, B4, N, 0, C4, N, R, N, NULL);
             int negz = 0, tiny = 0;
             for (int i = 0; i < M * N; i++) negz += D[i] == 0 && signbit(D[i]), tiny += D[i] != 0 && fabsf(D[i]) < 0x1p-126f;
             ok(cmp(D, R, M * N, fm[fi]) == 0 && negz == 0 && tiny > 0,
@@ -203,15 +203,15 @@ int main(void) {
         for (int i = 0; i < 160; i++) Az[i] = -0.0f, Bz[i] = 1.0f + (float)(i % 3);
         for (int i = 0; i < 16; i++) Cz[i] = -0.0f;
         for (int zs = 0; zs < 2; zs++) {
-            gemm_config cfg;
-            gemm_stats st;
+            fpemu_gemm_config cfg;
+            fpemu_gemm_stats st;
             char err[256];
-            if (gemm_config_init(&cfg, "h100", "bf16", "bf16", err, sizeof err) ||
-                gemm_config_set_scaling(&cfg, "none", err, sizeof err) ||
-                mma_model_set(&cfg.model, "zero_sign", zs ? "ieee" : "plus", err, sizeof err))
+            if (fpemu_gemm_config_init(&cfg, "h100", "bf16", "bf16", err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, "none", err, sizeof err) ||
+                fpemu_mma_model_set(&cfg.model, "zero_sign", zs ? "ieee" : "plus", err, sizeof err))
                 bail("%s", err);
-            gemm_f32(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Dz, 4, &st);
-            gemm_f32_reference(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Rz, 4, NULL);
+            fpemu_gemm_f32(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Dz, 4, &st);
+            fpemu_gemm_f32_reference(&cfg, 4, 4, 40, Az, 40, 0, Bz, 4, 0, Cz, 4, Rz, 4, NULL);
             int neg = 0;
             for (int i = 0; i < 16; i++) neg += Dz[i] == 0 && signbit(Dz[i]);
             ok(cmp(Dz, Rz, 16, "zero sign") == 0 && neg == (zs ? 16 : 0),
@@ -222,10 +222,10 @@ int main(void) {
 
     /* the f32 vectorised kernel is used for fp8/f16 presets, the f64 one for bf16 */
     {
-        gemm_config cfg;
-        gemm_stats st;
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, NULL, N, D, N, &st);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_stats st;
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, NULL, N, D, N, &st);
         ok(st.kernel >= 1, "h100 e4m3 runs a vectorised kernel (isa %d)", st.kernel);
     }
 
@@ -234,8 +234,8 @@ int main(void) {
      * with c in the MMA (subnormal, tiny below 2^(nfrac-126), -0, NaN, huge) */
     static const char *spm[][2] = {{"a100", "bf16"}, {"a100", "f16"}, {"h100", "e4m3"}, {"v100", "f16"}};
     for (size_t si = 0; si < sizeof spm / sizeof spm[0]; si++) {
-        gemm_config cfg;
-        gemm_config_init(&cfg, spm[si][0], spm[si][1], spm[si][1], NULL, 0);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, spm[si][0], spm[si][1], spm[si][1], NULL, 0);
         cfg.sat = 0; /* let inf through the cast (sat would clamp it to max) */
         float *A2 = malloc(sizeof(float) * M * K);
         memcpy(A2, A, sizeof(float) * M * K);
@@ -250,16 +250,16 @@ int main(void) {
         C2[0] = -0.0f, C2[1] = NAN, C2[2] = 1e-40f;
         for (int j = 0; j < N; j++) C2[6 * N + j] = j % 3 == 0 ? 1e-33f * (float)(j + 1) : j % 3 == 1 ? 3e38f : 1e-44f;
         C2[5 * N + 4] = 1e-36f, C2[5 * N + N - 1] = -2e-38f, C2[N + 2] = 3.4e38f;
-        gemm_stats st;
-        gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, D, N, &st);
-        gemm_f32_reference(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, R, N, NULL);
+        fpemu_gemm_stats st;
+        fpemu_gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, D, N, &st);
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, R, N, NULL);
         ok(cmp(D, R, M * N, "specials") == 0,
            "%dx%dx%d %s %s: inf/NaN/huge/tiny inputs and -0/NaN/subnormal/tiny/huge C: same as the scalar model (%d lanes, %llu scalar outputs)",
            M, N, K, spm[si][0], spm[si][1], st.lanes, (unsigned long long)st.slow_outputs);
         if (si == 0) ok(isnan(D[N + 3]) && isinf(D[3]), "row with NaN gives NaN, row with inf gives inf (%g %g)", D[N + 3], D[3]);
         for (int isa = 1; isa <= 2; isa++) {
             cfg.isa = isa;
-            gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, X, N, NULL);
+            fpemu_gemm_f32(&cfg, M, N, K, A2, K, 0, B, N, 0, C2, N, X, N, NULL);
             ok(cmp(X, R, M * N, "specials") == 0, "%s %s specials: kernel isa %d: same bits", spm[si][0], spm[si][1], isa);
         }
         free(A2), free(C2);
@@ -267,15 +267,15 @@ int main(void) {
 
     /* promotion: h100 fp8 with promote 128 differs from no promotion, equals the reference */
     {
-        gemm_config cfg;
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        gemm_config_set_scaling(&cfg, "tensor", NULL, 0);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_set_scaling(&cfg, "tensor", NULL, 0);
         cfg.promote = 64;
-        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
-        gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
         ok(cmp(D, R, M * N, "promote") == 0, "promote=64: same as the reference");
         cfg.outfmt = fpemu_format_get("bf16", NULL, 0);
-        gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, NULL);
         int allbf16 = 1;
         for (int i = 0; i < M * N; i++) {
             uint32_t u;
@@ -287,10 +287,10 @@ int main(void) {
 
     } /* shapes */
 
-    /* codes in, scales given: gemm_codes equals mma_dot per element */
+    /* codes in, scales given: fpemu_gemm_codes equals fpemu_mma_dot per element */
     {
-        gemm_config cfg;
-        gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
         const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
         int m = 5, n = 7, k = 64;
         uint64_t *ac = malloc(8 * (size_t)m * k), *bc = malloc(8 * (size_t)k * n), sa[10], sb[14];
@@ -298,124 +298,124 @@ int main(void) {
         for (int i = 0; i < k * n; i++) bc[i] = (uint64_t)(fpemu_random64(rs + 1, (uint64_t)i) & 0xFE) ^ 0x01;
         for (int i = 0; i < 10; i++) sa[i] = 120 + (uint64_t)i;
         for (int i = 0; i < 14; i++) sb[i] = 125 + (uint64_t)(i % 5);
-        gemm_codes(&cfg, m, n, k, ac, bc, NULL, e8m0, sa, sb, 32, D, NULL);
+        fpemu_gemm_codes(&cfg, m, n, k, ac, bc, NULL, e8m0, sa, sb, 32, D, NULL);
         int bad = 0;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < n; j++) {
                 uint64_t a[64], b[64], s1[2] = {sa[i * 2], sa[i * 2 + 1]}, s2[2] = {sb[j], sb[n + j]};
                 for (int q = 0; q < k; q++) a[q] = ac[i * k + q], b[q] = bc[q * n + j];
-                uint64_t d = mma_dot_scaled(&cfg.model, a, b, 64, 0, e8m0, s1, s2, 32, NULL);
+                uint64_t d = fpemu_mma_dot_scaled(&cfg.model, a, b, 64, 0, e8m0, s1, s2, 32, NULL);
                 float x = (float)fpemu_to_double(cfg.model.fd, d);
                 if (memcmp(&x, &D[i * n + j], 4) && !(isnan(x) && isnan(D[i * n + j]))) bad++;
             }
-        is_int(bad, 0, "gemm_codes with e8m0 scales == mma_dot_scaled per element");
+        is_int(bad, 0, "fpemu_gemm_codes with e8m0 scales == fpemu_mma_dot_scaled per element");
         free(ac), free(bc);
     }
 
     /* argument checking */
     {
-        gemm_config cfg;
+        fpemu_gemm_config cfg;
         char err[200];
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        is_int(gemm_check(&cfg, 4, 4, 4, 3, 0, 4, 0, 4, 4, err, sizeof err), -1, "lda too small refused: %s", err);
-        is_int(gemm_f32(&cfg, -1, 4, 4, A, 4, 0, B, 4, 0, NULL, 4, D, 4, NULL), -1, "negative M refused");
-        is_int(gemm_config_set_scaling(&cfg, "magic", err, sizeof err), -1, "unknown recipe refused: %s", err);
-        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 4, 4, 4, 3, 0, 4, 0, 4, 4, err, sizeof err), -1, "lda too small refused: %s", err);
+        is_int(fpemu_gemm_f32(&cfg, -1, 4, 4, A, 4, 0, B, 4, 0, NULL, 4, D, 4, NULL), -1, "negative M refused");
+        is_int(fpemu_gemm_config_set_scaling(&cfg, "magic", err, sizeof err), -1, "unknown recipe refused: %s", err);
+        fpemu_gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
         cfg.promote = 0;
-        is_int(gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "blockwise without promotion refused: %s", err);
-        is_int(gemm_config_init(&cfg, "v100", "e4m3", "e4m3", err, sizeof err), -1, "v100 e4m3 refused: %s", err);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        gemm_config_set_scaling(&cfg, "nvfp4", NULL, 0);
-        is_int(gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "nvfp4 with e4m3 elements refused: %s", err);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        is_int(gemm_f32(&cfg, 3, 2, 0, A, 0, 0, B, 2, 0, NULL, 2, D, 2, NULL), 0, "K = 0 accepted");
+        is_int(fpemu_gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "blockwise without promotion refused: %s", err);
+        is_int(fpemu_gemm_config_init(&cfg, "v100", "e4m3", "e4m3", err, sizeof err), -1, "v100 e4m3 refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_set_scaling(&cfg, "nvfp4", NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 4, 4, 4, 4, 0, 4, 0, 4, 4, err, sizeof err), -1, "nvfp4 with e4m3 elements refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(fpemu_gemm_f32(&cfg, 3, 2, 0, A, 0, 0, B, 2, 0, NULL, 2, D, 2, NULL), 0, "K = 0 accepted");
         ok(D[0] == 0 && D[5] == 0, "K = 0 gives zeros");
     }
-    /* gemm_check enforces the configuration's invariants: an out-of-range
+    /* fpemu_gemm_check enforces the configuration's invariants: an out-of-range
      * recipe (quantise left the codes unset: SEGV) or MX rule, afmt/bfmt
      * other than the model's (tables of one format indexed with codes of
-     * another), c/d other than f32, a model edited without mma_model_finish */
+     * another), c/d other than f32, a model edited without fpemu_mma_model_finish */
     {
-        gemm_config cfg;
+        fpemu_gemm_config cfg;
         char err[200];
         float a4[4] = {1, 2, 3, 4}, d4[4];
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        cfg.scaling.kind = (gemm_scaling_kind)99;
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "scaling kind 99 refused: %s", err);
-        is_int(gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and gemm_f32 returns -1");
-        gemm_config_set_scaling(&cfg, "mx-floor", NULL, 0);
-        cfg.scaling.mx_rule = (scaling_mx_rule)77;
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "MX rule 77 refused: %s", err);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.scaling.kind = (fpemu_gemm_scaling_kind)99;
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "scaling kind 99 refused: %s", err);
+        is_int(fpemu_gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and fpemu_gemm_f32 returns -1");
+        fpemu_gemm_config_set_scaling(&cfg, "mx-floor", NULL, 0);
+        cfg.scaling.mx_rule = (fpemu_scaling_mx_rule)77;
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "MX rule 77 refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         cfg.afmt = fpemu_format_get("f16", NULL, 0);
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "afmt f16 on an e4m3 model refused: %s", err);
-        is_int(gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and gemm_f32 returns -1");
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "afmt f16 on an e4m3 model refused: %s", err);
+        is_int(fpemu_gemm_f32(&cfg, 2, 2, 2, a4, 2, 0, a4, 2, 0, NULL, 2, d4, 2, NULL), -1, "... and fpemu_gemm_f32 returns -1");
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         cfg.bfmt = fpemu_format_get("e5m2", NULL, 0);
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "bfmt e5m2 on an e4m3 model refused: %s", err);
-        gemm_config_init(&cfg, "h100", "f16", "f16", NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "bfmt e5m2 on an e4m3 model refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "f16", "f16", NULL, 0);
         const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
-        mma_model_preset(&cfg.model, "h100", f16, f16, f16, f16, NULL, 0);
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "an f16-accumulating model refused: %s", err);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_mma_model_preset(&cfg.model, "h100", f16, f16, f16, f16, NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "an f16-accumulating model refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         cfg.model.out_mant = 40;
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "out_mant 40 (not finished) refused: %s", err);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        is_int(gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), 0, "the initialised configuration passes");
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), -1, "out_mant 40 (not finished) refused: %s", err);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        is_int(fpemu_gemm_check(&cfg, 2, 2, 2, 2, 0, 2, 0, 2, 2, err, sizeof err), 0, "the initialised configuration passes");
     }
 
-    /* sizes gemm_check accepts up to INT_MAX (promotion interval, blockwise
-     * tiles, gemm_codes' scale block): no signed overflow in the ceiling
+    /* sizes fpemu_gemm_check accepts up to INT_MAX (promotion interval, blockwise
+     * tiles, fpemu_gemm_codes' scale block): no signed overflow in the ceiling
      * divisions (the chunk count went negative); blockwise with K = 0 and
      * N > block_b_cols (chunk_dq read past the scale arrays) */
     {
-        gemm_config cfg;
+        fpemu_gemm_config cfg;
         float a4[4] = {1.0f, 1.25f, 1.5f, 1.75f}, b4[4] = {1.0f, 0.5f, 2.0f, 0.75f}, want[2], got[2];
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         cfg.nthreads = 1;
-        gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
+        fpemu_gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
         cfg.promote = INT_MAX;
         got[0] = -1;
-        is_int(gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL), 0, "promote = INT_MAX accepted");
+        is_int(fpemu_gemm_f32(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL), 0, "promote = INT_MAX accepted");
         ok(cmp(got, want, 1, "promote INT_MAX") == 0, "promote = INT_MAX (one chunk) equals no promotion: %a", got[0]);
         got[0] = -1;
-        gemm_f32_reference(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        fpemu_gemm_f32_reference(&cfg, 1, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
         ok(cmp(got, want, 1, "promote INT_MAX ref") == 0, "... and so does the reference: %a", got[0]);
-        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        fpemu_gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
         cfg.scaling.block_a_rows = 2;
-        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
+        fpemu_gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, want, 1, NULL);
         cfg.scaling.block_k = cfg.promote = INT_MAX;
         got[0] = got[1] = -1;
-        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        fpemu_gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
         ok(cmp(got, want, 2, "block_k INT_MAX") == 0, "blockwise block_k = promote = INT_MAX: one K tile as with 128");
         cfg.scaling.block_k = cfg.promote = 128;
         cfg.scaling.block_a_rows = cfg.scaling.block_b_cols = INT_MAX;
         got[0] = got[1] = -1;
-        gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
+        fpemu_gemm_f32(&cfg, 2, 1, 2, a4, 2, 0, b4, 1, 0, NULL, 1, got, 1, NULL);
         ok(cmp(got, want, 2, "tiles INT_MAX") == 0, "blockwise block_a_rows = block_b_cols = INT_MAX: the tiles of 2 x 1");
-        gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
         const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
         uint64_t ac[2] = {0x38, 0x39}, bc[2] = {0x3A, 0x30}, s1[1] = {126}, s2[1] = {129};
-        gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, 32, want, NULL);
+        fpemu_gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, 32, want, NULL);
         got[0] = -1;
-        gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, INT_MAX, got, NULL);
-        ok(cmp(got, want, 1, "sblock INT_MAX") == 0, "gemm_codes sblock = INT_MAX: one scale block as with 32 (%a)", got[0]);
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
-        gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+        fpemu_gemm_codes(&cfg, 1, 1, 2, ac, bc, NULL, e8m0, s1, s2, INT_MAX, got, NULL);
+        ok(cmp(got, want, 1, "sblock INT_MAX") == 0, "fpemu_gemm_codes sblock = INT_MAX: one scale block as with 32 (%a)", got[0]);
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
         float c129[129], d129[129];
         for (int j = 0; j < 129; j++) c129[j] = (float)(j + 1) * 0.5f, d129[j] = NAN;
-        is_int(gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, NULL, 129, d129, 129, NULL), 0, "blockwise K = 0, N = 129 accepted");
+        is_int(fpemu_gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, NULL, 129, d129, 129, NULL), 0, "blockwise K = 0, N = 129 accepted");
         int nz = 0;
         for (int j = 0; j < 129; j++) nz += memcmp(&d129[j], &(float){0.0f}, 4) != 0;
         is_int(nz, 0, "... every output is +0");
-        gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
+        fpemu_gemm_f32(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
         ok(cmp(d129, c129, 129, "K = 0 with C") == 0, "... and D = C with C");
         for (int j = 0; j < 129; j++) d129[j] = NAN;
-        gemm_f32_reference(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
+        fpemu_gemm_f32_reference(&cfg, 1, 129, 0, a4, 0, 0, b4, 129, 0, c129, 129, d129, 129, NULL);
         ok(cmp(d129, c129, 129, "K = 0 with C, reference") == 0, "... in the reference too");
     }
 
-    /* gemm_codes ignores bits outside the codes' fields (fpemu.h): they
+    /* fpemu_gemm_codes ignores bits outside the codes' fields (fpemu.h): they
      * indexed the decode tables out of bounds. Junk above the field (and in
      * tf32's pad), on every path: f32 kernel, f64 kernel, scalar model,
      * e8m0 scales */
@@ -425,8 +425,8 @@ int main(void) {
             {"b200", "e2m1", 0, 0}, {"b200", "e4m3", 0, 1}};
         const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
         for (size_t t = 0; t < sizeof jc / sizeof jc[0]; t++) {
-            gemm_config cfg;
-            if (gemm_config_init(&cfg, jc[t].model, jc[t].fmt, jc[t].fmt, NULL, 0)) bail("%s %s", jc[t].model, jc[t].fmt);
+            fpemu_gemm_config cfg;
+            if (fpemu_gemm_config_init(&cfg, jc[t].model, jc[t].fmt, jc[t].fmt, NULL, 0)) bail("%s %s", jc[t].model, jc[t].fmt);
             cfg.nthreads = 1, cfg.scalar_only = jc[t].scalar;
             const fpemu_format *f = cfg.afmt;
             uint64_t field = (f->sign_bit | f->mag_mask) << f->pad;
@@ -444,19 +444,19 @@ int main(void) {
             for (int i = 0; i < 2 * JN; i++) sb[i] = 125 + (uint64_t)(i % 5), sbj[i] = sb[i] | (UINT64_C(1) << 63);
             float dc[JM * JN], dj[JM * JN];
             int sc = jc[t].scaled;
-            gemm_codes(&cfg, JM, JN, JK, a, b, NULL, sc ? e8m0 : NULL, sc ? sa : NULL, sc ? sb : NULL, 32, dc, NULL);
-            gemm_codes(&cfg, JM, JN, JK, aj, bj, NULL, sc ? e8m0 : NULL, sc ? saj : NULL, sc ? sbj : NULL, 32, dj, NULL);
-            ok(cmp(dj, dc, JM * JN, "junk bits") == 0, "gemm_codes %s %s%s%s: codes with junk outside the field give the clean codes' result",
+            fpemu_gemm_codes(&cfg, JM, JN, JK, a, b, NULL, sc ? e8m0 : NULL, sc ? sa : NULL, sc ? sb : NULL, 32, dc, NULL);
+            fpemu_gemm_codes(&cfg, JM, JN, JK, aj, bj, NULL, sc ? e8m0 : NULL, sc ? saj : NULL, sc ? sbj : NULL, 32, dj, NULL);
+            ok(cmp(dj, dc, JM * JN, "junk bits") == 0, "fpemu_gemm_codes %s %s%s%s: codes with junk outside the field give the clean codes' result",
                jc[t].model, jc[t].fmt, jc[t].scalar ? " (scalar)" : "", sc ? " with e8m0 scales" : "");
         }
-        gemm_config cfg;
-        gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         float d4[4] = {NAN, NAN, NAN, NAN};
-        is_int(gemm_codes(&cfg, 2, 2, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, d4, NULL), 0, "gemm_codes K = 0 with NULL A and B");
+        is_int(fpemu_gemm_codes(&cfg, 2, 2, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, d4, NULL), 0, "fpemu_gemm_codes K = 0 with NULL A and B");
         ok(d4[0] == 0 && d4[3] == 0, "... gives zeros");
         uint64_t one[4] = {0x38, 0x38, 0x38, 0x38};
-        is_int(gemm_codes(&cfg, 2, 2, 2, NULL, one, NULL, NULL, NULL, NULL, 0, d4, NULL), -1, "gemm_codes K = 2 with NULL A refused");
-        is_int(gemm_f32(&cfg, 2, 2, 2, NULL, 2, 0, d4, 2, 0, NULL, 2, d4, 2, NULL), -1, "gemm_f32 K = 2 with NULL A refused");
+        is_int(fpemu_gemm_codes(&cfg, 2, 2, 2, NULL, one, NULL, NULL, NULL, NULL, 0, d4, NULL), -1, "fpemu_gemm_codes K = 2 with NULL A refused");
+        is_int(fpemu_gemm_f32(&cfg, 2, 2, 2, NULL, 2, 0, d4, 2, 0, NULL, 2, d4, 2, NULL), -1, "fpemu_gemm_f32 K = 2 with NULL A refused");
     }
 
     /* zero_c = ignore and no product taking part: every kernel gives the
@@ -466,9 +466,9 @@ int main(void) {
         static const char *zm[][3] = {{"a100", "bf16", "ignore"}, {"a100", "f16", "ignore"}, {"h100", "bf16", NULL},
                                       {"a100", "tf32", "ignore"}, {"a100", "bf16", "emin"}};
         for (size_t t = 0; t < sizeof zm / sizeof zm[0]; t++) {
-            gemm_config cfg;
-            if (gemm_config_init(&cfg, zm[t][0], zm[t][1], zm[t][1], NULL, 0)) bail("%s %s", zm[t][0], zm[t][1]);
-            if (zm[t][2] && mma_model_set(&cfg.model, "zero_c", zm[t][2], NULL, 0)) bail("zero_c");
+            fpemu_gemm_config cfg;
+            if (fpemu_gemm_config_init(&cfg, zm[t][0], zm[t][1], zm[t][1], NULL, 0)) bail("%s %s", zm[t][0], zm[t][1]);
+            if (zm[t][2] && fpemu_mma_model_set(&cfg.model, "zero_c", zm[t][2], NULL, 0)) bail("zero_c");
             cfg.nthreads = 1;
             const fpemu_format *f = cfg.afmt;
             uint64_t a[2] = {f->sign_bit << f->pad, 0}, b[2] = {0, 0}; /* (-0)(+0) + (+0)(+0) */
@@ -477,7 +477,7 @@ int main(void) {
             for (int isa = 0; isa <= 3; isa++) {
                 cfg.isa = isa, cfg.scalar_only = isa == 0;
                 d = NAN;
-                gemm_codes(&cfg, 1, 1, 2, a, b, NULL, NULL, NULL, NULL, 0, &d, NULL);
+                fpemu_gemm_codes(&cfg, 1, 1, 2, a, b, NULL, NULL, NULL, NULL, 0, &d, NULL);
                 if (isa == 0) ref = d;
                 else if (memcmp(&d, &ref, 4)) bad++, diag("isa %d: %a, the scalar model %a", isa, d, ref);
             }
@@ -486,17 +486,17 @@ int main(void) {
         }
     }
 
-    /* the group rule goes by the OCP e2m1 parameters in gemm_codes as in
-     * mma_dot_scaled: a custom format equal to e2m1 (another name) took the
+    /* the group rule goes by the OCP e2m1 parameters in fpemu_gemm_codes as in
+     * fpemu_mma_dot_scaled: a custom format equal to e2m1 (another name) took the
      * vectorised kernel's ungrouped sums while the scalar model grouped */
     {
-        gemm_config cfg;
+        fpemu_gemm_config cfg;
         char err[256];
-        if (gemm_config_init(&cfg, "b200", "e2m1", "e2m1", err, sizeof err)) bail("%s", err);
+        if (fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", err, sizeof err)) bail("%s", err);
         const fpemu_format *ce = fpemu_format_get("custom:e=2,m=1,bias=1,inf=no,nan=none", err, sizeof err);
         if (!ce) bail("%s", err);
         cfg.afmt = cfg.bfmt = cfg.model.fa = cfg.model.fb = ce;
-        if (mma_model_finish(&cfg.model, err, sizeof err)) bail("%s", err);
+        if (fpemu_mma_model_finish(&cfg.model, err, sizeof err)) bail("%s", err);
         cfg.nthreads = 1;
         const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
         enum { EM = 3, EN = 4, EK = 64 };
@@ -508,16 +508,16 @@ int main(void) {
             for (int i = 0; i < EK * EN; i++) b[i] = fpemu_random64(rs + 1000 + (uint64_t)t, (uint64_t)i) & 0xF;
             for (int i = 0; i < EM * 2; i++) sa[i] = 100 + fpemu_random64(rs + 2000 + (uint64_t)t, (uint64_t)i) % 40;
             for (int i = 0; i < 2 * EN; i++) sb[i] = 100 + fpemu_random64(rs + 3000 + (uint64_t)t, (uint64_t)i) % 40;
-            if (gemm_codes(&cfg, EM, EN, EK, a, b, NULL, e8m0, sa, sb, 32, d, NULL)) bail("gemm_codes refused");
+            if (fpemu_gemm_codes(&cfg, EM, EN, EK, a, b, NULL, e8m0, sa, sb, 32, d, NULL)) bail("fpemu_gemm_codes refused");
             for (int i = 0; i < EM; i++)
                 for (int j = 0; j < EN; j++) {
                     uint64_t x[EK], y[EK], s1[2] = {sa[i * 2], sa[i * 2 + 1]}, s2[2] = {sb[j], sb[EN + j]};
                     for (int q = 0; q < EK; q++) x[q] = a[i * EK + q], y[q] = b[q * EN + j];
-                    float w = (float)fpemu_to_double(cfg.model.fd, mma_dot_scaled(&cfg.model, x, y, EK, 0, e8m0, s1, s2, 32, NULL));
+                    float w = (float)fpemu_to_double(cfg.model.fd, fpemu_mma_dot_scaled(&cfg.model, x, y, EK, 0, e8m0, s1, s2, 32, NULL));
                     bad += memcmp(&w, &d[i * EN + j], 4) != 0;
                 }
         }
-        is_int(bad, 0, "b200 with a custom e2m1 (OCP parameters) and e8m0 scales: gemm_codes == mma_dot_scaled");
+        is_int(bad, 0, "b200 with a custom e2m1 (OCP parameters) and e8m0 scales: fpemu_gemm_codes == fpemu_mma_dot_scaled");
     }
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);

@@ -436,14 +436,14 @@ static void test_probe(void) {
         const gpu_kind *k = gpu_kind_get(ids[q]);
         gpu_probe_box box = {&be, k, GPU_MAX_STEPS, 0, {0}};
         gpu_reference ref;
-        mma_probe_result got, want;
+        fpemu_mma_probe_result got, want;
         char err[256];
         if (gpu_reference_init(&ref, k, "h100", 90, err, sizeof err)) {
             ok(0, "%s: %s", k->name, err);
             continue;
         }
-        int rc = mma_probe(gpu_probe_blackbox, &box, ref.f.a, ref.f.b, ref.f.c, ref.f.d, 64, &got);
-        mma_probe_expected(&ref.model, 64, &want);
+        int rc = fpemu_mma_probe(gpu_probe_blackbox, &box, ref.f.a, ref.f.b, ref.f.c, ref.f.d, 64, &got);
+        fpemu_mma_probe_expected(&ref.model, 64, &want);
         ok(rc == 0 && box.calls > 0 && got.block == want.block && got.nfrac == want.nfrac &&
                got.out_mant == want.out_mant && !strcmp(got.out_round, want.out_round),
            "%s: probe through the image interface finds block=%d nfrac=%d out_mant=%d out_round=%s (%d queries)",

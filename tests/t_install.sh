@@ -52,10 +52,10 @@ int use(char *out, size_t len) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     uint64_t x = fpemu_from_float(e4m3, 464.0f, &ctx), one = fpemu_from_float(e4m3, 1.0f, &ctx);
-    mma_model m;
-    if (mma_model_preset(&m, "h100", e4m3, e4m3, NULL, NULL, err, sizeof err)) return snprintf(out, len, "%s", err), 1;
+    fpemu_mma_model m;
+    if (fpemu_mma_model_preset(&m, "h100", e4m3, e4m3, NULL, NULL, err, sizeof err)) return snprintf(out, len, "%s", err), 1;
     uint64_t a[2] = {x, x}, b[2] = {one, one};
-    uint64_t d = mma_dot(&m, a, b, 2, 0, NULL);
+    uint64_t d = fpemu_mma_dot(&m, a, b, 2, 0, NULL);
     snprintf(out, len, "%02llX %02X %08llX", (unsigned long long)x, ctx.flags, (unsigned long long)d);
     return 0;
 }
@@ -81,6 +81,48 @@ else fail "a shared object links libfpemu.a in" "$(cat "$tmp/so.log")"; fi
 $CC -o "$tmp/prog2" "$tmp/main.c" -L"$tmp" -lplug 2>"$tmp/so2.log"
 got=$(LD_LIBRARY_PATH="$tmp" "$tmp/prog2" 2>&1)
 check "a program through that shared object gives the same: got '$got'" [ "$got" = "$want" ]
+
+# the library's names stay in its namespace: every global symbol of the
+# installed libfpemu.a is fpemu_* or emu__* (internal), and a program with
+# its own gemm_f32, mma_dot, scaling_amax_f32, mma_model, ... (the library's
+# names before they took the prefix) builds against every installed header
+if command -v nm >/dev/null; then
+    syms=$(nm -g --defined-only "$stage$prefix/lib/libfpemu.a" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u)
+    nsym=$(printf '%s\n' "$syms" | grep -c .)
+    bad=$(printf '%s\n' "$syms" | grep -v -E '^(fpemu_|emu__)' | head -10 | tr '\n' ' ')
+    check "every global symbol of libfpemu.a ($nsym) starts with fpemu_ or emu__${bad:+ (not: $bad)}" [ "$nsym" -gt 0 -a -z "$bad" ]
+else skip "every global symbol of libfpemu.a starts with fpemu_ or emu__ (nm is not installed)"; fi
+cat >"$tmp/own.c" <<'EOF'
+#include <stdio.h>
+#include <fpemu.h>
+#include <fpemu/mma.h>
+#include <fpemu/gemm.h>
+#include <fpemu/scaling.h>
+typedef struct mma_model { int x; } mma_model;
+typedef struct gemm_config { int y; } gemm_config;
+enum { MMA_KIND_BLOCK = 7, GEMM_SCALING_MX = 8, SCALING_MX_FLOOR = 9 };
+int gemm_f32(int a) { return a + 1; }
+int mma_dot(int a) { return a + 2; }
+int mma_probe(int a) { return a + 3; }
+float scaling_amax_f32(float a) { return a + 4.0f; }
+int scaling_delayed_update(int a) { return a + 5; }
+int main(void) {
+    mma_model m = {1};
+    gemm_config c = {2};
+    fpemu_mma_model fm;
+    char err[200];
+    const fpemu_format *f16 = fpemu_format_get("f16", err, sizeof err);
+    int r = fpemu_mma_model_preset(&fm, "exact", f16, f16, NULL, NULL, err, sizeof err);
+    printf("%d %d %d %d %g %d %d\n", gemm_f32(m.x), mma_dot(c.y), mma_probe(0), scaling_delayed_update(0),
+           (double)scaling_amax_f32(1.0f), MMA_KIND_BLOCK + GEMM_SCALING_MX + SCALING_MX_FLOOR, r);
+    return 0;
+}
+EOF
+# shellcheck disable=SC2086
+if $CC -std=c99 -Wall -Wextra -Werror $cflags -o "$tmp/own" "$tmp/own.c" $libs 2>"$tmp/own.log"; then
+    got=$("$tmp/own" 2>&1)
+    check "a program defining the unprefixed names (gemm_f32, mma_dot, mma_model, MMA_KIND_BLOCK, ...) builds against every installed header and libfpemu.a: '$got'" [ "$got" = "2 4 3 5 5 24 0" ]
+else fail "a program defining the unprefixed names builds against the installed headers and libfpemu.a" "$(head -5 "$tmp/own.log")"; fi
 
 got=$("$stage$prefix/bin/fpemu" formats e4m3 2>&1 | head -1)
 check "the installed program runs (fpemu formats e4m3: '${got:0:40}')" [ -n "$got" ]

@@ -66,12 +66,12 @@ static uint64_t f32_of(int64_t S, int rne) {
     return bits | (S < 0 ? 0x80000000u : 0);
 }
 
-static mma_model model(const char *name, const char *key, const char *val) {
+static fpemu_mma_model model(const char *name, const char *key, const char *val) {
     const fpemu_format *h = fpemu_format_get("f16", NULL, 0), *s = fpemu_format_get("f32", NULL, 0);
-    mma_model m;
+    fpemu_mma_model m;
     char err[256];
-    if (mma_model_preset(&m, name, h, h, s, s, err, sizeof err)) bail("%s", err);
-    if (key && mma_model_set(&m, key, val, err, sizeof err)) bail("%s", err);
+    if (fpemu_mma_model_preset(&m, name, h, h, s, s, err, sizeof err)) bail("%s", err);
+    if (key && fpemu_mma_model_set(&m, key, val, err, sizeof err)) bail("%s", err);
     return m;
 }
 
@@ -104,7 +104,7 @@ int main(void) {
     }
     if (level == 0) diag("FPEMU_BIGK=1 adds k = 2^31 + 3, FPEMU_BIGK=2 k = 2^32 + 1 (minutes each)");
 
-    mma_model exact_z = model("exact", "out_round", "rtz"), exact_n = model("exact", NULL, NULL),
+    fpemu_mma_model exact_z = model("exact", "out_round", "rtz"), exact_n = model("exact", NULL, NULL),
               a100 = model("a100", "block", "0");
     const uint64_t c = 0x3F800000; /* c = 1: 2^20 in units of 2^-20 */
     for (size_t j = 0; j < nk; j++) {
@@ -113,10 +113,10 @@ int main(void) {
         uint64_t wz = f32_of(S, 0), wn = f32_of(S, 1);
         diag("k = %zu: exact sum %lld x 2^-20 (rtz %08llx, rne %08llx)", k, (long long)S, (unsigned long long)wz,
              (unsigned long long)wn);
-        is_hex(mma_dot(&exact_z, a, b, k, c, NULL), wz, "exact kind, rtz, k = %zu", k);
+        is_hex(fpemu_mma_dot(&exact_z, a, b, k, c, NULL), wz, "exact kind, rtz, k = %zu", k);
         if (k >> 32 == 0) /* (the 2^32 + 1 run checks two models, not three: minutes each) */
-            is_hex(mma_dot(&exact_n, a, b, k, c, NULL), wn, "exact kind, rne, k = %zu", k);
-        is_hex(mma_dot(&a100, a, b, k, c, NULL), wz, "a100 block = 0 (one block), k = %zu: the exact sum truncated", k);
+            is_hex(fpemu_mma_dot(&exact_n, a, b, k, c, NULL), wn, "exact kind, rne, k = %zu", k);
+        is_hex(fpemu_mma_dot(&a100, a, b, k, c, NULL), wz, "a100 block = 0 (one block), k = %zu: the exact sum truncated", k);
     }
     munmap((void *)a, maplen), munmap((void *)b, maplen_b);
     return done_testing();

@@ -61,16 +61,16 @@ int main(void) {
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
         for (size_t o = 0; o < 3; o++)
             for (size_t r = 0; r < 4; r++) {
-                mma_model m;
+                fpemu_mma_model m;
                 char err[200];
-                if (mma_model_preset(&m, "exact", F(ins[i]), F(ins[i]), F(outs[o]), F(outs[o]), err, sizeof err)) bail("%s", err);
+                if (fpemu_mma_model_preset(&m, "exact", F(ins[i]), F(ins[i]), F(outs[o]), F(outs[o]), err, sizeof err)) bail("%s", err);
                 m.out_round = modes[r];
                 int bad = 0, n = 0;
                 for (int t = 0; t < 300; t++) {
                     uint64_t a[40], b[40];
                     int k = 1 + (int)(rnd64() % 40), dist = t % 3;
                     for (int j = 0; j < k; j++) a[j] = rcode(m.fa, dist), b[j] = rcode(m.fb, dist);
-                    uint64_t c = rcode(m.fc, dist), want, got = mma_dot(&m, a, b, (size_t)k, c, NULL);
+                    uint64_t c = rcode(m.fc, dist), want, got = fpemu_mma_dot(&m, a, b, (size_t)k, c, NULL);
                     if (ref_dot(m.fa, m.fb, m.fc, m.fd, modes[r], a, b, (size_t)k, c, &want)) bail("ref_dot refused %s", ins[i]);
                     n++;
                     int same = got == want || (fpemu_is_nan(m.fd, got) && fpemu_is_nan(m.fd, want));
@@ -94,8 +94,8 @@ int main(void) {
     {
         ref_ctx rc;
         if (ref_ctx_init(&rc)) bail("ref_ctx_init");
-        mma_model m;
-        mma_model_preset(&m, "fma-seq", F("f16"), F("f16"), F("f32"), F("f32"), NULL, 0);
+        fpemu_mma_model m;
+        fpemu_mma_model_preset(&m, "fma-seq", F("f16"), F("f16"), F("f32"), F("f32"), NULL, 0);
         const fpemu_format *f32 = F("f32");
         int bad = 0;
         unsigned fl;
@@ -108,14 +108,14 @@ int main(void) {
                 uint64_t a32 = ref_convert(&rc, f32, m.fa, a[j], &fl), b32 = ref_convert(&rc, f32, m.fb, b[j], &fl);
                 d = ref_fma(&rc, f32, a32, b32, d, &fl);
             }
-            uint64_t got = mma_dot(&m, a, b, (size_t)k, c, NULL);
+            uint64_t got = fpemu_mma_dot(&m, a, b, (size_t)k, c, NULL);
             if (got != d && !(fpemu_is_nan(f32, got) && fpemu_is_nan(f32, d))) {
                 if (bad++ < 5) diag("fma-seq: got %llX want %llX (k=%d)", (unsigned long long)got, (unsigned long long)d, k);
             }
         }
         is_int(bad, 0, "fma-seq f16 -> f32 equals a chain of ref_fma (500 dots)");
         /* pairwise == tree of ref_add over exact ref_mul products, then + c */
-        mma_model_preset(&m, "pairwise", F("f16"), F("f16"), F("f32"), F("f32"), NULL, 0);
+        fpemu_mma_model_preset(&m, "pairwise", F("f16"), F("f16"), F("f32"), F("f32"), NULL, 0);
         bad = 0;
         for (int t = 0; t < 500; t++) {
             uint64_t a[24], b[24], p[24];
@@ -130,7 +130,7 @@ int main(void) {
             uint64_t tree = tree_sum(0, k);
             uint64_t c = rcode(f32, dist);
             uint64_t want = ref_add(&rc, f32, c, tree, &fl);
-            uint64_t got = mma_dot(&m, a, b, (size_t)k, c, NULL);
+            uint64_t got = fpemu_mma_dot(&m, a, b, (size_t)k, c, NULL);
             if (got != want && !(fpemu_is_nan(f32, got) && fpemu_is_nan(f32, want))) {
                 if (bad++ < 5) diag("pairwise: got %llX want %llX (k=%d)", (unsigned long long)got, (unsigned long long)want, k);
             }

@@ -70,7 +70,7 @@ static double bf16r(double x) {
 static void msamp_cast(const fpemu_format *f, double *x, size_t n) {
     double amax = 0;
     for (size_t i = 0; i < n; i++) amax = fmax(amax, fabs(x[i]));
-    float sc = scaling_msamp_scale((float)amax, f->max_finite, 1.0f), inv = 1.0f / sc;
+    float sc = fpemu_scaling_msamp_scale((float)amax, f->max_finite, 1.0f), inv = 1.0f / sc;
     fpemu_ctx c;
     fpemu_ctx_init(&c);
     c.sat = 1;
@@ -499,12 +499,12 @@ int main(void) {
         }
         for (int i = 0; i < N * K; i++) W[i] = (float)r->params[L->w_off + (size_t)i];
         trn__linear_fwd(r, L, out, in, r->f_lo, BT, NULL);
-        gemm_config cfg;
-        if (gemm_config_init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err) ||
-            gemm_config_set_scaling(&cfg, "blockwise", err, sizeof err))
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err) ||
+            fpemu_gemm_config_set_scaling(&cfg, "blockwise", err, sizeof err))
             bail("%s", err);
         cfg.nthreads = 1;
-        if (gemm_f32(&cfg, BT, N, K, A, K, 0, W, K, 1, NULL, N, D, N, NULL)) bail("gemm_f32 failed");
+        if (fpemu_gemm_f32(&cfg, BT, N, K, A, K, 0, W, K, 1, NULL, N, D, N, NULL)) bail("fpemu_gemm_f32 failed");
         int same = 0, bad = -1;
         for (int i = 0; i < BT * N; i++) {
             if ((double)D[i] == out[i]) same++;

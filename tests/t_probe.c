@@ -24,7 +24,7 @@ static void diag_lines(const char *buf) {
     }
 }
 
-static int same(const mma_probe_result *g, const mma_probe_result *e, char *why, size_t len) {
+static int same(const fpemu_mma_probe_result *g, const fpemu_mma_probe_result *e, char *why, size_t len) {
     why[0] = 0;
     if (g->block != e->block) snprintf(why, len, "block %d != %d", g->block, e->block);
     else if (g->nfrac != e->nfrac) snprintf(why, len, "nfrac %d != %d", g->nfrac, e->nfrac);
@@ -36,13 +36,13 @@ static int same(const mma_probe_result *g, const mma_probe_result *e, char *why,
     return why[0] == 0;
 }
 
-static void check(const mma_model *m, const char *label) {
-    mma_probe_result got, want;
+static void check(const fpemu_mma_model *m, const char *label) {
+    fpemu_mma_probe_result got, want;
     char why[200], buf[1024];
-    int rc = mma_probe(mma_model_blackbox, (void *)m, m->fa, m->fb, m->fc, m->fd, 64, &got);
-    mma_probe_expected(m, 64, &want);
+    int rc = fpemu_mma_probe(fpemu_mma_model_blackbox, (void *)m, m->fa, m->fb, m->fc, m->fd, 64, &got);
+    fpemu_mma_probe_expected(m, 64, &want);
     if (!ok(rc == 0 && same(&got, &want, why, sizeof why), "probe recovers %s (%s)", label, m->device)) {
-        mma_probe_format(&got, buf, sizeof buf);
+        fpemu_mma_probe_format(&got, buf, sizeof buf);
         diag("%s", why);
         diag_lines(buf);
     }
@@ -54,11 +54,11 @@ static void check(const mma_model *m, const char *label) {
     ok(strstr(list, key) != NULL, "%s: matches=%s names %s", label, got.matches, m->name);
 }
 
-typedef struct { int max; const mma_model *m; } limited;
+typedef struct { int max; const fpemu_mma_model *m; } limited;
 static int limited_box(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c, uint64_t *d) {
     limited *l = user;
     if (k > l->max) return 1;
-    return mma_model_blackbox((void *)l->m, a, b, k, c, d);
+    return fpemu_mma_model_blackbox((void *)l->m, a, b, k, c, d);
 }
 
 int main(void) {
@@ -70,8 +70,8 @@ int main(void) {
     for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
         for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++)
             for (size_t o = 0; o < 2; o++) {
-                mma_model m;
-                if (mma_model_preset(&m, devs[i], F(ins[j][0]), F(ins[j][1]), F(outs[o]), F(outs[o]), NULL, 0)) continue;
+                fpemu_mma_model m;
+                if (fpemu_mma_model_preset(&m, devs[i], F(ins[j][0]), F(ins[j][1]), F(outs[o]), F(outs[o]), NULL, 0)) continue;
                 /* exact/fma-seq/pairwise: keep to a few input kinds */
                 if (i >= 6 && (j >= 2 && j != 4)) continue;
                 /* fp6/fp4 products span < 2^8 and an f16 c < 2^16: nfrac = 25
@@ -91,19 +91,19 @@ int main(void) {
                                     {"subnormals", "flush"}, {"nfrac", "26"},    {"block", "2"},
                                     {"block", "12"},      {"out_mant", "16"}};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        mma_model m;
+        fpemu_mma_model m;
         char err[200];
-        if (mma_model_preset(&m, "h100", F("f16"), F("f16"), F("f32"), F("f32"), err, sizeof err)) bail("%s", err);
-        if (mma_model_set(&m, opts[i][0], opts[i][1], err, sizeof err)) bail("%s", err);
+        if (fpemu_mma_model_preset(&m, "h100", F("f16"), F("f16"), F("f32"), F("f32"), err, sizeof err)) bail("%s", err);
+        if (fpemu_mma_model_set(&m, opts[i][0], opts[i][1], err, sizeof err)) bail("%s", err);
         snprintf(m.name, sizeof m.name, "custom");
         char label[96];
         snprintf(label, sizeof label, "h100 f16 with %s=%s", opts[i][0], opts[i][1]);
-        mma_probe_result got, want;
+        fpemu_mma_probe_result got, want;
         char why[200], buf[1024];
-        mma_probe(mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, 64, &got);
-        mma_probe_expected(&m, 64, &want);
+        fpemu_mma_probe(fpemu_mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, 64, &got);
+        fpemu_mma_probe_expected(&m, 64, &want);
         if (!ok(same(&got, &want, why, sizeof why), "probe recovers %s", label)) {
-            mma_probe_format(&got, buf, sizeof buf);
+            fpemu_mma_probe_format(&got, buf, sizeof buf);
             diag("%s", why);
             diag_lines(buf);
         }
@@ -112,12 +112,12 @@ int main(void) {
 
     /* The DESIGN.md vectors' readings through the probe: V100 no guard bit and non-monotonic, A100 one guard bit. */
     {
-        mma_model v, a;
-        mma_model_preset(&v, "v100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
-        mma_model_preset(&a, "a100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
-        mma_probe_result rv, ra;
-        mma_probe(mma_model_blackbox, &v, v.fa, v.fb, v.fc, v.fd, 64, &rv);
-        mma_probe(mma_model_blackbox, &a, a.fa, a.fb, a.fc, a.fd, 64, &ra);
+        fpemu_mma_model v, a;
+        fpemu_mma_model_preset(&v, "v100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
+        fpemu_mma_model_preset(&a, "a100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
+        fpemu_mma_probe_result rv, ra;
+        fpemu_mma_probe(fpemu_mma_model_blackbox, &v, v.fa, v.fb, v.fc, v.fd, 64, &rv);
+        fpemu_mma_probe(fpemu_mma_model_blackbox, &a, a.fa, a.fb, a.fc, a.fd, 64, &ra);
         is_int(rv.guard, 0, "v100: 0 extra alignment bits");
         is_int(ra.guard, 1, "a100: 1 extra alignment bit");
         is_int(rv.monotonic, 0, "v100: non-monotonic accumulation seen");
@@ -125,7 +125,7 @@ int main(void) {
         ok(rv.carry_bits >= 3, "v100: at least 3 carry bits (%d)", rv.carry_bits);
         is_str(ra.matches, "t4,a100,ada", "a100 f16 parameters match t4, a100 and ada");
         char buf[1024];
-        mma_probe_format(&rv, buf, sizeof buf);
+        fpemu_mma_probe_format(&rv, buf, sizeof buf);
         ok(strstr(buf, "block=4\n") && strstr(buf, "nfrac=23\n") && strstr(buf, "align_round=rz\n") &&
                strstr(buf, "out_round=rz\n") && strstr(buf, "out_mant=23\n") && strstr(buf, "normalize=end\n") &&
                strstr(buf, "subnormals=kept\n") && strstr(buf, "matches=v100\n"),
@@ -135,26 +135,26 @@ int main(void) {
 
     /* a box that refuses k > 20: the h100 fp8 block (32) is out of reach, the rest still works */
     {
-        mma_model m;
-        mma_model_preset(&m, "h100", F("e4m3"), F("e4m3"), NULL, NULL, NULL, 0);
+        fpemu_mma_model m;
+        fpemu_mma_model_preset(&m, "h100", F("e4m3"), F("e4m3"), NULL, NULL, NULL, 0);
         limited l = {20, &m};
-        mma_probe_result r;
-        int rc = mma_probe(limited_box, &l, m.fa, m.fb, m.fc, m.fd, 64, &r);
+        fpemu_mma_probe_result r;
+        int rc = fpemu_mma_probe(limited_box, &l, m.fa, m.fb, m.fc, m.fd, 64, &r);
         is_int(rc, 0, "limited box: probe completes");
         is_int(r.block, 0, "limited box: no block boundary below k = 20");
         is_int(r.nfrac, 13, "limited box: nfrac still 13");
         is_int(r.out_mant, 13, "limited box: out_mant still 13");
         ok(strstr(r.note, "refused") != NULL, "limited box: note says the box refused (%s)", r.note);
     }
-    /* mma_probe_match with len 0 writes nothing (it wrote buf[0]) */
+    /* fpemu_mma_probe_match with len 0 writes nothing (it wrote buf[0]) */
     {
-        mma_model m;
-        mma_model_preset(&m, "a100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
-        mma_probe_result r;
-        mma_probe_expected(&m, 64, &r);
-        ok(mma_probe_match(&r, m.fa, m.fb, NULL, NULL, NULL, 0) == NULL, "mma_probe_match(buf = NULL, len = 0) writes nothing");
+        fpemu_mma_model m;
+        fpemu_mma_model_preset(&m, "a100", F("f16"), F("f16"), NULL, NULL, NULL, 0);
+        fpemu_mma_probe_result r;
+        fpemu_mma_probe_expected(&m, 64, &r);
+        ok(fpemu_mma_probe_match(&r, m.fa, m.fb, NULL, NULL, NULL, 0) == NULL, "fpemu_mma_probe_match(buf = NULL, len = 0) writes nothing");
         char small[4] = "xyz";
-        mma_probe_match(&r, m.fa, m.fb, NULL, NULL, small, 4);
+        fpemu_mma_probe_match(&r, m.fa, m.fb, NULL, NULL, small, 4);
         is_str(small, "t4,", "len 4: truncated to 3 characters and the terminator");
     }
 

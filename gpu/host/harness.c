@@ -49,7 +49,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
         return -1;
     }
     if (r->f.is_int) {
-        if (mma_model_preset_int(&r->model, preset, r->f.a_signed, r->f.b_signed, k->satfinite, e2, sizeof e2)) {
+        if (fpemu_mma_model_preset_int(&r->model, preset, r->f.a_signed, r->f.b_signed, k->satfinite, e2, sizeof e2)) {
             errf(err, errlen, "preset %s for %s: %s", preset, k->name, e2);
             return -1;
         }
@@ -58,7 +58,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
                  k->a, k->b, k->satfinite ? " --sat" : "");
         return 0;
     }
-    if (mma_model_preset(&r->model, preset, r->f.a, r->f.b, r->f.c, r->f.d, e2, sizeof e2)) {
+    if (fpemu_mma_model_preset(&r->model, preset, r->f.a, r->f.b, r->f.c, r->f.d, e2, sizeof e2)) {
         errf(err, errlen, "preset %s for %s: %s", preset, k->name, e2);
         return -1;
     }
@@ -69,7 +69,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
         r->fp8_via_f16 = 1;
         r->f16 = fpemu_format_get("f16", NULL, 0);
         r->f32 = r->f.c;
-        if (!r->f16 || mma_model_preset(&r->f16model, preset, r->f16, r->f16, r->f32, r->f32, e2, sizeof e2)) {
+        if (!r->f16 || fpemu_mma_model_preset(&r->f16model, preset, r->f16, r->f16, r->f32, r->f32, e2, sizeof e2)) {
             errf(err, errlen, "preset %s for f16 (sm_90 fp8 mma.sync path): %s", preset, e2);
             return -1;
         }
@@ -81,8 +81,8 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
 int gpu_reference_set(gpu_reference *r, const char *key, const char *value, char *err, size_t errlen) {
     char e2[256];
     if (r->kind->op == GPU_OP_CVT || r->f.is_int) return 0; /* the MMA model's parameters only */
-    if (mma_model_set(&r->model, key, value, e2, sizeof e2) ||
-        (r->fp8_via_f16 && mma_model_set(&r->f16model, key, value, e2, sizeof e2))) {
+    if (fpemu_mma_model_set(&r->model, key, value, e2, sizeof e2) ||
+        (r->fp8_via_f16 && fpemu_mma_model_set(&r->f16model, key, value, e2, sizeof e2))) {
         errf(err, errlen, "--set %s=%s: %s", key, value, e2);
         return -1;
     }
@@ -114,7 +114,7 @@ static uint64_t dot_fp8_via_f16(const gpu_reference *r, const uint64_t *a, const
                     pb[n] = fpemu_convert(r->f16, r->f.b, b[s * K + i], &ctx);
                     n++;
                 }
-        uint64_t t = mma_dot(&r->f16model, pa, pb, (size_t)n, 0, NULL);
+        uint64_t t = fpemu_mma_dot(&r->f16model, pa, pb, (size_t)n, 0, NULL);
         fpemu_ctx_init(&ctx);
         ctx.nan_policy = FPEMU_NAN_CUDA; /* FADD's NaN: 0x7FFFFFFF */
         acc = fpemu_add(r->f32, acc, t, &ctx);
@@ -129,10 +129,10 @@ uint64_t gpu_reference_dot(const gpu_reference *r, const uint64_t *a, const uint
             ia[i] = r->f.a_signed ? (int8_t)(uint8_t)a[i] : (uint8_t)a[i];
             ib[i] = r->f.b_signed ? (int8_t)(uint8_t)b[i] : (uint8_t)b[i];
         }
-        return (uint32_t)mma_dot_int(&r->model, ia, ib, (size_t)kk, (int32_t)(uint32_t)c);
+        return (uint32_t)fpemu_mma_dot_int(&r->model, ia, ib, (size_t)kk, (int32_t)(uint32_t)c);
     }
     if (r->fp8_via_f16) return dot_fp8_via_f16(r, a, b, kk, c);
-    return mma_dot(&r->model, a, b, (size_t)kk, c, NULL);
+    return fpemu_mma_dot(&r->model, a, b, (size_t)kk, c, NULL);
 }
 
 uint64_t gpu_reference_cvt(const gpu_reference *r, uint32_t x) {
@@ -250,11 +250,11 @@ static int open_point(const gpu_reference *ref, gpu_kind_result *res, const char
                  kept ? "kept" : "cut");
         floor_mark(res, j, kept);
     } else if (sscanf(what, "open point emax floor j=%d", &j) == 1) {
-        mma_model ex;
-        if (mma_model_preset(&ex, "exact", ref->f.a, ref->f.b, ref->f.c, fd, NULL, 0) ||
-            mma_model_set(&ex, "out_round", "rtz", NULL, 0))
+        fpemu_mma_model ex;
+        if (fpemu_mma_model_preset(&ex, "exact", ref->f.a, ref->f.b, ref->f.c, fd, NULL, 0) ||
+            fpemu_mma_model_set(&ex, "out_round", "rtz", NULL, 0))
             return -1;
-        uint64_t e = mma_dot(&ex, a, b, (size_t)kk, c, NULL);
+        uint64_t e = fpemu_mma_dot(&ex, a, b, (size_t)kk, c, NULL);
         int kept = got == e;
         snprintf(meaning, sizeof meaning, "%s (exact sum, RZ: %08llX): bits at 2^%d %s", kept ? "exact" : "low",
                  (unsigned long long)e, j, kept ? "kept" : "cut");

@@ -1,6 +1,6 @@
 /* harness.h: bit-exact validation of a "device" (the GPU, or any stand-in
  * with the same interface) against the emu/ models, the report it writes,
- * and the adapter that lets emu's mma_probe drive the device.
+ * and the adapter that lets emu's fpemu_mma_probe drive the device.
  *
  * The device is a gpu_backend: it receives operand images already packed
  * for the hardware (layout.h) and returns result images. bin/fpemu-gpu
@@ -34,14 +34,14 @@ const char *gpu_preset_for_cc(int cc);
 typedef struct gpu_reference {
     const gpu_kind *kind;
     gpu_fmts f;
-    mma_model model;          /* MMA kinds */
+    fpemu_mma_model model;    /* MMA kinds */
     /* fp8 mma.sync on sm_90: the SASS shows no fp8 tensor-core path but two
      * f16 HMMA.16816 (products with k%4 < 2, then k%4 >= 2, chained from
      * +0) whose sum is added to the accumulator with an f32 FADD (RN). The
      * reference then models exactly that: f16model on the inputs converted
      * (exactly) to f16 and permuted, then an f32 add. */
     int fp8_via_f16;
-    mma_model f16model;
+    fpemu_mma_model f16model;
     const fpemu_format *f16, *f32;
     char model_name[160];     /* what the report says */
     char replay[640];         /* the fpemu command a mismatch line replays (four format names) */
@@ -51,7 +51,7 @@ typedef struct gpu_reference {
  * compute capability (selects the sm_90 fp8 mma.sync rule). */
 int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, int cc,
                        char *err, size_t errlen);
-/* Override a parameter of the kind's MMA model (mma_model_set's keys; the
+/* Override a parameter of the kind's MMA model (fpemu_mma_model_set's keys; the
  * sm_90 fp8 path's f16 model too); the model name and the replay command
  * say so. Conversion and integer kinds are left as they are. */
 int gpu_reference_set(gpu_reference *r, const char *key, const char *value, char *err, size_t errlen);
@@ -140,7 +140,7 @@ typedef struct gpu_probe_box {
     int calls;
     char err[256];          /* the backend's last error, if a call failed */
 } gpu_probe_box;
-/* mma_blackbox over a kind: the vector in row 0 of A and column 0 of B,
+/* fpemu_mma_blackbox over a kind: the vector in row 0 of A and column 0 of B,
  * zeros elsewhere, c in C[0][0]; k > K chains ceil(k/K) instructions (each
  * instruction's rounded f32 output is the next one's C). */
 int gpu_probe_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, uint64_t c,

@@ -1,0 +1,66 @@
+/* gemm_internal.h: the vectorised GEMM kernel's interface, shared by
+ * gemm.c and gemm_kernel.c only (not installed). */
+#ifndef FPEMU_GEMM_INTERNAL_H
+#define FPEMU_GEMM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One call of the vectorised kernel: rows [i0, i1), columns [j0, j1) (j0
+ * and the row stride ldb multiples of 8), K range [k0, k1) in blocks of
+ * `block`; A as exact values av and alignment powers ae (2^E, 0 = takes no
+ * part), row-major with stride lda; B likewise [k][j] with stride ldb;
+ * initial c per output from cin (f32, NULL = 0); block results rounded
+ * toward zero to q bits; out/flag row-major with stride ldo (flag OR-ed with
+ * 1 when the lane left the output's normal range: recompute it with the
+ * scalar model). cin may equal out (in place, for K tiles). */
+typedef struct gk_args {
+    const double *av, *ae;
+    size_t lda;
+    const double *bv, *be;
+    size_t ldb;
+    int i0, i1, j0, j1, k0, k1;
+    int block, nfrac, q, rd;
+    double floor2;     /* 2^emax_floor, or 0 for none */
+    double zero_c_e;   /* alignment power of a zero c: 2^emin, or (ignored) a power of
+                        * two below every product's that keeps 2^nfrac / zero_c_e finite */
+    double emin_d;     /* 2^emin of the output (min normal) */
+    double ovf_d;      /* 2^(emax+1) of the output */
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gk_args;
+/* The f32 variant (16 lanes, int32 sums), on packed operands: A in panels
+ * of GEMM_F_ROWS rows (rows padded with zeros), element (i, k) at
+ * ((i / R) * K + k) * R + i % R; B in panels of GEMM_F_COLS columns,
+ * element (k, j) at ((j / C) * K + k) * C + j % C. av/bv: the exact values
+ * as floats; bw: the alignment exponent of b as a 16-bit word, log2(be) + 63,
+ * or GEMM_F_NOPART for an element that takes no part (be = 0); aw: the same
+ * for a with bias 64, the word repeated in both halves of an int32. i0 a
+ * multiple of R, j0 of C; cin/out/flag row-major with strides ldc/ldo
+ * (columns up to j1 only); thr_w = nfrac + 1 (the biased exponent of
+ * 2^(nfrac - 126)); see gemm_kernel.c for when it is exact. */
+#define GEMM_F_ROWS 8
+#define GEMM_F_COLS 32
+#define GEMM_F_NOPART (-16384)
+typedef struct gkf_args {
+    const float *av;
+    const int32_t *aw;
+    const float *bv;
+    const int16_t *bw;
+    size_t K;
+    int i0, i1, j0, j1, k0, k1;
+    int block, nfrac, q, thr_w;
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gkf_args;
+void emu__gemm_kernel_f32(int isa, const gkf_args *g);
+int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512 */
+void emu__gemm_kernel(int isa, const gk_args *g);
+
+#endif
