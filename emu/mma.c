@@ -30,19 +30,20 @@ typedef struct {
 
 static int is_f32(const fpemu_format *f) { return f->ebits == 8 && f->mbits == 23 && f->pad == 0; }
 
-static void decode(const fpemu_format *f, uint64_t code, int flush, int tf32, term *t) {
-    memset(t, 0, sizeof *t);
-    if (tf32 && is_f32(f)) {
-        fpemu_class k0 = fpemu_classify(f, code);
-        if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
-    }
-    fpemu_class k = fpemu_classify(f, code);
-    t->sign = (code >> f->pad & f->sign_bit) != 0;
-    if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { t->cls = CL_NAN; return; }
-    if (k == FPEMU_CLASS_INF) { t->cls = CL_INF; return; }
+/* fpemu_unpack's decomposition of a finite code c (field only), inline. */
+static inline __attribute__((always_inline)) void unpack_field(const fpemu_format *f, uint64_t c, fpemu_class k,
+                                                               int flush, term *t) {
+    uint64_t mag = c & f->mag_mask;
+    uint64_t expf = mag >> f->mbits, mant = mag & ((UINT64_C(1) << f->mbits) - 1);
     uint64_t sig;
-    int s, e;
-    fpemu_unpack(f, code, &s, &sig, &e);
+    int e;
+    if (f->has_subnormals && expf == 0) {
+        sig = mant;
+        e = f->emin - f->mbits;
+    } else {
+        sig = UINT64_C(1) << f->mbits | mant;
+        e = (int)expf - f->bias - f->mbits;
+    }
     if (k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
     t->sig = sig;
     t->exp = e;
@@ -50,9 +51,32 @@ static void decode(const fpemu_format *f, uint64_t code, int flush, int tf32, te
     t->zero = sig == 0;
 }
 
+static inline __attribute__((always_inline)) void decode(const fpemu_format *f, uint64_t code, int flush, int tf32,
+                                                         term *t) {
+    t->cls = CL_FIN, t->sign = 0, t->zero = 0;
+    t->sig = 0, t->exp = 0, t->E = 0;
+    fpemu_class k;
+    uint64_t c;
+    if (f->class_table) { /* formats of <= 16 bits: the class from the table */
+        c = emu__strip(f, code);
+        k = (fpemu_class)f->class_table[c];
+    } else {
+        if (tf32 && is_f32(f)) {
+            fpemu_class k0 = fpemu_classify(f, code);
+            if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
+        }
+        k = fpemu_classify(f, code);
+        c = emu__strip(f, code);
+    }
+    t->sign = (c & f->sign_bit) != 0;
+    if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { t->cls = CL_NAN; return; }
+    if (k == FPEMU_CLASS_INF) { t->cls = CL_INF; return; }
+    unpack_field(f, c, k, flush, t);
+}
+
 /* Product of two decoded operands (exact). NaN if either is NaN or 0*inf. */
-static void mul_terms(const term *a, const term *b, term *p) {
-    memset(p, 0, sizeof *p);
+static inline __attribute__((always_inline)) void mul_terms(const term *a, const term *b, term *p) {
+    p->cls = CL_FIN, p->zero = 0, p->sig = 0, p->exp = 0, p->E = 0;
     p->sign = a->sign ^ b->sign;
     if (a->cls == CL_NAN || b->cls == CL_NAN) { p->cls = CL_NAN; return; }
     if (a->cls == CL_INF || b->cls == CL_INF) {
@@ -112,7 +136,7 @@ static void ba_init(bigacc *a, int lo, int hi) {
     a->lo = lo;
     a->n = (hi - lo + 80) / 64 + 1;
     if (a->n > BA_LIMBS) a->n = BA_LIMBS;
-    memset(a->w, 0, sizeof a->w);
+    memset(a->w, 0, sizeof a->w[0] * (size_t)a->n); /* limbs past n are never read */
 }
 
 static void ba_add(bigacc *a, int neg, u128 sig, int exp) {
@@ -517,7 +541,84 @@ static void group_term(const block_src *s, size_t g, term *out) {
     *out = gt;
 }
 
+/* decode() for a format with a class table, from parameters held in
+ * locals (registers) through a loop over many operands. */
+typedef struct {
+    const uint8_t *cls;
+    uint64_t field, sign_bit, mag_mask, mant;
+    int pad, mbits, bias, emin, subn;
+} dparams;
+static dparams dparams_of(const fpemu_format *f) {
+    dparams p = {f->class_table, f->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->bits) - 1, f->sign_bit, f->mag_mask,
+                 (UINT64_C(1) << f->mbits) - 1, f->pad, f->mbits, f->bias, f->emin, f->has_subnormals};
+    return p;
+}
+static inline __attribute__((always_inline)) void decode_tab(dparams p, uint64_t code, int flush, term *t) {
+    uint64_t c = code >> p.pad & p.field;
+    fpemu_class k = (fpemu_class)p.cls[c];
+    t->sign = (c & p.sign_bit) != 0;
+    t->cls = k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN ? CL_NAN : k == FPEMU_CLASS_INF ? CL_INF : CL_FIN;
+    uint64_t mag = c & p.mag_mask;
+    uint64_t expf = mag >> p.mbits, sig = mag & p.mant;
+    int e;
+    if (p.subn && expf == 0) {
+        e = p.emin - p.mbits;
+    } else {
+        sig |= UINT64_C(1) << p.mbits;
+        e = (int)expf - p.bias - p.mbits;
+    }
+    if (t->cls != CL_FIN || k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
+    t->sig = sig;
+    t->exp = t->cls == CL_FIN ? e : 0;
+    t->E = t->cls != CL_FIN ? 0 : k == FPEMU_CLASS_NORMAL || !p.subn ? e + p.mbits : p.emin;
+    t->zero = t->cls == CL_FIN && sig == 0;
+}
+
+/* product() over elements of table formats, with the formats' parameters
+ * in registers; scaled is a constant at each call (two loops). */
+static inline __attribute__((always_inline)) void fill_tab(const block_src *s, size_t j0, size_t cnt, term *t,
+                                                           const int scaled) {
+    const fpemu_mma_model *m = s->m;
+    const dot_in *in = s->in;
+    const dparams pa = dparams_of(m->fa), pb = dparams_of(m->fb);
+    const dparams ps = dparams_of(scaled ? in->sfmt : m->fa);
+    const uint64_t *a = in->a, *b = in->b;
+    const int flush = m->flush_subnormals;
+    size_t x = 0;
+    if (j0 == 0 && cnt > 0) t[x++] = *s->c;
+    for (; x < cnt; x++) {
+        size_t i = s->i + (j0 + x - 1);
+        term ta, tb, *p = &t[x];
+        decode_tab(pa, a[i], flush, &ta);
+        decode_tab(pb, b[i], flush, &tb);
+        mul_terms(&ta, &tb, p);
+        if (!scaled) continue;
+        term s1, s2, s12;
+        decode_tab(ps, in->sa[i / in->sblock], 0, &s1);
+        decode_tab(ps, in->sb[i / in->sblock], 0, &s2);
+        if (p->cls == CL_FIN) {
+            s1.sign = s2.sign = 0; /* ue4m3 / e8m0: scales are magnitudes */
+            mul_terms(&s1, &s2, &s12);
+            if (s12.cls != CL_FIN) { p->cls = CL_NAN; continue; }
+            if (s12.zero) { p->sig = 0, p->zero = 1; p->E += s12.E; continue; }
+            p->sig *= s12.sig;
+            p->exp += s12.exp;
+            p->E += s12.E;
+            p->zero = p->sig == 0;
+        } else if (s1.cls == CL_NAN || s2.cls == CL_NAN) {
+            p->cls = CL_NAN;
+        }
+    }
+}
+
 static void block_fill(const block_src *s, size_t j0, size_t cnt, term *t) {
+    const fpemu_mma_model *m = s->m;
+    const dot_in *in = s->in;
+    if (!s->grouped && m->fa->class_table && m->fb->class_table && (!in->sfmt || in->sfmt->class_table)) {
+        if (in->sfmt) fill_tab(s, j0, cnt, t, 1);
+        else fill_tab(s, j0, cnt, t, 0);
+        return;
+    }
     for (size_t x = 0; x < cnt; x++) {
         size_t j = j0 + x;
         if (j == 0) t[x] = *s->c;

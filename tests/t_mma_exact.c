@@ -54,7 +54,7 @@ static uint64_t tree_sum(int lo, int hi) {
 
 int main(void) {
     rng_state = tap_seed(20240611);
-    static const char *ins[] = {"f16", "bf16", "e4m3", "e5m2", "e2m1", "tf32", "e3m2"};
+    static const char *ins[] = {"f16", "bf16", "e4m3", "e5m2", "e2m1", "tf32", "e3m2", "e2m3", "e4m3fnuz", "e5m2fnuz", "binary8p3e"};
     static const char *outs[] = {"f32", "f16", "bf16"};
     static const fpemu_round modes[] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_RUP, FPEMU_RDN};
     int printed = 0;
