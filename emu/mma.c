@@ -465,29 +465,35 @@ typedef struct {
     int sblock;
 } dot_in;
 
+/* Scale the product p by its two decoded block scales s1, s2 (ue4m3 /
+ * e8m0: magnitudes; a NaN scale makes the product NaN). */
+static inline __attribute__((always_inline)) void apply_scales(term *p, term *s1, term *s2) {
+    if (p->cls != CL_FIN) {
+        if (s1->cls == CL_NAN || s2->cls == CL_NAN) p->cls = CL_NAN;
+        return;
+    }
+    term s12;
+    s1->sign = s2->sign = 0;
+    mul_terms(s1, s2, &s12);
+    if (s12.cls != CL_FIN) { p->cls = CL_NAN; return; }
+    if (s12.zero) { p->sig = 0, p->zero = 1; p->E += s12.E; return; }
+    p->sig *= s12.sig;
+    p->exp += s12.exp;
+    p->E += s12.E;
+    p->zero = p->sig == 0;
+}
+
 static void product(const dot_in *in, size_t i, term *p) {
     const fpemu_mma_model *m = in->m;
     term ta, tb;
     decode(m->fa, in->a[i], m->flush_subnormals, m->tf32_truncate, &ta);
     decode(m->fb, in->b[i], m->flush_subnormals, m->tf32_truncate, &tb);
     mul_terms(&ta, &tb, p);
-    if (in->sfmt && p->cls == CL_FIN) {
-        term s1, s2, s12;
-        decode(in->sfmt, in->sa[i / in->sblock], 0, 0, &s1);
-        decode(in->sfmt, in->sb[i / in->sblock], 0, 0, &s2);
-        s1.sign = s2.sign = 0; /* ue4m3 / e8m0: scales are magnitudes */
-        mul_terms(&s1, &s2, &s12);
-        if (s12.cls != CL_FIN) { p->cls = CL_NAN; return; }
-        if (s12.zero) { p->sig = 0, p->zero = 1; p->E += s12.E; return; }
-        p->sig *= s12.sig;
-        p->exp += s12.exp;
-        p->E += s12.E;
-        p->zero = p->sig == 0;
-    } else if (in->sfmt) {
+    if (in->sfmt) {
         term s1, s2;
         decode(in->sfmt, in->sa[i / in->sblock], 0, 0, &s1);
         decode(in->sfmt, in->sb[i / in->sblock], 0, 0, &s2);
-        if (s1.cls == CL_NAN || s2.cls == CL_NAN) p->cls = CL_NAN;
+        apply_scales(p, &s1, &s2);
     }
 }
 
@@ -593,21 +599,10 @@ static inline __attribute__((always_inline)) void fill_tab(const block_src *s, s
         decode_tab(pb, b[i], flush, &tb);
         mul_terms(&ta, &tb, p);
         if (!scaled) continue;
-        term s1, s2, s12;
+        term s1, s2;
         decode_tab(ps, in->sa[i / in->sblock], 0, &s1);
         decode_tab(ps, in->sb[i / in->sblock], 0, &s2);
-        if (p->cls == CL_FIN) {
-            s1.sign = s2.sign = 0; /* ue4m3 / e8m0: scales are magnitudes */
-            mul_terms(&s1, &s2, &s12);
-            if (s12.cls != CL_FIN) { p->cls = CL_NAN; continue; }
-            if (s12.zero) { p->sig = 0, p->zero = 1; p->E += s12.E; continue; }
-            p->sig *= s12.sig;
-            p->exp += s12.exp;
-            p->E += s12.E;
-            p->zero = p->sig == 0;
-        } else if (s1.cls == CL_NAN || s2.cls == CL_NAN) {
-            p->cls = CL_NAN;
-        }
+        apply_scales(p, &s1, &s2);
     }
 }
 
