@@ -30,48 +30,58 @@ typedef struct {
 
 static int is_f32(const fpemu_format *f) { return f->ebits == 8 && f->mbits == 23 && f->pad == 0; }
 
-/* fpemu_unpack's decomposition of a finite code c (field only), inline. */
-static inline __attribute__((always_inline)) void unpack_field(const fpemu_format *f, uint64_t c, fpemu_class k,
-                                                               int flush, term *t) {
-    uint64_t mag = c & f->mag_mask;
-    uint64_t expf = mag >> f->mbits, mant = mag & ((UINT64_C(1) << f->mbits) - 1);
-    uint64_t sig;
+/* A format's decoding parameters, held in locals (registers) through a
+ * loop over many operands. cls: the class table, or NULL. */
+typedef struct {
+    const uint8_t *cls;
+    uint64_t field, sign_bit, mag_mask, mant;
+    int pad, mbits, bias, emin, subn;
+} dparams;
+static inline __attribute__((always_inline)) dparams dparams_of(const fpemu_format *f) {
+    dparams p = {f->class_table, f->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->bits) - 1, f->sign_bit, f->mag_mask,
+                 (UINT64_C(1) << f->mbits) - 1, f->pad, f->mbits, f->bias, f->emin, f->has_subnormals};
+    return p;
+}
+
+/* The term of field c (the code's bits, stripped) of class k: fpemu_unpack's
+ * decomposition inline; inf and NaN keep only their sign. */
+static inline __attribute__((always_inline)) void decode_field(dparams p, uint64_t c, fpemu_class k, int flush,
+                                                               term *t) {
+    t->sign = (c & p.sign_bit) != 0;
+    t->cls = k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN ? CL_NAN : k == FPEMU_CLASS_INF ? CL_INF : CL_FIN;
+    uint64_t mag = c & p.mag_mask;
+    uint64_t expf = mag >> p.mbits, sig = mag & p.mant;
     int e;
-    if (f->has_subnormals && expf == 0) {
-        sig = mant;
-        e = f->emin - f->mbits;
+    if (p.subn && expf == 0) {
+        e = p.emin - p.mbits;
     } else {
-        sig = UINT64_C(1) << f->mbits | mant;
-        e = (int)expf - f->bias - f->mbits;
+        sig |= UINT64_C(1) << p.mbits;
+        e = (int)expf - p.bias - p.mbits;
     }
-    if (k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
+    if (t->cls != CL_FIN || k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
     t->sig = sig;
-    t->exp = e;
-    t->E = k == FPEMU_CLASS_NORMAL || !f->has_subnormals ? e + f->mbits : f->emin;
-    t->zero = sig == 0;
+    t->exp = t->cls == CL_FIN ? e : 0;
+    t->E = t->cls != CL_FIN ? 0 : k == FPEMU_CLASS_NORMAL || !p.subn ? e + p.mbits : p.emin;
+    t->zero = t->cls == CL_FIN && sig == 0;
+}
+
+/* decode() for a format with a class table (p.cls set). */
+static inline __attribute__((always_inline)) void decode_tab(dparams p, uint64_t code, int flush, term *t) {
+    uint64_t c = code >> p.pad & p.field;
+    decode_field(p, c, (fpemu_class)p.cls[c], flush, t);
 }
 
 static inline __attribute__((always_inline)) void decode(const fpemu_format *f, uint64_t code, int flush, int tf32,
                                                          term *t) {
-    t->cls = CL_FIN, t->sign = 0, t->zero = 0;
-    t->sig = 0, t->exp = 0, t->E = 0;
-    fpemu_class k;
-    uint64_t c;
-    if (f->class_table) { /* formats of <= 16 bits: the class from the table */
-        c = emu__strip(f, code);
-        k = (fpemu_class)f->class_table[c];
-    } else {
-        if (tf32 && is_f32(f)) {
-            fpemu_class k0 = fpemu_classify(f, code);
-            if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
-        }
-        k = fpemu_classify(f, code);
-        c = emu__strip(f, code);
+    if (f->class_table) { /* formats of <= 16 bits */
+        decode_tab(dparams_of(f), code, flush, t);
+        return;
     }
-    t->sign = (c & f->sign_bit) != 0;
-    if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { t->cls = CL_NAN; return; }
-    if (k == FPEMU_CLASS_INF) { t->cls = CL_INF; return; }
-    unpack_field(f, c, k, flush, t);
+    if (tf32 && is_f32(f)) {
+        fpemu_class k0 = fpemu_classify(f, code);
+        if (k0 != FPEMU_CLASS_QNAN && k0 != FPEMU_CLASS_SNAN) code &= ~(uint64_t)0x1FFF;
+    }
+    decode_field(dparams_of(f), emu__strip(f, code), fpemu_classify(f, code), flush, t);
 }
 
 /* Product of two decoded operands (exact). NaN if either is NaN or 0*inf. */
@@ -545,39 +555,6 @@ static void group_term(const block_src *s, size_t g, term *out) {
     gt.E = s12.E; /* the group's exponent is the scales' (MMA-Sim) */
     gt.zero = 0;  /* a zero group still counts in emax */
     *out = gt;
-}
-
-/* decode() for a format with a class table, from parameters held in
- * locals (registers) through a loop over many operands. */
-typedef struct {
-    const uint8_t *cls;
-    uint64_t field, sign_bit, mag_mask, mant;
-    int pad, mbits, bias, emin, subn;
-} dparams;
-static dparams dparams_of(const fpemu_format *f) {
-    dparams p = {f->class_table, f->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->bits) - 1, f->sign_bit, f->mag_mask,
-                 (UINT64_C(1) << f->mbits) - 1, f->pad, f->mbits, f->bias, f->emin, f->has_subnormals};
-    return p;
-}
-static inline __attribute__((always_inline)) void decode_tab(dparams p, uint64_t code, int flush, term *t) {
-    uint64_t c = code >> p.pad & p.field;
-    fpemu_class k = (fpemu_class)p.cls[c];
-    t->sign = (c & p.sign_bit) != 0;
-    t->cls = k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN ? CL_NAN : k == FPEMU_CLASS_INF ? CL_INF : CL_FIN;
-    uint64_t mag = c & p.mag_mask;
-    uint64_t expf = mag >> p.mbits, sig = mag & p.mant;
-    int e;
-    if (p.subn && expf == 0) {
-        e = p.emin - p.mbits;
-    } else {
-        sig |= UINT64_C(1) << p.mbits;
-        e = (int)expf - p.bias - p.mbits;
-    }
-    if (t->cls != CL_FIN || k == FPEMU_CLASS_ZERO || (flush && k == FPEMU_CLASS_SUBNORMAL)) sig = 0;
-    t->sig = sig;
-    t->exp = t->cls == CL_FIN ? e : 0;
-    t->E = t->cls != CL_FIN ? 0 : k == FPEMU_CLASS_NORMAL || !p.subn ? e + p.mbits : p.emin;
-    t->zero = t->cls == CL_FIN && sig == 0;
 }
 
 /* product() over elements of table formats, with the formats' parameters
