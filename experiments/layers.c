@@ -7,12 +7,16 @@
 #include <string.h>
 #include "train_internal.h"
 
+/* ReLU as PyTorch's: a NaN input gives NaN (torch.relu is clamp_min(x, 0),
+ * which propagates NaN), and its backward (threshold_backward on the
+ * output) zeroes the gradient only where the output is <= 0, so a NaN
+ * input passes its gradient through. `x <= 0` is false for NaN. */
 void trn__relu_fwd(double *out, const double *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0 ? inp[i] : 0.0;
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] <= 0 ? 0.0 : inp[i];
 }
 
 void trn__relu_bwd(double *dinp, const double *dout, const double *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) dinp[i] = inp[i] > 0 ? dout[i] : 0.0;
+    for (size_t i = 0; i < n; i++) dinp[i] = inp[i] <= 0 ? 0.0 : dout[i];
 }
 
 /* GELU, exact (erf) form: PyTorch's nn.GELU() default. */

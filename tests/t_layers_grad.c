@@ -42,6 +42,26 @@ static void check_elementwise(const char *name, fwd_fn f, bwd_fn b) {
     ok(worst < 1e-6, "%s backward matches finite differences (max rel err %.2e)", name, worst);
 }
 
+/* ReLU on special values as torch.relu and its autograd: NaN stays NaN
+ * (clamp_min propagates it) and passes its gradient through (the backward
+ * zeroes only where the output is <= 0); -0 and -inf give 0, inf stays. */
+static void check_relu_special(void) {
+    enum { N = 6 };
+    const double x[N] = {NAN, -NAN, INFINITY, -INFINITY, -0.0, 0x1p-1074};
+    const double dout[N] = {3, 5, 7, 11, 13, 17};
+    const double want_dx[N] = {3, 5, 7, 0, 0, 17};
+    double out[N], dx[N];
+    trn__relu_fwd(out, x, N);
+    trn__relu_bwd(dx, dout, x, N);
+    ok(isnan(out[0]) && isnan(out[1]), "relu(NaN) is NaN, as torch.relu (got %g, %g)", out[0], out[1]);
+    ok(out[2] == INFINITY && out[3] == 0 && out[4] == 0 && out[5] == 0x1p-1074,
+       "relu(inf) = inf, relu(-inf) = relu(-0) = 0, relu(min subnormal) = itself (got %g %g %g %g)", out[2], out[3],
+       out[4], out[5]);
+    int same = 1;
+    for (int i = 0; i < N; i++) same &= dx[i] == want_dx[i];
+    ok(same, "relu backward passes the gradient at NaN, inf and x > 0 and zeroes it at -inf and -0");
+}
+
 static void check_layernorm(void) {
     enum { N = 3, C = 8 };
     double x[N * C], w[C], bb[C], R[N * C], out[N * C], mean[N], rstd[N], dx[N * C], dw[C], db[C];
@@ -176,6 +196,7 @@ static void check_model(const char *model, const char *const *kv) {
 int main(void) {
     g_seed = tap_seed(20240611);
     check_elementwise("relu", trn__relu_fwd, trn__relu_bwd);
+    check_relu_special();
     check_elementwise("gelu", trn__gelu_fwd, trn__gelu_bwd);
     check_layernorm();
     check_ce();

@@ -3,6 +3,7 @@
  * bad input (unknown model/policy/key, wrong type or range, bad config,
  * unwritable folder, corrupt checkpoint): exit 2, a message naming the
  * input, no output files. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,21 @@ int main(void) {
     s1 = summary_sans_timing(d4); s2 = summary_sans_timing(d5);
     ok(s1 && s2 && !strcmp(s1, s2), "resumed summary.json identical except timing");
     free(s1); free(s2);
+
+    /* A forward pass that overflows f32 (deep-mlp, input 1e30, weights
+     * 1e3 times their usual size) gives a NaN loss, as in PyTorch: ReLU
+     * propagates the NaN of inf - inf instead of turning it into 0 (which
+     * gave a finite loss of ln 10 and hid the overflow). */
+    snprintf(a, sizeof a, "--model deep-mlp --policy 32-true --steps 2 --set input_scale=1e30 --set init_gain=1e3 --out %s", d5);
+    int rcn = run(a, err, sizeof err);
+    m = slurp(d5, "metrics.csv", &n);
+    char *row = m ? strchr(m, '\n') : NULL;
+    double loss1 = row ? strtod(strchr(row, ',') ? strchr(row, ',') + 1 : row, NULL) : 0;
+    ok(rcn == 0 && row && !strncmp(row + 1, "1,", 2) && isnan(loss1),
+       "32-true whose activations overflow f32: step 1's loss is NaN (%d, %.60s)", rcn, row ? row + 1 : "no metrics.csv");
+    free(m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d5);
+    if (system(cmd) != 0) bail("rm failed");
 
     /* corrupt checkpoint */
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp %s/checkpoint.bin %s/ && "
