@@ -84,7 +84,7 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
 
 double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax) {
     uint8_t code = fpemu_scaling_mx_scale(rceil ? FPEMU_SCALING_MX_RCEIL : FPEMU_SCALING_MX_FLOOR, f, (float)amax);
-    return code == 0xFF ? 1.0 : ldexp(1.0, 127 - code);
+    return code == 0xFF ? NAN : ldexp(1.0, 127 - code); /* 0xFF: the NaN scale */
 }
 
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen) {

@@ -139,15 +139,24 @@ static float current_scale(double amax, const fpemu_format *f, int pow2) {
     return s;
 }
 
-/* An MX block's shared exponent e from its amax by the GEMM's own rule
- * (trn__gemm_mx_multiplier = 2^-e: emu/scaling.c's fpemu_scaling_mx_scale of
- * the f32 amax; OCP MX floor(log2 amax) minus the element format's emax,
- * or NVIDIA's rceil), so the native and non-native MX paths scale alike;
- * 0 for a zero or non-finite amax. The block's values are multiplied by
- * 2^-e before the cast. */
-static int mx_exponent(const trn_run *r, double amax, const fpemu_format *fmt) {
-    if (!(amax > 0) || !isfinite(amax)) return 0;
-    return -ilogb(trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), fmt, amax));
+static int any_nan(const double *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (isnan(x[i])) return 1;
+    return 0;
+}
+
+/* An MX block's scale multiplier 2^-e from its amax by the GEMM's own rule
+ * (trn__gemm_mx_multiplier: emu/scaling.c's fpemu_scaling_mx_scale of the
+ * f32 amax; OCP MX floor(log2 amax) minus the element format's emax, or
+ * NVIDIA's rceil), so the native and non-native MX paths scale alike: a
+ * NaN or infinite amax (nan_in: the block holds a NaN) gives the NaN scale
+ * (e8m0 0xFF, under which every value of the block is NaN, OCP MX 1.0), a
+ * zero amax 1 (the block's elements are zeros under any scale). The
+ * block's values are multiplied by it before the cast. */
+static double mx_multiplier(const trn_run *r, double amax, int nan_in, const fpemu_format *fmt) {
+    if (nan_in) return NAN;
+    if (amax == 0) return 1.0;
+    return trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), fmt, amax);
 }
 
 typedef struct {
@@ -219,14 +228,16 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
         for (int b = 0; b < nkb; b++) {
             int k0 = b * kb, k1 = k0 + kb < K ? k0 + kb : K;
             double amax = 0;
+            int nan_in = 0;
             for (int i = r0; i < r1; i++) {
                 double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0));
                 if (a > amax || isnan(a)) amax = a;
+                if (rec == RECIPE_MX && !nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
             }
             double s, dq;
             if (rec == RECIPE_MX) {
-                int e = mx_exponent(r, amax, fmt);
-                s = ldexp(1.0, -e); dq = ldexp(1.0, e);
+                s = mx_multiplier(r, amax, nan_in, fmt);
+                dq = 1 / s; /* a power of two: exact */
             } else if (rec == RECIPE_BLOCKWISE) {
                 /* DeepGEMM's reference casts: amax clamped at 1e-4, elements
                  * cast(x * fl32(448 / amax)), decode factor fl32(amax / 448)
@@ -296,11 +307,12 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
 
 /* Telemetry of one operand of the MX GEMM: its cast statistics, amax, and
  * the multiplier of the block that holds the amax (the smallest of its
- * blocks', as quantise() reports it), by the GEMM's own scale rule. */
+ * blocks', as quantise() reports it; NaN when a block holds a NaN or an
+ * inf), by the GEMM's own scale rule. */
 static void account_mx(trn_run *r, int layer, int cls, const fpemu_format *f, const fpemu_cast_stats *st,
                        const double *x, size_t n) {
     double amax = amax_of(x, n);
-    trn__account(r, layer, cls, f, st, amax, trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), f, amax));
+    trn__account(r, layer, cls, f, st, amax, mx_multiplier(r, amax, any_nan(x, n), f));
 }
 
 /* MX inside the MMA (when the backend has it): the raw operands go to the

@@ -56,7 +56,7 @@ void trn__account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const
     t->st.n += st->n; t->st.overflow += st->overflow; t->st.saturated += st->saturated;
     t->st.underflow += st->underflow; t->st.subnormal += st->subnormal; t->st.nonfinite_in += st->nonfinite_in;
     if (amax > t->amax) t->amax = amax;
-    if (scale < t->scale_min) t->scale_min = scale;
+    if (scale < t->scale_min || isnan(scale)) t->scale_min = scale; /* a NaN scale (MX) sticks */
     t->fmt = fmt;
     r->step_casts += st->n; r->step_overflow += st->overflow; r->step_underflow += st->underflow;
 }

@@ -358,6 +358,52 @@ int main(void) {
         free(in); free(out); free(dout); free(dinp);
         trn_close(r);
     }
+    for (int native = 0; native < 2; native++) {
+        /* MX (OCP 1.0): a block whose amax is inf or NaN takes the NaN
+         * scale (e8m0 0xFF), under which all its values are NaN. Both MX
+         * paths: the scales inside the MMA (the library's GEMM) and the
+         * engine's own blocks (taken when the MMA has no MX; every model
+         * with e4m3 has it today, so the test forces that path). Row 1
+         * holds an inf, row 2 a NaN: their outputs are NaN (with scale 1,
+         * the inf saturated to 448 and row 1 came out finite); rows 0 and 3
+         * stay finite; the telemetry reports the NaN scale. */
+        const char *kv[] = {"hidden", "16", NULL};
+        trn_run *r = open_run("mlp-digits", "mxfp8", kv, seed, NULL);
+        int had_native = r->mx_native;
+        r->mx_native = native;
+        lin_state *ls[8];
+        trn__model_linears(r, ls, 8);
+        lin_state *L = ls[0];
+        const int BT = 4;
+        double *in = calloc((size_t)BT * L->in, sizeof *in), *out = calloc((size_t)BT * L->out, sizeof *out);
+        for (int i = 0; i < BT * L->in; i++) in[i] = (double)((i % 13) - 6) / 8;
+        in[(size_t)1 * L->in + 40] = INFINITY;
+        in[(size_t)2 * L->in + 7] = NAN;
+        r->tel_on = 1;
+        trn__linear_fwd(r, L, out, in, r->f_lo, BT, r->f_lo);
+        int nan_rows = 0, finite_rows = 0;
+        for (int i = 0; i < BT; i++) {
+            int all_nan = 1, all_finite = 1;
+            for (int j = 0; j < L->out; j++) {
+                all_nan &= isnan(out[(size_t)i * L->out + j]);
+                all_finite &= isfinite(out[(size_t)i * L->out + j]);
+            }
+            nan_rows += (i == 1 || i == 2) && all_nan;
+            finite_rows += (i == 0 || i == 3) && all_finite;
+        }
+        ok(had_native && nan_rows == 2 && finite_rows == 2,
+           "mxfp8 (%s): the rows with an inf or a NaN give NaN outputs (%d of 2), the others finite (%d of 2)",
+           native ? "scales in the MMA" : "engine-side blocks", nan_rows, finite_rows);
+        int nan_scale = 0;
+        for (int k = 0; k < TEL_FMTS; k++) {
+            const tel_slot *t = &r->tel[(size_t)L->layer * TEL_PER_LAYER + (size_t)CLS_ACT * TEL_FMTS + k];
+            nan_scale += t->st.n && t->fmt == r->f8_fwd && isnan(t->scale_min);
+        }
+        ok(nan_scale == 1, "mxfp8 (%s): the activation's telemetry reports the NaN scale",
+           native ? "scales in the MMA" : "engine-side blocks");
+        free(in); free(out);
+        trn_close(r);
+    }
     for (int mode = 0; mode < 4; mode++) {
         /* AdamW with low-precision states, one step of fc1's weight from
          * chosen values (lr 0.01, weight_decay 1: the decay moves bf16
