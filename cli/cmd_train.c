@@ -241,6 +241,10 @@ static void json_str(sbuf *b, const char *s) {
     sb_printf(b, "\"");
 }
 
+/* A value for the CSVs: a NaN of either sign prints as "nan" (glibc prints
+ * a negative one, as inf - inf gives on x86, as "-nan"). */
+static double csv_num(double v) { return isnan(v) ? fabs(v) : v; }
+
 static void json_num(sbuf *b, double v) {
     if (isfinite(v)) sb_printf(b, "%.9g", v);
     else sb_printf(b, "null");
@@ -390,26 +394,26 @@ int cmd_train(int argc, char **argv) {
     }
     if (start_step == 0) {
         trn_eval(run, &eval_loss, &eval_acc);
-        sb_printf(&ev, "0,%.9g,%.9g\n", eval_loss, eval_acc);
+        sb_printf(&ev, "0,%.9g,%.9g\n", csv_num(eval_loss), csv_num(eval_acc));
     }
     for (long st = start_step; st < (long)steps; st++) {
         if (trn_step(run, &rec, err, sizeof err)) { cli_error(SUB, "step %ld: %s", st + 1, err); rc = 1; goto done; }
         skipped += rec.skipped;
-        sb_printf(&met, "%ld,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%llu\n", rec.step, rec.loss, rec.grad_norm, rec.loss_scale,
+        sb_printf(&met, "%ld,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%llu\n", rec.step, csv_num(rec.loss), csv_num(rec.grad_norm), rec.loss_scale,
                   rec.skipped, rec.overflow, rec.underflow, rec.lr, (unsigned long long)rec.casts);
         if (s->tensors_every > 0 && (rec.step == 1 || rec.step % s->tensors_every == 0)) {
             trn_tensor_rec tr;
             for (int i = 0; i < trn_tensor_count(run); i++) {
                 trn_tensor_get(run, i, &tr);
                 sb_printf(&ten, "%ld,%s,%s,%s,%llu,%.9g,%.9g,%llu,%llu,%llu,%llu,%llu\n", rec.step, tr.layer, tr.cls,
-                          tr.format, (unsigned long long)tr.n, tr.amax, tr.scale, (unsigned long long)tr.overflow,
+                          tr.format, (unsigned long long)tr.n, csv_num(tr.amax), csv_num(tr.scale), (unsigned long long)tr.overflow,
                           (unsigned long long)tr.underflow, (unsigned long long)tr.saturated,
                           (unsigned long long)tr.subnormal, (unsigned long long)tr.nonfinite_in);
             }
         }
         if ((s->eval_every > 0 && rec.step % s->eval_every == 0) || rec.step == (long)steps) {
             trn_eval(run, &eval_loss, &eval_acc);
-            sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, eval_loss, eval_acc);
+            sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, csv_num(eval_loss), csv_num(eval_acc));
         }
         if (s->checkpoint_every > 0 && rec.step % s->checkpoint_every == 0 && rec.step < (long)steps) {
             if (save_checkpoint(out, run, (long)steps, &met, &ten, &ev)) {

@@ -127,8 +127,13 @@ int main(void) {
     char *row = m ? strchr(m, '\n') : NULL;
     double loss1 = row ? strtod(strchr(row, ',') ? strchr(row, ',') + 1 : row, NULL) : 0;
     ok(rcn == 0 && row && !strncmp(row + 1, "1,", 2) && isnan(loss1),
-       "32-true whose activations overflow f32: step 1's loss is NaN (%d, %.60s)", rcn, row ? row + 1 : "no metrics.csv");
-    free(m);
+       "32-true whose activations overflow f32: step 1's loss is NaN (%d, %.*s)", rcn,
+       row ? (int)strcspn(row + 1, "\n") : 14, row ? row + 1 : "no metrics.csv");
+    size_t ne;
+    char *e = slurp(d5, "eval.csv", &ne);
+    ok(m && e && strstr(row, ",nan,") && !strstr(m, "-nan") && strstr(e, ",nan,") && !strstr(e, "-nan"),
+       "a NaN prints as nan in metrics.csv and eval.csv, whatever its sign");
+    free(m); free(e);
     snprintf(cmd, sizeof cmd, "rm -rf %s", d5);
     if (system(cmd) != 0) bail("rm failed");
 
