@@ -7,6 +7,7 @@
 #include <string.h>
 
 static int tap_count, tap_failed, tap_planned = -1;
+static void print_one_line(const char *fmt, va_list ap);
 
 void tap_plan(int n) { tap_planned = n; printf("1..%d\n", n); fflush(stdout); }
 void tap_done(void) { if (tap_planned < 0) printf("1..%d\n", tap_count); fflush(stdout); }
@@ -22,15 +23,32 @@ void tap_bail(const char *fmt, ...) {
 
 void tap_diag(const char *fmt, ...) {
     va_list ap; va_start(ap, fmt);
-    printf("# "); vprintf(fmt, ap); printf("\n");
+    printf("# "); print_one_line(fmt, ap); printf("\n");
     va_end(ap); fflush(stdout);
+}
+
+/* Print a formatted description on one line: a newline or carriage return
+ * inside it (an error message quoted whole) would end the TAP line and
+ * leave the rest as a line prove cannot parse, so each becomes a space. */
+static void print_one_line(const char *fmt, va_list ap) {
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!b) { vprintf(fmt, ap); return; }
+    vsnprintf(b, (size_t)n + 1, fmt, ap);
+    for (char *c = b; *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
+    fputs(b, stdout);
+    free(b);
 }
 
 static int report(const char *file, int line, int cond, const char *fmt, va_list ap) {
     tap_count++;
     if (!cond) tap_failed++;
     printf("%sok %d - ", cond ? "" : "not ", tap_count);
-    vprintf(fmt, ap);
+    print_one_line(fmt, ap);
     printf("\n");
     if (!cond) printf("#   Failed at %s line %d.\n", file, line);
     fflush(stdout);
