@@ -8,6 +8,7 @@
 #include "scaling.h"
 
 static float pow2_floor(float x) {
+    if (!(x > 0) || isinf(x)) return x; /* exp2(floor(log2 x)) of 0, NaN, inf */
     int e;
     frexpf(x, &e);
     return ldexpf(1.0f, e - 1);
@@ -21,11 +22,14 @@ void fpemu_scaling_current_opts_torchao(fpemu_scaling_current_opts *o) {
     memset(o, 0, sizeof *o);
     o->eps = 1e-12f;
     o->div_in_f64 = 1;
+    o->torch_nonfinite = 1;
 }
 
 float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
-    /* TE: amax 0, inf or NaN keeps scale 1 */
-    if (isnan(amax) || isinf(amax)) return 1.0f;
+    if (isnan(amax) || isinf(amax)) {
+        if (!o->torch_nonfinite) return 1.0f; /* TE: amax 0, inf or NaN keeps scale 1 */
+        return isnan(amax) ? NAN : 0.0f;      /* torch: fmt_max / inf = 0, then pow2 0; NaN stays */
+    }
     float a = amax > o->eps ? amax : o->eps;
     if (a == 0) return 1.0f;
     float s = o->div_in_f64 ? (float)(fmt_max / (double)a) : (float)fmt_max / a;

@@ -27,15 +27,24 @@ typedef struct fpemu_scaling_current_opts {
     float eps;          /* amax is clamped to at least eps (torchao 1e-12, TE 0) */
     int div_in_f64;     /* torchao: fmt_max / amax in f64, then rounded to f32 */
     int pow2;           /* round the scale down to a power of two */
+    int torch_nonfinite; /* torchao: an inf or NaN amax goes through the
+                          * arithmetic as in torch (scale 0 or NaN); 0: TE's 1 */
 } fpemu_scaling_current_opts;
 
-/* TE defaults: eps 0, f32 division, no pow2. */
+/* TE defaults: eps 0, f32 division, no pow2, non-finite amax -> 1. */
 void fpemu_scaling_current_opts_te(fpemu_scaling_current_opts *o);
-/* torchao defaults: eps 1e-12, f64 division, no pow2 (rowwise: pow2 = 1). */
+/* torchao defaults: eps 1e-12, f64 division, no pow2 (rowwise: pow2 = 1),
+ * torch's non-finite arithmetic. */
 void fpemu_scaling_current_opts_torchao(fpemu_scaling_current_opts *o);
 
-/* Encode scale for a tensor with this amax: fmt_max / max(amax, eps);
- * amax 0, inf or NaN -> 1 (TE). */
+/* Encode scale for a tensor with this amax: fmt_max / max(amax, eps), an
+ * infinite quotient clamped to FLT_MAX. A zero amax (with eps 0), an inf
+ * or a NaN gives 1 (TE's compute_scale_from_amax). With torch_nonfinite
+ * (torchao's amax_to_scale: fmt_max / clamp(amax, min=eps), then
+ * exp2(floor(log2 s)) for pow2) an inf amax gives 0 and a NaN amax NaN:
+ * every element of the tensor (or row) then casts to 0 or NaN and its
+ * dequantisation factor 1/scale is inf or NaN, so the GEMM outputs that
+ * use it are NaN, as torch._scaled_mm's are. */
 float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max);
 
 /* MS-AMP's scale (ScalingMeta.compute_scaling_factor, margin 0), for every

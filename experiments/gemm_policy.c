@@ -129,20 +129,22 @@ static double amax_of(const double *x, size_t n) {
     return a;
 }
 
-/* fmt_max / amax, divided in f64 and rounded to f32 (torchao); amax 0, inf
- * or NaN gives 1 (TransformerEngine); optionally rounded down to 2^k. */
-static float current_scale(double amax, const fpemu_format *f, int pow2) {
-    if (!(amax > 0) || !isfinite(amax)) return 1.0f;
-    float s = (float)(f->max_finite / (amax > 1e-12 ? amax : 1e-12));
-    if (isinf(s)) s = FLT_MAX;
-    if (pow2) { int e; frexpf(s, &e); s = ldexpf(1.0f, e - 1); }
-    return s;
-}
-
 static int any_nan(const double *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (isnan(x[i])) return 1;
     return 0;
+}
+
+/* torchao's amax_to_scale (emu/scaling.c with torchao's options): fmt_max
+ * / clamp(amax, min=1e-12) divided in f64 and rounded to f32, optionally
+ * rounded down to 2^k. torch.max(abs(x)) propagates a NaN (nan_in), which
+ * gives the scale NaN; an inf amax gives 0. Either way the tensor's (row's)
+ * GEMM outputs come out NaN, as in torchao. */
+static float current_scale(double amax, int nan_in, const fpemu_format *f, int pow2) {
+    fpemu_scaling_current_opts o;
+    fpemu_scaling_current_opts_torchao(&o);
+    o.pow2 = pow2;
+    return fpemu_scaling_current_scale(&o, nan_in ? NAN : (float)amax, f->max_finite);
 }
 
 /* An MX block's scale multiplier 2^-e from its amax by the GEMM's own rule
@@ -206,7 +208,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
                 ds->scale = s;
             }
         } else {
-            s = current_scale(amax, fmt, r->cfg.power_2_scale);
+            s = current_scale(amax, any_nan(x, n), fmt, r->cfg.power_2_scale);
         }
         qi->kb = K; qi->nkb = 1;
         qi->dq = malloc((size_t)rows * sizeof(double));
@@ -232,7 +234,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             for (int i = r0; i < r1; i++) {
                 double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0));
                 if (a > amax || isnan(a)) amax = a;
-                if (rec == RECIPE_MX && !nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
+                if (rec != RECIPE_BLOCKWISE && !nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
             }
             double s, dq;
             if (rec == RECIPE_MX) {
@@ -246,7 +248,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
                 s = fpemu_scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
                 dq = fpemu_scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
             } else {
-                float sf = current_scale(amax, fmt, r->cfg.power_2_scale);
+                float sf = current_scale(amax, nan_in, fmt, r->cfg.power_2_scale);
                 s = sf; dq = (double)(1.0f / sf);
             }
             for (int i = r0; i < r1; i++) {

@@ -520,6 +520,37 @@ int main(void) {
         is_int(bad, 0, "b200 with a custom e2m1 (OCP parameters) and e8m0 scales: fpemu_gemm_codes == fpemu_mma_dot_scaled");
     }
 
+    /* A non-finite operand under the current-scaling recipes: TE's rule
+     * (tensor) takes scale 1 and saturates the inf, so every output is
+     * finite; torchao's (tensor-torchao) scale fmt_max / inf = 0 casts every
+     * element to 0 (the inf to NaN) and dequantises by 1/0, so every output
+     * is NaN, as torch._scaled_mm's; rowwise (torchao) does that to the inf's
+     * row only, and a NaN scales its row by NaN. */
+    {
+        enum { m = 4, n = 3, k = 40 };
+        float a[m * k], b[k * n], d[m * n];
+        for (int i = 0; i < m * k; i++) a[i] = (float)((i % 9) - 4) / 4;
+        for (int i = 0; i < k * n; i++) b[i] = (float)((i % 7) - 3) / 8;
+        a[1 * k + 5] = INFINITY;
+        const char *rec[3] = {"tensor", "tensor-torchao", "rowwise"};
+        for (int t = 0; t < 3; t++) {
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, rec[t], NULL, 0);
+            if (t == 2) a[2 * k + 9] = NAN;
+            if (fpemu_gemm_f32(&cfg, m, n, k, a, k, 0, b, n, 0, NULL, n, d, n, NULL)) bail("fpemu_gemm_f32 refused %s", rec[t]);
+            int nan_out = 0, want = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    int expect_nan = t == 1 || (t == 2 && (i == 1 || i == 2));
+                    want += expect_nan ? isnan(d[i * n + j]) != 0 : isfinite(d[i * n + j]) != 0;
+                    nan_out += isnan(d[i * n + j]) != 0;
+                }
+            is_int(want, m * n, "%s with an inf%s in A: %d NaN outputs, as its framework gives", rec[t],
+                   t == 2 ? " and a NaN" : "", nan_out);
+        }
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }

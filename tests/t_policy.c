@@ -358,6 +358,34 @@ int main(void) {
         free(in); free(out); free(dout); free(dinp);
         trn_close(r);
     }
+    for (int pi = 0; pi < 2; pi++) {
+        /* torchao's scales with an inf or a NaN in a Linear's input:
+         * tensorwise (fp8-current) 448 / inf = 0 turns every output NaN;
+         * rowwise only the rows holding them (row 1 an inf, row 2 a NaN).
+         * With scale 1 (TE's rule) the inf saturated to 448 and its rows
+         * came out finite. */
+        const char *pol = pi ? "fp8-rowwise" : "fp8-current";
+        const char *kv[] = {"hidden", "16", NULL};
+        trn_run *r = open_run("mlp-digits", pol, kv, seed, NULL);
+        lin_state *ls[8];
+        trn__model_linears(r, ls, 8);
+        lin_state *L = ls[0];
+        const int BT = 4;
+        double *in = calloc((size_t)BT * L->in, sizeof *in), *out = calloc((size_t)BT * L->out, sizeof *out);
+        for (int i = 0; i < BT * L->in; i++) in[i] = (double)((i % 13) - 6) / 8;
+        in[(size_t)1 * L->in + 40] = INFINITY;
+        if (pi) in[(size_t)2 * L->in + 7] = NAN;
+        trn__linear_fwd(r, L, out, in, r->f_lo, BT, r->f_lo);
+        int good = 0;
+        for (int i = 0; i < BT; i++) {
+            int want_nan = !pi || i == 1 || i == 2;
+            for (int j = 0; j < L->out; j++) good += want_nan ? isnan(out[(size_t)i * L->out + j]) != 0 : isfinite(out[(size_t)i * L->out + j]) != 0;
+        }
+        ok(good == BT * L->out, "%s: an inf%s in a Linear's input gives NaN outputs as torchao (%s): %d of %d as expected", pol,
+           pi ? " and a NaN" : "", pi ? "their rows" : "all of them", good, BT * L->out);
+        free(in); free(out);
+        trn_close(r);
+    }
     for (int native = 0; native < 2; native++) {
         /* MX (OCP 1.0): a block whose amax is inf or NaN takes the NaN
          * scale (e8m0 0xFF), under which all its values are NaN. Both MX

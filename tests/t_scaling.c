@@ -89,6 +89,20 @@ int main(void) {
         ok(fpemu_scaling_current_scale(&te, NAN, 448) == 1, "TE: amax NaN -> 1");
         ok(fpemu_scaling_current_scale(&te, INFINITY, 448) == 1, "TE: amax inf -> 1");
         ok(fpemu_scaling_current_scale(&ao, 0, 448) == (float)(448 / (double)1e-12f), "torchao: amax 0 clamps to eps");
+        /* torchao's amax_to_scale: 448 / clamp(inf) = 0 and 448 / NaN = NaN,
+         * then exp2(floor(log2 s)) keeps both */
+        fpemu_scaling_current_opts ao2 = ao, zero;
+        ao2.pow2 = 1;
+        memset(&zero, 0, sizeof zero);
+        ok(fpemu_scaling_current_scale(&ao, INFINITY, 448) == 0 && fpemu_scaling_current_scale(&ao2, INFINITY, 448) == 0 &&
+               !signbit(fpemu_scaling_current_scale(&ao2, INFINITY, 448)),
+           "torchao: amax inf -> scale +0 (pow2 too)");
+        ok(isnan(fpemu_scaling_current_scale(&ao, NAN, 448)) && isnan(fpemu_scaling_current_scale(&ao2, NAN, 448)),
+           "torchao: amax NaN -> scale NaN (pow2 too)");
+        ok(fpemu_scaling_current_scale(&zero, INFINITY, 448) == 1 && fpemu_scaling_current_scale(&zero, NAN, 448) == 1,
+           "zeroed options follow TE: amax inf or NaN -> 1");
+        ok(fpemu_scaling_current_scale(&ao2, 1e-30f, 448) == 0x1p48f,
+           "torchao pow2: amax below eps clamps to it, 448/1e-12 rounds down to 2^48");
         /* 448/3 in f64 then f32 vs in f32: both 149.33333 here; a case where they differ: */
         float a = 0x1.fffffep-1f;
         float s32 = fpemu_scaling_current_scale(&te, a, 57344), s64 = fpemu_scaling_current_scale(&ao, a, 57344);
