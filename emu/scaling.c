@@ -208,8 +208,11 @@ void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, 
 
 /* ---- blockwise ---------------------------------------------------------------- */
 
+/* A NaN or inf amax: TE (pow2) takes scale 1 (compute_scale_from_amax);
+ * DeepGEMM's torch arithmetic gives clamp(NaN) = NaN and inf / fmt_max =
+ * inf to decode, fmt_max / inf = 0 to encode, so the tile's outputs are NaN. */
 float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
-    if (isnan(amax) || isinf(amax)) return 1.0f;
+    if (isnan(amax) || isinf(amax)) return pow2 ? 1.0f : amax / (float)fmt_max;
     float a = amax > eps ? amax : eps;
     if (a == 0) return 1.0f;
     if (pow2) return 1.0f / fpemu_scaling_block_encode_scale(amax, fmt_max, eps, 1);
@@ -217,7 +220,7 @@ float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, in
 }
 
 float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
-    if (isnan(amax) || isinf(amax)) return 1.0f;
+    if (isnan(amax) || isinf(amax)) return pow2 ? 1.0f : (float)fmt_max / amax;
     float a = amax > eps ? amax : eps;
     if (a == 0) return 1.0f;
     float s = (float)fmt_max / a;

@@ -139,8 +139,10 @@ void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, 
 
 /* Decode scale of a tile: max(amax, eps) / fmt_max in f32 (eps = 1e-4 in
  * DeepGEMM's reference casts); the elements are cast(x * fl32(fmt_max /
- * max(amax, eps))). pow2: the decode scale is rounded up to a power of
- * two (TE Float8BlockScaling power_2_scale). */
+ * max(amax, eps))). An inf amax decodes by inf and encodes by 0, a NaN one
+ * by NaN (torch's arithmetic), so the GEMM outputs that use the tile are
+ * NaN. pow2: the decode scale is rounded up to a power of two (TE
+ * Float8BlockScaling power_2_scale), and an inf or NaN amax gives 1 (TE). */
 float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2);
 float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2);
 

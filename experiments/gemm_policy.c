@@ -234,7 +234,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             for (int i = r0; i < r1; i++) {
                 double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0));
                 if (a > amax || isnan(a)) amax = a;
-                if (rec != RECIPE_BLOCKWISE && !nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
+                if (!nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
             }
             double s, dq;
             if (rec == RECIPE_MX) {
@@ -244,7 +244,7 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
                 /* DeepGEMM's reference casts: amax clamped at 1e-4, elements
                  * cast(x * fl32(448 / amax)), decode factor fl32(amax / 448)
                  * (emu/scaling.c, as the library's blockwise GEMM) */
-                float a = (float)amax;
+                float a = nan_in ? NAN : (float)amax; /* torch's amax propagates a NaN */
                 s = fpemu_scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
                 dq = fpemu_scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
             } else {

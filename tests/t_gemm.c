@@ -551,6 +551,36 @@ int main(void) {
         }
     }
 
+    /* blockwise (DeepGEMM's torch arithmetic): an inf in A's 1x128 tile of
+     * row 1 makes row 1's outputs NaN; an inf in B's 128x128 block (all
+     * three columns here) makes every output NaN; with pow2 (TE's rule,
+     * scale 1) the inf saturates and every output is finite */
+    {
+        enum { m = 4, n = 3, k = 40 };
+        float a[m * k], b[k * n], d[m * n];
+        for (int i = 0; i < m * k; i++) a[i] = (float)((i % 9) - 4) / 4;
+        for (int i = 0; i < k * n; i++) b[i] = (float)((i % 7) - 3) / 8;
+        for (int t = 0; t < 3; t++) {
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+            cfg.scaling.block_pow2 = t == 2;
+            float a1 = a[1 * k + 5], b1 = b[7 * n + 2];
+            if (t == 1) b[7 * n + 2] = INFINITY;
+            else a[1 * k + 5] = INFINITY;
+            if (fpemu_gemm_f32(&cfg, m, n, k, a, k, 0, b, n, 0, NULL, n, d, n, NULL)) bail("fpemu_gemm_f32 refused blockwise");
+            a[1 * k + 5] = a1, b[7 * n + 2] = b1;
+            int want = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    int expect_nan = t == 1 || (t == 0 && i == 1);
+                    want += expect_nan ? isnan(d[i * n + j]) != 0 : isfinite(d[i * n + j]) != 0;
+                }
+            is_int(want, m * n, "blockwise%s with an inf in %s: NaN outputs %s", t == 2 ? " pow2 (TE)" : "", t == 1 ? "B" : "A",
+                   t == 0 ? "in its row" : t == 1 ? "everywhere (one 128x128 block)" : "nowhere (scale 1)");
+        }
+    }
+
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
 }

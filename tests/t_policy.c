@@ -358,13 +358,14 @@ int main(void) {
         free(in); free(out); free(dout); free(dinp);
         trn_close(r);
     }
-    for (int pi = 0; pi < 2; pi++) {
+    for (int pi = 0; pi < 3; pi++) {
         /* torchao's scales with an inf or a NaN in a Linear's input:
          * tensorwise (fp8-current) 448 / inf = 0 turns every output NaN;
          * rowwise only the rows holding them (row 1 an inf, row 2 a NaN).
          * With scale 1 (TE's rule) the inf saturated to 448 and its rows
-         * came out finite. */
-        const char *pol = pi ? "fp8-rowwise" : "fp8-current";
+         * came out finite. fp8-blockwise (DeepGEMM's 1x128 tiles): as
+         * rowwise here (K = 64, one tile per row). */
+        const char *pol = pi == 2 ? "fp8-blockwise" : pi ? "fp8-rowwise" : "fp8-current";
         const char *kv[] = {"hidden", "16", NULL};
         trn_run *r = open_run("mlp-digits", pol, kv, seed, NULL);
         lin_state *ls[8];
@@ -381,8 +382,8 @@ int main(void) {
             int want_nan = !pi || i == 1 || i == 2;
             for (int j = 0; j < L->out; j++) good += want_nan ? isnan(out[(size_t)i * L->out + j]) != 0 : isfinite(out[(size_t)i * L->out + j]) != 0;
         }
-        ok(good == BT * L->out, "%s: an inf%s in a Linear's input gives NaN outputs as torchao (%s): %d of %d as expected", pol,
-           pi ? " and a NaN" : "", pi ? "their rows" : "all of them", good, BT * L->out);
+        ok(good == BT * L->out, "%s: an inf%s in a Linear's input gives NaN outputs as %s (%s): %d of %d as expected", pol,
+           pi ? " and a NaN" : "", pi == 2 ? "DeepGEMM" : "torchao", pi ? "their rows" : "all of them", good, BT * L->out);
         free(in); free(out);
         trn_close(r);
     }

@@ -147,6 +147,12 @@ int main(void) {
     ok(fpemu_scaling_block_decode_scale(448, 448, 1e-4f, 0) == 1, "blockwise decode amax/448");
     ok(fpemu_scaling_block_encode_scale(3, 448, 1e-4f, 0) == 448.0f / 3, "blockwise encode fl32(448/amax)");
     ok(fpemu_scaling_block_decode_scale(0, 448, 1e-4f, 0) == 1e-4f / 448, "blockwise amax clamped to eps");
+    ok(fpemu_scaling_block_encode_scale(INFINITY, 448, 1e-4f, 0) == 0 && fpemu_scaling_block_decode_scale(INFINITY, 448, 1e-4f, 0) == INFINITY &&
+           isnan(fpemu_scaling_block_encode_scale(NAN, 448, 1e-4f, 0)) && isnan(fpemu_scaling_block_decode_scale(NAN, 448, 1e-4f, 0)),
+       "blockwise (DeepGEMM): amax inf encodes by 0 and decodes by inf, NaN by NaN");
+    ok(fpemu_scaling_block_encode_scale(INFINITY, 448, 1e-4f, 1) == 1 && fpemu_scaling_block_decode_scale(INFINITY, 448, 1e-4f, 1) == 1 &&
+           fpemu_scaling_block_encode_scale(NAN, 448, 1e-4f, 1) == 1 && fpemu_scaling_block_decode_scale(NAN, 448, 1e-4f, 1) == 1,
+       "blockwise pow2 (TE Float8BlockScaling): amax inf or NaN -> scale 1");
     ok(fpemu_scaling_block_encode_scale(3, 448, 1e-4f, 1) == 128 && fpemu_scaling_block_decode_scale(3, 448, 1e-4f, 1) == 1.0f / 128,
        "blockwise pow2: encode rounded down, decode its inverse");
     /* ---- MS-AMP (compute_scaling_factor) ---- */
