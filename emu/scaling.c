@@ -14,6 +14,10 @@ static float pow2_floor(float x) {
     return ldexpf(1.0f, e - 1);
 }
 
+/* torch.clamp(x, min=lo): a NaN stays NaN (so the scale arithmetic after
+ * it carries an inf or NaN amax through as torch does). */
+static float clamp_min_nan(float x, float lo) { return x > lo || isnan(x) ? x : lo; }
+
 void fpemu_scaling_current_opts_te(fpemu_scaling_current_opts *o) {
     memset(o, 0, sizeof *o);
 }
@@ -26,11 +30,10 @@ void fpemu_scaling_current_opts_torchao(fpemu_scaling_current_opts *o) {
 }
 
 float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
-    if (isnan(amax) || isinf(amax)) {
-        if (!o->torch_nonfinite) return 1.0f; /* TE: amax 0, inf or NaN keeps scale 1 */
-        return isnan(amax) ? NAN : 0.0f;      /* torch: fmt_max / inf = 0, then pow2 0; NaN stays */
-    }
-    float a = amax > o->eps ? amax : o->eps;
+    /* TE: amax 0, inf or NaN keeps scale 1. torch: fmt_max / inf = 0 and
+     * NaN stay through the division and the power-of-two rounding. */
+    if ((isnan(amax) || isinf(amax)) && !o->torch_nonfinite) return 1.0f;
+    float a = clamp_min_nan(amax, o->eps);
     if (a == 0) return 1.0f;
     float s = o->div_in_f64 ? (float)(fmt_max / (double)a) : (float)fmt_max / a;
     if (isinf(s)) s = FLT_MAX; /* TE clamps an infinite scale */
@@ -209,19 +212,20 @@ void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, 
 /* ---- blockwise ---------------------------------------------------------------- */
 
 /* A NaN or inf amax: TE (pow2) takes scale 1 (compute_scale_from_amax);
- * DeepGEMM's torch arithmetic gives clamp(NaN) = NaN and inf / fmt_max =
- * inf to decode, fmt_max / inf = 0 to encode, so the tile's outputs are NaN. */
+ * DeepGEMM's torch arithmetic carries it through: clamp(NaN) = NaN, inf /
+ * fmt_max = inf to decode, fmt_max / inf = 0 to encode, so the tile's
+ * outputs are NaN. */
 float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
-    if (isnan(amax) || isinf(amax)) return pow2 ? 1.0f : amax / (float)fmt_max;
-    float a = amax > eps ? amax : eps;
+    if (pow2 && (isnan(amax) || isinf(amax))) return 1.0f;
+    float a = clamp_min_nan(amax, eps);
     if (a == 0) return 1.0f;
     if (pow2) return 1.0f / fpemu_scaling_block_encode_scale(amax, fmt_max, eps, 1);
     return a / (float)fmt_max;
 }
 
 float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
-    if (isnan(amax) || isinf(amax)) return pow2 ? 1.0f : (float)fmt_max / amax;
-    float a = amax > eps ? amax : eps;
+    if (pow2 && (isnan(amax) || isinf(amax))) return 1.0f;
+    float a = clamp_min_nan(amax, eps);
     if (a == 0) return 1.0f;
     float s = (float)fmt_max / a;
     if (isinf(s)) s = FLT_MAX;
