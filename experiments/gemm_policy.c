@@ -123,16 +123,19 @@ void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B
 
 /* ---- scaling recipes --------------------------------------------------------- */
 
-static double amax_of(const double *x, size_t n) {
+/* max |x| over the non-NaN elements (the telemetry's amax; TE's fmaxf
+ * reduction), and in *has_nan whether any element is NaN, where torch's
+ * max(abs(x)) is NaN: one pass for both. */
+static double amax_of(const double *x, size_t n, int *has_nan) {
     double a = 0;
-    for (size_t i = 0; i < n; i++) { double v = fabs(x[i]); if (v > a) a = v; }
+    int nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = fabs(x[i]);
+        if (v > a) a = v;
+        else if (isnan(v)) nan = 1;
+    }
+    *has_nan = nan;
     return a;
-}
-
-static int any_nan(const double *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (isnan(x[i])) return 1;
-    return 0;
 }
 
 /* torchao's amax_to_scale (emu/scaling.c with torchao's options): fmt_max
@@ -186,13 +189,14 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
         return;
     }
     if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled) {
-        double amax = amax_of(x, n);
+        int nan_in;
+        double amax = amax_of(x, n, &nan_in);
         float s;
         if (r->fp8_unscaled) {
             s = 1.0f; /* fp8 without scaling: a saturating cast of the values themselves */
         } else if (rec == RECIPE_DELAYED) {
             s = ds->scale;
-            if (r->tel_on && !r->in_eval && (amax > ds->cur_amax || isnan(amax))) ds->cur_amax = amax;
+            if (r->tel_on && !r->in_eval && amax > ds->cur_amax) ds->cur_amax = amax; /* NaNs ignored, as TE's fmaxf */
         } else if (r->pol->msamp) {
             /* MS-AMP: torch's max propagates a NaN; amax 0 or NaN keeps the
              * operand's previous scale, which its ScalingMeta holds (inf
@@ -202,13 +206,11 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             if (recompute) {
                 s = ds->scale;
             } else {
-                double am = amax;
-                for (size_t i = 0; i < n && !isnan(am); i++) if (isnan(x[i])) am = NAN;
-                s = fpemu_scaling_msamp_scale((float)am, fmt->max_finite, ds->scale);
+                s = fpemu_scaling_msamp_scale(nan_in ? NAN : (float)amax, fmt->max_finite, ds->scale);
                 ds->scale = s;
             }
         } else {
-            s = current_scale(amax, any_nan(x, n), fmt, r->cfg.power_2_scale);
+            s = current_scale(amax, nan_in, fmt, r->cfg.power_2_scale);
         }
         qi->kb = K; qi->nkb = 1;
         qi->dq = malloc((size_t)rows * sizeof(double));
@@ -232,9 +234,10 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             double amax = 0;
             int nan_in = 0;
             for (int i = r0; i < r1; i++) {
-                double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0));
-                if (a > amax || isnan(a)) amax = a;
-                if (!nan_in) nan_in = any_nan(x + (size_t)i * K + k0, (size_t)(k1 - k0));
+                int nan_row;
+                double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0), &nan_row);
+                if (a > amax) amax = a;
+                nan_in |= nan_row;
             }
             double s, dq;
             if (rec == RECIPE_MX) {
@@ -313,8 +316,9 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
  * inf), by the GEMM's own scale rule. */
 static void account_mx(trn_run *r, int layer, int cls, const fpemu_format *f, const fpemu_cast_stats *st,
                        const double *x, size_t n) {
-    double amax = amax_of(x, n);
-    trn__account(r, layer, cls, f, st, amax, mx_multiplier(r, amax, any_nan(x, n), f));
+    int nan_in;
+    double amax = amax_of(x, n, &nan_in);
+    trn__account(r, layer, cls, f, st, amax, mx_multiplier(r, amax, nan_in, f));
 }
 
 /* MX inside the MMA (when the backend has it): the raw operands go to the
