@@ -305,14 +305,16 @@ static uint64_t tab_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx
  * decode table, the exact double result, and the rounding of emu__fast_pack
  * with one draw taken inline. Anything else (special operands, results
  * that are not normal and finite, inexact double sums) goes generic. */
-static inline uint64_t sr_pack(const emu_fastops *k, double d, fpemu_ctx *ctx) {
+static inline __attribute__((always_inline)) uint64_t sr_pack(const emu_fastops *k, double d, const uint64_t *rb,
+                                                              fpemu_ctx *ctx) {
     uint64_t u = emu__dbits(d), sign = u >> 63, mag = u & ~(UINT64_C(1) << 63);
     /* branch-free in the sign: random signs would mispredict */
     if ((mag - k->sr_lo >= k->sr_span) | (sign & (k->sr_signbit == 0))) return EMU_FAST_FAIL;
     const int sh = k->sr_sh;
     uint64_t kept = mag >> sh, low = mag & ((UINT64_C(1) << sh) - 1);
     if (kept + 1 > k->sr_maxr) return EMU_FAST_FAIL; /* the upper neighbour must be finite */
-    uint64_t up = emu__sr_up(emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
+    /* rb: the caller's draw (fpemu_add_sr), else the context's */
+    uint64_t up = emu__sr_up(rb ? *rb : emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
     emu__or_flags(ctx, low != 0);
     return ((kept + up) - k->sr_rebias) | (k->sr_signbit & (0 - sign));
 }
@@ -363,14 +365,18 @@ static __attribute__((noinline)) const uint32_t *build_sr8(const fpemu_format *f
 }
 
 static uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx);
-/* a table entry: the entry's code, or the next magnitude when the draw falls below the fraction */
+/* a table entry e (not SR8_SLOW): its code, or the next magnitude when the
+ * draw falls below the fraction */
+static inline __attribute__((always_inline)) uint64_t sr8_round(uint32_t e, uint64_t draw, fpemu_ctx *ctx) {
+    uint32_t frac = e >> 8;
+    uint64_t up = emu__sr_up_low(draw, frac, SR8_FRAC, ctx->sr_bits);
+    emu__or_flags(ctx, frac != 0); /* FPEMU_FLAG_INEXACT */
+    return (e & 0xFF) + up;
+}
 static inline uint64_t sr8_hit(const uint32_t *t, const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
     if (__builtin_expect(e & SR8_SLOW, 0)) return tab_sr(f, op, a, b, ctx);
-    uint32_t frac = e >> 8;
-    uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), frac, SR8_FRAC, ctx->sr_bits);
-    emu__or_flags(ctx, frac != 0); /* FPEMU_FLAG_INEXACT */
-    return (e & 0xFF) + up;
+    return sr8_round(e, emu__mix(ctx->seed, ctx->counter++), ctx);
 }
 /* No table yet (built here and used at once, so the first call takes the
  * same path as the others), daz, or a caller stream: tab_sr. Out of line,
@@ -388,24 +394,56 @@ static inline uint64_t tab_sr8(const fpemu_format *f, int op, uint64_t a, uint64
     return sr8_hit(t, f, op, a, b, ctx);
 }
 
-static __attribute__((noinline)) uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+/* The double path of tab_sr, with the caller's draw (rb) or the context's:
+ * EMU_FAST_FAIL where the generic path decides. */
+static inline __attribute__((always_inline)) uint64_t tab_sr_pack(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                                  const uint64_t *rb, fpemu_ctx *ctx) {
     const emu_fastops *k = f->fast;
     unsigned m = (1u << f->bits) - 1, ia = (unsigned)a & m, ib = (unsigned)b & m;
-    if (k->sr_ok && !ctx->daz && f->class_table[ia] == FPEMU_CLASS_NORMAL && f->class_table[ib] == FPEMU_CLASS_NORMAL) {
-        double x = f->decode_table[ia], y = f->decode_table[ib], s;
-        if (op == OP_MUL) s = x * y; /* p <= 24: exact */
-        else {
-            if (op == OP_SUB) y = -y;
-            s = x + y;
-            if (!k->sr_sumexact) {
-                double bv = s - x, av = s - bv;
-                if ((x - av) + (y - bv) != 0) s = NAN; /* not exact: generic */
-            }
+    if (!k->sr_ok || ctx->daz || f->class_table[ia] != FPEMU_CLASS_NORMAL || f->class_table[ib] != FPEMU_CLASS_NORMAL)
+        return EMU_FAST_FAIL;
+    double x = f->decode_table[ia], y = f->decode_table[ib], s;
+    if (op == OP_MUL) s = x * y; /* p <= 24: exact */
+    else {
+        if (op == OP_SUB) y = -y;
+        s = x + y;
+        if (!k->sr_sumexact) {
+            double bv = s - x, av = s - bv;
+            if ((x - av) + (y - bv) != 0) return EMU_FAST_FAIL; /* not exact: generic */
         }
-        uint64_t r = sr_pack(k, s, ctx);
-        if (r != EMU_FAST_FAIL) return r;
     }
-    return binary(f, op, a, b, ctx);
+    return sr_pack(k, s, rb, ctx);
+}
+static __attribute__((noinline)) uint64_t tab_sr(const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    uint64_t r = tab_sr_pack(f, op, a, b, NULL, ctx);
+    return r != EMU_FAST_FAIL ? r : binary(f, op, a, b, ctx);
+}
+/* The same with the caller's draw (fpemu_add_sr): the double path, else
+ * the generic one. */
+static __attribute__((noinline)) uint64_t tab_sr_rb(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                    uint64_t rbits, fpemu_ctx *ctx) {
+    uint64_t r = tab_sr_pack(f, op, a, b, &rbits, ctx);
+    if (r != EMU_FAST_FAIL) return r;
+    return op == OP_MUL ? emu__mul_sr_generic(f, a, b, rbits, ctx)
+                        : emu__add_sr_generic(f, a, b, rbits, ctx, op == OP_SUB);
+}
+/* and of the 8-bit formats, whose sr table fpemu_add_sr looks up inline:
+ * the table (built here on first use) where an entry applies; daz, and
+ * entries that do not, take tab_sr_rb */
+static __attribute__((noinline)) uint64_t tab8_sr_rb_other(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                           uint64_t rbits, fpemu_ctx *ctx) {
+    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)f->fast)->sr8[op], memory_order_acquire);
+    if (!t && (t = build_sr8(f, op)) && !ctx->daz) {
+        uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+        if (!(e & SR8_SLOW)) return sr8_round(e, rbits, ctx);
+    }
+    return tab_sr_rb(f, op, a, b, rbits, ctx);
+}
+static uint64_t tab_add_rb(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, int neg) {
+    return tab_sr_rb(f, OP_ADD + neg, a, b, rbits, ctx);
+}
+static uint64_t tab_mul_rb(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    return tab_sr_rb(f, OP_MUL, a, b, rbits, ctx);
 }
 static uint64_t tab_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     return tab_sr(f, neg ? OP_SUB : OP_ADD, a, b, ctx);
@@ -425,6 +463,8 @@ void emu__tabops(const fpemu_format *f, emu_fastops *o) {
     for (int m = 0; m < FPEMU_SR; m++) o->add[m] = tab_add, o->mul[m] = tab_mul;
     o->add[FPEMU_SR] = f->bits == 8 ? tab8_add_sr : tab_add_sr;
     o->mul[FPEMU_SR] = f->bits == 8 ? tab8_mul_sr : tab_mul_sr;
+    o->add_rb = f->bits == 8 ? NULL : tab_add_rb; /* 8 bits: fpemu_add_sr's inline lookup */
+    o->mul_rb = f->bits == 8 ? NULL : tab_mul_rb;
     o->sr_sumexact = sums_exact(f);
     o->sr_ok = f->mbits > 0; /* m = 0 (e8m0): the kept LSB would be an exponent bit */
     o->sr_sh = 52 - f->mbits;
@@ -589,6 +629,89 @@ uint64_t fpemu_fma(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc,
     unsigned m = (unsigned)ctx->round;
     if (fo && m < FPEMU_ROUND_COUNT && fo->fma[m]) return fo->fma[m](f, ca, cb, cc, ctx);
     return emu__fma_generic(f, ca, cb, cc, ctx);
+}
+
+/* ---- sr with the caller's draw -----------------------------------------
+ * fpemu_add_sr and friends are, by definition, the operation on a copy of
+ * ctx in sr whose caller stream is the one draw rbits; only the flags come
+ * back. That is also their generic path (emu__add_sr_generic ...). The
+ * formats with specialised ops take the common case without the copy (the
+ * ops' add_rb, mul_rb, fma_rb, which tail-call the generic path for the
+ * rest), and tests/t_emu_sr checks them against the definition. */
+static fpemu_ctx *rb_ctx(fpemu_ctx *c, const fpemu_ctx *ctx, const uint64_t *rbits) {
+    *c = *ctx;
+    c->round = FPEMU_SR;
+    c->sr_stream = rbits;
+    c->sr_len = 1;
+    c->sr_pos = 0;
+    return c;
+}
+enum { RB_ADD, RB_SUB, RB_MUL, RB_DIV, RB_SQRT, RB_FMA, RB_CONVERT, RB_FLOAT };
+typedef struct { const fpemu_format *f, *src; uint64_t a, b, c; float x; } rb_args;
+static __attribute__((noinline)) uint64_t rb_generic(int op, const rb_args *g, uint64_t rbits, fpemu_ctx *ctx) {
+    fpemu_ctx t;
+    rb_ctx(&t, ctx, &rbits);
+    uint64_t r;
+    switch (op) {
+    case RB_ADD: r = fpemu_add(g->f, g->a, g->b, &t); break;
+    case RB_SUB: r = fpemu_sub(g->f, g->a, g->b, &t); break;
+    case RB_MUL: r = fpemu_mul(g->f, g->a, g->b, &t); break;
+    case RB_DIV: r = fpemu_div(g->f, g->a, g->b, &t); break;
+    case RB_SQRT: r = fpemu_sqrt(g->f, g->a, &t); break;
+    case RB_FMA: r = fpemu_fma(g->f, g->a, g->b, g->c, &t); break;
+    case RB_CONVERT: r = fpemu_convert(g->f, g->src, g->a, &t); break;
+    default: r = fpemu_from_float(g->f, g->x, &t); break;
+    }
+    ctx->flags = t.flags;
+    return r;
+}
+uint64_t emu__add_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, int neg) {
+    return rb_generic(neg ? RB_SUB : RB_ADD, &(rb_args){.f = f, .a = a, .b = b}, rbits, ctx);
+}
+uint64_t emu__mul_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    return rb_generic(RB_MUL, &(rb_args){.f = f, .a = a, .b = b}, rbits, ctx);
+}
+uint64_t emu__fma_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx) {
+    return rb_generic(RB_FMA, &(rb_args){.f = f, .a = a, .b = b, .c = c}, rbits, ctx);
+}
+/* Registry formats with specialised ops enter them directly (a tail call);
+ * the 8-bit formats (add_rb and mul_rb NULL) look up their sr table
+ * inline, and enter tab8_sr_rb_other before it is built or where it does
+ * not apply. */
+#define SR8_HIT_OR(OP, FN, ARGS)                                                                           \
+    const emu_fastops *fo = f->fast;                                                                      \
+    if (__builtin_expect(!fo, 0)) return emu__##FN##_sr_generic ARGS;                                     \
+    if (fo->FN##_rb) return fo->FN##_rb ARGS;                                                             \
+    const uint32_t *t = atomic_load_explicit(&((emu_fastops *)fo)->sr8[OP], memory_order_acquire);       \
+    uint32_t e;                                                                                           \
+    if (__builtin_expect(!t || ctx->daz || ((e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)]) & SR8_SLOW), 0)) \
+        return tab8_sr_rb_other(f, OP, a, b, rbits, ctx);                                                 \
+    return sr8_round(e, rbits, ctx);
+uint64_t fpemu_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    SR8_HIT_OR(OP_ADD, add, (f, a, b, rbits, ctx, 0))
+}
+uint64_t fpemu_sub_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    SR8_HIT_OR(OP_SUB, add, (f, a, b, rbits, ctx, 1))
+}
+uint64_t fpemu_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    SR8_HIT_OR(OP_MUL, mul, (f, a, b, rbits, ctx))
+}
+uint64_t fpemu_fma_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx) {
+    const emu_fastops *fo = f->fast;
+    return (fo && fo->fma_rb ? fo->fma_rb : emu__fma_sr_generic)(f, a, b, c, rbits, ctx);
+}
+uint64_t fpemu_div_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    return rb_generic(RB_DIV, &(rb_args){.f = f, .a = a, .b = b}, rbits, ctx);
+}
+uint64_t fpemu_sqrt_sr(const fpemu_format *f, uint64_t a, uint64_t rbits, fpemu_ctx *ctx) {
+    return rb_generic(RB_SQRT, &(rb_args){.f = f, .a = a}, rbits, ctx);
+}
+uint64_t fpemu_convert_sr(const fpemu_format *dst, const fpemu_format *src, uint64_t a, uint64_t rbits,
+                          fpemu_ctx *ctx) {
+    return rb_generic(RB_CONVERT, &(rb_args){.f = dst, .src = src, .a = a}, rbits, ctx);
+}
+uint64_t fpemu_from_float_sr(const fpemu_format *dst, float x, uint64_t rbits, fpemu_ctx *ctx) {
+    return rb_generic(RB_FLOAT, &(rb_args){.f = dst, .x = x}, rbits, ctx);
 }
 
 uint64_t emu__fma_generic(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {

@@ -137,8 +137,11 @@ static inline __attribute__((always_inline)) uint64_t kpack(const fk K, double d
 
 /* The same in sr: one draw per rounding (taken even when the value is
  * exact), as the generic path takes; up with probability low / ulp. The
- * upper neighbour must be finite too, or the draw would decide overflow. */
-static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, double d, int rsign, fpemu_ctx *ctx) {
+ * upper neighbour must be finite too, or the draw would decide overflow.
+ * The draw is *rb (the caller's: fpemu_add_sr), or the context's when rb is
+ * NULL. */
+static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, double d, int rsign, const uint64_t *rb,
+                                                               fpemu_ctx *ctx) {
     const int sh = 52 - K.m;
     const uint64_t lo = (uint64_t)(1023 + K.emin) << 52, hi = (uint64_t)(1023 + K.emax + 1) << 52;
     const uint64_t lowmask = (UINT64_C(1) << sh) - 1;
@@ -147,9 +150,14 @@ static inline __attribute__((always_inline)) uint64_t kpack_sr(const fk K, doubl
     if (mag - lo >= hi - lo || rsign) return EMU_FAST_FAIL;
     uint64_t kept = mag >> sh, low = mag & lowmask;
     if (kept + 1 > maxr) return EMU_FAST_FAIL;
-    uint64_t up = emu__sr_up(emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
+    uint64_t up = emu__sr_up(rb ? *rb : emu__draw_inline(ctx), low << (64 - sh), ctx->sr_bits);
     emu__or_flags(ctx, low != 0);
     return ((kept + up) - ((uint64_t)(1023 - K.bias) << K.m)) | sign << (K.bits - 1);
+}
+/* kpack in a deterministic mode, kpack_sr in sr */
+static inline __attribute__((always_inline)) uint64_t kround(const fk K, double d, int rsign, int mode, const uint64_t *rb,
+                                                             fpemu_ctx *ctx) {
+    return mode == FPEMU_SR ? kpack_sr(K, d, rsign, rb, ctx) : kpack(K, d, rsign, mode, ctx);
 }
 
 static inline int ksgn(double r) { return (r > 0) - (r < 0); }
@@ -166,51 +174,83 @@ static inline int kres(double r) { return __builtin_expect(r == 0, 1) ? 0 : ksgn
         rs = ksgn(((x) - av_) + ((y) - bv_));               \
     }
 
+/* a +- b, a * b and a * b + c of finite codes in the double domain,
+ * rounded in mode (sr: the draw *rb, or the context's when rb is NULL);
+ * EMU_FAST_FAIL where the generic path decides, before any change to ctx. */
+static inline __attribute__((always_inline)) uint64_t kadd(const fk K, uint64_t a, uint64_t b, int neg, int mode,
+                                                           const uint64_t *rb, fpemu_ctx *ctx) {
+    double x, y;
+    if (!kdec(K, a, ctx->daz, &x) || !kdec(K, b ^ (uint64_t)neg << (K.bits - 1), ctx->daz, &y)) return EMU_FAST_FAIL;
+    KSUM(K, x, y, s, rs)
+    return kround(K, s, rs, mode, rb, ctx);
+}
+static inline __attribute__((always_inline)) uint64_t kmul(const fk K, uint64_t a, uint64_t b, int mode,
+                                                           const uint64_t *rb, fpemu_ctx *ctx) {
+    double x, y;
+    if (!kdec(K, a, ctx->daz, &x) || !kdec(K, b, ctx->daz, &y)) return EMU_FAST_FAIL;
+    return kround(K, x * y, 0, mode, rb, ctx); /* p <= 24: exact product */
+}
+/* x * y + z of exact doubles whose product is exact */
+static inline __attribute__((always_inline)) uint64_t kfma_dec(const fk K, double x, double y, double z, int mode,
+                                                               const uint64_t *rb, fpemu_ctx *ctx) {
+    double p = x * y; /* exact */
+    double s = p + z, bv = s - p, av = s - bv;
+    return kround(K, s, kres((p - av) + (z - bv)), mode, rb, ctx);
+}
+static inline __attribute__((always_inline)) uint64_t kfma(const fk K, uint64_t a, uint64_t b, uint64_t c, int mode,
+                                                           const uint64_t *rb, fpemu_ctx *ctx) {
+    double x, y, z;
+    if (!kdec(K, a, ctx->daz, &x) || !kdec(K, b, ctx->daz, &y) || !kdec(K, c, ctx->daz, &z)) return EMU_FAST_FAIL;
+    return kfma_dec(K, x, y, z, mode, rb, ctx);
+}
+
 /* One function per format, operation and mode: the mode is a constant,
  * so each deterministic one is a short leaf. */
-#define FAST_ADD(NAME, MODE, PACK)                                                                              \
+#define FAST_ADD(NAME, MODE)                                                                              \
     static __attribute__((noinline)) uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
                                                                    fpemu_ctx *ctx, int neg) {            \
-        double x, y;                                                                                      \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b ^ (uint64_t)neg << (K_##NAME.bits - 1), ctx->daz, &y)) { \
-            KSUM(K_##NAME, x, y, s, rs)                                                                   \
-            uint64_t r = PACK(K_##NAME, s, rs, FPEMU_##MODE, ctx);                                       \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);                                  \
+        uint64_t r = kadd(K_##NAME, a, b, neg, FPEMU_##MODE, NULL, ctx);                                  \
+        return r != EMU_FAST_FAIL ? r : emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);        \
     }                                                                                                     \
     static __attribute__((noinline)) uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
                                                                    fpemu_ctx *ctx) {                     \
-        double x, y;                                                                                      \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y)) {                        \
-            uint64_t r = PACK(K_##NAME, x * y, 0, FPEMU_##MODE, ctx); /* p <= 24: exact product */      \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__binary(f, EMU_OP_MUL, a, b, ctx);                                                     \
+        uint64_t r = kmul(K_##NAME, a, b, FPEMU_##MODE, NULL, ctx);                                       \
+        return r != EMU_FAST_FAIL ? r : emu__binary(f, EMU_OP_MUL, a, b, ctx);                            \
     }
-#define FAST_FMA(NAME, MODE, PACK)                                                                              \
+#define FAST_FMA(NAME, MODE)                                                                              \
     static __attribute__((noinline)) uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
                                                                    uint64_t c, fpemu_ctx *ctx) {         \
-        double x, y, z;                                                                                   \
-        if (kdec(K_##NAME, a, ctx->daz, &x) && kdec(K_##NAME, b, ctx->daz, &y) &&                        \
-            kdec(K_##NAME, c, ctx->daz, &z)) {                                                            \
-            double p = x * y; /* exact */                                                                 \
-            double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_##NAME, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__fma_generic(f, a, b, c, ctx);                                                         \
+        uint64_t r = kfma(K_##NAME, a, b, c, FPEMU_##MODE, NULL, ctx);                                    \
+        return r != EMU_FAST_FAIL ? r : emu__fma_generic(f, a, b, c, ctx);                                \
     }
-#define KPACK_SR(K, d, rs, mode, ctx) kpack_sr(K, d, rs, ctx)
-#define FAST_SR(NAME) FAST_ADD(NAME, SR, KPACK_SR) FAST_FMA(NAME, SR, KPACK_SR)
-#define FAST_MODES(X, NAME) \
-    X(NAME, RNE, kpack) X(NAME, RNA, kpack) X(NAME, RTZ, kpack) X(NAME, RUP, kpack) X(NAME, RDN, kpack) X(NAME, RTO, kpack)
+/* sr with the caller's draw rbits (fpemu_add_sr and friends): the same
+ * paths, falling back to their generic path. */
+#define FAST_RB(NAME)                                                                                     \
+    static uint64_t add_##NAME##_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, \
+                                    int neg) {                                                           \
+        uint64_t r = kadd(K_##NAME, a, b, neg, FPEMU_SR, &rbits, ctx);                                    \
+        return r != EMU_FAST_FAIL ? r : emu__add_sr_generic(f, a, b, rbits, ctx, neg);                    \
+    }                                                                                                     \
+    static uint64_t mul_##NAME##_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) { \
+        uint64_t r = kmul(K_##NAME, a, b, FPEMU_SR, &rbits, ctx);                                         \
+        return r != EMU_FAST_FAIL ? r : emu__mul_sr_generic(f, a, b, rbits, ctx);                         \
+    }                                                                                                     \
+    static uint64_t fma_##NAME##_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, \
+                                    fpemu_ctx *ctx) {                                                    \
+        uint64_t r = kfma(K_##NAME, a, b, c, FPEMU_SR, &rbits, ctx);                                      \
+        return r != EMU_FAST_FAIL ? r : emu__fma_sr_generic(f, a, b, c, rbits, ctx);                      \
+    }
+#define FAST_SR(NAME) FAST_ADD(NAME, SR) FAST_FMA(NAME, SR) FAST_RB(NAME)
+#define FAST_MODES(X, NAME) X(NAME, RNE) X(NAME, RNA) X(NAME, RTZ) X(NAME, RUP) X(NAME, RDN) X(NAME, RTO)
+#define FAST_MODES_1(X) X(RNE) X(RNA) X(RTZ) X(RUP) X(RDN) X(RTO)
 #define FAST_TABLE(OP, NAME)                                                                              \
     { OP##_##NAME##_RNE, OP##_##NAME##_RNA, OP##_##NAME##_RTZ, OP##_##NAME##_RUP, OP##_##NAME##_RDN,   \
       OP##_##NAME##_RTO, OP##_##NAME##_SR }
 #define FAST_FORMAT(NAME)                                                                                 \
     FAST_MODES(FAST_ADD, NAME) FAST_MODES(FAST_FMA, NAME) FAST_SR(NAME)                                   \
-    static const emu_fastops ops_##NAME = {.add = FAST_TABLE(add, NAME), .mul = FAST_TABLE(mul, NAME), .fma = FAST_TABLE(fma, NAME)};
+    static const emu_fastops ops_##NAME = {.add = FAST_TABLE(add, NAME), .mul = FAST_TABLE(mul, NAME),   \
+                                           .fma = FAST_TABLE(fma, NAME), .add_rb = add_##NAME##_RB,      \
+                                           .mul_rb = mul_##NAME##_RB, .fma_rb = fma_##NAME##_RB};
 
 /*                      m   bias emin  emax bits sums-exact maxmant */
 static const fk K_f16  = {10, 15,  -14,  15,  16,  1,         0x3FF};
@@ -223,26 +263,33 @@ FAST_FORMAT(f32)
  * than kdec, and e4m3's and fnuz's layouts are not IEEE's): finite
  * operands only, none under daz. kpack refuses zero, subnormal and
  * overflowing results, and NaN codes never come out of it. */
-#define TAB_FMA(NAME, MODE, PACK)                                                                         \
+static inline __attribute__((always_inline)) uint64_t tab_fma(const fk K, const fpemu_format *f, uint64_t a, uint64_t b,
+                                                              uint64_t c, int mode, const uint64_t *rb, fpemu_ctx *ctx) {
+    unsigned ia = (unsigned)a & 0xFFu, ib = (unsigned)b & 0xFFu, ic = (unsigned)c & 0xFFu;
+    const uint8_t *cl = f->class_table;
+    if ((cl[ia] > FPEMU_CLASS_NORMAL) | (cl[ib] > FPEMU_CLASS_NORMAL) | (cl[ic] > FPEMU_CLASS_NORMAL) | ctx->daz)
+        return EMU_FAST_FAIL;
+    const double *dt = f->decode_table;
+    return kfma_dec(K, dt[ia], dt[ib], dt[ic], mode, rb, ctx);
+}
+#define TAB_FMA(NAME, MODE)                                                                               \
     static uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c,       \
                                         fpemu_ctx *ctx) {                                                 \
-        unsigned ia = (unsigned)a & 0xFFu, ib = (unsigned)b & 0xFFu, ic = (unsigned)c & 0xFFu;           \
-        const uint8_t *cl = f->class_table;                                                               \
-        if (!((cl[ia] > FPEMU_CLASS_NORMAL) | (cl[ib] > FPEMU_CLASS_NORMAL) | (cl[ic] > FPEMU_CLASS_NORMAL) | ctx->daz)) { \
-            const double *dt = f->decode_table;                                                           \
-            double p = dt[ia] * dt[ib], z = dt[ic]; /* p exact */                                         \
-            double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_##NAME, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                 \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return emu__fma_generic(f, a, b, c, ctx);                                                         \
+        uint64_t r = tab_fma(K_##NAME, f, a, b, c, FPEMU_##MODE, NULL, ctx);                             \
+        return r != EMU_FAST_FAIL ? r : emu__fma_generic(f, a, b, c, ctx);                                \
     }
 /*                          m   bias emin  emax bits sums-exact maxmant */
 static const fk K_e5m2     = {2, 15,  -14,  15,  8,   1,         0x3};
 static const fk K_e4m3     = {3, 7,   -6,   8,   8,   1,         0x6};
 static const fk K_e4m3fnuz = {3, 8,   -7,   7,   8,   1,         0x7};
 static const fk K_e5m2fnuz = {2, 16,  -15,  15,  8,   1,         0x3};
-#define TAB_FMA_ALL(NAME) FAST_MODES(TAB_FMA, NAME) TAB_FMA(NAME, SR, KPACK_SR)
+#define TAB_FMA_ALL(NAME)                                                                                 \
+    FAST_MODES(TAB_FMA, NAME) TAB_FMA(NAME, SR)                                                           \
+    static uint64_t fma_##NAME##_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, \
+                                    fpemu_ctx *ctx) {                                                    \
+        uint64_t r = tab_fma(K_##NAME, f, a, b, c, FPEMU_SR, &rbits, ctx);                                \
+        return r != EMU_FAST_FAIL ? r : emu__fma_sr_generic(f, a, b, c, rbits, ctx);                      \
+    }
 TAB_FMA_ALL(e5m2) TAB_FMA_ALL(e4m3) TAB_FMA_ALL(e4m3fnuz) TAB_FMA_ALL(e5m2fnuz)
 
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
@@ -311,45 +358,64 @@ FAST_SR(bf16d)
 /* sr in the binary32 domain: up with probability (low 16 bits) / 2^16,
  * one draw per rounding; the upper neighbour must be below the largest
  * finite magnitude too. */
-static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, fpemu_ctx *ctx) {
+static inline __attribute__((always_inline)) uint64_t bf_round_sr(uint32_t sb, const uint64_t *rb, fpemu_ctx *ctx) {
     uint32_t kept = sb >> 16, low = sb & 0xFFFFu;
     if ((kept & 0x7FFFu) - 0x81u >= 0x7F7Eu - 0x81u) return EMU_FAST_FAIL;
-    /* callers: no caller stream, so the counter stream draws */
-    uint64_t up = emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), low, 16, ctx->sr_bits);
+    /* the caller's draw *rb, else (callers: no caller stream) the counter stream's */
+    uint64_t up = emu__sr_up_low(rb ? *rb : emu__mix(ctx->seed, ctx->counter++), low, 16, ctx->sr_bits);
     emu__or_flags(ctx, low != 0);
     return kept + up;
 }
 static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) {
     if (bf_sum_exact(a, b) && !ctx->sr_stream) {
-        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) + bf_fn(b, neg)), ctx);
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) + bf_fn(b, neg)), NULL, ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
     return add_bf16d_SR(f, a, b, ctx, neg);
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
     if (bf_nonzero_exps(a, b) && !ctx->sr_stream) {
-        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), ctx);
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), NULL, ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
     return mul_bf16d_SR(f, a, b, ctx);
 }
-/* fma: operands decode by a shift; the double path rounds. */
-#define BF16_FMA(MODE, PACK)                                                                              \
-    static uint64_t fma_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;     \
-        if (bf_normal(ua) & bf_normal(ub) & bf_normal(uc)) {                                              \
-            double p = (double)emu__bitsf(ua << 16) * (double)emu__bitsf(ub << 16); /* exact */          \
-            double z = (double)emu__bitsf(uc << 16);                                                      \
-            double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_bf16, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                   \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
+static uint64_t add_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, int neg) {
+    if (bf_sum_exact(a, b)) {
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) + bf_fn(b, neg)), &rbits, ctx);
+        if (r != EMU_FAST_FAIL) return r;
     }
-BF16_FMA(RNE, kpack) BF16_FMA(RNA, kpack) BF16_FMA(RTZ, kpack) BF16_FMA(RUP, kpack) BF16_FMA(RDN, kpack)
-BF16_FMA(RTO, kpack) BF16_FMA(SR, KPACK_SR)
-BF16_ADDMUL(RNE) BF16_ADDMUL(RNA) BF16_ADDMUL(RTZ) BF16_ADDMUL(RUP) BF16_ADDMUL(RDN) BF16_ADDMUL(RTO)
-static const emu_fastops ops_bf16 = {.add = FAST_TABLE(add, bf16), .mul = FAST_TABLE(mul, bf16), .fma = FAST_TABLE(fma, bf16)};
+    return add_bf16d_RB(f, a, b, rbits, ctx, neg);
+}
+static uint64_t mul_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    if (bf_nonzero_exps(a, b)) {
+        uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), &rbits, ctx);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return mul_bf16d_RB(f, a, b, rbits, ctx);
+}
+/* fma: operands decode by a shift; the double path rounds. */
+static inline __attribute__((always_inline)) uint64_t bf_fma(uint64_t a, uint64_t b, uint64_t c, int mode,
+                                                             const uint64_t *rb, fpemu_ctx *ctx) {
+    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;
+    if (!(bf_normal(ua) & bf_normal(ub) & bf_normal(uc))) return EMU_FAST_FAIL;
+    return kfma_dec(K_bf16, (double)emu__bitsf(ua << 16), (double)emu__bitsf(ub << 16), (double)emu__bitsf(uc << 16),
+                    mode, rb, ctx);
+}
+#define BF16_FMA(MODE)                                                                                    \
+    static uint64_t fma_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
+        uint64_t r = bf_fma(a, b, c, FPEMU_##MODE, NULL, ctx);                                             \
+        return r != EMU_FAST_FAIL ? r : fma_bf16d_##MODE(f, a, b, c, ctx);                                \
+    }
+FAST_MODES_1(BF16_FMA) BF16_FMA(SR)
+static uint64_t fma_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx) {
+    uint64_t r = bf_fma(a, b, c, FPEMU_SR, &rbits, ctx);
+    return r != EMU_FAST_FAIL ? r : fma_bf16d_RB(f, a, b, c, rbits, ctx);
+}
+FAST_MODES_1(BF16_ADDMUL)
+static const emu_fastops ops_bf16 = {.add = FAST_TABLE(add, bf16), .mul = FAST_TABLE(mul, bf16),
+                                     .fma = FAST_TABLE(fma, bf16), .add_rb = add_bf16_RB, .mul_rb = mul_bf16_RB,
+                                     .fma_rb = fma_bf16_RB};
 
 /* ---- f16 add and mul through F16C ------------------------------------
  * Where the CPU has F16C, vcvtph2ps decodes both operands at once (exact;
@@ -384,16 +450,17 @@ F16C_FN static inline __attribute__((always_inline)) __m128 h_dec3(uint64_t a, u
 }
 /* rna, rto and sr on the exact float's bits: a normal f16 result keeps the
  * top 10 of the float's 23 fraction bits (rebias the exponent by 112). */
-static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, int mode, fpemu_ctx *ctx) {
+static inline __attribute__((always_inline)) uint64_t h_round_int(uint32_t sb, int mode, const uint64_t *rb,
+                                                                  fpemu_ctx *ctx) {
     uint32_t mag = sb & 0x7FFFFFFFu, low = mag & 0x1FFFu, kept = (mag >> 13) - (112u << 10), r;
     /* magnitude of the float strictly above 2^-14 and below 65504 + ulp */
     if (mag - 0x38802000u >= 0x477FE000u - 0x38802000u) return EMU_FAST_FAIL;
     switch (mode) {
     case FPEMU_RNA: r = ((mag + 0x1000u) >> 13) - (112u << 10); break;
     case FPEMU_RTO: r = kept | (low != 0); break;
-    default: /* sr (no caller stream: see F16C_ADDMUL); the upper neighbour is finite (kept < 0x7BFF) by the
-              * range test, so nothing fails past the draw */
-        r = kept + (uint32_t)emu__sr_up_low(emu__mix(ctx->seed, ctx->counter++), low, 13, ctx->sr_bits);
+    default: /* sr: the caller's draw *rb, else (no caller stream: see F16C_ADDMUL) the counter stream's; the
+              * upper neighbour is finite (kept < 0x7BFF) by the range test, so nothing fails past the draw */
+        r = kept + (uint32_t)emu__sr_up_low(rb ? *rb : emu__mix(ctx->seed, ctx->counter++), low, 13, ctx->sr_bits);
         emu__or_flags(ctx, low != 0);
         return r | (sb >> 31) << 15;
     }
@@ -407,49 +474,81 @@ static inline uint32_t hbits(__m128 s) { return (uint32_t)_mm_cvtsi128_si32(_mm_
 #define HROUND_RDN(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_NEG_INF), ctx)
 #define HROUND_RUP(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_POS_INF), ctx)
 #define HROUND_RTZ(s) h_round(s, _mm_cvtps_ph(s, _MM_FROUND_TO_ZERO), ctx)
-#define HROUND_RNA(s) h_round_int(hbits(s), FPEMU_RNA, ctx)
-#define HROUND_RTO(s) h_round_int(hbits(s), FPEMU_RTO, ctx)
-#define HROUND_SR(s) h_round_int(hbits(s), FPEMU_SR, ctx)
+#define HROUND_RNA(s) h_round_int(hbits(s), FPEMU_RNA, NULL, ctx)
+#define HROUND_RTO(s) h_round_int(hbits(s), FPEMU_RTO, NULL, ctx)
+#define HROUND_SR(s) h_round_int(hbits(s), FPEMU_SR, NULL, ctx)
+#define HROUND_RB(s) h_round_int(hbits(s), FPEMU_SR, &rbits, ctx)
+/* The exact float sum (b negated when neg) of two f16 whose exponent
+ * fields are at most 12 apart (0 otherwise), and the exact float product. */
+F16C_FN static inline __attribute__((always_inline)) int h_sum(uint64_t a, uint64_t b, int neg, __m128 *s) {
+    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;
+    if ((ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u > 24u) return 0;
+    __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));
+    *s = _mm_add_ss(x, _mm_movehdup_ps(x));
+    return 1;
+}
+F16C_FN static inline __attribute__((always_inline)) __m128 h_prod(uint64_t a, uint64_t b) {
+    uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;
+    __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));
+    return _mm_mul_ss(x, _mm_movehdup_ps(x));
+}
+/* fma: F16C decodes, the double path rounds (sr: the draw *rb, or the
+ * context's when rb is NULL) */
+F16C_FN static inline __attribute__((always_inline)) uint64_t h_fma(uint64_t a, uint64_t b, uint64_t c, int mode,
+                                                                    const uint64_t *rb, fpemu_ctx *ctx) {
+    if (ctx->daz) return EMU_FAST_FAIL;
+    __m128 v = h_dec3(a, b, c);
+    __m128d xy = _mm_cvtps_pd(v);
+    return kfma_dec(K_f16, _mm_cvtsd_f64(xy), _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)),
+                    _mm_cvtsd_f64(_mm_cvtps_pd(_mm_movehl_ps(v, v))), mode, rb, ctx);
+}
 /* sr with a caller stream takes the software path (h_round_int draws from
  * the counter stream only). */
 #define F16C_ADDMUL(MODE)                                                                                 \
     F16C_FN static uint64_t add_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = ((uint32_t)b ^ (uint32_t)neg << 15) & 0xFFFFu;          \
-        uint32_t d = (ua >> 10 & 0x1Fu) - (ub >> 10 & 0x1Fu) + 12u;                                       \
-        if (d <= 24u && !ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                   \
-            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            __m128 s = _mm_add_ss(x, _mm_movehdup_ps(x));                                                 \
+        __m128 s;                                                                                         \
+        if (!ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream) && h_sum(a, b, neg, &s)) {        \
             uint64_t r = HROUND_##MODE(s);                                                                \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return add_f16_##MODE(f, a, b, ctx, neg);                                                         \
     }                                                                                                     \
     F16C_FN static uint64_t mul_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
-        uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu;                                  \
         if (!ctx->daz && !(FPEMU_##MODE == FPEMU_SR && ctx->sr_stream)) {                                \
-            __m128 x = _mm_cvtph_ps(_mm_cvtsi32_si128((int)(ua | ub << 16)));                            \
-            __m128 s = _mm_mul_ss(x, _mm_movehdup_ps(x));                                                 \
-            uint64_t r = HROUND_##MODE(s);                                                                \
+            uint64_t r = HROUND_##MODE(h_prod(a, b));                                                     \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
         return mul_f16_##MODE(f, a, b, ctx);                                                              \
     }
-#define F16C_FMA(MODE, PACK)                                                                              \
+#define F16C_FMA(MODE)                                                                                    \
     F16C_FN static uint64_t fma_f16h_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
-        if (!ctx->daz) {                                                                                  \
-            __m128 v = h_dec3(a, b, c);                                                                   \
-            __m128d xy = _mm_cvtps_pd(v);                                                                 \
-            double p = _mm_cvtsd_f64(xy) * _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)); /* exact */          \
-            double z = _mm_cvtsd_f64(_mm_cvtps_pd(_mm_movehl_ps(v, v)));                                  \
-            double s = p + z, bv = s - p, av = s - bv;                                                    \
-            uint64_t r = PACK(K_f16, s, kres((p - av) + (z - bv)), FPEMU_##MODE, ctx);                    \
-            if (r != EMU_FAST_FAIL) return r;                                                             \
-        }                                                                                                 \
-        return fma_f16_##MODE(f, a, b, c, ctx);                                                           \
+        uint64_t r = h_fma(a, b, c, FPEMU_##MODE, NULL, ctx);                                              \
+        return r != EMU_FAST_FAIL ? r : fma_f16_##MODE(f, a, b, c, ctx);                                  \
     }
 F16C_ADDMUL(RNA) F16C_ADDMUL(RTO) F16C_ADDMUL(SR)
-F16C_FMA(RNE, kpack) F16C_FMA(RNA, kpack) F16C_FMA(RTZ, kpack) F16C_FMA(RUP, kpack) F16C_FMA(RDN, kpack)
-F16C_FMA(RTO, kpack) F16C_FMA(SR, KPACK_SR)
+FAST_MODES_1(F16C_FMA) F16C_FMA(SR)
+/* sr with the caller's draw (fpemu_add_sr), else the double path's */
+F16C_FN static uint64_t add_f16h_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx,
+                                    int neg) {
+    __m128 s;
+    if (!ctx->daz && h_sum(a, b, neg, &s)) {
+        uint64_t r = HROUND_RB(s);
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return add_f16_RB(f, a, b, rbits, ctx, neg);
+}
+F16C_FN static uint64_t mul_f16h_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
+    if (!ctx->daz) {
+        uint64_t r = HROUND_RB(h_prod(a, b));
+        if (r != EMU_FAST_FAIL) return r;
+    }
+    return mul_f16_RB(f, a, b, rbits, ctx);
+}
+F16C_FN static uint64_t fma_f16h_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits,
+                                    fpemu_ctx *ctx) {
+    uint64_t r = h_fma(a, b, c, FPEMU_SR, &rbits, ctx);
+    return r != EMU_FAST_FAIL ? r : fma_f16_RB(f, a, b, c, rbits, ctx);
+}
 F16C_ADDMUL(RNE) F16C_ADDMUL(RDN) F16C_ADDMUL(RUP) F16C_ADDMUL(RTZ)
 
 /* ---- f16 through AVX512-FP16 -------------------------------------------
@@ -560,9 +659,14 @@ FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(R
     }
 FP16_FN static uint64_t fma_bf16x_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
     if (!ctx->sr_stream) {
-        BF16_FMAX_BODY(d == u ? bf_round_sr(d, ctx) : EMU_FAST_FAIL)
+        BF16_FMAX_BODY(d == u ? bf_round_sr(d, NULL, ctx) : EMU_FAST_FAIL)
     }
     return fma_bf16d_SR(f, a, b, c, ctx);
+}
+FP16_FN static uint64_t fma_bf16x_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits,
+                                     fpemu_ctx *ctx) {
+    BF16_FMAX_BODY(d == u ? bf_round_sr(d, &rbits, ctx) : EMU_FAST_FAIL)
+    return fma_bf16_RB(f, a, b, c, rbits, ctx);
 }
 BF16_FMAX(RNE) BF16_FMAX(RNA) BF16_FMAX(RTZ) BF16_FMAX(RUP) BF16_FMAX(RDN) BF16_FMAX(RTO)
 #endif
@@ -611,6 +715,7 @@ int emu__scalar_isa(int level) {
         ops_f16_best.add[FPEMU_RNA] = add_f16h_RNA, ops_f16_best.mul[FPEMU_RNA] = mul_f16h_RNA;
         ops_f16_best.add[FPEMU_RTO] = add_f16h_RTO, ops_f16_best.mul[FPEMU_RTO] = mul_f16h_RTO;
         ops_f16_best.add[FPEMU_SR] = add_f16h_SR, ops_f16_best.mul[FPEMU_SR] = mul_f16h_SR;
+        ops_f16_best.add_rb = add_f16h_RB, ops_f16_best.mul_rb = mul_f16h_RB, ops_f16_best.fma_rb = fma_f16h_RB;
         emu_fma_fn h[FPEMU_ROUND_COUNT] = {fma_f16h_RNE, fma_f16h_RNA, fma_f16h_RTZ, fma_f16h_RUP,
                                            fma_f16h_RDN, fma_f16h_RTO, fma_f16h_SR};
         memcpy(ops_f16_best.fma, h, sizeof h);
@@ -622,6 +727,7 @@ int emu__scalar_isa(int level) {
             emu_fma_fn bx[FPEMU_ROUND_COUNT] = {fma_bf16x_RNE, fma_bf16x_RNA, fma_bf16x_RTZ, fma_bf16x_RUP,
                                                 fma_bf16x_RDN, fma_bf16x_RTO, fma_bf16x_SR};
             memcpy(ops_bf16_best.fma, bx, sizeof bx);
+            ops_bf16_best.fma_rb = fma_bf16x_RB;
             return 2;
         }
 #endif
@@ -653,9 +759,13 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     emu__tabops(f, &small[fi]);
 #define FMA_OPS(NAME) {fma_##NAME##_RNE, fma_##NAME##_RNA, fma_##NAME##_RTZ, fma_##NAME##_RUP, fma_##NAME##_RDN, \
                        fma_##NAME##_RTO, fma_##NAME##_SR}
-    static const struct { const char *name; emu_fma_fn fma[FPEMU_ROUND_COUNT]; } fmas[] = {
-        {"e5m2", FMA_OPS(e5m2)}, {"e4m3", FMA_OPS(e4m3)}, {"e4m3fnuz", FMA_OPS(e4m3fnuz)}, {"e5m2fnuz", FMA_OPS(e5m2fnuz)}};
+    static const struct { const char *name; emu_fma_fn fma[FPEMU_ROUND_COUNT]; emu_fma_rb_fn rb; } fmas[] = {
+        {"e5m2", FMA_OPS(e5m2), fma_e5m2_RB}, {"e4m3", FMA_OPS(e4m3), fma_e4m3_RB},
+        {"e4m3fnuz", FMA_OPS(e4m3fnuz), fma_e4m3fnuz_RB}, {"e5m2fnuz", FMA_OPS(e5m2fnuz), fma_e5m2fnuz_RB}};
     for (size_t i = 0; i < sizeof fmas / sizeof fmas[0]; i++)
-        if (!strcmp(f->name, fmas[i].name)) memcpy(small[fi].fma, fmas[i].fma, sizeof fmas[i].fma);
+        if (!strcmp(f->name, fmas[i].name)) {
+            memcpy(small[fi].fma, fmas[i].fma, sizeof fmas[i].fma);
+            small[fi].fma_rb = fmas[i].rb;
+        }
     return &small[fi];
 }

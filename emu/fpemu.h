@@ -202,6 +202,25 @@ uint64_t fpemu_sqrt(const fpemu_format *f, uint64_t a, fpemu_ctx *ctx);
 /* a * b + c with a single rounding. */
 uint64_t fpemu_fma(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
 
+/* Stochastic rounding with the caller's random bits, one call at a time
+ * (the "random bits supplied by the caller" form, as hardware that takes an
+ * rbits operand has it): the operation in sr, whatever ctx->round says,
+ * with rbits as its draw (its top sr_bits bits are r). By definition the
+ * result and flags are those of the operation on a copy of ctx with round
+ * = sr and the one-draw caller stream {rbits}; ctx's counter, sr_stream and
+ * sr_pos are neither read nor changed, and only its flags are OR-ed. An
+ * operation whose result takes no rounding (inf, NaN, exact zero
+ * operands...) ignores rbits, as it takes no draw. */
+uint64_t fpemu_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_sub_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_mul_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_div_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_sqrt_sr(const fpemu_format *f, uint64_t a, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_fma_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t fpemu_convert_sr(const fpemu_format *dst, const fpemu_format *src, uint64_t a, uint64_t rbits,
+                          fpemu_ctx *ctx);
+uint64_t fpemu_from_float_sr(const fpemu_format *dst, float x, uint64_t rbits, fpemu_ctx *ctx);
+
 /* IEEE 754-2019 minimum/maximum (NaN propagates, -0 < +0) and
  * minimumNumber/maximumNumber (a quiet NaN operand is ignored). */
 uint64_t fpemu_min(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);

@@ -120,6 +120,18 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
 typedef uint64_t (*emu_add_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int negate_b);
 typedef uint64_t (*emu_mul_fn)(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx);
 typedef uint64_t (*emu_fma_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx);
+/* sr with the caller's draw (fpemu_add_sr and friends), falling back to
+ * the generic path (below) themselves. */
+typedef uint64_t (*emu_add_rb_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx,
+                                  int negate_b);
+typedef uint64_t (*emu_mul_rb_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+typedef uint64_t (*emu_fma_rb_fn)(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits,
+                                  fpemu_ctx *ctx);
+/* the generic paths of those (arith.c): the definition, run on a copy of
+ * ctx with a one-draw stream */
+uint64_t emu__add_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, int neg);
+uint64_t emu__mul_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t emu__fma_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx);
 enum { EMU_TAB_OPS = 5 }; /* add, sub, mul, div, sqrt */
 typedef struct emu_fastops { /* indexed by rounding mode */
     /* 8-bit registry formats: the per-mode result tables [op][mode],
@@ -132,6 +144,9 @@ typedef struct emu_fastops { /* indexed by rounding mode */
     emu_add_fn add[FPEMU_ROUND_COUNT];
     emu_mul_fn mul[FPEMU_ROUND_COUNT];
     emu_fma_fn fma[FPEMU_ROUND_COUNT];
+    emu_add_rb_fn add_rb; /* each NULL where none is specialised */
+    emu_mul_rb_fn mul_rb;
+    emu_fma_rb_fn fma_rb;
     void *tables;  /* the format's per-mode result table slots (tab8, or arith.c's for < 8 bits), or NULL */
     /* sr rounding constants of a tabulated format (arith.c tab_sr) */
     uint64_t sr_lo, sr_span, sr_maxr, sr_rebias, sr_signbit;

@@ -67,12 +67,52 @@ static long shown;
  * the counter stream takes over after it). */
 static uint64_t stream[4];
 
+/* The same op with the caller's draw (fpemu_add_sr ...). */
+static uint64_t do_op_sr(int op, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t r, fpemu_ctx *x) {
+    switch (op) {
+    case ADD: return fpemu_add_sr(f, a, b, r, x);
+    case SUB: return fpemu_sub_sr(f, a, b, r, x);
+    case MUL: return fpemu_mul_sr(f, a, b, r, x);
+    case DIV: return fpemu_div_sr(f, a, b, r, x);
+    case SQRT: return fpemu_sqrt_sr(f, a, r, x);
+    default: return fpemu_fma_sr(f, a, b, c, r, x);
+    }
+}
+
+/* In sr, the same case through fpemu_X_sr on f with the draw the context
+ * would take, against the definition: the op on the twin g with the
+ * one-draw caller stream {draw}. Whatever the context's round (rotating
+ * through every mode and an invalid one), sr applies; the context's
+ * counter, stream and position stay as they were. 1 if anything differs. */
+static int differ_rb(int op, const fpemu_format *f, const fpemu_format *g, uint64_t a, uint64_t b, uint64_t c,
+                     const fpemu_ctx *tmpl) {
+    uint64_t r = tmpl->sr_stream && tmpl->sr_pos < tmpl->sr_len ? tmpl->sr_stream[tmpl->sr_pos]
+                                                                : fpemu_random64(tmpl->seed, tmpl->counter);
+    fpemu_ctx x = *tmpl, y = *tmpl;
+    x.round = (fpemu_round)((a + b + c + tmpl->counter) % (FPEMU_ROUND_COUNT + 1));
+    y.sr_stream = &r, y.sr_len = 1, y.sr_pos = 0;
+    uint64_t rf = do_op_sr(op, f, a, b, c, r, &x), rg = do_op(op, g, a, b, c, &y);
+    if (rf == rg && x.flags == y.flags && x.counter == tmpl->counter && x.sr_pos == tmpl->sr_pos &&
+        x.sr_stream == tmpl->sr_stream)
+        return 0;
+    if (shown++ < 8)
+        diag("%s_%s_sr (round %d) sat=%d ftz=%d daz=%d tb=%d nan=%d bits=%d: %llX %llX %llX draw %016llX => %llX "
+             "flags %02X counter %llu, generic %llX flags %02X",
+             f->name, opn[op], (int)x.round, tmpl->sat, tmpl->ftz, tmpl->daz, tmpl->tininess_before,
+             (int)tmpl->nan_policy, tmpl->sr_bits, (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
+             (unsigned long long)r, (unsigned long long)rf, x.flags, (unsigned long long)x.counter,
+             (unsigned long long)rg, y.flags);
+    return 1;
+}
+
 /* One case on f and on its twin g under the same context: 1 if they differ
- * (NaNs compare by class only when both are NaN of the same encoding set). */
+ * (NaNs compare by class only when both are NaN of the same encoding set).
+ * In sr, fpemu_X_sr too (differ_rb). */
 static int differ(int op, const fpemu_format *f, const fpemu_format *g, uint64_t a, uint64_t b, uint64_t c,
                   const fpemu_ctx *tmpl) {
     fpemu_ctx x = *tmpl, y = *tmpl;
     uint64_t rf = do_op(op, f, a, b, c, &x), rg = do_op(op, g, a, b, c, &y);
+    if (tmpl->round == FPEMU_SR && differ_rb(op, f, g, a, b, c, tmpl)) return 1;
     if (rf == rg && x.flags == y.flags && x.counter == y.counter && x.sr_pos == y.sr_pos) return 0;
     if (shown++ < 8)
         diag("%s_%s %s sat=%d ftz=%d daz=%d tb=%d nan=%d: %llX %llX %llX => %llX flags %02X, generic %llX flags %02X",

@@ -31,6 +31,155 @@ static fpemu_ctx sr_ctx(uint64_t seed, uint64_t counter) {
     return c;
 }
 
+/* ---- sr with the caller's bits (fpemu_add_sr and friends) ---------------- */
+
+enum { RB_ADD, RB_MUL, RB_FMA, RB_DIV, RB_SQRT, RB_CONV, RB_NOPS };
+static const char *rb_name[RB_NOPS] = {"add", "mul", "fma", "div", "sqrt", "convert"};
+/* op on f with draw r: through the per-call API (api = 1) or, the
+ * definition, in sr on a copy of *ctx whose caller stream is {r} */
+static uint64_t rb_op(int api, int op, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t r,
+                      fpemu_ctx *ctx) {
+    const fpemu_format *f32 = F("f32");
+    if (api) switch (op) {
+        case RB_ADD: return fpemu_add_sr(f, a, b, r, ctx);
+        case RB_MUL: return fpemu_mul_sr(f, a, b, r, ctx);
+        case RB_FMA: return fpemu_fma_sr(f, a, b, c, r, ctx);
+        case RB_DIV: return fpemu_div_sr(f, a, b, r, ctx);
+        case RB_SQRT: return fpemu_sqrt_sr(f, a, r, ctx);
+        default: return fpemu_convert_sr(f, f32, a, r, ctx);
+        }
+    fpemu_ctx d = *ctx;
+    d.round = FPEMU_SR, d.sr_stream = &r, d.sr_len = 1, d.sr_pos = 0;
+    uint64_t out;
+    switch (op) {
+    case RB_ADD: out = fpemu_add(f, a, b, &d); break;
+    case RB_MUL: out = fpemu_mul(f, a, b, &d); break;
+    case RB_FMA: out = fpemu_fma(f, a, b, c, &d); break;
+    case RB_DIV: out = fpemu_div(f, a, b, &d); break;
+    case RB_SQRT: out = fpemu_sqrt(f, a, &d); break;
+    default: out = fpemu_convert(f, f32, a, &d); break;
+    }
+    ctx->flags = d.flags;
+    return out;
+}
+
+/* Boundary draws: for an inexact case, the least draw T that rounds down
+ * (up iff the draw < T, a monotone rule), found by bisection on the
+ * definition; the API must round up at T - 1 and down at T, with the
+ * definition's flags. Returns the number of disagreements, 0 for an exact
+ * case (*inexact = 0). */
+static int rb_boundary(int op, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, int bits, int *inexact) {
+    fpemu_ctx t;
+    fpemu_ctx_init(&t);
+    t.sr_bits = bits;
+    uint64_t lo_res = rb_op(0, op, f, a, b, c, UINT64_MAX, &t); /* the largest draw: down */
+    fpemu_ctx u = t;
+    uint64_t hi_res = rb_op(0, op, f, a, b, c, 0, &u); /* draw 0: up when inexact */
+    *inexact = lo_res != hi_res;
+    if (!*inexact) return 0;
+    uint64_t lo = 0, hi = UINT64_MAX; /* up at lo, down at hi */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        fpemu_ctx m = t;
+        if (rb_op(0, op, f, a, b, c, mid, &m) == hi_res) lo = mid;
+        else hi = mid;
+    }
+    int bad = 0;
+    uint64_t draws[2] = {lo, hi}, want[2] = {hi_res, lo_res};
+    for (int k = 0; k < 2; k++) {
+        fpemu_ctx x = t, y = t;
+        x.round = FPEMU_RNE;
+        uint64_t got = rb_op(1, op, f, a, b, c, draws[k], &x), def = rb_op(0, op, f, a, b, c, draws[k], &y);
+        if (got != want[k] || def != want[k] || x.flags != y.flags) bad++;
+    }
+    return bad;
+}
+
+/* sr with the caller's bits, one call at a time. Every registry format
+ * and every operation, random and special operands, policies and draw
+ * widths, a context in any mode with a counter and a caller stream of
+ * its own: result and flags those of the definition (the operation in
+ * sr on a copy of the context with the one-draw stream {r}); the
+ * context's counter, stream and position untouched. tests/t_emu_scalar
+ * checks the specialised paths against the generic one more densely. */
+static void check_sr_bits(uint64_t seed) {
+    static const int widths[] = {0, 1, 3, 8, 13, 23, 24, 40, 64};
+    uint64_t own[3] = {1, 2, 3}, rs = seed;
+    long cases = 0, bad = 0, moved = 0;
+    for (int fi = 0; fi < fpemu_format_count(); fi++) {
+        const fpemu_format *f = fpemu_format_at(fi);
+        uint64_t mask = f->bits >= 64 ? UINT64_MAX : (UINT64_C(1) << f->bits) - 1;
+        for (int i = 0; i < 3000; i++) {
+            fpemu_ctx x;
+            fpemu_ctx_init(&x);
+            x.round = (fpemu_round)(i % (FPEMU_ROUND_COUNT + 1)); /* the API ignores it, an invalid one too */
+            x.sat = i & 1, x.ftz = i >> 1 & 1, x.daz = i >> 2 & 1, x.tininess_before = i >> 3 & 1;
+            x.nan_policy = (fpemu_nan_policy)(i >> 4 & 1);
+            x.sr_bits = widths[i % 9];
+            x.seed = 5, x.counter = (uint64_t)i;
+            if (i % 3 == 0) x.sr_stream = own, x.sr_len = 3, x.sr_pos = (size_t)(i % 4);
+            uint64_t a = (rs = fpemu_random64(rs, 1)) & mask, b = (rs = fpemu_random64(rs, 1)) & mask;
+            uint64_t cc = (rs = fpemu_random64(rs, 1)) & mask, r = rs = fpemu_random64(rs, 1);
+            if (i % 4 == 1) a = fpemu_from_double(f, 1.0, &x), x.flags = 0; /* near 1: mostly inexact sums */
+            int op = i % RB_NOPS;
+            if (op == RB_CONV) a &= 0xFFFFFFFFu; /* an f32 */
+            fpemu_ctx y = x, before = x;
+            uint64_t got = rb_op(1, op, f, a, b, cc, r, &x), want = rb_op(0, op, f, a, b, cc, r, &y);
+            cases++;
+            if (got != want || x.flags != y.flags) {
+                if (bad++ < 5)
+                    diag("%s_%s_sr bits=%d sat=%d ftz=%d daz=%d: %llX %llX %llX draw %016llX => %llX flags %02X, "
+                         "definition %llX flags %02X", f->name, rb_name[op], before.sr_bits, before.sat, before.ftz,
+                         before.daz, (unsigned long long)a, (unsigned long long)b, (unsigned long long)cc,
+                         (unsigned long long)r, (unsigned long long)got, x.flags, (unsigned long long)want, y.flags);
+            }
+            moved += x.counter != before.counter || x.sr_pos != before.sr_pos || x.sr_stream != before.sr_stream ||
+                     x.round != before.round;
+        }
+    }
+    ok(bad == 0, "fpemu_X_sr equal the operation on a one-draw caller stream, result and flags, every format, op and policy (%ld cases, %ld differ)",
+       cases, bad);
+    ok(moved == 0, "fpemu_X_sr leave the context's round, counter, caller stream and position as they were (%ld moved)", moved);
+
+    /* boundary draws, found by bisection on the definition */
+    static const char *bf_fmts[] = {"f16", "bf16", "e4m3", "e5m2", "e2m1", "f32", "tf32", "binary8p3e"};
+    static const int bwidths[] = {0, 8, 13};
+    long bcases = 0, bbad = 0;
+    for (size_t k = 0; k < sizeof bf_fmts / sizeof bf_fmts[0]; k++) {
+        const fpemu_format *f = F(bf_fmts[k]);
+        fpemu_ctx q;
+        fpemu_ctx_init(&q);
+        for (int i = 0; i < 600; i++) {
+            int op = i % 5 < 3 ? i % 5 : RB_CONV; /* add, mul, fma, convert from f32 */
+            uint64_t ra = rs = fpemu_random64(rs, 2), rb = rs = fpemu_random64(rs, 2);
+            double va = ldexp(1 + (double)(ra >> 12) * 0x1p-52, (int)(ra % 5) - 2);
+            double vb = ldexp(1 + (double)(rb >> 12) * 0x1p-52, (int)(rb % 5) - 2);
+            uint64_t a = op == RB_CONV ? f2bits((float)va) : fpemu_from_double(f, va, &q);
+            uint64_t b = fpemu_from_double(f, i & 8 ? -vb : vb, &q), cc = fpemu_from_double(f, vb / 3, &q);
+            int inexact;
+            bbad += rb_boundary(op, f, a, b, cc, bwidths[i % 3], &inexact);
+            bcases += inexact;
+        }
+    }
+    ok(bbad == 0 && bcases > 2000, "fpemu_X_sr round up at the last draw below the threshold and down at it, as the definition (%ld inexact cases, %ld differ)",
+       bcases, bbad);
+
+    /* unbiased through the API: 1 + 0.3 ulp of bf16 with uniform draws */
+    const fpemu_format *b16 = F("bf16");
+    fpemu_ctx q;
+    fpemu_ctx_init(&q);
+    float x = 1.0f + 0.3f * 0x1p-7f; /* as at the top of main */
+    double frac = (x - 1.0) / 0x1p-7;
+    uint64_t one16 = fpemu_from_float(b16, 1.0f, &q);
+    long up = 0;
+    const int M = 200000;
+    for (int i = 0; i < M; i++)
+        up += fpemu_from_float_sr(b16, x, fpemu_random64(seed, (uint64_t)i), &q) != one16;
+    double pr = (double)up / M, sdev = sqrt(frac * (1 - frac) / M);
+    ok(fabs(pr - frac) < 5 * sdev && q.counter == 0, "from_float_sr rounds up with probability frac (%.5f, want %.5f +- %.5f)",
+       pr, frac, 5 * sdev);
+}
+
 typedef struct { const fpemu_format *f; const float *src; void *dst; size_t lo, hi; fpemu_ctx ctx; } job;
 static void *run_job(void *p) {
     job *j = p;
@@ -487,6 +636,7 @@ int main(void) {
     uint8_t ua[2] = {255, 255};
     int8_t sb[2] = {-128, -128};
     is_int(fpemu_dot_u8i8(ua, sb, 2, 0, 0), -65280, "u8 x s8 dot is exact");
+    check_sr_bits(seed);
     free(src); free(one); free(many);
     return done_testing();
 }
