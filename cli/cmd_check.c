@@ -257,8 +257,9 @@ int cmd_check(int argc, char **argv) {
                 k += (size_t)snprintf(ops + k, sizeof ops - k, "%s%0*llX", i ? " " : "", j->src->container / 4,
                                       (unsigned long long)m->ops[i]);
             char sr[128] = "";
-            if (j->round == FPEMU_SR && m->sr_stream)
-                snprintf(sr, sizeof sr, " --sr-bits %d --sr-draws <(echo %016llX)", m->sr_bits, (unsigned long long)m->draw);
+            if (j->round == FPEMU_SR && m->sr_stream) /* a caller stream, or the per-call API, whose definition it is */
+                snprintf(sr, sizeof sr, " --sr-bits %d --sr-draws <(echo %016llX)%s", m->sr_bits,
+                         (unsigned long long)m->draw, m->sr_stream == 2 ? "  # ran through fpemu_OP_sr" : "");
             else if (j->round == FPEMU_SR) /* the seed's stream, as the case ran */
                 snprintf(sr, sizeof sr, " --sr-bits %d --seed %llu --counter %llu", m->sr_bits,
                          (unsigned long long)m->seed, (unsigned long long)m->counter);

@@ -6,13 +6,16 @@
  * crash or trip a sanitizer, and every call must keep these invariants:
  * a result code lies inside the format's field, flags stay within the five
  * IEEE bits, a scalar call advances the counter by at most one and an
- * array call by exactly n, and sr_pos never passes sr_len.
+ * array call by exactly n, and sr_pos never passes sr_len; through the
+ * per-call sr API (fpemu_add_sr ...), neither moves.
  * Each input is a sequence of 64-byte records:
  *   byte 0: format (index into the registry), byte 1: second format,
  *   byte 2: call, byte 3: policy bits (sat, ftz, daz, tininess before),
  *   bytes 4..7: round, 8..11: nan_policy, 12..15: sr_bits (int32 each),
  *   16..23: seed, 24..31: counter, byte 32: stream length (0..15, 0: no
- *   stream), byte 33: stream position, bytes 40..63: three operands. */
+ *   stream), byte 33: stream position, byte 34 bit 0: the calls that have
+ *   one go through their per-call sr form with the third operand as the
+ *   draw, bytes 40..63: three operands. */
 #include "fuzz_common.h"
 #include "fpemu.h"
 
@@ -69,7 +72,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
             uint32_t u = (uint32_t)fpemu_random64(a, (uint64_t)i);
             memcpy(&src[i], &u, 4);
         }
-        switch (call) {
+        size_t pos0 = c.sr_pos;
+        int per_call = p[34] & 1 && (call <= 5 || call == 9 || call == 11);
+        if (per_call) switch (call) {
+            case 0: r = fpemu_add_sr(f, a, b, z, &c); break;
+            case 1: r = fpemu_sub_sr(f, a, b, z, &c); break;
+            case 2: r = fpemu_mul_sr(f, a, b, z, &c); break;
+            case 3: r = fpemu_div_sr(f, a, b, z, &c); break;
+            case 4: r = fpemu_sqrt_sr(f, a, z, &c); break;
+            case 5: r = fpemu_fma_sr(f, a, b, b ^ z, z, &c); break;
+            case 9: r = fpemu_convert_sr(f, g, a, z, &c); break;
+            default: {
+                float x;
+                uint32_t u = (uint32_t)a;
+                memcpy(&x, &u, 4);
+                r = fpemu_from_float_sr(f, x, z, &c);
+            }
+            }
+        else switch (call) {
         case 0: r = fpemu_add(f, a, b, &c); break;
         case 1: r = fpemu_sub(f, a, b, &c); break;
         case 2: r = fpemu_mul(f, a, b, &c); break;
@@ -128,6 +148,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
             abort();
         }
         uint64_t adv = c.counter - ctr0;
+        if (per_call && (adv || c.sr_pos != pos0)) {
+            fprintf(stderr, "fuzz_ctx: call %d on %s through its per-call sr form moved the counter by %llu, sr_pos %zu -> %zu\n",
+                    call, f->name, (unsigned long long)adv, pos0, c.sr_pos);
+            abort();
+        }
         if (array ? adv != ARR : (call < 15 && adv > 1)) {
             fprintf(stderr, "fuzz_ctx: call %d on %s: the counter advanced by %llu\n", call, f->name, (unsigned long long)adv);
             abort();

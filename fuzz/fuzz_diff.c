@@ -6,7 +6,8 @@
  *   6 a draw straddling one of the reference's decisions, bit 7 the draw
  *   through a one-draw caller stream instead of the seed's stream at
  *   fpemu_random64_counter; bytes 6, 7 pick the draw), bytes 8..31: three
- *   operands.
+ *   operands. In sr the per-call form (fpemu_add_sr ...) with the same draw
+ *   must agree with the reference too.
  * Operands are masked to the format's code bits. A result that differs
  * (NaNs match any NaN, as `fpemu check` does) or different flags abort
  * with a replayable vector line. FUZZ_DIFF_SKIP (a list of names separated
@@ -128,6 +129,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
                         R.sr_took);
             fputc('\n', stderr);
             abort();
+        }
+        if (mode == FPEMU_SR) { /* the per-call form, on a context in another mode with a counter of its own */
+            fpemu_ctx p;
+            fpemu_ctx_init(&p);
+            p.round = (fpemu_round)(d[6] % (FPEMU_ROUND_COUNT + 1));
+            p.sat = c.sat, p.ftz = c.ftz, p.daz = c.daz, p.tininess_before = c.tininess_before, p.sr_bits = c.sr_bits;
+            p.counter = 7;
+            switch (op) {
+            case REF_ADD: e = fpemu_add_sr(f, o[0], o[1], draw, &p); break;
+            case REF_SUB: e = fpemu_sub_sr(f, o[0], o[1], draw, &p); break;
+            case REF_MUL: e = fpemu_mul_sr(f, o[0], o[1], draw, &p); break;
+            case REF_DIV: e = fpemu_div_sr(f, o[0], o[1], draw, &p); break;
+            case REF_SQRT: e = fpemu_sqrt_sr(f, o[0], draw, &p); break;
+            case REF_FMA: e = fpemu_fma_sr(f, o[0], o[1], o[2], draw, &p); break;
+            default: e = fpemu_convert_sr(f, src, o[0], draw, &p); break;
+            }
+            if (!((e == r || (ref_is_nan(&RF[fi], e) && ref_is_nan(&RF[fi], r))) && p.flags == rfl && p.counter == 7)) {
+                fprintf(stderr, "DIFFERENCE %s%s%s through the per-call sr form, R=%d draw=%016llX: operands",
+                        op == REF_CONVERT ? src->name : f->name, op == REF_CONVERT ? "_to_" : "_",
+                        op == REF_CONVERT ? f->name : ref_op_name(op), R.sr_bits, (unsigned long long)draw);
+                for (int k = 0; k < ref_op_arity(op); k++) fprintf(stderr, " %llX", (unsigned long long)o[k]);
+                fprintf(stderr, " => emu %llX %02X (counter %llu), ref %llX %02X\n", (unsigned long long)e, p.flags,
+                        (unsigned long long)p.counter, (unsigned long long)r, rfl);
+                abort();
+            }
         }
     }
     return 0;

@@ -637,6 +637,18 @@ uint64_t check_dut_emu(const check_job *j, const uint64_t *x, fpemu_ctx *ctx, vo
     }
 }
 
+uint64_t check_dut_emu_sr(const check_job *j, const uint64_t *x, uint64_t draw, fpemu_ctx *ctx) {
+    switch (j->op) {
+    case REF_ADD: return fpemu_add_sr(j->fmt, x[0], x[1], draw, ctx);
+    case REF_SUB: return fpemu_sub_sr(j->fmt, x[0], x[1], draw, ctx);
+    case REF_MUL: return fpemu_mul_sr(j->fmt, x[0], x[1], draw, ctx);
+    case REF_DIV: return fpemu_div_sr(j->fmt, x[0], x[1], draw, ctx);
+    case REF_SQRT: return fpemu_sqrt_sr(j->fmt, x[0], draw, ctx);
+    case REF_FMA: return fpemu_fma_sr(j->fmt, x[0], x[1], x[2], draw, ctx);
+    default: return fpemu_convert_sr(j->fmt, j->src, x[0], draw, ctx);
+    }
+}
+
 /* ---- sr draws -------------------------------------------------------------- */
 
 static const int sr_cycle[] = {64, 1, 8, 13, 23};
@@ -728,8 +740,13 @@ static void *work(void *arg) {
                 rc.sr_bits = ec.sr_bits = R;
                 rc.sr_draw = draw;
                 ec.seed = j->salt;
-                via_stream = (int)(i & 1);
-                if (via_stream) { /* a one-draw caller stream; the counter advances too */
+                /* the three ways a draw reaches emu in turn (a DUT other
+                 * than emu: the first two) */
+                via_stream = (int)(cfg->dut ? i & 1 : i % 3);
+                if (via_stream == 2) { /* the per-call API: the counter must stay put */
+                    ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
+                    ec.counter = c0 = i;
+                } else if (via_stream) { /* a one-draw caller stream; the counter advances too */
                     ec.sr_stream = &draw, ec.sr_len = 1, ec.sr_pos = 0;
                     ec.counter = c0 = i;
                 } else { /* the seed's own stream, where the fast paths draw */
@@ -737,11 +754,12 @@ static void *work(void *arg) {
                     ec.counter = c0 = fpemu_random64_counter(ec.seed, draw);
                 }
             }
-            uint64_t d = dut(j, ops, &ec, cfg->dut_arg);
+            uint64_t d = via_stream == 2 ? check_dut_emu_sr(j, ops, draw, &ec) : dut(j, ops, &ec, cfg->dut_arg);
             unsigned rfl;
             uint64_t r = ref_op(&rc, j->fmt, j->op, ops, j->src, &rfl);
-            int dut_draws = j->round == FPEMU_SR ? (int)(ec.counter - c0) : 0;
             int ref_draws = j->round == FPEMU_SR ? rc.sr_took : 0;
+            int dut_draws = j->round != FPEMU_SR ? 0 : via_stream == 2 ? (ec.counter == c0 ? ref_draws : -1)
+                                                                         : (int)(ec.counter - c0);
             ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
             int same = (d == r || (ref_is_nan(&j->rfmt, d) && ref_is_nan(&j->rfmt, r))) && ec.flags == rfl &&
                        dut_draws == ref_draws;

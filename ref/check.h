@@ -86,6 +86,8 @@ void check_case(const check_plan *pl, const check_job *j, uint64_t i, uint64_t o
  * entry; the DUT leaves its flags there). */
 typedef uint64_t (*check_dut_fn)(const check_job *j, const uint64_t *ops, fpemu_ctx *ctx, void *arg);
 uint64_t check_dut_emu(const check_job *j, const uint64_t *ops, fpemu_ctx *ctx, void *arg);
+/* The same in sr with the caller's draw, through fpemu_add_sr and friends. */
+uint64_t check_dut_emu_sr(const check_job *j, const uint64_t *ops, uint64_t draw, fpemu_ctx *ctx);
 
 typedef struct check_mismatch {
     uint64_t index;      /* plan-wide case index */
@@ -94,8 +96,10 @@ typedef struct check_mismatch {
     uint64_t dut, ref;
     unsigned dut_flags, ref_flags;
     /* sr: the case's draw and R, and the draws each side took (0 or 1);
-     * how the DUT got the draw: sr_stream 1, a one-draw caller stream, or 0,
-     * the stream of seed at counter (fpemu_random64(seed, counter) == draw) */
+     * how the DUT got the draw: sr_stream 1, a one-draw caller stream, 2,
+     * the per-call API (fpemu_add_sr ...: dut_draws is the reference's when
+     * the context's counter stayed put, else -1), or 0, the stream of seed
+     * at counter (fpemu_random64(seed, counter) == draw) */
     uint64_t draw, seed, counter;
     int sr_bits, sr_stream, dut_draws, ref_draws;
 } check_mismatch;
