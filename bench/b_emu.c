@@ -1,6 +1,8 @@
 /* b_emu.c: speed of the emulator core. ns per element of scalar
  * fpemu_add/mul/fma/div/sqrt (flags on, as always) on f16, bf16, e4m3, e5m2
- * and f32 in rne, rtz and sr, and of the array casts fpemu_encode_f32 and
+ * and f32 in rne, rtz and sr, and sr with the caller's bits (mode "sr call":
+ * fpemu_add_sr and friends, one draw per call from a precomputed array),
+ * and of the array casts fpemu_encode_f32 and
  * fpemu_round_f32 from f32 to bf16, f16, e4m3, e5m2 (rne, with and without
  * saturation), against native loops measured in the same run (f32 add and
  * mul through arrays; an f32 array copy; f32 -> _Float16, which is a libgcc
@@ -63,16 +65,24 @@ static void row(const char *op, const char *fmt, const char *mode, double ns, do
            target > 0 ? (ns <= target ? "yes" : "NO") : "");
 }
 
-/* Best-of-REPS ns per element for one scalar op over NS operand triples. */
+/* Best-of-REPS ns per element for one scalar op over NS operand triples
+ * (rb: through fpemu_X_sr with draw rb[i]; NULL: the context's mode). */
 static double time_scalar(const fpemu_format *f, opk op, fpemu_ctx *ctx, const uint64_t *a, const uint64_t *b,
-                          const uint64_t *c) {
+                          const uint64_t *c, const uint64_t *rb) {
     double best = 1e300;
     int inner = f->bits <= 8 ? 16 : 8;
     for (int r = 0; r < REPS; r++) {
         uint64_t acc = 0;
         double t0 = now_ns();
         for (int k = 0; k < inner; k++) {
-            switch (op) {
+            if (rb) switch (op) {
+                case OP_ADD: for (int i = 0; i < NS; i++) acc += fpemu_add_sr(f, a[i], b[i], rb[i], ctx); break;
+                case OP_MUL: for (int i = 0; i < NS; i++) acc += fpemu_mul_sr(f, a[i], b[i], rb[i], ctx); break;
+                case OP_FMA: for (int i = 0; i < NS; i++) acc += fpemu_fma_sr(f, a[i], b[i], c[i], rb[i], ctx); break;
+                case OP_DIV: for (int i = 0; i < NS; i++) acc += fpemu_div_sr(f, a[i], b[i], rb[i], ctx); break;
+                case OP_SQRT: for (int i = 0; i < NS; i++) acc += fpemu_sqrt_sr(f, a[i], rb[i], ctx); break;
+                }
+            else switch (op) {
             case OP_ADD: for (int i = 0; i < NS; i++) acc += fpemu_add(f, a[i], b[i], ctx); break;
             case OP_MUL: for (int i = 0; i < NS; i++) acc += fpemu_mul(f, a[i], b[i], ctx); break;
             case OP_FMA: for (int i = 0; i < NS; i++) acc += fpemu_fma(f, a[i], b[i], c[i], ctx); break;
@@ -94,9 +104,9 @@ int emu__scalar_isa(int level);
 
 static void bench_scalar(void) {
     static const char *fmts[] = {"f16", "bf16", "e4m3", "e5m2", "f32"};
-    static const fpemu_round modes[] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_SR};
+    static const fpemu_round modes[] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_SR, FPEMU_SR}; /* the second sr: caller's bits */
     static const char *isa[] = {"portable C", "F16C", "AVX512-FP16"};
-    static uint64_t a[NS], b[NS], c[NS], sa[NS];
+    static uint64_t a[NS], b[NS], c[NS], sa[NS], rb[NS];
     (void)fpemu_format_get("f16", NULL, 0); /* the registry sets the best level first */
     const char *want = getenv("B_EMU_SCALAR_ISA");
     int level = emu__scalar_isa(want && *want ? atoi(want) : 2);
@@ -116,6 +126,7 @@ static void bench_scalar(void) {
             b[i] = fpemu_from_double(f, y, &ictx);
             c[i] = fpemu_from_double(f, z, &ictx);
             sa[i] = fpemu_from_double(f, fabs(x), &ictx);
+            rb[i] = rng();
         }
         for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
             for (int op = OP_ADD; op <= OP_SQRT; op++) {
@@ -123,10 +134,12 @@ static void bench_scalar(void) {
                 fpemu_ctx_init(&ctx);
                 ctx.round = modes[mi];
                 ctx.seed = 1;
-                double ns = time_scalar(f, (opk)op, &ctx, op == OP_SQRT ? sa : a, b, c);
+                int call = mi == 3;
+                double ns = time_scalar(f, (opk)op, &ctx, op == OP_SQRT ? sa : a, b, c, call ? rb : NULL);
                 char name[32];
                 snprintf(name, sizeof name, "scalar %s", op_name[op]);
-                row(name, f->name, fpemu_round_name(modes[mi]), ns, native_add_ns, scalar_target(f, (opk)op));
+                row(name, f->name, call ? "sr call" : fpemu_round_name(modes[mi]), ns, native_add_ns,
+                    scalar_target(f, (opk)op));
             }
         }
     }

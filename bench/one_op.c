@@ -1,7 +1,9 @@
 /* one_op.c: one scalar operation in a loop, for instruction counts
  * (bench/instr.sh runs it under callgrind; timings on a shared VM are too
  * noisy to compare small changes, instructions per call are not).
- * Usage: one_op FORMAT MODE OP [REPS]   (MODE: rne..sr, OP: add|mul|fma)
+ * Usage: one_op FORMAT MODE OP [REPS]   (MODE: rne..sr, or srb: sr with the
+ * caller's bits, fpemu_add_sr and friends, one precomputed draw per call
+ * from an array; OP: add|mul|fma)
  * Operands: random signs, magnitudes in [2^-4, 2^4), fixed seed, as in
  * b_emu. Prints ns per call (best of REPS passes) for a rough look. */
 #include <math.h>
@@ -26,7 +28,8 @@ int main(int argc, char **argv) {
     }
     char err[256];
     const fpemu_format *f = fpemu_format_get(argv[1], err, sizeof err);
-    int mode = fpemu_round_parse(argv[2]);
+    int srb = !strcmp(argv[2], "srb");
+    int mode = srb ? FPEMU_SR : fpemu_round_parse(argv[2]);
     int op = !strcmp(argv[3], "add") ? 0 : !strcmp(argv[3], "mul") ? 1 : !strcmp(argv[3], "fma") ? 2 : -1;
     long reps = argc > 4 ? strtol(argv[4], NULL, 10) : 300;
     if (!f || mode < 0 || op < 0 || reps < 1) {
@@ -36,7 +39,7 @@ int main(int argc, char **argv) {
     fpemu_ctx c;
     fpemu_ctx_init(&c);
     c.round = (fpemu_round)mode;
-    static uint64_t a[N], b[N], z[N];
+    static uint64_t a[N], b[N], z[N], rb[N];
     uint64_t s = 1;
     for (int i = 0; i < N; i++) {
         uint64_t *dst[3] = {&a[i], &b[i], &z[i]};
@@ -45,12 +48,17 @@ int main(int argc, char **argv) {
             double v = ldexp(1 + (double)(r >> 12) * 0x1p-52, (int)(r % 8) - 4) * (r >> 11 & 1 ? -1 : 1);
             *dst[k] = fpemu_from_double(f, v, &c);
         }
+        rb[i] = fpemu_random64(7, (uint64_t)i);
     }
+    if (srb) c.round = FPEMU_RNE; /* the _sr calls round in sr whatever the context says */
     double best = 1e300;
     uint64_t acc = 0;
     for (long r = 0; r < reps; r++) {
         double t0 = now_ns();
-        switch (op) {
+        switch (op + 3 * srb) {
+        case 3: for (int i = 0; i < N; i++) acc += fpemu_add_sr(f, a[i], b[i], rb[i], &c); break;
+        case 4: for (int i = 0; i < N; i++) acc += fpemu_mul_sr(f, a[i], b[i], rb[i], &c); break;
+        case 5: for (int i = 0; i < N; i++) acc += fpemu_fma_sr(f, a[i], b[i], z[i], rb[i], &c); break;
         case 0: for (int i = 0; i < N; i++) acc += fpemu_add(f, a[i], b[i], &c); break;
         case 1: for (int i = 0; i < N; i++) acc += fpemu_mul(f, a[i], b[i], &c); break;
         default: for (int i = 0; i < N; i++) acc += fpemu_fma(f, a[i], b[i], z[i], &c); break;
@@ -58,7 +66,7 @@ int main(int argc, char **argv) {
         double t = (now_ns() - t0) / N;
         if (t < best) best = t;
     }
-    printf("%s %s %s: %.2f ns per call (best of %ld passes; checksum %llu)\n", f->name, fpemu_round_name(c.round),
+    printf("%s %s %s: %.2f ns per call (best of %ld passes; checksum %llu)\n", f->name, srb ? "srb" : fpemu_round_name(c.round),
            argv[3], best, reps, (unsigned long long)(acc & 0xFFFF));
     return 0;
 }
