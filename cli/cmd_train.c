@@ -241,7 +241,7 @@ static void json_str(sbuf *b, const char *s) {
     sb_printf(b, "\"");
 }
 
-/* A value for the CSVs: a NaN of either sign prints as "nan" (glibc prints
+/* A value for the CSVs and the progress line: a NaN of either sign prints as "nan" (glibc prints
  * a negative one, as inf - inf gives on x86, as "-nan"). */
 static double csv_num(double v) { return isnan(v) ? fabs(v) : v; }
 
@@ -424,7 +424,7 @@ int cmd_train(int argc, char **argv) {
         double t = now_s();
         if (!quiet && (t - last_print > 0.5 || rec.step == (long)steps)) {
             double rate = (double)(rec.step - start_step) / (t - t0 + 1e-9);
-            fprintf(stderr, "\rstep %ld/%llu  loss %.4f  %.1f steps/s  ETA %.0fs   ", rec.step, steps, rec.loss, rate,
+            fprintf(stderr, "\rstep %ld/%llu  loss %.4f  %.1f steps/s  ETA %.0fs   ", rec.step, steps, csv_num(rec.loss), rate,
                     rate > 0 ? (double)((long)steps - rec.step) / rate : 0.0);
             if (rec.step == (long)steps) fputc('\n', stderr);
             last_print = t;

@@ -134,6 +134,15 @@ int main(void) {
     ok(m && e && strstr(row, ",nan,") && !strstr(m, "-nan") && strstr(e, ",nan,") && !strstr(e, "-nan"),
        "a NaN prints as nan in metrics.csv and eval.csv, whatever its sign");
     free(m); free(e);
+    /* and on the progress line (stderr, without --quiet) */
+    snprintf(cmd, sizeof cmd, "rm -rf %s && %s train --model deep-mlp --policy 32-true --steps 1 --set input_scale=1e30 "
+                              "--set init_gain=1e3 --out %s 2>%s/progress.txt >/dev/null", d5, bin, d5, tmp);
+    int rcp = system(cmd);
+    size_t np;
+    char *pl = slurp(tmp, "progress.txt", &np);
+    ok(rcp == 0 && pl && strstr(pl, "loss nan") && !strstr(pl, "-nan"), "a NaN loss prints as nan on the progress line (%.*s)",
+       pl ? (int)strcspn(pl + (pl[0] == '\r'), "\n") : 7, pl ? pl + (pl[0] == '\r') : "nothing");
+    free(pl);
     snprintf(cmd, sizeof cmd, "rm -rf %s", d5);
     if (system(cmd) != 0) bail("rm failed");
 
