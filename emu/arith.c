@@ -432,6 +432,9 @@ static __attribute__((noinline)) uint64_t tab_sr_rb(const fpemu_format *f, int o
  * entries that do not, take tab_sr_rb */
 static __attribute__((noinline)) uint64_t tab8_sr_rb_other(const fpemu_format *f, int op, uint64_t a, uint64_t b,
                                                            uint64_t rbits, fpemu_ctx *ctx) {
+    if (f->bits != 8) /* ops without add_rb or mul_rb that are not an 8-bit format's: none today */
+        return op == OP_MUL ? emu__mul_sr_generic(f, a, b, rbits, ctx)
+                            : emu__add_sr_generic(f, a, b, rbits, ctx, op == OP_SUB);
     const uint32_t *t = atomic_load_explicit(&((emu_fastops *)f->fast)->sr8[op], memory_order_acquire);
     if (!t && (t = build_sr8(f, op)) && !ctx->daz) {
         uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
