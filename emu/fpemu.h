@@ -157,7 +157,8 @@ typedef struct fpemu_ctx {
      * every operation knows it to 64 bits and whether anything is below. */
     int sr_bits;
     uint64_t seed;        /* counter-based stream: draw = fpemu_random64(seed, counter) */
-    uint64_t counter;     /* advances by one per draw, whichever source gave it */
+    uint64_t counter;     /* advances by one per draw, whichever source gave it (fpemu_add_sr
+                           * and friends take theirs from the caller, not from here) */
     /* caller-supplied draws, used in order when set: a draw is
      * sr_stream[sr_pos++] while sr_pos < sr_len, else the counter stream's.
      * So draw k of a computation is sr_stream[sr_pos + k] while the stream
