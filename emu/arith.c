@@ -713,8 +713,12 @@ uint64_t fpemu_convert_sr(const fpemu_format *dst, const fpemu_format *src, uint
                           fpemu_ctx *ctx) {
     return rb_generic(RB_CONVERT, &(rb_args){.f = dst, .src = src, .a = a}, rbits, ctx);
 }
-uint64_t fpemu_from_float_sr(const fpemu_format *dst, float x, uint64_t rbits, fpemu_ctx *ctx) {
+uint64_t emu__from_float_sr_generic(const fpemu_format *dst, float x, uint64_t rbits, fpemu_ctx *ctx) {
     return rb_generic(RB_FLOAT, &(rb_args){.f = dst, .x = x}, rbits, ctx);
+}
+uint64_t fpemu_from_float_sr(const fpemu_format *dst, float x, uint64_t rbits, fpemu_ctx *ctx) {
+    const emu_fastops *fo = dst->fast;
+    return (fo && fo->from_f32_rb ? fo->from_f32_rb : emu__from_float_sr_generic)(dst, x, rbits, ctx);
 }
 
 uint64_t emu__fma_generic(const fpemu_format *f, uint64_t ca, uint64_t cb, uint64_t cc, fpemu_ctx *ctx) {

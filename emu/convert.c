@@ -7,6 +7,20 @@ const fpemu_format *emu__f32(void) { return fpemu_format_at(1); }
 
 uint64_t fpemu_convert(const fpemu_format *dst, const fpemu_format *src, uint64_t a, fpemu_ctx *ctx) {
     if (emu__bad_mode(ctx)) return emu__nan_result(dst, ctx, 1, 0, NULL, NULL);
+    /* Fast path: the input's exact double (f64 as it is; a format with p <=
+     * 24 and at most 8 exponent bits through its decoder), rounded by
+     * emu__fast_pack when the result is normal and finite, in any mode
+     * (sr: its one draw). Everything else, and daz, goes on below: the fast
+     * path refuses before touching ctx. */
+    if (!ctx->daz && emu__small(dst)) {
+        double v;
+        int ok = src == emu__f64() ? (v = emu__bitsd(emu__strip(src, a)), 1)
+                                   : emu__small(src) && emu__fast_decode(src, a, &v);
+        if (ok) {
+            uint64_t r = emu__fast_pack(dst, v, 0, ctx);
+            if (r != EMU_FAST_FAIL) return r;
+        }
+    }
     uint64_t c = emu__strip(src, a);
     fpemu_class k = src->class_table ? (fpemu_class)src->class_table[c] : emu__classify(src, c);
     int sign = (c & src->sign_bit) != 0;
@@ -32,7 +46,14 @@ uint64_t fpemu_from_double(const fpemu_format *dst, double x, fpemu_ctx *ctx) {
     return fpemu_convert(dst, emu__f64(), emu__dbits(x), ctx);
 }
 
+/* f16, bf16 and the 8-bit OCP and fnuz formats have their own (fast.c) */
 uint64_t fpemu_from_float(const fpemu_format *dst, float x, fpemu_ctx *ctx) {
+    const emu_fastops *fo = dst->fast;
+    unsigned m = (unsigned)ctx->round;
+    if (fo && m < FPEMU_ROUND_COUNT && fo->from_f32[m]) return fo->from_f32[m](dst, x, ctx);
+    return emu__from_float_generic(dst, x, ctx);
+}
+uint64_t emu__from_float_generic(const fpemu_format *dst, float x, fpemu_ctx *ctx) {
     return fpemu_convert(dst, emu__f32(), emu__fbits(x), ctx);
 }
 

@@ -292,6 +292,30 @@ static const fk K_e5m2fnuz = {2, 16,  -15,  15,  8,   1,         0x3};
     }
 TAB_FMA_ALL(e5m2) TAB_FMA_ALL(e4m3) TAB_FMA_ALL(e4m3fnuz) TAB_FMA_ALL(e5m2fnuz)
 
+/* f32 -> f16, bf16 and the 8-bit OCP and fnuz formats (fpemu_from_float):
+ * the float's exact double rounded by kpack or kpack_sr where the result is
+ * normal and finite, else the generic path. daz needs no test: a float
+ * subnormal (or one the host's MXCSR DAZ reads as zero) is below every one
+ * of these formats' smallest normal, which kpack refuses. */
+#define F32TO(NAME, MODE)                                                                                 \
+    static uint64_t f32to_##NAME##_##MODE(const fpemu_format *f, float x, fpemu_ctx *ctx) {              \
+        uint64_t r = kround(K_##NAME, (double)x, 0, FPEMU_##MODE, NULL, ctx);                             \
+        return r != EMU_FAST_FAIL ? r : emu__from_float_generic(f, x, ctx);                               \
+    }
+#define F32TO_ALL(NAME)                                                                                   \
+    FAST_MODES(F32TO, NAME) F32TO(NAME, SR)                                                               \
+    static uint64_t f32to_##NAME##_RB(const fpemu_format *f, float x, uint64_t rbits, fpemu_ctx *ctx) {  \
+        uint64_t r = kpack_sr(K_##NAME, (double)x, 0, &rbits, ctx);                                       \
+        return r != EMU_FAST_FAIL ? r : emu__from_float_sr_generic(f, x, rbits, ctx);                     \
+    }
+F32TO_ALL(f16) F32TO_ALL(bf16) F32TO_ALL(e5m2) F32TO_ALL(e4m3) F32TO_ALL(e4m3fnuz) F32TO_ALL(e5m2fnuz)
+#define F32TO_SET(OPS, NAME)                                                                              \
+    do {                                                                                                  \
+        emu_from_fn t_[FPEMU_ROUND_COUNT] = FAST_TABLE(f32to, NAME);                                       \
+        memcpy((OPS).from_f32, t_, sizeof t_);                                                            \
+        (OPS).from_f32_rb = f32to_##NAME##_RB;                                                            \
+    } while (0)
+
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
  * operands are normal and their exponents differ by at most 15, the float
@@ -706,6 +730,8 @@ static emu_fastops ops_f16_best, ops_bf16_best;
 int emu__scalar_isa(int level) {
     ops_f16_best = ops_f16;
     ops_bf16_best = ops_bf16;
+    F32TO_SET(ops_f16_best, f16);
+    F32TO_SET(ops_bf16_best, bf16);
 #if defined(__x86_64__) || defined(__i386__)
     if (level >= 1 && have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
@@ -759,13 +785,22 @@ const emu_fastops *emu__fastops_for(const fpemu_format *f) {
     emu__tabops(f, &small[fi]);
 #define FMA_OPS(NAME) {fma_##NAME##_RNE, fma_##NAME##_RNA, fma_##NAME##_RTZ, fma_##NAME##_RUP, fma_##NAME##_RDN, \
                        fma_##NAME##_RTO, fma_##NAME##_SR}
-    static const struct { const char *name; emu_fma_fn fma[FPEMU_ROUND_COUNT]; emu_fma_rb_fn rb; } fmas[] = {
-        {"e5m2", FMA_OPS(e5m2), fma_e5m2_RB}, {"e4m3", FMA_OPS(e4m3), fma_e4m3_RB},
-        {"e4m3fnuz", FMA_OPS(e4m3fnuz), fma_e4m3fnuz_RB}, {"e5m2fnuz", FMA_OPS(e5m2fnuz), fma_e5m2fnuz_RB}};
+    static const struct {
+        const char *name;
+        emu_fma_fn fma[FPEMU_ROUND_COUNT];
+        emu_fma_rb_fn rb;
+        emu_from_fn from[FPEMU_ROUND_COUNT];
+        emu_from_rb_fn from_rb;
+    } fmas[] = {{"e5m2", FMA_OPS(e5m2), fma_e5m2_RB, FAST_TABLE(f32to, e5m2), f32to_e5m2_RB},
+                {"e4m3", FMA_OPS(e4m3), fma_e4m3_RB, FAST_TABLE(f32to, e4m3), f32to_e4m3_RB},
+                {"e4m3fnuz", FMA_OPS(e4m3fnuz), fma_e4m3fnuz_RB, FAST_TABLE(f32to, e4m3fnuz), f32to_e4m3fnuz_RB},
+                {"e5m2fnuz", FMA_OPS(e5m2fnuz), fma_e5m2fnuz_RB, FAST_TABLE(f32to, e5m2fnuz), f32to_e5m2fnuz_RB}};
     for (size_t i = 0; i < sizeof fmas / sizeof fmas[0]; i++)
         if (!strcmp(f->name, fmas[i].name)) {
             memcpy(small[fi].fma, fmas[i].fma, sizeof fmas[i].fma);
             small[fi].fma_rb = fmas[i].rb;
+            memcpy(small[fi].from_f32, fmas[i].from, sizeof fmas[i].from);
+            small[fi].from_f32_rb = fmas[i].from_rb;
         }
     return &small[fi];
 }

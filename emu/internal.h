@@ -132,6 +132,12 @@ typedef uint64_t (*emu_fma_rb_fn)(const fpemu_format *f, uint64_t a, uint64_t b,
 uint64_t emu__add_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx, int neg);
 uint64_t emu__mul_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx);
 uint64_t emu__fma_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx);
+/* f32 -> format (fpemu_from_float; fpemu_from_float_sr), and their generic
+ * paths (convert.c; arith.c) */
+typedef uint64_t (*emu_from_fn)(const fpemu_format *f, float x, fpemu_ctx *ctx);
+typedef uint64_t (*emu_from_rb_fn)(const fpemu_format *f, float x, uint64_t rbits, fpemu_ctx *ctx);
+uint64_t emu__from_float_generic(const fpemu_format *f, float x, fpemu_ctx *ctx);
+uint64_t emu__from_float_sr_generic(const fpemu_format *f, float x, uint64_t rbits, fpemu_ctx *ctx);
 enum { EMU_TAB_OPS = 5 }; /* add, sub, mul, div, sqrt */
 typedef struct emu_fastops { /* indexed by rounding mode */
     /* 8-bit registry formats: the per-mode result tables [op][mode],
@@ -147,6 +153,8 @@ typedef struct emu_fastops { /* indexed by rounding mode */
     emu_add_rb_fn add_rb; /* each NULL where none is specialised */
     emu_mul_rb_fn mul_rb;
     emu_fma_rb_fn fma_rb;
+    emu_from_fn from_f32[FPEMU_ROUND_COUNT]; /* NULL: generic */
+    emu_from_rb_fn from_f32_rb;
     void *tables;  /* the format's per-mode result table slots (tab8, or arith.c's for < 8 bits), or NULL */
     /* sr rounding constants of a tabulated format (arith.c tab_sr) */
     uint64_t sr_lo, sr_span, sr_maxr, sr_rebias, sr_signbit;

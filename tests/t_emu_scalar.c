@@ -19,6 +19,7 @@
  *    checked against the generic path and a table entry that wrongly
  *    claims policy independence shows up;
  *  - a planted difference (a twin with a different bias) is caught. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -199,6 +200,91 @@ static long check16(const fpemu_format *f, const fpemu_format *g, long *cases) {
     return bad;
 }
 
+/* fpemu_from_float (and fpemu_from_float_sr) of one float on f and its twin
+ * g under tmpl: 1 if result, flags, counter or stream position differ. */
+static int differ_from(const fpemu_format *f, const fpemu_format *g, float x, const fpemu_ctx *tmpl) {
+    fpemu_ctx p = *tmpl, q = *tmpl;
+    uint64_t rf = fpemu_from_float(f, x, &p), rg = fpemu_from_float(g, x, &q);
+    int bad = rf != rg || p.flags != q.flags || p.counter != q.counter || p.sr_pos != q.sr_pos;
+    uint64_t r = 0, sf = 0, sg = 0;
+    unsigned ff = 0, fg = 0;
+    if (tmpl->round == FPEMU_SR) { /* the per-call form against its definition on the twin */
+        r = tmpl->sr_stream && tmpl->sr_pos < tmpl->sr_len ? tmpl->sr_stream[tmpl->sr_pos]
+                                                           : fpemu_random64(tmpl->seed, tmpl->counter);
+        fpemu_ctx u = *tmpl, v = *tmpl;
+        u.round = (fpemu_round)(tmpl->counter % (FPEMU_ROUND_COUNT + 1));
+        v.sr_stream = &r, v.sr_len = 1, v.sr_pos = 0;
+        sf = fpemu_from_float_sr(f, x, r, &u), sg = fpemu_from_float(g, x, &v);
+        ff = u.flags, fg = v.flags;
+        bad |= sf != sg || ff != fg || u.counter != tmpl->counter || u.sr_pos != tmpl->sr_pos;
+    }
+    if (bad && shown++ < 8)
+        diag("%s from_float %s sat=%d ftz=%d daz=%d tb=%d nan=%d bits=%d: %a => %llX flags %02X, generic %llX flags %02X; "
+             "per call (draw %016llX) %llX flags %02X, definition %llX flags %02X",
+             f->name, fpemu_round_name(tmpl->round), tmpl->sat, tmpl->ftz, tmpl->daz, tmpl->tininess_before,
+             (int)tmpl->nan_policy, tmpl->sr_bits, (double)x, (unsigned long long)rf, p.flags, (unsigned long long)rg,
+             q.flags, (unsigned long long)r, (unsigned long long)sf, ff, (unsigned long long)sg, fg);
+    return bad;
+}
+
+/* f32 -> f, the formats with their own fpemu_from_float (f16, bf16, the
+ * OCP and fnuz 8-bit formats): every code's value of f as a float, its
+ * float neighbours, the midpoints between neighbouring codes and theirs,
+ * zeros, infinities, NaNs, float subnormals, FLT_MAX, and random floats,
+ * in every mode under rotating policies, draw widths and caller streams. */
+static long check_from(const fpemu_format *f, const fpemu_format *g, long *cases) {
+    static const int srb[] = {0, 1, 3, 8, 13, 22, 23, 24, 64};
+    long bad = 0, k = 0;
+    uint64_t ncodes = UINT64_C(1) << f->bits;
+    for (uint64_t c = 0; c < ncodes; c++) {
+        fpemu_ctx q;
+        fpemu_ctx_init(&q);
+        double v = fpemu_to_double(f, c), w = fpemu_to_double(f, c + 1 < ncodes ? c + 1 : c);
+        if (isnan(v)) continue;
+        float xs[8] = {(float)v, nextafterf((float)v, INFINITY), nextafterf((float)v, -INFINITY), 0, 0, 0, 0, 0};
+        int nx = 3;
+        if (isfinite(w) && !isnan(w) && fabs(w - v) > 0 && (float)((v + w) / 2) == (v + w) / 2) {
+            float m = (float)((v + w) / 2);
+            xs[nx++] = m, xs[nx++] = nextafterf(m, INFINITY), xs[nx++] = nextafterf(m, -INFINITY);
+        }
+        for (int j = 0; j < nx; j++) {
+            for (int mode = 0; mode < FPEMU_ROUND_COUNT; mode++, k++) {
+                fpemu_ctx t = config(mode, (int)(k & 31));
+                t.counter = (uint64_t)k;
+                t.sr_bits = srb[k % 9];
+                if (k % 7 == 0) {
+                    for (int i = 0; i < 4; i++) stream[i] = rnd();
+                    t.sr_stream = stream, t.sr_len = 1 + (size_t)(k % 4), t.sr_pos = (size_t)(k % 3);
+                }
+                if (k % 5 == 0) t.flags = (unsigned)rnd() & 0x1F;
+                bad += differ_from(f, g, xs[j], &t);
+                (*cases)++;
+            }
+        }
+    }
+    float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 0x1p-149f, -0x1p-130f, 0x1.fffffcp-127f, FLT_MAX, -FLT_MAX,
+                       0x1p-126f, 65504.0f, 65520.0f, 448.0f, 464.0f, 480.0f, 57344.0f, 61440.0f, 240.0f, 0x1p-10f, 0x1p-17f};
+    uint32_t snan = 0x7F800001u;
+    float sn;
+    memcpy(&sn, &snan, 4);
+    for (int i = 0; i < 200000; i++, k++) {
+        float x;
+        if (i < 22 * FPEMU_ROUND_COUNT * 4) x = special[i % 22];
+        else if (i % 997 == 0) x = sn;
+        else {
+            uint32_t u = (uint32_t)rnd();
+            u = (u & 0x807FFFFFu) | (uint32_t)(96 + rnd() % 64) << 23; /* exponents 2^-31 .. 2^32 */
+            memcpy(&x, &u, 4);
+        }
+        fpemu_ctx t = config(i % FPEMU_ROUND_COUNT, (int)(rnd() & 31));
+        t.counter = (uint64_t)i;
+        t.sr_bits = srb[i % 9];
+        bad += differ_from(f, g, x, &t);
+        (*cases)++;
+    }
+    return bad;
+}
+
 /* <= 8-bit registry formats: all pairs, every tabulated op and mode, under
  * the default policies and `extra` more of the 32 configurations (rotating
  * with the mode), plus random cases in all 32. */
@@ -290,6 +376,15 @@ int main(void) {
         }
     }
     emu__scalar_isa(best);
+    {
+        static const char *from_fmts[] = {"f16", "bf16", "e5m2", "e4m3", "e4m3fnuz", "e5m2fnuz"};
+        for (size_t i = 0; i < sizeof from_fmts / sizeof from_fmts[0]; i++) {
+            const fpemu_format *f = fpemu_format_get(from_fmts[i], NULL, 0), *g = twin(f);
+            long cases = 0, bad = check_from(f, g, &cases);
+            ok(bad == 0, "%s: fpemu_from_float and fpemu_from_float_sr equal the generic path on %ld cases (%ld differ)",
+               f->name, cases, bad);
+        }
+    }
 #if defined(__x86_64__) || defined(__i386__)
     /* The host's denormals-are-zero and flush-to-zero (a program built with
      * -ffast-math runs with both) must not reach the fast paths. */

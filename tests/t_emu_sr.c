@@ -33,8 +33,8 @@ static fpemu_ctx sr_ctx(uint64_t seed, uint64_t counter) {
 
 /* ---- sr with the caller's bits (fpemu_add_sr and friends) ---------------- */
 
-enum { RB_ADD, RB_MUL, RB_FMA, RB_DIV, RB_SQRT, RB_CONV, RB_NOPS };
-static const char *rb_name[RB_NOPS] = {"add", "mul", "fma", "div", "sqrt", "convert"};
+enum { RB_ADD, RB_MUL, RB_FMA, RB_DIV, RB_SQRT, RB_CONV, RB_FROM, RB_NOPS };
+static const char *rb_name[RB_NOPS] = {"add", "mul", "fma", "div", "sqrt", "convert", "from_float"};
 /* op on f with draw r: through the per-call API (api = 1) or, the
  * definition, in sr on a copy of *ctx whose caller stream is {r} */
 static uint64_t rb_op(int api, int op, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t r,
@@ -46,7 +46,8 @@ static uint64_t rb_op(int api, int op, const fpemu_format *f, uint64_t a, uint64
         case RB_FMA: return fpemu_fma_sr(f, a, b, c, r, ctx);
         case RB_DIV: return fpemu_div_sr(f, a, b, r, ctx);
         case RB_SQRT: return fpemu_sqrt_sr(f, a, r, ctx);
-        default: return fpemu_convert_sr(f, f32, a, r, ctx);
+        case RB_CONV: return fpemu_convert_sr(f, f32, a, r, ctx);
+        default: return fpemu_from_float_sr(f, bits2f((uint32_t)a), r, ctx);
         }
     fpemu_ctx d = *ctx;
     d.round = FPEMU_SR, d.sr_stream = &r, d.sr_len = 1, d.sr_pos = 0;
@@ -57,7 +58,7 @@ static uint64_t rb_op(int api, int op, const fpemu_format *f, uint64_t a, uint64
     case RB_FMA: out = fpemu_fma(f, a, b, c, &d); break;
     case RB_DIV: out = fpemu_div(f, a, b, &d); break;
     case RB_SQRT: out = fpemu_sqrt(f, a, &d); break;
-    default: out = fpemu_convert(f, f32, a, &d); break;
+    default: out = fpemu_convert(f, f32, a, &d); break; /* the definition of from_float too */
     }
     ctx->flags = d.flags;
     return out;
@@ -122,7 +123,7 @@ static void check_sr_bits(uint64_t seed) {
             uint64_t cc = (rs = fpemu_random64(rs, 1)) & mask, r = rs = fpemu_random64(rs, 1);
             if (i % 4 == 1) a = fpemu_from_double(f, 1.0, &x), x.flags = 0; /* near 1: mostly inexact sums */
             int op = i % RB_NOPS;
-            if (op == RB_CONV) a &= 0xFFFFFFFFu; /* an f32 */
+            if (op >= RB_CONV) a &= 0xFFFFFFFFu; /* an f32 */
             fpemu_ctx y = x, before = x;
             uint64_t got = rb_op(1, op, f, a, b, cc, r, &x), want = rb_op(0, op, f, a, b, cc, r, &y);
             cases++;
@@ -150,11 +151,11 @@ static void check_sr_bits(uint64_t seed) {
         fpemu_ctx q;
         fpemu_ctx_init(&q);
         for (int i = 0; i < 600; i++) {
-            int op = i % 5 < 3 ? i % 5 : RB_CONV; /* add, mul, fma, convert from f32 */
+            int op = i % 5 < 3 ? i % 5 : i % 5 == 3 ? RB_CONV : RB_FROM; /* add, mul, fma, from f32 (2 ways) */
             uint64_t ra = rs = fpemu_random64(rs, 2), rb = rs = fpemu_random64(rs, 2);
             double va = ldexp(1 + (double)(ra >> 12) * 0x1p-52, (int)(ra % 5) - 2);
             double vb = ldexp(1 + (double)(rb >> 12) * 0x1p-52, (int)(rb % 5) - 2);
-            uint64_t a = op == RB_CONV ? f2bits((float)va) : fpemu_from_double(f, va, &q);
+            uint64_t a = op >= RB_CONV ? f2bits((float)va) : fpemu_from_double(f, va, &q);
             uint64_t b = fpemu_from_double(f, i & 8 ? -vb : vb, &q), cc = fpemu_from_double(f, vb / 3, &q);
             int inexact;
             bbad += rb_boundary(op, f, a, b, cc, bwidths[i % 3], &inexact);
