@@ -45,8 +45,8 @@ static double nrand(void) { return sqrt(-2 * log(urand())) * cos(2 * M_PI * uran
 
 static double native_add_ns, native_conv_ns;
 
-typedef enum { OP_ADD, OP_MUL, OP_FMA, OP_DIV, OP_SQRT } opk;
-static const char *op_name[] = {"add", "mul", "fma", "div", "sqrt"};
+typedef enum { OP_ADD, OP_MUL, OP_FMA, OP_DIV, OP_SQRT, OP_FROM } opk; /* OP_FROM: fpemu_from_float of a[i]'s float */
+static const char *op_name[] = {"add", "mul", "fma", "div", "sqrt", "from_f32"};
 
 /* Target in ns, or 0 when issue 2 sets none. */
 static double scalar_target(const fpemu_format *f, opk op) {
@@ -65,6 +65,13 @@ static void row(const char *op, const char *fmt, const char *mode, double ns, do
            target > 0 ? (ns <= target ? "yes" : "NO") : "");
 }
 
+static float fl(uint64_t bits) {
+    uint32_t u = (uint32_t)bits;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 /* Best-of-REPS ns per element for one scalar op over NS operand triples
  * (rb: through fpemu_X_sr with draw rb[i]; NULL: the context's mode). */
 static double time_scalar(const fpemu_format *f, opk op, fpemu_ctx *ctx, const uint64_t *a, const uint64_t *b,
@@ -81,6 +88,7 @@ static double time_scalar(const fpemu_format *f, opk op, fpemu_ctx *ctx, const u
                 case OP_FMA: for (int i = 0; i < NS; i++) acc += fpemu_fma_sr(f, a[i], b[i], c[i], rb[i], ctx); break;
                 case OP_DIV: for (int i = 0; i < NS; i++) acc += fpemu_div_sr(f, a[i], b[i], rb[i], ctx); break;
                 case OP_SQRT: for (int i = 0; i < NS; i++) acc += fpemu_sqrt_sr(f, a[i], rb[i], ctx); break;
+                case OP_FROM: for (int i = 0; i < NS; i++) acc += fpemu_from_float_sr(f, fl(a[i]), rb[i], ctx); break;
                 }
             else switch (op) {
             case OP_ADD: for (int i = 0; i < NS; i++) acc += fpemu_add(f, a[i], b[i], ctx); break;
@@ -88,6 +96,7 @@ static double time_scalar(const fpemu_format *f, opk op, fpemu_ctx *ctx, const u
             case OP_FMA: for (int i = 0; i < NS; i++) acc += fpemu_fma(f, a[i], b[i], c[i], ctx); break;
             case OP_DIV: for (int i = 0; i < NS; i++) acc += fpemu_div(f, a[i], b[i], ctx); break;
             case OP_SQRT: for (int i = 0; i < NS; i++) acc += fpemu_sqrt(f, a[i], ctx); break;
+            case OP_FROM: for (int i = 0; i < NS; i++) acc += fpemu_from_float(f, fl(a[i]), ctx); break;
             }
         }
         double t = (now_ns() - t0) / ((double)inner * NS);
@@ -106,7 +115,7 @@ static void bench_scalar(void) {
     static const char *fmts[] = {"f16", "bf16", "e4m3", "e5m2", "f32"};
     static const fpemu_round modes[] = {FPEMU_RNE, FPEMU_RTZ, FPEMU_SR, FPEMU_SR}; /* the second sr: caller's bits */
     static const char *isa[] = {"portable C", "F16C", "AVX512-FP16"};
-    static uint64_t a[NS], b[NS], c[NS], sa[NS], rb[NS];
+    static uint64_t a[NS], b[NS], c[NS], sa[NS], rb[NS], xf[NS];
     (void)fpemu_format_get("f16", NULL, 0); /* the registry sets the best level first */
     const char *want = getenv("B_EMU_SCALAR_ISA");
     int level = emu__scalar_isa(want && *want ? atoi(want) : 2);
@@ -127,15 +136,20 @@ static void bench_scalar(void) {
             c[i] = fpemu_from_double(f, z, &ictx);
             sa[i] = fpemu_from_double(f, fabs(x), &ictx);
             rb[i] = rng();
+            float xv = (float)(x * (1 + urand() * 0x1p-6)); /* between codes: every conversion rounds */
+            uint32_t xu;
+            memcpy(&xu, &xv, sizeof xu);
+            xf[i] = xu;
         }
         for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
-            for (int op = OP_ADD; op <= OP_SQRT; op++) {
+            for (int op = OP_ADD; op <= OP_FROM; op++) {
                 fpemu_ctx ctx;
                 fpemu_ctx_init(&ctx);
                 ctx.round = modes[mi];
                 ctx.seed = 1;
                 int call = mi == 3;
-                double ns = time_scalar(f, (opk)op, &ctx, op == OP_SQRT ? sa : a, b, c, call ? rb : NULL);
+                const uint64_t *x0 = op == OP_SQRT ? sa : op == OP_FROM ? xf : a;
+                double ns = time_scalar(f, (opk)op, &ctx, x0, b, c, call ? rb : NULL);
                 char name[32];
                 snprintf(name, sizeof name, "scalar %s", op_name[op]);
                 row(name, f->name, call ? "sr call" : fpemu_round_name(modes[mi]), ns, native_add_ns,

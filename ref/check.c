@@ -624,6 +624,13 @@ void check_case(const check_plan *pl, const check_job *j, uint64_t i, uint64_t o
     }
 }
 
+static float f32_of(uint64_t code) {
+    uint32_t u = (uint32_t)code;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 uint64_t check_dut_emu(const check_job *j, const uint64_t *x, fpemu_ctx *ctx, void *arg) {
     (void)arg;
     switch (j->op) {
@@ -633,7 +640,9 @@ uint64_t check_dut_emu(const check_job *j, const uint64_t *x, fpemu_ctx *ctx, vo
     case REF_DIV: return fpemu_div(j->fmt, x[0], x[1], ctx);
     case REF_SQRT: return fpemu_sqrt(j->fmt, x[0], ctx);
     case REF_FMA: return fpemu_fma(j->fmt, x[0], x[1], x[2], ctx);
-    default: return fpemu_convert(j->fmt, j->src, x[0], ctx);
+    default: /* from f32 through fpemu_from_float, whose fast paths are its own */
+        if (!strcmp(j->src->name, "f32")) return fpemu_from_float(j->fmt, f32_of(x[0]), ctx);
+        return fpemu_convert(j->fmt, j->src, x[0], ctx);
     }
 }
 
@@ -645,7 +654,9 @@ uint64_t check_dut_emu_sr(const check_job *j, const uint64_t *x, uint64_t draw, 
     case REF_DIV: return fpemu_div_sr(j->fmt, x[0], x[1], draw, ctx);
     case REF_SQRT: return fpemu_sqrt_sr(j->fmt, x[0], draw, ctx);
     case REF_FMA: return fpemu_fma_sr(j->fmt, x[0], x[1], x[2], draw, ctx);
-    default: return fpemu_convert_sr(j->fmt, j->src, x[0], draw, ctx);
+    default:
+        if (!strcmp(j->src->name, "f32")) return fpemu_from_float_sr(j->fmt, f32_of(x[0]), draw, ctx);
+        return fpemu_convert_sr(j->fmt, j->src, x[0], draw, ctx);
     }
 }
 
