@@ -373,8 +373,12 @@ static inline __attribute__((always_inline)) uint64_t sr8_round(uint32_t e, uint
     emu__or_flags(ctx, frac != 0); /* FPEMU_FLAG_INEXACT */
     return (e & 0xFF) + up;
 }
+/* the sr table entry of the operand pair (a, b) */
+static inline uint32_t sr8_at(const uint32_t *t, uint64_t a, uint64_t b) {
+    return t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+}
 static inline uint64_t sr8_hit(const uint32_t *t, const fpemu_format *f, int op, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+    uint32_t e = sr8_at(t, a, b);
     if (__builtin_expect(e & SR8_SLOW, 0)) return tab_sr(f, op, a, b, ctx);
     return sr8_round(e, emu__mix(ctx->seed, ctx->counter++), ctx);
 }
@@ -437,7 +441,7 @@ static __attribute__((noinline)) uint64_t tab8_sr_rb_other(const fpemu_format *f
                             : emu__add_sr_generic(f, a, b, rbits, ctx, op == OP_SUB);
     const uint32_t *t = atomic_load_explicit(&((emu_fastops *)f->fast)->sr8[op], memory_order_acquire);
     if (!t && (t = build_sr8(f, op)) && !ctx->daz) {
-        uint32_t e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)];
+        uint32_t e = sr8_at(t, a, b);
         if (!(e & SR8_SLOW)) return sr8_round(e, rbits, ctx);
     }
     return tab_sr_rb(f, op, a, b, rbits, ctx);
@@ -687,7 +691,7 @@ uint64_t emu__fma_sr_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint
     if (fo->FN##_rb) return fo->FN##_rb ARGS;                                                             \
     const uint32_t *t = atomic_load_explicit(&((emu_fastops *)fo)->sr8[OP], memory_order_acquire);       \
     uint32_t e;                                                                                           \
-    if (__builtin_expect(!t || ctx->daz || ((e = t[((unsigned)a & 0xFF) << 8 | ((unsigned)b & 0xFF)]) & SR8_SLOW), 0)) \
+    if (__builtin_expect(!t || ctx->daz || ((e = sr8_at(t, a, b)) & SR8_SLOW), 0))                     \
         return tab8_sr_rb_other(f, OP, a, b, rbits, ctx);                                                 \
     return sr8_round(e, rbits, ctx);
 uint64_t fpemu_add_sr(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {

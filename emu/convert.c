@@ -14,8 +14,10 @@ uint64_t fpemu_convert(const fpemu_format *dst, const fpemu_format *src, uint64_
      * path refuses before touching ctx. */
     if (!ctx->daz && emu__small(dst)) {
         double v;
-        int ok = src == emu__f64() ? (v = emu__bitsd(emu__strip(src, a)), 1)
-                                   : emu__small(src) && emu__fast_decode(src, a, &v);
+        /* the registry's f64 is its first row: an address test, without
+         * emu__f64()'s once-only initialisation on every call */
+        int ok = src == &emu__registry[0] ? (v = emu__bitsd(emu__strip(src, a)), 1)
+                                          : emu__small(src) && emu__fast_decode(src, a, &v);
         if (ok) {
             uint64_t r = emu__fast_pack(dst, v, 0, ctx);
             if (r != EMU_FAST_FAIL) return r;

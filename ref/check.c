@@ -422,6 +422,7 @@ int check_plan_build(check_plan *pl, const check_spec *spec, char *err, size_t e
                     j.fmt = items[ii].to ? items[ii].other : fl.f[fi];
                     j.src = items[ii].to ? fl.f[fi] : items[ii].other;
                     snprintf(j.name, sizeof j.name, "%s_to_%s", j.src->name, j.fmt->name);
+                    j.from_f32 = !strcmp(j.src->name, "f32");
                 } else {
                     j.fmt = j.src = fl.f[fi];
                     snprintf(j.name, sizeof j.name, "%s_%s", j.fmt->name, ref_op_name(j.op));
@@ -641,7 +642,7 @@ uint64_t check_dut_emu(const check_job *j, const uint64_t *x, fpemu_ctx *ctx, vo
     case REF_SQRT: return fpemu_sqrt(j->fmt, x[0], ctx);
     case REF_FMA: return fpemu_fma(j->fmt, x[0], x[1], x[2], ctx);
     default: /* from f32 through fpemu_from_float, whose fast paths are its own */
-        if (!strcmp(j->src->name, "f32")) return fpemu_from_float(j->fmt, f32_of(x[0]), ctx);
+        if (j->from_f32) return fpemu_from_float(j->fmt, f32_of(x[0]), ctx);
         return fpemu_convert(j->fmt, j->src, x[0], ctx);
     }
 }
@@ -655,7 +656,7 @@ uint64_t check_dut_emu_sr(const check_job *j, const uint64_t *x, uint64_t draw, 
     case REF_SQRT: return fpemu_sqrt_sr(j->fmt, x[0], draw, ctx);
     case REF_FMA: return fpemu_fma_sr(j->fmt, x[0], x[1], x[2], draw, ctx);
     default:
-        if (!strcmp(j->src->name, "f32")) return fpemu_from_float_sr(j->fmt, f32_of(x[0]), draw, ctx);
+        if (j->from_f32) return fpemu_from_float_sr(j->fmt, f32_of(x[0]), draw, ctx);
         return fpemu_convert_sr(j->fmt, j->src, x[0], draw, ctx);
     }
 }

@@ -38,6 +38,7 @@ typedef struct check_job {
     ref_opcode op;
     fpemu_round round;
     int arity;
+    int from_f32;            /* a conversion from f32: the emu DUT calls fpemu_from_float(_sr) */
     char name[272];          /* TestFloat op name: e4m3_add, f32_to_e4m3, f16_mulAdd (two format names) */
     ref_format rfmt, rsrc;   /* the reference's reading of fmt and src */
     uint64_t count;          /* cases */

@@ -80,6 +80,12 @@ static uint64_t do_op_sr(int op, const fpemu_format *f, uint64_t a, uint64_t b, 
     }
 }
 
+/* The draw an sr operation on c would take: its caller stream's while it
+ * lasts, else the counter's. */
+static uint64_t next_draw(const fpemu_ctx *c) {
+    return c->sr_stream && c->sr_pos < c->sr_len ? c->sr_stream[c->sr_pos] : fpemu_random64(c->seed, c->counter);
+}
+
 /* In sr, the same case through fpemu_X_sr on f with the draw the context
  * would take, against the definition: the op on the twin g with the
  * one-draw caller stream {draw}. Whatever the context's round (rotating
@@ -87,8 +93,7 @@ static uint64_t do_op_sr(int op, const fpemu_format *f, uint64_t a, uint64_t b, 
  * counter, stream and position stay as they were. 1 if anything differs. */
 static int differ_rb(int op, const fpemu_format *f, const fpemu_format *g, uint64_t a, uint64_t b, uint64_t c,
                      const fpemu_ctx *tmpl) {
-    uint64_t r = tmpl->sr_stream && tmpl->sr_pos < tmpl->sr_len ? tmpl->sr_stream[tmpl->sr_pos]
-                                                                : fpemu_random64(tmpl->seed, tmpl->counter);
+    uint64_t r = next_draw(tmpl);
     fpemu_ctx x = *tmpl, y = *tmpl;
     x.round = (fpemu_round)((a + b + c + tmpl->counter) % (FPEMU_ROUND_COUNT + 1));
     y.sr_stream = &r, y.sr_len = 1, y.sr_pos = 0;
@@ -209,8 +214,7 @@ static int differ_from(const fpemu_format *f, const fpemu_format *g, float x, co
     uint64_t r = 0, sf = 0, sg = 0;
     unsigned ff = 0, fg = 0;
     if (tmpl->round == FPEMU_SR) { /* the per-call form against its definition on the twin */
-        r = tmpl->sr_stream && tmpl->sr_pos < tmpl->sr_len ? tmpl->sr_stream[tmpl->sr_pos]
-                                                           : fpemu_random64(tmpl->seed, tmpl->counter);
+        r = next_draw(tmpl);
         fpemu_ctx u = *tmpl, v = *tmpl;
         u.round = (fpemu_round)(tmpl->counter % (FPEMU_ROUND_COUNT + 1));
         v.sr_stream = &r, v.sr_len = 1, v.sr_pos = 0;
