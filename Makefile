@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fpemu: build, test, bench, install.  `make V=1` shows full commands.
 #
 # Folders and what they build (experiments/, gpu/, ref/ and reports/ have a README;

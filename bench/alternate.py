@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """alternate.py: compare builds of bench/one_op on a noisy machine.
 
 Usage: bench/alternate.py K BIN [BIN ...] -- "FMT MODE OP" ["FMT MODE OP" ...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* b_emu.c: speed of the emulator core. ns per element of scalar
  * fpemu_add/mul/fma/div/sqrt (flags on, as always) on f16, bf16, e4m3, e5m2
  * and f32 in rne, rtz and sr, and sr with the caller's bits (mode "sr call":

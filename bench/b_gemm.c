@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* b_gemm.c: speed of the emulated GEMM (emu/gemm.h) for each tensor-core
  * preset at M = N = K = 512 (and 2048 for the two target presets: h100
  * e4m3 with per-tensor scaling and a100 f16), next to a native f32 GEMM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* b_ref.c: speed of the MPFR reference (ref_op), one thread: ns per case
  * and cases/s of add, mul, fma, div, sqrt on f16, bf16, e4m3, f32, f64 and
  * of conversions from f32, in rne (plus rna and rto, which take MPFR's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* b_train.c: training steps per second of every precision policy next to
  * 32-true (the baseline, measured in the same run), on mlp-digits and
  * tiny-transformer. Targets (issue 5): bf16-mixed and 16-mixed step time

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # instr.sh FORMAT MODE OP: instructions per scalar call, counted by callgrind
 # (deterministic, unlike timings on a shared machine): the difference
 # between 60 and 20 passes of bench/one_op over 4096 operands, so setup

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* one_op.c: one scalar operation in a loop, for instruction counts
  * (bench/instr.sh runs it under callgrind; timings on a shared VM are too
  * noisy to compare small changes, instructions per call are not).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr_floor.c: what a scalar sr call costs before it does any arithmetic.
  * Usage: sr_floor [PASSES]   (build: make build/bench/sr_floor)
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h: the subcommands of bin/fpemu and helpers they share. Each
  * subcommand is `int cmd_NAME(int argc, char **argv)` (argv[0] is the
  * subcommand name) returning the exit status: 0 success, 1 a verification

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_check.c: `fpemu check`, the differential checker: emu/ against the
  * MPFR reference (ref/), exhaustive, structured or random, sharded and
  * threaded. The engine is ref/check.c; this file parses options, reports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_drift.c: `fpemu drift BASELINE RESULTS`, the numeric regression gate.
  *
  * Every regular file under BASELINE (a folder, or one file) is compared with

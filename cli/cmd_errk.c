@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_errk.c: `fpemu errk`, the error of tensor-core accumulation against
  * K (DESIGN.md section 11: Hopper fp8 accumulation error grows with K, about
  * 2% worst-case relative error near K = 4096 in DeepSeek-V3's report, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_formats.c: `fpemu formats`, the format catalogue (a table of every
  * registry format, or one format's details with example encodings), in
  * text, Markdown, HTML or CSV; and `--error-curve FMT`, the relative

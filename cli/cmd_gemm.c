@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_gemm.c: `fpemu gemm`: D = A x B (+ C) from .npy files through the
  * emulated low-precision GEMM (emu/gemm.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_mma.c: `fpemu mma` (one tensor-core dot product per line) and
  * `fpemu probe` (infer a model's parameters through the black-box probe).
  *

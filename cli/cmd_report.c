@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_report.c: `fpemu report`, the training section of the experiments
  * report, from run folders (`fpemu train --out DIR`).
  *

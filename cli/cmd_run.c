@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_run.c: `fpemu run` (operands in, complete lines out) and
  * `fpemu verify` (complete lines in, mismatches out), DESIGN.md section 5. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_train.c: `fpemu train`, a training run of the engine in
  * experiments/ written to a folder (metrics.csv, tensors.csv, eval.csv,
  * summary.json; checkpoint.bin every checkpoint_every steps). Every output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* csv.c: the CSV reader of csv.h. */
 #include "csv.h"
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* csv.h: a small CSV reader for the report and drift tools (the files that
  * `fpemu train`, `fpemu formats --csv` and the report sections write).
  * RFC 4180 quoting ("a,b" and "" inside quotes), a header line naming the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: bin/fpemu, git-style subcommands. */
 #include <stdio.h>
 #include <string.h>

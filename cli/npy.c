@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npy.c: NumPy .npy files (see npy.h). Format: "\x93NUMPY", major, minor,
  * header length (uint16 LE for v1, uint32 LE for v2/v3), then a Python dict
  * literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npy.h: a small reader/writer for NumPy .npy files (format versions 1, 2
  * and 3): little-endian f4 ('<f4'), f2 ('<f2'), u1 ('|u1') and u2 ('<u2'),
  * C or Fortran order, 1-D or 2-D. Errors name the file and what was wrong

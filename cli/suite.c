@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* suite.c: experiment definition files (suite.h). */
 #include "suite.h"
 #include <ctype.h>

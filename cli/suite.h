@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* suite.h: experiment definitions for `make experiments` and `fpemu report`.
  *
  * One text file per experiment (experiments/suite/NN-name.txt): which model,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vector.c: op names, options, line reading and field parsing for the
  * TestFloat-style vector interface (see vector.h). Hot path: one memchr per
  * line, a table-driven hex parse per field, one buffered write per line. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vector.h: TestFloat-style vector lines, shared by `fpemu run` and
  * `fpemu verify` (DESIGN.md section 5).
  *

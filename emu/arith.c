@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arith.c: correctly rounded add, sub, mul, div, sqrt, fma, min, max and
  * compare for every format.
  *

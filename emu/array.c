@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* array.c: whole-array encode, decode, fake-quantise and convert, with the
  * telemetry counters of DESIGN.md section 10. Element i of an encode,
  * round, convert or quantize array always takes SR draw (counter + i), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cast.c: the array fast paths of fpemu_encode_f32 and fpemu_round_f32
  * (array.c): f32 -> small formats in rne. Each computes exactly what the
  * generic conversion computes and hands every element it cannot do to it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* convert.c: conversion between any two formats, and to/from host
  * binary32/binary64. Decode exactly, then the one rounding step. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fast.c: fast paths. Each computes exactly what the generic path
  * (round.c) computes, for the common case only, and says "no" (returns
  * EMU_FAST_FAIL / 0) before touching the context otherwise, so a fallback

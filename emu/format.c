@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* format.c: the format registry, custom format specs, classification and
  * exact decoding. A format is a row of data; every operation is generic
  * over it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpemu.h: the public interface of libfpemu, a bit-exact emulator of
  * low-precision floating-point and integer formats.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.c: the emulated low-precision GEMM (gemm.h): quantisation per
  * scaling recipe, the MMA model over K (vectorised kernel or scalar model),
  * promotion and dequantisation, on pthreads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm.h: emulated low-precision GEMM, D = A x B (+ C), with f32 host
  * matrices in and out. The engine of emulated training.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm_internal.h: the vectorised GEMM kernel's interface, shared by
  * gemm.c and gemm_kernel.c only (not installed). */
 #ifndef FPEMU_GEMM_INTERNAL_H

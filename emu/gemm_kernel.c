@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm_kernel.c: the vectorised block-FMA kernel behind fpemu_gemm_f32.
  *
  * Exactness argument (why every instruction set gives the scalar model's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h: helpers shared by the files of libfpemu (not installed). */
 #ifndef FPEMU_INTERNAL_H
 #define FPEMU_INTERNAL_H

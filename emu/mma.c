@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mma.c: tensor-core (MMA) dot-product models: the block-FMA algorithm of
  * DESIGN.md section 7, the reference presets (exact, fma-seq, pairwise),
  * block-scaled inputs and integer MMA. Scalar and exact: every model

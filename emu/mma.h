@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mma.h: models of tensor-core (MMA) dot products, and the black-box probe
  * that infers such a model's parameters from outputs alone.
  *

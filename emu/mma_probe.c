@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mma_probe.c: infer a tensor core's accumulation parameters from dot
  * products alone (DESIGN.md section 7's probe vectors, after Fasi, Higham,
  * Mikaitis & Pranesh 2021 and Khattak & Mikaitis' block-FMA tests).

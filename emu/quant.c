@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* quant.c: integer quantisation with scale and zero point, and integer dot
  * products with exact accumulation. */
 #include <math.h>

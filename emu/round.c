@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* round.c: the one round-and-pack step every operation ends in (after
  * SoftFloat's s_roundPackTo*), the context, special results and the
  * stochastic-rounding stream. Semantics: DESIGN.md section 4, SEMANTICS.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaling.c: scale factors of the low-precision GEMM recipes (scaling.h).
  * Every step the frameworks do in f32 is an f32 operation here, in the
  * same order, so scales and quantised elements match bit for bit. */

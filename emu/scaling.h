@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaling.h: scale factors for low-precision GEMM inputs (DESIGN.md
  * section 8): per-tensor current scaling, the delayed-scaling state machine
  * (TransformerEngine DelayedScaling), MX block scales (OCP FLOOR and

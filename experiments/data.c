@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* data.c: the data sets. digits: experiments/data/digits.csv.gz (1797 rows of
  * 64 pixels 0..16 and a label; rows 0..1499 train, 1500..1796 eval), found
  * through $FPEMU_DATA (the file), $FPEMU_ROOT/experiments/data/, or

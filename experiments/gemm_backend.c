@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm_backend.c: the low-precision GEMM behind trn__gemm: emu's GEMM
  * (emu/gemm.h, fpemu_gemm_f32) with the tensor-core model of the preset `mma`
  * bound to the input formats (c = d = f32). The engine has already cast or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm_backend.h: the low-precision GEMM behind trn__gemm (one function, so
  * the engine has exactly one door to the tensor-core models of emu/). */
 #ifndef FPEMU_GEMM_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gemm_policy.c: every GEMM of the engine. trn__gemm is the one place a
  * matrix product is computed; the Linear layer wraps it with the policy's
  * casts and scaling recipe (DESIGN.md sections 8 and 9).

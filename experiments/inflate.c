@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inflate.c: a small gzip (RFC 1952) / deflate (RFC 1951) decoder, so the
  * engine reads experiments/data/digits.csv.gz without linking zlib. Follows
  * the structure of Mark Adler's puff.c: canonical Huffman tables decoded one

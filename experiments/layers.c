@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layers.c: the layers' arithmetic, as forward/backward pairs in the style
  * of llm.c (shapes in comments). Kernels compute in f64; the model code
  * rounds their results to each tensor's format (the policy), so a kernel is

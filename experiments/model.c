@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.c: the three models, forward and backward with the policy's
  * formats (DESIGN.md section 9, autocast op classes):
  *   - GEMM-like ops (Linear, attention bmm) produce `lo` (the autocast type);

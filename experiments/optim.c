@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* optim.c: the optimisers with PyTorch's semantics (torch.optim.AdamW and
  * SGD, single-tensor form), the GradScaler's unscale, the MS-AMP fp8
  * gradient and moment casts. Each update is computed in f64 from the stored

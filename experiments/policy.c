@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* policy.c: the precision policies (DESIGN.md section 9) and the settings
  * table (names as the frameworks spell them). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c: a training run: open, step, evaluate, telemetry rows, checkpoint
  * state. */
 #include <float.h>

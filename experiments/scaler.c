@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scaler.c: torch.amp.GradScaler's update rule, exactly (DESIGN.md section 9;
  * aten/src/ATen/native/cuda/AmpKernels.cu, _amp_update_scale_cuda_kernel):
  * the scale is an f32; the products scale*backoff and scale*growth are

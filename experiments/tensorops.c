@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensorops.c: every change of format of an engine tensor, with telemetry
  * (DESIGN.md section 10). Tensors are f64 arrays holding values of their
  * format; a cast to a low-precision format goes through emu's array API

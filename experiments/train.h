@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train.h: the mixed-precision training engine (libfpemutrain.a).
  *
  * A run = a model, a precision policy (DESIGN.md section 9, Lightning's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* train_internal.h: shared between the engine's files (not installed). */
 #ifndef FPEMU_TRAIN_INTERNAL_H
 #define FPEMU_TRAIN_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_args.c: command-line arguments. The input is NUL-separated
  * arguments; the first byte picks the parser: `fpemu run` / `fpemu verify`
  * options (vec_parse_args), `fpemu formats` (cmd_formats, output to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_common.h: helpers shared by the libFuzzer targets in fuzz/. */
 #ifndef FPEMU_FUZZ_COMMON_H
 #define FPEMU_FUZZ_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_config.c: `fpemu train --config FILE` (the `key = value` reader of
  * cli/cmd_train.c, included here to reach its static functions) and the
  * settings it feeds (trn_settings_init / trn_settings_set / _check of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_csv.c: the CSV reader (cli/csv.c) of `fpemu report` and `fpemu
  * drift` (metrics, eval, tensors, baselines). Checks: no crash, a rejected
  * file has a message, an accepted one is rectangular, and csv_num agrees

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_ctx.c: every public scalar and array call of emu/ with a context
  * and operands straight from the input: any rounding mode, NaN policy and
  * sr_bits value (out-of-range ones included), any policy switches, seed,

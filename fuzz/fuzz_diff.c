@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_diff.c: differential fuzzing of the emulator (emu/) against the MPFR
  * reference (ref/ref.h). Each input is a sequence of 32-byte records:
  *   byte 0: format, byte 1: source format (conversions), byte 2: op,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_format.c: format spec strings (fpemu_format_get: names, aliases,
  * eXmY[fn|fnuz], binary8pP[e|f], custom:k=v,...). A spec that parses must
  * give a consistent descriptor: decoding every code (or a sample) must not

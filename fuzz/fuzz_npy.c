@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_npy.c: the .npy reader of `fpemu gemm` (cli/npy.c): magic, version,
  * header dict, dtype, shape, order, data length. Checks: no crash, a
  * rejection has a message, an accepted array has rows x cols = n elements

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_state.c: the training state inside checkpoint.bin (trn_state_load:
  * settings lines, then binary parameters, optimiser, scaler and amax
  * histories) and the gzip decoder the data loader uses (trn_gunzip). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_vector.c: the vector lines of `fpemu run` / `fpemu verify`. The first
  * input line is the op name (vec_op_parse: FMT_add, SRC_to_DST, ...), the
  * rest are vector lines read through the same buffered reader the commands

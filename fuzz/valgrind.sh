@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz/valgrind.sh (make valgrind-check): every subcommand of bin/fpemu on
 # small sample inputs, good and bad, under valgrind memcheck. A case fails
 # on any memcheck error (invalid read/write, uninitialised value used,

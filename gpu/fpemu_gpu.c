@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpemu_gpu.c: bin/fpemu-gpu, the GPU side of fpemu.
  *
  *   fpemu-gpu info       the device, its compute capability, driver and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_rt.h: the CUDA side of bin/fpemu-gpu as plain C functions
  * (implemented in gpu/kernels.cu, the only file nvcc compiles). The host
  * harness hands over operand images already packed in the hardware's

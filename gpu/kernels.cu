@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // kernels.cu: the device kernels of bin/fpemu-gpu (inline PTX) and the thin
 // C API of gpu_rt.h around them. Operands arrive as images already laid out
 // for the hardware (gpu/host/layout.c does all the lane arithmetic), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kinds.h: the instruction kinds gpu/ runs, numbered the same way on both
  * sides of the host/device boundary (plain C: included by the CUDA file and
  * by the host harness). The table that describes each kind (shapes,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/experiments.mk: `make experiments`, the report in reports/latest/.
 #
 # ---- Contract for report sections (each issue adds its own) -----------------

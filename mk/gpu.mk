@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/gpu.mk: bin/fpemu-gpu (CUDA kernels in gpu/kernels.cu + the host
 # harness in gpu/host/*.c and gpu/fpemu_gpu.c), the harness library the CPU
 # tests link (plain C, no nvcc needed), and the SASS check.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/harden.mk: hardening (sanitizers, fuzzing, valgrind, long
 # determinism/resume runs). Nothing here runs in plain `make test` except
 # the tests/t_badinput*.sh, t_resume*.sh and t_determinism*.sh scripts

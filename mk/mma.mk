@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/mma.mk: targets of the tensor-core models and GEMM (owner: mma).
 
 # ---- section: errk (tensor-core accumulation error against K) ---------------

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/oracle.mk: bin/fpemu against the spec oracle, ref/spec_oracle/ (an exact
 # Python reference written from DESIGN.md's text, sharing no code with emu/
 # or ref/; Python 3 standard library only).

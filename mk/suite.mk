@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/suite.mk: the training experiments of `make experiments` (section
 # "training"), `make experiments-full`, and the numeric drift gate
 # (`make drift`, `make baseline`). reports/README.md has the details.

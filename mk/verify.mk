@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/verify.mk: the emulator checked against the MPFR reference (owner: ref).
 #
 #   make verify        minutes: every <= 8-bit format exhaustively (every op,

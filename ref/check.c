@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c: the differential checker (see check.h). Plans (which cases),
  * case generation (exhaustive, structured, random), and the threaded run. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.h: the differential checker behind `fpemu check`. It enumerates
  * cases (exhaustive, structured TestFloat-style grids, seeded random), runs
  * a device under test (emu/ by default) and the MPFR reference (ref.h) on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ref.c: the MPFR reference for every scalar operation (see ref.h for the
  * recipe). Semantics: DESIGN.md section 4 and emu/SEMANTICS.md. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ref.h: the MPFR reference, an implementation of every scalar operation of
  * the emulator (add, sub, mul, div, sqrt, fma, conversion between any two
  * formats) that shares no rounding code with emu/. It reads the format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ref_dot.c: exact dot products on MPFR (see ref_dot.h). */
 #include <limits.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ref_dot.h: exact dot products on MPFR, independent of emu/'s rounding.
  *
  * d = c + sum_{i<k} a[i]*b[i] is computed exactly (MPFR at a precision

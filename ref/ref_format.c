@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ref_format.c: the reference's own reading of a format descriptor, and its
  * own decoder. Nothing here calls emu/ code: the descriptor is data. */
 #include <math.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # verify_full.sh: `make verify-full`, the long exhaustive runs of fpemu check
 # (hours on 2 cores). Usage:
 #   verify_full.sh FPEMU SHARD THREADS [PART...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """xcheck.py: bin/fpemu against two references outside this repository,
 ml_dtypes (JAX's float8/6/4, bfloat16 and e8m0 types) and NumPy (float16),
 in round-to-nearest-even, the one mode they have; and min/max/compare

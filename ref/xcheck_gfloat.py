@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """xcheck_gfloat.py: bin/fpemu's conversions against Graphcore's gfloat
 (https://github.com/graphcore-research/gfloat), a reference outside this
 repository that has what ml_dtypes lacks: every rounding mode, saturation,

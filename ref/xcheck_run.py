@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """xcheck_run.py: running bin/fpemu over vectors, for ref/xcheck.py and
 ref/xcheck_gfloat.py (the references outside this repository)."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # assemble.sh REPORT_DIR SECTION...: build REPORT_DIR/index.html and
 # REPORT_DIR/summary.md from each REPORT_DIR/SECTION/fragment.html and
 # fragment.md, in the order given (mk/experiments.mk has the contract).

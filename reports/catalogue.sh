@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # catalogue.sh FPEMU OUTDIR: the "catalogue" section of the report
 # (mk/experiments.mk): the format table (catalogue.md, catalogue.html,
 # formats.csv) and, per format, the relative rounding error

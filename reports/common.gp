@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # common.gp: settings shared by the report's plots (loaded by each script).
 # Series colours: the baseline (series 1) black, then a palette that stays
 # readable in print; dash types repeat every 4 series.

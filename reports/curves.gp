@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # curves.gp: several series against the step, one column each, from a
 # whitespace-separated file (column 1 the step, "?" missing, NaN a gap).
 # gnuplot -e "out='loss'; file='loss.dat'; names='fp32 f16'; ttl='...'; yl='...'; logy=1; zero=0; pts=0" curves.gp

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # errk.sh FPEMU OUTDIR: the "errk" section of the report (mk/mma.mk):
 # relative error of tensor-core dot products against K, from `fpemu errk`
 # (errk.csv), plotted log-log per input distribution (errk_normal and

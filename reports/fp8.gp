@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fp8.gp: amax and scale histories of one layer's fp8 tensors over steps
 # (two panels). The file has the step, then for each class its amax and
 # its scale.

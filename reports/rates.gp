@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # rates.gp: overflow and underflow fractions per tensor class over steps,
 # log scale. The file has the step, then for each class its underflow and
 # overflow fractions (zeros written as "?": a log axis cannot show them).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scale.gp: the loss scale over steps for each run with a loss scaler,
 # log2 axis, with the skipped steps (inf/NaN gradients) marked by crosses.
 # The file has the step, then for each run its scale and a column holding

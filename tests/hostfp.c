@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostfp.c: one operation on the host FPU with its flags (hostfp.h). The
  * operands and results pass through volatile variables so the compiler
  * neither folds nor reorders them across the fenv calls. */

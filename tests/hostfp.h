@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostfp.h: one operation on the host FPU, with its IEEE flags, for the
  * tests that compare an implementation against the hardware (t_emu_host,
  * t_ref_host). */

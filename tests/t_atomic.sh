@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_atomic.sh: crash-safe outputs. Every file fpemu writes appears whole or
 # not at all. Writes are made to fail part-way with a file size limit
 # (`ulimit -f`, SIGXFSZ ignored, so write() fails with EFBIG as on a full

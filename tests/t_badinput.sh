@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_badinput.sh: bad input to every subcommand of bin/fpemu ($FPEMU_BIN).
 # Each case must exit 2 (bad input) within a time limit, never crash (no
 # signal, no sanitizer report), print a message naming the input (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_badinput_fuzz.sh: replays the fuzzers' findings through bin/fpemu, so
 # they stay fixed without clang: every line of fuzz/regress/vectors.txt
 # (OP [OPTIONS] | complete vector line with the MPFR reference's answer |

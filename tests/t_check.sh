@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_check.sh: `fpemu check` itself: passes on the emulator, catches planted
 # faults (the --inject-bug test hook: ties-away instead of ties-to-even, a
 # dropped underflow flag) with exit status 1 and replayable lines that

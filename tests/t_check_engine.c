@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_check_engine.c: the checker's engine (ref/check.h) on a device under
  * test written here, independently and deliberately wrong: an e5m2 multiply
  * that rounds ties away from zero and flushes subnormal results to zero.

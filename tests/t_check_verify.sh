@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_check_verify.sh: `make verify` as a TAP test: the emulator against the
 # MPFR reference (fpemu check). Every <= 8-bit format exhaustively in every
 # mode, sr included (sat and not, both tininess settings where tininess can matter, ftz

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_cli.sh: `fpemu formats`, `fpemu run` and `fpemu verify` through the real
 # binary ($FPEMU_BIN, exported by the Makefile): known vector lines, option
 # spellings, every kind of bad input (exit 2, message naming the line), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_cli_report.sh: reports/assemble.sh, the `make experiments` report
 # assembler: sections in the order given, relative links in fragments
 # prefixed with the section folder (absolute URLs and #anchors untouched),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_determinism.sh: the same seed gives byte-identical outputs across thread
 # counts and repeated runs, for `fpemu check`, `fpemu mma`, `fpemu gemm`,
 # `fpemu errk` and `fpemu train` (summary.json compared without its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_drift.sh: `fpemu drift`, the numeric regression gate, on the committed
 # fixture runs (tests/fixtures/report/, no training needed): identical data
 # passes; a change beyond its band fails and names the file, column and step;

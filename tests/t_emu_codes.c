@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_codes.c: bits of a code outside the format's field (above its
  * width, or in tf32's padding) are ignored by every operation: each
  * scalar call (add, sub, mul, div, sqrt, fma, min, max, min_num,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_fast.c: the fast paths against the generic path, bit for bit with
  * flags, in every rounding mode (sr included: both take one draw per
  * rounding). Three layers meet here:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_host.c: f32 and f64 arithmetic against the host FPU, an IEEE 754
  * implementation no one on this project wrote: add, sub, mul, div, sqrt,
  * fma in the four IEEE modes, results and flags (with the host's tininess

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_oracle.c: every <= 8-bit format, every pair (add, sub, mul, div),
  * every input (sqrt, conversion to every other small format), every
  * rounding mode but sr, sat on/off, tininess before/after, ftz: compared

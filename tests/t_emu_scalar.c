@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_scalar.c: the scalar entry points of the registry formats (their
  * specialised paths in emu/fast.c, at each instruction-set level, and the
  * result tables of the 8-bit formats in emu/arith.c) against the generic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_special.c: special values of every operation and format: signed
  * zeros, infinities, NaNs, boundaries, overflow in every mode, e4m3's
  * 464/480 cases, fnuz's missing -0, flags; the format registry and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_emu_sr.c: stochastic rounding (reproducible from the seed, unbiased on
  * average, probability frac with R random bits, independent of how an
  * array is split across threads, caller-supplied draws), the draw itself

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_gemm.c: the emulated GEMM agrees bit for bit with a direct scalar loop
  * over the same model: for every scaling recipe and several presets, with
  * and without C, transposed operands, thread counts 1..3, the vectorised

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_gpu_cli.sh: bin/fpemu-gpu's command line on a machine without a GPU:
 # usage errors, `info` without a device, and whole validate/probe runs
 # against --fake (an emu model behind the GPU interface; never a GPU result).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_gpu_device.sh: on a machine with a CUDA device, run every applicable
 # kernel through `fpemu-gpu validate` and `fpemu-gpu probe` (small sizes)
 # and check the report is complete. Mismatches against the emu model are

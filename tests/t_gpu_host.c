@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_gpu_host.c: the host side of the GPU harness, on the CPU: the kind
  * table, the lane/register and shared-memory layouts against the PTX ISA
  * formulas (restated here independently), input generation, and a whole

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_gpu_replay.sh: the H100's recorded outputs (reports/gpu/*.rec.xz, from
 # `fpemu-gpu validate --record` on the device) replayed against the current
 # emu models, on any machine: every instruction kind must still agree bit

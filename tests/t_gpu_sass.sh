@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_gpu_sass.sh: every kernel of bin/fpemu-gpu uses the unit it claims. For
 # each kernel and each cubin (sm_80, sm_89, sm_90a), the SASS from
 # `cuobjdump -sass` must contain the instruction `fpemu-gpu kinds` names

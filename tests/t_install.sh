@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_install.sh: `make install` into a staging DESTDIR, then use it as a user
 # would: a program and a shared object (a plugin) built only through
 # pkg-config against the installed headers (fpemu.h, fpemu/gemm.h) and

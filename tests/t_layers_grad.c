@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_layers_grad.c: gradient checks in f64 (central finite differences) for
  * every layer of the training engine, then for whole models under 64-true
  * (Linear, attention, embedding, residual adds as the models use them). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mma.c: the tensor-core models against the published probe results
  * (Fasi, Higham, Mikaitis & Pranesh 2021, V100/T4/A100; Khattak &
  * Mikaitis' block-FMA tests for A30/A100; the DESIGN.md section 7 table for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mma_bigk.c: MMA dot products far longer than memory would hold, against
  * the exact sum computed in integers.
  *

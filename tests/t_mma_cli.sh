@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_mma_cli.sh: `fpemu mma`, `fpemu probe` and `fpemu gemm` through the real
 # binary: known lines (Fasi et al. vectors), integer MMA, promotion, the
 # probe's key=value report, GEMM on .npy files (values, codes, Fortran

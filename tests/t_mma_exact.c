@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_mma_exact.c: the reference MMA presets against the MPFR reference.
  *   exact    == ref_dot (exact sum on MPFR, one MPFR rounding), random
  *               inputs of several distributions, formats, outputs and modes;

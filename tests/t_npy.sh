@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_npy.sh: the .npy reader behind `fpemu gemm` (cli/npy.c) on bad input:
 # wrong magic, bad header, unsupported dtype or version, 0-d/3-d shapes,
 # truncated or trailing data, shape mismatch: exit 2, a message naming the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_policy.c: every precision policy keeps its tensors in the formats it
  * promises (parameters, master weights, optimiser state, GEMM inputs per the
  * telemetry), and a short run of every policy learns. */

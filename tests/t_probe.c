@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_probe.c: the black-box probe recovers every preset's own parameters
  * exactly (for every input format the preset supports, f32 and f16
  * outputs), and parameters changed through options; it names the matching

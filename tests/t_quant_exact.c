@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_quant_exact.c: fpemu_quantize against exact rational arithmetic (GMP's
  * mpq, no floating point): q = clamp(round(x / scale) + zero_point) in the
  * six deterministic modes and in sr (DESIGN.md: up, away from zero, iff

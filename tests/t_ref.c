@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_ref.c: the MPFR reference on hand-worked cases (DESIGN.md section 4,
  * emu/SEMANTICS.md): every expected result and flag set below was derived
  * by hand from the specification, not taken from emu/ or from ref/ itself. */

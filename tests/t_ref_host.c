@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_ref_host.c: the MPFR reference against the host's IEEE 754 hardware, an
  * implementation no one on this project wrote: f32 and f64 add, sub, mul,
  * div, sqrt, fma and f64 -> f32 in the four IEEE modes, results and flags

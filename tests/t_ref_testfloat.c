@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_ref_testfloat.c: the MPFR reference against Berkeley TestFloat 3's
  * vectors (level 1, tininess after rounding), an implementation no one on
  * this project wrote: f16 add, mul, div, sqrt in rne and rtz, f32 -> f16

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_report.sh: `fpemu report` on the committed fixture runs
 # (tests/fixtures/report/demo: three short runs of mlp-digits written by
 # `fpemu train`, no training needed): every plot (PNG and SVG) and page is

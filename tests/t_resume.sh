@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_resume.sh: kill-and-resume. A training run (`fpemu train`, checkpoints
 # every few steps) is killed with SIGKILL at a random moment, then resumed
 # with `--resume DIR` (or started again if it died before its first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_scaler.c: torch.amp.GradScaler's rules, exactly: a scripted run of
  * skips, halvings and doublings, first on the scaler alone, then through
  * the engine with inf gradients injected at chosen steps. */

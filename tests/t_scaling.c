@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_scaling.c: scale rules bit for bit on hand-computed cases: MX FLOOR
  * (OCP) and RCEIL (TE/cuBLAS) e8m0 scales and the element casts they
  * imply, NVFP4 tensor/block scales and e2m1 elements, per-tensor current

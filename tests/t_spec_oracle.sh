@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_spec_oracle.sh: bin/fpemu against the spec oracle (ref/spec_oracle/), an
 # exact Python reference written from DESIGN.md's text that shares no code
 # with emu/ or ref/ (C):

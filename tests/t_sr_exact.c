@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_sr_exact.c: stochastic rounding decides on the exact fraction (DESIGN.md
  * section 4: the upper neighbour, by magnitude, iff r < frac x 2^R), checked
  * with MPFR and the caller's draws on either side of every case's decision.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_train.c: `fpemu train` end to end: byte-identical reruns whatever the
  * thread count, checkpoint + --resume equal to an uninterrupted run, and
  * bad input (unknown model/policy/key, wrong type or range, bad config,

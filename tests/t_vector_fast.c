@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t_vector_fast.c: the registry's hot formats (f16, bf16, f32, e5m2, e4m3),
  * which take specialised fast paths, against custom copies of the same
  * formats (e5m10, e8m7, ...), which take the generic path: every scalar op

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # t_xcheck.sh: bin/fpemu against references outside this repository, the
 # quick forms of
 #   1-3  ref/xcheck.py: ml_dtypes and NumPy in rne (every format they share:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tap.c: see tap.h. */
 #include "tap.h"
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tap.h: a small TAP producer for fpemu's test programs (after rra's
  * c-tap-harness and git's unit-test library). Checks print both sides on
  * failure, with the file and line of the call. */

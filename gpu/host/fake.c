@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fake.c: a stand-in "device" that answers through the same image
  * interface as the GPU, computing with an emu reference. It exercises the
  * whole harness (packing, unpacking, comparison, report) on machines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen.c: inputs for the validation harness (see gen.h). Everything is a
  * pure function of (seed, kind, distribution, tile), using only exact
  * double arithmetic (no libm), so a run replays bit for bit. */

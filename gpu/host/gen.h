@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen.h: the inputs the validation harness feeds every kind: random tiles
  * from several distributions (deterministic in the seed), the probe
  * vectors of DESIGN.md section 7 as fixed cases, and adversarial cases

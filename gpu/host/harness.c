@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.c: run kinds on a backend, compare every output bit with the
  * emu/ reference, collect replayable mismatch lines (see harness.h). */
 #include <errno.h>

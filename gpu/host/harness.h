@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.h: bit-exact validation of a "device" (the GPU, or any stand-in
  * with the same interface) against the emu/ models, the report it writes,
  * and the adapter that lets emu's fpemu_mma_probe drive the device.

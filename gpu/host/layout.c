@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.c: the table of instruction kinds and the lane/register/shared
  * memory layouts of their operands (see layout.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout.h: the instruction kinds gpu/ runs and where each matrix element
  * lives in the registers (mma.sync) or shared memory (wgmma) of the
  * hardware. Plain C, no CUDA: the harness packs matrices into "images" that

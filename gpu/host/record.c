@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.c: a recording of a device's answers, and a backend that replays
  * it.
  *

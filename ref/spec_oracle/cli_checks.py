@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """cli_checks.py: fpemu's vector interface (DESIGN.md section 5) against its text.
 
 Part of the spec oracle (see oracle.py): written from the design document and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """compare.py: fpemu's `run` against the spec oracle (oracle.py), vector by vector.
 
 oracle.py is an exact reference written from the text of the design document

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """oracle.py: an exact reference for fpemu's scalar arithmetic ("spec oracle").
 
 Written from the text of the design document (DESIGN.md sections 3-5: the

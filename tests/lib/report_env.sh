@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib/report_env.sh: sourced by the report/drift/atomic shell tests.
 # Sets HERE, ROOT, BIN (the fpemu under test) and FIX (the report
 # fixtures), and skips the whole test when fpemu is not built.

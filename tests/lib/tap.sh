@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/lib/tap.sh: TAP output for the shell tests that source it.
 # pass DESC / fail DESC [DETAIL...] / skip DESC number the test lines (fail
 # prints each DETAIL, 20 lines at most, as # comments); tap_end prints the
