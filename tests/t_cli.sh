@@ -3,13 +3,13 @@
 # t_cli.sh: `fpemu formats`, `fpemu run` and `fpemu verify` through the real
 # binary ($FPEMU_BIN, exported by the Makefile): known vector lines, option
 # spellings, every kind of bad input (exit 2, message naming the line), and
-# verify against Berkeley TestFloat's vectors in ../shared/testfloat when
-# they are there (SKIP otherwise). Prints TAP.
+# verify against Berkeley TestFloat's vectors in tests/data/testfloat (a
+# missing file fails). Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
 BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; exit 0; fi
+if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make bin/fpemu) (make test builds it; make deps installs the tools)"; exit 1; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_cli.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
@@ -70,7 +70,7 @@ run_is f16_mul "0401 3800" "0401 3800 0200 03"                  # inexact subnor
 run_is f16_mul "0401 3800" "0401 3800 0000 03" --ftz
 run_is f16_add "0001 0000" "0001 0000 0001 00"
 run_is f16_add "0001 0000" "0001 0000 0000 00" --daz
-# e4m3 (DESIGN.md section 4): 464 ties to 448; 480 overflows to NaN, or 448 with --sat
+# e4m3 (OCP 8-bit FP spec rev 1.0; docs/semantics.md): 464 ties to 448; 480 overflows to NaN, or 448 with --sat
 run_is f32_to_e4m3 "43E80000" "43E80000 7E 01"
 run_is f32_to_e4m3 "43F00000" "43F00000 7F 05"
 run_is f32_to_e4m3 "43F00000" "43F00000 7E 05" --sat
@@ -261,7 +261,7 @@ bad_usage verify f16_add --max-print many
 missing=""
 for f in f64 f32 tf32 f16 bf16 e5m2 e4m3 e4m3fnuz e5m2fnuz e3m2 e2m3 e2m1 e8m0; do
     grep -q "^$f " "$TMP/fmt" || missing="$missing $f"; done
-if [ "$rc" = 0 ] && [ -z "$missing" ]; then pass "formats lists every DESIGN.md format"; else fail "formats table" "exit $rc, missing:$missing"; fi
+if [ "$rc" = 0 ] && [ -z "$missing" ]; then pass "formats lists every docs/formats.md format"; else fail "formats table" "exit $rc, missing:$missing"; fi
 row=$(grep '^e4m3 ' "$TMP/fmt" | tr -s ' ')
 if [[ "$row" == "e4m3 8 4 3 7 448 2^-6 2^-9 none 7F FF yes"* ]]; then pass "formats: e4m3 row"; else fail "formats: e4m3 row" "got: $row"; fi
 row=$(grep '^f16 ' "$TMP/fmt" | tr -s ' ')
@@ -306,40 +306,37 @@ chk=$(awk '!/^#/ { n++; x=$1;
 if [ "$rc" = 0 ] && [ "$chk" = "2000 0" ]; then pass "formats --error-curve e4m3: bounds, underflow, overflow, saturation"
 else fail "formats --error-curve e4m3" "exit $rc, points and violations: $chk"; fi
 
-# ---- Berkeley TestFloat vectors (../shared/testfloat) ---------------------------------
-TF=$ROOT/../shared/testfloat
-files=$(ls "$TF"/*.txt.gz 2>/dev/null)
-if [ -z "$files" ]; then
-    skip "TestFloat vectors not found in $TF"
-else
-    for f in $files; do
-        base=$(basename "$f" _L1.txt.gz)
-        op=${base%_r*}; mode=-r${base##*_r}
-        out=$(gzip -dc "$f" | "$BIN" verify "$op" "$mode" 2>&1); rc=$?
-        if [ "$rc" = 0 ]; then pass "TestFloat $base: $(tail -1 <<<"$out")"
-        else fail "TestFloat $base (fpemu verify $op $mode)" "exit $rc" "$(head -5 <<<"$out")"; fi
-    done
-    f=$TF/f16_add_rnear_even_L1.txt.gz
-    if [ -f "$f" ]; then
-        gzip -dc "$f" >"$TMP/tf"
-        # A copy with one changed result (line 3), and one with one changed flag (line 5).
-        awk 'NR == 3 { $3 = ($3 == "0000" ? "0001" : "0000") } { print }' "$TMP/tf" >"$TMP/tf_res"
-        awk 'NR == 5 { $4 = ($4 == "00" ? "01" : "00") } { print }' "$TMP/tf" >"$TMP/tf_flag"
-        "$BIN" verify f16_add -rnear_even <"$TMP/tf_res" >"$TMP/out"; rc=$?
-        if [ "$rc" = 1 ] && grep -q "^line 3: " "$TMP/out" && grep -q " 1 mismatches$" "$TMP/out"
-        then pass "TestFloat copy with one changed result fails at line 3"; else fail "changed result" "exit $rc: $(head -3 "$TMP/out")"; fi
-        "$BIN" verify f16_add -rnear_even <"$TMP/tf_flag" >"$TMP/out"; rc=$?
-        if [ "$rc" = 1 ] && grep -q "^line 5: " "$TMP/out" && grep -q " 1 mismatches$" "$TMP/out"
-        then pass "TestFloat copy with one changed flag fails at line 5"; else fail "changed flag" "exit $rc: $(head -3 "$TMP/out")"; fi
-        # run recomputes the complete lines; only NaN encodings may differ
-        # (TestFloat's reference delivers x86's FE00, fpemu the canonical 7E00).
-        "$BIN" run f16_add -rnear_even <"$TMP/tf" >"$TMP/regen"; rc=$?
-        diffs=$(paste -d' ' "$TMP/tf" "$TMP/regen" | awk '$1 != $5 || $2 != $6 || $4 != $8 { bad++ }
-            $3 != $7 && !($3 ~ /^[7F][C-F]/ && $3 !~ /^[7F]C00$/ && $7 ~ /^[7F][C-F]/ && $7 !~ /^[7F]C00$/) { bad++ }
-            END { print NR, bad + 0 }')
-        if [ "$rc" = 0 ] && [ "$diffs" = "$(wc -l <"$TMP/tf") 0" ]; then pass "run recomputes TestFloat's f16_add lines"
-        else fail "run recomputes TestFloat's f16_add lines" "exit $rc, lines and differences: $diffs"; fi
-    fi
+# ---- Berkeley TestFloat vectors (tests/data/testfloat) ---------------------------------
+TF=${FPEMU_TESTFLOAT:-$ROOT/tests/data/testfloat}
+for base in f16_add_rnear_even f16_add_rminMag f16_mul_rnear_even f16_mul_rminMag f16_div_rnear_even \
+    f16_div_rminMag f16_sqrt_rnear_even f16_sqrt_rminMag f32_to_f16_rnear_even f32_to_bf16_rnear_even; do
+    f=$TF/${base}_L1.txt.gz
+    op=${base%_r*}; mode=-r${base##*_r}
+    if [ ! -f "$f" ]; then fail "TestFloat $base: $f is missing (the vectors ship in tests/data/testfloat)"; continue; fi
+    out=$(gzip -dc "$f" | "$BIN" verify "$op" "$mode" 2>&1); rc=$?
+    if [ "$rc" = 0 ]; then pass "TestFloat $base: $(tail -1 <<<"$out")"
+    else fail "TestFloat $base (fpemu verify $op $mode)" "exit $rc" "$(head -5 <<<"$out")"; fi
+done
+f=$TF/f16_add_rnear_even_L1.txt.gz
+if [ -f "$f" ]; then
+    gzip -dc "$f" >"$TMP/tf"
+    # A copy with one changed result (line 3), and one with one changed flag (line 5).
+    awk 'NR == 3 { $3 = ($3 == "0000" ? "0001" : "0000") } { print }' "$TMP/tf" >"$TMP/tf_res"
+    awk 'NR == 5 { $4 = ($4 == "00" ? "01" : "00") } { print }' "$TMP/tf" >"$TMP/tf_flag"
+    "$BIN" verify f16_add -rnear_even <"$TMP/tf_res" >"$TMP/out"; rc=$?
+    if [ "$rc" = 1 ] && grep -q "^line 3: " "$TMP/out" && grep -q " 1 mismatches$" "$TMP/out"
+    then pass "TestFloat copy with one changed result fails at line 3"; else fail "changed result" "exit $rc: $(head -3 "$TMP/out")"; fi
+    "$BIN" verify f16_add -rnear_even <"$TMP/tf_flag" >"$TMP/out"; rc=$?
+    if [ "$rc" = 1 ] && grep -q "^line 5: " "$TMP/out" && grep -q " 1 mismatches$" "$TMP/out"
+    then pass "TestFloat copy with one changed flag fails at line 5"; else fail "changed flag" "exit $rc: $(head -3 "$TMP/out")"; fi
+    # run recomputes the complete lines; only NaN encodings may differ
+    # (TestFloat's reference delivers x86's FE00, fpemu the canonical 7E00).
+    "$BIN" run f16_add -rnear_even <"$TMP/tf" >"$TMP/regen"; rc=$?
+    diffs=$(paste -d' ' "$TMP/tf" "$TMP/regen" | awk '$1 != $5 || $2 != $6 || $4 != $8 { bad++ }
+        $3 != $7 && !($3 ~ /^[7F][C-F]/ && $3 !~ /^[7F]C00$/ && $7 ~ /^[7F][C-F]/ && $7 !~ /^[7F]C00$/) { bad++ }
+        END { print NR, bad + 0 }')
+    if [ "$rc" = 0 ] && [ "$diffs" = "$(wc -l <"$TMP/tf") 0" ]; then pass "run recomputes TestFloat's f16_add lines"
+    else fail "run recomputes TestFloat's f16_add lines" "exit $rc, lines and differences: $diffs"; fi
 fi
 
 tap_end
