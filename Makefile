@@ -2,8 +2,9 @@
 # fpemu: build, test, bench, install.  `make V=1` shows full commands.
 #
 # Folders and what they build (experiments/, gpu/, ref/ and reports/ have a README;
-# emu/SEMANTICS.md holds the arithmetic's decisions):
-#   emu/          -> build/libfpemu.a       (the emulator library, libc only)
+# docs/semantics.md holds the arithmetic's decisions, docs/install.md the targets):
+#   emu/          -> build/libfpemu.a, build/libfpemu.so.VERSION
+#                                           (the emulator library, libc only)
 #   ref/          -> build/libfpemuref.a    (MPFR reference and checker)
 #   experiments/  -> build/libfpemutrain.a  (training engine)
 #   cli/          -> bin/fpemu              (the program, git-style subcommands)
@@ -13,6 +14,16 @@
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/fpemu
+DOCDIR ?= $(PREFIX)/share/doc/fpemu
+# The one version source is FPEMU_VERSION in emu/fpemu.h; the program, the
+# shared library's name and soname, fpemu.pc and CHANGELOG.md's newest
+# entry (checked by tests/t_install.sh) follow it.
+VERSION := $(shell sed -n 's/^\#define FPEMU_VERSION "\(.*\)"/\1/p' emu/fpemu.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 CC ?= cc
 # Bit-reproducibility is part of the result: no contraction into fma, no
 # fast-math, no -march=native in anything whose results are compared.
@@ -20,7 +31,8 @@ OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 FPEMU_CFLAGS = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
   -ffp-contract=off -fno-fast-math -pthread -Iemu -Iref -Iexperiments -Icli -MMD -MP
-LDLIBS_ALL = -lmpfr -lgmp -lm -pthread
+# zlib reads gzip data (experiments/), cJSON the run folders' summary.json (cli/)
+LDLIBS_ALL = -lmpfr -lgmp -lcjson -lz -lm -pthread
 BUILD ?= build
 # Helpers working side by side may use their own BUILD and BINDIR.
 BINDIR ?= bin
@@ -41,6 +53,7 @@ BENCH_SRC := $(wildcard bench/b_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBFPEMU   := $(BUILD)/libfpemu.a
+LIBFPEMU_SO := $(BUILD)/libfpemu.so.$(VERSION)
 LIBREF     := $(BUILD)/libfpemuref.a
 LIBTRAIN   := $(BUILD)/libfpemutrain.a
 TESTLIB    := $(call obj,$(TESTLIB_SRC))
@@ -48,15 +61,19 @@ TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 ALL_LIBS   := $(LIBTRAIN) $(LIBREF) $(LIBFPEMU)
 
-.PHONY: all deps test bench install uninstall clean check-deps
+.PHONY: all deps deps-deb deps-py test bench install uninstall clean check-deps
 # Keep test and bench objects: they are intermediates of the link rules.
 .SECONDARY:
-all: $(BINDIR)/fpemu
+all: $(BINDIR)/fpemu $(LIBFPEMU_SO)
 
 # ---- dependencies ---------------------------------------------------------
-# Debian packages the build, tests, reports and benchmarks need.
-DEB_PACKAGES ?= build-essential libmpfr-dev libgmp-dev gnuplot-nox libopenblas-dev pkg-config
-deps:
+# `make deps`: the Debian packages the build, tests, reports and benchmarks
+# need (deps-deb), then the Python packages of the cross-checks in a virtual
+# environment under $(BUILD) (deps-py). Compiling needs only deps-deb.
+DEB_PACKAGES ?= build-essential libmpfr-dev libgmp-dev zlib1g-dev libcjson-dev gnuplot-nox libopenblas-dev \
+  pkg-config python3 python3-venv xz-utils
+deps: deps-deb deps-py
+deps-deb:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
@@ -71,8 +88,21 @@ deps:
 	  fi; \
 	fi
 
+# The cross-checks' packages (ref/requirements.txt, pinned) from PyPI into
+# $(VENV); built in $(VENV).tmp and renamed, so a failed install leaves no
+# half-made environment. Tests run its interpreter, $(FPEMU_PYTHON).
+VENV := $(BUILD)/venv
+export FPEMU_PYTHON = $(abspath $(VENV))/bin/python
+deps-py: $(VENV)/.requirements
+$(VENV)/.requirements: ref/requirements.txt | deps-deb
+	@echo "deps: Python packages of ref/requirements.txt into $(VENV)"
+	$(Q)rm -rf $(VENV).tmp $(VENV) && python3 -m venv $(VENV).tmp \
+	  && $(VENV).tmp/bin/python -m pip install -q --disable-pip-version-check --no-input -r ref/requirements.txt \
+	  && cp ref/requirements.txt $(VENV).tmp/.requirements && mv $(VENV).tmp $(VENV) \
+	  || { rm -rf $(VENV).tmp; echo "deps: could not install ref/requirements.txt from PyPI into $(VENV)" >&2; exit 1; }
+
 # ---- libraries and program ------------------------------------------------
-$(BUILD)/%.o: %.c | deps
+$(BUILD)/%.o: %.c | deps-deb
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(FPEMU_CFLAGS) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
@@ -85,6 +115,14 @@ $(call obj,$(EMU_SRC)): FPEMU_CFLAGS += -fPIC -fno-semantic-interposition
 $(LIBFPEMU): $(call obj,$(EMU_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# The shared library: libfpemu.so.VERSION, soname libfpemu.so.SOVERSION (the
+# major version), exporting only the public fpemu_* names (emu/libfpemu.map).
+$(LIBFPEMU_SO): $(call obj,$(EMU_SRC)) emu/libfpemu.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libfpemu.so.$(SOVERSION) -Wl,--version-script=emu/libfpemu.map \
+	  -Wl,--no-undefined -o $@ $(call obj,$(EMU_SRC)) -lm -pthread
+	$(Q)ln -sf $(notdir $@) $(BUILD)/libfpemu.so.$(SOVERSION) && ln -sf libfpemu.so.$(SOVERSION) $(BUILD)/libfpemu.so
 $(LIBREF): $(call obj,$(REF_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -102,13 +140,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB) $(ALL_LIBS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TESTLIB) $(ALL_LIBS) $(LDLIBS_ALL)
 
-# Test programs find bin/fpemu and ../shared through these.
+# Test programs find bin/fpemu and the repository through these.
 export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
 export FPEMU_BUILD = $(abspath $(BUILD))
 export FPEMU_ROOT = $(CURDIR)
 PROVE ?= prove
-test: $(BINDIR)/fpemu $(TEST_BINS)
-	$(PROVE) $(PROVE_FLAGS) $(TEST_BINS) $(wildcard tests/*.sh)
+# tests/lib/prove.sh runs prove, then lists every test file that skipped and why.
+test: deps $(BINDIR)/fpemu $(LIBFPEMU_SO) $(TEST_BINS)
+	$(Q)PROVE="$(PROVE)" sh tests/lib/prove.sh $(PROVE_FLAGS) $(TEST_BINS) $(wildcard tests/t_*.sh)
 
 # ---- benchmarks -----------------------------------------------------------
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_LIBS)
@@ -119,22 +158,47 @@ bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # ---- install ----------------------------------------------------------------
+# $(call fpemu_pc,PREFIX,LIBDIR,INCLUDEDIR): fpemu.pc on standard output.
+fpemu_pc = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' -e 's|@INCLUDEDIR@|$(3)|' -e 's|@VERSION@|$(VERSION)|' emu/fpemu.pc.in
+
+# The same for the build tree (headers in emu/, libraries in $(BUILD)):
+# PKG_CONFIG_PATH=$(BUILD)/pkgconfig builds a program against an uninstalled
+# libfpemu, as tests/t_readme.sh does with the README's example.
+$(BUILD)/pkgconfig/fpemu.pc: emu/fpemu.pc.in emu/fpemu.h
+	@mkdir -p $(dir $@)
+	$(Q)$(call fpemu_pc,$(CURDIR),$(abspath $(BUILD)),$(CURDIR)/emu) > $@.tmp && mv $@.tmp $@
+test: $(BUILD)/pkgconfig/fpemu.pc
+
 # fpemu.h is the core API; the tensor-core, GEMM and scaling APIs (also in
-# libfpemu.a) go to include/fpemu/ (#include <fpemu/gemm.h>).
+# libfpemu) go to include/fpemu/ (#include <fpemu/gemm.h>). The digits data
+# and the report's gnuplot scripts go to DATADIR, where an installed `fpemu
+# train` and `fpemu report` find them.
 INSTALL_HEADERS := emu/mma.h emu/gemm.h emu/scaling.h
-install: $(BINDIR)/fpemu $(LIBFPEMU)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/fpemu
+INSTALL_GP := $(wildcard reports/*.gp)
+INSTALLED = $(PREFIX)/bin/fpemu $(LIBDIR)/libfpemu.a $(LIBDIR)/libfpemu.so.$(VERSION) \
+  $(LIBDIR)/libfpemu.so.$(SOVERSION) $(LIBDIR)/libfpemu.so $(LIBDIR)/pkgconfig/fpemu.pc \
+  $(INCLUDEDIR)/fpemu.h $(addprefix $(INCLUDEDIR)/fpemu/,$(notdir $(INSTALL_HEADERS))) \
+  $(MANDIR)/man1/fpemu.1 $(DATADIR)/digits.csv.gz $(addprefix $(DATADIR)/,$(INSTALL_GP)) $(DOCDIR)/LICENSE $(DOCDIR)/README.md \
+  $(DOCDIR)/digits-README.md $(DOCDIR)/CHANGELOG.md
+install: $(BINDIR)/fpemu $(LIBFPEMU) $(LIBFPEMU_SO)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/fpemu \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/reports $(DESTDIR)$(DOCDIR)
 	install -m 755 $(BINDIR)/fpemu $(DESTDIR)$(PREFIX)/bin/fpemu
-	install -m 644 $(LIBFPEMU) $(DESTDIR)$(PREFIX)/lib/libfpemu.a
-	install -m 644 emu/fpemu.h $(DESTDIR)$(PREFIX)/include/fpemu.h
-	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/fpemu/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define FPEMU_VERSION "\(.*\)"/\1/p' emu/fpemu.h)|' \
-	  emu/fpemu.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc
+	install -m 644 $(LIBFPEMU) $(DESTDIR)$(LIBDIR)/libfpemu.a
+	install -m 755 $(LIBFPEMU_SO) $(DESTDIR)$(LIBDIR)/libfpemu.so.$(VERSION)
+	ln -sf libfpemu.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libfpemu.so.$(SOVERSION)
+	ln -sf libfpemu.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libfpemu.so
+	install -m 644 emu/fpemu.h $(DESTDIR)$(INCLUDEDIR)/fpemu.h
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(INCLUDEDIR)/fpemu/
+	$(call fpemu_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) > $(DESTDIR)$(LIBDIR)/pkgconfig/fpemu.pc
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@DATADIR@|$(DATADIR)|' docs/fpemu.1 > $(DESTDIR)$(MANDIR)/man1/fpemu.1
+	install -m 644 experiments/data/digits.csv.gz $(DESTDIR)$(DATADIR)/digits.csv.gz
+	install -m 644 $(INSTALL_GP) $(DESTDIR)$(DATADIR)/reports/
+	install -m 644 LICENSE README.md CHANGELOG.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 experiments/data/README.md $(DESTDIR)$(DOCDIR)/digits-README.md
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/fpemu $(DESTDIR)$(PREFIX)/lib/libfpemu.a \
-	  $(DESTDIR)$(PREFIX)/include/fpemu.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/fpemu.pc \
-	  $(addprefix $(DESTDIR)$(PREFIX)/include/fpemu/,$(notdir $(INSTALL_HEADERS)))
-	-rmdir $(DESTDIR)$(PREFIX)/include/fpemu 2>/dev/null
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/fpemu $(DESTDIR)$(DATADIR)/reports $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) $(BINDIR)

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1446,22 +1447,23 @@ static int collect_suite_exp(const suite_exp *d, const char *cache, const char *
     return 0;
 }
 
-/* Read a string field of summary.json ("key": "value"). */
+/* Read a string field of a run's summary.json with a JSON parser (cJSON):
+ * the whole file must be one JSON object (a file cut short or with bytes
+ * after the object is refused), and the field a string that fits in val. */
 static int json_field(const char *dir, const char *key, char *val, size_t n) {
-    char p[4400], pat[80];
+    char p[4400];
     snprintf(p, sizeof p, "%s/summary.json", dir);
     char *s = csv_slurp(p, NULL);
     if (!s) return -1;
-    snprintf(pat, sizeof pat, "\"%s\": \"", key);
-    char *q = strstr(s, pat);
+    cJSON *doc = cJSON_ParseWithOpts(s, NULL, 1);
+    free(s);
+    const cJSON *f = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, key) : NULL;
     int rc = -1;
-    if (q) {
-        q += strlen(pat);
-        size_t l = strcspn(q, "\"");
-        snprintf(val, n, "%.*s", (int)l, q);
+    if (cJSON_IsString(f) && strlen(f->valuestring) < n) {
+        snprintf(val, n, "%s", f->valuestring);
         rc = 0;
     }
-    free(s);
+    cJSON_Delete(doc);
     return rc;
 }
 

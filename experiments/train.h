@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* train.h: the mixed-precision training engine (libfpemutrain.a).
  *
- * A run = a model, a precision policy (DESIGN.md section 9, Lightning's
+ * A run = a model, a precision policy (docs/training.md, Lightning's
  * names), settings (key = value, the frameworks' own names) and a seed.
  * The engine keeps every tensor as f64 storage holding values of the
  * tensor's format: a policy says which format each tensor is in, and every
@@ -137,7 +137,7 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
 
 /* ---- pieces exposed for tests --------------------------------------------- */
 
-/* torch.amp.GradScaler, exactly (DESIGN.md section 9). */
+/* torch.amp.GradScaler, exactly (torch/amp/grad_scaler.py). */
 typedef struct trn_scaler {
     int enabled;        /* 0: scale 1, never skips */
     int dynamic;        /* 0: static loss scale */
@@ -153,8 +153,11 @@ float trn_scaler_inv_scale(const trn_scaler *sc);
  * Returns 1 if the optimizer step must be skipped; updates the scale. */
 int trn_scaler_update(trn_scaler *sc, int found_inf);
 
-/* Decompress a gzip file's bytes. 0 or -1 (bad header/data/CRC). */
-int trn_gunzip(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
+/* Decompress the bytes of a gzip file (one member) into a new buffer of at
+ * most maxout bytes (zlib). 0, or one of TRN_GUNZIP_* (nothing allocated). */
+enum { TRN_GUNZIP_BAD = -1, TRN_GUNZIP_TOOBIG = -2, TRN_GUNZIP_NOMEM = -3 };
+int trn_gunzip(const unsigned char *in, size_t inlen, size_t maxout, unsigned char **out, size_t *outlen);
+/* CRC-32 (ISO 3309 / ITU-T V.42, as gzip and PNG use; zlib's crc32) */
 uint32_t trn_crc32(const void *p, size_t n);
 
 #ifdef __cplusplus

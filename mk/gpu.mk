@@ -33,7 +33,7 @@ all: $(GPU_BIN)
 gpu: $(GPU_BIN)
 test: $(GPU_BIN) gpu-tools-soft
 
-$(BUILD)/gpu/kernels.o: gpu/kernels.cu gpu/kinds.h gpu/gpu_rt.h gpu/host/layout.h | deps
+$(BUILD)/gpu/kernels.o: gpu/kernels.cu gpu/kinds.h gpu/gpu_rt.h gpu/host/layout.h | deps-deb
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCC_FLAGS) $(GPU_GENCODE) -Igpu -c $< -o $@ 2>$@.log; rc=$$?; \

@@ -30,7 +30,7 @@ FUZZ_COV = -fsanitize-coverage-ignorelist=fuzz/nocov.txt
 # Sources built without comparison tracing (-fsanitize-coverage=trace-cmp):
 # empty by default; a throughput campaign can name the arithmetic (emu/,
 # ref/), whose traced comparisons were most of fuzz_diff's and fuzz_format's
-# time, and keep it on the parsers (see VERIFICATION.md).
+# time, and keep it on the parsers (see docs/hardening.md).
 FUZZ_NOCMP ?=
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_RUNS ?= 10000000
@@ -69,7 +69,7 @@ test-asan:
 	  PROVE_FLAGS="$(PROVE_FLAGS)" test
 
 # ---- fuzzing ----------------------------------------------------------------
-$(FUZZ_BUILD)/obj/%.o: %.c fuzz/nocov.txt | deps
+$(FUZZ_BUILD)/obj/%.o: %.c fuzz/nocov.txt | deps-deb
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(FPEMU_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) $(FUZZ_SAN) $(FUZZ_COV) \
@@ -108,7 +108,7 @@ fuzz: fuzz-build
 # executions (-runs=), scratch files in FUZZ_TMPDIR (/dev/shm: no disk
 # I/O per input), rss limit 6 GB (fuzz_diff's result tables, fuzz_format's
 # interned formats). Appends "target executions wall user" to runs.txt. For
-# throughput (VERIFICATION.md), build it without ASan and without
+# throughput (docs/hardening.md), build it without ASan and without
 # comparison tracing in the arithmetic:
 #   make fuzz-campaign FUZZ_BUILD=build/fuzz-fast FUZZ_FLAGS='-O2 -g' \
 #     FUZZ_SAN='-fsanitize=undefined -fno-sanitize-recover=undefined' \

@@ -49,13 +49,10 @@ verify-full: $(VERIFY_BIN) $(BUILD)/tests/t_mma_bigk
 # make xcheck: bin/fpemu against references outside this repository:
 # ml_dtypes and NumPy in rne (ref/xcheck.py), and Graphcore's gfloat in
 # every mode, sat and sr, P3109 formats included (ref/xcheck_gfloat.py);
-# VERIFICATION.md section 4. Needs python3 with numpy, ml_dtypes and
-# gfloat, which `make deps` does not install (none is a Debian package),
-# so it is not part of `make test`; tests/t_xcheck.sh and
-# tests/t_xcheck_gfloat.sh run the quick forms where they are present.
+# docs/verification.md. The packages (ref/requirements.txt, pinned) come
+# from PyPI into $(VENV) through deps-py; tests/t_xcheck.sh runs the quick
+# forms in `make test`, this target the full ones (minutes).
 .PHONY: xcheck
-xcheck: $(BINDIR)/fpemu
-	$(Q)python3 -c 'import numpy, ml_dtypes, gfloat' 2>/dev/null || \
-	  { echo "make xcheck needs numpy, ml_dtypes and gfloat: python3 -m pip install numpy ml_dtypes gfloat" >&2; exit 2; }
-	$(Q)python3 ref/xcheck.py
-	$(Q)python3 ref/xcheck_gfloat.py
+xcheck: $(BINDIR)/fpemu deps-py
+	$(Q)FPEMU_BIN=$(abspath $(BINDIR))/fpemu $(FPEMU_PYTHON) ref/xcheck.py
+	$(Q)FPEMU_BIN=$(abspath $(BINDIR))/fpemu $(FPEMU_PYTHON) ref/xcheck_gfloat.py

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # t_install.sh: `make install` into a staging DESTDIR, then use it as a user
-# would: a program and a shared object (a plugin) built only through
-# pkg-config against the installed headers (fpemu.h, fpemu/gemm.h) and
-# libfpemu.a; then `make uninstall` removes every installed file. Prints TAP.
+# would: a program built only through `pkg-config --cflags --libs fpemu`
+# against the installed headers and the shared library libfpemu.so (soname
+# libfpemu.so.MAJOR), the same program linked with the static libfpemu.a,
+# a plugin carrying libfpemu.a, the installed program (its version, the man
+# page, `fpemu train` finding the installed data from another folder); one
+# version everywhere (fpemu.h, --version, fpemu.pc, the soname, CHANGELOG.md);
+# then `make uninstall` removes every installed file. Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
 BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
 CC=${CC:-cc}
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built"; exit 0; fi
-command -v pkg-config >/dev/null || { echo "1..0 # SKIP pkg-config is not installed"; exit 0; }
-command -v "$CC" >/dev/null || { echo "1..0 # SKIP no C compiler ($CC)"; exit 0; }
+if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make test builds it; make deps installs the tools)"; exit 1; fi
+command -v pkg-config >/dev/null || { echo "1..1"; echo "not ok 1 - pkg-config is not installed (make test builds it; make deps installs the tools)"; exit 1; }
+command -v "$CC" >/dev/null || { echo "1..1"; echo "not ok 1 - no C compiler ($CC) (make test builds it; make deps installs the tools)"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,17 +32,40 @@ mk() {
 
 if mk install >"$tmp/install.log" 2>&1; then pass "make install PREFIX=$prefix DESTDIR=..."
 else fail "make install PREFIX=$prefix DESTDIR=..." "$(tail -5 "$tmp/install.log")"; fi
-files="bin/fpemu lib/libfpemu.a include/fpemu.h include/fpemu/mma.h include/fpemu/gemm.h include/fpemu/scaling.h lib/pkgconfig/fpemu.pc"
+version=$(sed -n 's/^#define FPEMU_VERSION "\(.*\)"/\1/p' "$ROOT/emu/fpemu.h")
+major=${version%%.*}
+files="bin/fpemu lib/libfpemu.a lib/libfpemu.so.$version lib/libfpemu.so.$major lib/libfpemu.so include/fpemu.h
+  include/fpemu/mma.h include/fpemu/gemm.h include/fpemu/scaling.h lib/pkgconfig/fpemu.pc share/man/man1/fpemu.1
+  share/fpemu/digits.csv.gz share/fpemu/reports/curves.gp share/doc/fpemu/LICENSE share/doc/fpemu/README.md share/doc/fpemu/CHANGELOG.md
+  share/doc/fpemu/digits-README.md"
 missing=
 for f in $files; do [ -f "$stage$prefix/$f" ] || missing="$missing $f"; done
-if [ -z "$missing" ]; then pass "installed: $files"; else fail "installed files" "missing:$missing"; fi
+if [ -z "$missing" ]; then pass "installed: $(echo $files)"; else fail "installed files" "missing:$missing"; fi
+check "lib/libfpemu.so -> libfpemu.so.$major -> libfpemu.so.$version (symbolic links)" \
+    [ "$(readlink "$stage$prefix/lib/libfpemu.so")" = "libfpemu.so.$major" -a \
+      "$(readlink "$stage$prefix/lib/libfpemu.so.$major")" = "libfpemu.so.$version" ]
+if command -v readelf >/dev/null; then
+    soname=$(readelf -d "$stage$prefix/lib/libfpemu.so.$version" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+    check "the shared library's soname is libfpemu.so.$major: '$soname'" [ "$soname" = "libfpemu.so.$major" ]
+    bad=$(nm -D --defined-only "$stage$prefix/lib/libfpemu.so.$version" | awk 'NF == 3 { print $3 }' | grep -v '^fpemu_' | head -5 | tr '\n' ' ')
+    check "the shared library exports only fpemu_* names${bad:+ (also: $bad)}" [ -z "$bad" ]
+else fail "readelf is not installed (binutils; make deps installs build-essential)"; fi
 
 export PKG_CONFIG_PATH="$stage$prefix/lib/pkgconfig" PKG_CONFIG_LIBDIR="$stage$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage"
-if cflags=$(pkg-config --cflags fpemu 2>"$tmp/pc.log") && libs=$(pkg-config --libs fpemu 2>>"$tmp/pc.log"); then
-    pass "pkg-config fpemu: cflags '$cflags', libs '$libs'"
+if cflags=$(pkg-config --cflags fpemu 2>"$tmp/pc.log") && libs=$(pkg-config --libs fpemu 2>>"$tmp/pc.log") \
+    && slibs=$(pkg-config --static --libs fpemu 2>>"$tmp/pc.log"); then
+    pass "pkg-config fpemu: cflags '$cflags', libs '$libs', static '$slibs'"
 else
-    fail "pkg-config fpemu" "$(cat "$tmp/pc.log")"; cflags= libs=
+    fail "pkg-config fpemu" "$(cat "$tmp/pc.log")"; cflags= libs= slibs=
 fi
+
+# one version source: fpemu.h's FPEMU_VERSION is what --version, fpemu.pc,
+# the library's file name and CHANGELOG.md's newest entry say
+pcver=$(pkg-config --modversion fpemu 2>/dev/null)
+progver=$("$stage$prefix/bin/fpemu" --version 2>&1)
+logver=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$stage$prefix/share/doc/fpemu/CHANGELOG.md" | head -1)
+check "one version: fpemu.h $version, fpemu --version '$progver', fpemu.pc $pcver, CHANGELOG.md $logver" \
+    [ -n "$version" -a "$progver" = "fpemu $version" -a "$pcver" = "$version" -a "$logver" = "$version" ]
 
 cat >"$tmp/use.c" <<'EOF'
 #include <stdio.h>
@@ -67,16 +94,29 @@ int use(char *out, size_t len);
 int main(void) { char s[300]; int r = use(s, sizeof s); puts(s); return r; }
 EOF
 want="7E 01 44600000"
+# with the shared library: `cc ... $(pkg-config --cflags --libs fpemu)`
 # shellcheck disable=SC2086
 if $CC -std=c99 -Wall -Wextra -pedantic -Werror $cflags -o "$tmp/prog" "$tmp/use.c" "$tmp/main.c" $libs 2>"$tmp/cc.log"; then
-    pass "a C99 program compiles against the installed headers (-Wall -Wextra -pedantic -Werror) and links libfpemu.a"
+    pass "a C99 program compiles against the installed headers (-Wall -Wextra -pedantic -Werror) and links with pkg-config's flags"
 else fail "a C99 program against the installed headers" "$(cat "$tmp/cc.log")"; fi
-got=$("$tmp/prog" 2>&1)
-check "the program: e4m3(464) = 7E, inexact; h100 dot 448 + 448 = 896 (f32 44600000): got '$got'" [ "$got" = "$want" ]
+needed=$(readelf -d "$tmp/prog" 2>/dev/null | sed -n 's/.*Shared library: \[\(libfpemu[^]]*\)\].*/\1/p')
+check "the program needs the shared library by its soname: '$needed'" [ "$needed" = "libfpemu.so.$major" ]
+got=$(LD_LIBRARY_PATH="$stage$prefix/lib" "$tmp/prog" 2>&1)
+check "the program on libfpemu.so: e4m3(464) = 7E, inexact; h100 dot 448 + 448 = 896 (f32 44600000): got '$got'" [ "$got" = "$want" ]
+got=$(LD_LIBRARY_PATH= "$tmp/prog" 2>&1)
+check "without the library on its path the program does not run (it really uses the shared library)" [ "$got" != "$want" ]
+
+# the same program with the static library
+# shellcheck disable=SC2086
+if $CC -std=c99 -Wall -Wextra -pedantic -Werror $cflags -o "$tmp/prog_static" "$tmp/use.c" "$tmp/main.c" \
+    "$stage$prefix/lib/libfpemu.a" $(printf '%s\n' $slibs | grep -v '^-lfpemu$') 2>"$tmp/ccs.log"; then
+    got=$("$tmp/prog_static" 2>&1)
+    check "the same program linked with libfpemu.a: got '$got'" [ "$got" = "$want" ]
+else fail "the same program linked with libfpemu.a" "$(cat "$tmp/ccs.log")"; fi
 
 # a shared object carrying libfpemu.a inside it (the library's objects are PIC)
 # shellcheck disable=SC2086
-if $CC -shared -fPIC $cflags -o "$tmp/libplug.so" "$tmp/use.c" $libs 2>"$tmp/so.log"; then
+if $CC -shared -fPIC $cflags -o "$tmp/libplug.so" "$tmp/use.c" "$stage$prefix/lib/libfpemu.a" -lm -pthread 2>"$tmp/so.log"; then
     pass "a shared object links libfpemu.a in (position-independent objects)"
 else fail "a shared object links libfpemu.a in" "$(cat "$tmp/so.log")"; fi
 $CC -o "$tmp/prog2" "$tmp/main.c" -L"$tmp" -lplug 2>"$tmp/so2.log"
@@ -92,7 +132,7 @@ if command -v nm >/dev/null; then
     nsym=$(printf '%s\n' "$syms" | grep -c .)
     bad=$(printf '%s\n' "$syms" | grep -v -E '^(fpemu_|emu__)' | head -10 | tr '\n' ' ')
     check "every global symbol of libfpemu.a ($nsym) starts with fpemu_ or emu__${bad:+ (not: $bad)}" [ "$nsym" -gt 0 -a -z "$bad" ]
-else skip "every global symbol of libfpemu.a starts with fpemu_ or emu__ (nm is not installed)"; fi
+else fail "every global symbol of libfpemu.a starts with fpemu_ or emu__ (nm is not installed)"; fi
 cat >"$tmp/own.c" <<'EOF'
 #include <stdio.h>
 #include <fpemu.h>
@@ -121,12 +161,29 @@ int main(void) {
 EOF
 # shellcheck disable=SC2086
 if $CC -std=c99 -Wall -Wextra -Werror $cflags -o "$tmp/own" "$tmp/own.c" $libs 2>"$tmp/own.log"; then
-    got=$("$tmp/own" 2>&1)
+    got=$(LD_LIBRARY_PATH="$stage$prefix/lib" "$tmp/own" 2>&1)
     check "a program defining the unprefixed names (gemm_f32, mma_dot, mma_model, MMA_KIND_BLOCK, ...) builds against every installed header and libfpemu.a: '$got'" [ "$got" = "2 4 3 5 5 24 0" ]
 else fail "a program defining the unprefixed names builds against the installed headers and libfpemu.a" "$(head -5 "$tmp/own.log")"; fi
 
 got=$("$stage$prefix/bin/fpemu" formats e4m3 2>&1 | head -1)
 check "the installed program runs (fpemu formats e4m3: '${got:0:40}')" [ -n "$got" ]
+# from another folder, with no source tree to find: the data installed in share/fpemu
+mkdir -p "$tmp/elsewhere"
+if (cd "$tmp/elsewhere" && env -u FPEMU_ROOT -u FPEMU_DATA "$stage$prefix/bin/fpemu" train --model mlp-digits \
+        --policy 32-true --steps 2 --quiet --out run) >"$tmp/train.log" 2>&1 && [ -f "$tmp/elsewhere/run/metrics.csv" ]; then
+    pass "the installed fpemu train finds the installed digits data from another folder"
+else fail "the installed fpemu train finds the installed digits data" "$(tail -3 "$tmp/train.log")"; fi
+if (cd "$tmp/elsewhere" && env -u FPEMU_ROOT "$stage$prefix/bin/fpemu" report --out rep run) >"$tmp/report.log" 2>&1 \
+    && [ -f "$tmp/elsewhere/rep/runs/loss.png" ]; then
+    pass "the installed fpemu report finds the installed gnuplot scripts and draws the plots"
+else fail "the installed fpemu report finds the installed gnuplot scripts" "$(tail -3 "$tmp/report.log")"; fi
+man=$(grep '^\.TH' "$stage$prefix/share/man/man1/fpemu.1")
+case $man in *"fpemu $version"*) pass "the man page carries the version: '$man'" ;;
+    *) fail "the man page carries the version" "got '$man'" ;; esac
+if command -v man >/dev/null; then
+    nsec=$(MANWIDTH=80 man -l "$stage$prefix/share/man/man1/fpemu.1" 2>"$tmp/man.log" | grep -c 'EXIT STATUS')
+    check "man -l renders fpemu(1) with its sections, no warnings" [ "$nsec" = 1 -a ! -s "$tmp/man.log" ]
+fi
 
 if mk uninstall >"$tmp/uninstall.log" 2>&1; then pass "make uninstall"; else fail "make uninstall" "$(tail -5 "$tmp/uninstall.log")"; fi
 left=$(cd "$stage" && find . -type f | sort | tr '\n' ' ')

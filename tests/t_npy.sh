@@ -9,8 +9,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
 BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
-if [ ! -x "$BIN" ]; then echo "1..0 # SKIP $BIN is not built (make bin/fpemu)"; exit 0; fi
-if ! command -v python3 >/dev/null; then echo "1..0 # SKIP python3 not found (writes the test files)"; exit 0; fi
+if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make bin/fpemu) (make test builds it; make deps installs the tools)"; exit 1; fi
+if ! command -v python3 >/dev/null; then echo "1..1"; echo "not ok 1 - python3 not found (writes the test files) (make test builds it; make deps installs the tools)"; exit 1; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_npy.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 . "$HERE/lib/tap.sh"
