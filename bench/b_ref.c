@@ -6,7 +6,7 @@
  * a native double loop measured in the same run. Operands: random codes of
  * finite values (fixed seed). This binary links MPFR the way the Makefile
  * links every program (-lmpfr, shared); `fpemu check` in make verify uses a
- * static MPFR, about twice as fast (see BENCHMARKS.md). */
+ * static MPFR, about twice as fast (see docs/benchmarks.md). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -70,7 +70,7 @@ int main(void) {
     const char *e = getenv("FPEMU_BENCH_STEPS");
     int steps = e ? atoi(e) : 40;
     if (steps < 1) steps = 1;
-    printf("fpemu train: steps/s per policy (threads 1; GEMM backend per README training section)\n");
+    printf("fpemu train: steps/s per policy (threads 1; GEMM backend per docs/training.md)\n");
     table("mlp-digits", steps, NULL);
     static const char *const tf[] = {"32-true", "bf16-mixed", "16-mixed", "fp8-delayed", "fp8-blockwise", NULL};
     table("tiny-transformer", steps / 10 > 0 ? steps / 10 : 1, tf);

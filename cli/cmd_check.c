@@ -50,7 +50,7 @@ static void usage(FILE *out) {
         "  --list          print the jobs and their case counts, run nothing\n");
 }
 
-/* Test hook (documented in VERIFICATION.md, not in the help): a device under
+/* Test hook (documented in docs/verification.md, not in the help): a device under
  * test that is emu/ with a planted fault, to show the checker catches it. */
 typedef enum { BUG_NONE, BUG_TIES, BUG_UNDERFLOW, BUG_SR, BUG_SRDRAW } bug_kind;
 

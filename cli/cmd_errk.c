@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_errk.c: `fpemu errk`, the error of tensor-core accumulation against
- * K (DESIGN.md section 11: Hopper fp8 accumulation error grows with K, about
- * 2% worst-case relative error near K = 4096 in DeepSeek-V3's report, and
- * promotion to f32 every 128 removes it).
+ * K (DeepSeek-V3 technical report, sections 3.3.2 and 3.5.2: Hopper fp8
+ * accumulation error grows with K, about 2% worst-case relative error near
+ * K = 4096, and promotion to f32 every 128 elements removes it; see
+ * docs/experiments.md).
  *
  * For each input kind, K and configuration, `dots` random dot products
  * a.b (a, b of length K) are quantised to the input format (e4m3: per-tensor

@@ -5,7 +5,7 @@
  *   fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] [--promote N]
  *             [--set KEY=VALUE]... [--sat] [--describe]
  * reads lines `C A0 B0 A1 B1 ... A(k-1) B(k-1)` (hex codes, any k) and
- * writes each line with D appended (DESIGN.md section 5). */
+ * writes each line with D appended (the vector interface, docs/cli.md). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,12 +270,13 @@ static void usage_probe(FILE *out) {
     fprintf(out,
             "usage: fpemu probe --model M --a FMT [--b FMT] [--c FMT --d FMT] [--kmax N] [--set KEY=VALUE]...\n"
             "\n"
-            "Runs the probe vectors of DESIGN.md section 7 (Fasi et al. 2021; block-FMA tests)\n"
-            "against the model wrapped as a black box that may only evaluate dot products, and\n"
-            "prints the inferred parameters as key=value lines: block, nfrac, align_round,\n"
-            "out_round, out_mant, normalize, subnormals, carry_bits, guard, monotonic, chain,\n"
-            "matches (the presets with these parameters, or none), queries, ok. A summary goes to\n"
-            "standard error. --set changes the model first (to see the probe find the change).\n");
+            "Runs the probe vectors of Fasi et al. 2021 and Khattak & Mikaitis' block-FMA tests\n"
+            "(docs/tensor-cores.md) against the model wrapped as a black box that may only\n"
+            "evaluate dot products, and prints the inferred parameters as key=value lines:\n"
+            "block, nfrac, align_round, out_round, out_mant, normalize, subnormals, carry_bits,\n"
+            "guard, monotonic, chain, matches (the presets with these parameters, or none),\n"
+            "queries, ok. A summary goes to standard error. --set changes the model first (to\n"
+            "see the probe find the change).\n");
 }
 
 int cmd_probe(int argc, char **argv) {

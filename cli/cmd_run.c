@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_run.c: `fpemu run` (operands in, complete lines out) and
- * `fpemu verify` (complete lines in, mismatches out), DESIGN.md section 5. */
+ * `fpemu verify` (complete lines in, mismatches out), after Berkeley
+ * TestFloat's vector format; docs/cli.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* vector.h: TestFloat-style vector lines, shared by `fpemu run` and
- * `fpemu verify` (DESIGN.md section 5).
+ * `fpemu verify` (Berkeley TestFloat's text format; docs/cli.md).
  *
  * A line holds the operands, then the result, then the flags, each in
  * upper-case hex of its format's width (fpemu_format_hex_digits), separated

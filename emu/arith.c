@@ -7,7 +7,7 @@
  *    doubles; the double result plus the exact sign of its error (TwoSum
  *    for sums, the fma remainder for quotients and square roots, products
  *    exact) pins the exact value to an open interval no rounding decision
- *    point lies in (DESIGN.md section 4, "exactness shortcuts");
+ *    point lies in (docs/semantics.md, "exactness shortcuts");
  *  - f64: integer significands with sticky ("jam") bits, after SoftFloat.
  * Special operands (NaN, inf, zero) are handled first, by class. */
 #include <math.h>
@@ -64,7 +64,7 @@ static inline uint64_t zero_sum(const fpemu_format *f, int sa, int sb, fpemu_ctx
 
 /* Every f64-path result reaches emu__round_pack128 with at least p + 64
  * exact bits and a sticky (a sum's jam bit, a quotient's or root's
- * remainder): sr then decides on the exact fraction (DESIGN.md section 4:
+ * remainder): sr then decides on the exact fraction (docs/semantics.md:
  * r < frac x 2^R, R up to 64), not only the deterministic modes. The
  * formats up to f32 take these paths in sr whenever their double
  * computation is not exact (binary, sqrt_generic, emu__fma_generic). */

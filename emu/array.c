@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* array.c: whole-array encode, decode, fake-quantise and convert, with the
- * telemetry counters of DESIGN.md section 10. Element i of an encode,
+ * telemetry counters of docs/training.md. Element i of an encode,
  * round, convert or quantize array always takes SR draw (counter + i), so
  * splitting such an array across threads never changes a result; decode is
- * the loop of fpemu_to_float (emu/SEMANTICS.md). Fast paths for the hot f32
+ * the loop of fpemu_to_float (docs/semantics.md). Fast paths for the hot f32
  * casts live in cast.c. */
 #include <float.h>
 #include <math.h>
@@ -15,7 +15,7 @@ int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_
 int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
                     fpemu_cast_stats *stats);
 
-/* Telemetry of one cast (DESIGN.md section 10): overflow (finite inputs
+/* Telemetry of one cast (docs/training.md): overflow (finite inputs
  * that became inf/NaN or were clamped), underflow to zero, subnormal
  * results. The fast kernels count n and amax for whole chunks themselves
  * and pass with_n_amax = 0 for the elements they redo. */

@@ -13,8 +13,7 @@
  * are zero). The library never prints and never exits.
  *
  * Semantics: IEEE 754-2019 clauses 4 and 7 extended to the small formats,
- * and emu/SEMANTICS.md for every choice where the standards are silent
- * (README.md summarises them).
+ * and docs/semantics.md for every choice where the standards are silent.
  */
 #ifndef FPEMU_H
 #define FPEMU_H
@@ -145,7 +144,7 @@ void fpemu_unpack(const fpemu_format *f, uint64_t code, int *sign, uint64_t *sig
 
 typedef struct fpemu_ctx {
     fpemu_round round;    /* outside fpemu_round: every rounding gives the invalid
-                           * operation's result, NaN with FPEMU_FLAG_INVALID (SEMANTICS.md) */
+                           * operation's result, NaN with FPEMU_FLAG_INVALID (docs/semantics.md) */
     int sat;              /* satfinite: overflow goes to max finite, never inf/NaN */
     int ftz;              /* flush tiny results to zero (underflow + inexact) */
     int daz;              /* read subnormal inputs as zero */
@@ -281,7 +280,7 @@ int32_t fpemu_dot_u8i8(const uint8_t *a, const int8_t *b, size_t n, int32_t c, i
 
 /* ---- array API (the hot loop of emulated training) --------------------- */
 
-/* Counters for telemetry over one array cast (DESIGN.md section 10). */
+/* Counters for telemetry over one array cast (docs/training.md). */
 typedef struct fpemu_cast_stats {
     uint64_t n;              /* elements */
     uint64_t overflow;       /* finite inputs that became inf/NaN, or were clamped (sat) */

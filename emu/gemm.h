@@ -102,7 +102,7 @@ typedef struct fpemu_gemm_config {
                                  * what the CPU has) */
 } fpemu_gemm_config;
 
-/* Telemetry of one call (DESIGN.md section 10). */
+/* Telemetry of one call (docs/training.md). */
 typedef struct fpemu_gemm_stats {
     fpemu_cast_stats a, b;      /* quantisation of A and B */
     float amax_a, amax_b;       /* max |x| of A and B as given (before scaling) */

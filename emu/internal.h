@@ -55,13 +55,13 @@ uint64_t emu__zero(const fpemu_format *f, int sign);
 uint64_t emu__maxfinite(const fpemu_format *f, int sign);
 
 /* The NaN a NaN-producing operation delivers (full code, padding added),
- * with INVALID raised where SEMANTICS.md says so. nan_ops/nan_fmts list the
+ * with INVALID raised where docs/semantics.md says so. nan_ops/nan_fmts list the
  * operands that are NaN candidates for propagation (x86 policy); a NaN
  * result in a format without NaN is +max finite with INVALID. */
 uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid,
                          int nops, const uint64_t *ops, const fpemu_format *const *fmts);
 /* An exact infinity of the given sign, mapped for formats without inf
- * (SEMANTICS.md); full code. */
+ * (docs/semantics.md); full code. */
 uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign);
 
 /* Round an exact nonzero value x + (tiny of sign rsign) given as a double
@@ -193,7 +193,7 @@ size_t emu__sr_cut_fast(const emu_sr_cut *k, uint64_t seed, uint64_t base, int s
 
 /* A context whose round is not one of fpemu_round's values: every
  * operation that rounds gives the invalid operation's result instead
- * (emu/SEMANTICS.md). Checked on the generic paths only; the fast paths are
+ * (docs/semantics.md). Checked on the generic paths only; the fast paths are
  * entered only for valid modes. */
 static inline int emu__bad_mode(const fpemu_ctx *ctx) { return (unsigned)ctx->round >= FPEMU_ROUND_COUNT; }
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* mma.c: tensor-core (MMA) dot-product models: the block-FMA algorithm of
- * DESIGN.md section 7, the reference presets (exact, fma-seq, pairwise),
- * block-scaled inputs and integer MMA. Scalar and exact: every model
- * computes with integers (products sig_a*sig_b at exponent ea+eb, aligned
- * sums in __int128 or a wide fixed-point accumulator) and ends in one
- * fpemu_round_pack per rounding the hardware does. */
+ * Fasi, Higham, Mikaitis & Pranesh 2021 as Khattak & Mikaitis' models and
+ * MMA-Sim parameterise it (docs/tensor-cores.md), the reference presets
+ * (exact, fma-seq, pairwise), block-scaled inputs and integer MMA. Scalar
+ * and exact: every model computes with integers (products sig_a*sig_b at
+ * exponent ea+eb, aligned sums in __int128 or a wide fixed-point
+ * accumulator) and ends in one fpemu_round_pack per rounding the hardware
+ * does. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -1016,9 +1018,9 @@ int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_for
     }
     if (!strcmp(name, "b200")) m->group = 16, m->group_nfrac = 35, m->group_block = 64;
     if (!strcmp(name, "h100")) {
-        /* measured on an H100 (reports/gpu, DESIGN.md section 7's open
-         * points): a zero c takes no part in emax, emax is clamped from
-         * below at -133 for f32 accumulators and -21 for f16 ones (the
+        /* measured on an H100 (reports/gpu; the model's open points,
+         * docs/tensor-cores.md): a zero c takes no part in emax, emax is
+         * clamped from below at -133 for f32 accumulators and -21 for f16 ones (the
          * accumulator's emin - 7 both times), and no result is -0 */
         m->zero_c = 0;
         m->has_emax_floor = 1, m->emax_floor = out16 ? -21 : -133;

@@ -2,7 +2,7 @@
 /* mma.h: models of tensor-core (MMA) dot products, and the black-box probe
  * that infers such a model's parameters from outputs alone.
  *
- * The model (DESIGN.md section 7; Fasi, Higham, Mikaitis & Pranesh 2021;
+ * The model (docs/tensor-cores.md; Fasi, Higham, Mikaitis & Pranesh 2021;
  * Khattak & Mikaitis; MMA-Sim) computes d = c + sum_{i<k} a[i]*b[i] as:
  *   1. exact products sig_a*sig_b * 2^(ea+eb), not normalised (significand
  *      in [0,4)); subnormal inputs kept (or flushed, an option);
@@ -24,10 +24,10 @@
  *
  * Presets ("v100", "t4", "a100", "ada", "h100", "b200", "exact", "fma-seq",
  * "pairwise") are bound to formats by fpemu_mma_model_preset(): the input formats
- * select the device's row of the DESIGN.md table; a format the device does
- * not support is an error. Open points of DESIGN.md section 7 are options
+ * select the device's row of the table in docs/tensor-cores.md; a format the
+ * device does not support is an error. Open points of that model are options
  * (fpemu_mma_model_set): emax_floor, overflow (RZ overflow -> inf or max finite),
- * block (e.g. T4's block size). Defaults are documented in README.md (mma).
+ * block (e.g. T4's block size). Defaults are documented in docs/tensor-cores.md.
  */
 #ifndef FPEMU_MMA_H
 #define FPEMU_MMA_H
@@ -79,7 +79,7 @@ typedef struct fpemu_mma_model {
     int overflow_inf;          /* a finite result beyond fd's range gives inf
                                 * even under RZ (1), or max finite (0) */
     int zero_c;                /* 1: a zero c counts with its format's minimum
-                                * exponent (DESIGN.md); 0: it takes no part in emax */
+                                * exponent (docs/tensor-cores.md); 0: it takes no part in emax */
     int zero_product;          /* 1: a zero product counts with ea+eb (the zero
                                 * operand at its format's minimum exponent);
                                 * 0: it takes no part in emax (MMA-Sim) */
@@ -190,8 +190,8 @@ typedef struct fpemu_mma_probe_result {
     char note[256];         /* why something is "?", if anything is */
 } fpemu_mma_probe_result;
 
-/* Run the probe vectors (DESIGN.md section 7, generalised to any output
- * precision) against bb. kmax bounds the vector length asked (>= 8; 64 is
+/* Run the probe vectors (Fasi et al. 2021 and Khattak & Mikaitis' block-FMA
+ * tests, docs/tensor-cores.md; generalised to any output precision) against bb. kmax bounds the vector length asked (>= 8; 64 is
  * enough for every known part). fc/fd may be NULL (f32). Returns 0 if the
  * box answered (out->ok says whether everything was inferred), -1 if it
  * refused the basic vectors or the formats cannot express them. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* mma_probe.c: infer a tensor core's accumulation parameters from dot
- * products alone (DESIGN.md section 7's probe vectors, after Fasi, Higham,
- * Mikaitis & Pranesh 2021 and Khattak & Mikaitis' block-FMA tests).
+ * products alone (the probe vectors of docs/tensor-cores.md, after Fasi,
+ * Higham, Mikaitis & Pranesh 2021 and Khattak & Mikaitis' block-FMA tests).
  *
  * The published vectors assume f16 inputs and a 23-bit f32 output. Here
  * each vector is written relative to a unit U = 2^t and to the output

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* round.c: the one round-and-pack step every operation ends in (after
  * SoftFloat's s_roundPackTo*), the context, special results and the
- * stochastic-rounding stream. Semantics: DESIGN.md section 4, SEMANTICS.md. */
+ * stochastic-rounding stream. Semantics: IEEE 754-2019 clauses 4 and 7,
+ * extended to the small formats as docs/semantics.md describes. */
 #include <string.h>
 #include <strings.h>
 #include "internal.h"
@@ -177,7 +178,7 @@ static inline rounded round_at(u128 sig, int exp, int sticky, int qe, fpemu_roun
     case FPEMU_RDN: inc = o.inexact && sign; break;
     case FPEMU_RTO: if (o.inexact) kept |= 1; break;
     case FPEMU_SR: {
-        /* Up iff r < frac * 2^R, r an R-bit integer (DESIGN.md section 4). */
+        /* Up iff r < frac * 2^R, r an R-bit integer (docs/semantics.md). */
         int R = sr_bits <= 0 || sr_bits > 64 ? 64 : sr_bits;
         uint64_t rr = R == 64 ? r : r >> (64 - R);
         uint64_t thr = R == 64 ? frac : frac >> (64 - R);
@@ -201,7 +202,7 @@ uint64_t emu__round_pack128(const fpemu_format *f, int sign, u128 sig, int exp, 
         if (!f->has_subnormals) return emu__nan_result(f, ctx, 1, 0, NULL, NULL); /* no zero (e8m0: exponent field 0 is a binade) */
         return emu__unstrip(f, emu__zero(f, sign));
     }
-    if (!f->is_signed && sign) { /* finite and nonzero: sr takes its draw all the same (emu/SEMANTICS.md) */
+    if (!f->is_signed && sign) { /* finite and nonzero: sr takes its draw all the same (docs/semantics.md) */
         if (ctx->round == FPEMU_SR) (void)emu__draw(ctx);
         return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
     }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* scaling.h: scale factors for low-precision GEMM inputs (DESIGN.md
- * section 8): per-tensor current scaling, the delayed-scaling state machine
+/* scaling.h: scale factors for low-precision GEMM inputs (docs/scaling.md):
+ * per-tensor current scaling, the delayed-scaling state machine
  * (TransformerEngine DelayedScaling), MX block scales (OCP FLOOR and
  * TE/cuBLAS RCEIL rules, e8m0) and NVFP4 scales (e4m3 block scales, f32
  * tensor scale). All arithmetic that the frameworks do in f32 is done in

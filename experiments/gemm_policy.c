@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm_policy.c: every GEMM of the engine. trn__gemm is the one place a
  * matrix product is computed; the Linear layer wraps it with the policy's
- * casts and scaling recipe (DESIGN.md sections 8 and 9).
+ * casts and scaling recipe (docs/scaling.md, docs/training.md).
  *
  * Layout: all products are "NT": C[M][N] = sum_k A[m][k] B[n][k], both
  * operands row-major with K contiguous, so every scaling recipe scales

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* model.c: the three models, forward and backward with the policy's
- * formats (DESIGN.md section 9, autocast op classes):
+ * formats (PyTorch autocast's op classes, CUDA lists; docs/training.md):
  *   - GEMM-like ops (Linear, attention bmm) produce `lo` (the autocast type);
  *   - softmax, layer_norm, the loss produce `hi` (f32 under autocast);
  *   - elementwise ops keep their input's format; an add of two formats

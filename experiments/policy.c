@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* policy.c: the precision policies (DESIGN.md section 9) and the settings
+/* policy.c: the precision policies (docs/training.md) and the settings
  * table (names as the frameworks spell them). */
 #include <errno.h>
 #include <math.h>
@@ -185,7 +185,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     if (mi == 1) { s->batch_size = 16; s->lr = 3e-3; s->depth = 2; }
     if (mi == 2) {
         /* Deep, narrow, unnormalised, raw pixel inputs: big forward values
-         * and tiny backward ones (see README, training section). */
+         * and tiny backward ones (docs/training.md). */
         s->hidden = 32; s->depth = 16; s->init_gain = 1.0; s->input_scale = 256.0; s->lr = 1e-3;
     }
     return 0;

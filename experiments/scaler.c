@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* scaler.c: torch.amp.GradScaler's update rule, exactly (DESIGN.md section 9;
+/* scaler.c: torch.amp.GradScaler's update rule, exactly (torch/amp/grad_scaler.py;
  * aten/src/ATen/native/cuda/AmpKernels.cu, _amp_update_scale_cuda_kernel):
  * the scale is an f32; the products scale*backoff and scale*growth are
  * formed in f64 (the factors are doubles) and stored back as f32; growth

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tensorops.c: every change of format of an engine tensor, with telemetry
- * (DESIGN.md section 10). Tensors are f64 arrays holding values of their
+ * (docs/training.md). Tensors are f64 arrays holding values of their
  * format; a cast to a low-precision format goes through emu's array API
  * (fpemu_round_f32), whose fpemu_cast_stats are gathered per layer and
  * tensor class. Inputs of a cast are f32 values (every non-f64 tensor holds

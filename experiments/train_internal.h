@@ -22,7 +22,7 @@ extern const char *const trn__cls_names[CLS_COUNT];
 
 typedef enum { RECIPE_NONE = 0, RECIPE_DELAYED, RECIPE_CURRENT, RECIPE_ROWWISE, RECIPE_BLOCKWISE, RECIPE_MX } trn_recipe;
 
-/* A precision policy (DESIGN.md section 9): which format each tensor is in.
+/* A precision policy (docs/training.md): which format each tensor is in.
  * Format names; "f64" means the engine's f64 storage, untouched. */
 typedef struct pol_def {
     const char *name;

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # mk/oracle.mk: bin/fpemu against the spec oracle, ref/spec_oracle/ (an exact
-# Python reference written from DESIGN.md's text, sharing no code with emu/
-# or ref/; Python 3 standard library only).
+# Python reference written independently from the specification text of the
+# rounding contract, IEEE 754-2019 and the OCP/P3109 format specifications,
+# as docs/semantics.md and docs/formats.md restate it; sharing no code with
+# emu/ or ref/; Python 3 standard library only).
 #
 #   make oracle-smoke  about 30 s on 2 cores: every format family, every op,
 #                      conversions, all seven modes, each option set, specials

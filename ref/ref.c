@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ref.c: the MPFR reference for every scalar operation (see ref.h for the
- * recipe). Semantics: DESIGN.md section 4 and emu/SEMANTICS.md. */
+ * recipe). Semantics: IEEE 754-2019 clauses 4 and 7, extended to the small
+ * formats as docs/semantics.md describes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,8 @@ static int prepare_dst(ref_ctx *r, const fpemu_format *f) {
     mpfr_set_ui_2exp(r->maxv, (unsigned long)((UINT64_C(1) << F->mbits) | F->maxmant), F->emax - F->mbits, MPFR_RNDN);
     mpfr_set_ui_2exp(r->minnorm, 1, F->emin, MPFR_RNDN);
     /* MPFR significands lie in [1/2, 1): the min subnormal 2^(emin-p+1)
-     * has MPFR exponent emin - p + 2 (DESIGN.md section 6). */
+     * has MPFR exponent emin - p + 2 (the GNU MPFR manual's
+     * mpfr_subnormalize recipe; docs/verification.md). */
     r->emin_sub = (mpfr_exp_t)F->emin - F->p + 2;
     return 0;
 }
@@ -95,7 +97,7 @@ static int prepare_src(ref_ctx *r, const fpemu_format *f) {
 static uint64_t max_code(const ref_format *F, int sign) { return F->code_max | (sign ? F->sign << F->pad : 0); }
 
 /* A NaN result: the canonical NaN, or +max finite with invalid in a format
- * without NaN (SEMANTICS.md). */
+ * without NaN (docs/semantics.md). */
 static uint64_t deliver_nan(const ref_format *F, unsigned *fl) {
     if (F->has_nan) return F->code_nan;
     *fl |= FPEMU_FLAG_INVALID;
@@ -119,7 +121,7 @@ static uint64_t deliver_inf(const ref_ctx *r, const ref_format *F, int sign, uns
         *fl |= FPEMU_FLAG_INVALID;
         return deliver_nan(F, fl);
     }
-    /* satfinite never delivers an infinity, in any format (SEMANTICS.md) */
+    /* satfinite never delivers an infinity, in any format (docs/semantics.md) */
     if (!r->sat && F->has_inf) return F->code_inf | (sign ? F->sign << F->pad : 0);
     if (!r->sat && F->has_nan) {
         *fl |= FPEMU_FLAG_INVALID;
@@ -129,7 +131,8 @@ static uint64_t deliver_inf(const ref_ctx *r, const ref_format *F, int sign, uns
     return max_code(F, sign);
 }
 
-/* Overflow of a rounded result (DESIGN.md section 4): flags overflow|inexact
+/* Overflow of a rounded result (IEEE 754-2019 7.4, extended to formats
+ * without inf as docs/semantics.md describes): flags overflow|inexact
  * in every case; the value depends on the mode, sat and the format. */
 static uint64_t deliver_overflow(const ref_ctx *r, const ref_format *F, int sign, unsigned *fl) {
     *fl |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;

@@ -3,10 +3,10 @@
  * the emulator (add, sub, mul, div, sqrt, fma, conversion between any two
  * formats) that shares no rounding code with emu/. It reads the format
  * descriptor (fpemu_format) as data and decodes and encodes codes with its
- * own code; every rounding is done by GNU MPFR (DESIGN.md section 6).
+ * own code; every rounding is done by GNU MPFR (docs/verification.md).
  *
- * Semantics: DESIGN.md section 4 and emu/SEMANTICS.md, implemented
- * independently. The recipe:
+ * Semantics: IEEE 754-2019 clauses 4 and 7, extended to the small formats
+ * as docs/semantics.md describes, implemented independently. The recipe:
  *   1. special operands (NaN, inf, x/0, 0*inf, ...) are settled by rules;
  *   2. the finite operation is computed by MPFR at the target precision p in
  *      a practically unbounded exponent range: that gives the result rounded
@@ -111,7 +111,7 @@ typedef struct ref_ctx {
     uint64_t sr_draw;
     int sr_bits;
     /* set by ref_op in sr: sr_took is 1 iff the operation takes a draw (its
-     * exact result is finite and nonzero: SEMANTICS.md). sr_ndec: the
+     * exact result is finite and nonzero: docs/semantics.md). sr_ndec: the
      * roundings with a nonzero fraction the result depends on, whatever the
      * draw: the one with unbounded exponent range, then for an exact value
      * below the min normal in a format with subnormals the one on the

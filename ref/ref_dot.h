@@ -6,7 +6,7 @@
  * span of the terms' exponents plus the significands plus carry bits, ~600
  * bits for f32 operands), then rounded once to the output format by MPFR
  * (target precision, unbounded exponent range, then mpfr_subnormalize on
- * the output's subnormal grid; the overflow mapping of DESIGN.md section 4).
+ * the output's subnormal grid; the overflow mapping of docs/semantics.md).
  * Operands are decoded by the reference's own decoder (ref_decode).
  * Special values: a NaN operand, 0 * inf, or infinities of both signs give
  * the output's canonical NaN; otherwise an infinity gives inf. Library

@@ -51,7 +51,7 @@ int ref_format_init(ref_format *rf, const fpemu_format *f) {
     case FPEMU_NANS_ALLONES: rf->code_nan = ((UINT64_C(1) << rf->bits) - 1) << rf->pad; break;
     default: rf->code_nan = 0;
     }
-    /* every value must be a double (DESIGN: custom formats e <= 8, m <= 23) */
+    /* every value must be a double (docs/formats.md: custom formats e <= 8, m <= 23) */
     if (rf->emin - rf->mbits < -1074 || rf->emax > 1023) return -1;
     return 0;
 }

@@ -31,9 +31,9 @@ f16's 11 needs 24, binary32 has 24), for +, -, *, / and sqrt.
 
 Conventions where the libraries differ by design are counted apart and
 not compared (they are listed in the report): a NaN operand or result in a
-format without NaN (fpemu: the largest finite value and the invalid flag,
-as DESIGN.md section 4 says; ml_dtypes: the code with only the sign bit
-set).
+format without NaN (fpemu: the largest finite value, as CUDA's cuda_fp6.h
+and cuda_fp4.h deliver, and the invalid flag: docs/semantics.md; ml_dtypes:
+the code with only the sign bit set).
 
 Usage: python3 ref/xcheck.py [--quick] [FORMAT...]
 Needs numpy and ml_dtypes (pip install numpy ml_dtypes). Exit status 0 when
@@ -80,7 +80,7 @@ FORMATS = [
     ("custom:e=3,m=4,bias=3,inf=ieee,nan=ieee", md.float8_e3m4, 8, True),
     ("custom:e=4,m=3,bias=11,inf=no,nan=uz,negzero=no", md.float8_e4m3b11fnuz, 8, True),
 ]
-ARITH_SKIP = {"e8m0"}  # e8m0 arithmetic: fpemu's rules (DESIGN.md 4), no counterpart
+ARITH_SKIP = {"e8m0"}  # e8m0 arithmetic: fpemu's rules (docs/semantics.md), no counterpart
 
 
 def ieee_snan(bits, mbits):

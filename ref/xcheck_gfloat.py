@@ -26,8 +26,9 @@ What is compared (values: neither side's flags):
            libraries' rules agree exactly there: gfloat rounds the fraction to
            R bits first, fpemu compares the draw with it rounded up). fpemu's
            draw for line i is fpemu_random64(seed, i) (computed here, as
-           DESIGN.md section 4 defines it); gfloat's srbits is its top R bits
-           complemented (gfloat rounds away iff frac x 2^R + srbits >= 2^R,
+           emu/internal.h defines it; docs/semantics.md); gfloat's srbits
+           is its top R bits complemented (gfloat rounds away iff
+           frac x 2^R + srbits >= 2^R,
            fpemu iff r < frac x 2^R).
 
 gfloat is used through its vectorised round_ndarray: its scalar round_float
@@ -35,7 +36,8 @@ rounds ties-to-away wrongly just below a midpoint (it tests delta + 0.5 >=
 1.0 in binary64, which rounds up for delta = 0.5 - 2^-54).
 
 Where the two differ, the input rounded by exact rational arithmetic under
-DESIGN.md section 4's rules (written out in exact_round below) decides: if
+the rules of docs/semantics.md (IEEE 754-2019 clause 4 rounding extended
+to the small formats; written out in exact_round below) decides: if
 fpemu's result is that and gfloat's is not, gfloat is counted wrong (listed
 apart, not as a mismatch). exact_round is checked in turn on a sample of
 the cases where the libraries agree (300 a row, 20,000 in the full run; 100
@@ -44,7 +46,8 @@ and 2,000 for the arithmetic rows).
 Not compared, by convention: NaN inputs (both give a NaN; payloads differ
 by design), negative inputs to the unsigned e8m0, for formats with neither
 infinity nor NaN (FP6, FP4) without --sat, inputs that overflow (gfloat
-raises an error; fpemu saturates, DESIGN.md section 4), and sums whose
+raises an error; fpemu saturates, as CUDA's cuda_fp6.h/cuda_fp4.h do:
+docs/semantics.md), and sums whose
 exact value is not a double (there is no input to give gfloat).
 
 Usage: python3 ref/xcheck_gfloat.py [--quick] [FORMAT...]
@@ -90,8 +93,8 @@ U64 = (1 << 64) - 1
 
 
 def random64(seed, counters):
-    """fpemu_random64(seed, counter) for an array of counters (DESIGN.md
-    section 4; emu/internal.h): two rounds of SplitMix64-style mixing."""
+    """fpemu_random64(seed, counter) for an array of counters
+    (docs/semantics.md; emu/internal.h): two rounds of SplitMix64-style mixing."""
     with np.errstate(over="ignore"):
         c = np.asarray(counters, dtype=np.uint64)
         s = np.full(c.shape, seed & U64, dtype=np.uint64)
@@ -153,10 +156,11 @@ class Fmt:
 
     def exact_round(self, x, mode, sat):
         """x (a finite double or +-inf) rounded to the format by exact rational
-        arithmetic, DESIGN.md section 4: round with the exponent range unbounded
+        arithmetic, IEEE 754-2019 clause 4 as docs/semantics.md extends it:
+        round with the exponent range unbounded
         above (so past max lies self.virtual), then overflow; ties to even
         to the even significand, and at precision 1, where both are 1, to
-        the larger (IEEE 754-2019 4.3.1; emu/SEMANTICS.md); below the least
+        the larger (IEEE 754-2019 4.3.1; docs/semantics.md); below the least
         value of a format without zero (e8m0), that value in every mode. None
         for negative inputs to an unsigned format (not judged)."""
         neg = math.copysign(1, x) < 0
@@ -173,7 +177,7 @@ class Fmt:
             lo, hi, plo = self.max, self.virtual, self.parity[-1]
         else:
             k = int(np.searchsorted(self.gridf, abs(x), side="right"))  # exact: grid values are doubles
-            if k == 0:  # below the least value of a format without zero (e8m0): that value (README)
+            if k == 0:  # below the least value of a format without zero (e8m0): that value (docs/semantics.md)
                 return float(g[0])
             lo, plo = g[k - 1], self.parity[k - 1]
             hi = g[k] if g[k - 1] != a else g[k - 1]

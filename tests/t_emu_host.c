@@ -98,7 +98,8 @@ static void check(const fpemu_format *f, int op, int mi, uint64_t a, uint64_t b,
     default: got = fpemu_fma(f, a, b, c, &ctx); break;
     }
     /* fma(0, inf, qNaN): IEEE 754 7.2 leaves INVALID implementation-defined;
-     * x86 does not raise it, DESIGN.md (and SoftFloat) do. */
+     * x86 does not raise it; fpemu's contract (docs/semantics.md) and
+     * SoftFloat do. */
     if (op == 5 && fpemu_is_nan(f, c)) {
         fpemu_class ka = fpemu_classify(f, a), kb = fpemu_classify(f, b);
         if ((ka == FPEMU_CLASS_ZERO && kb == FPEMU_CLASS_INF) || (ka == FPEMU_CLASS_INF && kb == FPEMU_CLASS_ZERO))
@@ -208,7 +209,7 @@ int main(void) {
     /* ftz and daz against the host's flush modes (x86: MXCSR's FTZ and DAZ):
      * a result that is tiny after rounding is flushed even where it rounds
      * to the least normal (f32: 2^-126 x (2^24 - 1) / 2^24 -> +0 with
-     * underflow and inexact), as fpemu's ftz does (emu/SEMANTICS.md) */
+     * underflow and inexact), as fpemu's ftz does (docs/semantics.md) */
     if (hostfp_set_flush(1, 0)) {
         static const char *const flush_names[3] = {"ftz", "daz", "ftz and daz"};
         for (int fl = 0; fl < 3; fl++)

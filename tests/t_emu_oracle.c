@@ -8,8 +8,9 @@
  * value of the format, brackets the exact result between two neighbours
  * using exact comparisons (products of small-format values are exact
  * doubles), and applies the mode's rule and the overflow/underflow rules
- * of DESIGN.md section 4 and emu/SEMANTICS.md directly. Specials (NaN, inf
- * and zero operands) are left to t_emu_special. */
+ * of docs/semantics.md (IEEE 754-2019 clauses 4 and 7, extended to the
+ * small formats) directly. Specials (NaN, inf and zero operands) are left
+ * to t_emu_special. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

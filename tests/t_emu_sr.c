@@ -230,7 +230,8 @@ int main(void) {
     ok(same && diff, "SR: the same seed reproduces the stream, another seed changes it");
 
     /* The draw, fpemu_random64(seed, counter). Known answers from Python's
-     * integers (DESIGN's definition, emu/internal.h's emu__mix), so any
+     * integers (the counter-based generator of docs/semantics.md as
+     * emu/internal.h's emu__mix defines it), so any
      * change to the stream, and with it to every sr result, shows here: */
     static const uint64_t kat[][3] = {
         {0, 0, UINT64_C(0xF8B0E225CFABC7A3)},
@@ -278,7 +279,7 @@ int main(void) {
      * of one seed, k = 0..63 (XOR of the two draws set half the time, 5.5
      * sigma over 64 x 64 x 2 bits). Users pick seeds 1, 2, 3 and split the
      * counter space by high bits. wyrand (2 multiplies against 5, tried as
-     * a faster sr draw: BENCHMARKS.md) in the counter form seed + (counter
+     * a faster sr draw: docs/benchmarks.md) in the counter form seed + (counter
      * + 1) x P0 fails both at 256 sigma (seeds or counters 2^63 apart; 1
      * apart in the seed already gives hundreds). */
     {
@@ -311,7 +312,7 @@ int main(void) {
     }
 
     /* which operations take a draw: exactly those whose exact result is
-     * finite and nonzero (emu/SEMANTICS.md), representable or not */
+     * finite and nonzero (docs/semantics.md), representable or not */
     {
         const char *fn[] = {"f16", "bf16", "e4m3", "e5m2", "f32", "e2m1", "binary8p3e", "e4m3fnuz"};
         int right = 1, ncase = 0;
@@ -456,7 +457,7 @@ int main(void) {
      * draw too, so the loop and the array agree on codes, counter and sr_pos,
      * with or without a stream shorter than the array. Inputs finite and
      * nonzero (exact ones and an overflow among them): a scalar zero, inf or
-     * NaN takes no draw (emu/SEMANTICS.md) while an array element always
+     * NaN takes no draw (docs/semantics.md) while an array element always
      * takes its own. */
     {
         static const char *sf[] = {"bf16", "f16", "e4m3", "e5m2", "e2m1", "e8m0", "tf32"};

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* t_mma.c: the tensor-core models against the published probe results
  * (Fasi, Higham, Mikaitis & Pranesh 2021, V100/T4/A100; Khattak &
- * Mikaitis' block-FMA tests for A30/A100; the DESIGN.md section 7 table for
- * H100), presets and their errors, special values, the reference kinds
- * (exact, fma-seq, pairwise), block-scaled inputs and integer MMA. */
+ * Mikaitis' block-FMA tests for A30/A100; the device table of
+ * docs/tensor-cores.md for H100), presets and their errors, special values,
+ * the reference kinds (exact, fma-seq, pairwise), block-scaled inputs and
+ * integer MMA. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ int main(void) {
         m = model("a100", "f16", "f32");
         a[0] = 0x8000, b[0] = 0x3C00;
         is_hex(fpemu_mma_dot(&m, a, b, 1, 0x80000000, NULL), 0x80000000, "-0 + (-0 * 1) = -0");
-        /* emax floor: the DESIGN.md vector, f16 output: 2^-24 without a floor */
+        /* emax floor: the emax-floor vector of docs/tensor-cores.md, f16
+         * output: 2^-24 without a floor */
         fpemu_mma_model h;
         if (fpemu_mma_model_preset(&h, "a100", F("f16"), F("f16"), F("f16"), F("f16"), err, sizeof err)) bail("%s", err);
         uint64_t fa[2] = {enc(F("f16"), ldexp(1, -14)), enc(F("f16"), ldexp(1, -24))};
@@ -229,8 +231,9 @@ int main(void) {
         double za[16], zb[16];
         for (int i = 0; i < 16; i++) za[i] = -0.0, zb[i] = 0.0;
         is_hex(run16(&m16, -0.0, 16, za, zb), 0, "h100 f16: -0 + 16 products (-0)(+0) is +0");
-        /* f16 accumulators: emax clamped at -21 (DESIGN.md's vector a = [2^-14, 2^-24],
-         * b = [2^-11, 2^-24], c = 0 gives 0: the 2^-48 product is cut and 2^-25 ties to even) */
+        /* f16 accumulators: emax clamped at -21 (the emax-floor vector of
+         * docs/tensor-cores.md, a = [2^-14, 2^-24], b = [2^-11, 2^-24], c = 0,
+         * gives 0: the 2^-48 product is cut and 2^-25 ties to even) */
         fpemu_mma_model mh = model("h100", "f16", "f16");
         double ha[2] = {0x1p-14, 0x1p-24}, hb[2] = {0x1p-11, 0x1p-24};
         is_hex(run16(&mh, 0.0, 2, ha, hb), 0, "h100 f16 output: 2^-25 + 2^-48 is 0 (the H100's answer)");

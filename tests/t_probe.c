@@ -111,7 +111,8 @@ int main(void) {
         ok(!strcmp(got.matches, "none"), "%s matches no preset (%s)", label, got.matches);
     }
 
-    /* The DESIGN.md vectors' readings through the probe: V100 no guard bit and non-monotonic, A100 one guard bit. */
+    /* The published vectors' readings through the probe (Fasi et al. 2021;
+     * docs/tensor-cores.md): V100 no guard bit and non-monotonic, A100 one guard bit. */
     {
         fpemu_mma_model v, a;
         fpemu_mma_model_preset(&v, "v100", F("f16"), F("f16"), NULL, NULL, NULL, 0);

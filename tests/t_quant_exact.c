@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* t_quant_exact.c: fpemu_quantize against exact rational arithmetic (GMP's
  * mpq, no floating point): q = clamp(round(x / scale) + zero_point) in the
- * six deterministic modes and in sr (DESIGN.md: up, away from zero, iff
+ * six deterministic modes and in sr (docs/semantics.md: up, away from zero, iff
  * r < frac x 2^R, r the draw's top R bits, frac the exact fraction of the
  * magnitude; R = 64, 8, 23, with draws either side of each case's decision),
  * result and flags (inexact, overflow, invalid),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* t_ref.c: the MPFR reference on hand-worked cases (DESIGN.md section 4,
- * emu/SEMANTICS.md): every expected result and flag set below was derived
- * by hand from the specification, not taken from emu/ or from ref/ itself. */
+/* t_ref.c: the MPFR reference on hand-worked cases (docs/semantics.md):
+ * every expected result and flag set below was derived by hand from the
+ * specification, not taken from emu/ or from ref/ itself. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +24,7 @@ typedef struct {
 
 static const hcase cases[] = {
     {"f16", 0, REF_ADD, "rne", 0, 0x3C00, 0x3C00, 0, 0x4000, 0, "1 + 1 = 2"},
-    /* DESIGN.md section 4, conversions to e4m3 */
+    /* conversions to e4m3 (OCP 8-bit FP spec rev 1.0; docs/semantics.md) */
     {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x43E80000, 0, 0, 0x7E, IX, "464 is the 448/480 midpoint: even 448"},
     {"e4m3", "f32", REF_CONVERT, "rna", 0, 0x43E80000, 0, 0, 0x7F, OF | IX, "464 rna: away, past max: NaN"},
     {"e4m3", "f32", REF_CONVERT, "rne", 0, 0x43F00000, 0, 0, 0x7F, OF | IX, "480 overflows to NaN"},
@@ -123,9 +123,10 @@ static const hcase cases[] = {
     {"f32", "f64", REF_CONVERT, "rne", 0, 0x36A8000000000000ull, 0, 0, 0x00000002, UF | IX, "1.5 * 2^-149: tie, even 2^-148"},
 };
 
-/* DESIGN.md section 3: the format table. The reference takes p, emin, emax
- * and maxmant from the descriptor, so check them against the table here,
- * through the reference's own decoder. */
+/* The format table of docs/formats.md (IEEE 754-2019, the OCP 8-bit FP and
+ * MX specifications, the P3109 interim report). The reference takes p,
+ * emin, emax and maxmant from the descriptor, so check them against the
+ * table here, through the reference's own decoder. */
 typedef struct { const char *fmt; double max, min_normal, min_sub; } range_row;
 static const range_row ranges[] = {
     {"f64", 0x1.fffffffffffffp+1023, 0x1p-1022, 0x1p-1074},
@@ -164,11 +165,11 @@ static void check_ranges(void) {
         int top = rf.code_max + (UINT64_C(1) << rf.pad) > (((rf.sign ? rf.sign : UINT64_C(1) << rf.bits)) - 1) << rf.pad ||
                   nx.cls == REF_INF || nx.cls == REF_QNAN || nx.cls == REF_SNAN;
         ok(mx == w->max && mn == w->min_normal && ms == w->min_sub && top && mn == ldexp(1, rf.emin),
-           "%s: max %g, min normal %g, min subnormal %g (DESIGN.md section 3)", w->fmt, mx, mn, ms);
+           "%s: max %g, min normal %g, min subnormal %g (docs/formats.md)", w->fmt, mx, mn, ms);
     }
 }
 
-/* sr with the caller's draw (DESIGN.md section 4: up in magnitude iff the
+/* sr with the caller's draw (docs/semantics.md: up in magnitude iff the
  * draw's top R bits are below frac x 2^R), worked by hand: the result and
  * flags, whether a draw is taken (exact result finite and nonzero), and the
  * decisions with their last rounding-up top bits (T - 1, T = ceil(frac x

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* t_sr_exact.c: stochastic rounding decides on the exact fraction (DESIGN.md
- * section 4: the upper neighbour, by magnitude, iff r < frac x 2^R), checked
- * with MPFR and the caller's draws on either side of every case's decision.
+/* t_sr_exact.c: stochastic rounding decides on the exact fraction
+ * (docs/semantics.md: the upper neighbour, by magnitude, iff
+ * r < frac x 2^R), checked with MPFR and the caller's draws on either side
+ * of every case's decision.
  * For f16, bf16, f32 and f64 add, sub, mul, div, sqrt and fma on random
  * operands (wide exponent gaps and cancellations included) whose result is
  * normal with a finite upper neighbour: MPFR gives the exact value (sums,

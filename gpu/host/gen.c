@@ -400,9 +400,9 @@ static void add_value_case(builder *bd, const char *what, double c, const double
     if (ex) add_code_case(bd, what, cc, ca, cb, k);
 }
 
-/* DESIGN.md section 7's open points that random inputs rarely settle,
- * each case with both signs. Only bf16 and tf32 inputs reach them (their
- * products span the f32 range and beyond).
+/* The open points of the tensor-core model (docs/tensor-cores.md) that
+ * random inputs rarely settle, each case with both signs. Only bf16 and
+ * tf32 inputs reach them (their products span the f32 range and beyond).
  * - the emax floor: c = 0 and two positive products, (1 + 2^-7)^2 *
  *   2^(j+14) and n1 * n2 * 2^j (odd, 8-bit factors), whose exact sum is a
  *   multiple of f32's quantum 2^-149 and whose lowest bits are 2^j. With emax clamped
@@ -448,11 +448,12 @@ static void open_point_cases(builder *bd) {
     add_value_case(bd, "open point zero sign: -0 + K x (-0)*1", -0.0, za, ones, bd->k->k);
     if (strcmp(bd->f->d->name, "f16")) return;
     /* f16 accumulators only (the other kinds' case sets, which recordings
-     * hold, stay as they were): DESIGN.md's vector a = [2^-14, 2^-24], b =
-     * [2^-11, 2^-24], c = 0: products 2^-25 (half f16's least subnormal)
-     * and 2^-48; RNE gives 2^-24 if the 2^-48 term survives alignment, 0
-     * (the tie to even) if it is cut; and overflow under RNE: 65504 + 16
-     * is the midpoint to 2^16 (inf), 65504 + 15 rounds down to 65504 */
+     * hold, stay as they were): the emax-floor vector of docs/tensor-cores.md,
+     * a = [2^-14, 2^-24], b = [2^-11, 2^-24], c = 0: products 2^-25 (half
+     * f16's least subnormal) and 2^-48; RNE gives 2^-24 if the 2^-48 term
+     * survives alignment, 0 (the tie to even) if it is cut; and overflow
+     * under RNE: 65504 + 16 is the midpoint to 2^16 (inf), 65504 + 15
+     * rounds down to 65504 */
     double fa[2] = {0x1p-14, 0x1p-24}, fb[2] = {0x1p-11, 0x1p-24}, sixteen[1] = {16}, fifteen[1] = {15};
     add_value_case(bd, "open point f16 output: 2^-25 + 2^-48", 0.0, fa, fb, 2);
     fa[0] = -fa[0], fa[1] = -fa[1];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* gen.h: the inputs the validation harness feeds every kind: random tiles
  * from several distributions (deterministic in the seed), the probe
- * vectors of DESIGN.md section 7 as fixed cases, and adversarial cases
- * (special values, overflow, subnormals, zero signs, integer wrap). */
+ * vectors of docs/tensor-cores.md (Fasi et al. 2021, Khattak & Mikaitis) as
+ * fixed cases, and adversarial cases (special values, overflow, subnormals,
+ * zero signs, integer wrap). */
 #ifndef FPEMU_GPU_GEN_H
 #define FPEMU_GPU_GEN_H
 

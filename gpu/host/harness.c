@@ -529,7 +529,7 @@ int gpu_report_write(FILE *f, const gpu_report_info *info, const gpu_kind_result
     int nopen = 0;
     for (int i = 0; i < n; i++) nopen += res[i].nopen;
     if (nopen) {
-        fprintf(f, "\n## DESIGN.md section 7 open points\n\nCases built to settle them (gpu/host/gen.c, "
+        fprintf(f, "\n## Tensor-core model open points (docs/tensor-cores.md)\n\nCases built to settle them (gpu/host/gen.c, "
                    "open_point_cases), as the device answered. The emax floor family: c = 0 and products near "
                    "2^(j+14) whose exact sum is a multiple of f32's quantum 2^-149 and whose lowest bits are at "
                    "2^j; the output is exact iff the alignment quantum 2^(floor - nfrac) is at most 2^j.\n");

@@ -81,10 +81,11 @@ typedef struct gpu_kind_result {
     char **lines;
     int nlines;
     uint64_t dropped;
-    /* DESIGN.md section 7's open points: one line per "open point" case
-     * (what the device gave and what it means), and the emax floor the
-     * floor family places: bits at 2^j kept for j >= floor_kept, cut for
-     * j <= floor_cut (floor_seen 0: no such case ran) */
+    /* the tensor-core model's open points (docs/tensor-cores.md): one line
+     * per "open point" case (what the device gave and what it means), and
+     * the emax floor the floor family places: bits at 2^j kept for
+     * j >= floor_kept, cut for j <= floor_cut (floor_seen 0: no such case
+     * ran) */
     char **open;
     int nopen, floor_seen, floor_kept, floor_cut, nfrac;
 } gpu_kind_result;

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""cli_checks.py: fpemu's vector interface (DESIGN.md section 5) against its text.
+"""cli_checks.py: fpemu's vector interface (Berkeley TestFloat's line format,
+docs/cli.md) against its text.
 
-Part of the spec oracle (see oracle.py): written from the design document and
-README.md, sharing no code with emu/, cli/ or ref/ (C). Checks, in sections:
+Part of the spec oracle (see oracle.py): written independently from the
+specification text (docs/cli.md, docs/semantics.md), sharing
+no code with emu/, cli/ or ref/ (C). Checks, in sections:
   synonyms  TestFloat's option spellings (-rnear_even ... -rodd,
             -tininessbefore/-tininessafter) give the same output as --round
             and --tininess; f16_fma is f16_mulAdd
   verify    `fpemu verify` passes the oracle's own result lines, matches any
             NaN unless --exact-nan, catches a one-bit flag error, rejects
-            empty input, and prints README's example line
+            empty input, and prints docs/cli.md's example line
   input     `fpemu run` input rules: field widths, code ranges, field
             counts, comments and blank lines, flag bytes
-  examples  DESIGN.md section 4's worked examples
-  nan       the NaN policies canonical, x86 and cuda (README)
+  examples  the worked conversion examples of docs/semantics.md (f32 to
+            e4m3/e5m2, OCP 8-bit FP spec rev 1.0)
+  nan       the NaN policies canonical, x86 and cuda (docs/semantics.md)
 
 Usage: python3 ref/spec_oracle/cli_checks.py [--quiet]   (about 1 s)
 The program is $FPEMU_BIN, else ../../bin/fpemu relative to this script.
@@ -101,11 +104,11 @@ rc, out, err = run(['verify', 'f16_div'], '\n'.join(bad) + '\n')
 check('verify catches a flag error', rc == 1 and 'line 6:' in out and '1 mismatches' in out, out[-300:])
 rc, out, err = run(['verify', 'f16_div'], '')
 check('verify empty input exit 2', rc == 2, (rc, out, err))
-# README example
+# docs/cli.md's example
 rc, out, err = run(['verify', 'f16_add'], '3C00 0001 3C01 01\n')
-check('README verify example', rc == 1 and 'line 1: 3C00 0001 => 3C00 01, expected 3C01 01' in out, out)
+check('docs/cli.md verify example', rc == 1 and 'line 1: 3C00 0001 => 3C00 01, expected 3C01 01' in out, out)
 
-section = 'input'  # section 5: "upper-case hex of its format's width"
+section = 'input'  # docs/cli.md (TestFloat's line format): "upper-case hex of its format's width"
 rc, out, err = run(['run', 'f16_add'], '3C00 3C00 4000 00\n')
 check('run accepts complete lines', rc == 0 and out == '3C00 3C00 4000 00\n', (out, err))
 rc, out, err = run(['run', 'f16_add'], '3C0 3C00\n')
@@ -121,7 +124,7 @@ check('run skips comments/blank', rc == 0 and out.split() == ['3C00', '3C00', '0
 rc, out, err = run(['run', 'f16_add'], '3C00 3C00 4000 20\n')
 check('run rejects flags > 1F', rc == 2, (rc, out, err))
 
-section = 'examples'  # DESIGN.md section 4
+section = 'examples'  # docs/semantics.md's worked conversions (OCP 8-bit FP rev 1.0)
 ex = [(['run', 'f32_to_e4m3'], '43E80000\n', '43E80000 7E 01'),
       (['run', 'f32_to_e4m3'], '43F00000\n', '43F00000 7F 05'),
       (['run', 'f32_to_e4m3', '--sat'], '43F00000\n', '43F00000 7E 05'),
@@ -133,7 +136,7 @@ for args, i, want in ex:
     rc, out, err = run(args, i)
     check('example %s %s' % (' '.join(args), i.strip()), out.startswith(want), (out, err))
 
-section = 'nan'  # README: canonical, x86, cuda
+section = 'nan'  # docs/semantics.md: canonical, x86, cuda
 for op, line, pol, want in [('f16_add', '7C00 FC00', 'canonical', '7E00'),
                             ('f16_add', '7C00 FC00', 'cuda', '7FFF'),
                             ('f16_add', '7C00 FC00', 'x86', 'FE00'),

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 """compare.py: fpemu's `run` against the spec oracle (oracle.py), vector by vector.
 
-oracle.py is an exact reference written from the text of the design document
-(DESIGN.md sections 3-5) and README.md; it deliberately shares no code with
-emu/ or with the MPFR reference in ref/ (C). This script generates operand
+oracle.py is an exact reference written independently from the specification
+text of the rounding contract (IEEE 754-2019 and the OCP and P3109 format
+specifications, as docs/semantics.md and docs/formats.md restate them; the
+vector interface of docs/cli.md); it deliberately shares no
+code with emu/ or with the MPFR reference in ref/ (C). This script generates operand
 vectors (special values, every code of the <= 8-bit formats, boundaries of
 rounding, overflow and underflow, seeded random ones), feeds them to
 `fpemu run OP --round MODE [--sat] [--tininess before] [--ftz] [--daz]`, and
@@ -41,9 +43,9 @@ Usage:
   --out DIR   where summary.txt and mismatches.txt go (default: $RESDIR, else
               a new temporary directory; never inside the source tree).
   --ftz-literal
-              read ftz literally as DESIGN.md words it ("a subnormal result"
-              becomes zero: only results that round to a subnormal), instead
-              of the project's documented reading (emu/SEMANTICS.md: a result
+              read ftz literally ("a subnormal result" becomes zero: only
+              results that round to a subnormal), instead of the
+              project's documented reading (docs/semantics.md: a result
               that is tiny per the tininess setting is flushed, as x86's
               MXCSR.FTZ does). fpemu follows the latter, so this option shows
               the difference: disagreements tagged ftz-tiny-but-normal.
@@ -53,7 +55,7 @@ Python 3 standard library only.
 
 Output: one line per format family (configs, vectors, disagreements), a
 TOTAL line, and up to 10 example disagreements. A disagreement is counted as
-MISMATCH, as ambiguous:TAG where the oracle's result rests on a README choice
+MISMATCH, as ambiguous:TAG where the oracle's result rests on a choice of docs/semantics.md
 (TAG names it), or as nan-payload (both NaN, flags equal, codes differ).
 Exit status: 0 when every vector agrees, 1 on any disagreement, 2 when fpemu
 could not be run or rejected its input.
@@ -692,7 +694,7 @@ def main(argv=None):
         print('compare.py: no op matches --only %s' % a.only, file=sys.stderr)
         return 2
     print('%s: %d configs, %s, ftz read as %s' % (level, len(jobs), fpemu,
-          'DESIGN.md literally (--ftz-literal)' if a.ftz_literal else 'flush tiny results'), flush=True)
+          'flush subnormal results only (--ftz-literal)' if a.ftz_literal else 'flush tiny results'), flush=True)
     t0 = time.time()
     per_op = defaultdict(Counter)
     per_group = defaultdict(Counter)

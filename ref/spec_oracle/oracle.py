@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: MIT
 """oracle.py: an exact reference for fpemu's scalar arithmetic ("spec oracle").
 
-Written from the text of the design document (DESIGN.md sections 3-5: the
-format table, rounding, overflow, tininess, ftz/daz, the five flags, the CLI
-vector interface), and from README.md where DESIGN.md leaves a choice open.
-Every result that rests on such a README choice carries a tag naming it, so
+Written independently from the specification text of the rounding contract
+(IEEE 754-2019 clauses 4 and 7, the OCP 8-bit FP spec rev 1.0, the OCP MX
+spec v1.0 and the IEEE P3109 interim report, as docs/formats.md and
+docs/semantics.md restate them: the format table, rounding, overflow,
+tininess, ftz/daz, the five flags; Berkeley TestFloat's line format, as
+docs/cli.md describes it: the CLI vector interface), and from the project's
+choices in docs/semantics.md where that text leaves one open.
+Every result that rests on such a choice carries a tag naming it, so
 that a disagreement there is reported as "ambiguous:TAG" rather than as a
 plain MISMATCH. It deliberately shares no code with emu/ or with the MPFR
 reference in ref/ (C): values are Python Fractions, decoded and encoded from
@@ -13,11 +17,13 @@ the format parameters alone, and every result is rounded exactly.
 Covered: decoding of every format fpemu names (IEEE-like, OCP fn, fnuz,
 P3109 binary8pP, MX e3m2/e2m3/e2m1, e8m0, tf32, custom:...), add, sub, mul,
 div, sqrt, mulAdd and conversions, the modes rne rna rtz rup rdn rto, sr
-(with the caller's draw of each line, `fpemu run --sr-draws`: DESIGN.md's
-rule r < frac x 2^R on the exact fraction, neighbours by magnitude), sat,
+(with the caller's draw of each line, `fpemu run --sr-draws`: the rule of
+docs/semantics.md, r < frac x 2^R on the exact fraction, neighbours by
+magnitude), sat,
 tininess before/after rounding, ftz, daz, and the flags NX UF OF DZ NV.
 
-ftz: DESIGN.md says "ftz turns a subnormal result into a zero"; emu/SEMANTICS.md
+ftz: the contract's wording, "ftz turns a subnormal result into a zero", read
+literally flushes only results that round to a subnormal; docs/semantics.md
 fixes the project's reading: a result that is tiny (per the tininess setting)
 is flushed, as x86's MXCSR.FTZ does (tests/t_emu_host.c checks that). That
 reading is the default here. Opts(ftz_literal=True) (compare.py --ftz-literal)
@@ -238,10 +244,10 @@ class Opts:
                  ftz_literal=False, srbits=0, draw=0):
         self.mode, self.sat, self.tin, self.ftz, self.daz = mode, sat, tin, ftz, daz
         self.ftz_literal = ftz_literal
-        # sr (DESIGN.md section 4): the upper neighbour iff r < frac * 2^R,
+        # sr (docs/semantics.md): the upper neighbour iff r < frac * 2^R,
         # r = the top R bits of the line's 64-bit draw (`--sr-draws`), R =
         # srbits (0: 64), frac the exact distance to the lower neighbour in
-        # ulps; neighbours by magnitude (README: sr rounds the magnitude)
+        # ulps; neighbours by magnitude (docs/semantics.md: sr rounds the magnitude)
         self.srbits, self.draw = srbits, draw
         self.probe = None  # a list: sr roundings append (r, d), their fraction r/d of an ulp
 
@@ -314,7 +320,7 @@ def round_fin(f, s, x, o):
     if r_unb > f.maxf:
         flags = OF | NX
         mode = o.mode
-        if mode in ('rne', 'rna', 'sr'):  # sr: it rounded up past max (DESIGN: then as rne)
+        if mode in ('rne', 'rna', 'sr'):  # sr: it rounded up past max (docs/semantics.md: then as rne)
             to_inf = True
         elif mode in ('rtz', 'rto'):
             to_inf = False
@@ -328,7 +334,7 @@ def round_fin(f, s, x, o):
             return f.enc_inf(s), flags, tags
         if o.sat or f.nan == 'none':
             if o.sat and f.inf != 'none':
-                tags.append('sat-on-inf-format')  # README: under --sat no op delivers inf
+                tags.append('sat-on-inf-format')  # docs/semantics.md: under --sat no op delivers inf
             return f.enc_max(s), flags, tags
         return f.enc_nan(), flags, tags
     if f.p == 1 and o.mode == 'rto' and ix and E >= f.emin:
@@ -565,11 +571,12 @@ def parse_op(op):
     return name, [get_format(fmt)]
 
 
-# ---------------------------------------------------------------- e8m0 (README semantics)
+# ---------------------------------------------------------------- e8m0 (docs/semantics.md)
 class E8M0(Fmt):
-    """unsigned, 2^(c-127), 0xFF NaN, no zero, no sign.  DESIGN.md gives only the
-    table row; the README fixes the rest (zero/negatives -> NaN + invalid,
-    below 2^-127 -> 0x00 with underflow)."""
+    """unsigned, 2^(c-127), 0xFF NaN, no zero, no sign.  The format table
+    (docs/formats.md, after the OCP MX spec v1.0) gives only the encoding;
+    docs/semantics.md fixes the rest (zero/negatives -> NaN + invalid, below
+    2^-127 -> 0x00 with underflow)."""
     def __init__(self):
         self.name, self.e, self.m, self.bias = 'e8m0', 8, 0, 127
         self.inf, self.nan, self.negzero = 'none', 'e8m0', False
@@ -625,7 +632,7 @@ def finalize_e8m0(f, res, o, flags=0):
         return 0xFF, flags | NV, tags
     x = res[2]
     if x < f.min_normal:
-        # README: "values below 2^-127 give 0x00 with underflow"; fpemu applies
+        # docs/semantics.md: "values below 2^-127 give 0x00 with underflow"; fpemu applies
         # the usual tininess rule (after rounding by default), so do we.
         n, d = x.numerator, x.denominator
         E = ilog2(n, d)
