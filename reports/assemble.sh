@@ -14,6 +14,11 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
 rev=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$rev" != unknown ] && [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then rev="$rev (with uncommitted changes)"; fi
 host="$(uname -sm), $(nproc 2>/dev/null || echo '?') cores"
+# What fpemu shows: the README's opening paragraph (its one owner), at the
+# top of both pages, so the report and the README say the same thing.
+intro=$(sed -n '/^<!-- what-fpemu-shows/,/^<!-- \/what-fpemu-shows -->/p' "$root/README.md" | sed '1d;$d')
+[ -n "$intro" ] || { echo "assemble.sh: $root/README.md: no what-fpemu-shows paragraph" >&2; exit 2; }
+intro_html=$(printf '%s\n' "$intro" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
 
 # Prefix SECTION/ to relative src/href values (not absolute, not a URL
 # scheme, not an #anchor) and to relative Markdown link targets.
@@ -40,6 +45,7 @@ figcaption { font-size: 92%; color: #333; max-width: 900px; }
 code { background: #f6f6f6; padding: 0 2px; }
 </style></head><body>
 <h1>fpemu experiments report</h1>
+<p>$intro_html</p>
 <p>Generated $when from commit $rev on $host by <code>make experiments</code>.</p>
 <ul>
 EOF
@@ -62,6 +68,7 @@ EOF
 {
     echo '# fpemu experiments report'
     echo
+    printf '%s\n\n' "$intro"
     echo "Generated $when from commit $rev on $host by \`make experiments\`; the full report with every plot is index.html."
     echo
     for s in "$@"; do

@@ -3,7 +3,8 @@
 # t_cli_report.sh: reports/assemble.sh, the `make experiments` report
 # assembler: sections in the order given, relative links in fragments
 # prefixed with the section folder (absolute URLs and #anchors untouched),
-# a note for a section without a fragment, no temporary files left. Prints TAP.
+# a note for a section without a fragment, no temporary files left, the
+# README's paragraph on what fpemu shows at the top. Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
@@ -37,6 +38,10 @@ order=$(grep -o 'id="section-[a-z]*"' "$R/index.html" | tr '\n' ' ')
 check "sections in the order given" [ "$order" = 'id="section-beta" id="section-alpha" id="section-empty" ' ]
 check "table of contents uses the fragment headings" grep -q '<a href="#section-beta">Beta plots</a>' "$R/index.html"
 check "a section without fragment.html is reported" grep -q 'Section empty wrote no fragment.html' "$R/index.html"
+# the first screen says what the README's opening says (its paragraph, one owner)
+first=$(sed -n '/^<!-- what-fpemu-shows/{n;p;q}' "$ROOT/README.md")
+check "the report opens with the README's paragraph on what fpemu shows ('${first:0:40}...')" \
+    sh -c '[ -n "$1" ] && grep -qF "$1" "$2" && grep -qF "$1" "$3"' - "$first" "$R/index.html" "$R/summary.md"
 check "markdown image prefixed" grep -q '!\[b\](beta/b.png)' "$R/summary.md"
 check "markdown link prefixed" grep -q '\[data\](beta/sub/b.dat)' "$R/summary.md"
 check "markdown URL untouched" grep -q '\[ext\](https://example.org/y)' "$R/summary.md"
