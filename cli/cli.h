@@ -7,6 +7,7 @@
 #define FPEMU_CLI_H
 #include <stdio.h>
 #include "fpemu.h"
+#include "../gpu/host/outfile.h" /* fpemu_out: the output-file rule */
 
 int cmd_formats(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -27,11 +28,15 @@ int cli_is_help(const char *s);
 /* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */
 int cli_parse_u64(const char *s, unsigned long long *out);
 int cli_parse_double(const char *s, double *out);
-/* Write a file atomically: the content goes to PATH.tmp.PID, then rename.
- * Open with cli_atomic_open, write to the FILE*, finish with
- * cli_atomic_close(f, ok): on ok the file replaces PATH, else it is removed.
- * Both return 0 on success, -1 (errno set) on failure. */
-typedef struct cli_atomic { FILE *f; char path[4096]; char tmp[4200]; } cli_atomic;
+/* Write a file under the output rule of gpu/host/outfile.h (shared with
+ * bin/fpemu-gpu): a new path or a regular file gets PATH.tmp.PID, renamed
+ * over PATH when complete; a symbolic link is followed (its target is
+ * written that way, in the target's folder), never replaced; a device or
+ * FIFO is written directly, never replaced; a directory is refused.
+ * Open with cli_atomic_open, write to a.f, finish with
+ * cli_atomic_close(a, ok): on ok the file is in place, else the temporary
+ * is removed. Both return 0 on success, -1 (errno set) on failure. */
+typedef fpemu_out cli_atomic;
 int cli_atomic_open(cli_atomic *a, const char *path, const char *mode);
 int cli_atomic_close(cli_atomic *a, int ok);
 /* Remove DIR/NAME.tmp.PID, for each NAME of the NULL-terminated list, left
@@ -40,4 +45,8 @@ int cli_atomic_close(cli_atomic *a, int ok);
  * unrelated process keeps a stale file, never removes a live one). Returns
  * the number removed. */
 int cli_atomic_clean(const char *dir, const char *const *names);
+/* End of a subcommand that wrote to standard output: flush it and check
+ * every write (the stream's error flag). rc, or 2 after "fpemu SUB: cannot
+ * write standard output: REASON" on stderr. */
+int cli_stdout_done(const char *sub, int rc);
 #endif

@@ -13,7 +13,9 @@
  * max and mean over the dots. Two input distributions: "normal" (a, b ~
  * N(0, 1): sums cancel, so |exact| is sometimes small) and "shifted" (a, b ~
  * N(0.5, 1): sums grow with K, like post-activation inputs).
- * CSV to --out (atomically) or standard output. */
+ * CSV to --out (cli_atomic: a regular file atomically, a link's target, a
+ * device or FIFO in place) or standard output; a failed write is exit 2. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,14 @@ static const errk_cfg cfgs[] = {
 };
 #define NCFG ((int)(sizeof cfgs / sizeof cfgs[0]))
 
+/* Limits: K up to 2^20, up to 100000 dots per K, and at most 2^24 elements
+ * (dots x kmax, 24 bytes each: 384 MiB) held at once; the default run is
+ * 64 x 16384 = 2^20. */
+#define ERRK_KMAX (1 << 20)
+#define ERRK_DOTS 100000
+#define ERRK_ELEMS (1ULL << 24)
+#define ERRK_BYTES (2 * sizeof(uint64_t) + 2 * sizeof(float))
+
 static uint64_t rng;
 static double urand(void) {
     rng = fpemu_random64(rng, 0x5EED);
@@ -55,7 +65,11 @@ static void usage(FILE *out) {
             "Relative error of tensor-core models' dot products against the exact dot product\n"
             "(MPFR) for K = kmin, 2 kmin, ..., kmax (default 64..16384, 64 dots per K), inputs\n"
             "e4m3 (per-tensor current scaling), f16 and bf16, distributions normal and shifted.\n"
-            "Writes CSV: dist,config,model,input,promote,K,max_rel_err,mean_rel_err,dots.\n");
+            "Writes CSV: dist,config,model,input,promote,K,max_rel_err,mean_rel_err,dots.\n"
+            "Limits: kmax <= 2^20, dots <= 100000, dots x kmax <= 2^24 (the inputs held at once,\n"
+            "24 bytes an element). --out: a regular file is replaced atomically, a symbolic link's\n"
+            "target is written (the link stays), a device or FIFO is written in place. A failed\n"
+            "write or allocation: a message, exit status 2, no file or NAME.tmp.PID left.\n");
 }
 
 int cmd_errk(int argc, char **argv) {
@@ -65,7 +79,7 @@ int cmd_errk(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         unsigned long long *dst = NULL;
-        if (cli_is_help(s)) { usage(stdout); return 0; }
+        if (cli_is_help(s)) { usage(stdout); return cli_stdout_done(sub, 0); }
         if (!strcmp(s, "--kmin")) dst = &kmin;
         else if (!strcmp(s, "--kmax")) dst = &kmax;
         else if (!strcmp(s, "--dots")) dst = &dots;
@@ -78,8 +92,15 @@ int cmd_errk(int argc, char **argv) {
         if (i + 1 >= argc || cli_parse_u64(argv[i + 1], dst)) return cli_error(sub, "%s needs a non-negative integer", s);
         i++;
     }
-    if (kmin < 1 || kmax < kmin || kmax > (1u << 20)) return cli_error(sub, "need 1 <= kmin <= kmax <= 2^20");
-    if (dots < 1 || dots > 100000) return cli_error(sub, "--dots must lie in [1, 100000]");
+    if (kmin < 1 || kmax < kmin || kmax > ERRK_KMAX)
+        return cli_error(sub, "--kmin %llu --kmax %llu: need 1 <= kmin <= kmax <= %d", kmin, kmax, ERRK_KMAX);
+    if (dots < 1 || dots > ERRK_DOTS) return cli_error(sub, "--dots %llu: expected 1 to %d", dots, ERRK_DOTS);
+    /* the largest K's batch is held at once: 24 bytes per element (two f32
+     * inputs, two 64-bit code arrays) */
+    if (dots * kmax > ERRK_ELEMS)
+        return cli_error(sub, "--dots %llu x --kmax %llu = %llu elements: expected at most %llu (%llu MiB of inputs; "
+                              "fewer dots or a smaller kmax)", dots, kmax, dots * kmax, (unsigned long long)ERRK_ELEMS,
+                         (unsigned long long)ERRK_ELEMS * ERRK_BYTES >> 20);
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
     fpemu_mma_model models[NCFG];
     for (int c = 0; c < NCFG; c++) {
@@ -87,20 +108,31 @@ int cmd_errk(int argc, char **argv) {
         const fpemu_format *fi = fpemu_format_get(cfgs[c].input, NULL, 0);
         if (fpemu_mma_model_preset(&models[c], cfgs[c].model, fi, fi, f32, f32, err, sizeof err)) return cli_error(sub, "%s", err);
     }
-    cli_atomic at;
-    FILE *fp = stdout;
-    if (out) {
-        if (cli_atomic_open(&at, out, "w")) return cli_error(sub, "cannot write %s", out);
-        fp = at.f;
-    }
-    fprintf(fp, "dist,config,model,input,promote,K,max_rel_err,mean_rel_err,dots\n");
     static const char *inputs[] = {"e4m3", "f16", "bf16"};
     static const char *dists[] = {"normal", "shifted"};
-    size_t nd = (size_t)dots;
-    uint64_t *A = malloc(sizeof(uint64_t) * nd * (size_t)kmax), *B = malloc(sizeof(uint64_t) * nd * (size_t)kmax);
-    float *xa = malloc(sizeof(float) * nd * (size_t)kmax), *xb = malloc(sizeof(float) * nd * (size_t)kmax);
+    size_t nd = (size_t)dots, ne = nd * (size_t)kmax;
+    /* everything is allocated before the output is opened: running out of
+     * memory leaves no file (and no NAME.tmp.PID) behind */
+    uint64_t *A = malloc(sizeof(uint64_t) * ne), *B = malloc(sizeof(uint64_t) * ne);
+    float *xa = malloc(sizeof(float) * ne), *xb = malloc(sizeof(float) * ne);
     double *exact = malloc(sizeof(double) * nd);
-    if (!A || !B || !xa || !xb || !exact) return cli_error(sub, "out of memory");
+    int status = 0, opened = 0;
+    cli_atomic at;
+    FILE *fp = stdout;
+    if (!A || !B || !xa || !xb || !exact) {
+        status = cli_error(sub, "out of memory: --dots %llu x --kmax %llu needs %llu MiB", dots, kmax,
+                           (unsigned long long)(ne * ERRK_BYTES + nd * sizeof(double)) >> 20);
+        goto done;
+    }
+    if (out) {
+        if (cli_atomic_open(&at, out, "w")) {
+            status = cli_error(sub, "--out %s: cannot write: %s", out, strerror(errno));
+            goto done;
+        }
+        fp = at.f;
+        opened = 1;
+    }
+    fprintf(fp, "dist,config,model,input,promote,K,max_rel_err,mean_rel_err,dots\n");
     for (int di = 0; di < 2; di++)
         for (int ii = 0; ii < 3; ii++) {
             const fpemu_format *fi = fpemu_format_get(inputs[ii], NULL, 0);
@@ -153,13 +185,17 @@ int cmd_errk(int argc, char **argv) {
                     fprintf(fp, "%s,%s,%s,%s,%d,%llu,%.6g,%.6g,%zu\n", dists[di], cfgs[c].label, cfgs[c].model, inputs[ii],
                             cfgs[c].promote, K, mx, cnt ? sum / (double)cnt : 0.0, cnt);
                 }
+                if (ferror(fp)) goto written; /* a failed write: stop here, say so below */
             }
         }
-    free(A), free(B), free(xa), free(xb), free(exact);
-    if (out) {
-        if (cli_atomic_close(&at, 1)) return cli_error(sub, "write failed: %s", out);
-    } else if (fflush(stdout)) {
-        return cli_error(sub, "write error on standard output");
+written:
+    if (opened) {
+        int e = ferror(fp) ? errno : 0;
+        if (cli_atomic_close(&at, !ferror(fp))) status = cli_error(sub, "--out %s: cannot write: %s", out, strerror(e ? e : errno));
+    } else {
+        status = cli_stdout_done(sub, status);
     }
-    return 0;
+done:
+    free(A), free(B), free(xa), free(xb), free(exact);
+    return status;
 }

@@ -29,7 +29,9 @@ static void usage(FILE *out) {
             "  --promote N   f32 promotion every N elements of K (0 = none)\n"
             "  --outfmt F    round D to F (rne) before writing it as f32\n"
             "  --set K=V     model parameter override (see fpemu mma --help)\n"
-            "D is written as '<f4' (C order), atomically. Bad input: a message and exit status 2.\n");
+            "Codes must lie in the format's field (e2m1: 0..15 in a '|u1' byte; e3m2, e2m3: 0..63).\n"
+            "D is written as '<f4' (C order): a regular file atomically, a symbolic link's target\n"
+            "(the link stays), a device or FIFO in place. Bad input: a message and exit status 2.\n");
 }
 
 int cmd_gemm(int argc, char **argv) {
@@ -42,7 +44,7 @@ int cmd_gemm(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         const char **dst = NULL;
-        if (cli_is_help(s)) { usage(stdout); return 0; }
+        if (cli_is_help(s)) { usage(stdout); return cli_stdout_done(sub, 0); }
         if (!strcmp(s, "--model")) dst = &model;
         else if (!strcmp(s, "--a")) dst = &pa;
         else if (!strcmp(s, "--b")) dst = &pb;
@@ -116,6 +118,7 @@ int cmd_gemm(int argc, char **argv) {
     int acodes = A.dtype == NPY_U1 || A.dtype == NPY_U2, bcodes = B.dtype == NPY_U1 || B.dtype == NPY_U2;
     if (acodes != bcodes) { rc = cli_error(sub, "A and B must both hold values or both hold codes"); goto done; }
     D = malloc(sizeof(float) * (M * N + 1));
+    if (!D) { rc = cli_error(sub, "out of memory: D is %zu x %zu", M, N); goto done; }
     if (pc) {
         Cf = malloc(sizeof(float) * (M * N + 1));
         if (!Cf) { rc = cli_error(sub, "out of memory"); goto done; }
@@ -128,18 +131,31 @@ int cmd_gemm(int argc, char **argv) {
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));
         Bc = malloc(sizeof(uint64_t) * (K * N + 1));
         if (!Ac || !Bc || !D) { rc = cli_error(sub, "out of memory"); goto done; }
-        uint64_t amask = (cfg.afmt->container >= 64 ? ~0ULL : (1ULL << cfg.afmt->container) - 1);
-        uint64_t bmask = (cfg.bfmt->container >= 64 ? ~0ULL : (1ULL << cfg.bfmt->container) - 1);
+        /* a code must lie in its format's field (bits + pad), as `fpemu run`
+         * and `fpemu mma` check: e2m1's codes are 0..15 in a '|u1' byte, not
+         * 0..255 masked. The message names the element as stored in the file. */
+        int aw = cfg.afmt->bits + cfg.afmt->pad, bw = cfg.bfmt->bits + cfg.bfmt->pad;
+        uint64_t amax = aw >= 64 ? ~0ULL : (1ULL << aw) - 1, bmax = bw >= 64 ? ~0ULL : (1ULL << bw) - 1;
         for (size_t i = 0; i < M; i++)
             for (size_t k = 0; k < K; k++) {
-                uint64_t v = ta ? npy_code(&A, k, i) : npy_code(&A, i, k);
-                if (v & ~amask) { rc = cli_error(sub, "%s: element (%zu, %zu) = %llu is not a %s code", pa, i, k, (unsigned long long)v, cfg.afmt->name); goto done; }
+                size_t r = ta ? k : i, q = ta ? i : k;
+                uint64_t v = npy_code(&A, r, q);
+                if (v > amax) {
+                    rc = cli_error(sub, "%s: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", pa,
+                                   r, q, (unsigned long long)v, (unsigned long long)v, cfg.afmt->name, aw, (unsigned long long)amax);
+                    goto done;
+                }
                 Ac[i * K + k] = v;
             }
         for (size_t k = 0; k < K; k++)
             for (size_t j = 0; j < N; j++) {
-                uint64_t v = tb ? npy_code(&B, j, k) : npy_code(&B, k, j);
-                if (v & ~bmask) { rc = cli_error(sub, "%s: element (%zu, %zu) = %llu is not a %s code", pb, k, j, (unsigned long long)v, cfg.bfmt->name); goto done; }
+                size_t r = tb ? j : k, q = tb ? k : j;
+                uint64_t v = npy_code(&B, r, q);
+                if (v > bmax) {
+                    rc = cli_error(sub, "%s: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", pb,
+                                   r, q, (unsigned long long)v, (unsigned long long)v, cfg.bfmt->name, bw, (unsigned long long)bmax);
+                    goto done;
+                }
                 Bc[k * N + j] = v;
             }
         if (fpemu_gemm_codes(&cfg, (int)M, (int)N, (int)K, Ac, Bc, Cf, NULL, NULL, NULL, 0, D, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }

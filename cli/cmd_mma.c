@@ -7,6 +7,7 @@
  * reads lines `C A0 B0 A1 B1 ... A(k-1) B(k-1)` (hex codes, any k) and
  * writes each line with D appended (the vector interface, docs/cli.md). */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +113,9 @@ static const char *printable(const char *s, size_t len, char *buf) {
     return buf;
 }
 
-/* Parse one hex field of at most `digits` digits into *v (must fit mask). */
-static int parse_hex(const char *s, size_t len, int digits, uint64_t mask, uint64_t *v) {
+/* Parse one hex field of at most `digits` digits into *v: 0, -1 when it
+ * is not that, -2 when the code is above max (outside the format's field). */
+static int parse_hex(const char *s, size_t len, int digits, uint64_t max, uint64_t *v) {
     if (len == 0 || len > (size_t)digits) return -1;
     uint64_t x = 0;
     for (size_t i = 0; i < len; i++) {
@@ -124,13 +126,27 @@ static int parse_hex(const char *s, size_t len, int digits, uint64_t mask, uint6
         else return -1;
         x = x << 4 | (uint64_t)d;
     }
-    if (x & ~mask) return -1;
+    if (x > max) return -2;
     *v = x;
     return 0;
 }
 
-static uint64_t code_mask(const fpemu_format *f) {
-    return f->container == 64 ? ~UINT64_C(0) : (UINT64_C(1) << f->container) - 1;
+/* The largest code of a format: its field (bits + pad), not the container,
+ * as `fpemu run` checks (vector.c): e2m1's codes are 0..F, e3m2's 0..3F. */
+static uint64_t code_max(const fpemu_format *f) {
+    int w = f->bits + f->pad;
+    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+}
+
+/* "line L: field F (NAME) 'TEXT': " + what was expected (2). */
+static int bad_field(const char *sub, long lineno, size_t field, const char *name, const char *s, size_t len, int why,
+                     int digits, uint64_t max, int bits, const char *fmt) {
+    char pb[48];
+    if (why == -2)
+        return cli_error(sub, "line %ld: field %zu (%s) '%s': out of range for %s (%d-bit codes, at most %0*llX)", lineno,
+                         field, name, printable(s, len, pb), fmt, bits, digits, (unsigned long long)max);
+    return cli_error(sub, "line %ld: field %zu (%s) '%s': expected at most %d hex digits of a %s code", lineno, field, name,
+                     printable(s, len, pb), digits, fmt);
 }
 
 static void usage_mma(FILE *out) {
@@ -161,7 +177,7 @@ static void usage_mma(FILE *out) {
 int cmd_mma(int argc, char **argv) {
     const char *sub = "mma";
     for (int i = 1; i < argc; i++)
-        if (cli_is_help(argv[i])) { usage_mma(stdout); return 0; }
+        if (cli_is_help(argv[i])) { usage_mma(stdout); return cli_stdout_done(sub, 0); }
     mma_opts o;
     int rc = parse_opts(sub, argc, argv, &o, 0);
     if (rc) return rc;
@@ -172,21 +188,26 @@ int cmd_mma(int argc, char **argv) {
         char buf[1024];
         fpemu_mma_model_describe(&m, buf, sizeof buf);
         printf("%s\ndevice=%s\n", buf, m.device);
-        return 0;
+        return cli_stdout_done(sub, 0);
     }
     int da = int_mode ? 2 : fpemu_format_hex_digits(m.fa), db = int_mode ? 2 : fpemu_format_hex_digits(m.fb);
     int dc = int_mode ? 8 : fpemu_format_hex_digits(m.fc), dd = int_mode ? 8 : fpemu_format_hex_digits(m.fd);
-    uint64_t ma = int_mode ? 0xFF : code_mask(m.fa), mb = int_mode ? 0xFF : code_mask(m.fb);
-    uint64_t mc = int_mode ? 0xFFFFFFFFu : code_mask(m.fc);
+    uint64_t ma = int_mode ? 0xFF : code_max(m.fa), mb = int_mode ? 0xFF : code_max(m.fb);
+    uint64_t mc = int_mode ? 0xFFFFFFFFu : code_max(m.fc);
+    int wa = int_mode ? 8 : m.fa->bits + m.fa->pad, wb = int_mode ? 8 : m.fb->bits + m.fb->pad;
+    int wc = int_mode ? 32 : m.fc->bits + m.fc->pad;
     size_t cap = 0, acap = 256;
     char *line = NULL;
     uint64_t *a = malloc(acap * sizeof *a), *b = malloc(acap * sizeof *b);
     int32_t *ia = malloc(acap * sizeof *ia), *ib = malloc(acap * sizeof *ib);
-    if (!a || !b || !ia || !ib) return cli_error(sub, "out of memory");
     long lineno = 0;
     ssize_t len;
     int status = 0;
-    while ((len = getline(&line, &cap, stdin)) >= 0) {
+    if (!a || !b || !ia || !ib) {
+        status = cli_error(sub, "out of memory");
+        goto out;
+    }
+    while ((errno = 0, len = getline(&line, &cap, stdin)) >= 0) {
         lineno++;
         if ((size_t)len != strlen(line)) {
             status = cli_error(sub, "line %ld: NUL byte in the line (expected hex fields separated by spaces)", lineno);
@@ -195,7 +216,11 @@ int cmd_mma(int argc, char **argv) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = 0;
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
-        if (!*p || *p == '#') { puts(line); continue; }
+        if (!*p || *p == '#') {
+            puts(line);
+            if (ferror(stdout)) goto out; /* a failed write: stop reading, say so below */
+            continue;
+        }
         /* fields */
         size_t nf = 0;
         uint64_t c = 0;
@@ -207,10 +232,9 @@ int cmd_mma(int argc, char **argv) {
             size_t fl = (size_t)(q - s);
             size_t idx = nf++;
             if (idx == 0) {
-                if (parse_hex(s, fl, dc, mc, &c)) {
-                    char pb[48];
-                    status = cli_error(sub, "line %ld: field 1 (C) '%s': expected at most %d hex digits of a %s code", lineno,
-                                       printable(s, fl, pb), dc, int_mode ? "s32" : m.fc->name);
+                int why = parse_hex(s, fl, dc, mc, &c);
+                if (why) {
+                    status = bad_field(sub, lineno, 1, "C", s, fl, why, dc, mc, wc, int_mode ? "s32" : m.fc->name);
                     goto out;
                 }
                 continue;
@@ -218,16 +242,29 @@ int cmd_mma(int argc, char **argv) {
             size_t k = (idx - 1) / 2;
             int isb = (idx - 1) % 2;
             if (k >= acap) {
-                acap *= 2;
-                a = realloc(a, acap * sizeof *a), b = realloc(b, acap * sizeof *b);
-                ia = realloc(ia, acap * sizeof *ia), ib = realloc(ib, acap * sizeof *ib);
-                if (!a || !b || !ia || !ib) { status = cli_error(sub, "out of memory"); goto out; }
+                /* each array is replaced only when its realloc succeeded:
+                 * a failure keeps the old block, freed below */
+                size_t ncap = acap * 2;
+                uint64_t *na = realloc(a, ncap * sizeof *a);
+                if (na) a = na;
+                uint64_t *nb = na ? realloc(b, ncap * sizeof *b) : NULL;
+                if (nb) b = nb;
+                int32_t *nia = nb ? realloc(ia, ncap * sizeof *ia) : NULL;
+                if (nia) ia = nia;
+                int32_t *nib = nia ? realloc(ib, ncap * sizeof *ib) : NULL;
+                if (nib) ib = nib;
+                if (!nib) {
+                    status = cli_error(sub, "line %ld: out of memory at %zu products", lineno, k);
+                    goto out;
+                }
+                acap = ncap;
             }
             uint64_t v;
-            if (parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v)) {
-                char pb[48];
-                status = cli_error(sub, "line %ld: field %zu (%c%zu) '%s': expected at most %d hex digits of a %s code", lineno,
-                                   idx + 1, isb ? 'B' : 'A', k, printable(s, fl, pb), isb ? db : da,
+            int why = parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v);
+            if (why) {
+                char nm[32];
+                snprintf(nm, sizeof nm, "%c%zu", isb ? 'B' : 'A', k);
+                status = bad_field(sub, lineno, idx + 1, nm, s, fl, why, isb ? db : da, isb ? mb : ma, isb ? wb : wa,
                                    int_mode ? (isb ? o.b : o.a) : (isb ? m.fb->name : m.fa->name));
                 goto out;
             }
@@ -257,11 +294,13 @@ int cmd_mma(int argc, char **argv) {
             d = fpemu_mma_dot(&m, a, b, k, c, NULL);
         }
         printf("%s %0*llX\n", p, dd, (unsigned long long)d);
+        if (ferror(stdout)) break; /* a failed write: stop reading, say so below */
     }
+    if (len < 0 && (ferror(stdin) || errno == ENOMEM)) /* not the end of the input */
+        status = cli_error(sub, "line %ld: cannot read standard input: %s", lineno + 1, strerror(errno ? errno : EIO));
 out:
     free(line), free(a), free(b), free(ia), free(ib);
-    if (fflush(stdout)) return cli_error(sub, "write error on standard output");
-    return status;
+    return cli_stdout_done(sub, status);
 }
 
 /* ---- fpemu probe ------------------------------------------------------------- */
@@ -282,7 +321,7 @@ static void usage_probe(FILE *out) {
 int cmd_probe(int argc, char **argv) {
     const char *sub = "probe";
     for (int i = 1; i < argc; i++)
-        if (cli_is_help(argv[i])) { usage_probe(stdout); return 0; }
+        if (cli_is_help(argv[i])) { usage_probe(stdout); return cli_stdout_done(sub, 0); }
     mma_opts o;
     int rc = parse_opts(sub, argc, argv, &o, 1);
     if (rc) return rc;
@@ -309,6 +348,5 @@ int cmd_probe(int argc, char **argv) {
             o.model, m.fa->name, m.fb->name, m.fd->name, m.fc->name, r.queries, bl, nf, r.align_round, r.out_round,
             r.out_mant, !strcmp(r.normalize, "end") ? "once per block" : r.normalize, r.subnormals, r.carry_bits,
             r.monotonic ? "monotonic" : "non-monotonic", r.matches, r.note[0] ? "\n  note: " : "", r.note);
-    if (fflush(stdout)) return cli_error(sub, "write error on standard output");
-    return 0;
+    return cli_stdout_done(sub, 0);
 }

@@ -27,12 +27,19 @@ static void usage(FILE *out) {
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* Every command ends with cli_stdout_done: whatever it printed (a table, its
+ * --help, the version) must have reached standard output, or the exit
+ * status is 2 with a message; a full disk or a closed pipe never reads as
+ * success. */
 int main(int argc, char **argv) {
     if (argc < 2) { usage(stderr); return 2; }
-    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
-    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) { printf("fpemu %s\n", FPEMU_VERSION); return 0; }
+    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) { usage(stdout); return cli_stdout_done("help", 0); }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("fpemu %s\n", FPEMU_VERSION);
+        return cli_stdout_done("--version", 0);
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return cli_stdout_done(commands[i].name, commands[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "fpemu: unknown command '%s' (expected one of:", argv[1]);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(stderr, " %s", commands[i].name);
     fprintf(stderr, ")\n");

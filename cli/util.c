@@ -43,24 +43,20 @@ int cli_parse_double(const char *s, double *out) {
     return 0;
 }
 
-int cli_atomic_open(cli_atomic *a, const char *path, const char *mode) {
-    if (strlen(path) >= sizeof a->path) { errno = ENAMETOOLONG; return -1; }
-    strcpy(a->path, path);
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid());
-    a->f = fopen(a->tmp, mode);
-    return a->f ? 0 : -1;
-}
+/* The writer is gpu/host/outfile.h's, shared with bin/fpemu-gpu: see cli.h. */
+int cli_atomic_open(cli_atomic *a, const char *path, const char *mode) { return fpemu_out_open(a, path, mode); }
 
-int cli_atomic_close(cli_atomic *a, int ok) {
-    int rc = 0;
-    if (!a->f) return -1;
-    if (fflush(a->f) != 0 || ferror(a->f)) ok = 0, rc = -1;
-    if (ok && fsync(fileno(a->f)) != 0) ok = 0, rc = -1;
-    if (fclose(a->f) != 0) ok = 0, rc = -1;
-    a->f = NULL;
-    if (ok && rename(a->tmp, a->path) != 0) rc = -1, ok = 0;
-    if (!ok) { int e = errno; unlink(a->tmp); errno = e; }
-    return ok ? 0 : (rc ? rc : -1);
+int cli_atomic_close(cli_atomic *a, int ok) { return fpemu_out_close(a, ok); }
+
+int cli_stdout_done(const char *sub, int rc) {
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (ferror(stdout)) bad = 1;
+    if (!bad) return rc;
+    clearerr(stdout);
+    if (e) return cli_error(sub, "cannot write standard output: %s", strerror(e));
+    return cli_error(sub, "cannot write standard output");
 }
 
 int cli_atomic_clean(const char *dir, const char *const *names) {

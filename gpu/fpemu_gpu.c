@@ -12,7 +12,8 @@
  *                        reads it)
  *
  * Exit status: 0 success (validate: no mismatch), 1 validate found
- * mismatches, 2 bad usage or no usable CUDA device. --fake PRESET replaces
+ * mismatches, 2 bad usage, no usable CUDA device, or a write that failed
+ * (a file, or standard output: every command checks it at the end). --fake PRESET replaces
  * the GPU by an emu model behind the same interface (a test of the
  * harness, never a GPU result: reports say FAKE). */
 #include <errno.h>
@@ -25,6 +26,10 @@
 #include "host/harness.h"
 
 #define PROG "fpemu-gpu"
+
+/* 1 once a failed write on standard output has been reported (main's
+ * stdout_done then only sets the status) */
+static int stdout_reported;
 
 /* ---- device access ---------------------------------------------------------------- */
 
@@ -490,7 +495,12 @@ static int cmd_validate(int argc, char **argv) {
     for (int i = 0; i < n; i++) gpu_kind_result_free(&res[i]);
     free(res);
     if (to_stdout) {
-        fwrite(buf, 1, len, stdout);
+        if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+            fprintf(stderr, PROG " validate: --stdout: cannot write standard output: %s\n", strerror(errno));
+            stdout_reported = 1;
+            free(buf);
+            return 2;
+        }
     } else {
         char name[300], path[4400], err[512];
         gpu_report_filename(&info, name, sizeof name);
@@ -641,6 +651,25 @@ static void usage(FILE *f) {
                "  kinds      the kernel table: kernel, target, expected SASS instruction, PTX kind\n");
 }
 
+/* Every command ends here: standard output is flushed and closed, and a
+ * write that failed on it (its error flag keeps every failed write: a full
+ * disk, /dev/full, a closed descriptor) turns the status into 2 with a
+ * message, whatever the command returned. */
+static int stdout_done(const char *sub, int rc) {
+    errno = 0;
+    int bad = fflush(stdout) != 0, e = errno;
+    if (ferror(stdout)) bad = 1;
+    if (fclose(stdout) != 0) {
+        if (!bad) e = errno;
+        bad = 1;
+    }
+    if (!bad) return rc;
+    if (!stdout_reported)
+        fprintf(stderr, PROG "%s%s: cannot write standard output%s%s\n", *sub ? " " : "", sub, e ? ": " : "",
+                e ? strerror(e) : "");
+    return 2;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -648,12 +677,12 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return stdout_done("", 0);
     }
-    if (!strcmp(argv[1], "info")) return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "probe")) return cmd_probe(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "kinds")) return cmd_kinds(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "info")) return stdout_done("info", cmd_info(argc - 1, argv + 1));
+    if (!strcmp(argv[1], "validate")) return stdout_done("validate", cmd_validate(argc - 1, argv + 1));
+    if (!strcmp(argv[1], "probe")) return stdout_done("probe", cmd_probe(argc - 1, argv + 1));
+    if (!strcmp(argv[1], "kinds")) return stdout_done("kinds", cmd_kinds(argc - 1, argv + 1));
     fprintf(stderr, PROG ": unknown command '%s' (expected info, validate, probe, kinds)\n", argv[1]);
     return 2;
 }

@@ -79,6 +79,9 @@ mma_bad "--model h100 --a nosuchfmt" "" "nosuchfmt"
 mma_bad "--model h100 --a e4m3 --set colour=red" "" "unknown model option"
 mma_bad "--model h100" "" "--a FMT is required"
 mma_bad "--model h100 --a f16 --frobnicate" "" "unknown option"
+# issue 26: a code outside a 4- or 6-bit field is refused (as `fpemu run` does), not masked
+mma_bad "--model b200 --a e2m1" "3F800000 1F 01\n" "field 2 (A0) '1F': out of range for e2m1"
+mma_bad "--model b200 --a e3m2" "3F800000 3C 40\n" "field 3 (B0) '40': out of range for e3m2"
 
 # probe: key=value lines; recovers a100 f16; sees a changed nfrac
 "$BIN" probe --model a100 --a f16 >"$TMP/p" 2>"$TMP/err"; rc=$?

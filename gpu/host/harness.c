@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
+#include "outfile.h"
 
 const char *gpu_preset_for_cc(int cc) {
     if (cc >= 80 && cc < 89) return "a100";
@@ -624,18 +625,10 @@ int gpu_probe_blackbox(void *user, const uint64_t *a, const uint64_t *b, int k, 
 /* ---- files -------------------------------------------------------------------------- */
 
 int gpu_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    int bad = fwrite(data, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
+    /* outfile.h: the rule bin/fpemu's writer follows too (a link is
+     * followed, a device or FIFO written in place, never replaced) */
+    if (fpemu_out_write_file(path, data, len)) {
         errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
         return -1;
     }
     return 0;

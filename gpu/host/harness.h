@@ -186,7 +186,10 @@ int gpu_replay_header(const gpu_recording *r, const char *key, char *value, size
 int gpu_replay_done(const gpu_recording *r);
 void gpu_recording_free(gpu_recording *r);
 
-/* Write a file atomically (PATH.tmp.PID, then rename). */
+/* Write a file under gpu/host/outfile.h's rule (shared with bin/fpemu): a
+ * new path or a regular file atomically (PATH.tmp.PID, then rename), a
+ * symbolic link's target that way, a device or FIFO directly; never
+ * replaces a link or a device. 0, or -1 with err naming the file. */
 int gpu_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
 #endif
