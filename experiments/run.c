@@ -220,77 +220,146 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     return 0;
 }
 
+/* A loaded state is validated as strictly as the command line validates a
+ * new run, and each field against the rest of the state: the magic; a model
+ * and a policy line, first, each valid; every setting exactly once, each
+ * value in the range `--set` allows, then trn_settings_check (in trn_open);
+ * the step within --steps' range (0..TRN_STEPS_MAX); the optimiser's step
+ * count within the steps; the parameter count and the byte count equal to
+ * what this model, policy and settings need; the loss scale and growth
+ * tracker possible for the scaler (none: 1; static: loss_scale; dynamic: a
+ * finite, non-negative f32 and a tracker below growth_interval); Adam's
+ * second moments never negative; each delayed-scaling history holding no
+ * negative amax and each scale a finite, non-negative f32 (what
+ * trn__linear_step_end can compute). Every field is read
+ * through a bounds check first. */
 int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen) {
     *out = NULL;
     const char *magic = "FPEMUSTATE 1\n";
     size_t pos = strlen(magic);
-    if (len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
-    char model[64] = "", policy[64] = "", scaler[64] = "";
+    if (!buf || len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
+    char scaler[64] = "", model[TRN_NAME_MAX] = "";
     trn_settings s;
-    int have = 0;
+    int nkeys = trn_settings_count(), line_no = 1;
+    unsigned char seen[128] = {0};
+    if (nkeys > (int)sizeof seen) { snprintf(err, errlen, "internal: too many settings keys"); return -1; }
     for (;;) {
-        const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
-        if (!nl || nl - (buf + pos) >= 512) { snprintf(err, errlen, "truncated settings"); return -1; }
-        char line[512];
+        line_no++;
+        const unsigned char *nl = pos < len ? memchr(buf + pos, '\n', len - pos) : NULL;
+        if (!nl) { snprintf(err, errlen, "truncated settings (line %d has no end)", line_no); return -1; }
         size_t ll = (size_t)(nl - (buf + pos));
+        if (ll >= 512) { snprintf(err, errlen, "settings line %d is longer than 511 bytes", line_no); return -1; }
+        char line[512];
         memcpy(line, buf + pos, ll);
         line[ll] = 0;
         pos += ll + 1;
+        if (memchr(line, 0, ll)) { snprintf(err, errlen, "settings line %d holds a NUL byte", line_no); return -1; }
+        if (line_no == 2 || line_no == 3) {
+            /* "model=NAME", then "policy=NAME" */
+            const char *want = line_no == 2 ? "model=" : "policy=";
+            if (strncmp(line, want, strlen(want))) {
+                snprintf(err, errlen, "settings line %d: expected '%sNAME', got '%.80s'", line_no, want, line);
+                return -1;
+            }
+            if (line_no == 2) {
+                if (strlen(line + 6) >= TRN_NAME_MAX) { snprintf(err, errlen, "model name too long: '%.80s'", line + 6); return -1; }
+                snprintf(model, sizeof model, "%s", line + 6);
+            } else if (trn_settings_init(&s, model, line + 7, err, errlen)) {
+                return -1;
+            }
+            continue;
+        }
         if (!strcmp(line, "end")) break;
         char *eq = strchr(line, '=');
-        if (!eq) { snprintf(err, errlen, "bad settings line '%s'", line); return -1; }
+        if (!eq) { snprintf(err, errlen, "settings line %d: expected 'key=value', got '%.80s'", line_no, line); return -1; }
         *eq = 0;
-        if (!strcmp(line, "model")) snprintf(model, sizeof model, "%s", eq + 1);
-        else if (!strcmp(line, "policy")) {
-            snprintf(policy, sizeof policy, "%s", eq + 1);
-            if (trn_settings_init(&s, model, policy, err, errlen)) return -1;
-            have = 1;
-        } else {
-            if (!have) { snprintf(err, errlen, "settings before model/policy"); return -1; }
-            if (trn_settings_set(&s, line, eq + 1, err, errlen)) return -1;
-            if (!strcmp(line, "scaler")) snprintf(scaler, sizeof scaler, "%s", eq + 1);
-        }
+        int ki = -1;
+        for (int i = 0; i < nkeys; i++) if (!strcmp(trn_settings_key(i), line)) ki = i;
+        if (ki < 0) { snprintf(err, errlen, "settings line %d: unknown key '%.64s'", line_no, line); return -1; }
+        if (seen[ki]) { snprintf(err, errlen, "settings line %d: key '%s' given twice", line_no, line); return -1; }
+        seen[ki] = 1;
+        if (trn_settings_set(&s, line, eq + 1, err, errlen)) return -1;
+        if (!strcmp(line, "scaler")) snprintf(scaler, sizeof scaler, "%s", eq + 1);
     }
+    if (line_no <= 3) { snprintf(err, errlen, "no model/policy lines"); return -1; }
+    /* a key left out takes its default, as on the command line (a state of
+     * an engine before that key existed) */
     /* setting loss_scale implies scaler=static: restore the saved scaler */
-    if (have && scaler[0] && trn_settings_set(&s, "scaler", scaler, err, errlen)) return -1;
-    if (!have) { snprintf(err, errlen, "no model/policy"); return -1; }
+    if (scaler[0] && trn_settings_set(&s, "scaler", scaler, err, errlen)) return -1;
     uint64_t u[4];
-    if (len - pos < sizeof u) { snprintf(err, errlen, "truncated state"); return -1; }
+    if (len - pos < sizeof u) { snprintf(err, errlen, "truncated state (no seed, step and sizes)"); return -1; }
     memcpy(u, buf + pos, sizeof u);
     pos += sizeof u;
+    if (u[1] > TRN_STEPS_MAX) {
+        snprintf(err, errlen, "step %lld is out of range [0, %d]", (long long)u[1], TRN_STEPS_MAX);
+        return -1;
+    }
+    if (u[2] > u[1]) {
+        snprintf(err, errlen, "optimizer step %lld is beyond the run's step %llu", (long long)u[2], (unsigned long long)u[1]);
+        return -1;
+    }
     trn_run *r;
     if (trn_open(&r, &s, u[0], err, errlen)) return -1;
     size_t np = r->nparams;
-    size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t);
+    if (u[3] != np) {
+        snprintf(err, errlen, "the state holds %llu parameters, model %s with these settings has %zu",
+                 (unsigned long long)u[3], s.model, np);
+        trn_close(r);
+        return -1;
+    }
     int nl;
     lin_state **lins = all_linears(r, &nl);
     if (!lins) { snprintf(err, errlen, "out of memory"); trn_close(r); return -1; }
-    need += (size_t)nl * ROLE_COUNT * ((size_t)s.amax_history_len * sizeof(double) + sizeof(float));
-    if (u[3] != np || len - pos != need) {
+    size_t hl = (size_t)s.amax_history_len;
+    size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t) +
+                  (size_t)nl * ROLE_COUNT * (hl * sizeof(double) + sizeof(float));
+    if (len - pos != need) {
         snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu)", len - pos, need);
-        free(lins);
-        trn_close(r);
-        return -1;
+        goto bad;
     }
     r->step = (long)u[1];
     r->opt_step = (long)u[2];
     memcpy(r->params, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
     memcpy(r->opt_m, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
     memcpy(r->opt_v, buf + pos, np * sizeof(double)); pos += np * sizeof(double);
+    for (size_t i = 0; i < np; i++)
+        if (r->opt_v[i] < 0) { snprintf(err, errlen, "optimizer second moment %zu is negative (%g)", i, r->opt_v[i]); goto bad; }
     float sc;
     int64_t gt;
     memcpy(&sc, buf + pos, sizeof sc); pos += sizeof sc;
     memcpy(&gt, buf + pos, sizeof gt); pos += sizeof gt;
+    if (!r->scaler.enabled ? sc != 1.0f || gt != 0
+        : !r->scaler.dynamic ? sc != (float)s.loss_scale || gt != 0
+        : !(sc >= 0 && isfinite(sc)) || gt < 0 || gt >= s.growth_interval) {
+        snprintf(err, errlen, "loss scale %g with growth tracker %lld is impossible for scaler=%s (init_scale %g, loss_scale %g, "
+                 "growth_interval %ld)", (double)sc, (long long)gt, s.scaler, s.init_scale, s.loss_scale, s.growth_interval);
+        goto bad;
+    }
     r->scaler.scale = sc;
     r->scaler.growth_tracker = (long)gt;
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
-            memcpy(lins[i]->ds[k].hist, buf + pos, (size_t)s.amax_history_len * sizeof(double));
-            pos += (size_t)s.amax_history_len * sizeof(double);
-            memcpy(&lins[i]->ds[k].scale, buf + pos, sizeof(float));
+            double *h = lins[i]->ds[k].hist;
+            float fs;
+            if (!h) { snprintf(err, errlen, "out of memory"); goto bad; }
+            memcpy(h, buf + pos, hl * sizeof(double));
+            pos += hl * sizeof(double);
+            memcpy(&fs, buf + pos, sizeof(float));
             pos += sizeof(float);
+            for (size_t j = 0; j < hl; j++)
+                if (h[j] < 0) { snprintf(err, errlen, "Linear %d: amax history entry %zu is negative (%g)", i, j, h[j]); goto bad; }
+            /* 0 is possible: an amax near DBL_MAX gives fp8_max / amax below the least f32 */
+            if (!(fs >= 0 && isfinite(fs))) {
+                snprintf(err, errlen, "Linear %d: delayed scale %g is not a finite non-negative number", i, (double)fs);
+                goto bad;
+            }
+            lins[i]->ds[k].scale = fs;
         }
     free(lins);
     *out = r;
     return 0;
+bad:
+    free(lins);
+    trn_close(r);
+    return -1;
 }

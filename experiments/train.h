@@ -25,6 +25,8 @@ extern "C" {
 #endif
 
 #define TRN_NAME_MAX 32
+/* The most steps a run may have (`fpemu train --steps`, a checkpoint's step). */
+#define TRN_STEPS_MAX 100000000
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -132,7 +134,9 @@ double trn_loss_scale(const trn_run *r);
 /* Checkpoints: the whole state (settings, seed, step, parameters, optimiser,
  * scaler, fp8 histories) as a byte blob (malloc'ed; caller frees). */
 int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len);
-/* Rebuild a run from a blob; -1 with a message if it is not a valid state. */
+/* Rebuild a run from a blob; -1 with a message if it is not a valid state:
+ * every field is checked as strictly as a new run's settings are, and
+ * against the rest of the state (run.c lists the checks). */
 int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen);
 
 /* ---- pieces exposed for tests --------------------------------------------- */
