@@ -22,6 +22,7 @@
  * Exit status: 0 every file identical or within its bands; 1 drift (a value
  * outside its band, a missing column, a different row count); 2 bad input
  * (a missing folder or file, a malformed CSV or tolerance file). */
+#define _GNU_SOURCE /* asprintf */
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -178,6 +179,33 @@ static int walk(const char *root, const char *rel, strlist *out) {
     return 0;
 }
 
+/* The folder of PATH, if it is a run folder (it has a summary.json), must
+ * hold files that belong together (csv_run_check). Each folder is checked
+ * once: CHECKED holds "0DIR" (good) or "1DIR\tMESSAGE". Returns NULL, or
+ * the message (valid until CHECKED is freed). */
+static const char *run_check(strlist *checked, const char *path, const char *side) {
+    char dir[8400];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *sl = strrchr(dir, '/');
+    if (sl) *sl = 0;
+    else snprintf(dir, sizeof dir, ".");
+    size_t dl = strlen(dir);
+    for (int i = 0; i < checked->n; i++) {
+        const char *e = checked->v[i];
+        if (!strncmp(e + 1, dir, dl) && (e[1 + dl] == 0 || e[1 + dl] == '\t')) return e[0] == '0' ? NULL : e + 2 + dl;
+    }
+    char err[9000], *ent;
+    int rc = csv_run_check(dir, err, sizeof err);
+    if (rc < 0) {
+        if (asprintf(&ent, "1%s\t%s: %s", dir, side, err) < 0) ent = NULL;
+    } else if (asprintf(&ent, "0%s", dir) < 0) ent = NULL;
+    if (!ent) return rc < 0 ? "out of memory" : NULL;
+    sl_add(checked, ent);
+    free(ent);
+    const char *e = checked->v[checked->n - 1];
+    return e[0] == '0' ? NULL : e + 2 + dl;
+}
+
 static int has_suffix(const char *s, const char *suf) {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && !strcmp(s + a - b, suf);
@@ -202,16 +230,33 @@ static void fmt_dev(double b, double r, char *buf, size_t n) {
     }
 }
 
-/* Trailing means over w rows (NaN if any value in the window is not a number). */
-static double *trailing_mean(const csv_table *t, int col, long nrows, long w) {
-    double *m = malloc((size_t)(nrows ? nrows : 1) * sizeof *m);
+/* The class of a number: finite, NaN, +inf or -inf. */
+typedef enum { C_FIN, C_NAN, C_PINF, C_NINF } vclass;
+static vclass vclass_of(double v) { return isnan(v) ? C_NAN : isinf(v) ? (v > 0 ? C_PINF : C_NINF) : C_FIN; }
+static const char *vclass_name(double v) {
+    static const char *const n[] = {"a finite value", "NaN", "+inf", "-inf"};
+    return n[vclass_of(v)];
+}
+
+/* Trailing means over w rows of both columns, over the rows of the window
+ * where both values are finite (a NaN or an inf neither makes the whole
+ * window equal nor the whole window different: the value itself is
+ * compared by its class, the rule of compare_csv). NaN where the window has
+ * no such row. */
+static void trailing_means(const csv_table *B, int bc, const csv_table *R, int rc, long nrows, long w, double *mb, double *mr) {
     for (long i = 0; i < nrows; i++) {
-        long lo = i - w + 1 < 0 ? 0 : i - w + 1;
-        double s = 0;
-        for (long j = lo; j <= i; j++) s += csv_get(t, j, col);
-        m[i] = s / (double)(i - lo + 1);
+        long lo = i - w + 1 < 0 ? 0 : i - w + 1, k = 0;
+        double sb = 0, sr = 0;
+        for (long j = lo; j <= i; j++) {
+            double b = csv_get(B, j, bc), r = csv_get(R, j, rc);
+            if (!isfinite(b) || !isfinite(r)) continue;
+            sb += b;
+            sr += r;
+            k++;
+        }
+        mb[i] = k ? sb / (double)k : NAN;
+        mr[i] = k ? sr / (double)k : NAN;
     }
-    return m;
 }
 
 static int same_value(const char *a, const char *b) {
@@ -230,6 +275,18 @@ static fstatus compare_csv(drift_ctx *c, const char *rel, const char *bpath, con
     if (rc) { fprintf(stdout, "BAD    %s: baseline: %s\n", rel, err); return F_BAD; }
     rc = csv_read(&R, rpath, err, sizeof err);
     if (rc) { csv_free(&B); fprintf(stdout, "BAD    %s: results: %s\n", rel, err); return F_BAD; }
+    /* rows compare in order: a step column must be in order (one row per
+     * step in metrics.csv and eval.csv), or "step N" would name two rows */
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    int strict = !strcmp(base, "metrics.csv") || !strcmp(base, "eval.csv");
+    for (int side = 0; side < 2; side++)
+        if (csv_check_steps(side ? &R : &B, strict, err, sizeof err)) {
+            fprintf(stdout, "BAD    %s: %s: %s\n", rel, side ? "results" : "baseline", err);
+            csv_free(&B);
+            csv_free(&R);
+            return F_BAD;
+        }
     /* collect messages first, print with the file's status line */
     char *msgs = NULL;
     size_t mlen = 0;
@@ -256,8 +313,14 @@ static fstatus compare_csv(drift_ctx *c, const char *rel, const char *bpath, con
         }
         double *mb = NULL, *mr = NULL;
         if (ru->kind == RULE_BAND && ru->smooth > 1) {
-            mb = trailing_mean(&B, bc, nrows, ru->smooth);
-            mr = trailing_mean(&R, rcn, nrows, ru->smooth);
+            mb = malloc((size_t)(nrows ? nrows : 1) * sizeof *mb);
+            mr = malloc((size_t)(nrows ? nrows : 1) * sizeof *mr);
+            if (!mb || !mr) {
+                free(mb); free(mr); fclose(m); free(msgs); csv_free(&B); csv_free(&R);
+                printf("BAD    %s: out of memory\n", rel);
+                return F_BAD;
+            }
+            trailing_means(&B, bc, &R, rcn, nrows, ru->smooth, mb, mr);
         }
         long n_out = 0, n_in = 0, first_out = -1, worst_out = -1, worst_in = -1;
         double worst_out_x = -1, worst_in_x = -1;
@@ -266,12 +329,19 @@ static fstatus compare_csv(drift_ctx *c, const char *rel, const char *bpath, con
             if (same_value(sb, sr)) continue;
             double b, x;
             int numeric = !csv_num(sb, &b) && !csv_num(sr, &x);
-            if (numeric && ru->kind == RULE_BAND) {
+            /* NaN and inf: equal classes (both NaN, both +inf, both -inf)
+             * compare equal, a change of class is drift whatever the band,
+             * and neither hides its finite neighbours (the trailing means
+             * are over the rows where both values are finite) */
+            if (numeric && vclass_of(b) != vclass_of(x)) {
+                if (!(worst_out_x >= INFINITY)) { worst_out_x = INFINITY; worst_out = r; }
+            } else if (numeric && ru->kind == RULE_BAND) {
                 if (mb) { b = mb[r]; x = mr[r]; }
                 double d = fabs(x - b), lim = ru->abs_tol + ru->rel_tol * fabs(b);
                 /* excess over the band, relative to the band (for "largest") */
                 double ex = d / (lim > 0 ? lim : 1e-300);
-                if ((isnan(b) && isnan(x)) || d <= lim) {
+                if (isnan(b) || d <= lim) { /* NaN mean: no row of the window is finite on both sides */
+                    if (isnan(b)) ex = 0;
                     n_in++;
                     if (!(ex <= worst_in_x)) { worst_in_x = ex; worst_in = r; }
                     continue;
@@ -297,7 +367,9 @@ static fstatus compare_csv(drift_ctx *c, const char *rel, const char *bpath, con
                 int num1 = !csv_num(csv_cell(&B, first_out, bc), &b1) && !csv_num(csv_cell(&R, first_out, rcn), &x1);
                 fprintf(m, "         column %s: %ld of %ld rows outside (%s); first at %s: baseline %s, results %s", name,
                         n_out, nrows, rt, w1, csv_cell(&B, first_out, bc), csv_cell(&R, first_out, rcn));
-                if (num1) {
+                if (num1 && vclass_of(b1) != vclass_of(x1)) {
+                    fprintf(m, " (not finite on one side or both: a change from %s to %s)", vclass_name(b1), vclass_name(x1));
+                } else if (num1) {
                     if (mb) { b1 = mb[first_out]; x1 = mr[first_out]; fprintf(m, " (means %.6g vs %.6g", b1, x1); }
                     else fprintf(m, " (");
                     fmt_dev(b1, x1, d1, sizeof d1);
@@ -305,10 +377,11 @@ static fstatus compare_csv(drift_ctx *c, const char *rel, const char *bpath, con
                 }
                 if (worst_out >= 0 && worst_out != first_out) {
                     where(&B, worst_out, w2, sizeof w2);
-                    double b2 = mb ? mb[worst_out] : csv_get(&B, worst_out, bc);
-                    double x2 = mb ? mr[worst_out] : csv_get(&R, worst_out, rcn);
+                    int cls2 = vclass_of(csv_get(&B, worst_out, bc)) != vclass_of(csv_get(&R, worst_out, rcn));
+                    double b2 = mb && !cls2 ? mb[worst_out] : csv_get(&B, worst_out, bc);
+                    double x2 = mb && !cls2 ? mr[worst_out] : csv_get(&R, worst_out, rcn);
                     fmt_dev(b2, x2, d2, sizeof d2);
-                    fprintf(m, "; largest at %s: %s%.6g vs %.6g (%s)", w2, mb ? "means " : "", b2, x2, d2);
+                    fprintf(m, "; largest at %s: %s%.6g vs %.6g (%s)", w2, mb && !cls2 ? "means " : "", b2, x2, d2);
                 }
                 fputc('\n', m);
             }
@@ -447,6 +520,7 @@ int cmd_drift(int argc, char **argv) {
         sl_add(&files, base ? base + 1 : paths[0]);
     }
     int missing = 0;
+    strlist checked = {0};
     for (int i = 0; i < files.n; i++) {
         char bp[8300], rp[8300];
         if (dirs) {
@@ -463,6 +537,14 @@ int cmd_drift(int argc, char **argv) {
         if (stat(rp, &st) || !S_ISREG(st.st_mode)) {
             printf("MISSING %s: in the baseline, not in the results (%s)\n", files.v[i], rp);
             missing++;
+            c.n_bad++;
+            continue;
+        }
+        /* a run folder (it has a summary.json): its files must belong together */
+        const char *why = run_check(&checked, bp, "baseline");
+        if (!why) why = run_check(&checked, rp, "results");
+        if (why) {
+            printf("BAD    %s: %s\n", files.v[i], why);
             c.n_bad++;
             continue;
         }
@@ -495,6 +577,7 @@ int cmd_drift(int argc, char **argv) {
     printf("fpemu drift: %s (exit %d)\n", rc == 0 ? "PASS" : rc == 1 ? "FAIL: numeric drift" : "ERROR: bad input", rc);
     if (missing) fprintf(stderr, "fpemu drift: %d file%s of the baseline missing from %s\n", missing, missing == 1 ? "" : "s", paths[1]);
     sl_free(&files);
+    sl_free(&checked);
     free(c.rules);
     /* the report is the output: a write error (a full disk) must not pass */
     if (fflush(stdout) != 0 || ferror(stdout))

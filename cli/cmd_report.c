@@ -30,8 +30,13 @@
 #include <cjson/cJSON.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
 #include "cli.h"
 #include "csv.h"
 #include "suite.h"
@@ -39,6 +44,11 @@
 #define SUB "report"
 
 /* ---- small helpers -------------------------------------------------------- */
+
+/* The signal (SIGINT, SIGTERM, SIGHUP) that asked the report to stop, or 0:
+ * set by stop_handler, read where the report can stop cleanly (gnuplot's
+ * wait, between experiments, before the staging folder is committed). */
+static volatile sig_atomic_t stop_signal;
 
 static int is_dir(const char *p) { struct stat st; return !stat(p, &st) && S_ISDIR(st.st_mode); }
 static int is_file(const char *p) { struct stat st; return !stat(p, &st) && S_ISREG(st.st_mode); }
@@ -182,6 +192,8 @@ static int run_load(run_data *r, char *err, size_t errlen) {
     r->have = 1;
     int cs = csv_col(&r->met, "step"), cl = csv_col(&r->met, "loss");
     if (cs < 0 || cl < 0) { snprintf(err, errlen, "%s: line 1: expected the columns step and loss", p); return -2; }
+    /* one row per step, in order: the plots and metrics go by row */
+    if (csv_check_steps(&r->met, 1, err, errlen)) return -2;
     r->n = r->met.nrows;
     size_t nn = (size_t)(r->n ? r->n : 1);
     r->step = malloc(nn * sizeof *r->step);
@@ -241,6 +253,7 @@ static int run_load(run_data *r, char *err, size_t errlen) {
             snprintf(err, errlen, "%s: line 1: expected the columns step, eval_loss, eval_accuracy", p);
             return -2;
         }
+        if (csv_check_steps(&r->ev, 1, err, errlen)) return -2;
         if (r->ev.nrows) {
             r->eval_loss = csv_get(&r->ev, r->ev.nrows - 1, el);
             if (!isfinite(r->eval_loss)) r->eval_loss = INFINITY;
@@ -262,6 +275,21 @@ static int run_load(run_data *r, char *err, size_t errlen) {
             }
         int cc = csv_col(&r->ten, "class"), cn = csv_col(&r->ten, "n"), co = csv_col(&r->ten, "overflow"),
             cu = csv_col(&r->ten, "underflow"), csb = csv_col(&r->ten, "subnormal"), cst = csv_col(&r->ten, "saturated");
+        /* steps in order (the plots group a step's rows), each tensor
+         * (layer, class, format) once per step (the totals add rows up) */
+        if (csv_check_steps(&r->ten, 0, err, errlen)) return -2;
+        int ts = csv_col(&r->ten, "step"), tl = csv_col(&r->ten, "layer"), tf = csv_col(&r->ten, "format");
+        for (long i = 0, g = 0; i < r->ten.nrows; i++) {
+            if (strcmp(csv_cell(&r->ten, i, ts), csv_cell(&r->ten, g, ts))) g = i;
+            for (long j = g; j < i; j++)
+                if (!strcmp(csv_cell(&r->ten, i, tl), csv_cell(&r->ten, j, tl)) && !strcmp(csv_cell(&r->ten, i, cc), csv_cell(&r->ten, j, cc)) &&
+                    !strcmp(csv_cell(&r->ten, i, tf), csv_cell(&r->ten, j, tf))) {
+                    snprintf(err, errlen, "%s: line %ld: step %s, layer %s, class %s, format %s repeats line %ld (a duplicated row), "
+                                          "expected each tensor once per step", p, r->ten.lineno[i], csv_cell(&r->ten, i, ts),
+                             csv_cell(&r->ten, i, tl), csv_cell(&r->ten, i, cc), csv_cell(&r->ten, i, tf), r->ten.lineno[j]);
+                    return -2;
+                }
+        }
         for (long i = 0; i < r->ten.nrows; i++) {
             const char *c = csv_cell(&r->ten, i, cc);
             int k;
@@ -281,7 +309,16 @@ static int run_load(run_data *r, char *err, size_t errlen) {
             }
         }
     }
-    return 0;
+    /* the files must be one run's (summary.json lists them with their
+     * sizes and CRCs: a folder mixed by a killed or concurrent writer, or
+     * by hand, is refused) */
+    int rc2 = csv_run_check(r->dir, err, errlen);
+    if (rc2 == 1) {
+        snprintf(err, errlen, "%s: metrics.csv but no summary.json, so nothing says that the folder's files belong to one run "
+                              "(expected a folder written by `fpemu train --out`)", r->dir);
+        return -2;
+    }
+    return rc2 ? -2 : 0;
 }
 
 /* Trailing mean of the loss over w rows (NaN if a value in the window is not finite). */
@@ -619,7 +656,7 @@ static int sync_file(const char *p) {
 static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *out, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *out, const char *fmt, ...) {
-    if (g->no_plots) return 0;
+    if (g->no_plots || stop_signal) return 0;
     char vars[8192], sp[4300], logp[4400], logt[4500], tmpbase[200];
     snprintf(tmpbase, sizeof tmpbase, "%s.tmp.%ld", out, (long)getpid());
     int k = snprintf(vars, sizeof vars, "dir='%s/'; out='%s'; ", g->scripts, tmpbase);
@@ -642,9 +679,12 @@ static int gnuplot(gp_ctx *g, const char *dir, const char *script, const char *o
         execlp("gnuplot", "gnuplot", "-e", vars, sp, (char *)NULL);
         _exit(127);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    int st = 0, killed = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) { st = 0x7f00; break; }
+        if (stop_signal && !killed) { kill(pid, SIGTERM); killed = 1; } /* the report is stopping: so does gnuplot */
+    }
+    int ok = !stop_signal && WIFEXITED(st) && WEXITSTATUS(st) == 0;
     static const char *const ext[2] = {"png", "svg"};
     char tmp[2][4500], dst[2][4500];
     for (int i = 0; i < 2; i++) {
@@ -990,7 +1030,10 @@ static void make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         if (f) {
             fprintf(f, "# step, then for each of %s: the loss scale, and the scale at skipped steps only (? elsewhere)\n", names);
             for (long i = 0; i < nmax; i++) {
-                fprintf(f, "%ld", i + 1);
+                /* the step of row i (the metrics' own step column, not i + 1) */
+                double st = i < b->n ? b->step[i] : NAN;
+                for (int k = 0; k < x->nruns && isnan(st); k++) if (x->runs[k].have && i < x->runs[k].n) st = x->runs[k].step[i];
+                fprintf(f, "%.9g", st);
                 for (int k = 0; k < x->nruns; k++) {
                     const run_data *r = &x->runs[k];
                     if (!r->have || !has_scaler(r)) continue;
@@ -1411,7 +1454,7 @@ static int write_outputs(const char *out, exp_data *xs, int nx, figlist *figs, c
 
 /* ---- collecting and planning ------------------------------------------------- */
 
-static const char *const run_files[] = {"metrics.csv", "eval.csv", "tensors.csv", "summary.json", NULL};
+static const char *const run_files[] = {"metrics.csv", "eval.csv", "tensors.csv", "checkpoint.bin", "summary.json", NULL};
 
 /* Copy a run folder's result files into DST (created). */
 static int copy_run(const char *src, const char *dst) {
@@ -1526,6 +1569,44 @@ static double policy_cost(const suite_run *r) {
     return strstr(r->policy, "fp8") || strstr(r->policy, "mx") || strstr(r->policy, "msamp") || strstr(r->policy, "transformer") ? 1.5 : 1;
 }
 
+/* ---- the plan's make and shell text ----------------------------------------- */
+
+/* A cache folder name the plan may write as it is: letters, digits, . _ + -
+ * (not first . or -). */
+static int plain_name(const char *s) {
+    if (!*s || *s == '.' || *s == '-') return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("._+-", *s)) return 0;
+    return 1;
+}
+
+/* A word of a recipe, for the shell and for make: as it is if it holds
+ * only characters neither treats specially (and ALWAYS is 0), else in
+ * single quotes (' as '\'') with $ doubled for make. Returns 0, or -1 for a
+ * control character (a newline would end the recipe line: refused). */
+static int sh_word(FILE *f, const char *s, int always) {
+    int plain = *s && !always;
+    for (const char *q = s; *q; q++) {
+        if ((unsigned char)*q < 0x20 || *q == 0x7f) return -1;
+        if (!isalnum((unsigned char)*q) && !strchr("_@%+=:,./-", *q)) plain = 0;
+    }
+    if (plain) { fputs(s, f); return 0; }
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("'\\''", f);
+        else if (*s == '$') fputs("$$", f);
+        else fputc(*s, f);
+    }
+    fputc('\'', f);
+    return 0;
+}
+
+/* Text in a make comment: a control character (a newline would end the
+ * comment) or a backslash (one at the end continues it) becomes '?'. */
+static void comment_text(FILE *f, const char *s) {
+    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\' ? '?' : *s, f);
+}
+
 static int plan(char **files, int nfiles, const char *cache) {
     suite_exp *d = calloc((size_t)nfiles, sizeof *d);
     char err[8192];
@@ -1565,30 +1646,82 @@ static int plan(char **files, int nfiles, const char *cache) {
         }
     for (int i = 1; i < nu; i++)
         for (int j = i; j > 0 && u[j - 1].cost < u[j].cost; j--) { urun t = u[j]; u[j] = u[j - 1]; u[j - 1] = t; }
-    printf("# Generated by `fpemu report --plan` from:");
-    for (int i = 0; i < nfiles; i++) printf(" %s", files[i]);
-    printf("\n# Do not edit. Variables: SUITE_FPEMU (the program), SUITE_DEP (what a run depends on).\n"
-           "SUITE_FPEMU ?= fpemu\n\nSUITE_RUNS :=");
-    for (int k = 0; k < nu; k++) printf(" \\\n  %s/%s/summary.json", cache, u[k].r->key);
-    printf("\n\n.PHONY: suite-runs\nsuite-runs: $(SUITE_RUNS)\n\t@echo \"  SUITE   %d runs done (results in %s)\"\n\n", nu, cache);
-    for (int k = 0; k < nu; k++) {
-        char args[2048];
-        suite_train_args(u[k].e, u[k].r, args, sizeof args);
-        const char *key = u[k].r->key;
-        printf("%s/%s/summary.json: $(SUITE_DEP)\n", cache, key);
-        printf("\t@echo \"  TRAIN   [%d/%d] %s (%s %s, %ld steps)\"\n", k + 1, nu, u[k].users, u[k].e->model, u[k].r->policy, u[k].e->steps);
-        printf("\t@mkdir -p %s && rm -rf %s/%s.tmp; t0=$$(date +%%s.%%N); \\\n", cache, cache, key);
-        printf("\t  $(SUITE_FPEMU) train %s --out %s/%s.tmp --quiet >%s/%s.log 2>&1 || { cat %s/%s.log >&2; "
-               "echo \"suite: run %s failed (command: fpemu train %s)\" >&2; exit 1; }; \\\n",
-               args, cache, key, cache, key, cache, key, u[k].users, args);
-        printf("\t  rm -rf %s/%s && mv %s/%s.tmp %s/%s && rm -f %s/%s.log; \\\n", cache, key, cache, key, cache, key, cache, key);
-        printf("\t  echo \"  DONE    [%d/%d] %s in $$(awk -v a=$$t0 -v b=$$(date +%%s.%%N) 'BEGIN { printf \"%%.1f\", b - a }') s\"\n\n",
-               k + 1, nu, u[k].users);
+    /* The plan is make and shell text: no path goes into it. Its targets
+     * are relative to the run cache (make runs it there, -C CACHE), the
+     * keys are checked to be plain names, and every other word of a
+     * recipe is quoted for the shell and for make (sh_word); a path in a
+     * comment has its control characters and backslashes replaced. */
+    int bad = -1;
+    for (int k = 0; k < nu && bad < 0; k++)
+        if (!plain_name(u[k].r->key)) bad = k;
+    if (bad >= 0) {
+        int rc = cli_error(SUB, "%s:%d: run %s: its cache folder name '%s' is not a plain name (letters, digits, . _ + -)",
+                           u[bad].e->path, u[bad].r->line, u[bad].r->name, u[bad].r->key);
+        free(u);
+        for (int i = 0; i < nfiles; i++) suite_free(&d[i]);
+        free(d);
+        return rc;
     }
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *o = open_memstream(&text, &tlen);
+    int qbad = 0;
+    fprintf(o, "# Generated by `fpemu report --plan` from:");
+    for (int i = 0; i < nfiles; i++) { fputc(' ', o); comment_text(o, files[i]); }
+    fprintf(o, "\n# for the run cache ");
+    comment_text(o, cache);
+    fprintf(o, ". Do not edit. Run it in that folder: make -C CACHE -f plan.mk suite-runs\n"
+               "# (its targets are relative to it). Variables: SUITE_FPEMU (the program), SUITE_DEP (what a run depends on).\n"
+               "SUITE_FPEMU ?= fpemu\n\nSUITE_RUNS :=");
+    for (int k = 0; k < nu; k++) fprintf(o, " \\\n  %s/summary.json", u[k].r->key);
+    fprintf(o, "\n\n.PHONY: suite-runs\nsuite-runs: $(SUITE_RUNS)\n\t@echo \"  SUITE   %d runs done (results in $$(pwd))\"\n\n", nu);
+    for (int k = 0; k < nu; k++) {
+        const suite_exp *e = u[k].e;
+        const suite_run *r = u[k].r;
+        const char *key = r->key;
+        /* the command's words */
+        char num[2][32], *args = NULL, *msg = NULL;
+        size_t al = 0, ml = 0;
+        snprintf(num[0], sizeof num[0], "%ld", e->steps);
+        snprintf(num[1], sizeof num[1], "%llu", e->seed);
+        FILE *a = open_memstream(&args, &al);
+        const char *w[] = {"--model", e->model, "--policy", r->policy, "--steps", num[0], "--seed", num[1]};
+        for (size_t j = 0; j < sizeof w / sizeof w[0]; j++) { if (j) fputc(' ', a); qbad |= sh_word(a, w[j], 0); }
+        for (int j = 0; j < r->nsets; j++) { fputs(" --set ", a); qbad |= sh_word(a, r->sets[j], 0); }
+        fclose(a);
+        fprintf(o, "%s/summary.json: $(SUITE_DEP)\n\t@echo ", key);
+        FILE *mm = open_memstream(&msg, &ml);
+        fprintf(mm, "  TRAIN   [%d/%d] %s (%s %s, %ld steps)", k + 1, nu, u[k].users, e->model, r->policy, e->steps);
+        fclose(mm);
+        qbad |= sh_word(o, msg, 1);
+        free(msg);
+        fprintf(o, "\n\t@rm -rf %s.tmp; t0=$$(date +%%s.%%N); \\\n", key);
+        fprintf(o, "\t  $(SUITE_FPEMU) train %s --out %s.tmp --quiet >%s.log 2>&1 || { cat %s.log >&2; echo ", args, key, key, key);
+        mm = open_memstream(&msg, &ml);
+        fprintf(mm, "suite: run %s failed (command: fpemu train %s)", u[k].users, args);
+        fclose(mm);
+        qbad |= sh_word(o, msg, 1);
+        free(msg);
+        free(args);
+        fprintf(o, " >&2; exit 1; }; \\\n");
+        fprintf(o, "\t  rm -rf %s && mv %s.tmp %s && rm -f %s.log; \\\n", key, key, key, key);
+        mm = open_memstream(&msg, &ml);
+        fprintf(mm, "  DONE    [%d/%d] %s in ", k + 1, nu, u[k].users);
+        fclose(mm);
+        fprintf(o, "\t  echo ");
+        qbad |= sh_word(o, msg, 1);
+        free(msg);
+        fprintf(o, "\"$$(awk -v a=$$t0 -v b=$$(date +%%s.%%N) 'BEGIN { printf \"%%.1f\", b - a }')\"' s'\n\n");
+    }
+    fclose(o);
+    int rc = 0;
+    if (qbad) rc = cli_error(SUB, "--plan: a run's settings hold a control character (a newline?), which no makefile line can carry");
+    else fwrite(text, 1, tlen, stdout);
+    free(text);
     free(u);
     for (int i = 0; i < nfiles; i++) suite_free(&d[i]);
     free(d);
-    return 0;
+    return rc;
 }
 
 /* ---- checking the inputs before anything is written -------------------------- */
@@ -1674,6 +1807,191 @@ static int validate_inputs(const char *suite, const char *runs, char **paths, in
     return 0;
 }
 
+/* ---- the staging folder of --out ------------------------------------------- */
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st; (void)ftw;
+    return (type == FTW_DP ? rmdir(p) : unlink(p)) && errno != ENOENT ? -1 : 0;
+}
+
+/* Remove the tree at P (symbolic links are removed, never followed). */
+static int rm_tree(const char *p) {
+    struct stat st;
+    if (lstat(p, &st)) return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode)) return unlink(p);
+    return nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void stop_handler(int sig) { stop_signal = sig; }
+
+/* ON: SIGINT, SIGTERM and SIGHUP set stop_signal (no SA_RESTART: a wait
+ * returns EINTR); off: their default action again. */
+static void stage_signals(int on) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on ? stop_handler : SIG_DFL;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+typedef struct {
+    char final[4096];  /* --out, without trailing slashes */
+    char parent[4096], base[1024];
+    char stage[4096];  /* PARENT/BASE.tmp.PID */
+    char top[4096];    /* the first folder above --out made here ("" if none) */
+} out_stage;
+
+/* Remove what killed reports left beside --out: PARENT/BASE.tmp.PID (the
+ * staging folder, with gnuplot's and the plot data's temporaries in it) of
+ * a PID that is not running; PARENT/BASE.old.PID (an earlier report being
+ * swapped out) too, or, if --out itself is missing, it is put back. */
+static void stage_clean(const out_stage *o) {
+    DIR *d = opendir(o->parent);
+    if (!d) return;
+    size_t l = strlen(o->base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, o->base, l)) continue;
+        int old = !strncmp(e->d_name + l, ".old.", 5);
+        if (!old && strncmp(e->d_name + l, ".tmp.", 5)) continue;
+        const char *q = e->d_name + l + 5;
+        char *end;
+        errno = 0;
+        long pid = strtol(q, &end, 10);
+        if (q[0] < '1' || q[0] > '9' || *end || errno || pid <= 0 || (long)(pid_t)pid != pid) continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* a live report's */
+        char p[5400];
+        snprintf(p, sizeof p, "%s/%s", o->parent, e->d_name);
+        struct stat st;
+        if (old && lstat(o->final, &st) && errno == ENOENT && rename(p, o->final) == 0) continue;
+        rm_tree(p);
+    }
+    closedir(d);
+}
+
+/* Undo the folders above --out that stage_open made. */
+static void stage_unmake_parents(const out_stage *o) {
+    if (!o->top[0]) return;
+    char q[4096];
+    snprintf(q, sizeof q, "%s", o->parent);
+    for (;;) {
+        rmdir(q);
+        if (!strcmp(q, o->top)) break;
+        char *sl = strrchr(q, '/');
+        if (!sl || sl == q) break;
+        *sl = 0;
+    }
+}
+
+/* Make the staging folder for --out OUT. 0, or 2 with a message. */
+static int stage_open(out_stage *o, const char *out) {
+    memset(o, 0, sizeof *o);
+    if (strlen(out) >= sizeof o->final - 1) return cli_error(SUB, "--out %.80s...: path too long", out);
+    snprintf(o->final, sizeof o->final, "%s", out);
+    size_t l = strlen(o->final);
+    while (l > 1 && o->final[l - 1] == '/') o->final[--l] = 0;
+    const char *sl = strrchr(o->final, '/');
+    const char *b = sl ? sl + 1 : o->final;
+    if (!*b || !strcmp(b, ".") || !strcmp(b, "..") || strlen(b) >= sizeof o->base - 24)
+        return cli_error(SUB, "--out %s: expected a folder's path that ends in its name (not /, . or ..)", out);
+    snprintf(o->base, sizeof o->base, "%s", b);
+    if (!sl) snprintf(o->parent, sizeof o->parent, ".");
+    else if (sl == o->final) snprintf(o->parent, sizeof o->parent, "/");
+    else snprintf(o->parent, sizeof o->parent, "%.*s", (int)(sl - o->final), o->final);
+    int k = snprintf(o->stage, sizeof o->stage, "%s/%s.tmp.%ld", o->parent, o->base, (long)getpid());
+    if (k < 0 || (size_t)k + 64 >= sizeof o->stage) return cli_error(SUB, "--out %.80s...: path too long", out);
+    struct stat st;
+    if (lstat(o->final, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return cli_error(SUB, "--out %s: exists and is not a folder", out);
+        /* a folder with files in it must be an earlier report (it is replaced whole) */
+        DIR *d = opendir(o->final);
+        int empty = 1;
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) { empty = 0; break; }
+        if (d) closedir(d);
+        char p1[4200], p2[4200];
+        snprintf(p1, sizeof p1, "%s/summary.csv", o->final);
+        snprintf(p2, sizeof p2, "%s/fragment.html", o->final);
+        if (!empty && !is_file(p1) && !is_file(p2))
+            return cli_error(SUB, "--out %s: a folder that holds files but no report (no summary.csv, no fragment.html): the "
+                                  "report replaces its --out whole, so give a new or empty folder, or an earlier report's", out);
+    }
+    /* the first component above --out that does not exist yet */
+    if (strcmp(o->parent, ".") && strcmp(o->parent, "/")) {
+        char q[4096];
+        snprintf(q, sizeof q, "%s", o->parent);
+        for (char *p = q + 1;; p++) {
+            char c = *p;
+            if (c != '/' && c) continue;
+            *p = 0;
+            if (!is_dir(q)) { snprintf(o->top, sizeof o->top, "%s", q); break; }
+            *p = c;
+            if (!c) break;
+        }
+        if (mkdir_p(o->parent)) {
+            int e = errno;
+            stage_unmake_parents(o);
+            return cli_error(SUB, "--out %s: cannot create %s: %s", out, o->parent, strerror(e));
+        }
+    }
+    stage_clean(o);
+    stage_signals(1);
+    if (mkdir(o->stage, 0777)) {
+        int e = errno;
+        stage_signals(0);
+        stage_unmake_parents(o);
+        return cli_error(SUB, "--out %s: cannot create %s: %s", out, o->stage, strerror(e));
+    }
+    return 0;
+}
+
+static void sync_dir(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) { fsync(fd); close(fd); }
+}
+
+/* COMMIT: put the staging folder in place of --out (renamed over a missing
+ * or empty one; swapped with an earlier report, which is then removed).
+ * Else remove it. Returns 0, or 2 with a message. */
+static int stage_close(out_stage *o, int commit) {
+    int rc = 0;
+    if (commit && !stop_signal) {
+        sync_dir(o->stage);
+        if (rename(o->stage, o->final) == 0) {
+            sync_dir(o->parent);
+            return 0;
+        }
+        if (errno == EEXIST || errno == ENOTEMPTY) {
+#ifdef SYS_renameat2
+            if (syscall(SYS_renameat2, AT_FDCWD, o->stage, AT_FDCWD, o->final, 1 /* RENAME_EXCHANGE */) == 0) {
+                sync_dir(o->parent);
+                rm_tree(o->stage); /* the earlier report, under the staging name */
+                return 0;
+            }
+#endif
+            /* no atomic exchange here: move the earlier report aside first */
+            char old[5300];
+            snprintf(old, sizeof old, "%s/%s.old.%ld", o->parent, o->base, (long)getpid());
+            if (rename(o->final, old) == 0) {
+                if (rename(o->stage, o->final) == 0) {
+                    sync_dir(o->parent);
+                    rm_tree(old);
+                    return 0;
+                }
+                int e = errno;
+                rename(old, o->final);
+                errno = e;
+            }
+        }
+        rc = cli_error(SUB, "--out %s: cannot put the report in place (from %s): %s", o->final, o->stage, strerror(errno));
+    }
+    rm_tree(o->stage);
+    stage_unmake_parents(o);
+    return rc;
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static void usage(FILE *out) {
@@ -1752,35 +2070,17 @@ int cmd_report(int argc, char **argv) {
             return cli_error(SUB, "gnuplot not found (make deps installs gnuplot-nox; or pass --no-plots)");
         }
     }
-    /* create --out first (so an unwritable one is named), then check every
-     * input; on bad input remove the (empty) folders made here */
-    /* the first component of --out that does not exist yet */
-    char top[4096] = "";
-    {
-        char q[4096];
-        snprintf(q, sizeof q, "%s", out);
-        for (char *sl = q + 1;; sl++) {
-            char c = *sl;
-            if (c != '/' && c) continue;
-            *sl = 0;
-            if (!is_dir(q)) { snprintf(top, sizeof top, "%s", q); break; }
-            *sl = c;
-            if (!c) break;
-        }
-    }
-    if (mkdir_p(out)) { free(paths); return cli_error(SUB, "--out %s: cannot create: %s", out, strerror(errno)); }
+    /* The report is made in a staging folder beside --out (OUT.tmp.PID)
+     * and renamed into place only when it is complete: --out appears all
+     * at once or not at all (an earlier report there is swapped out whole,
+     * then removed). Staging folders of killed reports (their PID gone) are
+     * removed first; SIGINT, SIGTERM and SIGHUP remove this one. */
+    out_stage os;
+    if (stage_open(&os, out)) { free(paths); return 2; }
+    const char *final_out = out;
+    out = os.stage;
     if (validate_inputs(suite, runs, paths, np)) {
-        if (top[0]) {
-            char q[4096];
-            snprintf(q, sizeof q, "%s", out);
-            for (;;) {
-                rmdir(q);
-                if (!strcmp(q, top)) break;
-                char *sl = strrchr(q, '/');
-                if (!sl || sl == q) break;
-                *sl = 0;
-            }
-        }
+        stage_close(&os, 0);
         free(paths);
         return 2;
     }
@@ -1793,7 +2093,7 @@ int cmd_report(int argc, char **argv) {
     if (suite) {
         char **files;
         int nf = suite_list(suite, &files, err, sizeof err);
-        if (nf < 0) { free(paths); return cli_error(SUB, "--suite %s", err); }
+        if (nf < 0) rc = cli_error(SUB, "--suite %s", err);
         for (int i = 0; i < nf && !rc; i++) {
             suite_exp d;
             if (suite_read(&d, files[i], NULL, err, sizeof err)) { rc = cli_error(SUB, "%s", err); break; }
@@ -1883,15 +2183,23 @@ int cmd_report(int argc, char **argv) {
     exp_data *xs = calloc((size_t)(nx ? nx : 1), sizeof *xs);
     figlist *figs = calloc((size_t)(nx ? nx : 1), sizeof *figs);
     int loaded = 0;
-    for (int i = 0; i < nx && !rc; i++) {
+    for (int i = 0; i < nx && !rc && !stop_signal; i++) {
         if (exp_load(&xs[i], exps[i], err, sizeof err)) { rc = cli_error(SUB, "%s", err); loaded = i + 1; break; }
         loaded = i + 1;
         make_plots(&g, &xs[i], &figs[i]);
     }
-    if (!rc) rc = write_outputs(out, xs, nx, figs, title);
+    if (!rc && !stop_signal) rc = write_outputs(out, xs, nx, figs, title);
     if (!rc && g.write_failed)
-        rc = cli_error(SUB, "%s: some plot files could not be written (see above); the report is incomplete", out);
-    if (!rc) {
+        rc = cli_error(SUB, "%s: some plot files could not be written (see above); the report is incomplete", final_out);
+    if (!rc && stop_signal) rc = 2;
+    if (!rc && g.plots_failed) rc = 1;
+    if (!rc || rc == 1) {
+        if (stage_close(&os, 1)) rc = 2;
+    } else {
+        stage_close(&os, 0);
+    }
+    out = final_out;
+    if (!rc || rc == 1) {
         int nrep = 0, nnot = 0, nmiss = 0;
         for (int e = 0; e < nx; e++)
             for (int i = 0; i < xs[e].nruns; i++) {
@@ -1900,7 +2208,6 @@ int cmd_report(int argc, char **argv) {
         fprintf(stderr, "fpemu report: %d experiment%s, %d plot%s%s; claims: %d reproduced, %d not reproduced, %d not run; %s/index.html\n",
                 nx, nx == 1 ? "" : "s", g.plots_made, g.plots_made == 1 ? "" : "s", g.plots_failed ? " (some failed)" : "",
                 nrep, nnot, nmiss, out);
-        if (g.plots_failed) rc = 1;
     }
     for (int i = 0; i < loaded; i++) exp_free(&xs[i]);
     for (int i = 0; i < nx; i++) {
@@ -1911,5 +2218,7 @@ int cmd_report(int argc, char **argv) {
     free(figs);
     free(xs);
     free(exps);
+    stage_signals(0);
+    if (stop_signal) raise(stop_signal); /* the default action now: die by the signal that stopped the report */
     return rc;
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <cjson/cJSON.h>
+#include <zlib.h>
 
 char *csv_slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -210,4 +213,138 @@ double csv_get(const csv_table *t, long row, int col) {
     double v;
     if (col < 0 || row < 0 || row >= t->nrows || csv_num(csv_cell(t, row, col), &v)) return NAN;
     return v;
+}
+
+int csv_check_steps(const csv_table *t, int strict, char *err, size_t errlen) {
+    int sc = csv_col(t, "step");
+    if (sc < 0) return 0;
+    double prev = 0;
+    for (long i = 0; i < t->nrows; i++) {
+        double v;
+        const char *c = csv_cell(t, i, sc);
+        if (csv_num(c, &v) || !isfinite(v)) {
+            snprintf(err, errlen, "%s: line %ld: step '%s' is not a number", t->path, t->lineno[i], c);
+            return -2;
+        }
+        if (i && (v < prev || (strict && v == prev))) {
+            if (v == prev)
+                snprintf(err, errlen, "%s: line %ld: step %s repeats the step of line %ld (a duplicated row), expected one row "
+                                      "per step", t->path, t->lineno[i], c, t->lineno[i - 1]);
+            else
+                snprintf(err, errlen, "%s: line %ld: step %s comes after step %s (line %ld), expected steps in increasing order",
+                         t->path, t->lineno[i], c, csv_cell(t, i - 1, sc), t->lineno[i - 1]);
+            return -2;
+        }
+        prev = v;
+    }
+    return 0;
+}
+
+/* CRC-32 (zlib's) of the first N bytes of PATH; -1 if it cannot be read
+ * whole. */
+static int file_crc(const char *path, unsigned long long n, unsigned long *crc) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char b[65536];
+    uLong c = crc32(0L, Z_NULL, 0);
+    while (n) {
+        size_t want = n < sizeof b ? (size_t)n : sizeof b, got = fread(b, 1, want, f);
+        if (got != want) { fclose(f); return -1; }
+        c = crc32(c, b, (uInt)got);
+        n -= got;
+    }
+    fclose(f);
+    *crc = (unsigned long)c;
+    return 0;
+}
+
+int csv_run_check(const char *dir, char *err, size_t errlen) {
+    static const char *const known[] = {"metrics.csv", "eval.csv", "tensors.csv", "checkpoint.bin", NULL};
+    char p[4400];
+    snprintf(p, sizeof p, "%s/summary.json", dir);
+    struct stat st;
+    if (lstat(p, &st) && errno == ENOENT) return 1;
+    char *s = csv_slurp(p, NULL);
+    if (!s) { snprintf(err, errlen, "%s: cannot read: %s", p, strerror(errno)); return -2; }
+    cJSON *doc = cJSON_ParseWithOpts(s, NULL, 1);
+    free(s);
+    int rc = -2;
+    const cJSON *files = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "files") : NULL;
+    if (!cJSON_IsObject(doc)) {
+        snprintf(err, errlen, "%s: not one whole JSON object (cut short, or text after it), expected the summary `fpemu train` "
+                              "writes", p);
+        goto out;
+    }
+    if (!files) {
+        snprintf(err, errlen, "%s: no \"files\" list, so nothing says that the folder's files belong to one run (written by "
+                              "an older fpemu train? run it again)", p);
+        goto out;
+    }
+    if (!cJSON_IsObject(files)) {
+        snprintf(err, errlen, "%s: \"files\" is not an object, expected {\"NAME\": {\"bytes\": N, \"crc32\": \"xxxxxxxx\"}, ...}", p);
+        goto out;
+    }
+    for (const cJSON *f = files->child; f; f = f->next) {
+        const char *name = f->string;
+        if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "summary.json") ||
+            strlen(name) > 255) {
+            snprintf(err, errlen, "%s: \"files\": '%.80s' is not the name of another file of the folder", p, name ? name : "");
+            goto out;
+        }
+        for (const cJSON *g = files->child; g != f; g = g->next)
+            if (!strcmp(g->string, name)) {
+                snprintf(err, errlen, "%s: \"files\" lists %s twice", p, name);
+                goto out;
+            }
+        const cJSON *jb = cJSON_GetObjectItemCaseSensitive(f, "bytes"), *jc = cJSON_GetObjectItemCaseSensitive(f, "crc32");
+        double bytes = cJSON_IsNumber(jb) ? jb->valuedouble : -1;
+        const char *crc = cJSON_IsString(jc) ? jc->valuestring : "";
+        int hexok = strlen(crc) == 8;
+        for (int i = 0; hexok && i < 8; i++) hexok = (crc[i] >= '0' && crc[i] <= '9') || (crc[i] >= 'a' && crc[i] <= 'f');
+        if (!cJSON_IsObject(f) || !(bytes >= 0 && bytes <= 9007199254740992.0 && bytes == floor(bytes)) || !hexok) {
+            snprintf(err, errlen, "%s: \"files\": %s: expected {\"bytes\": N, \"crc32\": \"8 lowercase hex digits\"}", p, name);
+            goto out;
+        }
+        char fp[4700];
+        snprintf(fp, sizeof fp, "%s/%s", dir, name);
+        if (stat(fp, &st)) {
+            snprintf(err, errlen, "%s: %s: %s, but %s/summary.json lists it: the folder's files do not belong together", dir, name,
+                     strerror(errno), dir);
+            goto out;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "%s: %s: not a regular file, but %s/summary.json lists it as one", dir, name, dir);
+            goto out;
+        }
+        if ((double)st.st_size != bytes) {
+            snprintf(err, errlen, "%s: %s has %lld bytes, summary.json says %.0f: the file does not belong to this run (another "
+                                  "run's, or cut short)", dir, name, (long long)st.st_size, bytes);
+            goto out;
+        }
+        unsigned long c;
+        if (file_crc(fp, (unsigned long long)st.st_size, &c)) {
+            snprintf(err, errlen, "%s: %s: cannot read: %s", dir, name, errno ? strerror(errno) : "short read");
+            goto out;
+        }
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", c & 0xffffffffUL);
+        if (strcmp(hex, crc)) {
+            snprintf(err, errlen, "%s: %s has CRC-32 %s, summary.json says %s: the file does not belong to this run (another "
+                                  "run's, or changed since)", dir, name, hex, crc);
+            goto out;
+        }
+    }
+    for (int i = 0; known[i]; i++) {
+        char fp[4700];
+        snprintf(fp, sizeof fp, "%s/%s", dir, known[i]);
+        if (lstat(fp, &st) == 0 && !cJSON_GetObjectItemCaseSensitive(files, known[i])) {
+            snprintf(err, errlen, "%s: %s is there but %s/summary.json does not list it: it does not belong to this run", dir,
+                     known[i], dir);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    cJSON_Delete(doc);
+    return rc;
 }

@@ -38,4 +38,21 @@ static inline const char *csv_cell(const csv_table *t, long row, int col) {
 int csv_num(const char *s, double *out);
 /* The cell as a number, or NaN if it is not one. */
 double csv_get(const csv_table *t, long row, int col);
+
+/* The column "step" of T must hold numbers in order: STRICT, each greater
+ * than the one before (metrics.csv, eval.csv: one row per step); else each
+ * at least the one before (tensors.csv: several rows per step). Returns 0
+ * (also when T has no step column), or -2 with err naming the file, the
+ * line and the step (a repeated step names the line it repeats). */
+int csv_check_steps(const csv_table *t, int strict, char *err, size_t errlen);
+
+/* Do the files of the run folder DIR belong together? DIR/summary.json
+ * (read with cJSON, the whole file one JSON object) lists under "files"
+ * each other file the run wrote with its size and CRC-32 ({"bytes": N,
+ * "crc32": "8 lowercase hex digits"}); every listed file must be there
+ * with that size and CRC, and each of metrics.csv, eval.csv, tensors.csv
+ * and checkpoint.bin that is there must be listed. Returns 0; 1 if DIR has
+ * no summary.json (the caller decides); -2 with err naming the folder and
+ * the file and what was expected. */
+int csv_run_check(const char *dir, char *err, size_t errlen);
 #endif

@@ -7,7 +7,9 @@
 # format in experiments/suite/README.md). `fpemu report --plan` turns them
 # into a makefile with one target per distinct run (runs shared by several
 # experiments run once), which a sub-make runs in parallel (-j$(SUITE_JOBS)
-# unless you gave -j yourself) into $(SUITE_CACHE)/KEY/. A run is redone
+# unless you gave -j yourself) in $(SUITE_CACHE) (-C: the plan's targets are
+# relative to it, so no path is written into make or shell text) into
+# $(SUITE_CACHE)/KEY/. A run is redone
 # only when the training engine, the emulator or the data change (or its
 # definition: the key hashes the whole command). `fpemu report` then copies
 # the runs into $(REPORT_DIR)/training/EXPERIMENT/RUN/ and writes the plots,
@@ -42,7 +44,7 @@ experiments-training: $(BINDIR)/fpemu
 	$(Q)mkdir -p $(SUITE_CACHE)
 	$(Q)$(BINDIR)/fpemu report --plan --suite $(SUITE_DIR) --runs $(abspath $(SUITE_CACHE)) >$(SUITE_CACHE)/plan.mk.tmp \
 	  && mv $(SUITE_CACHE)/plan.mk.tmp $(SUITE_CACHE)/plan.mk
-	$(Q)$(MAKE) --no-print-directory $(suite_jobs) -f $(SUITE_CACHE)/plan.mk \
+	$(Q)$(MAKE) --no-print-directory $(suite_jobs) -C $(SUITE_CACHE) -f plan.mk \
 	  SUITE_FPEMU=$(abspath $(BINDIR))/fpemu SUITE_DEP="$(SUITE_DEP)" suite-runs
 	$(Q)rm -rf $(REPORT_DIR)/training.tmp
 	$(Q)$(BINDIR)/fpemu report --suite $(SUITE_DIR) --runs $(SUITE_CACHE) --out $(REPORT_DIR)/training.tmp
