@@ -70,6 +70,10 @@ int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen) {
         if (rc != -1 || errno != ENOENT) break; /* found, or there but unreadable or too large */
     }
     why = errno;
+    if (pi == np && data && *data) {
+        snprintf(err, errlen, "%s (FPEMU_DATA): cannot read the digits data: %s", paths[0], strerror(why));
+        return -1;
+    }
     if (pi == np) {
         snprintf(err, errlen, "cannot find the digits data (%s): run from the repository root, set FPEMU_ROOT, "
                  "or set FPEMU_DATA to the file", paths[0]);

@@ -6,7 +6,8 @@
 # (class 2: the message is formatted from freed memory; under valgrind when
 # it is installed); duplicate config keys and --set keys (class 9); and the
 # run folder as a whole (class 4): a second writer of the same --out is
-# locked out, naming the folder; --out onto another run's folder or a kill at
+# locked out, naming the folder; FPEMU_DATA and the gzip loader's bounds
+# (class 9); --out onto another run's folder or a kill at
 # any moment never leaves files of two runs side by side; a full disk leaves
 # the old folder as it was and names the file; summary.json's "files" lists
 # each other file with its size and zlib CRC-32; no temporary or lock is
@@ -163,6 +164,23 @@ for r in $(seq 1 "$ROUNDS"); do
     if [ -z "$state" ] && [ $rc = 0 ] && [ $same = 1 ]; then pass "kill round $r at ${d} ms: one run in the folder, then identical"
     else fail "kill round $r at ${d} ms: one run in the folder, then identical" "${state:-not mixed}; exit $rc; same $same" "$(head -c 300 err.txt)"; fi
 done
+# ---- class 9: the data file -------------------------------------------------
+# FPEMU_DATA, when set, is the only file read: a wrong one is an error that
+# names it (it fell back to the bundled data without a word); a gzip bomb is
+# stopped at the loader's bound (a 4 MB file inflated to 985 MB); bytes after
+# the gzip member are refused
+FPEMU_DATA=$TMP/no-such-digits.csv.gz "$BIN" train --model mlp-digits --policy 32-true --steps 2 --quiet --out d1 2>err.txt; rc=$?
+if [ $rc = 2 ] && grep -q "no-such-digits.csv.gz" err.txt && [ ! -e d1 ]; then pass "FPEMU_DATA naming a missing file: exit 2, names it, no run ($(head -c 120 err.txt))"
+else fail "FPEMU_DATA naming a missing file: exit 2, names it, no run" "exit $rc" "$(head -c 300 err.txt)"; fi
+head -c 100000000 /dev/zero | gzip -1 >bomb.gz
+FPEMU_DATA=$TMP/bomb.gz "$BIN" train --model mlp-digits --policy 32-true --steps 2 --quiet --out d2 2>err.txt; rc=$?
+if [ $rc = 2 ] && grep -q "bomb.gz: expands past" err.txt && [ ! -e d2 ]; then pass "a gzip file expanding to 100 MB of zeros ($(stat -c %s bomb.gz) bytes) is stopped at the bound: $(head -c 120 err.txt)"
+else fail "a gzip file expanding to 100 MB is stopped at the loader's bound" "exit $rc" "$(head -c 300 err.txt)"; fi
+cp "$ROOT/experiments/data/digits.csv.gz" tail.gz && printf 'junk' >>tail.gz
+FPEMU_DATA=$TMP/tail.gz "$BIN" train --model mlp-digits --policy 32-true --steps 2 --quiet --out d3 2>err.txt; rc=$?
+if [ $rc = 2 ] && grep -q "tail.gz: not a valid gzip file" err.txt && [ ! -e d3 ]; then pass "bytes after the gzip member are refused: $(head -c 120 err.txt)"
+else fail "bytes after the gzip member are refused" "exit $rc" "$(head -c 300 err.txt)"; fi
+
 left=$(ls -A | grep -E '^\.(k|a|lk)\.' | tr '\n' ' ')
 if [ -z "$left" ]; then pass "no temporary folder or lock file left beside the run folders"; else fail "no temporary folder or lock file left beside the run folders" "$left"; fi
 tap_end
