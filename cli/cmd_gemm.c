@@ -34,6 +34,27 @@ static void usage(FILE *out) {
             "(the link stays), a device or FIFO in place. Bad input: a message and exit status 2.\n");
 }
 
+/* out[i * cols + j] = the code at (i, j) of X (at (j, i) when X holds the
+ * transpose). A code must lie in its format's field (bits + pad), as `fpemu
+ * run` and `fpemu mma` check: e2m1's codes are 0..15 in a '|u1' byte, not
+ * 0..255 masked. The message names the element as stored in the file.
+ * 0, or 2 after the message. */
+static int load_codes(const char *sub, const npy_array *X, const char *path, const fpemu_format *f, size_t rows,
+                      size_t cols, int trans, uint64_t *out) {
+    int w = f->bits + f->pad;
+    uint64_t max = w >= 64 ? ~0ULL : (1ULL << w) - 1;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            size_t r = trans ? j : i, q = trans ? i : j;
+            uint64_t v = npy_code(X, r, q);
+            if (v > max)
+                return cli_error(sub, "%s: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", path,
+                                 r, q, (unsigned long long)v, (unsigned long long)v, f->name, w, (unsigned long long)max);
+            out[i * cols + j] = v;
+        }
+    return 0;
+}
+
 int cmd_gemm(int argc, char **argv) {
     const char *sub = "gemm";
     const char *model = NULL, *pa = NULL, *pb = NULL, *pc = NULL, *afmt = NULL, *bfmt = NULL, *recipe = "none";
@@ -131,33 +152,8 @@ int cmd_gemm(int argc, char **argv) {
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));
         Bc = malloc(sizeof(uint64_t) * (K * N + 1));
         if (!Ac || !Bc || !D) { rc = cli_error(sub, "out of memory"); goto done; }
-        /* a code must lie in its format's field (bits + pad), as `fpemu run`
-         * and `fpemu mma` check: e2m1's codes are 0..15 in a '|u1' byte, not
-         * 0..255 masked. The message names the element as stored in the file. */
-        int aw = cfg.afmt->bits + cfg.afmt->pad, bw = cfg.bfmt->bits + cfg.bfmt->pad;
-        uint64_t amax = aw >= 64 ? ~0ULL : (1ULL << aw) - 1, bmax = bw >= 64 ? ~0ULL : (1ULL << bw) - 1;
-        for (size_t i = 0; i < M; i++)
-            for (size_t k = 0; k < K; k++) {
-                size_t r = ta ? k : i, q = ta ? i : k;
-                uint64_t v = npy_code(&A, r, q);
-                if (v > amax) {
-                    rc = cli_error(sub, "%s: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", pa,
-                                   r, q, (unsigned long long)v, (unsigned long long)v, cfg.afmt->name, aw, (unsigned long long)amax);
-                    goto done;
-                }
-                Ac[i * K + k] = v;
-            }
-        for (size_t k = 0; k < K; k++)
-            for (size_t j = 0; j < N; j++) {
-                size_t r = tb ? j : k, q = tb ? k : j;
-                uint64_t v = npy_code(&B, r, q);
-                if (v > bmax) {
-                    rc = cli_error(sub, "%s: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", pb,
-                                   r, q, (unsigned long long)v, (unsigned long long)v, cfg.bfmt->name, bw, (unsigned long long)bmax);
-                    goto done;
-                }
-                Bc[k * N + j] = v;
-            }
+        if ((rc = load_codes(sub, &A, pa, cfg.afmt, M, K, ta, Ac)) || (rc = load_codes(sub, &B, pb, cfg.bfmt, K, N, tb, Bc)))
+            goto done;
         if (fpemu_gemm_codes(&cfg, (int)M, (int)N, (int)K, Ac, Bc, Cf, NULL, NULL, NULL, 0, D, &st)) { rc = cli_error(sub, "gemm failed (out of memory?)"); goto done; }
     } else {
         Af = malloc(sizeof(float) * (M * K + 1));

@@ -12,22 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
+#include "train_cli.h"
 
 static const char *bin;
 static char tmp[256];
 
-static int run(const char *args, char *errbuf, size_t n) {
-    char cmd[4096], ef[512];
-    snprintf(ef, sizeof ef, "%s/stderr.txt", tmp);
-    snprintf(cmd, sizeof cmd, "%s train %s --quiet >/dev/null 2>%s", bin, args, ef);
-    int st = system(cmd);
-    if (errbuf) {
-        errbuf[0] = 0;
-        FILE *f = fopen(ef, "r");
-        if (f) { size_t k = fread(errbuf, 1, n - 1, f); errbuf[k] = 0; fclose(f); }
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run(const char *args, char *errbuf, size_t n) { return tcli_train(bin, tmp, args, errbuf, n); }
 
 static char *slurp(const char *dir, const char *name, size_t *len) {
     char p[1024];
