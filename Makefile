@@ -140,6 +140,13 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB) $(ALL_LIBS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TESTLIB) $(ALL_LIBS) $(LDLIBS_ALL)
 
+# t_train_oom makes the engine's allocations fail one at a time: its
+# malloc, calloc, realloc and free wrap the libraries' (ld --wrap).
+$(BUILD)/tests/t_train_oom: $(BUILD)/tests/t_train_oom.o $(TESTLIB) $(ALL_LIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $< $(TESTLIB) \
+	  $(ALL_LIBS) $(LDLIBS_ALL)
+
 # Test programs find bin/fpemu and the repository through these.
 export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
 export FPEMU_BUILD = $(abspath $(BUILD))

@@ -420,8 +420,11 @@ static int load_checkpoint(const char *dir, trn_run **run, ck_file *ck, sbuf *m,
         trn_run *r0 = NULL;
         double l0, a0;
         if (trn_open(&r0, s, trn_run_seed(*run), err, sizeof err)) bad = 1;
-        else {
-            trn_eval(r0, &l0, &a0);
+        else if (trn_eval(r0, &l0, &a0)) {
+            trn_close(r0);
+            snprintf(err, sizeof err, "evaluating the initial parameters: out of memory");
+            bad = 1;
+        } else {
             trn_close(r0);
             char want[128];
             snprintf(want, sizeof want, "0,%.9g,%.9g\n", csv_num(l0), csv_num(a0));
@@ -880,7 +883,7 @@ int cmd_train(int argc, char **argv) {
         if (f && *f == '1') skipped++;
     }
     if (start_step == 0) {
-        trn_eval(run, &eval_loss, &eval_acc);
+        if (trn_eval(run, &eval_loss, &eval_acc)) { cli_error(SUB, "evaluation at step 0: out of memory"); goto done; }
         sb_printf(&ev, "0,%.9g,%.9g\n", csv_num(eval_loss), csv_num(eval_acc));
     }
     for (long st = start_step; st < (long)steps; st++) {
@@ -899,7 +902,7 @@ int cmd_train(int argc, char **argv) {
             }
         }
         if ((s->eval_every > 0 && rec.step % s->eval_every == 0) || rec.step == (long)steps) {
-            trn_eval(run, &eval_loss, &eval_acc);
+            if (trn_eval(run, &eval_loss, &eval_acc)) { cli_error(SUB, "evaluation at step %ld: out of memory", rec.step); goto done; }
             sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, csv_num(eval_loss), csv_num(eval_acc));
         }
         if (met.failed || ten.failed || ev.failed) { cli_error(SUB, "step %ld: out of memory for the rows", rec.step); goto done; }
@@ -925,7 +928,10 @@ int cmd_train(int argc, char **argv) {
         }
     }
     double wall = now_s() - t0;
-    if (start_step == (long)steps && isnan(eval_loss)) trn_eval(run, &eval_loss, &eval_acc);
+    if (start_step == (long)steps && isnan(eval_loss) && trn_eval(run, &eval_loss, &eval_acc)) {
+        cli_error(SUB, "evaluation at step %ld: out of memory", start_step);
+        goto done;
+    }
     /* summary.json: everything to reproduce the run; "timing" is the only
      * part that differs between identical runs */
     outfile files[5] = {

@@ -45,42 +45,37 @@ static const fpemu_gemm_config *get_cfg(const char *name, const fpemu_format *fa
 }
 
 int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
-                   const double *A, const double *B, double *C) {
+                   const float *A, const float *B, float *D) {
     const fpemu_gemm_config *cfg = get_cfg(mma, fa, fb);
     if (!cfg) return -1; /* trn_open checked the pairs a policy uses */
-    float *a = malloc(((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float));
-    if (!a) return -1;
-    float *b = a + (size_t)M * K, *d = b + (size_t)N * K;
-    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)A[i]; /* exact: values of fa */
-    for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)B[i];
-    int rc = fpemu_gemm_f32(cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, NULL);
-    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
-    free(a);
-    return rc;
+    return fpemu_gemm_f32(cfg, M, N, K, A, K, 0, B, K, 1, NULL, N, D, N, NULL);
 }
 
 int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
-                      int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
-                      fpemu_cast_stats *sb) {
+                      int K, const float *A, const float *B, float *D, fpemu_cast_stats *sa, fpemu_cast_stats *sb) {
     const fpemu_gemm_config *base = get_cfg(mma, fa, fb);
     if (!base) return -1;
     fpemu_gemm_config cfg = *base;
     char err[256];
     cfg.inputs_prerounded = 0;
     if (fpemu_gemm_config_set_scaling(&cfg, rceil ? "mx-rceil" : "mx-floor", err, sizeof err)) return -1;
-    float *a = malloc(((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float));
-    if (!a) return -1;
-    float *b = a + (size_t)M * K, *d = b + (size_t)N * K;
-    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)A[i];
-    for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)B[i];
     fpemu_gemm_stats st;
     memset(&st, 0, sizeof st);
-    int rc = fpemu_gemm_f32(&cfg, M, N, K, a, K, 0, b, K, 1, NULL, N, d, N, &st);
-    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
-    free(a);
+    int rc = fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, K, 1, NULL, N, D, N, &st);
     if (sa) *sa = st.a;
     if (sb) *sb = st.b;
     return rc;
+}
+
+int trn__gemm_mx_valid(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb) {
+    const fpemu_gemm_config *base = get_cfg(mma, fa, fb);
+    if (!base) return 0;
+    fpemu_gemm_config cfg = *base;
+    char err[256];
+    cfg.inputs_prerounded = 0;
+    if (fpemu_gemm_config_set_scaling(&cfg, rceil ? "mx-rceil" : "mx-floor", err, sizeof err)) return 0;
+    /* the arguments trn__gemm_lowp_mx passes for a 1 x 1 x 1 product */
+    return fpemu_gemm_check(&cfg, 1, 1, 1, 1, 0, 1, 1, 1, 1, err, sizeof err) == 0;
 }
 
 double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax) {

@@ -4,11 +4,13 @@
 #ifndef FPEMU_GEMM_BACKEND_H
 #define FPEMU_GEMM_BACKEND_H
 #include "fpemu.h"
-/* C[M][N] (f32 values) = sum_k A[m][k] B[n][k], A and B holding values of
- * fa / fb, through the tensor-core model `mma` (h100, a100, ...) for that
- * input type. Returns 0, or -1 if the model cannot take these formats. */
+/* D[M][N] = sum_k A[m][k] B[n][k], A and B holding values of fa / fb,
+ * through the tensor-core model `mma` (h100, a100, ...) for that input
+ * type. The caller owns every buffer (the engine's scratch): nothing is
+ * allocated here. Returns 0, or -1 if the model cannot take these formats
+ * or the GEMM could not run. */
 int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
-                   const double *A, const double *B, double *C);
+                   const float *A, const float *B, float *D);
 /* MX block scaling inside the MMA (OCP MX; Blackwell: the e8m0 scale
  * exponents join the product exponents): A and B are the unquantised
  * (f32-valued) operands, quantised inside to fa / fb in blocks of 32 along
@@ -16,8 +18,10 @@ int trn__gemm_lowp(const char *mma, const fpemu_format *fa, const fpemu_format *
  * A and B. Returns 0, -1 on failure, or -2 if this backend has no MX path
  * (the caller then quantises and promotes per block itself). */
 int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb, int M, int N,
-                      int K, const double *A, const double *B, double *C, fpemu_cast_stats *sa,
-                      fpemu_cast_stats *sb);
+                      int K, const float *A, const float *B, float *D, fpemu_cast_stats *sa, fpemu_cast_stats *sb);
+/* 1 if trn__gemm_lowp_mx takes these formats under preset mma (its
+ * configuration passes fpemu_gemm_check; nothing is allocated), else 0. */
+int trn__gemm_mx_valid(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb);
 /* The multiplier trn__gemm_lowp_mx applies to the block of an f with this
  * amax (2^(127 - E) for the block's e8m0 scale code E, by the same rule):
  * for a tensor's amax, the smallest of its blocks' multipliers. 1 where the

@@ -23,7 +23,11 @@ typedef struct {
     int M, N, K, m0, m1;
     const double *A, *B;
     double *C;
+    float *A32;             /* room for the f32 copy of A: each job converts its own rows */
+    const float *B32;       /* the f32 copy of B (exact: it holds values of fb); NULL for f64 */
+    float *D32;             /* the f32 result (M x N) of the low-precision GEMM */
     const fpemu_format *fa, *fb;
+    int f64, f32;           /* native f64 / f32 GEMM, else the tensor-core model */
 } gemm_job;
 
 /* fma without a libm call: the exact sum p + c (p = a*b exact in f64)
@@ -52,20 +56,17 @@ static float fmaf_soft(float a, float b, float c) {
                 C[(size_t)m * N + n] = acc;                                                    \
             }                                                                                  \
     } else {                                                                                   \
-        /* f32 copies of the operands (exact: they hold f32 values) */                         \
-        float *fb = malloc(((size_t)N * K + (size_t)K + 1) * sizeof(float)), *fa = fb + (size_t)N * K; \
-        if (!fb) return;                                                                       \
-        for (size_t i = 0; i < (size_t)N * K; i++) fb[i] = (float)B[i];                        \
+        /* f32 copies of the operands (exact: they hold f32 values); B's made by trn__gemm */ \
         for (int m = m0; m < m1; m++) {                                                        \
-            for (int k = 0; k < K; k++) fa[k] = (float)A[(size_t)m * K + k];                    \
+            float *fa = A32 + (size_t)m * K;                                                   \
+            for (int k = 0; k < K; k++) fa[k] = (float)A[(size_t)m * K + k];                   \
             for (int n = 0; n < N; n++) {                                                      \
-                const float *b = fb + (size_t)n * K;                                           \
+                const float *b = B32 + (size_t)n * K;                                          \
                 float acc = 0;                                                                 \
                 for (int k = 0; k < K; k++) acc = FMAF(fa[k], b[k], acc);                      \
                 C[(size_t)m * N + n] = acc;                                                    \
             }                                                                                  \
         }                                                                                      \
-        free(fb);                                                                              \
     }
 
 /* f64 (DMMA: a chain of IEEE fma in K order) and f32 without TF32 (CUDA
@@ -73,39 +74,69 @@ static float fmaf_soft(float a, float b, float c) {
  * hardware and software paths give the same bits. */
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("fma"))) static void native_hw(int f64, int m0, int m1, int N, int K, const double *A,
-                                                     const double *B, double *C) {
+                                                     const double *B, float *A32, const float *B32, double *C) {
     GEMM_LOOPS(__builtin_fmaf, __builtin_fma)
 }
 #endif
-static void native_sw(int f64, int m0, int m1, int N, int K, const double *A, const double *B, double *C) {
+static void native_sw(int f64, int m0, int m1, int N, int K, const double *A, const double *B, float *A32,
+                      const float *B32, double *C) {
     GEMM_LOOPS(fmaf_soft, fma)
 }
 
 static void gemm_rows(const gemm_job *j) {
-    const fpemu_format *fa = j->fa, *fb = j->fb;
-    int f64 = (!fa || fa->bits == 64) && (!fb || fb->bits == 64);
-    int f32 = fa && fb && fa->bits == 32 && fa->pad == 0 && fb->bits == 32 && fb->pad == 0;
-    if (f64 || f32) {
+    if (j->f64 || j->f32) {
 #if defined(__x86_64__) && defined(__GNUC__)
-        if (__builtin_cpu_supports("fma")) { native_hw(f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->C); return; }
+        if (__builtin_cpu_supports("fma")) {
+            native_hw(j->f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->A32, j->B32, j->C);
+            return;
+        }
 #endif
-        native_sw(f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->C);
+        native_sw(j->f64, j->m0, j->m1, j->N, j->K, j->A, j->B, j->A32, j->B32, j->C);
         return;
     }
-    if (trn__gemm_lowp(j->r->cfg.mma, fa, fb, j->m1 - j->m0, j->N, j->K, j->A + (size_t)j->m0 * j->K, j->B,
-                       j->C + (size_t)j->m0 * j->N))
+    size_t rows = (size_t)(j->m1 - j->m0), N = (size_t)j->N;
+    float *a = j->A32 + (size_t)j->m0 * j->K, *d = j->D32 + (size_t)j->m0 * N;
+    const double *A = j->A + (size_t)j->m0 * j->K;
+    for (size_t i = 0; i < rows * (size_t)j->K; i++) a[i] = (float)A[i]; /* exact: values of fa */
+    if (trn__gemm_lowp(j->r->cfg.mma, j->fa, j->fb, j->m1 - j->m0, j->N, j->K, a, j->B32, d)) {
         j->r->gemm_failed = 1; /* reported by trn_step */
+        return;
+    }
+    double *C = j->C + (size_t)j->m0 * N;
+    for (size_t i = 0; i < rows * N; i++) C[i] = d[i];
 }
 
 static void *gemm_thread(void *p) { gemm_rows(p); return NULL; }
 
+/* The run's GEMM scratch: room for f32 copies of A[M][K] (convert_a: made
+ * here, else by each job for its rows) and B[N][K] (made here), then for
+ * the M x N result: NULL (r->oom) if the scratch cannot grow. */
+static float *gemm_f32_operands(trn_run *r, int M, int N, int K, const double *A, const double *B, int convert_a) {
+    size_t na = (size_t)M * K, nb = (size_t)N * K;
+    float *w = trn__ws(r, WS_GEMM, (na + nb + (size_t)M * N + 1) * sizeof(float));
+    if (!w) return NULL;
+    if (convert_a)
+        for (size_t i = 0; i < na; i++) w[i] = (float)A[i]; /* exact: values of fa */
+    for (size_t i = 0; i < nb; i++) w[na + i] = (float)B[i];
+    return w;
+}
+
 void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B, double *C,
                const fpemu_format *fa, const fpemu_format *fb) {
+    int f64 = (!fa || fa->bits == 64) && (!fb || fb->bits == 64);
+    int f32 = fa && fb && fa->bits == 32 && fa->pad == 0 && fb->bits == 32 && fb->pad == 0;
+    float *A32 = NULL, *D32 = NULL;
+    const float *B32 = NULL;
+    if (!f64) {
+        float *w = gemm_f32_operands(r, M, N, K, A, B, 0);
+        if (!w) return; /* r->oom: reported by trn_step / trn_eval */
+        A32 = w; B32 = w + (size_t)M * K; D32 = w + (size_t)M * K + (size_t)N * K;
+    }
     int T = r->threads;
     double work = (double)M * N * K;
     if (T > M) T = M;
     if (T <= 1 || work < 65536) {
-        gemm_job j = {r, M, N, K, 0, M, A, B, C, fa, fb};
+        gemm_job j = {r, M, N, K, 0, M, A, B, C, A32, B32, D32, fa, fb, f64, f32};
         gemm_rows(&j);
         return;
     }
@@ -115,7 +146,8 @@ void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B
     pthread_t th[64];
     if (T > 64) T = 64;
     for (int t = 0; t < T; t++) {
-        jobs[t] = (gemm_job){r, M, N, K, (int)((long)M * t / T), (int)((long)M * (t + 1) / T), A, B, C, fa, fb};
+        jobs[t] = (gemm_job){r, M, N, K, (int)((long)M * t / T), (int)((long)M * (t + 1) / T), A, B, C, A32, B32, D32,
+                             fa, fb, f64, f32};
         if (t && pthread_create(&th[t], NULL, gemm_thread, &jobs[t]) != 0) { gemm_rows(&jobs[t]); th[t] = 0; }
     }
     gemm_rows(&jobs[0]);
@@ -168,11 +200,37 @@ static double mx_multiplier(const trn_run *r, double amax, int nan_in, const fpe
 typedef struct {
     int rows, K, kb;     /* block length along K (K for per-tensor / per-row) */
     int nkb;             /* blocks along K */
-    double *dq;          /* rows * nkb dequantisation factors (1/scale) */
+    double *dq;          /* rows * nkb dequantisation factors (1/scale): the caller's buffer (q_scales) */
 } qinfo;
 
+/* The block length along K that quantise() uses for an operand of fmt. */
+static int q_kb(const trn_run *r, const fpemu_format *fmt, int K) {
+    trn_recipe rec = r->pol->recipe;
+    if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) return K;
+    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled || rec == RECIPE_ROWWISE) return K;
+    return (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
+}
+static size_t q_nkb(const trn_run *r, const fpemu_format *fmt, int K) {
+    int kb = q_kb(r, fmt, K);
+    return kb > 0 ? (size_t)((K + kb - 1) / kb) : 1;
+}
+/* The most blocks along K any operand of the policy has (sizing). */
+static size_t q_nkb_max(const trn_run *r, int K) {
+    trn_recipe rec = r->pol->recipe;
+    if (rec != RECIPE_BLOCKWISE && rec != RECIPE_MX) return 1;
+    int kb = (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
+    return kb > 0 ? (size_t)((K + kb - 1) / kb) : 1;
+}
+/* Room in scratch `slot` for the scales of a rows x K operand of fmt:
+ * NULL (r->oom) if it cannot grow. */
+static double *q_scales(trn_run *r, int slot, int rows, int K, const fpemu_format *fmt) {
+    return trn__ws(r, slot, (size_t)rows * q_nkb(r, fmt, K) * sizeof(double));
+}
+
 /* Quantise x[rows][K] into q (values of fmt, in the scaled domain) per the
- * recipe; cls < 0 means "already counted" (a recomputation). */
+ * recipe, the dequantisation factors into qi->dq (the caller's buffer, of
+ * rows * q_nkb(r, fmt, K) values); cls < 0 means "already counted" (a
+ * recomputation). */
 static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x, double *q, int rows, int K,
                      const fpemu_format *fmt, int weight_blocks, qinfo *qi) {
     trn_recipe rec = r->pol->recipe;
@@ -183,7 +241,6 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
     qi->rows = rows; qi->K = K;
     if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) {
         qi->kb = K; qi->nkb = 1;
-        qi->dq = malloc((size_t)rows * sizeof(double));
         for (int i = 0; i < rows; i++) qi->dq[i] = 1.0;
         trn__round(r, layer, cls, fmt, q, n);
         r->tel_on = save_tel;
@@ -214,7 +271,6 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
             s = current_scale(amax, nan_in, fmt, r->cfg.power_2_scale);
         }
         qi->kb = K; qi->nkb = 1;
-        qi->dq = malloc((size_t)rows * sizeof(double));
         double dq = (double)(1.0f / s);
         for (int i = 0; i < rows; i++) qi->dq[i] = dq;
         trn__round_scaled(r, layer, cls, fmt, q, n, s, 1, amax);
@@ -226,7 +282,6 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
     if (kb > K) kb = K;
     int nkb = (K + kb - 1) / kb;
     qi->kb = kb; qi->nkb = nkb;
-    qi->dq = malloc((size_t)rows * nkb * sizeof(double));
     int rb = (rec == RECIPE_BLOCKWISE && weight_blocks) ? kb : 1; /* rows per block */
     for (int r0 = 0; r0 < rows; r0 += rb) {
         int r1 = r0 + rb < rows ? r0 + rb : rows;
@@ -269,6 +324,13 @@ static void transpose(double *dst, const double *src, int rows, int cols) {
         for (int j = 0; j < cols; j++) dst[(size_t)j * rows + i] = src[(size_t)i * cols + j];
 }
 
+/* promotion every promo elements of a K block of kb, a divisor of kb
+ * (trn_settings_check) */
+static int sg_promo(const trn_run *r, int kb) {
+    int promo = r->pol->recipe == RECIPE_BLOCKWISE && r->cfg.promotion_interval > 0 ? (int)r->cfg.promotion_interval : kb;
+    return promo > kb ? kb : promo;
+}
+
 /* C = dequantised product of two quantised operands, in f32 (f64 when the
  * operands are f64): per K block, the block's partial products (one per
  * promotion_interval elements of it, each from zero in the MMA model) times
@@ -277,9 +339,7 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
                         const qinfo *ib, double *C, const fpemu_format *fa, const fpemu_format *fb) {
     int kb = ia->kb;
     int plain = r->pol->recipe == RECIPE_NONE || !trn__is_low(fa) || fa->bits > 8;
-    /* promotion every promo elements, a divisor of kb (trn_settings_check) */
-    int promo = r->pol->recipe == RECIPE_BLOCKWISE && r->cfg.promotion_interval > 0 ? (int)r->cfg.promotion_interval : kb;
-    if (promo > kb) promo = kb;
+    int promo = sg_promo(r, kb);
     if (plain || (ia->nkb == 1 && promo >= K)) {
         trn__gemm(r, M, N, K, qa, qb, C, fa, fb);
         if (!plain)
@@ -291,9 +351,11 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
         return;
     }
     int nkb = ia->nkb;
-    double *pa = malloc((size_t)M * promo * sizeof *pa), *pb = malloc((size_t)N * promo * sizeof *pb);
-    double *pc = malloc((size_t)M * N * sizeof *pc);
-    float *acc = calloc((size_t)M * N, sizeof *acc);
+    double *pa = trn__ws(r, WS_SG_A, (size_t)M * promo * sizeof *pa), *pb = trn__ws(r, WS_SG_B, (size_t)N * promo * sizeof *pb);
+    double *pc = trn__ws(r, WS_SG_C, (size_t)M * N * sizeof *pc);
+    float *acc = trn__ws(r, WS_SG_ACC, (size_t)M * N * sizeof *acc);
+    if (!pa || !pb || !pc || !acc) return; /* r->oom */
+    memset(acc, 0, (size_t)M * N * sizeof *acc);
     for (int b = 0; b < nkb; b++)
         for (int k0 = b * kb, kend = k0 + kb < K ? k0 + kb : K; k0 < kend; k0 += promo) {
             int len = k0 + promo < kend ? promo : kend - k0;
@@ -308,7 +370,6 @@ static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const
                 }
         }
     for (size_t i = 0; i < (size_t)M * N; i++) C[i] = acc[i];
-    free(pa); free(pb); free(pc); free(acc);
 }
 
 /* Telemetry of one operand of the MX GEMM: its cast statistics, amax, and
@@ -331,10 +392,15 @@ static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, in
     fpemu_cast_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
-    if (trn__gemm_lowp_mx(r->cfg.mma, !strcmp(r->cfg.mx_scale_rule, "rceil"), fa, fb, M, N, K, A, B, C, &sa, &sb)) {
+    float *w = gemm_f32_operands(r, M, N, K, A, B, 1); /* f32-valued operands: exact */
+    if (!w) return 1; /* r->oom: reported by trn_step / trn_eval */
+    float *d = w + (size_t)M * K + (size_t)N * K;
+    if (trn__gemm_lowp_mx(r->cfg.mma, !strcmp(r->cfg.mx_scale_rule, "rceil"), fa, fb, M, N, K, w, w + (size_t)M * K, d,
+                          &sa, &sb)) {
         r->gemm_failed = 1;
         return 1;
     }
+    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
     if (cls_a >= 0) account_mx(r, layer, cls_a, fa, &sa, A, (size_t)M * K);
     if (cls_b >= 0) account_mx(r, layer, cls_b, fb, &sb, B, (size_t)N * K);
     return 1;
@@ -342,21 +408,71 @@ static int mx_gemm(trn_run *r, int layer, int cls_a, int cls_b, int M, int N, in
 
 /* ---- Linear ---------------------------------------------------------------------- */
 
-void trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off) {
+int trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off) {
     memset(L, 0, sizeof *L);
     L->layer = layer; L->in = in; L->out = out; L->w_off = w_off; L->b_off = b_off;
-    L->wq = malloc((size_t)in * out * sizeof(double));
-    L->bq = malloc((size_t)out * sizeof(double));
+    L->wq = malloc(((size_t)in * out + 1) * sizeof(double));
+    L->bq = malloc(((size_t)out + 1) * sizeof(double));
+    /* the weights' scales: out rows of blocks along in (prepare_weights) */
+    L->wq_scale_cap = (size_t)out * q_nkb_max(r, in) + 1;
+    L->wq_scale_buf = malloc(L->wq_scale_cap * sizeof(double));
+    int bad = !L->wq || !L->bq || !L->wq_scale_buf;
     long hl = r->cfg.amax_history_len;
     for (int i = 0; i < ROLE_COUNT; i++) {
         L->ds[i].hist = calloc((size_t)hl, sizeof(double));
         L->ds[i].scale = 1.0f;
+        bad |= !L->ds[i].hist;
     }
+    if (bad) { r->oom = 1; return -1; }
+    return 0;
 }
 
 void trn__linear_free(lin_state *L) {
-    free(L->wq); free(L->bq); free(L->wq_scale);
+    free(L->wq); free(L->bq); free(L->wq_scale_buf);
     for (int i = 0; i < ROLE_COUNT; i++) free(L->ds[i].hist);
+    L->wq = L->bq = L->wq_scale = L->wq_scale_buf = NULL;
+    for (int i = 0; i < ROLE_COUNT; i++) L->ds[i].hist = NULL;
+}
+
+/* Grow the run's scratch for a GEMM of M x N x K through scaled_gemm. */
+static int reserve_gemm(trn_run *r, int M, int N, int K) {
+    if (!trn__ws(r, WS_GEMM, ((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float))) return -1;
+    if (r->pol->recipe != RECIPE_BLOCKWISE && r->pol->recipe != RECIPE_MX) return 0;
+    int kb = (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
+    size_t promo = (size_t)sg_promo(r, kb);
+    if (!trn__ws(r, WS_SG_A, (size_t)M * promo * sizeof(double)) || !trn__ws(r, WS_SG_B, (size_t)N * promo * sizeof(double)) ||
+        !trn__ws(r, WS_SG_C, (size_t)M * N * sizeof(double)) || !trn__ws(r, WS_SG_ACC, (size_t)M * N * sizeof(float)))
+        return -1;
+    return 0;
+}
+
+static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
+
+int trn__linear_reserve(trn_run *r, const lin_state *L, int BT) {
+    size_t C = (size_t)L->in, OC = (size_t)L->out, bt = (size_t)BT, d = sizeof(double);
+    size_t big = zmax(bt * zmax(C, OC), C * OC);
+    /* forward */
+    if (!trn__ws(r, WS_XQ, bt * C * d) || !trn__ws(r, WS_DQ0, bt * q_nkb_max(r, L->in) * d)) return -1;
+    if (reserve_gemm(r, BT, L->out, L->in)) return -1;
+    /* backward: dinp = dout . W, dW = dout^T . in */
+    if (!trn__ws(r, WS_T1, big * d) || !trn__ws(r, WS_T2, big * d) || !trn__ws(r, WS_Q1, big * d) ||
+        !trn__ws(r, WS_Q2, big * d))
+        return -1;
+    if (!trn__ws(r, WS_DQ1, zmax(bt * q_nkb_max(r, L->out), OC * q_nkb_max(r, BT)) * d)) return -1;
+    if (!trn__ws(r, WS_DQ2, zmax(C, zmax(C * q_nkb_max(r, L->out), C * q_nkb_max(r, BT))) * d)) return -1;
+    if (reserve_gemm(r, BT, L->in, L->out) || reserve_gemm(r, L->out, L->in, BT)) return -1;
+    /* the casts of the Linear's inputs, outputs, weights and gradients */
+    if (!trn__fscratch(r, zmax(big, bt * OC))) return -1;
+    /* int8 evaluation */
+    if (r->pol->int8_eval && !trn__ws(r, WS_I8, C * OC + 2 * C + 1)) return -1;
+    return 0;
+}
+
+int trn__bmm_reserve(trn_run *r, int M, int N, int K) {
+    size_t d = sizeof(double);
+    if (!trn__ws(r, WS_BMM_A, (size_t)M * K * d) || !trn__ws(r, WS_BMM_B, (size_t)N * K * d)) return -1;
+    if (!trn__fscratch(r, zmax((size_t)M * N, zmax((size_t)M * K, (size_t)N * K)))) return -1;
+    return reserve_gemm(r, M, N, K);
 }
 
 /* A Linear the recipe leaves out (L->hp: the output head under fp8_head=0)
@@ -388,9 +504,17 @@ static void prepare_weights(trn_run *r, lin_state *L) {
         memcpy(L->wq, W, (size_t)L->in * L->out * sizeof(double));
         qi.dq = NULL;
     } else {
+        size_t need = (size_t)L->out * q_nkb(r, f, L->in);
+        if (need > L->wq_scale_cap) { /* trn__linear_init sized it: not reached */
+            double *nb = malloc(need * sizeof(double));
+            r->ws_grows++;
+            if (!nb) { r->oom = 1; return; }
+            free(L->wq_scale_buf);
+            L->wq_scale_buf = nb; L->wq_scale_cap = need;
+        }
+        qi.dq = L->wq_scale_buf;
         quantise(r, L->layer, CLS_WEIGHT, &L->ds[ROLE_W], W, L->wq, L->out, L->in, f, 1, &qi);
     }
-    free(L->wq_scale);
     L->wq_scale = qi.dq;
     if (L->b_off != (size_t)-1) {
         memcpy(L->bq, r->params + L->b_off, (size_t)L->out * sizeof(double));
@@ -405,7 +529,8 @@ static void linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, 
     int first = !L->wq_valid;
     prepare_weights(r, L);
     const fpemu_format *fx = gemm_fmt(r, ROLE_X), *fw = gemm_fmt(r, ROLE_W);
-    double *xq = malloc((size_t)BT * C * sizeof *xq);
+    double *xq = trn__ws(r, WS_XQ, (size_t)BT * C * sizeof *xq);
+    if (!xq) return; /* r->oom: reported by trn_step / trn_eval */
     qinfo ix, iw;
     ix.dq = NULL;
     if (mx_gemm(r, L->layer, CLS_ACT, first ? CLS_WEIGHT : -1, BT, OC, C, in, r->params + L->w_off, out, fx, fw)) {
@@ -415,6 +540,7 @@ static void linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, 
         ix.dq = NULL;
         ix.nkb = 1; ix.kb = C;
     } else {
+        if (!(ix.dq = q_scales(r, WS_DQ0, BT, C, fx))) return;
         quantise(r, L->layer, CLS_ACT, &L->ds[ROLE_X], in, xq, BT, C, fx, 0, &ix);
     }
     if (r->pol->recipe == RECIPE_MX && r->mx_native) {
@@ -440,7 +566,6 @@ static void linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, 
             }
     }
     trn__round(r, L->layer, CLS_OUT, out_fmt, out, (size_t)BT * OC);
-    free(xq); free(ix.dq);
 }
 
 static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
@@ -451,8 +576,9 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
     prepare_weights(r, L);
     size_t big = (size_t)BT * (C > OC ? C : OC);
     if ((size_t)C * OC > big) big = (size_t)C * OC;
-    double *t1 = malloc(big * sizeof(double)), *t2 = malloc(big * sizeof(double));
-    double *q1 = malloc(big * sizeof(double)), *q2 = malloc(big * sizeof(double));
+    double *t1 = trn__ws(r, WS_T1, big * sizeof(double)), *t2 = trn__ws(r, WS_T2, big * sizeof(double));
+    double *q1 = trn__ws(r, WS_Q1, big * sizeof(double)), *q2 = trn__ws(r, WS_Q2, big * sizeof(double));
+    if (!t1 || !t2 || !q1 || !q2) return; /* r->oom: reported by trn_step */
     qinfo i1, i2;
     int per_tensor = rec == RECIPE_NONE || rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled;
 
@@ -471,16 +597,18 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
             memcpy(q1, dout, (size_t)BT * OC * sizeof(double));
             i1.dq = NULL; i1.kb = OC; i1.nkb = 1;
         } else {
+            if (!(i1.dq = q_scales(r, WS_DQ1, BT, OC, fy))) return;
             quantise(r, L->layer, CLS_GRAD_OUT, &L->ds[ROLE_DY], dout, q1, BT, OC, fy, 0, &i1);
         }
         if (per_tensor) {
             /* the step's cast/quantised weights, transposed */
             transpose(q2, L->wq, OC, C);
-            i2.dq = malloc((size_t)C * sizeof(double));
+            if (!(i2.dq = trn__ws(r, WS_DQ2, (size_t)C * sizeof(double)))) return;
             for (int c = 0; c < C; c++) i2.dq[c] = L->wq_scale ? L->wq_scale[0] : 1.0;
             i2.kb = OC; i2.nkb = 1;
         } else {
             transpose(t2, r->params + L->w_off, OC, C);
+            if (!(i2.dq = q_scales(r, WS_DQ2, C, OC, fw))) return;
             quantise(r, L->layer, CLS_WEIGHT, &L->ds[ROLE_W], t2, q2, C, OC, fw, 1, &i2);
         }
         scaled_gemm(r, BT, C, OC, q1, &i1, q2, &i2, dinp, fy, fw);
@@ -488,7 +616,6 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
          * then the cast's backward takes it to the input's format */
         trn__round(r, L->layer, CLS_GRAD_IN, r->f_lo, dinp, (size_t)BT * C);
         trn__round(r, L->layer, CLS_GRAD_IN, in_fmt, dinp, (size_t)BT * C);
-        free(i1.dq); free(i2.dq);
     }
     /* dW[OC][C] = dout^T[OC][BT] . in^T[C][BT] (K = BT) */
     transpose(t1, dout, BT, OC);
@@ -501,6 +628,7 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
         memcpy(q1, t1, (size_t)OC * BT * sizeof(double));
         i1.dq = NULL; i1.kb = BT; i1.nkb = 1;
     } else {
+        if (!(i1.dq = q_scales(r, WS_DQ1, OC, BT, fy))) return;
         quantise(r, L->layer, dinp ? -1 : CLS_GRAD_OUT, &L->ds[ROLE_DY], t1, q1, OC, BT, fy, 0, &i1);
     }
     if (mx) {
@@ -509,6 +637,7 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
         memcpy(q2, t2, (size_t)C * BT * sizeof(double));
         i2.dq = NULL; i2.kb = BT; i2.nkb = 1;
     } else {
+        if (!(i2.dq = q_scales(r, WS_DQ2, C, BT, fx))) return;
         quantise(r, L->layer, per_tensor ? -1 : CLS_ACT, &L->ds[ROLE_X], t2, q2, C, BT, fx, 0, &i2);
     }
     if (!mx) scaled_gemm(r, OC, C, BT, q1, &i1, q2, &i2, dW, fy, fx);
@@ -516,7 +645,6 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
      * weight gradients (its report, figure 6; DeepGEMM's wgrad kernels) */
     if (rec != RECIPE_BLOCKWISE) trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, dW, (size_t)OC * C);
     trn__round(r, L->layer, CLS_GRAD_W, r->f_param, dW, (size_t)OC * C);
-    free(i1.dq); free(i2.dq);
     if (L->b_off != (size_t)-1) {
         /* bias grad: a sum over the batch, accumulated in f32 (f64 for f64) */
         double *db = r->grads + L->b_off;
@@ -532,7 +660,6 @@ static void linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_forma
         trn__round(r, L->layer, CLS_GRAD_W, r->f_lo, db, (size_t)OC);
         trn__round(r, L->layer, CLS_GRAD_W, r->f_param, db, (size_t)OC);
     }
-    free(t1); free(t2); free(q1); free(q2);
 }
 
 void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, const fpemu_format *in_fmt,
@@ -582,20 +709,19 @@ void trn__bmm(trn_run *r, int layer, int M, int N, int K, const double *A, const
     double *qa = NULL, *qb = NULL;
     const double *a = A, *b = B;
     if (f != fa) {
-        qa = malloc((size_t)M * K * sizeof *qa);
+        if (!(qa = trn__ws(r, WS_BMM_A, (size_t)M * K * sizeof *qa))) return; /* r->oom */
         memcpy(qa, A, (size_t)M * K * sizeof *qa);
         trn__round(r, layer, CLS_ACT, f, qa, (size_t)M * K);
         a = qa;
     }
     if (f != fb) {
-        qb = malloc((size_t)N * K * sizeof *qb);
+        if (!(qb = trn__ws(r, WS_BMM_B, (size_t)N * K * sizeof *qb))) return;
         memcpy(qb, B, (size_t)N * K * sizeof *qb);
         trn__round(r, layer, CLS_ACT, f, qb, (size_t)N * K);
         b = qb;
     }
     trn__gemm(r, M, N, K, a, b, C, f, f);
     trn__round(r, layer, CLS_OUT, out_fmt, C, (size_t)M * N);
-    free(qa); free(qb);
 }
 
 /* ---- int8 dynamic quantisation (torch.quantization.quantize_dynamic) ---- */
@@ -610,10 +736,11 @@ void trn__linear_int8(trn_run *r, lin_state *L, double *out, const double *in, i
     double wabs = fmax(-wmin, wmax);
     float ws = (float)(wabs / 127.5);
     if (ws < FLT_EPSILON) ws = FLT_EPSILON;
-    int8_t *wq = malloc((size_t)C * OC);
+    int8_t *wq = trn__ws(r, WS_I8, (size_t)C * OC + 2 * (size_t)C + 1);
+    if (!wq) return; /* r->oom: reported by trn_eval */
+    uint8_t *xq = (uint8_t *)(wq + (size_t)C * OC);
+    int8_t *wrow = wq + (size_t)C * OC + C;
     for (size_t i = 0; i < (size_t)C * OC; i++) wq[i] = (int8_t)fpemu_quantize(W[i], ws, 0, -128, 127, &ctx);
-    uint8_t *xq = malloc((size_t)C);
-    int8_t *wrow = malloc((size_t)C);
     for (int i = 0; i < BT; i++) {
         const double *x = in + (size_t)i * C;
         /* activations per call: min(x, 0), max(x, 0), affine u8 */
@@ -639,5 +766,4 @@ void trn__linear_int8(trn_run *r, lin_state *L, double *out, const double *in, i
             out[(size_t)i * OC + o] = y;
         }
     }
-    free(wq); free(xq); free(wrow);
 }

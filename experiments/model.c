@@ -55,6 +55,7 @@ struct trn_model {
     int *eval_tok, *eval_tgt, neval;
     /* shared scratch for backward */
     double *g1, *g2, *g3, *g4;
+    double *dres, *dtmp, *dbig, *dbig2, *dlog, *attw; /* the transformer's backward (tf_backward, tf_attention_bwd) */
     const fpemu_format *f_res;       /* residual stream format */
 };
 
@@ -66,49 +67,69 @@ static double nrand(uint64_t seed, uint64_t i) {
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-static size_t add_param(trn_model *m, size_t *off, size_t n, int layer, int init, int fan_in, double std) {
-    m->pd = realloc(m->pd, (size_t)(m->np + 1) * sizeof *m->pd);
-    m->pd[m->np++] = (pdesc){*off, n, layer, init, fan_in, std, 0};
+/* Building a model: every allocation is checked; a failed one sets r->oom,
+ * the build goes on without dereferencing what failed, and
+ * trn__model_build reports "out of memory" (trn__model_free takes a model
+ * built in part). */
+static size_t add_param(trn_run *r, trn_model *m, size_t *off, size_t n, int layer, int init, int fan_in, double std) {
+    pdesc *pd = realloc(m->pd, (size_t)(m->np + 1) * sizeof *m->pd);
+    if (pd) {
+        m->pd = pd;
+        m->pd[m->np++] = (pdesc){*off, n, layer, init, fan_in, std, 0};
+    } else {
+        r->oom = 1;
+    }
     size_t o = *off;
     *off += n;
     return o;
 }
 
-static double *dalloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
+static double *dalloc(trn_run *r, size_t n) {
+    double *p = calloc(n ? n : 1, sizeof(double));
+    if (!p) r->oom = 1;
+    return p;
+}
+static void *alloc_chk(trn_run *r, size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) r->oom = 1;
+    return p;
+}
 
 static int mlp_build(trn_run *r, trn_model *m, char *err, size_t errlen) {
     const trn_settings *s = &r->cfg;
     if (trn__digits_load(&m->dx, &m->dy, &m->dn, err, errlen)) return -1;
-    m->nlin = (int)s->depth + 1;
-    m->dims = malloc((size_t)(m->nlin + 1) * sizeof *m->dims);
+    int nlin = (int)s->depth + 1;
+    m->dims = alloc_chk(r, (size_t)(nlin + 1) * sizeof *m->dims);
+    m->lins = calloc((size_t)nlin, sizeof *m->lins);
+    m->mh = calloc((size_t)nlin, sizeof *m->mh);
+    m->ma = calloc((size_t)nlin, sizeof *m->ma);
+    if (!m->dims || !m->lins || !m->mh || !m->ma) { r->oom = 1; return 0; } /* nlin stays 0 */
+    m->nlin = nlin;
     m->dims[0] = 64;
     for (int i = 1; i < m->nlin; i++) m->dims[i] = (int)s->hidden;
     m->dims[m->nlin] = 10;
-    m->lins = calloc((size_t)m->nlin, sizeof *m->lins);
     size_t off = 0;
     int B = (int)(s->batch_size > 64 ? s->batch_size : 64);
     m->Bmax = B;
-    m->mh = calloc((size_t)m->nlin, sizeof *m->mh);
-    m->ma = calloc((size_t)m->nlin, sizeof *m->ma);
     for (int i = 0; i < m->nlin; i++) {
         char name[40];
         snprintf(name, sizeof name, "fc%d", i + 1);
         int layer = trn__layer_add(r, name);
         int in = m->dims[i], out = m->dims[i + 1];
         int winit = m->kind == M_DEEP ? INIT_NORMAL_GAIN : INIT_UNIFORM_FANIN;
-        size_t w = add_param(m, &off, (size_t)in * out, layer, winit, in, s->init_gain);
-        size_t b = add_param(m, &off, (size_t)out, layer, m->kind == M_DEEP ? INIT_ZERO : INIT_UNIFORM_FANIN, in, 0);
-        m->lins[i].w_off = w; m->lins[i].b_off = b; m->lins[i].layer = layer;
-        m->mh[i] = dalloc((size_t)B * out);
-        m->ma[i] = dalloc((size_t)B * in);
+        size_t w = add_param(r, m, &off, (size_t)in * out, layer, winit, in, s->init_gain);
+        size_t b = add_param(r, m, &off, (size_t)out, layer, m->kind == M_DEEP ? INIT_ZERO : INIT_UNIFORM_FANIN, in, 0);
+        if (trn__linear_init(r, &m->lins[i], layer, in, out, w, b) || trn__linear_reserve(r, &m->lins[i], B)) return 0;
+        m->mh[i] = dalloc(r, (size_t)B * out);
+        m->ma[i] = dalloc(r, (size_t)B * in);
     }
     r->nparams = off;
     int wmax = 64 > s->hidden ? 64 : (int)s->hidden;
-    m->g1 = dalloc((size_t)B * wmax); m->g2 = dalloc((size_t)B * wmax);
-    m->probs = dalloc((size_t)B * 10);
-    m->tgt = malloc((size_t)B * sizeof(int));
+    m->g1 = dalloc(r, (size_t)B * wmax); m->g2 = dalloc(r, (size_t)B * wmax);
+    m->probs = dalloc(r, (size_t)B * 10);
+    m->tgt = alloc_chk(r, (size_t)B * sizeof(int));
     m->misc_layer = trn__layer_add(r, "loss");
-    m->perm = malloc(1500 * sizeof(int));
+    m->perm = alloc_chk(r, 1500 * sizeof(int));
     m->perm_epoch = -1;
     return 0;
 }
@@ -126,53 +147,72 @@ static int tf_build(trn_run *r, trn_model *m) {
     size_t BT = (size_t)B * T;
     size_t off = 0;
     m->emb_layer = trn__layer_add(r, "embed");
-    m->wte = add_param(m, &off, (size_t)V * C, m->emb_layer, INIT_NORMAL, C, 0.1);
-    m->wpe = add_param(m, &off, (size_t)T * C, m->emb_layer, INIT_NORMAL, C, 0.1);
-    m->blk = calloc((size_t)m->NL, sizeof *m->blk);
+    m->wte = add_param(r, m, &off, (size_t)V * C, m->emb_layer, INIT_NORMAL, C, 0.1);
+    m->wpe = add_param(r, m, &off, (size_t)T * C, m->emb_layer, INIT_NORMAL, C, 0.1);
+    m->blk = calloc((size_t)m->NL + 1, sizeof *m->blk);
+    if (!m->blk) { m->NL = 0; r->oom = 1; return 0; }
     for (int l = 0; l < m->NL; l++) {
         tblock *b = &m->blk[l];
         char name[40];
         snprintf(name, sizeof name, "h%d.ln1", l); b->ln1_l = trn__layer_add(r, name);
-        b->ln1w = add_param(m, &off, (size_t)C, b->ln1_l, INIT_ONE, C, 0);
-        b->ln1b = add_param(m, &off, (size_t)C, b->ln1_l, INIT_ZERO, C, 0);
+        b->ln1w = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ONE, C, 0);
+        b->ln1b = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ZERO, C, 0);
         snprintf(name, sizeof name, "h%d.qkv", l); b->qkv.layer = trn__layer_add(r, name);
-        b->qkv.w_off = add_param(m, &off, (size_t)3 * C * C, b->qkv.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->qkv.b_off = add_param(m, &off, (size_t)3 * C, b->qkv.layer, INIT_ZERO, C, 0);
+        b->qkv.w_off = add_param(r, m, &off, (size_t)3 * C * C, b->qkv.layer, INIT_UNIFORM_FANIN, C, 0);
+        b->qkv.b_off = add_param(r, m, &off, (size_t)3 * C, b->qkv.layer, INIT_ZERO, C, 0);
         snprintf(name, sizeof name, "h%d.attn", l); b->attn = trn__layer_add(r, name);
         snprintf(name, sizeof name, "h%d.proj", l); b->proj.layer = trn__layer_add(r, name);
-        b->proj.w_off = add_param(m, &off, (size_t)C * C, b->proj.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->proj.b_off = add_param(m, &off, (size_t)C, b->proj.layer, INIT_ZERO, C, 0);
+        b->proj.w_off = add_param(r, m, &off, (size_t)C * C, b->proj.layer, INIT_UNIFORM_FANIN, C, 0);
+        b->proj.b_off = add_param(r, m, &off, (size_t)C, b->proj.layer, INIT_ZERO, C, 0);
         snprintf(name, sizeof name, "h%d.ln2", l); b->ln2_l = trn__layer_add(r, name);
-        b->ln2w = add_param(m, &off, (size_t)C, b->ln2_l, INIT_ONE, C, 0);
-        b->ln2b = add_param(m, &off, (size_t)C, b->ln2_l, INIT_ZERO, C, 0);
+        b->ln2w = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ONE, C, 0);
+        b->ln2b = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ZERO, C, 0);
         snprintf(name, sizeof name, "h%d.fc", l); b->fc.layer = trn__layer_add(r, name);
-        b->fc.w_off = add_param(m, &off, (size_t)FF * C, b->fc.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->fc.b_off = add_param(m, &off, (size_t)FF, b->fc.layer, INIT_ZERO, C, 0);
+        b->fc.w_off = add_param(r, m, &off, (size_t)FF * C, b->fc.layer, INIT_UNIFORM_FANIN, C, 0);
+        b->fc.b_off = add_param(r, m, &off, (size_t)FF, b->fc.layer, INIT_ZERO, C, 0);
         snprintf(name, sizeof name, "h%d.fcproj", l); b->fcproj.layer = trn__layer_add(r, name);
-        b->fcproj.w_off = add_param(m, &off, (size_t)C * FF, b->fcproj.layer, INIT_UNIFORM_FANIN, FF, 0);
-        b->fcproj.b_off = add_param(m, &off, (size_t)C, b->fcproj.layer, INIT_ZERO, FF, 0);
-        b->res_in = dalloc(BT * C); b->ln1 = dalloc(BT * C); b->ln1_mean = dalloc(BT); b->ln1_rstd = dalloc(BT);
-        b->qkv_out = dalloc(BT * 3 * C);
-        b->scores = dalloc((size_t)B * m->NH * T * T); b->att = dalloc((size_t)B * m->NH * T * T);
-        b->atty = dalloc(BT * C); b->proj_out = dalloc(BT * C); b->res2 = dalloc(BT * C);
-        b->ln2 = dalloc(BT * C); b->ln2_mean = dalloc(BT); b->ln2_rstd = dalloc(BT);
-        b->fch = dalloc(BT * FF); b->fch_gelu = dalloc(BT * FF); b->fcproj_out = dalloc(BT * C);
-        b->res3 = dalloc(BT * C);
+        b->fcproj.w_off = add_param(r, m, &off, (size_t)C * FF, b->fcproj.layer, INIT_UNIFORM_FANIN, FF, 0);
+        b->fcproj.b_off = add_param(r, m, &off, (size_t)C, b->fcproj.layer, INIT_ZERO, FF, 0);
+        b->res_in = dalloc(r, BT * C); b->ln1 = dalloc(r, BT * C); b->ln1_mean = dalloc(r, BT); b->ln1_rstd = dalloc(r, BT);
+        b->qkv_out = dalloc(r, BT * 3 * C);
+        b->scores = dalloc(r, (size_t)B * m->NH * T * T); b->att = dalloc(r, (size_t)B * m->NH * T * T);
+        b->atty = dalloc(r, BT * C); b->proj_out = dalloc(r, BT * C); b->res2 = dalloc(r, BT * C);
+        b->ln2 = dalloc(r, BT * C); b->ln2_mean = dalloc(r, BT); b->ln2_rstd = dalloc(r, BT);
+        b->fch = dalloc(r, BT * FF); b->fch_gelu = dalloc(r, BT * FF); b->fcproj_out = dalloc(r, BT * C);
+        b->res3 = dalloc(r, BT * C);
+        lin_state *ls[4] = {&b->qkv, &b->proj, &b->fc, &b->fcproj};
+        int io[4][2] = {{C, 3 * C}, {C, C}, {C, FF}, {FF, C}};
+        for (int k = 0; k < 4; k++)
+            if (trn__linear_init(r, ls[k], ls[k]->layer, io[k][0], io[k][1], ls[k]->w_off, ls[k]->b_off) ||
+                trn__linear_reserve(r, ls[k], (int)BT))
+                return 0;
     }
     m->lnf_layer = trn__layer_add(r, "lnf");
-    m->lnfw = add_param(m, &off, (size_t)C, m->lnf_layer, INIT_ONE, C, 0);
-    m->lnfb = add_param(m, &off, (size_t)C, m->lnf_layer, INIT_ZERO, C, 0);
+    m->lnfw = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ONE, C, 0);
+    m->lnfb = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ZERO, C, 0);
     m->head.layer = trn__layer_add(r, "head");
-    m->head.w_off = add_param(m, &off, (size_t)V * C, m->head.layer, INIT_UNIFORM_FANIN, C, 0);
-    m->head.b_off = add_param(m, &off, (size_t)V, m->head.layer, INIT_ZERO, C, 0);
+    m->head.w_off = add_param(r, m, &off, (size_t)V * C, m->head.layer, INIT_UNIFORM_FANIN, C, 0);
+    m->head.b_off = add_param(r, m, &off, (size_t)V, m->head.layer, INIT_ZERO, C, 0);
     m->misc_layer = trn__layer_add(r, "loss");
     r->nparams = off;
-    m->enc = dalloc(BT * C); m->lnf = dalloc(BT * C); m->lnf_mean = dalloc(BT); m->lnf_rstd = dalloc(BT);
-    m->logits = dalloc(BT * V); m->probs = dalloc(BT * V);
+    if (trn__linear_init(r, &m->head, m->head.layer, C, V, m->head.w_off, m->head.b_off) ||
+        trn__linear_reserve(r, &m->head, (int)BT))
+        return 0;
+    /* attention: the bmm shapes of tf_attention_fwd / tf_attention_bwd */
+    int hs = C / m->NH;
+    if (trn__bmm_reserve(r, T, T, hs) || trn__bmm_reserve(r, T, hs, T) || !trn__fscratch(r, (size_t)T * T)) return 0;
+    m->enc = dalloc(r, BT * C); m->lnf = dalloc(r, BT * C); m->lnf_mean = dalloc(r, BT); m->lnf_rstd = dalloc(r, BT);
+    m->logits = dalloc(r, BT * V); m->probs = dalloc(r, BT * V);
     size_t gmax = BT * (FF > 3 * C ? FF : 3 * C);
     if (BT * V > gmax) gmax = BT * V;
-    m->g1 = dalloc(gmax); m->g2 = dalloc(gmax); m->g3 = dalloc(gmax); m->g4 = dalloc(gmax);
-    m->tok = malloc(BT * sizeof(int)); m->tgt = malloc(BT * sizeof(int));
+    m->g1 = dalloc(r, gmax); m->g2 = dalloc(r, gmax); m->g3 = dalloc(r, gmax); m->g4 = dalloc(r, gmax);
+    m->tok = alloc_chk(r, BT * sizeof(int)); m->tgt = alloc_chk(r, BT * sizeof(int));
+    /* the backward's scratch */
+    size_t wide = BT * (size_t)(FF > 3 * C ? FF : 3 * C);
+    m->dres = dalloc(r, BT * C); m->dtmp = dalloc(r, BT * C);
+    m->dbig = dalloc(r, wide); m->dbig2 = dalloc(r, wide);
+    m->dlog = dalloc(r, BT * V);
+    m->attw = dalloc(r, (size_t)T * T * 4 + (size_t)T * hs * 10);
     return 0;
 }
 
@@ -211,12 +251,14 @@ static int is_linear_weight(const trn_model *m, size_t off) {
 int trn__model_build(trn_run *r, char *err, size_t errlen) {
     trn_model *m = calloc(1, sizeof *m);
     r->model = m;
+    if (!m) { snprintf(err, errlen, "out of memory"); return -1; }
     if (!strcmp(r->cfg.model, "tiny-transformer")) {
         m->kind = M_TRANSFORMER;
         tf_build(r, m);
         m->neval = 256;
-        m->eval_tok = malloc((size_t)m->neval * m->T * sizeof(int));
-        m->eval_tgt = malloc((size_t)m->neval * m->T * sizeof(int));
+        m->eval_tok = alloc_chk(r, (size_t)m->neval * m->T * sizeof(int));
+        m->eval_tgt = alloc_chk(r, (size_t)m->neval * m->T * sizeof(int));
+        if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
         for (int i = 0; i < m->neval; i++)
             tf_make_seq(m, r->cfg.task, 0x4556414cu /* fixed: the same eval set for every seed */, (uint64_t)i,
                         m->eval_tok + (size_t)i * m->T, m->eval_tgt + (size_t)i * m->T);
@@ -224,6 +266,9 @@ int trn__model_build(trn_run *r, char *err, size_t errlen) {
         m->kind = !strcmp(r->cfg.model, "deep-mlp") ? M_DEEP : M_MLP;
         if (mlp_build(r, m, err, errlen)) return -1;
     }
+    /* the rounding scratch: the parameters are cast whole (trn__model_init_params) */
+    if (!r->oom) trn__fscratch(r, r->nparams);
+    if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     for (int p = 0; p < m->np; p++) m->pd[p].linear_w = is_linear_weight(m, m->pd[p].off);
     return 0;
 }
@@ -252,26 +297,9 @@ void trn__model_init_params(trn_run *r) {
     else
         for (int p = 0; p < m->np; p++) trn__param_round(r, p);
     r->tel_on = save;
-    /* Linear states need the run's settings */
-    if (m->kind == M_TRANSFORMER) {
-        for (int l = 0; l < m->NL; l++) {
-            tblock *b = &m->blk[l];
-            lin_state *ls[4] = {&b->qkv, &b->proj, &b->fc, &b->fcproj};
-            int io[4][2] = {{m->C, 3 * m->C}, {m->C, m->C}, {m->C, m->FF}, {m->FF, m->C}};
-            for (int k = 0; k < 4; k++) {
-                if (ls[k]->wq) continue;
-                trn__linear_init(r, ls[k], ls[k]->layer, io[k][0], io[k][1], ls[k]->w_off, ls[k]->b_off);
-            }
-        }
-        if (!m->head.wq) trn__linear_init(r, &m->head, m->head.layer, m->C, m->V, m->head.w_off, m->head.b_off);
-        m->head.hp = !r->cfg.fp8_head;
-    } else {
-        for (int i = 0; i < m->nlin; i++)
-            if (!m->lins[i].wq)
-                trn__linear_init(r, &m->lins[i], m->lins[i].layer, m->dims[i], m->dims[i + 1], m->lins[i].w_off,
-                                 m->lins[i].b_off);
-        m->lins[m->nlin - 1].hp = !r->cfg.fp8_head; /* the classifier is the MLP's output head */
-    }
+    /* the Linear states (trn__linear_init, in the build) */
+    if (m->kind == M_TRANSFORMER) m->head.hp = !r->cfg.fp8_head;
+    else m->lins[m->nlin - 1].hp = !r->cfg.fp8_head; /* the classifier is the MLP's output head */
 }
 
 static void free_lin(lin_state *L) { trn__linear_free(L); }
@@ -280,7 +308,7 @@ void trn__model_free(trn_run *r) {
     trn_model *m = r->model;
     if (!m) return;
     if (m->kind == M_TRANSFORMER) {
-        for (int l = 0; l < m->NL; l++) {
+        for (int l = 0; m->blk && l < m->NL; l++) {
             tblock *b = &m->blk[l];
             free_lin(&b->qkv); free_lin(&b->proj); free_lin(&b->fc); free_lin(&b->fcproj);
             double *bufs[] = {b->res_in, b->ln1, b->ln1_mean, b->ln1_rstd, b->qkv_out, b->scores, b->att, b->atty,
@@ -293,6 +321,7 @@ void trn__model_free(trn_run *r) {
         free(m->enc); free(m->lnf); free(m->lnf_mean); free(m->lnf_rstd); free(m->logits);
         free(m->tok); free(m->eval_tok); free(m->eval_tgt);
         free(m->g3); free(m->g4);
+        free(m->dres); free(m->dtmp); free(m->dbig); free(m->dbig2); free(m->dlog); free(m->attw);
     } else {
         for (int i = 0; i < m->nlin; i++) { free_lin(&m->lins[i]); free(m->mh[i]); free(m->ma[i]); }
         free(m->lins); free(m->mh); free(m->ma); free(m->dims); free(m->perm);
@@ -300,6 +329,9 @@ void trn__model_free(trn_run *r) {
     free(m->probs); free(m->tgt); free(m->g1); free(m->g2); free(m->pd);
     free(m);
     r->model = NULL;
+    /* the run's scratch, sized by the build */
+    trn__ws_free(r);
+    free(r->fscratch); r->fscratch = NULL; r->fscratch_n = 0;
 }
 
 /* ---- MLP ----------------------------------------------------------------------- */
@@ -401,7 +433,7 @@ static void tf_attention_bwd(trn_run *r, tblock *b, int B, const double *datty, 
     int T = m->T, C = m->C, NH = m->NH, hs = C / NH;
     double sc = 1.0 / sqrt((double)hs);
     size_t TT = (size_t)T * T, Th = (size_t)T * hs;
-    double *w = malloc((TT * 4 + Th * 10) * sizeof(double));
+    double *w = m->attw; /* TT * 4 + Th * 10 values (tf_build) */
     double *dy = w, *V = dy + Th, *Q = V + Th, *K = Q + Th, *dyT = K + Th, *QT = dyT + Th, *KT = QT + Th;
     double *attlo = KT + Th, *attT = attlo + TT, *datt = attT + TT, *dS = datt + TT;
     double *dq = dS + TT, *dk = dq + Th, *dv = dk + Th;
@@ -445,7 +477,6 @@ static void tf_attention_bwd(trn_run *r, tblock *b, int B, const double *datty, 
                     row[2 * C + h * hs + j] = dv[t * hs + j];
                 }
         }
-    free(w);
 }
 
 static double tf_forward(trn_run *r, int B, int int8) {
@@ -508,10 +539,8 @@ static void tf_backward(trn_run *r, int B, double dloss) {
     int T = m->T, C = m->C, FF = m->FF, V = m->V;
     size_t BT = (size_t)B * T;
     const fpemu_format *fres = m->f_res;
-    double *dres = malloc(BT * C * sizeof(double)), *dtmp = malloc(BT * C * sizeof(double));
-    double *dbig = malloc(BT * (size_t)(FF > 3 * C ? FF : 3 * C) * sizeof(double));
-    double *dbig2 = malloc(BT * (size_t)(FF > 3 * C ? FF : 3 * C) * sizeof(double));
-    double *dlog = malloc(BT * V * sizeof(double));
+    /* the build's scratch, sized for Bmax rows */
+    double *dres = m->dres, *dtmp = m->dtmp, *dbig = m->dbig, *dbig2 = m->dbig2, *dlog = m->dlog;
     trn__softmax_ce_bwd(dlog, m->probs, m->tgt, (int)BT, V, dloss);
     trn__round(r, m->misc_layer, CLS_GRAD_IN, r->f_hi, dlog, BT * V);
     trn__round(r, m->misc_layer, CLS_GRAD_IN, r->f_lo, dlog, BT * V);
@@ -547,7 +576,6 @@ static void tf_backward(trn_run *r, int B, double dloss) {
     trn__embedding_bwd(r->grads + m->wte, r->grads + m->wpe, dres, m->tok, B, T, C);
     trn__round(r, m->emb_layer, CLS_GRAD_W, r->f_param, r->grads + m->wte, (size_t)V * C);
     trn__round(r, m->emb_layer, CLS_GRAD_W, r->f_param, r->grads + m->wpe, (size_t)T * C);
-    free(dres); free(dtmp); free(dbig); free(dbig2); free(dlog);
 }
 
 /* ---- entry points ------------------------------------------------------------------- */

@@ -60,10 +60,22 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
         return -1;
     }
     trn__model_init_params(r);
+    if (r->oom) { /* the build sized every scratch buffer: not reached */
+        snprintf(err, errlen, "out of memory");
+        trn_close(r);
+        return -1;
+    }
     r->fp8_unscaled = !strcmp(s->fp8_scaling, "none") && p->recipe != RECIPE_NONE;
     if (p->recipe == RECIPE_MX && !r->fp8_unscaled) {
-        double a = 1, b = 1, c;
+        float a = 1, b = 1, c;
         r->mx_native = trn__gemm_lowp_mx(s->mma, 0, r->f8_fwd, r->f8_fwd, 1, 1, 1, &a, &b, &c, NULL, NULL) == 0;
+        /* a configuration the GEMM takes fails a 1 x 1 x 1 product only
+         * when the GEMM cannot allocate: not a reason to run without MX */
+        if (!r->mx_native && trn__gemm_mx_valid(s->mma, 0, r->f8_fwd, r->f8_fwd)) {
+            snprintf(err, errlen, "out of memory");
+            trn_close(r);
+            return -1;
+        }
     }
     int en = strcmp(s->scaler, "none") != 0;
     int dyn = !strcmp(s->scaler, "dynamic");
@@ -110,7 +122,11 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     r->tel_on = 1;
     double scale = r->scaler.enabled ? (double)r->scaler.scale : 1.0;
     double loss;
+    /* an allocation that failed (r->oom) ends the run: the model's build
+     * sized every scratch buffer a step uses, so this is not expected */
+    if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     trn__model_train_batch(r, r->step, scale, &loss);
+    if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     for (int i = 0; i < r->ninject_inf; i++)
         if (r->inject_inf[i] == r->step + 1 && r->nparams) r->grads[0] = INFINITY;
     int cast_nonfinite = trn__grad_cast(r);
@@ -121,6 +137,7 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     int skip = trn_scaler_update(&r->scaler, found);
     if (!skip) trn__optim_step(r);
     trn__model_step_end(r);
+    if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     if (r->gemm_failed) {
         snprintf(err, errlen, "a GEMM could not run (mma=%s, policy %s)", r->cfg.mma, r->cfg.policy);
         return -1;
@@ -144,10 +161,10 @@ int trn_eval(trn_run *r, double *loss, double *accuracy) {
     int save = r->tel_on;
     r->tel_on = 0;
     r->in_eval = 1;
-    int rc = trn__model_eval(r, loss, accuracy);
+    int rc = r->oom ? -1 : trn__model_eval(r, loss, accuracy);
     r->in_eval = 0;
     r->tel_on = save;
-    return rc;
+    return rc || r->oom ? -1 : 0;
 }
 
 int trn_tensor_count(const trn_run *r) { return r->rec_count; }

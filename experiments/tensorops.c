@@ -7,6 +7,8 @@
  * f32-representable values), so the f64 -> f32 step is exact. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "train_internal.h"
@@ -23,19 +25,47 @@ const fpemu_format *trn__widest(const fpemu_format *a, const fpemu_format *b) {
     return a->ebits >= b->ebits ? a : b;
 }
 
+/* Grow *p to at least bytes (its contents are not kept): 0, or -1 with
+ * r->oom set and the buffer gone. */
+static int grow(trn_run *r, void **p, size_t *cap, size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    if (*p && bytes <= *cap) return 0;
+    free(*p);
+    *p = malloc(bytes);
+    *cap = *p ? bytes : 0;
+    r->ws_grows++;
+    if (!*p) { r->oom = 1; return -1; }
+    return 0;
+}
+
 float *trn__fscratch(trn_run *r, size_t n) {
-    if (n > r->fscratch_n) {
-        free(r->fscratch);
-        r->fscratch = malloc(n * sizeof(float));
-        r->fscratch_n = r->fscratch ? n : 0;
-    }
-    return r->fscratch;
+    size_t cap = r->fscratch_n * sizeof(float);
+    void *p = r->fscratch;
+    if (n > SIZE_MAX / sizeof(float)) { r->oom = 1; return NULL; }
+    int rc = grow(r, &p, &cap, n * sizeof(float));
+    r->fscratch = p;
+    r->fscratch_n = cap / sizeof(float);
+    return rc ? NULL : r->fscratch;
+}
+
+void *trn__ws(trn_run *r, int slot, size_t bytes) {
+    trn_buf *b = &r->ws[slot];
+    return grow(r, &b->p, &b->cap, bytes) ? NULL : b->p;
+}
+
+void trn__ws_free(trn_run *r) {
+    for (int i = 0; i < WS_COUNT; i++) { free(r->ws[i].p); r->ws[i].p = NULL; r->ws[i].cap = 0; }
 }
 
 int trn__layer_add(trn_run *r, const char *name) {
-    int i = r->nlayers++;
-    r->layer_names = realloc(r->layer_names, (size_t)r->nlayers * sizeof *r->layer_names);
-    r->tel = realloc(r->tel, (size_t)r->nlayers * TEL_PER_LAYER * sizeof *r->tel);
+    int i = r->nlayers;
+    char (*names)[40] = realloc(r->layer_names, (size_t)(i + 1) * sizeof *r->layer_names);
+    if (!names) { r->oom = 1; return -1; }
+    r->layer_names = names;
+    tel_slot *tel = realloc(r->tel, (size_t)(i + 1) * TEL_PER_LAYER * sizeof *r->tel);
+    if (!tel) { r->oom = 1; return -1; }
+    r->tel = tel;
+    r->nlayers = i + 1;
     snprintf(r->layer_names[i], sizeof r->layer_names[i], "%s", name);
     memset(&r->tel[(size_t)i * TEL_PER_LAYER], 0, TEL_PER_LAYER * sizeof *r->tel);
     return i;
@@ -69,6 +99,7 @@ static void to_f32(double *x, size_t n) {
 static void round_low(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n,
                       double scale, int sat, double amax_in, fpemu_ctx *ctx) {
     float *f = trn__fscratch(r, n);
+    if (!f) return; /* r->oom: reported by trn_step / trn_eval */
     double amax = 0;
     for (size_t i = 0; i < n; i++) {
         double v = x[i];

@@ -114,10 +114,13 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
 void trn_close(trn_run *r);
 /* Threads used by the GEMMs (results do not depend on it). */
 void trn_set_threads(trn_run *r, int threads);
-/* Run one training step. Returns 0, or -1 on an internal failure (message). */
+/* Run one training step. Returns 0, or -1 on an internal failure (message:
+ * a GEMM that could not run, "out of memory"). A step allocates nothing:
+ * trn_open sizes every buffer a step or an evaluation uses. */
 int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen);
 /* Evaluate on the held-out set (the policy's forward; int8-dynamic: the
- * quantize_dynamic model). Does not change the run's state. */
+ * quantize_dynamic model). Does not change the run's state. Returns 0, or
+ * -1 out of memory (not expected: see trn_step). */
 int trn_eval(trn_run *r, double *loss, double *accuracy);
 /* The telemetry rows of the last step (valid until the next step). */
 int trn_tensor_count(const trn_run *r);

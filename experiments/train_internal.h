@@ -72,7 +72,8 @@ typedef struct lin_state {
     int in, out;               /* features */
     size_t w_off, b_off;       /* parameter offsets (b_off = (size_t)-1: no bias) */
     double *wq;                /* weights as used by the GEMM this step (cast/quantised) */
-    double *wq_scale;          /* per-row/block dequantisation factors for wq (or 1 value) */
+    double *wq_scale;          /* per-row/block dequantisation factors for wq (NULL: none); points into wq_scale_buf */
+    double *wq_scale_buf; size_t wq_scale_cap; /* its storage (doubles), sized by trn__linear_init */
     int wq_valid;
     double *bq;                /* bias cast to the output format */
     dscale ds[ROLE_COUNT];
@@ -80,6 +81,21 @@ typedef struct lin_state {
 } lin_state;
 
 typedef struct trn_model trn_model;
+
+/* Scratch buffers of the GEMM path, one per use (gemm_policy.c), owned by
+ * the run: trn__model_build sizes each for the largest call the model
+ * makes (trn__linear_reserve, trn__bmm_reserve), so a step allocates
+ * nothing; a call that needs more grows its buffer (checked, as below). */
+enum {
+    WS_GEMM = 0,            /* f32 copies of a GEMM's operands and result */
+    WS_SG_A, WS_SG_B, WS_SG_C, WS_SG_ACC, /* scaled_gemm's K slices, partial products, f32 accumulator */
+    WS_XQ, WS_DQ0,          /* Linear forward: quantised input and its scales */
+    WS_T1, WS_T2, WS_Q1, WS_Q2, WS_DQ1, WS_DQ2, /* Linear backward: transposes, quantised operands, scales */
+    WS_BMM_A, WS_BMM_B,     /* attention bmm: operands cast to the autocast type */
+    WS_I8,                  /* int8 Linear: weights, a row of activations, a row of weights */
+    WS_COUNT
+};
+typedef struct trn_buf { void *p; size_t cap; } trn_buf;
 
 struct trn_run {
     trn_settings cfg;
@@ -107,8 +123,11 @@ struct trn_run {
     trn_tensor_rec *recs;
     /* scratch */
     float *fscratch; size_t fscratch_n;
+    trn_buf ws[WS_COUNT];
+    unsigned long ws_grows;        /* times a scratch buffer grew (tests: none after trn_open) */
     int in_eval;
     int gemm_failed;               /* set by a GEMM that could not run */
+    int oom;                       /* set by an allocation that failed (trn_open, trn_step, trn_eval report it) */
     int mx_native;                 /* the GEMM backend scales MX blocks inside the MMA */
     int fp8_unscaled;              /* fp8_scaling=none: fp8 casts with scale 1 */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
@@ -126,11 +145,18 @@ void trn__round_scaled(trn_run *r, int layer, int cls, const fpemu_format *fmt, 
 void trn__round_sr(trn_run *r, int layer, int cls, const fpemu_format *fmt, double *x, size_t n, uint64_t counter);
 const fpemu_format *trn__widest(const fpemu_format *a, const fpemu_format *b);
 int trn__is_low(const fpemu_format *f);
+/* The rounding scratch, at least n floats; NULL (and r->oom set) if it
+ * cannot grow. */
 float *trn__fscratch(trn_run *r, size_t n);
+/* Scratch buffer `slot` (WS_*) of at least bytes; NULL (and r->oom set) if
+ * it cannot grow. Its contents are not kept across calls. */
+void *trn__ws(trn_run *r, int slot, size_t bytes);
+void trn__ws_free(trn_run *r);
 /* Add a cast's statistics to slot (layer, cls) and the step totals. */
 void trn__account(trn_run *r, int layer, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st,
                   double amax, double scale);
 void trn__tel_reset(trn_run *r);
+/* A telemetry layer: its index, or -1 (and r->oom set) out of memory. */
 int trn__layer_add(trn_run *r, const char *name);
 
 /* ---- GEMMs (gemm_policy.c) ---- */
@@ -146,8 +172,14 @@ void trn__linear_fwd(trn_run *r, lin_state *L, double *out, const double *in, co
  * (already rounded to the parameter-gradient format). */
 void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format *in_fmt, const double *dout,
                      const double *in, int BT, const fpemu_format *out_fmt);
-void trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off);
+/* 0, or -1 out of memory (L is then still freeable by trn__linear_free). */
+int trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_t w_off, size_t b_off);
 void trn__linear_free(lin_state *L);
+/* Size the run's scratch for every call this Linear makes with up to BT
+ * rows (forward, backward, int8 evaluation), and for an attention bmm of
+ * M x N x K: 0, or -1 out of memory (r->oom set). */
+int trn__linear_reserve(trn_run *r, const lin_state *L, int BT);
+int trn__bmm_reserve(trn_run *r, int M, int N, int K);
 void trn__linear_step_end(trn_run *r, lin_state *L);  /* delayed scaling update, cache invalidation */
 /* int8 quantize_dynamic Linear (evaluation). */
 void trn__linear_int8(trn_run *r, lin_state *L, double *out, const double *in, int BT);
