@@ -50,8 +50,10 @@ done
 rm -rf big1 big2
 
 # ---- class 2: steps/seed in --config (message from freed memory) --------------------
+# under valgrind where it is installed; an ASan build (make test-asan)
+# checks the same read itself, and valgrind cannot run it
 VG=
-command -v valgrind >/dev/null 2>&1 && VG="valgrind -q --error-exitcode=99"
+command -v valgrind >/dev/null 2>&1 && ! grep -q __asan_init "$BIN" 2>/dev/null && VG="valgrind -q --error-exitcode=99"
 for kv in "steps = -5" "seed = x"; do
     printf '%s\n' "$kv" >bad.cfg
     $VG "$BIN" train --model mlp-digits --policy 32-true --out uaf --config bad.cfg >/dev/null 2>err.txt; rc=$?

@@ -16,6 +16,9 @@ CC=${CC:-cc}
 if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make test builds it; make deps installs the tools)"; exit 1; fi
 command -v pkg-config >/dev/null || { echo "1..1"; echo "not ok 1 - pkg-config is not installed (make test builds it; make deps installs the tools)"; exit 1; }
 command -v "$CC" >/dev/null || { echo "1..1"; echo "not ok 1 - no C compiler ($CC) (make test builds it; make deps installs the tools)"; exit 1; }
+# under make test-asan the installed libraries carry ASan and UBSan: a
+# program linked with them must be too
+[ -n "${FPEMU_HARDEN_ASAN:-}" ] && CC="$CC -fsanitize=address,undefined"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

@@ -16,7 +16,14 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_readme.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 ln -s "$ROOT/examples" "$tmp/examples"
 ln -s "$ROOT/tests" "$tmp/tests"
-PATH="$(dirname "$BIN"):$PATH" PKG_CONFIG_PATH="$BUILD/pkgconfig" LD_LIBRARY_PATH="$BUILD" FPEMU_ROOT="$ROOT" \
+# under make test-asan the build tree's libfpemu carries ASan and UBSan: the
+# README's `cc` must link them too (a wrapper first on PATH)
+mkdir "$tmp/.bin"
+if [ -n "${FPEMU_HARDEN_ASAN:-}" ]; then
+    printf '#!/bin/sh\nexec %s -fsanitize=address,undefined "$@"\n' "$(command -v cc)" >"$tmp/.bin/cc"
+    chmod +x "$tmp/.bin/cc"
+fi
+PATH="$tmp/.bin:$(dirname "$BIN"):$PATH" PKG_CONFIG_PATH="$BUILD/pkgconfig" LD_LIBRARY_PATH="$BUILD" FPEMU_ROOT="$ROOT" \
     exec python3 - "$ROOT/README.md" "$tmp" <<'PY'
 import subprocess, sys
 
