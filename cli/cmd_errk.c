@@ -27,21 +27,47 @@
 
 typedef struct { const char *label, *model, *input; int promote; } errk_cfg;
 
-static const errk_cfg cfgs[] = {
-    {"h100 e4m3", "h100", "e4m3", 0},
-    {"h100 e4m3 + promote 128", "h100", "e4m3", 128},
-    {"ada e4m3", "ada", "e4m3", 0},
-    {"b200 e4m3", "b200", "e4m3", 0},
-    {"fma-seq e4m3 (f32 CPU loop)", "fma-seq", "e4m3", 0},
-    {"pairwise e4m3 (f32)", "pairwise", "e4m3", 0},
-    {"v100 f16", "v100", "f16", 0},
-    {"a100 f16", "a100", "f16", 0},
-    {"h100 f16", "h100", "f16", 0},
-    {"a100 bf16", "a100", "bf16", 0},
-    {"h100 bf16", "h100", "bf16", 0},
-    {"fma-seq bf16 (f32 CPU loop)", "fma-seq", "bf16", 0},
-};
-#define NCFG ((int)(sizeof cfgs / sizeof cfgs[0]))
+/* The configurations: every preset row's `errk` list (emu/mma.c's table,
+ * fpemu_mma_preset_info.errk: "POS:INPUT[:PROMOTE] ..."), in POS order. */
+#define ERRK_MAXCFG 64
+typedef struct { char label[96], input[16]; const char *model; int promote, pos; } errk_row;
+static errk_cfg cfgs[ERRK_MAXCFG];
+static errk_row cfg_rows[ERRK_MAXCFG];
+static int NCFG;
+
+static void errk_configs(void) {
+    NCFG = 0;
+    for (int i = 0; i < fpemu_mma_preset_count(); i++) {
+        const fpemu_mma_preset_info *p = fpemu_mma_preset_get(i);
+        for (const char *s = p->errk; s && *s && NCFG < ERRK_MAXCFG;) {
+            errk_row *r = &cfg_rows[NCFG];
+            int used = 0, promote = 0;
+            char input[16];
+            if (sscanf(s, "%d:%15[^: ]%n", &r->pos, input, &used) != 2) break;
+            s += used;
+            if (*s == ':') {
+                int u2 = 0;
+                if (sscanf(s, ":%d%n", &promote, &u2) != 1) break;
+                s += u2;
+            }
+            while (*s == ' ') s++;
+            snprintf(r->input, sizeof r->input, "%s", input);
+            r->model = p->name, r->promote = promote;
+            char pr[32] = "";
+            if (promote) snprintf(pr, sizeof pr, " + promote %d", promote);
+            snprintf(r->label, sizeof r->label, "%s %s%s%s", p->name, input, pr, p->errk_note ? p->errk_note : "");
+            NCFG++;
+        }
+    }
+    /* insertion sort by POS (stable) */
+    for (int i = 1; i < NCFG; i++)
+        for (int j = i; j > 0 && cfg_rows[j - 1].pos > cfg_rows[j].pos; j--) {
+            errk_row t = cfg_rows[j];
+            cfg_rows[j] = cfg_rows[j - 1], cfg_rows[j - 1] = t;
+        }
+    for (int i = 0; i < NCFG; i++)
+        cfgs[i] = (errk_cfg){cfg_rows[i].label, cfg_rows[i].model, cfg_rows[i].input, cfg_rows[i].promote};
+}
 
 /* Limits: K up to 2^20, up to 100000 dots per K, and at most 2^24 elements
  * (dots x kmax, 24 bytes each: 384 MiB) held at once; the default run is
@@ -102,7 +128,8 @@ int cmd_errk(int argc, char **argv) {
                               "fewer dots or a smaller kmax)", dots, kmax, dots * kmax, (unsigned long long)ERRK_ELEMS,
                          (unsigned long long)ERRK_ELEMS * ERRK_BYTES >> 20);
     const fpemu_format *f32 = fpemu_format_get("f32", NULL, 0);
-    fpemu_mma_model models[NCFG];
+    errk_configs();
+    fpemu_mma_model models[ERRK_MAXCFG];
     for (int c = 0; c < NCFG; c++) {
         char err[256];
         const fpemu_format *fi = fpemu_format_get(cfgs[c].input, NULL, 0);

@@ -12,15 +12,18 @@
 #include <string.h>
 #include "cli.h"
 #include "gemm.h"
+#include "mma.h"
 #include "npy.h"
 
 static void usage(FILE *out) {
+    char names[400];
+    fpemu_mma_preset_list(names, sizeof names, ", ");
     fprintf(out,
             "usage: fpemu gemm --model M --a A.npy --b B.npy [--c C.npy] --afmt F [--bfmt F] [--scaling R]\n"
             "                  [--promote N] [--outfmt F] [--threads N] [--ta] [--tb] [--set K=V]... --out D.npy\n"
             "\n"
-            "D = A x B (+ C) under the MMA model M (v100, t4, a100, ada, h100, b200, exact, fma-seq,\n"
-            "pairwise) with element formats --afmt/--bfmt (--bfmt defaults to --afmt), c and d in f32.\n"
+            "D = A x B (+ C) under the MMA model M (a preset: %s; or a preset file,\n"
+            "docs/tensor-cores.md) with element formats --afmt/--bfmt (--bfmt defaults to --afmt), c and d in f32.\n"
             "A (M x K) and B (K x N): .npy matrices of values ('<f4', '<f2'; C or Fortran order),\n"
             "quantised per the recipe, or of raw codes ('|u1', '<u2') of the element formats (no\n"
             "scaling then). --ta/--tb: the file holds the transpose (K x M, N x K).\n"
@@ -31,7 +34,7 @@ static void usage(FILE *out) {
             "  --set K=V     model parameter override (see fpemu mma --help)\n"
             "Codes must lie in the format's field (e2m1: 0..15 in a '|u1' byte; e3m2, e2m3: 0..63).\n"
             "D is written as '<f4' (C order): a regular file atomically, a symbolic link's target\n"
-            "(the link stays), a device or FIFO in place. Bad input: a message and exit status 2.\n");
+            "(the link stays), a device or FIFO in place. Bad input: a message and exit status 2.\n", names);
 }
 
 /* out[i * cols + j] = the code at (i, j) of X (at (j, i) when X holds the

@@ -13,6 +13,8 @@
 #include <string.h>
 #include "cli.h"
 #include "mma.h"
+#include "mma_genver.h"
+#include "probe_offline.h"
 
 typedef struct {
     const char *model, *a, *b, *c, *d;
@@ -20,6 +22,7 @@ typedef struct {
     int nsets;
     unsigned long long promote, kmax;
     int sat, describe;
+    const char *save; /* --save FILE: write the model as a preset file */
 } mma_opts;
 
 static int parse_opts(const char *sub, int argc, char **argv, mma_opts *o, int probe) {
@@ -55,11 +58,17 @@ static int parse_opts(const char *sub, int argc, char **argv, mma_opts *o, int p
             o->sat = 1;
         } else if (!strcmp(s, "--describe") && !probe) {
             o->describe = 1;
+        } else if (!strcmp(s, "--save") && !probe) {
+            if (i + 1 >= argc) return cli_error(sub, "--save needs a file name");
+            o->save = argv[++i];
         } else {
             return cli_error(sub, "unknown option '%s' (see fpemu %s --help)", s, sub);
         }
     }
-    if (!o->model) return cli_error(sub, "--model is required (one of v100, t4, a100, ada, h100, b200, exact, fma-seq, pairwise)");
+    char names[400];
+    if (!o->model && probe != 2)
+        return cli_error(sub, "--model is required (one of %s, or a preset file)", fpemu_mma_preset_list(names, sizeof names, ", "));
+    if (!o->a && o->save && o->model) return 0; /* --save of a whole preset */
     if (!o->a) return cli_error(sub, "--a FMT is required");
     if (!o->b) o->b = o->a;
     return 0;
@@ -150,15 +159,20 @@ static int bad_field(const char *sub, long lineno, size_t field, const char *nam
 }
 
 static void usage_mma(FILE *out) {
+    char names[400];
+    fpemu_mma_preset_list(names, sizeof names, ", ");
     fprintf(out,
             "usage: fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] [--promote N] [--set KEY=VALUE]... [--sat]\n"
-            "       fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] --describe\n"
+            "       fpemu mma --model M --a FMT --b FMT [--c FMT] [--d FMT] [--set K=V]... --describe [--save FILE]\n"
+            "       fpemu mma --model M --save FILE   (every binding of preset M as one preset file)\n"
+            "       fpemu mma --gen N [--seed S] [--k K] --model M --a FMT ...   (test vectors, D appended)\n"
+            "       fpemu mma --verify [--max-print K] [--exact-nan] --model M --a FMT ...\n"
             "\n"
             "Reads lines `C A0 B0 A1 B1 ... A(k-1) B(k-1)` (hex codes of the c, a and b formats, any k)\n"
             "and writes each line with D (the model's c + sum a_i*b_i, in the d format) appended.\n"
             "\n"
-            "  --model M     v100, t4, a100, ada, h100, b200 (tensor-core models; the input formats\n"
-            "                select the device's row), exact, fma-seq, pairwise\n"
+            "  --model M     a preset: %s (the input formats select the\n"
+            "                device's instruction entry); or a preset file (a path with a '/' or ending in .preset)\n"
             "  --a/--b FMT   input formats (f16, bf16, tf32 or f32 (truncated to tf32), e4m3, e5m2,\n"
             "                e3m2, e2m3, e2m1, f64; s8/u8 for integer MMA); --b defaults to --a\n"
             "  --c/--d FMT   accumulator formats (default f32; f16 where the device has it; s32 for s8/u8)\n"
@@ -169,27 +183,57 @@ static void usage_mma(FILE *out) {
             "                (keep|flush), tf32_truncate, emax_floor (none|N), overflow (inf|max),\n"
             "                zero_c / zero_product (emin|ignore), nan (allones|canonical), group\n"
             "  --sat         integer MMA: clamp to int32 (.satfinite) instead of wrapping\n"
-            "  --describe    print the model's parameters and exit\n"
+            "  --describe    print the model's parameters, its device, status and sources, and exit\n"
+            "  --save FILE   write the model (after --set) as a preset file for --model FILE, and exit\n"
+            "  --gen N       write N test lines (random and adversarial classes, the model's D appended;\n"
+            "                --seed S, default 1; --k K products a line, default the block size)\n"
+            "  --verify      read complete lines (D last), print each mismatch and `N lines, M mismatches`;\n"
+            "                exit 1 on a mismatch (any NaN matches any NaN unless --exact-nan)\n"
             "Bad input (unknown model, unsupported format, a malformed line, an odd number of\n"
-            "operands) gives a message and exit status 2.\n");
+            "operands) gives a message and exit status 2.\n", names);
+}
+
+/* --save: the model m (or every binding of preset `whole`) as a preset file,
+ * written atomically (cli_atomic). 0, or 2 after a message. */
+static int save_preset(const char *sub, const char *path, const fpemu_mma_model *m, const char *whole) {
+    char err[512];
+    int n = m ? fpemu_mma_model_format(m, NULL, 0) : fpemu_mma_preset_format(whole, NULL, 0, err, sizeof err);
+    if (n < 0) return cli_error(sub, "--save: %s", err);
+    char *text = malloc((size_t)n + 1);
+    if (!text) return cli_error(sub, "--save %s: out of memory", path);
+    if (m) fpemu_mma_model_format(m, text, (size_t)n + 1);
+    else fpemu_mma_preset_format(whole, text, (size_t)n + 1, err, sizeof err);
+    cli_atomic a;
+    int ok = cli_atomic_open(&a, path, "w") == 0;
+    if (ok) ok = fputs(text, a.f) >= 0, ok = cli_atomic_close(&a, ok) == 0 && ok;
+    int e = errno;
+    free(text);
+    if (!ok) return cli_error(sub, "--save %s: %s", path, strerror(e ? e : EIO));
+    return 0;
 }
 
 int cmd_mma(int argc, char **argv) {
     const char *sub = "mma";
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) { usage_mma(stdout); return cli_stdout_done(sub, 0); }
-    mma_opts o;
-    int rc = parse_opts(sub, argc, argv, &o, 0);
+    mma_genver_opts gv; /* --gen / --verify (cli/mma_genver.c) */
+    int rc = mma_genver_take(sub, &argc, argv, &gv);
     if (rc) return rc;
+    mma_opts o;
+    rc = parse_opts(sub, argc, argv, &o, 0);
+    if (rc) return rc;
+    if (o.save && !o.a) return save_preset(sub, o.save, NULL, o.model);
     fpemu_mma_model m;
     int int_mode;
     if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
     if (o.describe) {
         char buf[1024];
         fpemu_mma_model_describe(&m, buf, sizeof buf);
-        printf("%s\ndevice=%s\n", buf, m.device);
-        return cli_stdout_done(sub, 0);
+        printf("%s\ndevice=%s\nstatus=%s\nsource=%s\n", buf, m.device, m.status, m.source);
+        if (!o.save) return cli_stdout_done(sub, 0);
     }
+    if (o.save) return save_preset(sub, o.save, &m, NULL);
+    if (gv.mode) return mma_genver_run(sub, &gv, &m, int_mode, o.a, o.b, o.promote);
     int da = int_mode ? 2 : fpemu_format_hex_digits(m.fa), db = int_mode ? 2 : fpemu_format_hex_digits(m.fb);
     int dc = int_mode ? 8 : fpemu_format_hex_digits(m.fc), dd = int_mode ? 8 : fpemu_format_hex_digits(m.fd);
     uint64_t ma = int_mode ? 0xFF : code_max(m.fa), mb = int_mode ? 0xFF : code_max(m.fb);
@@ -315,20 +359,35 @@ static void usage_probe(FILE *out) {
             "block, nfrac, align_round, out_round, out_mant, normalize, subnormals, carry_bits,\n"
             "guard, monotonic, chain, matches (the presets with these parameters, or none),\n"
             "queries, ok. A summary goes to standard error. --set changes the model first (to\n"
-            "see the probe find the change).\n");
+            "see the probe find the change).\n"
+            "\n"
+            "Offline (a device reachable only through files; docs/tensor-cores.md, \"The offline probe\"):\n"
+            "  fpemu probe [--model M] --a FMT [...] --state DIR [--plan FILE]\n"
+            "      writes round 1's questions (`fpemu mma` lines C A0 B0 ...) to DIR/plan-1.txt (and FILE)\n"
+            "  fpemu probe --state DIR --answers FILE [--plan FILE] [--save PRESET]\n"
+            "      reads the device's completed lines (each with D appended, as `fpemu mma` writes them)\n"
+            "      and prints status=plan with the next round's plan, or status=done with the parameters;\n"
+            "      --save writes them as a preset file (--model PRESET)\n"
+            "  Without --state: --plan FILE and every round's --answers FILE so far (repeated).\n"
+            "  Without --model the formats come from --a/--b/--c/--d (c, d default f32).\n");
 }
 
 int cmd_probe(int argc, char **argv) {
     const char *sub = "probe";
     for (int i = 1; i < argc; i++)
         if (cli_is_help(argv[i])) { usage_probe(stdout); return cli_stdout_done(sub, 0); }
-    mma_opts o;
-    int rc = parse_opts(sub, argc, argv, &o, 1);
+    probe_offline_opts po;
+    int rc = probe_offline_take(sub, &argc, &argv, &po);
     if (rc) return rc;
+    mma_opts o;
+    if ((rc = parse_opts(sub, argc, argv, &o, po.active ? 2 : 1))) return rc;
+    int have_prior = o.model != NULL;
+    if (!have_prior) o.model = "exact"; /* offline without a model: it binds the formats only */
     fpemu_mma_model m;
     int int_mode;
     if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
     if (int_mode) return cli_error(sub, "the probe is for floating-point MMA (integer MMA is exact)");
+    if (po.active) return cli_stdout_done(sub, probe_offline_run(sub, &po, &m, have_prior, (int)o.kmax, argc, argv));
     fpemu_mma_probe_result r;
     if (fpemu_mma_probe(fpemu_mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, (int)o.kmax, &r))
         return cli_error(sub, "the probe could not run against %s (%s)", o.model, r.note);

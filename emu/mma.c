@@ -324,6 +324,14 @@ int fpemu_mma_model_finish(fpemu_mma_model *m, char *err, size_t errlen) {
         if (err) snprintf(err, errlen, "model %s: emax_floor out of range", m->name);
         return -1;
     }
+    if (m->fuse_nfrac != 0 && (m->fuse_nfrac < m->nfrac || m->fuse_nfrac > 60 || (unsigned)m->fuse_align > FPEMU_MMA_ALIGN_RD)) {
+        if (err) snprintf(err, errlen, "model %s: fuse_nfrac must be 0 (off) or lie in [nfrac, 60]", m->name);
+        return -1;
+    }
+    if ((m->split != 0 && m->split != 1 && m->split != 2) || m->ftz < 0 || m->ftz > 1) {
+        if (err) snprintf(err, errlen, "model %s: split must be 1 or 2, ftz 0 or 1", m->name);
+        return -1;
+    }
     if (m->group > 0 && (m->group > 64 || m->group_nfrac < 1 || m->group_nfrac > 60 || m->group_block < 1)) {
         if (err) snprintf(err, errlen, "model %s: group must lie in [0, 64], group_nfrac in [1, 60], group_block >= 1", m->name);
         return -1;
@@ -410,28 +418,115 @@ static size_t piece_at(const pieces *p, size_t j0) {
     return cn;
 }
 
+/* One term cut to the quantum 2^q: toward zero in sign-magnitude, or
+ * (rd) toward -inf; signed. */
+static i128 align_term(const term *t, int q, int rd) {
+    int sh = t->exp - q;
+    u128 mag;
+    int lost = 0;
+    if (sh >= 0) {
+        mag = sh >= 100 ? 0 : t->sig << sh;
+    } else if (sh <= -128) {
+        mag = 0, lost = t->sig != 0;
+    } else {
+        mag = t->sig >> -sh;
+        lost = (t->sig & (((u128)1 << -sh) - 1)) != 0;
+    }
+    if (rd && t->sign && lost) mag += 1;
+    return t->sign ? -(i128)mag : (i128)mag;
+}
+
+/* v * 2^q0 cut to the quantum 2^(q0 + sh) (sh > 0: bits dropped toward
+ * zero, or toward -inf with rd; sh <= 0: exact). */
+static i128 requantize(i128 v, int sh, int rd) {
+    if (sh <= 0) return sh <= -100 ? 0 : v * ((i128)1 << -sh);
+    if (sh >= 127) return rd && v < 0 ? -1 : 0;
+    if (v >= 0) return v >> sh;
+    u128 mag = (u128)(-v), r = mag >> sh;
+    if (rd && (mag & (((u128)1 << sh) - 1))) r += 1;
+    return -(i128)r;
+}
+
+/* The two-stage sum of a block (fuse_nfrac > 0: AMD CDNA3, MMA-Sim's
+ * TR-FDPA and, with split = 2, GTR-FDPA): the products without c at their
+ * own emax (in two interleaved halves with split = 2), then that sum and c
+ * at E = max(emax, c's exponent). Sets *q and returns the exact sum in
+ * units of 2^q; *anynz as bs_accum. */
+static i128 fused_sum(const fpemu_mma_model *m, const pieces *p, term *buf, size_t n, int nfrac, int cE, int ec_counts,
+                      const int emax_h[2], int *q, int *anynz) {
+    const int rd = m->align == FPEMU_MMA_ALIGN_RD, rd2 = m->fuse_align == FPEMU_MMA_ALIGN_RD;
+    const int halves = m->split == 2 ? 2 : 1;
+    i128 hs[2] = {0, 0};
+    int ep = INT_MIN; /* the products' emax */
+    for (int h = 0; h < halves; h++)
+        if (emax_h[h] > ep) ep = emax_h[h];
+    term c;
+    memset(&c, 0, sizeof c);
+    c.zero = 1;
+    for (size_t j0 = 0; j0 < n; j0 += p->step) {
+        size_t cn = piece_at(p, j0);
+        for (size_t i = 0; i < cn; i++) {
+            const term *t = &buf[i];
+            if (j0 + i == 0) { c = *t; continue; }
+            if (t->zero) continue;
+            *anynz = 1;
+            int h = halves == 2 ? (int)((j0 + i - 1) & 1) : 0;
+            hs[h] += align_term(t, emax_h[h] - nfrac, rd);
+        }
+    }
+    if (!c.zero) *anynz = 1;
+    i128 ps = 0; /* the products' sum in units of 2^(ep - nfrac) */
+    for (int h = 0; h < halves; h++)
+        if (emax_h[h] != INT_MIN) ps += requantize(hs[h], ep - emax_h[h], rd);
+    int E = ep;
+    if (ec_counts && cE > E) E = cE;
+    if (E == INT_MIN) E = cE;
+    *q = E - m->fuse_nfrac;
+    i128 sum = ep == INT_MIN ? 0 : requantize(ps, *q - (ep - nfrac), rd2);
+    if (!c.zero) sum += requantize(align_term(&c, E - nfrac, rd2), nfrac - m->fuse_nfrac, 0);
+    return sum;
+}
+
 static uint64_t block_sum_src(run_state *rs, const block_src *src, term *buf, size_t cap, size_t n, int nfrac) {
     const fpemu_mma_model *m = rs->m;
     pieces p;
     pieces_init(&p, src, buf, cap, n);
     bscan s = {{0, 0, 0}, INT_MIN, 1};
+    /* two-stage blocks: the emax of each half of the products, and c's */
+    int emax_h[2] = {INT_MIN, INT_MIN}, cE = INT_MIN, ec_counts = 0;
     for (size_t j0 = 0; j0 < n; j0 += p.step) {
         size_t cn = piece_at(&p, j0);
         bs_scan(m, buf, cn, j0, &s);
+        if (m->fuse_nfrac > 0)
+            for (size_t i = 0; i < cn; i++) {
+                const term *t = &buf[i];
+                if (j0 + i == 0) {
+                    cE = t->E;
+                    ec_counts = !t->zero || m->zero_c;
+                    continue;
+                }
+                if (t->zero && !m->zero_product) continue;
+                int h = m->split == 2 ? (int)((j0 + i - 1) & 1) : 0;
+                if (t->E > emax_h[h]) emax_h[h] = t->E;
+            }
     }
     int sgn = 0, sp = specials_class(&s.sp, &sgn);
     if (sp == CL_NAN) return nan_code(m, m->fd);
     if (sp == CL_INF) return inf_code(m->fd, sgn);
     if (s.emax == INT_MIN) /* every term zero and none counts */
         return zero_result(rs, s.allneg);
-    int emax = s.emax;
-    if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
-    const int q = emax - nfrac; /* the alignment quantum is 2^q */
     i128 sum = 0;
-    int anynz = 0;
-    for (size_t j0 = 0; j0 < n; j0 += p.step) {
-        size_t cn = piece_at(&p, j0);
-        bs_accum(m, buf, cn, q, &sum, &anynz);
+    int anynz = 0, q;
+    if (m->fuse_nfrac > 0) {
+        sum = fused_sum(m, &p, buf, n, nfrac, cE, ec_counts, emax_h, &q, &anynz);
+    } else {
+        int emax = s.emax;
+        if (m->has_emax_floor && emax < m->emax_floor) emax = m->emax_floor;
+        q = emax - nfrac; /* the alignment quantum is 2^q */
+        for (size_t j0 = 0; j0 < n; j0 += p.step) {
+            size_t cn = piece_at(&p, j0);
+            bs_accum(m, buf, cn, q, &sum, &anynz);
+        }
     }
     if (sum == 0) {
         return zero_result(rs, anynz ? rs->ctx.round == FPEMU_RDN : s.allneg);
@@ -779,18 +874,71 @@ static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k
     return d;
 }
 
-/* Pairwise tree over the exact products [lo, hi); internal sums rounded. */
+/* ftz: a subnormal code of f becomes the zero of its sign. */
+static uint64_t ftz_code(const fpemu_format *f, uint64_t code) {
+    if (fpemu_classify(f, code) != FPEMU_CLASS_SUBNORMAL) return code;
+    return code & (f->sign_bit << f->pad);
+}
+
+/* An operand under ftz: a subnormal reads as +0 (MMA-Sim's CDNA2 model). */
+static void decode_ftz(const fpemu_format *f, uint64_t code, term *t) {
+    decode(f, code, 1, 0, t);
+    if (fpemu_classify(f, code) == FPEMU_CLASS_SUBNORMAL) t->sign = 0;
+}
+
+/* Pairwise tree over the exact products [lo, hi); internal sums rounded.
+ * ftz: each product is first rounded to fd, and every rounded value below
+ * fd's normal range is flushed to zero (sign kept). */
 static void pairwise_rec(const fpemu_mma_model *m, const dot_in *in, size_t lo, size_t hi, fpemu_ctx *ctx, term *out) {
-    if (hi - lo == 1) { product(in, lo, out); return; }
+    if (hi - lo == 1) {
+        if (!m->ftz) { product(in, lo, out); return; }
+        term ta, tb, p, z;
+        decode_ftz(m->fa, in->a[lo], &ta);
+        decode_ftz(m->fb, in->b[lo], &tb);
+        mul_terms(&ta, &tb, &p);
+        memset(&z, 0, sizeof z);
+        z.zero = 1, z.sign = p.sign;
+        decode(m->fd, ftz_code(m->fd, add_round(m, m->fd, &p, &z, ctx)), 0, 0, out);
+        return;
+    }
     size_t mid = lo + (hi - lo) / 2;
     term l, r;
     pairwise_rec(m, in, lo, mid, ctx, &l);
     pairwise_rec(m, in, mid, hi, ctx, &r);
     uint64_t s = add_round(m, m->fd, &l, &r, ctx);
+    if (m->ftz) s = ftz_code(m->fd, s);
     decode(m->fd, s, 0, 0, out);
 }
 
+/* Blocks of products (block > 0), each a pairwise tree added to the
+ * running d with one rounding (AMD CDNA2: MMA-Sim's FTZ-MUL-ADD), or one
+ * tree with ftz. */
+static uint64_t dot_pairwise_blocks(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = m->out_round;
+    term acc, tree, z;
+    if (m->ftz) decode_ftz(m->fc, c, &acc);
+    else decode(m->fc, c, 0, 0, &acc);
+    memset(&z, 0, sizeof z);
+    z.zero = 1, z.sign = acc.sign;
+    uint64_t d = add_round(m, m->fd, &acc, &z, &ctx); /* c in fd */
+    if (m->ftz) d = ftz_code(m->fd, d);
+    decode(m->fd, d, 0, 0, &acc);
+    size_t B = m->block > 0 ? (size_t)m->block : (k > 0 ? k : 1);
+    for (size_t i = 0; i < k; i += B) {
+        size_t end = k - i < B ? k : i + B;
+        pairwise_rec(m, in, i, end, &ctx, &tree);
+        d = add_round(m, m->fd, &acc, &tree, &ctx);
+        if (m->ftz) d = ftz_code(m->fd, d);
+        decode(m->fd, d, 0, 0, &acc);
+    }
+    if (flags) *flags |= ctx.flags;
+    return d;
+}
+
 static uint64_t dot_pairwise(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
+    if ((m->block > 0 || m->ftz) && !in->sfmt) return dot_pairwise_blocks(m, in, k, c, flags);
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.round = m->out_round;
@@ -867,64 +1015,272 @@ int fpemu_mma_model_blackbox(void *user, const uint64_t *a, const uint64_t *b, i
 
 /* ---- presets --------------------------------------------------------------- */
 
-const char *const fpemu_mma_preset_names[] = {"v100", "t4", "a100", "ada", "h100", "b200",
-                                        "exact", "fma-seq", "pairwise", NULL};
+/* THE PRESET TABLE. Every list of presets (names, help texts, the training
+ * policies' `mma` values, the errk list, fpemu-gpu's compute-capability
+ * mapping, the fp8 formats a policy trains with) is derived from these
+ * rows: adding a preset is adding one row (docs/tensor-cores.md, "Adding
+ * a preset"). A row is a device (or a reference kind) with its
+ * instruction entries; the input formats select the entry. */
 
-enum { IN_F16 = 1, IN_BF16 = 2, IN_TF32 = 4, IN_FP8 = 8, IN_FP6FP4 = 16, IN_F64 = 32, IN_OTHER = 64 };
-
-static int input_class(const fpemu_format *f) {
-    const char *n = f->name;
-    if (!strcmp(n, "f16")) return IN_F16;
-    if (!strcmp(n, "bf16")) return IN_BF16;
-    if (!strcmp(n, "tf32") || !strcmp(n, "f32")) return IN_TF32;
-    if (!strcmp(n, "e4m3") || !strcmp(n, "e5m2")) return IN_FP8;
-    if (!strcmp(n, "e3m2") || !strcmp(n, "e2m3") || !strcmp(n, "e2m1")) return IN_FP6FP4;
-    if (!strcmp(n, "f64")) return IN_F64;
-    return IN_OTHER;
-}
+/* One instruction family of a device. */
+typedef struct {
+    const char *inputs;   /* formats a and b may each take (space-separated; mixed freely) */
+    const char *label;    /* in the device string (NULL: a's format name) */
+    const char *instr;    /* the instructions it stands for */
+    fpemu_mma_kind kind;  /* BLOCK; PAIRWISE (CDNA2); FMA_SEQ (f64: a chain of fma) */
+    int block, nfrac;     /* products per block; fraction bits kept at alignment */
+    int mant32;           /* mantissa bits of an f32 result (0: all 23) */
+    fpemu_round round32;  /* rounding of an f32 result (an f16 one is rne to 10 bits) */
+    int acc16;            /* d may be f16 */
+    int tf32;             /* f32 inputs truncated to tf32 */
+    int fuse_nfrac, split; /* two-stage fusion (CDNA3) */
+    fpemu_mma_align fuse_align;
+    int ftz;              /* flush-to-zero pairwise sums (CDNA2) */
+} preset_mma;
 
 typedef struct {
-    const char *name, *device;
-    int inputs;          /* IN_* mask this row covers */
-    int block, nfrac, fp8_mant; /* fp8_mant: f32 output mantissa bits (13 or 23) */
+    fpemu_mma_preset_info info; /* name, device, family, cc range, measured, status, sources
+                                 * (inputs, instructions, fp8 formats: derived) */
+    fpemu_mma_kind ref_kind;    /* reference rows: their kind */
+    /* block-kind parameters the device's entries share */
+    fpemu_mma_align align;
+    int zero_c_ignore, zero_plus, nan_allones, overflow_inf;
+    int floor_below_emin;       /* > 0: emax floor at d's emin minus this (H100: 7) */
+    int group, group_nfrac, group_block; /* block-scaled e2m1 (b200) */
+    int c16;                    /* c may be f16 */
+    const char *int_inputs;     /* integer MMA: "s8 u8", "s8"; NULL: none */
+    int int_block, int_sat;     /* products per instruction; .satfinite exists */
+    const char *int_instr;
+    preset_mma mma[6];
 } preset_row;
 
-static const preset_row presets[] = {
-    {"v100", "V100 (sm_70)", IN_F16, 4, 23, 23},
-    {"t4", "T4 (sm_75)", IN_F16, 8, 24, 23},
-    {"a100", "A100 (sm_80)", IN_F16 | IN_BF16, 8, 24, 23},
-    {"a100", "A100 (sm_80)", IN_TF32, 4, 24, 23},
-    {"ada", "Ada (sm_89)", IN_F16 | IN_BF16, 8, 24, 23},
-    {"ada", "Ada (sm_89)", IN_TF32, 4, 24, 23},
-    {"ada", "Ada (sm_89)", IN_FP8, 16, 13, 13},
-    {"h100", "H100/H200 (sm_90)", IN_F16 | IN_BF16, 16, 25, 23},
-    {"h100", "H100/H200 (sm_90)", IN_TF32, 8, 25, 23},
-    {"h100", "H100/H200 (sm_90)", IN_FP8, 32, 13, 13},
-    {"b200", "B200 (sm_100)", IN_F16 | IN_BF16, 16, 25, 23},
-    {"b200", "B200 (sm_100)", IN_TF32, 8, 25, 23},
-    {"b200", "B200 (sm_100)", IN_FP8 | IN_FP6FP4, 32, 25, 23},
+#define LIT "from the literature, not measured here"
+#define NV(in, B, F, ...) {.inputs = in, .kind = FPEMU_MMA_KIND_BLOCK, .block = B, .nfrac = F, \
+                           .round32 = FPEMU_RTZ, __VA_ARGS__}
+#define DMMA {.inputs = "f64", .label = "f64 (DMMA: chain of fma)", .instr = "DMMA (mma.sync f64)", \
+              .kind = FPEMU_MMA_KIND_FMA_SEQ, .block = 1}
+#define NV_DEV .align = FPEMU_MMA_ALIGN_RZ, .nan_allones = 1, .overflow_inf = 1, .c16 = 1
+#define NV_INT .int_inputs = "s8 u8", .int_block = 32, .int_sat = 1, .int_instr = "mma.sync m16n8k32 s8/u8 (IMMA)"
+#define CDNA3(in, B, ...) {.inputs = in, .kind = FPEMU_MMA_KIND_BLOCK, .block = B, .nfrac = 24, .mant32 = 23, \
+                           .round32 = FPEMU_RNE, .fuse_nfrac = 31, __VA_ARGS__}
+#define CDNA2(in, ...) {.inputs = in, .kind = FPEMU_MMA_KIND_PAIRWISE, .block = 4, .mant32 = 23, \
+                        .round32 = FPEMU_RNE, .ftz = 1, __VA_ARGS__}
+#define AMD_DEV .align = FPEMU_MMA_ALIGN_RZ, .overflow_inf = 1, .int_inputs = "s8"
+#define MMASIM "MMA-Sim (Xie et al., arXiv:2511.10909; github.com/microsoft/MMA-Sim"
+#define REF(n, dev, k, ...) {.info = {n, dev, "reference", 0, 0, 0, "reference algorithm", "docs/tensor-cores.md", \
+                                      .reference = 1, __VA_ARGS__}, .ref_kind = k}
+
+static preset_row presets[] = {
+    {.info = {"v100", "V100 (sm_70)", "sm_70", 70, 72, 0, LIT,
+              "Fasi, Higham, Mikaitis & Pranesh 2021; Khattak & Mikaitis, arXiv:2512.07004; MMA-Sim, arXiv:2511.10909",
+              .errk = "7:f16"},
+     NV_DEV,
+     .mma = {NV("f16", 4, 23, .acc16 = 1, .instr = "HMMA.884 (mma.sync m8n8k4 f16)")}},
+    {.info = {"t4", "T4 (sm_75)", "sm_75", 75, 75, 0, LIT,
+              "Fasi et al. 2021 (block size 8 not confirmed by them); MMA-Sim, arXiv:2511.10909"},
+     NV_DEV, NV_INT,
+     .mma = {NV("f16", 8, 24, .acc16 = 1, .instr = "HMMA.1688 (mma.sync m16n8k8 f16)")}},
+    {.info = {"a100", "A100 (sm_80)", "sm_80", 80, 88, 0, LIT,
+              "Fasi et al. 2021; Khattak & Mikaitis, arXiv:2512.07004; MMA-Sim, arXiv:2511.10909",
+              .errk = "8:f16 10:bf16"},
+     NV_DEV, NV_INT,
+     .mma = {NV("f16", 8, 24, .acc16 = 1, .instr = "HMMA.16816 (mma.sync m16n8k16 f16)"),
+             NV("bf16", 8, 24, .instr = "HMMA.16816 (mma.sync m16n8k16 bf16)"),
+             NV("tf32 f32", 4, 24, .tf32 = 1, .label = "tf32", .instr = "HMMA.1684 (mma.sync m16n8k8 tf32)"), DMMA}},
+    {.info = {"ada", "Ada (sm_89)", "sm_89", 89, 89, 0, LIT,
+              "Khattak & Mikaitis, arXiv:2512.07004; MMA-Sim, arXiv:2511.10909", .errk = "3:e4m3"},
+     NV_DEV, NV_INT,
+     .mma = {NV("f16", 8, 24, .acc16 = 1, .instr = "mma.sync m16n8k16 f16"),
+             NV("bf16", 8, 24, .instr = "mma.sync m16n8k16 bf16"),
+             NV("tf32 f32", 4, 24, .tf32 = 1, .label = "tf32", .instr = "mma.sync m16n8k8 tf32"),
+             NV("e4m3 e5m2", 16, 13, .mant32 = 13, .acc16 = 1, .label = "fp8/fp6/fp4",
+                .instr = "mma.sync m16n8k32 e4m3/e5m2"), DMMA}},
+    {.info = {"h100", "H100/H200 (sm_90)", "sm_90", 90, 99, 1,
+              "measured on H100 80GB HBM3 and H200 (reports/gpu)",
+              "reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.md; Khattak & Mikaitis, arXiv:2512.07004; MMA-Sim, "
+              "arXiv:2511.10909; DeepSeek-V3 report 3.3.2", .errk = "1:e4m3 2:e4m3:128 9:f16 11:bf16"},
+     NV_DEV, NV_INT,
+     /* measured on an H100 (reports/gpu; the model's open points,
+      * docs/tensor-cores.md): a zero c takes no part in emax, emax is
+      * clamped from below at the accumulator's emin - 7 (-133 for f32,
+      * -21 for f16), and no result is -0 */
+     .zero_c_ignore = 1, .zero_plus = 1, .floor_below_emin = 7,
+     .mma = {NV("f16", 16, 25, .acc16 = 1, .instr = "wgmma.mma_async / mma.sync f16"),
+             NV("bf16", 16, 25, .instr = "wgmma.mma_async / mma.sync bf16"),
+             NV("tf32 f32", 8, 25, .tf32 = 1, .label = "tf32", .instr = "wgmma.mma_async / mma.sync tf32"),
+             NV("e4m3 e5m2", 32, 13, .mant32 = 13, .acc16 = 1, .label = "fp8/fp6/fp4",
+                .instr = "wgmma.mma_async e4m3/e5m2"), DMMA}},
+    {.info = {"b200", "B200 (sm_100)", "sm_100", 100, 129, 0, LIT,
+              "Khattak & Mikaitis, arXiv:2512.07004; MMA-Sim, arXiv:2511.10909 (kind::mxf4 group rule)",
+              .errk = "4:e4m3"},
+     NV_DEV, NV_INT, .group = 16, .group_nfrac = 35, .group_block = 64,
+     .mma = {NV("f16", 16, 25, .acc16 = 1, .instr = "tcgen05.mma kind::f16"),
+             NV("bf16", 16, 25, .instr = "tcgen05.mma kind::f16 (bf16)"),
+             NV("tf32 f32", 8, 25, .tf32 = 1, .label = "tf32", .instr = "tcgen05.mma kind::tf32"),
+             NV("e4m3 e5m2 e3m2 e2m3 e2m1", 32, 25, .acc16 = 1, .label = "fp8/fp6/fp4",
+                .instr = "tcgen05.mma kind::f8f6f4 / mxf8f6f4 / mxf4"), DMMA}},
+    /* AMD CDNA2 (MI200): per MMA-Sim, f16 and bf16 MFMA multiply in f32 with
+     * subnormals flushed, add the products in pairs and pairs of pairs (f32,
+     * rne, flushed) and add each 4-product sum to the accumulator. */
+    {.info = {"mi250", "MI250/MI250X (CDNA2, gfx90a)", "gfx90a (CDNA2)", 0, 0, 0, LIT,
+              MMASIM ": mmasim/amd/sim.py, arithmetic/ftz_mul_add.py); AMD Instinct MI200 (CDNA2) ISA "
+              "reference guide, MFMA instructions"},
+     AMD_DEV, .int_block = 16, .int_instr = "v_mfma_i32_32x32x8i8, v_mfma_i32_16x16x16i8",
+     .mma = {CDNA2("f16", .instr = "v_mfma_f32_32x32x8f16, v_mfma_f32_16x16x16f16 (and 4x4x4, 2/4/16-block forms)"),
+             CDNA2("bf16", .instr = "v_mfma_f32_32x32x8bf16_1k, v_mfma_f32_16x16x16bf16_1k (the older *bf16 forms "
+                                    "add pairs: block=2)"),
+             {.inputs = "f64", .label = "f64 (MFMA f64: chain of fma)", .instr = "v_mfma_f64_16x16x4f64",
+              .kind = FPEMU_MMA_KIND_FMA_SEQ, .block = 1}}},
+    /* AMD CDNA3 (MI300): per MMA-Sim, each group of 8 (f16, bf16), 4 (xf32)
+     * or 16 (fp8) products is summed at 24 fraction bits below the products'
+     * own emax, cut toward zero; that sum is cut to 31 fraction bits and c to
+     * 24 below the larger of the two exponents, both toward -inf (the
+     * asymmetric rounding), added, and rounded to nearest-even in f32. fp8
+     * sums the even and the odd products separately first. */
+    {.info = {"mi300", "MI300X/MI300A (CDNA3, gfx942)", "gfx942 (CDNA3)", 0, 0, 0, LIT,
+              MMASIM ": mmasim/amd/sim.py, arithmetic/fdpa.py TR-FDPA/GTR-FDPA); AMD Instinct MI300 (CDNA3) ISA "
+              "reference guide, MFMA instructions; LLVM D143956 (fp8 MFMA takes f8E4M3FNUZ/f8E5M2FNUZ)"},
+     AMD_DEV, .zero_c_ignore = 1, .int_block = 32, .int_instr = "v_mfma_i32_16x16x32_i8, v_mfma_i32_32x32x16_i8",
+     .mma = {CDNA3("f16", 8, .fuse_align = FPEMU_MMA_ALIGN_RD, .instr = "v_mfma_f32_32x32x8_f16, v_mfma_f32_16x16x16_f16"),
+             CDNA3("bf16", 8, .fuse_align = FPEMU_MMA_ALIGN_RD, .instr = "v_mfma_f32_32x32x8_bf16, v_mfma_f32_16x16x16_bf16"),
+             CDNA3("tf32 f32", 4, .fuse_align = FPEMU_MMA_ALIGN_RD, .tf32 = 1, .label = "xf32", .instr = "v_mfma_f32_16x16x8_xf32, v_mfma_f32_32x32x4_xf32"),
+             CDNA3("e4m3fnuz e5m2fnuz", 16, .split = 2, .fuse_align = FPEMU_MMA_ALIGN_RZ, .label = "fp8/bf8",
+                   .instr = "v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8}, v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8}"),
+             {.inputs = "f64", .label = "f64 (MFMA f64: chain of fma)", .instr = "v_mfma_f64_16x16x4_f64",
+              .kind = FPEMU_MMA_KIND_FMA_SEQ, .block = 1}}},
+    REF("exact", "one rounding of the exact sum", FPEMU_MMA_KIND_EXACT, .errk = NULL),
+    REF("fma-seq", "sequential fma loop", FPEMU_MMA_KIND_FMA_SEQ, .errk = "5:e4m3 12:bf16", .errk_note = " (f32 CPU loop)"),
+    REF("pairwise", "pairwise tree", FPEMU_MMA_KIND_PAIRWISE, .errk = "6:e4m3", .errk_note = " (f32)"),
 };
 #define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
+#define NENTRIES ((int)(sizeof presets[0].mma / sizeof presets[0].mma[0]))
 
-static const char *supported_list(const char *name, char *buf, size_t len) {
+/* ---- derived from the table ---- */
+
+const char *fpemu_mma_preset_names[NPRESETS + 1];
+static char derived_inputs[NPRESETS][160], derived_instr[NPRESETS][600];
+
+static int word_in(const char *list, const char *w) {
+    size_t n = strlen(w);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ') p++;
+        const char *e = p;
+        while (*e && *e != ' ') e++;
+        if ((size_t)(e - p) == n && n && !strncmp(p, w, n)) return 1;
+        p = e;
+    }
+    return 0;
+}
+
+static void append(char *buf, size_t len, const char *sep, const char *s) {
+    size_t o = strlen(buf);
+    if (o < len) snprintf(buf + o, len - o, "%s%s", o ? sep : "", s);
+}
+
+__attribute__((constructor)) static void presets_init(void) {
+    static int done;
+    if (done) return;
+    for (int i = 0; i < NPRESETS; i++) {
+        preset_row *r = &presets[i];
+        fpemu_mma_preset_names[i] = r->info.name;
+        if (r->info.reference) {
+            r->info.inputs = "any";
+            r->info.instructions = "none (a CPU algorithm)";
+            continue;
+        }
+        char *in = derived_inputs[i], *ins = derived_instr[i];
+        for (int e = 0; e < NENTRIES && r->mma[e].inputs; e++) {
+            append(in, sizeof derived_inputs[i], " ", r->mma[e].inputs);
+            if (r->mma[e].instr) append(ins, sizeof derived_instr[i], "; ", r->mma[e].instr);
+            /* fp8 formats: an 8-bit input with 3 (e4m3-like) or 2 (e5m2-like) mantissa bits */
+            const char *p = r->mma[e].inputs;
+            while (*p) {
+                char w[24];
+                size_t n = strcspn(p, " ");
+                snprintf(w, sizeof w, "%.*s", (int)(n < 23 ? n : 23), p);
+                const fpemu_format *f = fpemu_format_get(w, NULL, 0);
+                if (f && f->bits == 8 && f->ebits + f->mbits == 7) {
+                    if (f->mbits == 3 && !r->info.fp8_e4m3) r->info.fp8_e4m3 = f->name;
+                    if (f->mbits == 2 && !r->info.fp8_e5m2) r->info.fp8_e5m2 = f->name;
+                }
+                p += n;
+                while (*p == ' ') p++;
+            }
+        }
+        if (r->int_inputs) {
+            append(in, sizeof derived_inputs[i], " ", r->int_inputs);
+            if (r->int_instr) append(ins, sizeof derived_instr[i], "; ", r->int_instr);
+        }
+        r->info.inputs = in;
+        r->info.instructions = ins;
+    }
+    fpemu_mma_preset_names[NPRESETS] = NULL;
+    done = 1;
+}
+
+int fpemu_mma_preset_count(void) { return NPRESETS; }
+
+const fpemu_mma_preset_info *fpemu_mma_preset_get(int i) {
+    presets_init();
+    return i >= 0 && i < NPRESETS ? &presets[i].info : NULL;
+}
+
+static const preset_row *find_row(const char *name) {
+    presets_init();
+    for (int i = 0; name && i < NPRESETS; i++) if (!strcmp(presets[i].info.name, name)) return &presets[i];
+    return NULL;
+}
+
+const fpemu_mma_preset_info *fpemu_mma_preset_find(const char *name) {
+    const preset_row *r = find_row(name);
+    return r ? &r->info : NULL;
+}
+
+const char *fpemu_mma_preset_for_cc(int cc) {
+    for (int i = 0; i < NPRESETS; i++)
+        if (presets[i].info.cc_min > 0 && cc >= presets[i].info.cc_min && cc <= presets[i].info.cc_max)
+            return presets[i].info.name;
+    return NULL;
+}
+
+const char *fpemu_mma_preset_list(char *buf, size_t len, const char *sep) {
+    if (!len) return buf;
     buf[0] = 0;
-    size_t o = 0;
-    static const char *cls_names[] = {"f16", "bf16", "tf32 (or f32, truncated)", "e4m3/e5m2", "e3m2/e2m3/e2m1", "f64"};
-    int mask = 0;
-    for (int i = 0; i < NPRESETS; i++) if (!strcmp(presets[i].name, name)) mask |= presets[i].inputs;
-    if (strcmp(name, "v100") && strcmp(name, "t4")) mask |= IN_F64;
-    for (int b = 0; b < 6; b++)
-        if (mask & (1 << b)) o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? ", " : "", cls_names[b]);
+    for (int i = 0; i < NPRESETS; i++) append(buf, len, sep, presets[i].info.name);
     return buf;
 }
 
-static int is_device(const char *name) {
-    for (int i = 0; i < NPRESETS; i++) if (!strcmp(presets[i].name, name)) return 1;
-    return 0;
+int fpemu_mma_is_preset_file(const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    return n && (strchr(s, '/') || (n > 7 && !strcmp(s + n - 7, ".preset")));
+}
+
+/* "f16, bf16, tf32/f32, ...": the inputs of a row's entries */
+static const char *supported_list(const preset_row *r, char *buf, size_t len) {
+    buf[0] = 0;
+    for (int e = 0; e < NENTRIES && r->mma[e].inputs; e++) {
+        char w[64];
+        snprintf(w, sizeof w, "%s", r->mma[e].inputs);
+        for (char *p = w; *p; p++) if (*p == ' ') *p = '/';
+        append(buf, len, ", ", w);
+    }
+    return buf;
+}
+
+static void copy_origin(fpemu_mma_model *m, const preset_row *r) {
+    snprintf(m->status, sizeof m->status, "%s", r->info.status);
+    snprintf(m->source, sizeof m->source, "%s", r->info.sources);
 }
 
 int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_format *fa, const fpemu_format *fb,
                            const fpemu_format *fc, const fpemu_format *fd, char *err, size_t errlen) {
+    if (fpemu_mma_is_preset_file(name)) {
+        char *text = NULL;
+        if (fpemu_mma_preset_read(name, &text, err, errlen)) return -1;
+        int rc = fpemu_mma_model_parse(m, text, name, fa, fb, fc, fd, err, errlen);
+        free(text);
+        return rc;
+    }
     memset(m, 0, sizeof *m);
     if (!name) name = "";
     const fpemu_format *f32 = fmt("f32"), *f16 = fmt("f16");
@@ -940,10 +1296,17 @@ int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_for
     m->zero_product = 0;
     m->out_mant = fd->mbits;
     m->out_round = FPEMU_RNE;
-    if (!strcmp(name, "exact") || !strcmp(name, "fma-seq") || !strcmp(name, "pairwise")) {
-        m->kind = !strcmp(name, "exact") ? FPEMU_MMA_KIND_EXACT : !strcmp(name, "fma-seq") ? FPEMU_MMA_KIND_FMA_SEQ : FPEMU_MMA_KIND_PAIRWISE;
-        snprintf(m->device, sizeof m->device, "%s", !strcmp(name, "exact") ? "one rounding of the exact sum"
-                                                    : !strcmp(name, "fma-seq") ? "sequential fma loop" : "pairwise tree");
+    const preset_row *row = find_row(name);
+    if (!row) {
+        char list[400];
+        if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s, or a preset file: a path with a '/' "
+                          "or ending in .preset)", name, fpemu_mma_preset_list(list, sizeof list, ", "));
+        return -1;
+    }
+    copy_origin(m, row);
+    if (row->info.reference) {
+        m->kind = row->ref_kind;
+        snprintf(m->device, sizeof m->device, "%s", row->info.device);
         m->block = m->kind == FPEMU_MMA_KIND_FMA_SEQ ? 1 : 0;
         if (fa->nan == FPEMU_NANS_ALLONES || fb->nan == FPEMU_NANS_ALLONES) {
             if (err) snprintf(err, errlen, "model %s: %s/%s cannot be dot-product inputs (scale-only format)", name, fa->name, fb->name);
@@ -951,100 +1314,167 @@ int fpemu_mma_model_preset(fpemu_mma_model *m, const char *name, const fpemu_for
         }
         return fpemu_mma_model_finish(m, err, errlen);
     }
-    if (!is_device(name)) {
-        char list[200] = "";
-        size_t o = 0;
-        for (int i = 0; fpemu_mma_preset_names[i]; i++) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", fpemu_mma_preset_names[i]);
-        if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s)", name, list);
+    char sup[200];
+    supported_list(row, sup, sizeof sup);
+    const preset_mma *e = NULL;
+    for (int i = 0; i < NENTRIES && row->mma[i].inputs && !e; i++)
+        if (word_in(row->mma[i].inputs, fa->name) && word_in(row->mma[i].inputs, fb->name)) e = &row->mma[i];
+    if (!e) {
+        if (err) snprintf(err, errlen, "model %s has no MMA for %s x %s inputs (supported: %s)", name, fa->name, fb->name, sup);
         return -1;
     }
-    int ca = input_class(fa), cb = input_class(fb);
-    char sup[200];
-    supported_list(name, sup, sizeof sup);
-    /* DMMA: a chain of IEEE fma in f64 */
-    if (ca == IN_F64 || cb == IN_F64) {
-        if (!strcmp(name, "v100") || !strcmp(name, "t4") || ca != cb) {
-            if (err) snprintf(err, errlen, "model %s has no MMA for %s x %s inputs (supported: %s)", name, fa->name, fb->name, sup);
-            return -1;
-        }
-        if (strcmp(fc->name, "f64") || strcmp(fd->name, "f64")) {
-            if (err) snprintf(err, errlen, "model %s: f64 inputs need f64 c and d (DMMA)", name);
+    if (e->kind == FPEMU_MMA_KIND_FMA_SEQ) { /* f64: a chain of IEEE fma */
+        if (strcmp(fc->name, fa->name) || strcmp(fd->name, fa->name)) {
+            if (err) snprintf(err, errlen, "model %s: %s inputs need %s c and d (%s)", name, fa->name, fa->name, e->label);
             return -1;
         }
         m->kind = FPEMU_MMA_KIND_FMA_SEQ;
         m->block = 1;
-        snprintf(m->device, sizeof m->device, "%s f64 (DMMA: chain of fma)", name);
+        snprintf(m->device, sizeof m->device, "%s %s", name, e->label);
         return fpemu_mma_model_finish(m, err, errlen);
-    }
-    const preset_row *row = NULL;
-    for (int i = 0; i < NPRESETS; i++) {
-        if (strcmp(presets[i].name, name)) continue;
-        if ((presets[i].inputs & ca) && (presets[i].inputs & cb)) {
-            /* f16 and bf16 do not mix; tf32 only with tf32; fp8/fp6/fp4 mix on b200 */
-            if ((ca | cb) == (IN_F16 | IN_BF16)) continue;
-            row = &presets[i];
-            break;
-        }
-    }
-    if (!row) {
-        if (err) snprintf(err, errlen, "model %s has no MMA for %s x %s inputs (supported: %s)", name, fa->name, fb->name, sup);
-        return -1;
     }
     int out16 = fd == f16 || !strcmp(fd->name, "f16");
     int out32 = fd == f32 || !strcmp(fd->name, "f32");
-    int c_ok = !strcmp(fc->name, "f16") || !strcmp(fc->name, "f32");
-    int f16_acc_ok = (ca & (IN_F16 | IN_FP8 | IN_FP6FP4)) && (cb & (IN_F16 | IN_FP8 | IN_FP6FP4));
-    if (!c_ok || !(out32 || (out16 && f16_acc_ok))) {
+    int c_ok = !strcmp(fc->name, "f32") || (row->c16 && !strcmp(fc->name, "f16"));
+    if (!c_ok || !(out32 || (out16 && e->acc16))) {
         if (err) snprintf(err, errlen, "model %s: %s x %s inputs accumulate into %s (c and d), not %s/%s",
-                          name, fa->name, fb->name, f16_acc_ok ? "f32 or f16" : "f32", fc->name, fd->name);
+                          name, fa->name, fb->name, e->acc16 ? "f32 or f16" : "f32", fc->name, fd->name);
         return -1;
     }
-    m->kind = FPEMU_MMA_KIND_BLOCK;
-    snprintf(m->device, sizeof m->device, "%.24s %.12s", row->device, (ca & IN_TF32) ? "tf32" : (ca & IN_FP8) || (ca & IN_FP6FP4) ? "fp8/fp6/fp4" : fa->name);
-    m->block = row->block;
-    m->nfrac = row->nfrac;
-    m->align = FPEMU_MMA_ALIGN_RZ;
-    m->norm = FPEMU_MMA_NORM_END;
-    m->chain = FPEMU_MMA_CHAIN_ROUNDED;
-    m->tf32_truncate = (ca == IN_TF32);
-    m->overflow_inf = 1;
-    m->nan_allones = 1;
+    m->kind = e->kind;
+    snprintf(m->device, sizeof m->device, "%.34s %.12s", row->info.device, e->label ? e->label : fa->name);
+    m->block = e->block;
+    m->tf32_truncate = e->tf32;
     if (out16) {
         m->out_round = FPEMU_RNE;
         m->out_mant = fd->mbits;
     } else {
-        m->out_round = FPEMU_RTZ;
-        m->out_mant = (ca & IN_FP8) ? row->fp8_mant : 23;
+        m->out_round = e->round32;
+        m->out_mant = e->mant32 ? e->mant32 : fd->mbits;
     }
-    if (!strcmp(name, "b200")) m->group = 16, m->group_nfrac = 35, m->group_block = 64;
-    if (!strcmp(name, "h100")) {
-        /* measured on an H100 (reports/gpu; the model's open points,
-         * docs/tensor-cores.md): a zero c takes no part in emax, emax is
-         * clamped from below at -133 for f32 accumulators and -21 for f16 ones (the
-         * accumulator's emin - 7 both times), and no result is -0 */
-        m->zero_c = 0;
-        m->has_emax_floor = 1, m->emax_floor = out16 ? -21 : -133;
-        m->zero_plus = 1;
+    if (e->kind == FPEMU_MMA_KIND_PAIRWISE) { /* CDNA2 */
+        m->ftz = e->ftz;
+        m->flush_subnormals = e->ftz;
+        return fpemu_mma_model_finish(m, err, errlen);
     }
+    m->nfrac = e->nfrac;
+    m->align = row->align;
+    m->norm = FPEMU_MMA_NORM_END;
+    m->chain = FPEMU_MMA_CHAIN_ROUNDED;
+    m->fuse_nfrac = e->fuse_nfrac, m->split = e->split, m->fuse_align = e->fuse_align;
+    m->overflow_inf = row->overflow_inf;
+    m->nan_allones = row->nan_allones;
+    m->zero_c = !row->zero_c_ignore;
+    m->zero_plus = row->zero_plus;
+    if (row->floor_below_emin > 0) m->has_emax_floor = 1, m->emax_floor = fd->emin - row->floor_below_emin;
+    m->group = row->group, m->group_nfrac = row->group_nfrac, m->group_block = row->group_block;
     return fpemu_mma_model_finish(m, err, errlen);
 }
 
 int fpemu_mma_model_preset_int(fpemu_mma_model *m, const char *name, int a_signed, int b_signed, int saturate, char *err,
                                size_t errlen) {
+    if (fpemu_mma_is_preset_file(name)) {
+        char *text = NULL;
+        if (fpemu_mma_preset_read(name, &text, err, errlen)) return -1;
+        int rc = fpemu_mma_model_parse_int(m, text, name, a_signed, b_signed, saturate, err, errlen);
+        free(text);
+        return rc;
+    }
     memset(m, 0, sizeof *m);
-    if (!name || (!is_device(name) && strcmp(name, "exact"))) {
-        if (err) snprintf(err, errlen, "unknown model '%s' for integer MMA (expected t4, a100, ada, h100, b200 or exact)", name ? name : "");
+    const preset_row *row = find_row(name);
+    int exact = name && !strcmp(name, "exact");
+    if (!row || (row->info.reference && !exact)) {
+        char list[300] = "";
+        for (int i = 0; i < NPRESETS; i++) if (presets[i].int_inputs) append(list, sizeof list, ", ", presets[i].info.name);
+        if (err) snprintf(err, errlen, "unknown model '%s' for integer MMA (expected %s or exact)", name ? name : "", list);
         return -1;
     }
-    if (!strcmp(name, "v100")) {
-        if (err) snprintf(err, errlen, "model v100 has no integer MMA (IMMA needs sm_72+)");
-        return -1;
+    if (!exact) {
+        if (!row->int_inputs) {
+            if (err) snprintf(err, errlen, "model %s has no integer MMA", name);
+            return -1;
+        }
+        if ((!a_signed && !word_in(row->int_inputs, "u8")) || (!b_signed && !word_in(row->int_inputs, "u8"))) {
+            if (err) snprintf(err, errlen, "model %s: integer MMA takes %s inputs only", name, row->int_inputs);
+            return -1;
+        }
+        if (saturate && !row->int_sat) {
+            if (err) snprintf(err, errlen, "model %s: its integer MMA wraps (no saturating form is documented)", name);
+            return -1;
+        }
     }
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->device, sizeof m->device, "%s s8/u8 (exact int32)", name);
+    copy_origin(m, row);
     m->kind = FPEMU_MMA_KIND_INT;
     m->a_signed = a_signed, m->b_signed = b_signed, m->int_sat = saturate;
-    m->block = strcmp(name, "exact") ? 32 : 0; /* mma.sync m16n8k32: 32 products per instruction */
+    m->block = exact ? 0 : row->int_block; /* products per instruction (NVIDIA mma.sync m16n8k32: 32) */
+    return 0;
+}
+
+int fpemu_mma_preset_fp8(const char *name, const char **e4m3, const char **e5m2, char *err, size_t errlen) {
+    *e4m3 = *e5m2 = NULL;
+    if (fpemu_mma_is_preset_file(name)) {
+        /* a file: its fp8 inputs (the 8-bit formats it binds) */
+        char *text = NULL;
+        if (fpemu_mma_preset_read(name, &text, err, errlen)) return -1;
+        static const char *const cands[] = {"e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", NULL};
+        for (int i = 0; cands[i]; i++) {
+            const fpemu_format *f = fmt(cands[i]);
+            fpemu_mma_model t;
+            if (!f || fpemu_mma_model_parse(&t, text, name, f, f, NULL, NULL, NULL, 0)) continue;
+            if (f->mbits == 3 && !*e4m3) *e4m3 = f->name;
+            if (f->mbits == 2 && !*e5m2) *e5m2 = f->name;
+        }
+        free(text);
+        return 0;
+    }
+    const preset_row *r = find_row(name);
+    if (!r) {
+        char list[400];
+        if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s)", name ? name : "",
+                          fpemu_mma_preset_list(list, sizeof list, ", "));
+        return -1;
+    }
+    *e4m3 = r->info.fp8_e4m3;
+    *e5m2 = r->info.fp8_e5m2;
+    return 0;
+}
+
+int fpemu_mma_model_check_name(const char *name, char *err, size_t errlen) {
+    if (fpemu_mma_is_preset_file(name)) {
+        char *text = NULL;
+        if (fpemu_mma_preset_read(name, &text, err, errlen)) return -1;
+        free(text);
+        return 0;
+    }
+    if (find_row(name)) return 0;
+    char list[400];
+    if (err) snprintf(err, errlen, "unknown model '%s' (expected one of: %s, or a preset file)", name ? name : "",
+                      fpemu_mma_preset_list(list, sizeof list, ", "));
+    return -1;
+}
+
+/* Every binding of a row, for fpemu_mma_preset_format: calls fn for each
+ * (fa, fb, fc, fd) the row takes. */
+int emu__mma_preset_bindings(const char *name, void (*fn)(void *, const fpemu_format *, const fpemu_format *,
+                                                             const fpemu_format *, const fpemu_format *),
+                             void *user) {
+    const preset_row *r = find_row(name);
+    if (!r) return -1;
+    static const char *const any[] = {"f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz",
+                                      "e3m2", "e2m3", "e2m1", "f64", NULL};
+    static const char *const accs[] = {"f32", "f16", "f64", NULL};
+    for (int i = 0; any[i]; i++)
+        for (int j = 0; any[j]; j++)
+            for (int c = 0; accs[c]; c++)
+                for (int d = 0; accs[d]; d++) {
+                    fpemu_mma_model t;
+                    const fpemu_format *fa = fmt(any[i]), *fb = fmt(any[j]), *fc = fmt(accs[c]), *fd = fmt(accs[d]);
+                    if (!fa || !fb || !fc || !fd) continue;
+                    if (fpemu_mma_model_preset(&t, name, fa, fb, fc, fd, NULL, 0)) continue;
+                    fn(user, fa, fb, fc, fd);
+                }
     return 0;
 }
 
@@ -1130,10 +1560,23 @@ int fpemu_mma_model_set(fpemu_mma_model *m_out, const char *key, const char *val
     } else if (!strcmp(key, "group_block")) {
         if (parse_int(value, &v) || v < 1) BAD("option group_block: expected an integer >= 1, got '%s'", value);
         m->group_block = v;
+    } else if (!strcmp(key, "fuse_nfrac")) {
+        if (parse_int(value, &v) || v < 0 || v > 60) BAD("option fuse_nfrac: expected 0 (off) or an integer in [nfrac, 60], got '%s'", value);
+        m->fuse_nfrac = v;
+    } else if (!strcmp(key, "fuse_align")) {
+        if (!strcmp(value, "rz")) m->fuse_align = FPEMU_MMA_ALIGN_RZ;
+        else if (!strcmp(value, "rd")) m->fuse_align = FPEMU_MMA_ALIGN_RD;
+        else BAD("option fuse_align: expected rz or rd, got '%s'", value);
+    } else if (!strcmp(key, "split")) {
+        if (parse_int(value, &v) || v < 1 || v > 2) BAD("option split: expected 1 or 2, got '%s'", value);
+        m->split = v == 1 ? 0 : v;
+    } else if (!strcmp(key, "ftz")) {
+        if (parse_int(value, &v) || (v != 0 && v != 1)) BAD("option ftz: expected 0 or 1, got '%s'", value);
+        m->ftz = v;
     } else {
         BAD("unknown model option '%s' (expected block, nfrac, align, normalize, chain, out_round, out_mant, "
             "subnormals, tf32_truncate, emax_floor, overflow, zero_c, zero_product, zero_sign, nan, group, group_nfrac, "
-            "group_block)", key);
+            "group_block, fuse_nfrac, fuse_align, split, ftz)", key);
     }
 #undef BAD
     if (fpemu_mma_model_finish(m, err, errlen)) return -1;
@@ -1148,13 +1591,18 @@ int fpemu_mma_model_describe(const fpemu_mma_model *m, char *buf, size_t len) {
         return snprintf(buf, len, "model=%s kind=int a=%s b=%s acc=int32 %s block=%d", m->name,
                         m->a_signed ? "s8" : "u8", m->b_signed ? "s8" : "u8", m->int_sat ? "satfinite" : "wrap",
                         m->block);
-    char floor[24];
+    char floor[24], extra[96] = "";
     if (m->has_emax_floor) snprintf(floor, sizeof floor, "%d", m->emax_floor);
     else snprintf(floor, sizeof floor, "none");
+    /* the two-stage and ftz parameters appear only when set (the lines of
+     * the other presets stay as they were) */
+    if (m->fuse_nfrac || m->split == 2 || m->ftz)
+        snprintf(extra, sizeof extra, " fuse_nfrac=%d fuse_align=%s split=%d ftz=%d", m->fuse_nfrac,
+                 m->fuse_align == FPEMU_MMA_ALIGN_RD ? "rd" : "rz", m->split == 2 ? 2 : 1, m->ftz);
     return snprintf(buf, len,
                     "model=%s kind=%s a=%s b=%s c=%s d=%s block=%d nfrac=%d align=%s normalize=%s chain=%s "
                     "out_round=%s out_mant=%d subnormals=%s tf32_truncate=%d emax_floor=%s overflow=%s "
-                    "zero_c=%s zero_product=%s zero_sign=%s group=%d",
+                    "zero_c=%s zero_product=%s zero_sign=%s group=%d%s",
                     m->name, kind, m->fa ? m->fa->name : "?", m->fb ? m->fb->name : "?", m->fc ? m->fc->name : "?",
                     m->fd ? m->fd->name : "?", m->block,
                     m->kind == FPEMU_MMA_KIND_BLOCK ? m->nfrac : -1, m->align == FPEMU_MMA_ALIGN_RD ? "rd" : m->align == FPEMU_MMA_ALIGN_RZ ? "rz" : "?",
@@ -1162,5 +1610,5 @@ int fpemu_mma_model_describe(const fpemu_mma_model *m, char *buf, size_t len) {
                     m->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : m->chain == FPEMU_MMA_CHAIN_ROUNDED ? "rounded" : "?",
                     fpemu_round_name(m->out_round), m->out_mant, m->flush_subnormals ? "flush" : "keep",
                     m->tf32_truncate, floor, m->overflow_inf ? "inf" : "max", m->zero_c ? "emin" : "ignore",
-                    m->zero_product ? "emin" : "ignore", m->zero_plus ? "plus" : "ieee", m->group);
+                    m->zero_product ? "emin" : "ignore", m->zero_plus ? "plus" : "ieee", m->group, extra);
 }

@@ -22,12 +22,16 @@
  * inputs, fc for c, fd for d), as everywhere in fpemu. The library never
  * prints; errors come back as -1 with a message in a caller buffer.
  *
- * Presets ("v100", "t4", "a100", "ada", "h100", "b200", "exact", "fma-seq",
- * "pairwise") are bound to formats by fpemu_mma_model_preset(): the input formats
- * select the device's row of the table in docs/tensor-cores.md; a format the
- * device does not support is an error. Open points of that model are options
- * (fpemu_mma_model_set): emax_floor, overflow (RZ overflow -> inf or max finite),
- * block (e.g. T4's block size). Defaults are documented in docs/tensor-cores.md.
+ * Presets (the rows of one table in mma.c: "v100", "t4", "a100", "ada",
+ * "h100", "b200", "mi250", "mi300", "exact", "fma-seq", "pairwise"; see
+ * fpemu_mma_preset_names and fpemu_mma_preset_info) are bound to formats by
+ * fpemu_mma_model_preset(): the input formats select the instruction entry of
+ * the device's row; a format the device does not support is an error. Open
+ * points of that model are options (fpemu_mma_model_set): emax_floor,
+ * overflow (RZ overflow -> inf or max finite), block (e.g. T4's block size).
+ * Defaults are documented in docs/tensor-cores.md. A preset file (the
+ * key = value text of fpemu_mma_model_format, docs/tensor-cores.md) is
+ * accepted wherever a preset name is (fpemu_mma_is_preset_file).
  */
 #ifndef FPEMU_MMA_H
 #define FPEMU_MMA_H
@@ -97,14 +101,101 @@ typedef struct fpemu_mma_model {
     int group, group_nfrac, group_block;
     /* FPEMU_MMA_KIND_INT */
     int a_signed, b_signed, int_sat;
+    /* two-stage fusion (AMD CDNA3, MMA-Sim's TR/GTR-FDPA): fuse_nfrac > 0
+     * sums the block's products first (their own emax, nfrac bits, align;
+     * c takes no part), then cuts that sum to fuse_nfrac bits and c to
+     * nfrac bits below E = max(the products' emax, c's exponent), both
+     * rounded by fuse_align, and adds them. split = 2: the products are
+     * first summed as two interleaved halves (even and odd i), each at its
+     * own emax, and the halves aligned (align) to the larger (CDNA3 fp8).
+     * 0, 0: off (one stage, c among the terms). */
+    int fuse_nfrac, split;
+    fpemu_mma_align fuse_align;
+    /* FPEMU_MMA_KIND_PAIRWISE: block > 0 sums each block of products as a
+     * pairwise tree and adds it to the running d (AMD CDNA2; block = 0:
+     * one tree, c added last). ftz = 1: subnormal inputs read as zero and
+     * every rounded product and sum below fd's normal range is flushed to
+     * zero, keeping its sign (CDNA2's FTZ, MMA-Sim). */
+    int ftz;
+    /* where the parameters come from: "measured ...", "from the literature,
+     * not measured here", or a preset file's status; and its sources */
+    char status[64];
+    char source[256];
     /* derived by fpemu_mma_model_finish(): the block-result format (fd's exponent
      * range and codes with out_mant mantissa bits; equals *fd when out_mant
      * is fd's) */
     fpemu_format outf;
 } fpemu_mma_model;
 
-/* Names of the presets, NULL-terminated. */
-extern const char *const fpemu_mma_preset_names[];
+/* Names of the presets, NULL-terminated: the rows of the preset table in
+ * mma.c, in its order (filled from the table when the library loads). */
+extern const char *fpemu_mma_preset_names[];
+
+/* What a preset row says, for lists, help texts and GPU mappings: every list
+ * of presets outside mma.c is derived from these. */
+typedef struct fpemu_mma_preset_info {
+    const char *name;       /* "h100" */
+    const char *device;     /* "H100/H200 (sm_90)" */
+    const char *family;     /* "sm_90", "gfx942 (CDNA3)", "reference" */
+    int cc_min, cc_max;     /* NVIDIA compute capabilities it models (x10: 90);
+                             * 0, 0 for none */
+    int measured;           /* 1: measured on hardware (reports/gpu) */
+    const char *status;     /* "measured on ..." or "from the literature, not measured here" */
+    const char *sources;    /* where its parameters come from */
+    const char *inputs;     /* every input format it takes, space-separated
+                             * ("any" for the reference kinds) */
+    const char *instructions; /* the instructions it stands for */
+    const char *fp8_e4m3, *fp8_e5m2; /* its fp8 formats (training policies'
+                             * forward / gradient format), NULL if none */
+    int reference;          /* 1: exact, fma-seq, pairwise (no device) */
+    const char *errk;       /* the configurations `fpemu errk` studies with it:
+                             * "POS:INPUT[:PROMOTE] ..." (POS orders the study's
+                             * rows); NULL: none */
+    const char *errk_note;  /* appended to its errk labels */
+} fpemu_mma_preset_info;
+
+/* Number of presets, and the row i (0 <= i < count); NULL past the end. */
+int fpemu_mma_preset_count(void);
+const fpemu_mma_preset_info *fpemu_mma_preset_get(int i);
+/* The row of a preset name, or NULL. */
+const fpemu_mma_preset_info *fpemu_mma_preset_find(const char *name);
+/* The device preset whose row lists NVIDIA compute capability cc (x10), or NULL. */
+const char *fpemu_mma_preset_for_cc(int cc);
+/* The preset names, joined by sep, into buf (truncated; returns buf). */
+const char *fpemu_mma_preset_list(char *buf, size_t len, const char *sep);
+/* 1 if s names a preset file rather than a preset: it contains a '/' or
+ * ends in ".preset". */
+int fpemu_mma_is_preset_file(const char *s);
+/* Check a model argument without binding formats: a preset name, or a
+ * preset file that loads. 0, or -1 with a message. */
+int fpemu_mma_model_check_name(const char *name, char *err, size_t errlen);
+/* The fp8 formats of a preset or preset file (training's forward and
+ * gradient formats: e4m3/e5m2 on NVIDIA, e4m3fnuz/e5m2fnuz on CDNA3): 0 with
+ * *e4m3 and *e5m2 set (NULL where the device has none), -1 with a message. */
+int fpemu_mma_preset_fp8(const char *name, const char **e4m3, const char **e5m2, char *err,
+                         size_t errlen);
+
+/* ---- preset files (docs/tensor-cores.md, "Preset files") ---------------- */
+
+/* Write m as a preset file's text into buf (snprintf semantics: returns
+ * the length the whole text needs). The text binds exactly m's formats. */
+int fpemu_mma_model_format(const fpemu_mma_model *m, char *buf, size_t len);
+/* Write every binding of preset `name` (every input/accumulator format
+ * combination its row takes) as one preset file's text. Returns the
+ * length needed (snprintf semantics), or -1 with a message. */
+int fpemu_mma_preset_format(const char *name, char *buf, size_t len, char *err, size_t errlen);
+/* Bind a preset file's text to formats (as fpemu_mma_model_preset; fc, fd
+ * may be NULL for f32). what names the text in messages ("FILE:LINE: ...").
+ * Returns 0, or -1 with a message naming the file and line. */
+int fpemu_mma_model_parse(fpemu_mma_model *m, const char *text, const char *what,
+                          const fpemu_format *fa, const fpemu_format *fb, const fpemu_format *fc,
+                          const fpemu_format *fd, char *err, size_t errlen);
+/* The same for integer MMA (the file's int_block / int_inputs keys). */
+int fpemu_mma_model_parse_int(fpemu_mma_model *m, const char *text, const char *what, int a_signed,
+                              int b_signed, int saturate, char *err, size_t errlen);
+/* Read a preset file (at most 1 MiB) into a NUL-terminated malloc'ed
+ * buffer: 0, or -1 with a message naming the file. */
+int fpemu_mma_preset_read(const char *path, char **text, char *err, size_t errlen);
 
 /* Bind a preset to formats. fc and fd may be NULL (f32). Returns 0, or -1
  * with a message naming what is supported when the device has no MMA for

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mma.h"
 #include "train_internal.h"
 
 const char *const trn_model_names[] = {"mlp-digits", "tiny-transformer", "deep-mlp", NULL};
@@ -87,7 +88,8 @@ static const key_def keys[] = {
     {"eval_every", K_LONG, OFF(eval_every), 0, 1e9, NULL, "evaluate every N steps (0: only at the end)"},
     {"tensors_every", K_LONG, OFF(tensors_every), 0, 1e9, NULL, "tensors.csv rows every N steps (0: never)"},
     {"checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 1e9, NULL, "checkpoint every N steps (0: never)"},
-    {"mma", K_ENUM, OFF(mma), 0, 0, "h100|a100|ada|v100|t4|b200|exact|fma-seq|pairwise", "tensor-core model of the low-precision GEMMs"},
+    /* choices NULL: validated by the library (a preset of emu/mma.c's table, or a preset file) */
+    {"mma", K_ENUM, OFF(mma), 0, 0, NULL, "tensor-core model of the low-precision GEMMs (a preset or a preset file)"},
     {"scaler", K_ENUM, OFF(scaler), 0, 0, "dynamic|static|none", "loss scaling"},
     {"init_scale", K_DOUBLE, OFF(init_scale), 1e-30, 3.4e38, NULL, "GradScaler init_scale"},
     {"growth_factor", K_DOUBLE, OFF(growth_factor), 1, 1e6, NULL, "GradScaler growth_factor"},
@@ -231,6 +233,20 @@ int trn_settings_set(trn_settings *s, const char *key, const char *value, char *
         else { snprintf(err, errlen, "%s: expected 0/1/true/false, got '%s'", key, value); return -1; }
         break;
     case K_ENUM: {
+        if (!k->choices) { /* mma: the preset table (emu/mma.c) decides */
+            char e2[400];
+            if (strlen(value) >= TRN_NAME_MAX) {
+                snprintf(err, errlen, "%s: '%s' is longer than %d characters (a preset file's path too)", key, value,
+                         TRN_NAME_MAX - 1);
+                return -1;
+            }
+            if (fpemu_mma_model_check_name(value, e2, sizeof e2)) {
+                snprintf(err, errlen, "%s: %s", key, e2);
+                return -1;
+            }
+            snprintf(p, TRN_NAME_MAX, "%s", value);
+            break;
+        }
         const char *c = k->choices;
         size_t vl = strlen(value);
         int found = 0;
@@ -279,4 +295,16 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
         if (!strcmp(s->task, "sum") && s->vocab < 2) { snprintf(err, errlen, "vocab must be >= 2"); return -1; }
     }
     return 0;
+}
+
+/* The fp8 formats a run trains with: the ones the `mma` preset's row lists
+ * (emu/mma.c: e4m3/e5m2 on NVIDIA, e4m3fnuz/e5m2fnuz on AMD CDNA3, as
+ * AMD's training stacks use), e4m3/e5m2 when the preset has none (the run
+ * is then refused by the GEMM check, naming the formats). */
+void trn__fp8_formats(const trn_settings *s, const char **fwd, const char **bwd) {
+    const char *e4 = NULL, *e5 = NULL;
+    if (fpemu_mma_preset_fp8(s->mma, &e4, &e5, NULL, 0) || !e4) e4 = "e4m3", e5 = "e5m2";
+    if (!e5) e5 = "e5m2";
+    *fwd = e4;
+    *bwd = !strcmp(s->fp8_format, "HYBRID") ? e5 : e4;
 }

@@ -25,8 +25,10 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
     r->f_m = fmt(p->m_fmt); r->f_v = fmt(p->v_fmt);
     r->f_gw = p->gw_fmt ? fmt(p->gw_fmt) : NULL;
     r->f_f32 = fmt("f32");
-    r->f8_fwd = fmt("e4m3");
-    r->f8_bwd = !strcmp(s->fp8_format, "HYBRID") ? fmt("e5m2") : fmt("e4m3");
+    const char *f8f, *f8b; /* e4m3/e5m2, or the fnuz pair on AMD CDNA3 (the mma preset's row) */
+    trn__fp8_formats(s, &f8f, &f8b);
+    r->f8_fwd = fmt(f8f);
+    r->f8_bwd = fmt(f8b);
     if (!r->f_param || !r->f_hi || !r->f_lo || !r->f_m || !r->f_v || !r->f_f32 || !r->f8_fwd || !r->f8_bwd ||
         (p->gw_fmt && !r->f_gw)) {
         snprintf(err, errlen, "policy %s: a format is missing from the emulator's registry", p->name);

@@ -43,6 +43,8 @@ typedef struct pol_def {
     const char *doc;
 } pol_def;
 const pol_def *trn__policy_find(const char *name);
+/* The fp8 forward and gradient formats of a run (policy.c: from the mma preset's row). */
+void trn__fp8_formats(const trn_settings *s, const char **fwd, const char **bwd);
 
 /* One telemetry slot: a class in a layer, cast to one format, over a step.
  * A class may be cast to two formats in one layer (an fp8 policy's weight

@@ -71,12 +71,10 @@ static int cuda_cvt(void *user, const gpu_kind *k, size_t n, const uint32_t *x, 
     return 0;
 }
 
+/* The lowest compute capability the preset's row lists (emu/mma.c), or -1. */
 static int fake_cc(const char *preset) {
-    static const struct { const char *p; int cc; } t[] = {
-        {"a100", 80}, {"ada", 89}, {"h100", 90}, {"b200", 100}, {"t4", 75}, {"v100", 70}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(t[i].p, preset)) return t[i].cc;
-    return -1;
+    const fpemu_mma_preset_info *p = fpemu_mma_preset_find(preset);
+    return p && p->cc_min > 0 ? p->cc_min : -1;
 }
 
 static int kind_runs(const device *dv, const gpu_kind *k, char *image, size_t ilen, char *why, size_t wlen);
@@ -176,7 +174,13 @@ static int open_cuda(device *dv, const char *fake, const char *sub) {
         dv->fake = 1;
         dv->cc = fake_cc(fake);
         if (dv->cc < 0) {
-            fprintf(stderr, PROG " %s: --fake '%s': expected a device preset (a100, ada, h100, b200)\n", sub, fake);
+            char list[300] = "";
+            for (int i = 0; i < fpemu_mma_preset_count(); i++) {
+                const fpemu_mma_preset_info *p = fpemu_mma_preset_get(i);
+                size_t o = strlen(list);
+                if (p->cc_min > 0 && o < sizeof list) snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", p->name);
+            }
+            fprintf(stderr, PROG " %s: --fake '%s': expected a device preset with a compute capability (%s)\n", sub, fake, list);
             return 2;
         }
         dv->fk.preset = fake;

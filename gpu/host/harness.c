@@ -10,17 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
+#include "mma.h"
 #include "outfile.h"
 
-const char *gpu_preset_for_cc(int cc) {
-    if (cc >= 80 && cc < 89) return "a100";
-    if (cc == 89) return "ada";
-    if (cc >= 90 && cc < 100) return "h100";
-    if (cc >= 100 && cc < 130) return "b200";
-    if (cc == 75) return "t4";
-    if (cc == 70 || cc == 72) return "v100";
-    return NULL;
-}
+/* The preset table's compute-capability ranges (emu/mma.c, cc_min..cc_max). */
+const char *gpu_preset_for_cc(int cc) { return fpemu_mma_preset_for_cc(cc); }
 
 static void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void errf(char *err, size_t errlen, const char *fmt, ...) {
