@@ -372,6 +372,21 @@ static void usage_probe(FILE *out) {
             "  Without --model the formats come from --a/--b/--c/--d (c, d default f32).\n");
 }
 
+/* The offline probe (cli/probe_offline.c): the model, when --model is given,
+ * is the prior; without it "exact" only binds the formats. */
+static int probe_offline(const char *sub, const probe_offline_opts *po, int argc, char **argv) {
+    mma_opts o;
+    int rc;
+    if ((rc = parse_opts(sub, argc, argv, &o, 2))) return rc;
+    int have_prior = o.model != NULL;
+    if (!have_prior) o.model = "exact";
+    fpemu_mma_model m;
+    int int_mode;
+    if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
+    if (int_mode) return cli_error(sub, "the probe is for floating-point MMA (integer MMA is exact)");
+    return cli_stdout_done(sub, probe_offline_run(sub, po, &m, have_prior, (int)o.kmax, argc, argv));
+}
+
 int cmd_probe(int argc, char **argv) {
     const char *sub = "probe";
     for (int i = 1; i < argc; i++)
@@ -379,15 +394,17 @@ int cmd_probe(int argc, char **argv) {
     probe_offline_opts po;
     int rc = probe_offline_take(sub, &argc, &argv, &po);
     if (rc) return rc;
+    if (po.active) { /* the offline probe: its options may come from the state folder */
+        rc = probe_offline(sub, &po, argc, argv);
+        probe_offline_release(&po);
+        return rc;
+    }
     mma_opts o;
-    if ((rc = parse_opts(sub, argc, argv, &o, po.active ? 2 : 1))) return rc;
-    int have_prior = o.model != NULL;
-    if (!have_prior) o.model = "exact"; /* offline without a model: it binds the formats only */
+    if ((rc = parse_opts(sub, argc, argv, &o, 1))) return rc;
     fpemu_mma_model m;
     int int_mode;
     if ((rc = build_model(sub, &o, &m, &int_mode))) return rc;
     if (int_mode) return cli_error(sub, "the probe is for floating-point MMA (integer MMA is exact)");
-    if (po.active) return cli_stdout_done(sub, probe_offline_run(sub, &po, &m, have_prior, (int)o.kmax, argc, argv));
     fpemu_mma_probe_result r;
     if (fpemu_mma_probe(fpemu_mma_model_blackbox, &m, m.fa, m.fb, m.fc, m.fd, (int)o.kmax, &r))
         return cli_error(sub, "the probe could not run against %s (%s)", o.model, r.note);

@@ -284,7 +284,7 @@ static void cls_random(gen *g) {
  * than a block. */
 static void cls_cancel(gen *g) {
     int E0 = band(g);
-    size_t n0 = block0(g), pos[8];
+    size_t n0 = block0(g), pos[2 * 3 + 3]; /* up to 3 pairs and 3 small terms */
     int pairs = rint_in(g, 1, 3), smalls = rint_in(g, 1, 3);
     size_t need = (size_t)(2 * pairs + smalls);
     if (need > n0) need = n0;

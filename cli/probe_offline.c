@@ -106,7 +106,8 @@ int probe_offline_take(const char *sub, int *argc, char ***argvp, probe_offline_
         *argc = sc;
         *argvp = sv;
         po->from_state = 1;
-        return 0; /* sv and text live until the process ends */
+        po->stored_argv = sv, po->stored_text = text; /* until probe_offline_release */
+        return 0;
     }
     int same = *argc == sc;
     for (int i = 1; same && i < sc; i++) same = !strcmp(argv[i], sv[i]);
@@ -119,6 +120,11 @@ int probe_offline_take(const char *sub, int *argc, char ***argvp, probe_offline_
     }
     free(sv), free(text);
     return 0;
+}
+
+void probe_offline_release(probe_offline_opts *po) {
+    free(po->stored_argv), free(po->stored_text);
+    po->stored_argv = NULL, po->stored_text = NULL;
 }
 
 /* ---- the question table ---------------------------------------------------- */

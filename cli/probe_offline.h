@@ -14,6 +14,8 @@ typedef struct {
     const char *answers[PROBE_OFFLINE_MAX_ANSWERS];
     int nanswers;
     int from_state;            /* argv came from STATE/options */
+    char **stored_argv;        /* that argv and the text it points into, */
+    char *stored_text;         /* freed by probe_offline_release */
 } probe_offline_opts;
 
 /* Take --plan FILE, --answers FILE (repeatable), --state DIR and --save FILE
@@ -22,6 +24,9 @@ typedef struct {
  * stored options; otherwise the options left must equal the stored ones.
  * Returns 0, or 2 after a message. */
 int probe_offline_take(const char *sub, int *argc, char ***argv, probe_offline_opts *po);
+/* Free what probe_offline_take kept (the stored options); argv from it is
+ * then gone. */
+void probe_offline_release(probe_offline_opts *po);
 
 /* Run the offline probe. m: the model bound to the formats (the prior
  * when have_prior, else only the formats count); argc/argv: the options
