@@ -200,7 +200,7 @@ static int build_conv_grid(const ref_format *S, const ref_format *D, vec64 *v) {
                 continue;
             }
             if (shift > S->mbits) { /* the whole binade lies below the target's quantum */
-                uint64_t top = UINT64_C(1) << (S->mbits - 1);
+                uint64_t top = S->mbits ? UINT64_C(1) << (S->mbits - 1) : 0; /* m = 0 (e8m0): no top bit */
                 uint64_t ms[] = {0, 1, S->mmask, top, top - 1, top + 1};
                 for (size_t k = 0; k < 6; k++) rc |= vpush(v, code_of(S, s, ef, ms[k] & S->mmask));
                 continue;

@@ -51,6 +51,10 @@ if grep -q "^# replay: echo '$ops' | fpemu run e4m3_add --round rne$" "$T/ties";
 check_rc 1 "planted fault (dropped underflow flag) is caught" "$BIN" check --format f16 --op mul --round rne --structured --inject-bug underflow --max-print 3 --quiet
 if grep -q '^f16_mul rne: [0-9A-F]\{4\} [0-9A-F]\{4\} => emu [0-9A-F]\{4\} 01 ref [0-9A-F]\{4\} 03$' "$T/out"; then ok "f16 line shows ref 03 vs emu 01"; else nok "f16 underflow line"; fi
 check_rc 1 "--max-print 0: no lines, still exit 1" "$BIN" check --format e4m3 --op add --round rne --exhaustive --inject-bug ties --max-print 0 --quiet
+# a source format without mantissa bits in the conversion grid (fuzz_args
+# found a shift by -1 there: fuzz/regress/fuzz_args/crash-236667ce...; an
+# UBSan build, make test-asan, stops on it)
+check_rc 0 "conversions from e8m0fn (no mantissa bits), structured grid" "$BIN" check --format e8m0fn --op to_f16,to_e4m3 --structured --quiet
 if [ "$(grep -c '^e4m3_add' "$T/out")" -eq 0 ]; then ok "no vector lines with --max-print 0"; else nok "lines printed with --max-print 0"; fi
 
 # 2b. sr: the reference rounds with each case's draw; an off-by-one in the
