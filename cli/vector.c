@@ -153,7 +153,7 @@ static void usage(FILE *out, int verify) {
     fprintf(out,
         "usage: fpemu %s OP [--round MODE] [--sat] [--tininess before|after] [--ftz] [--daz]\n"
         "                 [--seed N [--counter C] | --sr-draws FILE] [--sr-bits R]\n"
-        "                 [--nan canonical|x86|cuda]%s\n\n",
+        "                 [--nan canonical|x86|cuda|torch]%s\n\n",
         sub, verify ? " [--exact-nan] [--max-print K]" : "");
     if (verify)
         fprintf(out,
@@ -193,7 +193,8 @@ static void usage(FILE *out, int verify) {
         "                      takes a draw (an exact result finite and nonzero), takes\n"
         "                      line i's (the top R bits decide)\n"
         "  --nan POLICY        NaN results: canonical (default; positive quiet NaN), x86 (SSE's\n"
-        "                      first-operand propagation), cuda (NVIDIA GPUs' all-ones NaN)\n");
+        "                      first-operand propagation), cuda (NVIDIA GPUs' all-ones NaN),\n"
+        "                      torch (PyTorch's casts: fp8 NaNs keep the sign, wider as cuda)\n");
     if (verify)
         fprintf(out,
             "  --exact-nan         NaN results must match bit for bit\n"

@@ -55,6 +55,10 @@ typedef enum fpemu_nan_policy {
     FPEMU_NAN_X86,           /* x86 SSE: propagate the first NaN operand (quieted); default NaN is negative (0xFE00) */
     FPEMU_NAN_CUDA,          /* NVIDIA GPUs: the positive NaN with every significand bit set (0x7FFF f16/bf16,
                               * 0x7FFFFFFF f32, 0x7F e5m2/e4m3, 0x80 fnuz), whatever the operands */
+    FPEMU_NAN_TORCH,         /* PyTorch's CUDA casts (.to(dtype), measured on an H200): in formats of at most
+                              * 8 bits, the NaN keeps the sign of the NaN operand or of the overflowing value,
+                              * with every magnitude bit set (0x7F/0xFF e4m3 and e5m2; 0x80 fnuz); in wider
+                              * formats as cuda (0x7FFF f16/bf16, sign dropped). docs/semantics.md */
     FPEMU_NAN_POLICY_COUNT
 } fpemu_nan_policy;
 
@@ -173,7 +177,7 @@ void fpemu_ctx_init(fpemu_ctx *ctx);
 /* Names of rounding modes and NaN policies: "rne", "rna", "rtz", "rup",
  * "rdn", "rto", "sr"; TestFloat spellings ("near_even", "minMag", "min",
  * "max", "near_maxMag", "odd", with or without a leading "-r") too; NaN
- * policies "canonical", "x86", "cuda". Case-insensitive, as format names.
+ * policies "canonical", "x86", "cuda", "torch". Case-insensitive, as format names.
  * Return -1 for an unknown name. */
 int fpemu_round_parse(const char *name);
 const char *fpemu_round_name(fpemu_round r);

@@ -179,19 +179,6 @@ static void qops_free(qops *q) {
     memset(q, 0, sizeof *q);
 }
 
-/* Encode n f32 values (rne, sat) into uint64 codes, with telemetry. */
-static void encode_row(const fpemu_format *f, const float *x, size_t n, uint64_t *out, int sat, fpemu_cast_stats *st) {
-    fpemu_ctx ctx;
-    fpemu_ctx_init(&ctx);
-    ctx.sat = sat;
-    uint64_t buf[128];
-    for (size_t i0 = 0; i0 < n; i0 += 128) {
-        size_t m = n - i0 < 128 ? n - i0 : 128;
-        fpemu_encode_f32(f, buf, x + i0, m, &ctx, st);
-        for (size_t i = 0; i < m; i++) out[i0 + i] = fpemu_code_load(f, buf, i);
-    }
-}
-
 /* Exact value and alignment power of a code under the model's input rules
  * (mma.c decode): returns 1 for inf/NaN. */
 static int decode_elem(const fpemu_mma_model *m, const fpemu_format *f, uint64_t code, double *v, double *e) {
@@ -225,6 +212,190 @@ static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
 static float get_a(const float *A, int lda, int transA, int i, int k) { return transA ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]; }
 static float get_b(const float *B, int ldb, int transB, int k, int j) { return transB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]; }
 
+/* ---- one operand: the recipes' quantisation (gemm.h fpemu_gemm_quantize_f32) ---- */
+
+/* Element casts of rows x cols (row-major) through one context: element
+ * (r, c) takes draw (r * cols + c) of ctx's stream, whatever the order the
+ * recipe visits its blocks in. */
+typedef struct {
+    fpemu_ctx *ctx;
+    uint64_t base;
+    size_t pos;
+    size_t cols;
+    uint64_t buf[128];
+} qenc;
+
+static void qenc_row(qenc *e, const fpemu_format *f, const float *x, size_t r, size_t c0, size_t n, uint64_t *out,
+                     fpemu_cast_stats *st) {
+    for (size_t i0 = 0; i0 < n; i0 += 128) {
+        size_t m = n - i0 < 128 ? n - i0 : 128;
+        emu__array_at(e->ctx, e->base, e->pos, r * e->cols + c0 + i0);
+        fpemu_encode_f32(f, e->buf, x + i0, m, e->ctx, st);
+        for (size_t i = 0; i < m; i++) out[i0 + i] = fpemu_code_load(f, e->buf, i);
+    }
+}
+
+size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int cols, int tile_rows) {
+    if (!s || rows < 0 || cols < 0) return 0;
+    switch (s->kind) {
+    case FPEMU_GEMM_SCALING_ROWWISE: return (size_t)rows;
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
+        int tr = tile_rows > 0 ? tile_rows : s->block_a_rows, bk = s->block_k;
+        if (tr < 1 || bk < 1) return 0;
+        return (size_t)cdiv(rows, tr) * (size_t)cdiv(cols, bk);
+    }
+    case FPEMU_GEMM_SCALING_MX: return (size_t)rows * (size_t)cdiv(cols, 32);
+    case FPEMU_GEMM_SCALING_NVFP4: return (size_t)rows * (size_t)cdiv(cols, 16);
+    default: return 1;
+    }
+}
+
+int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
+                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
+    if (!s || !fmt || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
+        seterr(err, errlen, "quantize: bad arguments");
+        return -1;
+    }
+    if ((size_t)rows * (size_t)cols > 0 && (!X || !codes)) { seterr(err, errlen, "quantize: no data"); return -1; }
+    const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
+    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE && (tr < 1 || s->block_k < 1)) {
+        seterr(err, errlen, "quantize: blockwise tiles must be at least 1 x 1");
+        return -1;
+    }
+    if (s->kind == FPEMU_GEMM_SCALING_NVFP4 && !emu__is_ocp_e2m1(fmt)) {
+        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
+        return -1;
+    }
+    if ((s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) && ctx && ctx->round != FPEMU_RNE) {
+        seterr(err, errlen, "quantize: the MX and NVFP4 recipes cast with rne (saturating); another rounding mode is not supported");
+        return -1;
+    }
+    fpemu_cast_stats local;
+    if (!st) { memset(&local, 0, sizeof local); st = &local; }
+    fpemu_ctx own;
+    fpemu_ctx_init(&own);
+    fpemu_ctx *c = ctx ? ctx : &own;
+    const int saved_sat = c->sat;
+    c->sat = s->kind == FPEMU_GEMM_SCALING_NONE ? sat : 1;
+    qenc e = {c, c->counter, c->sr_pos, (size_t)K, {0}};
+    float *row = malloc(sizeof(float) * ((size_t)K + 1));
+    if (!row) { c->sat = saved_sat; seterr(err, errlen, "quantize: out of memory"); return -1; }
+    float enc = 1.0f;
+    /* the decode factors, the caller's or ours (the dequantised values need them) */
+    float *dec_mine = NULL;
+    if (deq && !dec) {
+        dec_mine = malloc(sizeof(float) * (fpemu_gemm_quantize_nscales(s, rows, cols, tr) + 1));
+        if (!dec_mine) { free(row); c->sat = saved_sat; seterr(err, errlen, "quantize: out of memory"); return -1; }
+        dec = dec_mine;
+    }
+    const float *const dec_own = dec;
+    const float amax = fpemu_scaling_amax_f32(X, (size_t)rows * K, 1);
+    int rc = 0;
+    switch (s->kind) {
+    case FPEMU_GEMM_SCALING_NONE:
+        for (int i = 0; i < rows; i++) qenc_row(&e, fmt, X + (size_t)i * K, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
+        if (dec) dec[0] = 1.0f;
+        break;
+    case FPEMU_GEMM_SCALING_TENSOR:
+    case FPEMU_GEMM_SCALING_GIVEN: {
+        enc = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_a : fpemu_scaling_current_scale(&s->cur, amax, fmt->max_finite);
+        for (int i = 0; i < rows; i++) {
+            for (int k = 0; k < K; k++) row[k] = X[(size_t)i * K + k] * enc;
+            qenc_row(&e, fmt, row, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
+        }
+        if (dec) dec[0] = 1.0f / enc;
+        break;
+    }
+    case FPEMU_GEMM_SCALING_ROWWISE:
+        for (int i = 0; i < rows; i++) {
+            const float *x = X + (size_t)i * K;
+            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fmt->max_finite);
+            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
+            qenc_row(&e, fmt, row, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
+            if (dec) dec[i] = 1.0f / sc;
+        }
+        break;
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
+        int bk = s->block_k, nkt = cdiv(K, bk), nrt = cdiv(rows, tr);
+        for (int ti = 0; ti < nrt; ti++)
+            for (int kt = 0; kt < nkt; kt++) {
+                int i0 = ti * tr, i1 = tr < rows - i0 ? i0 + tr : rows, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
+                float am = 0;
+                for (int i = i0; i < i1; i++) {
+                    float v = fpemu_scaling_amax_f32(X + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
+                    am = isnan(v) || v > am ? v : am;
+                }
+                float en = fpemu_scaling_block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
+                if (dec) dec[(size_t)ti * nkt + kt] = fpemu_scaling_block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
+                for (int i = i0; i < i1; i++) {
+                    for (int k = k0; k < k1; k++) row[k - k0] = X[(size_t)i * K + k] * en;
+                    qenc_row(&e, fmt, row, (size_t)i, (size_t)k0, (size_t)(k1 - k0), codes + (size_t)i * K + k0, st);
+                }
+            }
+        break;
+    }
+    case FPEMU_GEMM_SCALING_MX:
+    case FPEMU_GEMM_SCALING_NVFP4: {
+        int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16, nsb = cdiv(K, sb);
+        float ts = 1;
+        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(amax);
+        const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
+        for (int r = 0; r < rows; r++)
+            for (int b = 0; b < nsb; b++) {
+                int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
+                const float *x = X + (size_t)r * K + k0;
+                float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
+                uint8_t code;
+                if (mx) {
+                    code = fpemu_scaling_mx_scale(s->mx_rule, fmt, am);
+                    fpemu_scaling_mx_quantize_block(fmt, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, st);
+                } else {
+                    code = fpemu_scaling_nvfp4_block_scale(am, ts);
+                    fpemu_scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, st);
+                }
+                if (scode) scode[(size_t)r * nsb + b] = code;
+                if (dec) dec[(size_t)r * nsb + b] = (float)fpemu_to_double(sf, code);
+            }
+        break;
+    }
+    default: rc = -1; break;
+    }
+    free(row);
+    if (ctx) emu__array_at(c, e.base, e.pos, (size_t)rows * K);
+    c->sat = saved_sat;
+    if (rc) { free(dec_mine); seterr(err, errlen, "quantize: unknown scaling kind"); return -1; }
+    if (enc_scale) *enc_scale = enc;
+    if (deq) { /* dequantised values, as the GEMM's epilogue and MMA use the scales */
+        const int mx = s->kind == FPEMU_GEMM_SCALING_MX, nv = s->kind == FPEMU_GEMM_SCALING_NVFP4;
+        const int bk = s->kind == FPEMU_GEMM_SCALING_BLOCKWISE ? s->block_k : 1, nkt = cdiv(K, bk);
+        const int sb = mx ? 32 : 16, nsb = cdiv(K, sb);
+        const float inv_ts = 1.0f / enc;
+        fpemu_ctx dc;
+        fpemu_ctx_init(&dc);
+        if (ctx) dc.nan_policy = ctx->nan_policy;
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < K; k++) {
+                size_t i = (size_t)r * K + k;
+                float v = fpemu_to_float(fmt, codes[i], &dc);
+                switch (s->kind) {
+                case FPEMU_GEMM_SCALING_TENSOR: case FPEMU_GEMM_SCALING_GIVEN: v = v * dec_own[0]; break;
+                case FPEMU_GEMM_SCALING_ROWWISE: v = v * dec_own[r]; break;
+                case FPEMU_GEMM_SCALING_BLOCKWISE: v = v * dec_own[(size_t)(r / tr) * nkt + k / bk]; break;
+                case FPEMU_GEMM_SCALING_MX: case FPEMU_GEMM_SCALING_NVFP4: {
+                    double d = (double)v * dec_own[(size_t)r * nsb + k / sb]; /* exact: the MMA joins the scale exactly */
+                    v = nv ? (float)d * inv_ts : (float)d;
+                    break;
+                }
+                default: break;
+                }
+                deq[i] = v;
+            }
+    }
+    free(dec_mine);
+    return 0;
+}
+
 /* Quantise A (rows) and B (columns) per the recipe into codes and scales. */
 static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                     const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
@@ -233,10 +404,9 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     q->cfg = cfg, q->M = M, q->N = N, q->K = K;
     q->Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
     q->Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
-    float *row = malloc(sizeof(float) * ((size_t)K + 1));
     float *Af = malloc(sizeof(float) * ((size_t)M * K + 1));
     float *Bt = malloc(sizeof(float) * ((size_t)N * K + 1));
-    if (!q->Ac || !q->Btc || !row || !Af || !Bt) { free(row), free(Af), free(Bt); return -1; }
+    if (!q->Ac || !q->Btc || !Af || !Bt) { free(Af), free(Bt); return -1; }
     for (int i = 0; i < M; i++)
         for (int k = 0; k < K; k++) Af[(size_t)i * K + k] = get_a(A, lda, transA, i, k);
     for (int j = 0; j < N; j++)
@@ -246,132 +416,64 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     st->scale_a = st->scale_b = 1.0f;
     q->dq = 1.0f;
     q->c_in_mma = cfg->promote == 0 && (s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_MX);
+    /* B goes through as its transpose (N x K): its GIVEN scale is scale_b,
+     * its blockwise tiles are block_b_cols rows of B^T */
+    fpemu_gemm_scaling sB = *s;
+    sB.scale_a = s->scale_b;
+    float *scA = NULL, *scB = NULL;
+    uint64_t *cA = NULL, *cB = NULL;
     int rc = 0;
     switch (s->kind) {
-    case FPEMU_GEMM_SCALING_NONE:
-        for (int i = 0; i < M; i++) encode_row(fa, Af + (size_t)i * K, (size_t)K, q->Ac + (size_t)i * K, cfg->sat, &st->a);
-        for (int j = 0; j < N; j++) encode_row(fb, Bt + (size_t)j * K, (size_t)K, q->Btc + (size_t)j * K, cfg->sat, &st->b);
-        break;
-    case FPEMU_GEMM_SCALING_TENSOR:
-    case FPEMU_GEMM_SCALING_GIVEN: {
-        float sa = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_a : fpemu_scaling_current_scale(&s->cur, st->amax_a, fa->max_finite);
-        float sb = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_b : fpemu_scaling_current_scale(&s->cur, st->amax_b, fb->max_finite);
-        st->scale_a = sa, st->scale_b = sb;
-        for (int i = 0; i < M; i++) {
-            for (int k = 0; k < K; k++) row[k] = Af[(size_t)i * K + k] * sa;
-            encode_row(fa, row, (size_t)K, q->Ac + (size_t)i * K, 1, &st->a);
-        }
-        for (int j = 0; j < N; j++) {
-            for (int k = 0; k < K; k++) row[k] = Bt[(size_t)j * K + k] * sb;
-            encode_row(fb, row, (size_t)K, q->Btc + (size_t)j * K, 1, &st->b);
-        }
-        float ia = 1.0f / sa, ib = 1.0f / sb;
-        q->dq = ia * ib;
-        break;
-    }
     case FPEMU_GEMM_SCALING_ROWWISE:
-        q->inv_row = malloc(sizeof(float) * ((size_t)M + 1));
-        q->inv_col = malloc(sizeof(float) * ((size_t)N + 1));
-        if (!q->inv_row || !q->inv_col) { rc = -1; break; }
-        for (int i = 0; i < M; i++) {
-            const float *x = Af + (size_t)i * K;
-            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fa->max_finite);
-            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
-            encode_row(fa, row, (size_t)K, q->Ac + (size_t)i * K, 1, &st->a);
-            q->inv_row[i] = 1.0f / sc;
-        }
-        for (int j = 0; j < N; j++) {
-            const float *x = Bt + (size_t)j * K;
-            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fb->max_finite);
-            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
-            encode_row(fb, row, (size_t)K, q->Btc + (size_t)j * K, 1, &st->b);
-            q->inv_col[j] = 1.0f / sc;
-        }
+        rc = !(q->inv_row = malloc(sizeof(float) * ((size_t)M + 1))) || !(q->inv_col = malloc(sizeof(float) * ((size_t)N + 1)));
+        scA = q->inv_row, scB = q->inv_col;
         break;
-    case FPEMU_GEMM_SCALING_BLOCKWISE: {
-        int bk = s->block_k, ra = s->block_a_rows, cb = s->block_b_cols;
-        int nkt = cdiv(K, bk), nra = cdiv(M, ra), ncb = cdiv(N, cb);
-        q->nkt = nkt, q->ra = ra, q->cb = cb;
-        q->dA = malloc(sizeof(float) * ((size_t)nra * nkt + 1));
-        q->dB = malloc(sizeof(float) * ((size_t)nkt * ncb + 1));
-        if (!q->dA || !q->dB) { rc = -1; break; }
-        /* A tiles: ra rows x bk */
-        for (int ti = 0; ti < nra; ti++)
-            for (int kt = 0; kt < nkt; kt++) {
-                int i0 = ti * ra, i1 = ra < M - i0 ? i0 + ra : M, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
-                float am = 0;
-                for (int i = i0; i < i1; i++) {
-                    float v = fpemu_scaling_amax_f32(Af + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
-                    am = isnan(v) || v > am ? v : am;
-                }
-                float enc = fpemu_scaling_block_encode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
-                q->dA[(size_t)ti * nkt + kt] = fpemu_scaling_block_decode_scale(am, fa->max_finite, s->block_eps, s->block_pow2);
-                for (int i = i0; i < i1; i++) {
-                    for (int k = k0; k < k1; k++) row[k - k0] = Af[(size_t)i * K + k] * enc;
-                    encode_row(fa, row, (size_t)(k1 - k0), q->Ac + (size_t)i * K + k0, 1, &st->a);
-                }
-            }
-        /* B tiles: bk x cb */
-        for (int kt = 0; kt < nkt; kt++)
-            for (int tj = 0; tj < ncb; tj++) {
-                int j0 = tj * cb, j1 = cb < N - j0 ? j0 + cb : N, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
-                float am = 0;
-                for (int j = j0; j < j1; j++) {
-                    float v = fpemu_scaling_amax_f32(Bt + (size_t)j * K + k0, (size_t)(k1 - k0), 1);
-                    am = isnan(v) || v > am ? v : am;
-                }
-                float enc = fpemu_scaling_block_encode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
-                q->dB[(size_t)kt * ncb + tj] = fpemu_scaling_block_decode_scale(am, fb->max_finite, s->block_eps, s->block_pow2);
-                for (int j = j0; j < j1; j++) {
-                    for (int k = k0; k < k1; k++) row[k - k0] = Bt[(size_t)j * K + k] * enc;
-                    encode_row(fb, row, (size_t)(k1 - k0), q->Btc + (size_t)j * K + k0, 1, &st->b);
-                }
-            }
+    case FPEMU_GEMM_SCALING_BLOCKWISE:
+        q->nkt = cdiv(K, s->block_k), q->ra = s->block_a_rows, q->cb = s->block_b_cols;
+        q->dA = malloc(sizeof(float) * ((size_t)cdiv(M, q->ra) * q->nkt + 1));
+        q->dB = malloc(sizeof(float) * ((size_t)q->nkt * cdiv(N, q->cb) + 1));
+        scB = malloc(sizeof(float) * ((size_t)q->nkt * cdiv(N, q->cb) + 1));
+        rc = !q->dA || !q->dB || !scB;
+        scA = q->dA;
         break;
-    }
     case FPEMU_GEMM_SCALING_MX:
-    case FPEMU_GEMM_SCALING_NVFP4: {
-        int sb = sblock_of(cfg);
-        int nsb = cdiv(K, sb);
-        q->nsb = nsb, q->sblock = sb;
+    case FPEMU_GEMM_SCALING_NVFP4:
+        q->sblock = sblock_of(cfg), q->nsb = cdiv(K, q->sblock);
         q->sfmt = fpemu_format_get(s->kind == FPEMU_GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
-        q->sa = malloc(sizeof(uint64_t) * ((size_t)M * nsb + 1));
-        q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * nsb + 1));
-        if (!q->sa || !q->sbt) { rc = -1; break; }
-        float ts_a = 1, ts_b = 1;
-        if (s->kind == FPEMU_GEMM_SCALING_NVFP4) {
-            ts_a = fpemu_scaling_nvfp4_tensor_scale(st->amax_a);
-            ts_b = fpemu_scaling_nvfp4_tensor_scale(st->amax_b);
-            st->scale_a = ts_a, st->scale_b = ts_b;
-            q->dq = (1.0f / ts_a) * (1.0f / ts_b);
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            int R = pass ? N : M;
-            const float *X = pass ? Bt : Af;
-            const fpemu_format *ef = pass ? fb : fa;
-            uint64_t *codes = pass ? q->Btc : q->Ac, *sc = pass ? q->sbt : q->sa;
-            for (int r = 0; r < R; r++)
-                for (int b = 0; b < nsb; b++) {
-                    int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
-                    const float *x = X + (size_t)r * K + k0;
-                    float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
-                    uint8_t code;
-                    if (s->kind == FPEMU_GEMM_SCALING_MX) {
-                        code = fpemu_scaling_mx_scale(s->mx_rule, ef, am);
-                        fpemu_scaling_mx_quantize_block(ef, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
-                    } else {
-                        float ts = pass ? ts_b : ts_a;
-                        code = fpemu_scaling_nvfp4_block_scale(am, ts);
-                        fpemu_scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, pass ? &st->b : &st->a);
-                    }
-                    sc[(size_t)r * nsb + b] = code;
-                }
-        }
+        q->sa = malloc(sizeof(uint64_t) * ((size_t)M * q->nsb + 1));
+        q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * q->nsb + 1));
+        rc = !q->sa || !q->sbt;
+        cA = q->sa, cB = q->sbt;
         break;
+    default: break;
     }
-    default: rc = -1; break; /* fpemu_gemm_check refuses other kinds */
+    float ea = 1, eb = 1;
+    if (!rc) rc = fpemu_gemm_quantize_f32(s, fa, M, K, Af, s->block_a_rows, cfg->sat, NULL, q->Ac, &ea, scA, cA, NULL, &st->a, NULL, 0);
+    if (!rc) rc = fpemu_gemm_quantize_f32(&sB, fb, N, K, Bt, s->block_b_cols, cfg->sat, NULL, q->Btc, &eb, scB, cB, NULL, &st->b, NULL, 0);
+    if (!rc) {
+        switch (s->kind) {
+        case FPEMU_GEMM_SCALING_TENSOR:
+        case FPEMU_GEMM_SCALING_GIVEN: {
+            st->scale_a = ea, st->scale_b = eb;
+            float ia = 1.0f / ea, ib = 1.0f / eb;
+            q->dq = ia * ib;
+            break;
+        }
+        case FPEMU_GEMM_SCALING_BLOCKWISE: { /* B^T's tiles (ncb x nkt) into dB (nkt x ncb) */
+            int ncb = cdiv(N, q->cb);
+            for (int tj = 0; tj < ncb; tj++)
+                for (int kt = 0; kt < q->nkt; kt++) q->dB[(size_t)kt * ncb + tj] = scB[(size_t)tj * q->nkt + kt];
+            break;
+        }
+        case FPEMU_GEMM_SCALING_NVFP4:
+            st->scale_a = ea, st->scale_b = eb;
+            q->dq = (1.0f / ea) * (1.0f / eb);
+            break;
+        default: break;
+        }
     }
-    free(row), free(Af), free(Bt);
+    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE) free(scB);
+    free(Af), free(Bt);
     return rc;
 }
 

@@ -123,6 +123,42 @@ int fpemu_gemm_config_init(fpemu_gemm_config *cfg, const char *model, const char
 int fpemu_gemm_config_set_scaling(fpemu_gemm_config *cfg, const char *name, char *err,
                                   size_t errlen);
 
+/* Quantise one operand as the GEMM does: X (rows x cols, row-major), the
+ * recipe's blocks running along cols (the GEMM's K): A passes as it is, B
+ * as its transpose. This is the recipes' one implementation (fpemu_gemm_f32
+ * and `fpemu cast --scaling` call it).
+ *   tile_rows  BLOCKWISE: rows per tile (the GEMM passes block_a_rows for A,
+ *              block_b_cols for B^T); <= 0: s->block_a_rows.
+ *   sat        NONE: saturating casts; every scaled recipe saturates.
+ *   ctx        NULL: rne, canonical NaN (the GEMM). Otherwise the element
+ *              casts of NONE, TENSOR, GIVEN (s->scale_a), ROWWISE and
+ *              BLOCKWISE take its rounding mode, NaN policy and stream
+ *              (element (r, c) takes draw r * cols + c; the counter then
+ *              advances by rows * cols), its flags are OR-ed, ctx->sat is
+ *              left as it was. MX and NVFP4 cast with rne only (-1 for
+ *              another mode) and their block casts' own canonical NaN.
+ * Outputs (each may be NULL but codes):
+ *   codes      rows x cols element codes;
+ *   enc_scale  the per-tensor encode scale (TENSOR, GIVEN; NVFP4: the f32
+ *              tensor scale), else 1;
+ *   dec        fpemu_gemm_quantize_nscales(...) decode factors: TENSOR,
+ *              GIVEN: 1 / scale; ROWWISE: 1 / scale per row; BLOCKWISE: the
+ *              tile decode scales, ceil(rows / tile_rows) x ceil(cols /
+ *              block_k) row-major; MX / NVFP4: the block scales' values
+ *              (e8m0 / e4m3), rows x ceil(cols / 32 or 16); NONE: 1;
+ *   scode      MX / NVFP4: the block scales' codes, laid out as dec;
+ *   deq        rows x cols dequantised values in f32: decode(code) times
+ *              the f32 decode factor (TENSOR, GIVEN, ROWWISE, BLOCKWISE: one
+ *              f32 multiply), MX: times 2^(E-127) (exact, then to f32),
+ *              NVFP4: fl32(e2m1 x block scale) x fl32(1 / tensor scale);
+ *   st         accumulated into (amax, counts of the element casts).
+ * Returns 0, or -1 with a message in err. */
+int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
+                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen);
+/* Number of decode factors fpemu_gemm_quantize_f32 writes to dec. */
+size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int cols, int tile_rows);
+
 /* Check a call's arguments; 0, or -1 with a message. Besides the sizes
  * (0 <= M, N <= 2^31 - 65, K >= 0) and leading dimensions: afmt/bfmt are
  * the model's fa/fb, its c and d are f32, its parameters are those

@@ -60,6 +60,9 @@ uint64_t emu__maxfinite(const fpemu_format *f, int sign);
  * result in a format without NaN is +max finite with INVALID. */
 uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid,
                          int nops, const uint64_t *ops, const fpemu_format *const *fmts);
+/* The NaN of a result with sign neg (an overflow, or a NaN operand): signed
+ * under the torch policy in formats of at most 8 bits, else emu__nan_result's. */
+uint64_t emu__nan_signed(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int neg);
 /* An exact infinity of the given sign, mapped for formats without inf
  * (docs/semantics.md); full code. */
 uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign);

@@ -32,7 +32,7 @@ int fpemu_round_parse(const char *name) {
     return -1;
 }
 
-static const char *const nan_names[FPEMU_NAN_POLICY_COUNT] = {"canonical", "x86", "cuda"};
+static const char *const nan_names[FPEMU_NAN_POLICY_COUNT] = {"canonical", "x86", "cuda", "torch"};
 const char *fpemu_nan_policy_name(fpemu_nan_policy p) { return (unsigned)p < FPEMU_NAN_POLICY_COUNT ? nan_names[p] : "?"; }
 int fpemu_nan_policy_parse(const char *name) {
     for (int i = 0; i < FPEMU_NAN_POLICY_COUNT; i++)
@@ -116,9 +116,31 @@ uint64_t emu__nan_result(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int
         }
         return emu__unstrip(f, canonical_nan(f, 1));
     }
-    if (ctx->nan_policy == FPEMU_NAN_CUDA && f->nan == FPEMU_NANS_IEEE)
+    if (ctx->nan_policy == FPEMU_NAN_TORCH && f->bits <= 8) {
+        /* PyTorch's fp8 casts: the sign of the first NaN operand, every magnitude bit set */
+        int neg = 0;
+        for (int i = 0; i < nops; i++) {
+            uint64_t c = emu__strip(fmts[i], ops[i]);
+            fpemu_class k = emu__classify(fmts[i], c);
+            if (k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) { neg = (c & fmts[i]->sign_bit) != 0; break; }
+        }
+        return emu__nan_signed(f, ctx, 0, neg);
+    }
+    if ((ctx->nan_policy == FPEMU_NAN_CUDA || ctx->nan_policy == FPEMU_NAN_TORCH) && f->nan == FPEMU_NANS_IEEE)
         return emu__unstrip(f, f->mag_mask); /* every exponent and significand bit set */
     return emu__unstrip(f, canonical_nan(f, 0));
+}
+
+/* The NaN of an overflow (or of a NaN operand, under torch) with sign neg:
+ * under the torch policy in a format of at most 8 bits, S.111..1 (e4m3,
+ * e5m2; fnuz's only NaN 0x80, e8m0's 0xFF); otherwise the policy's NaN with
+ * no operand. invalid as emu__nan_result. */
+uint64_t emu__nan_signed(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int neg) {
+    if (ctx->nan_policy != FPEMU_NAN_TORCH || f->bits > 8 || f->nan == FPEMU_NANS_NONE)
+        return emu__nan_result(f, ctx, invalid, 0, NULL, NULL);
+    if (invalid) ctx->flags |= FPEMU_FLAG_INVALID;
+    if (f->nan == FPEMU_NANS_FN || f->nan == FPEMU_NANS_IEEE) return emu__unstrip(f, f->mag_mask | (neg ? f->sign_bit : 0));
+    return emu__unstrip(f, canonical_nan(f, neg));
 }
 
 uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign) {
@@ -131,7 +153,7 @@ uint64_t emu__inf_result(const fpemu_format *f, fpemu_ctx *ctx, int sign) {
         ctx->flags |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
         return emu__unstrip(f, emu__maxfinite(f, sign));
     }
-    return emu__nan_result(f, ctx, 1, 0, NULL, NULL);
+    return emu__nan_signed(f, ctx, 1, sign);
 }
 
 /* ---- rounding ----------------------------------------------------------- */
@@ -258,7 +280,7 @@ uint64_t emu__round_pack128(const fpemu_format *f, int sign, u128 sig, int exp, 
             return emu__unstrip(f, mag | (sign ? f->sign_bit : 0));
         }
         if (f->nan == FPEMU_NANS_NONE) return emu__unstrip(f, emu__maxfinite(f, sign));
-        return emu__nan_result(f, ctx, 0, 0, NULL, NULL); /* non-saturating: NaN, no invalid */
+        return emu__nan_signed(f, ctx, 0, sign); /* non-saturating: NaN, no invalid */
     }
     ctx->flags |= flags;
     if (kept == 0) return emu__unstrip(f, emu__zero(f, sign));

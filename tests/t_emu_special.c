@@ -328,6 +328,26 @@ int main(void) {
         int good = 1;
         for (int i = 0; i < 40; i++) good &= i % 7 == 3 ? dst[i] == 0x7FFF : dst[i] != 0x7FFF;
         ok(good, "cuda policy: the array cast's NaN elements are 0x7FFF too");
+        /* torch: PyTorch's casts (H200): fp8 NaNs and overflows keep their sign; wider formats as cuda */
+        fpemu_ctx tc = ctx_of(FPEMU_RNE, 0);
+        tc.nan_policy = FPEMU_NAN_TORCH;
+        is_int(fpemu_nan_policy_parse("torch"), FPEMU_NAN_TORCH, "policy name 'torch' parses");
+        is_hex(fpemu_convert(F("e4m3"), F("f32"), 0xFFC00000, &tc), 0xFF, "torch policy: -NaN -> e4m3 0xFF");
+        is_hex(fpemu_convert(F("e4m3"), F("f32"), 0x7FC00000, &tc), 0x7F, "torch policy: +NaN -> e4m3 0x7F");
+        is_hex(fpemu_convert(F("e4m3"), F("f32"), 0xC3FA0000, &tc), 0xFF, "torch policy: -500 -> e4m3 0xFF (negative overflow)");
+        is_hex(fpemu_convert(F("e4m3"), F("f32"), 0xFF800000, &tc), 0xFF, "torch policy: -inf -> e4m3 0xFF");
+        is_hex(fpemu_convert(F("e5m2"), F("f32"), 0xFFC00000, &tc), 0xFF, "torch policy: -NaN -> e5m2 0xFF");
+        is_hex(fpemu_convert(F("e5m2"), F("f32"), 0x7FC00000, &tc), 0x7F, "torch policy: +NaN -> e5m2 0x7F");
+        is_hex(fpemu_convert(F("f16"), F("f32"), 0xFFC12345, &tc), 0x7FFF, "torch policy: -NaN -> f16 0x7FFF (as cuda)");
+        is_hex(fpemu_convert(F("bf16"), F("f32"), 0xFFC12345, &tc), 0x7FFF, "torch policy: -NaN -> bf16 0x7FFF (as cuda)");
+        is_hex(fpemu_convert(F("e4m3fnuz"), F("f32"), 0xFFC00000, &tc), 0x80, "torch policy: fnuz's NaN stays 0x80");
+        uint8_t d8[40];
+        float s8[40];
+        for (int i = 0; i < 40; i++) s8[i] = i % 5 == 1 ? -NAN : i % 5 == 2 ? -1000.0f : (float)i;
+        fpemu_encode_f32(F("e4m3"), d8, s8, 40, &tc, NULL);
+        good = 1;
+        for (int i = 0; i < 40; i++) good &= i % 5 == 1 || i % 5 == 2 ? d8[i] == 0xFF : d8[i] != 0xFF;
+        ok(good, "torch policy: the array cast's -NaN and -1000 elements are 0xFF");
     }
 
     /* min, max, compare */

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# t_cast.sh: `fpemu cast` (cli/cmd_cast.c, docs/cast.md): every input dtype
+# (f64, f32, f16, ml_dtypes bfloat16 / float8 as np.save writes them),
+# values and --codes, every scaling recipe against hand-computed scales,
+# --axis on 1-d, 2-d and 3-d arrays, the stats against a recomputation in
+# NumPy, values against ml_dtypes (e4m3, e5m2, bf16, rne), the torch NaN
+# policy against the H200 slice in tests/data/real-runs/, bad input (exit
+# 2, named, no output), --plot. Needs NumPy and ml_dtypes ($FPEMU_PYTHON,
+# the build/venv interpreter under make test). Prints TAP.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
+BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
+PY=${FPEMU_PYTHON:-$ROOT/build/venv/bin/python}
+DATA=$ROOT/tests/data/real-runs
+if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make bin/fpemu)"; exit 1; fi
+if ! "$PY" -c 'import numpy, ml_dtypes' 2>/dev/null; then
+    echo "1..1"; echo "not ok 1 - $PY lacks numpy/ml_dtypes (make deps-py; make test sets FPEMU_PYTHON)"; exit 1
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_cast.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+. "$HERE/lib/tap.sh"
+
+# check NAME PYTHON...: run the python (which may read $TMP files as T), pass if it prints OK
+check() {
+    local name=$1; shift
+    local out
+    out=$(cd "$TMP" && "$PY" -c "import numpy as np, ml_dtypes, json, sys, math; T='$TMP'
+$*" 2>&1)
+    if [ "$out" = OK ]; then pass "$name"; else fail "$name" "$out"; fi
+}
+cast() { "$BIN" cast "$@" 2>"$TMP/err"; }
+
+# ---- inputs ----
+(cd "$TMP" && "$PY" - <<'PY'
+import numpy as np, ml_dtypes
+rng = np.random.default_rng(1)
+x = (rng.standard_normal(4096) * 2.0 ** rng.integers(-24, 12, 4096)).astype(np.float32)
+x[:8] = [0, -0.0, 1e-30, -1e-30, 1000, -1000, 448, -464]
+np.save("f32.npy", x)
+sp = np.array([np.nan, -np.nan, np.inf, -np.inf, 1.0, 3e38, -1e-40], np.float32)
+np.save("special.npy", sp)
+np.save("f64.npy", x.astype(np.float64))
+np.save("f64_dr.npy", np.array([1 + 2.0**-4 + 2.0**-40, -(1 + 2.0**-4 + 2.0**-40)]))   # double rounding via f32 would give 1
+np.save("f16.npy", x.astype(np.float16))
+np.save("bf16.npy", x.astype(ml_dtypes.bfloat16))
+np.save("e4m3_in.npy", x.astype(ml_dtypes.float8_e4m3fn))
+np.save("e5m2_in.npy", x.astype(ml_dtypes.float8_e5m2))
+m = (rng.standard_normal((6, 256)) * np.exp(rng.standard_normal((6, 1)) * 3)).astype(np.float32)
+m[2, 40:70] *= 1e-3
+np.save("m.npy", m)
+np.save("mT.npy", np.ascontiguousarray(m.T))
+t3 = rng.standard_normal((3, 64, 5)).astype(np.float32)
+np.save("t3.npy", t3)
+np.save("t3m.npy", np.ascontiguousarray(np.moveaxis(t3, 1, 2)))
+np.save("i4.npy", np.arange(4, dtype=np.int32))
+PY
+) || { echo "1..1"; echo "not ok 1 - writing the inputs failed"; exit 1; }
+
+# ---- values and codes against ml_dtypes (rne, no scaling) ----
+for f in e4m3:float8_e4m3fn e5m2:float8_e5m2 bf16:bfloat16; do
+    fmt=${f%%:*}; md=${f#*:}
+    if cast --to $fmt --in "$TMP/f32.npy" --out "$TMP/v_$fmt.npy" && cast --to $fmt --in "$TMP/f32.npy" --out "$TMP/c_$fmt.npy" --codes; then
+        check "cast --to $fmt: values and codes equal ml_dtypes' $md" "
+x = np.load(T + '/f32.npy'); ref = x.astype(ml_dtypes.$md)
+v = np.load(T + '/v_$fmt.npy'); c = np.load(T + '/c_$fmt.npy')
+rc = ref.view(np.uint8 if ref.itemsize == 1 else np.uint16)
+assert v.dtype == np.float32 and v.shape == x.shape, v.dtype
+assert c.dtype == rc.dtype, (c.dtype, rc.dtype)
+assert np.array_equal(v, ref.astype(np.float32), equal_nan=True), np.flatnonzero(v != ref.astype(np.float32))[:5]
+nan = np.isnan(v)   # ml_dtypes' NaN keeps the input's sign (-1000 -> 0xFF); canonical is positive
+assert np.array_equal(c[~nan], rc[~nan]), np.flatnonzero((c != rc) & ~nan)[:5]
+print('OK')"
+    else fail "cast --to $fmt" "$(cat "$TMP/err")"; fi
+done
+
+# ---- every input dtype ----
+for d in f64 f16 bf16 e4m3_in e5m2_in; do
+    extra=""; [ $d = e4m3_in ] && extra="--from e4m3"
+    if cast --to e5m2 --in "$TMP/$d.npy" --out "$TMP/o_$d.npy" $extra; then
+        check "input $d: read and cast (output dtype, values = the cast of its values)" "
+import ml_dtypes as m
+src = {'f64': lambda: np.load(T+'/f64.npy'), 'f16': lambda: np.load(T+'/f16.npy'),
+       'bf16': lambda: np.load(T+'/bf16.npy').view(m.bfloat16), 'e4m3_in': lambda: np.load(T+'/e4m3_in.npy').view(m.float8_e4m3fn),
+       'e5m2_in': lambda: np.load(T+'/f32.npy').astype(m.float8_e5m2)}['$d']()   # NumPy cannot read back its own '<f1'
+o = np.load(T + '/o_$d.npy')
+want = np.float64 if '$d' == 'f64' else np.float32
+assert o.dtype == want, o.dtype
+ref = src.astype(np.float32).astype(m.float8_e5m2).astype(want) if '$d' != 'f64' else src.astype(m.float8_e5m2).astype(np.float64)
+assert np.array_equal(o, ref, equal_nan=True), np.flatnonzero(o != ref)[:5]
+print('OK')"
+    else fail "input $d" "$(cat "$TMP/err")"; fi
+done
+if cast --to e4m3 --in "$TMP/f64_dr.npy" --out "$TMP/o_dr.npy"; then
+    check "f64 input is rounded once (1 + 2^-4 + 2^-40 -> 1.125 in e4m3, not 1 through f32)" "
+o = np.load(T + '/o_dr.npy'); assert o.dtype == np.float64 and list(o) == [1.125, -1.125], o; print('OK')"
+else fail "f64 double rounding" "$(cat "$TMP/err")"; fi
+cast --to e4m3 --in "$TMP/e4m3_in.npy" --out "$TMP/x.npy"
+rc=$?
+if [ $rc = 2 ] && grep -q "e4m3_in.npy.*--from" "$TMP/err" && [ ! -e "$TMP/x.npy" ]; then pass "one-byte '<V1' input without --from: exit 2, asks for --from"
+else fail "'<V1' without --from" "rc=$rc" "$(cat "$TMP/err")"; fi
+
+# ---- stats against NumPy ----
+cat "$TMP/f32.npy" >/dev/null
+(cd "$TMP" && "$PY" -c "
+import numpy as np
+x = np.concatenate([np.load('f32.npy'), np.load('special.npy')]); np.save('st.npy', x)")
+for sat in "" "--sat"; do
+    if cast --to e4m3 --in "$TMP/st.npy" --out "$TMP/st_o.npy" $sat --stats "$TMP/st.txt" --stats-json "$TMP/st.json"; then
+        check "stats ${sat:-non-saturating} e4m3: counts, amax and errors equal a NumPy recomputation" "
+x = np.load(T+'/st.npy').astype(np.float64); y = np.load(T+'/st_o.npy').astype(np.float64); j = json.load(open(T+'/st.json'))
+fin = np.isfinite(x); sat = '$sat' != ''
+big = fin & (np.abs(x) > 464)   # e4m3: max 448, halfway to the next binade step 480 is 464
+ok = fin & np.isfinite(y)
+e = np.abs(y[ok] - x[ok]); nz = ok & (x != 0)
+want = {'n': len(x), 'nonfinite_in': int((~fin).sum()), 'overflow': int(big.sum()), 'saturated': int(big.sum()) if sat else 0,
+        'flushed': int((fin & (x != 0) & (y == 0)).sum()), 'subnormal': int((fin & (x != 0) & (y != 0) & (np.abs(y) < 2.0**-6)).sum())}
+for k, v in want.items(): assert j[k] == v, (k, j[k], v)
+assert j['amax'] == np.abs(x[fin]).max()
+assert j['compared'] == ok.sum()
+assert math.isclose(j['max_abs_err'], e.max(), rel_tol=1e-15), (j['max_abs_err'], e.max())
+assert math.isclose(j['max_rel_err'], (np.abs(y[nz] - x[nz]) / np.abs(x[nz])).max(), rel_tol=1e-12)
+assert math.isclose(j['rms_err'], math.sqrt((e**2).mean()), rel_tol=1e-9)
+assert math.isclose(j['sqnr_db'], 10 * math.log10((x[ok]**2).sum() / (e**2).sum()), rel_tol=1e-9)
+assert math.isclose(j['flushed_frac'], want['flushed'] / len(x))
+t = open(T+'/st.txt').read(); assert ('n             %d' % len(x)) in t and 'sqnr_db' in t, t
+print('OK')"
+    else fail "stats $sat" "$(cat "$TMP/err")"; fi
+done
+out=$("$BIN" cast --to bf16 --in "$TMP/f32.npy" --out "$TMP/o.npy" --stats - 2>&1)
+if printf '%s\n' "$out" | grep -q '^flushed ' && printf '%s\n' "$out" | grep -q '^sqnr_db '; then pass "--stats - prints the figures on standard output"
+else fail "--stats -" "$out"; fi
+
+# ---- scaling recipes against hand-computed scales ----
+for r in tensor tensor-torchao rowwise blockwise mx-floor mx-rceil; do
+    if cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/s_$r.npy" --codes --scaling $r --stats-json "$TMP/s_$r.json" &&
+       cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/sv_$r.npy" --scaling $r; then
+        check "--scaling $r: codes and values equal the recipe computed by hand" "
+m8 = ml_dtypes.float8_e4m3fn; f32 = np.float32
+X = np.load(T+'/m.npy'); C = np.load(T+'/s_$r.npy'); V = np.load(T+'/sv_$r.npy'); j = json.load(open(T+'/s_$r.json'))
+def q(a): return np.clip(a, -448, 448).astype(f32).astype(m8)
+codes = np.empty(X.shape, np.uint8); vals = np.empty(X.shape, f32)
+r = '$r'
+if r in ('tensor', 'tensor-torchao'):
+    am = np.abs(X).max()
+    s = f32(448) / f32(am) if r == 'tensor' else f32(448.0 / max(float(am), 1e-12))
+    y = q(X * s); codes[:] = y.view(np.uint8); vals[:] = y.astype(f32) * (f32(1) / s)
+    assert j['scale'] == float(s), (j['scale'], s)
+elif r == 'rowwise':
+    for i in range(X.shape[0]):
+        s = f32(448.0 / float(np.abs(X[i]).max())); s = f32(2.0 ** math.floor(math.log2(s)))
+        y = q(X[i] * s); codes[i] = y.view(np.uint8); vals[i] = y.astype(f32) * (f32(1) / s)
+    assert j['block_scales']['count'] == X.shape[0]
+elif r == 'blockwise':
+    for i in range(X.shape[0]):
+        for k0 in range(0, X.shape[1], 128):
+            b = X[i, k0:k0+128]; am = max(f32(np.abs(b).max()), f32(1e-4))
+            enc = f32(448) / am; dec = am / f32(448)
+            y = q(b * enc); codes[i, k0:k0+128] = y.view(np.uint8); vals[i, k0:k0+128] = y.astype(f32) * dec
+    assert j['block_scales']['count'] == X.shape[0] * 2
+else:
+    for i in range(X.shape[0]):
+        for k0 in range(0, X.shape[1], 32):
+            b = X[i, k0:k0+32]; am = f32(np.abs(b).max())
+            E = math.floor(math.log2(am)) - 8 if r == 'mx-floor' else math.ceil(math.log2(f32(am * f32(f32(1) / f32(448)))))
+            y = q(b.astype(np.float64) / 2.0**E); codes[i, k0:k0+32] = y.view(np.uint8); vals[i, k0:k0+32] = (y.astype(np.float64) * 2.0**E).astype(f32)
+    assert j['block_scales']['count'] == X.shape[0] * 8
+assert np.array_equal(C, codes), np.argwhere(C != codes)[:5]
+assert np.array_equal(V, vals), np.argwhere(V != vals)[:5]
+print('OK')"
+    else fail "--scaling $r" "$(cat "$TMP/err")"; fi
+done
+if cast --to e2m1 --in "$TMP/m.npy" --out "$TMP/s_nv.npy" --codes --scaling nvfp4 --stats-json "$TMP/s_nv.json"; then
+    check "--scaling nvfp4: e2m1 codes and the tensor scale equal the recipe computed by hand" "
+f32 = np.float32; X = np.load(T+'/m.npy'); C = np.load(T+'/s_nv.npy'); j = json.load(open(T+'/s_nv.json'))
+ts = f32(448 * 6) / f32(np.abs(X).max()); assert j['tensor_scale'] == float(ts), (j['tensor_scale'], ts)
+codes = np.empty(X.shape, np.uint8)
+for i in range(X.shape[0]):
+    for k0 in range(0, X.shape[1], 16):
+        b = X[i, k0:k0+16]; bs = np.clip(f32(f32(np.abs(b).max()) / f32(6)) * ts, -448, 448).astype(ml_dtypes.float8_e4m3fn)
+        f = f32(ts / f32(bs.astype(f32))) if bs.astype(f32) != 0 else f32(0)
+        codes[i, k0:k0+16] = np.clip(b * f, -6, 6).astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 15
+assert np.array_equal(C, codes), np.argwhere(C != codes)[:5]
+print('OK')"
+else fail "--scaling nvfp4" "$(cat "$TMP/err")"; fi
+# the recipe is the library's: tensor scaling of A in fpemu gemm (B = I, no scaling of B is possible, so
+# compare the per-tensor scale it reports with the one cast reports)
+if (cd "$TMP" && "$PY" -c "import numpy as np; np.save('I.npy', np.eye(256, dtype=np.float32))") &&
+   "$BIN" gemm --model h100 --a "$TMP/m.npy" --b "$TMP/I.npy" --afmt e4m3 --scaling tensor --out "$TMP/g.npy" 2>"$TMP/gerr"; then
+    check "--scaling tensor: the same scale fpemu gemm reports for A" "
+j = json.load(open(T+'/s_tensor.json')); line = open(T+'/gerr').read()
+import re; s = float(re.search(r'A amax \S+ scale (\S+),', line).group(1))
+assert abs(s - j['scale']) <= 1e-5 * j['scale'], (s, j['scale']); print('OK')"
+else fail "gemm for comparison" "$(cat "$TMP/gerr")"; fi
+
+# ---- --axis ----
+if cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/ax0.npy" --scaling mx-floor --axis 0 &&
+   cast --to e4m3 --in "$TMP/mT.npy" --out "$TMP/axT.npy" --scaling mx-floor --axis -1 &&
+   cast --to e4m3 --in "$TMP/t3.npy" --out "$TMP/t3a1.npy" --scaling rowwise --axis 1 &&
+   cast --to e4m3 --in "$TMP/t3m.npy" --out "$TMP/t3m2.npy" --scaling rowwise --axis 2 &&
+   cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/v1a.npy" --scaling blockwise --axis 0 &&
+   cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/v1b.npy" --scaling blockwise; then
+    check "--axis: 2-d axis 0 = the transpose's axis -1; 3-d axis 1 = moveaxis; 1-d axis 0 = -1" "
+a = np.load(T+'/ax0.npy'); b = np.load(T+'/axT.npy'); assert np.array_equal(a, b.T, equal_nan=True)
+c = np.load(T+'/t3a1.npy'); d = np.load(T+'/t3m2.npy'); assert c.shape == (3, 64, 5); assert np.array_equal(np.moveaxis(c, 1, 2), d, equal_nan=True)
+assert np.array_equal(np.load(T+'/v1a.npy'), np.load(T+'/v1b.npy'), equal_nan=True)
+print('OK')"
+else fail "--axis" "$(cat "$TMP/err")"; fi
+
+# ---- stochastic rounding ----
+if cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/sr1.npy" --round sr --seed 7 && cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/sr2.npy" --round sr --seed 7 &&
+   cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/sr3.npy" --round sr --seed 8 && cast --to e4m3 --in "$TMP/f32.npy" --out "$TMP/rtz.npy" --round rtz; then
+    check "--round sr --seed: repeatable, seed-dependent, each result a neighbour; --round rtz truncates" "
+x = np.load(T+'/f32.npy'); a, b, c, z = (np.load(T+'/%s.npy' % n) for n in ('sr1', 'sr2', 'sr3', 'rtz'))
+assert np.array_equal(a, b, equal_nan=True) and not np.array_equal(a, c, equal_nan=True)
+m = np.isfinite(z) & (np.abs(x) < 448); assert (np.abs(z[m]) <= np.abs(x[m])).all()
+print('OK')"
+else fail "--round" "$(cat "$TMP/err")"; fi
+
+# ---- the torch NaN policy against the H200 slice ----
+ok=1
+for fmt in e4m3 e5m2 f16 bf16; do
+    for pol in torch canonical cuda; do
+        cast --to $fmt --in "$DATA/cast_in.npy" --out "$TMP/h_${fmt}_$pol.npy" --codes --nan $pol || { ok=0; fail "cast of the slice ($fmt, $pol)" "$(cat "$TMP/err")"; }
+    done
+done
+if [ $ok = 1 ]; then
+    check "--nan torch reproduces PyTorch's .to(e4m3fn/e5m2/f16/bf16) on the H200 slice bit for bit; canonical and cuda differ as recorded" "
+D = '$DATA'
+want = {'torch': [0, 0, 0, 0], 'canonical': [2522, 1063, 1063, 1063], 'cuda': [2522, 521, 0, 0]}
+for pol, w in want.items():
+    got = [int((np.load(T+'/h_%s_%s.npy' % (f, pol)) != np.load(D+'/cast_%s.npy' % f)).sum()) for f in ('e4m3', 'e5m2', 'f16', 'bf16')]
+    assert got == w, (pol, got, w)
+print('OK')"
+fi
+out=$(printf 'C3FA0000\nFFC00000\n7FC00000\n' | "$BIN" run f32_to_e4m3 --nan torch 2>&1)
+if [ "$out" = "$(printf 'C3FA0000 FF 05\nFFC00000 FF 00\n7FC00000 7F 00')" ]; then pass "fpemu run --nan torch: -500 and -NaN give 0xFF in e4m3"
+else fail "fpemu run --nan torch" "$out"; fi
+
+# ---- bad input: exit 2, named, no output ----
+bad() { # DESC PATTERN ARGS...
+    local desc=$1 pat=$2; shift 2
+    rm -f "$TMP/bad.npy"
+    "$BIN" cast "$@" 2>"$TMP/err" >/dev/null
+    local rc=$?
+    if [ $rc = 2 ] && grep -q -- "$pat" "$TMP/err" && [ ! -e "$TMP/bad.npy" ]; then pass "$desc"
+    else fail "$desc" "rc=$rc" "$(cat "$TMP/err")"; fi
+}
+bad "wrong dtype ('<i4'): exit 2 naming the file and the dtype" "i4.npy.*<i4" --to e4m3 --in "$TMP/i4.npy" --out "$TMP/bad.npy"
+bad "3-d input with --axis 3: exit 2 naming the axis" "axis 3" --to e4m3 --in "$TMP/t3.npy" --out "$TMP/bad.npy" --scaling rowwise --axis 3
+bad "unknown format: exit 2 naming it" "--to e9m9x" --to e9m9x --in "$TMP/f32.npy" --out "$TMP/bad.npy"
+bad "unknown recipe: exit 2 naming it" "--scaling bogus" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/bad.npy" --scaling bogus
+bad "unknown NaN policy: exit 2 naming it" "--nan bogus" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/bad.npy" --nan bogus
+bad "mx with --round sr: refused" "rne only" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/bad.npy" --scaling mx-floor --round sr
+bad "nvfp4 to e4m3: refused" "nvfp4 needs --to e2m1" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/bad.npy" --scaling nvfp4
+bad "missing input: exit 2 naming it" "nothere.npy" --to e4m3 --in "$TMP/nothere.npy" --out "$TMP/bad.npy"
+bad "unwritable --out: exit 2 naming it" "--out $TMP/no/such/dir/y.npy" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/no/such/dir/y.npy"
+
+# ---- --plot ----
+if command -v gnuplot >/dev/null; then
+    if cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/p.npy" --scaling tensor --plot "$TMP/h.png" &&
+       [ "$(head -c 8 "$TMP/h.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ! ls "$TMP"/h.png.tmp.* >/dev/null 2>&1; then
+        pass "--plot writes a PNG (and no temporaries)"
+    else fail "--plot" "$(cat "$TMP/err")"; fi
+else skip "--plot: gnuplot not installed"; fi
+
+tap_end
