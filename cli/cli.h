@@ -28,6 +28,12 @@ int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(print
 int cli_is_help(const char *s);
 /* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */
 int cli_parse_u64(const char *s, unsigned long long *out);
+/* The largest code of a format: its field (bits + pad), not its container
+ * (e2m1's codes are 0..F, e3m2's 0..3F), as `fpemu run` checks. */
+uint64_t cli_code_max(const fpemu_format *f);
+/* One hex field of 1..digits digits (either case) into *v: 0, -1 when it is
+ * not that, -2 when the code is above max. */
+int cli_parse_hex(const char *s, size_t len, int digits, uint64_t max, uint64_t *v);
 int cli_parse_double(const char *s, double *out);
 /* Write a file under the output rule of gpu/host/outfile.h (shared with
  * bin/fpemu-gpu): a new path or a regular file gets PATH.tmp.PID, renamed

@@ -45,7 +45,7 @@ static void usage(FILE *out) {
 static int load_codes(const char *sub, const npy_array *X, const char *path, const fpemu_format *f, size_t rows,
                       size_t cols, int trans, uint64_t *out) {
     int w = f->bits + f->pad;
-    uint64_t max = w >= 64 ? ~0ULL : (1ULL << w) - 1;
+    uint64_t max = cli_code_max(f);
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < cols; j++) {
             size_t r = trans ? j : i, q = trans ? i : j;

@@ -122,31 +122,6 @@ static const char *printable(const char *s, size_t len, char *buf) {
     return buf;
 }
 
-/* Parse one hex field of at most `digits` digits into *v: 0, -1 when it
- * is not that, -2 when the code is above max (outside the format's field). */
-static int parse_hex(const char *s, size_t len, int digits, uint64_t max, uint64_t *v) {
-    if (len == 0 || len > (size_t)digits) return -1;
-    uint64_t x = 0;
-    for (size_t i = 0; i < len; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
-        x = x << 4 | (uint64_t)d;
-    }
-    if (x > max) return -2;
-    *v = x;
-    return 0;
-}
-
-/* The largest code of a format: its field (bits + pad), not the container,
- * as `fpemu run` checks (vector.c): e2m1's codes are 0..F, e3m2's 0..3F. */
-static uint64_t code_max(const fpemu_format *f) {
-    int w = f->bits + f->pad;
-    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
-}
-
 /* "line L: field F (NAME) 'TEXT': " + what was expected (2). */
 static int bad_field(const char *sub, long lineno, size_t field, const char *name, const char *s, size_t len, int why,
                      int digits, uint64_t max, int bits, const char *fmt) {
@@ -236,8 +211,8 @@ int cmd_mma(int argc, char **argv) {
     if (gv.mode) return mma_genver_run(sub, &gv, &m, int_mode, o.a, o.b, o.promote);
     int da = int_mode ? 2 : fpemu_format_hex_digits(m.fa), db = int_mode ? 2 : fpemu_format_hex_digits(m.fb);
     int dc = int_mode ? 8 : fpemu_format_hex_digits(m.fc), dd = int_mode ? 8 : fpemu_format_hex_digits(m.fd);
-    uint64_t ma = int_mode ? 0xFF : code_max(m.fa), mb = int_mode ? 0xFF : code_max(m.fb);
-    uint64_t mc = int_mode ? 0xFFFFFFFFu : code_max(m.fc);
+    uint64_t ma = int_mode ? 0xFF : cli_code_max(m.fa), mb = int_mode ? 0xFF : cli_code_max(m.fb);
+    uint64_t mc = int_mode ? 0xFFFFFFFFu : cli_code_max(m.fc);
     int wa = int_mode ? 8 : m.fa->bits + m.fa->pad, wb = int_mode ? 8 : m.fb->bits + m.fb->pad;
     int wc = int_mode ? 32 : m.fc->bits + m.fc->pad;
     size_t cap = 0, acap = 256;
@@ -276,7 +251,7 @@ int cmd_mma(int argc, char **argv) {
             size_t fl = (size_t)(q - s);
             size_t idx = nf++;
             if (idx == 0) {
-                int why = parse_hex(s, fl, dc, mc, &c);
+                int why = cli_parse_hex(s, fl, dc, mc, &c);
                 if (why) {
                     status = bad_field(sub, lineno, 1, "C", s, fl, why, dc, mc, wc, int_mode ? "s32" : m.fc->name);
                     goto out;
@@ -304,7 +279,7 @@ int cmd_mma(int argc, char **argv) {
                 acap = ncap;
             }
             uint64_t v;
-            int why = parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v);
+            int why = cli_parse_hex(s, fl, isb ? db : da, isb ? mb : ma, &v);
             if (why) {
                 char nm[32];
                 snprintf(nm, sizeof nm, "%c%zu", isb ? 'B' : 'A', k);

@@ -746,33 +746,11 @@ out:
 
 /* ---- verify ----------------------------------------------------------------- */
 
-static uint64_t field_max(const fpemu_format *f) {
-    int w = f->bits + f->pad;
-    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
-}
-
-/* One hex field of at most `digits` digits: 0, -1 not hex / too long, -2 above max. */
-static int hex_field(const char *s, size_t len, int ndig, uint64_t max, uint64_t *v) {
-    if (len == 0 || len > (size_t)ndig) return -1;
-    uint64_t x = 0;
-    for (size_t i = 0; i < len; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
-        x = x << 4 | (uint64_t)d;
-    }
-    if (x > max) return -2;
-    *v = x;
-    return 0;
-}
-
 static int do_verify(const char *sub, const mma_genver_opts *o, const fpemu_mma_model *m, int int_mode,
                      const char *a_name, const char *b_name, unsigned long long promote) {
     digits dg = digits_of(m, int_mode);
-    uint64_t ma = int_mode ? 0xFF : field_max(m->fa), mb = int_mode ? 0xFF : field_max(m->fb);
-    uint64_t mc = int_mode ? 0xFFFFFFFFu : field_max(m->fc), md = int_mode ? 0xFFFFFFFFu : field_max(m->fd);
+    uint64_t ma = int_mode ? 0xFF : cli_code_max(m->fa), mb = int_mode ? 0xFF : cli_code_max(m->fb);
+    uint64_t mc = int_mode ? 0xFFFFFFFFu : cli_code_max(m->fc), md = int_mode ? 0xFFFFFFFFu : cli_code_max(m->fd);
     const char *nc = int_mode ? "s32" : m->fc->name, *nd = int_mode ? "s32" : m->fd->name;
     const char *na = int_mode ? a_name : m->fa->name, *nb = int_mode ? b_name : m->fb->name;
     size_t cap = 0, fcap = 0;
@@ -840,7 +818,7 @@ static int do_verify(const char *sub, const mma_genver_opts *o, const fpemu_mma_
             int dig = isc ? dg.dc : isd ? dg.dd : isb ? dg.db : dg.da;
             uint64_t mx = isc ? mc : isd ? md : isb ? mb : ma;
             const char *fname = isc ? nc : isd ? nd : isb ? nb : na;
-            int why = hex_field(s, l, dig, mx, &v[idx]);
+            int why = cli_parse_hex(s, l, dig, mx, &v[idx]);
             if (why) {
                 char nm[32], pb[48];
                 size_t n = l > 40 ? 40 : l;

@@ -208,27 +208,6 @@ static void qfree(qtab *t) {
 
 /* ---- answers files ----------------------------------------------------------- */
 
-static uint64_t code_max(const fpemu_format *f) {
-    int w = f->bits + f->pad;
-    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
-}
-
-static int hexfield(const char *s, size_t len, int digits, uint64_t max, uint64_t *v) {
-    if (len == 0 || len > (size_t)digits) return -1;
-    uint64_t x = 0;
-    for (size_t i = 0; i < len; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return -1;
-        x = x << 4 | (uint64_t)d;
-    }
-    if (x > max) return -2;
-    *v = x;
-    return 0;
-}
-
 /* Read FILE's completed lines `C A0 B0 ... D` into t. Returns 0, or 2
  * after a message naming the file and line. */
 static int load_answers(const char *sub, const char *file, const fpemu_mma_model *m, qtab *t, size_t *nlines) {
@@ -263,7 +242,7 @@ static int load_answers(const char *sub, const char *file, const fpemu_mma_model
             }
             /* field roles are known only at the end (the last one is D): parse
              * every field as the widest, check each against its format below */
-            if (hexfield(s, (size_t)(q - s), 16, ~UINT64_C(0), &v[nf])) {
+            if (cli_parse_hex(s, (size_t)(q - s), 16, ~UINT64_C(0), &v[nf])) {
                 rc = cli_error(sub, "%s:%ld: field %zu '%.*s': expected a hex code", file, lineno, nf + 1,
                                (int)((q - s) > 40 ? 40 : (q - s)), s);
                 goto out;
@@ -277,7 +256,7 @@ static int load_answers(const char *sub, const char *file, const fpemu_mma_model
         }
         for (size_t i = 0; i < nf; i++) {
             int role = i == 0 ? 0 : i == nf - 1 ? 3 : (i - 1) % 2 ? 2 : 1;
-            if (v[i] > code_max(fmts[role])) {
+            if (v[i] > cli_code_max(fmts[role])) {
                 rc = cli_error(sub, "%s:%ld: field %zu (%s) %llX: out of range for %s", file, lineno, i + 1, names[role],
                                (unsigned long long)v[i], fmts[role]->name);
                 goto out;

@@ -32,6 +32,27 @@ int cli_parse_u64(const char *s, unsigned long long *out) {
     return 0;
 }
 
+uint64_t cli_code_max(const fpemu_format *f) {
+    int w = f->bits + f->pad;
+    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+}
+
+int cli_parse_hex(const char *s, size_t len, int digits, uint64_t max, uint64_t *v) {
+    if (len == 0 || len > (size_t)digits) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        int c = s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        x = x << 4 | (uint64_t)d;
+    }
+    if (x > max) return -2;
+    *v = x;
+    return 0;
+}
+
 int cli_parse_double(const char *s, double *out) {
     if (!s || !*s) return -1;
     char *end;

@@ -36,11 +36,6 @@ static const op_suffix op_suffixes[] = {
     {"lt", VEC_LT, 2},
 };
 
-static uint64_t code_max(const fpemu_format *f) {
-    int w = f->bits + f->pad;
-    return w >= 64 ? UINT64_MAX : (((uint64_t)1 << w) - 1);
-}
-
 static const char op_list[] =
     "add, sub, mul, div, sqrt, mulAdd (alias fma), min/max (alias minimum/maximum), "
     "minimumNumber, maximumNumber, eq, le, lt, eq_signaling, le_quiet, lt_quiet";
@@ -108,10 +103,10 @@ int vec_op_parse(const char *name, vec_op *op, char *err, size_t errlen) {
 
 widths:
     op->in_digits = fpemu_format_hex_digits(op->in);
-    op->in_max = code_max(op->in);
+    op->in_max = cli_code_max(op->in);
     if (op->out) {
         op->out_digits = fpemu_format_hex_digits(op->out);
-        op->out_max = code_max(op->out);
+        op->out_max = cli_code_max(op->out);
     } else {
         op->out_digits = 1;
         op->out_max = 1;
