@@ -287,31 +287,15 @@ int cmd_mma(int argc, char **argv) {
                                    int_mode ? (isb ? o.b : o.a) : (isb ? m.fb->name : m.fa->name));
                 goto out;
             }
-            if (isb) b[k] = v, ib[k] = (int32_t)v;
-            else a[k] = v, ia[k] = (int32_t)v;
+            if (isb) b[k] = v;
+            else a[k] = v;
         }
         if ((nf - 1) % 2) {
             status = cli_error(sub, "line %ld: expected C followed by pairs A B (got %zu fields: an odd number of operands)", lineno, nf);
             goto out;
         }
         size_t k = (nf - 1) / 2;
-        uint64_t d;
-        if (int_mode) {
-            d = (uint32_t)fpemu_mma_dot_int(&m, ia, ib, k, (int32_t)(uint32_t)c); /* wrapping/saturating per --sat */
-            if (o.promote) { /* integer sums are exact: promotion changes nothing */ }
-        } else if (o.promote && k > 0) {
-            fpemu_ctx ctx;
-            fpemu_ctx_init(&ctx);
-            uint64_t acc = fpemu_convert(m.fd, m.fc, c, &ctx), zero = 0;
-            for (size_t i0 = 0; i0 < k; i0 += o.promote) {
-                size_t n = k - i0 < o.promote ? k - i0 : o.promote;
-                uint64_t part = fpemu_mma_dot(&m, a + i0, b + i0, n, zero, NULL);
-                acc = fpemu_add(m.fd, acc, part, &ctx);
-            }
-            d = acc;
-        } else {
-            d = fpemu_mma_dot(&m, a, b, k, c, NULL);
-        }
+        uint64_t d = mma_line_d(&m, int_mode, o.promote, a, b, ia, ib, k, c); /* int: wrapping/saturating per --sat */
         printf("%s %0*llX\n", p, dd, (unsigned long long)d);
         if (ferror(stdout)) break; /* a failed write: stop reading, say so below */
     }

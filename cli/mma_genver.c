@@ -69,8 +69,8 @@ int mma_genver_take(const char *sub, int *argc, char **argv, mma_genver_opts *g)
 
 /* ---- D, as `fpemu mma` computes it (cli/cmd_mma.c) ----------------------------- */
 
-static uint64_t eval_d(const fpemu_mma_model *m, int int_mode, unsigned long long promote, const uint64_t *a,
-                       const uint64_t *b, int32_t *ia, int32_t *ib, size_t k, uint64_t c) {
+uint64_t mma_line_d(const fpemu_mma_model *m, int int_mode, unsigned long long promote, const uint64_t *a,
+                  const uint64_t *b, int32_t *ia, int32_t *ib, size_t k, uint64_t c) {
     if (int_mode) {
         for (size_t i = 0; i < k; i++) ia[i] = (int32_t)a[i], ib[i] = (int32_t)b[i];
         return (uint32_t)fpemu_mma_dot_int(m, ia, ib, k, (int32_t)(uint32_t)c);
@@ -733,7 +733,7 @@ static int do_gen(const char *sub, const mma_genver_opts *o, const fpemu_mma_mod
     for (unsigned long long i = 0; i < o->n; i++) {
         g.s = fpemu_random64(o->seed, i);
         gen_line(&g, cyc[i % (unsigned long long)ncyc]);
-        uint64_t d = eval_d(m, int_mode, promote, g.a, g.b, ia, ib, g.k, g.c);
+        uint64_t d = mma_line_d(m, int_mode, promote, g.a, g.b, ia, ib, g.k, g.c);
         char *p = put_line(buf, &dg, g.c, g.a, g.b, g.k);
         *p++ = ' ', p = vec_put_hex(p, d, dg.dd);
         *p++ = '\n';
@@ -839,7 +839,7 @@ static int do_verify(const char *sub, const mma_genver_opts *o, const fpemu_mma_
         size_t k = (nf - 2) / 2;
         for (size_t i = 0; i < k; i++) a[i] = v[1 + 2 * i], b[i] = v[2 + 2 * i];
         uint64_t want = v[nf - 1];
-        uint64_t got = eval_d(m, int_mode, promote, a, b, ia, ib, k, v[0]);
+        uint64_t got = mma_line_d(m, int_mode, promote, a, b, ia, ib, k, v[0]);
         lines++;
         int same = got == want;
         if (!same && !int_mode && !o->exact_nan && fpemu_is_nan(m->fd, got) && fpemu_is_nan(m->fd, want)) same = 1;

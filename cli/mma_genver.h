@@ -31,6 +31,14 @@ int mma_genver_take(const char *sub, int *argc, char **argv, mma_genver_opts *g)
 int mma_genver_run(const char *sub, const mma_genver_opts *g, const fpemu_mma_model *m, int int_mode,
                    const char *a_name, const char *b_name, unsigned long long promote);
 
+/* D of one `fpemu mma` line, as `fpemu mma` computes it: the model's dot
+ * product of a and b (k products) with c, or, with promote N, the sum of
+ * N-product dot products added in fd (DeepGEMM's two-level accumulation);
+ * int_mode: s8/u8 products through ia, ib (k entries of scratch). The one
+ * definition that `fpemu mma`, --gen and --verify share. */
+uint64_t mma_line_d(const fpemu_mma_model *m, int int_mode, unsigned long long promote, const uint64_t *a,
+                    const uint64_t *b, int32_t *ia, int32_t *ib, size_t k, uint64_t c);
+
 /* The vector classes, in the order of the generator's cycle table
  * (NULL-terminated; exposed for the docs and tests). */
 extern const char *const mma_genver_float_cycle[];
