@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "gemm.h"
+#include "npy.h"
 
 #define SUB "cast"
 #define MAXDIM 16
@@ -73,21 +74,6 @@ static int rd_fail(const char *path, const char *fmt, ...) {
     return cli_error(SUB, "%s: %s", path, m);
 }
 
-static const char *key_after(const char *h, const char *key) {
-    char k1[40], k2[40];
-    snprintf(k1, sizeof k1, "'%s'", key);
-    snprintf(k2, sizeof k2, "\"%s\"", key);
-    const char *p = strstr(h, k1);
-    if (!p) p = strstr(h, k2);
-    if (!p) return NULL;
-    p += strlen(k1);
-    while (*p == ' ') p++;
-    if (*p != ':') return NULL;
-    p++;
-    while (*p == ' ') p++;
-    return p;
-}
-
 static int read_npy(const char *path, tensor *t) {
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "rb");
@@ -109,7 +95,7 @@ static int read_npy(const char *path, tensor *t) {
     char *h = malloc(hl + 1);
     if (!h || fread(h, 1, hl, f) != hl) { free(h), fclose(f); return rd_fail(path, "truncated header"); }
     h[hl] = 0;
-    const char *d = key_after(h, "descr");
+    const char *d = npy_header_key(h, "descr");
     if (!d || (*d != '\'' && *d != '"')) { free(h), fclose(f); return rd_fail(path, "bad header: no 'descr' string"); }
     char q = *d++;
     size_t n = 0;
@@ -127,9 +113,9 @@ static int read_npy(const char *path, tensor *t) {
         return rd_fail(path, "unsupported dtype '%s' (expected '<f8', '<f4', '<f2', or an ml_dtypes type: bfloat16 '<V2', "
                              "float8_* '<V1' / '<f1')", ds);
     }
-    const char *fo = key_after(h, "fortran_order");
+    const char *fo = npy_header_key(h, "fortran_order");
     if (!fo) { free(h), fclose(f); return rd_fail(path, "bad header: no 'fortran_order'"); }
-    const char *s = key_after(h, "shape");
+    const char *s = npy_header_key(h, "shape");
     if (!s || *s != '(') { free(h), fclose(f); return rd_fail(path, "bad header: no 'shape' tuple"); }
     s++;
     t->n = 1;
@@ -165,17 +151,9 @@ static int read_npy(const char *path, tensor *t) {
 /* ---- output ------------------------------------------------------------- */
 
 static int write_npy(const char *path, const tensor *t, const char *descr, const void *data, size_t isz) {
-    char h[600];
-    int k = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-    for (int i = 0; i < t->ndim; i++) k += snprintf(h + k, sizeof h - (size_t)k, "%zu%s", t->shape[i], t->ndim == 1 || i < t->ndim - 1 ? ", " : "");
-    k += snprintf(h + k, sizeof h - (size_t)k, "), }");
-    size_t total = 10 + (size_t)k + 1, pad = (64 - total % 64) % 64, hl = (size_t)k + pad + 1;
     cli_atomic at;
     if (cli_atomic_open(&at, path, "wb")) return cli_error(SUB, "--out %s: cannot write: %s", path, strerror(errno));
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xFF), (unsigned char)(hl >> 8)};
-    int ok = fwrite(pre, 1, 10, at.f) == 10 && fwrite(h, 1, (size_t)k, at.f) == (size_t)k;
-    for (size_t i = 0; i < pad && ok; i++) ok = fputc(' ', at.f) != EOF;
-    ok = ok && fputc('\n', at.f) != EOF;
+    int ok = npy_write_header(at.f, descr, t->shape, t->ndim) == 0;
     ok = ok && (t->n == 0 || fwrite(data, isz, t->n, at.f) == t->n); /* little-endian host (Makefile checks) */
     if (cli_atomic_close(&at, ok) || !ok) return cli_error(SUB, "--out %s: write failed: %s", path, strerror(errno));
     return 0;

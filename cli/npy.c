@@ -24,8 +24,7 @@ const char *npy_dtype_name(npy_dtype t) {
 
 static size_t itemsize(npy_dtype t) { return t == NPY_F4 ? 4 : t == NPY_U1 ? 1 : 2; }
 
-/* Find 'key' in the header dict and return a pointer just past its ':'. */
-static const char *find_key(const char *h, const char *key) {
+const char *npy_header_key(const char *h, const char *key) {
     char pat[64];
     snprintf(pat, sizeof pat, "'%s'", key);
     const char *p = strstr(h, pat);
@@ -47,7 +46,7 @@ static int parse_header(const char *h, npy_array *a, char *msg, size_t len) {
     while (*p == ' ') p++;
     if (*p != '{') { snprintf(msg, len, "bad header: expected a dict literal starting with '{'"); return -1; }
     if (!strchr(p, '}')) { snprintf(msg, len, "bad header: no closing '}'"); return -1; }
-    const char *d = find_key(h, "descr");
+    const char *d = npy_header_key(h, "descr");
     if (!d || (*d != '\'' && *d != '"')) { snprintf(msg, len, "bad header: no 'descr' string"); return -1; }
     char q = *d++;
     char descr[32];
@@ -63,12 +62,12 @@ static int parse_header(const char *h, npy_array *a, char *msg, size_t len) {
         snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f2', '|u1' or '<u2')", descr);
         return -1;
     }
-    const char *f = find_key(h, "fortran_order");
+    const char *f = npy_header_key(h, "fortran_order");
     if (!f) { snprintf(msg, len, "bad header: no 'fortran_order'"); return -1; }
     if (!strncmp(f, "True", 4)) a->fortran = 1;
     else if (!strncmp(f, "False", 5)) a->fortran = 0;
     else { snprintf(msg, len, "bad header: fortran_order must be True or False"); return -1; }
-    const char *s = find_key(h, "shape");
+    const char *s = npy_header_key(h, "shape");
     if (!s || *s != '(') { snprintf(msg, len, "bad header: no 'shape' tuple"); return -1; }
     s++;
     size_t dims[3];
@@ -193,23 +192,30 @@ double npy_get(const npy_array *a, size_t i, size_t j) {
     }
 }
 
-int npy_write_f32(const char *path, const float *x, size_t rows, size_t cols, char *err, size_t errlen) {
-    char h[256];
-    int n = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", rows, cols);
+int npy_write_header(FILE *f, const char *descr, const size_t *shape, int ndim) {
+    char h[1024];
+    size_t k = (size_t)snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim && k < sizeof h; i++) /* a 1-d shape keeps its comma: (n, ) */
+        k += (size_t)snprintf(h + k, sizeof h - k, "%zu%s", shape[i], ndim == 1 || i < ndim - 1 ? ", " : "");
+    if (k < sizeof h) k += (size_t)snprintf(h + k, sizeof h - k, "), }");
+    if (k >= sizeof h) { errno = EOVERFLOW; return -1; }
     /* pad with spaces so that the data starts at a multiple of 64, end with '\n' */
-    size_t total = 10 + (size_t)n + 1;
-    size_t pad = (64 - total % 64) % 64;
+    size_t total = 10 + k + 1, pad = (64 - total % 64) % 64, hl = k + pad + 1;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xFF), (unsigned char)(hl >> 8)};
+    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h, 1, k, f) == k;
+    for (size_t i = 0; i < pad && ok; i++) ok = fputc(' ', f) != EOF;
+    return ok && fputc('\n', f) != EOF ? 0 : -1;
+}
+
+int npy_write_f32(const char *path, const float *x, size_t rows, size_t cols, char *err, size_t errlen) {
     cli_atomic at;
     if (cli_atomic_open(&at, path, "wb")) {
         char m[200];
         snprintf(m, sizeof m, "cannot write: %s", strerror(errno));
         return fail(err, errlen, path, m);
     }
-    size_t hl = (size_t)n + pad + 1;
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 0xFF), (unsigned char)(hl >> 8)};
-    int ok = fwrite(pre, 1, 10, at.f) == 10 && fwrite(h, 1, (size_t)n, at.f) == (size_t)n;
-    for (size_t i = 0; i < pad && ok; i++) ok = fputc(' ', at.f) != EOF;
-    ok = ok && fputc('\n', at.f) != EOF;
+    size_t shape[2] = {rows, cols};
+    int ok = npy_write_header(at.f, "<f4", shape, 2) == 0;
     for (size_t i = 0; i < rows * cols && ok; i++) {
         uint32_t u;
         memcpy(&u, &x[i], 4);

@@ -6,6 +6,7 @@
 #ifndef FPEMU_CLI_NPY_H
 #define FPEMU_CLI_NPY_H
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2 } npy_dtype;
@@ -31,4 +32,12 @@ uint64_t npy_code(const npy_array *a, size_t i, size_t j);
  * Returns 0, or -1 with a message. */
 int npy_write_f32(const char *path, const float *x, size_t rows, size_t cols, char *err, size_t errlen);
 const char *npy_dtype_name(npy_dtype t);
+/* In a .npy header dict, the value of 'key' (or "key"): a pointer just past
+ * its ':' and the spaces after it, or NULL. */
+const char *npy_header_key(const char *h, const char *key);
+/* Write a version 1.0 .npy header to f for a C-order array of descr and
+ * shape (a 1-d shape is written (n, )): magic, length, the dict padded with
+ * spaces so that the data starts at a multiple of 64. 0, or -1 (a write
+ * failed, or the dict does not fit: errno EOVERFLOW). */
+int npy_write_header(FILE *f, const char *descr, const size_t *shape, int ndim);
 #endif
