@@ -21,6 +21,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_errk(int argc, char **argv);
 int cmd_cast(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* Print "fpemu SUB: message" on stderr; returns 2 (the bad-input status). */
 int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -32,7 +32,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "cli.h"
+#include "npy.h"
+#include "npz.h"
 #include "train.h"
 
 #define SUB "train"
@@ -79,6 +82,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: fpemu train --model M --policy P --out DIR [--steps N] [--seed S]\n"
             "                   [--set key=value ...] [--config FILE] [--quiet] [--threads T]\n"
+            "                   [--init PATH] [--order FILE.npy]\n"
             "       fpemu train --resume DIR [--steps N] [--out DIR2] [--quiet] [--threads T]\n\n"
             "Writes DIR/metrics.csv (one row per step), DIR/tensors.csv (telemetry per layer and\n"
             "tensor class every tensors_every steps), DIR/eval.csv and DIR/summary.json; with\n"
@@ -86,7 +90,11 @@ static void usage(FILE *out) {
             "DIR is replaced as a whole when the run ends (and at each checkpoint); one writer\n"
             "at a time (a lock file .DIR.lock beside it).\n"
             "A config file holds `key = value` lines (the keys below, and model, policy, steps,\n"
-            "seed), each key at most once; `#` starts a comment. --set overrides the config file.\n\nmodels:");
+            "seed), each key at most once; `#` starts a comment. --set overrides the config file.\n"
+            "--init PATH starts from a PyTorch state_dict: an .npz or a folder of KEY.npy files, every\n"
+            "parameter of the model's PyTorch twin (python/fpemu/twins.py), f32 (f64, f16 read too).\n"
+            "--order FILE.npy: int32/int64 indices into the digits training rows 0..1499, batch_size\n"
+            "per step, at least steps x batch_size of them (mlp-digits, deep-mlp). docs/replay.md.\n\nmodels:");
     for (int i = 0; trn_model_names[i]; i++) fprintf(out, " %s", trn_model_names[i]);
     fprintf(out, "\npolicies:");
     for (int i = 0; trn_policy_names[i]; i++) fprintf(out, " %s", trn_policy_names[i]);
@@ -419,7 +427,7 @@ static int load_checkpoint(const char *dir, trn_run **run, ck_file *ck, sbuf *m,
     if (!bad) {
         trn_run *r0 = NULL;
         double l0, a0;
-        if (trn_open(&r0, s, trn_run_seed(*run), err, sizeof err)) bad = 1;
+        if (trn_open_initial(&r0, *run, err, sizeof err)) bad = 1;
         else if (trn_eval(r0, &l0, &a0)) {
             trn_close(r0);
             snprintf(err, sizeof err, "evaluating the initial parameters: out of memory");
@@ -712,6 +720,17 @@ static void json_str(sbuf *b, const char *s) {
 }
 
 
+static void json_source(sbuf *js, const trn_run *run, int which, const char *name) {
+    const char *p;
+    uint32_t c;
+    if (trn_get_source(run, which, &p, &c)) return;
+    sb_printf(js, "\n  \"%s\": {\"path\": ", name);
+    json_str(js, p);
+    sb_printf(js, ", \"crc32\": \"%08x\"", (unsigned)c);
+    if (which == TRN_SRC_ORDER) sb_printf(js, ", \"indices\": %zu", trn_order_len(run));
+    sb_printf(js, "},");
+}
+
 static void json_num(sbuf *b, double v) {
     if (isfinite(v)) sb_printf(b, "%.9g", v);
     else sb_printf(b, "null");
@@ -727,14 +746,186 @@ static void json_files(sbuf *js, const outfile *f, int n) {
     sb_printf(js, "\n  },\n");
 }
 
+/* ---- --init and --order ----------------------------------------------------- */
+
+/* The bytes of a regular file of at most max bytes (malloc'ed, *n of them):
+ * 0, or -1 with a message naming the option and the file. */
+static int slurp_file(const char *opt, const char *path, size_t max, unsigned char **buf, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return cli_error(SUB, "%s %s: cannot open: %s", opt, path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) { fclose(f); return cli_error(SUB, "%s %s: not a regular file", opt, path); }
+    if ((uint64_t)st.st_size > max) {
+        fclose(f);
+        return cli_error(SUB, "%s %s: %lld bytes, more than the %zu MiB expected here", opt, path, (long long)st.st_size, max >> 20);
+    }
+    size_t sz = (size_t)st.st_size;
+    unsigned char *b = malloc(sz ? sz : 1);
+    if (!b) { fclose(f); return cli_error(SUB, "%s %s: out of memory", opt, path); }
+    if (fread(b, 1, sz, f) != sz || fgetc(f) != EOF) { fclose(f); free(b); return cli_error(SUB, "%s %s: changed while it was read", opt, path); }
+    fclose(f);
+    *buf = b;
+    *n = sz;
+    return 0;
+}
+
+/* One array (a .npy's bytes) into the run's parameter KEY: f32 as it is,
+ * f16 exactly, f64 to the engine as f64 (rounded to the parameters' format
+ * there, as load_state_dict's copy rounds). 0, or 2 after a message. */
+static int init_array(trn_run *run, const char *path, const char *key, const char *file, const unsigned char *bytes, size_t n) {
+    char err[1024];
+    npy_array a;
+    if (npy_parse(bytes, n, file, &a, err, sizeof err)) return cli_error(SUB, "--init %s: %s", path, err);
+    if (a.dtype != NPY_F4 && a.dtype != NPY_F8 && a.dtype != NPY_F2) {
+        cli_error(SUB, "--init %s: %s: dtype '%s', expected float32 ('<f4'; '<f8' and '<f2' are read too)", path, key,
+                  npy_dtype_name(a.dtype));
+        npy_free(&a);
+        return 2;
+    }
+    long shape[2] = {(long)a.rows, (long)a.cols};
+    if (a.ndim == 1) shape[0] = (long)a.cols;
+    int rc = 0;
+    if (a.dtype == NPY_F8) {
+        double *v = malloc(a.n * sizeof *v + 1);
+        if (!v) { npy_free(&a); return cli_error(SUB, "--init %s: out of memory", path); }
+        for (size_t i = 0, k = 0; i < a.rows; i++)
+            for (size_t j = 0; j < a.cols; j++) v[k++] = npy_get(&a, i, j);
+        if (trn_set_param_f64(run, key, v, shape, a.ndim, err, sizeof err)) rc = cli_error(SUB, "--init %s: %s", path, err);
+        free(v);
+    } else {
+        float *v = malloc(a.n * sizeof *v + 1);
+        if (!v) { npy_free(&a); return cli_error(SUB, "--init %s: out of memory", path); }
+        for (size_t i = 0, k = 0; i < a.rows; i++)
+            for (size_t j = 0; j < a.cols; j++, k++) {
+                if (a.dtype == NPY_F4) { /* the bits as they are (a NaN keeps its payload) */
+                    uint32_t u = (uint32_t)npy_code(&a, i, j);
+                    memcpy(&v[k], &u, 4);
+                } else {
+                    v[k] = (float)npy_get(&a, i, j);
+                }
+            }
+        if (trn_set_param(run, key, v, shape, a.ndim, err, sizeof err)) rc = cli_error(SUB, "--init %s: %s", path, err);
+        free(v);
+    }
+    npy_free(&a);
+    return rc;
+}
+
+/* --init PATH: an .npz, or a folder of KEY.npy files (other files in it are
+ * not read); every key of the model's twin, each once. The source's CRC-32:
+ * the .npz file's bytes, or the folder's KEY.npy files' bytes in the twin's
+ * key order. 0, or 2 after a message. */
+static int load_init(trn_run *run, const char *path) {
+    char err[1024];
+    struct stat st;
+    if (stat(path, &st)) return cli_error(SUB, "--init %s: cannot open: %s", path, strerror(errno));
+    const trn_param_key *keys;
+    int nk = trn_param_keys(run, &keys);
+    uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    if (S_ISDIR(st.st_mode)) {
+        /* every KEY.npy of the folder must be a key of the model */
+        DIR *d = opendir(path);
+        if (!d) return cli_error(SUB, "--init %s: cannot read the folder: %s", path, strerror(errno));
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            size_t l = strlen(e->d_name);
+            if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || e->d_name[0] == '.') continue;
+            int known = 0;
+            for (int i = 0; i < nk && !known; i++) known = l - 4 == strlen(keys[i].key) && !strncmp(e->d_name, keys[i].key, l - 4);
+            if (!known) {
+                char name[300];
+                snprintf(name, sizeof name, "%.*s", (int)(l - 4), e->d_name);
+                closedir(d);
+                return cli_error(SUB, "--init %s: %s.npy: unknown key '%s' (model %s has %d keys; the first is '%s', the last '%s')",
+                                 path, name, name, trn_run_settings(run)->model, nk, keys[0].key, keys[nk - 1].key);
+            }
+        }
+        closedir(d);
+        for (int i = 0; i < nk; i++) {
+            char fp[4400];
+            if (snprintf(fp, sizeof fp, "%s/%s.npy", path, keys[i].key) >= (int)sizeof fp) return cli_error(SUB, "--init %s: path too long", path);
+            struct stat fs;
+            if (stat(fp, &fs) && errno == ENOENT) continue; /* trn_init_finish names the first key missing */
+            unsigned char *b;
+            size_t n;
+            if (slurp_file("--init", fp, NPZ_MEMBER_MAX, &b, &n)) return 2;
+            crc = (uint32_t)crc32(crc, b, (uInt)n);
+            char file[TRN_KEY_MAX + 8];
+            snprintf(file, sizeof file, "%s.npy", keys[i].key);
+            int rc = init_array(run, path, keys[i].key, file, b, n);
+            free(b);
+            if (rc) return rc;
+        }
+    } else {
+        npz_file z;
+        if (npz_read(path, &z, err, sizeof err)) return cli_error(SUB, "--init %s", err);
+        crc = z.crc;
+        for (int i = 0; i < z.count; i++) {
+            char key[300];
+            snprintf(key, sizeof key, "%.*s", (int)(strlen(z.m[i].name) - 4), z.m[i].name);
+            int rc = init_array(run, path, key, z.m[i].name, z.m[i].data, z.m[i].n);
+            if (rc) { npz_free(&z); return rc; }
+        }
+        npz_free(&z);
+    }
+    if (trn_init_finish(run, err, sizeof err)) return cli_error(SUB, "--init %s: %s", path, err);
+    if (trn_set_source(run, TRN_SRC_INIT, path, crc)) return cli_error(SUB, "--init %s: out of memory", path);
+    return 0;
+}
+
+/* --order FILE.npy: int32 or int64 indices (1-d, or 2-d read in C order).
+ * 0, or 2 after a message. */
+static int load_order(trn_run *run, const char *path) {
+    char err[1024];
+    unsigned char *b;
+    size_t n;
+    if (slurp_file("--order", path, NPZ_MEMBER_MAX, &b, &n)) return 2;
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)n);
+    npy_array a;
+    int rc = npy_parse(b, n, path, &a, err, sizeof err);
+    free(b);
+    if (rc) return cli_error(SUB, "--order %s", err);
+    if (a.dtype != NPY_I4 && a.dtype != NPY_I8) {
+        cli_error(SUB, "--order %s: dtype '%s', expected int32 ('<i4') or int64 ('<i8') sample indices", path, npy_dtype_name(a.dtype));
+        npy_free(&a);
+        return 2;
+    }
+    int64_t *idx = malloc(a.n * sizeof *idx + 1);
+    if (!idx) { npy_free(&a); return cli_error(SUB, "--order %s: out of memory", path); }
+    for (size_t i = 0, k = 0; i < a.rows; i++)
+        for (size_t j = 0; j < a.cols; j++) idx[k++] = npy_int(&a, i, j);
+    rc = trn_set_order(run, idx, a.n, err, sizeof err) ? cli_error(SUB, "--order %s: %s", path, err) : 0;
+    free(idx);
+    npy_free(&a);
+    if (!rc && trn_set_source(run, TRN_SRC_ORDER, path, crc)) rc = cli_error(SUB, "--order %s: out of memory", path);
+    return rc;
+}
+
+/* The order must reach the run's last step. 0, or 2 after a message. */
+static int order_covers(trn_run *run, unsigned long long steps) {
+    size_t n = trn_order_len(run);
+    long B = trn_run_settings(run)->batch_size;
+    if (!n || (unsigned long long)n / (unsigned long long)B >= steps) return 0;
+    const char *p;
+    uint32_t c;
+    if (trn_get_source(run, TRN_SRC_ORDER, &p, &c)) p = "(the checkpoint's)";
+    return cli_error(SUB, "--order %s: holds %zu indices, but %llu steps at batch_size %ld need %llu", p, n, steps, B,
+                     steps * (unsigned long long)B);
+}
+
+/* summary.json's "init" / "order": the source's path and CRC-32 */
+static void json_source(sbuf *js, const trn_run *run, int which, const char *name);
+
 int cmd_train(int argc, char **argv) {
     const char *model = NULL, *policy = NULL, *out = NULL, *resume = NULL, *config = NULL;
     unsigned long long steps = 200, seed = 1, threads = 1;
     int have_steps = 0, have_seed = 0, quiet = 0;
     kv *sets = NULL;
     int nsets = 0;
-    static const char *const opts[] = {"--model", "--policy", "--out", "--resume", "--config", "--steps", "--seed", "--threads", NULL};
-    int given[8] = {0};
+    static const char *const opts[] = {"--model", "--policy", "--out", "--resume", "--config", "--steps", "--seed", "--threads",
+                                       "--init", "--order", NULL};
+    int given[10] = {0};
+    const char *init = NULL, *order = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) { usage(stdout); free(sets); return 0; }
@@ -752,6 +943,8 @@ int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--resume")) resume = v;
         else if (!strcmp(a, "--config")) config = v;
+        else if (!strcmp(a, "--init")) init = v;
+        else if (!strcmp(a, "--order")) order = v;
         else if (!strcmp(a, "--steps")) {
             if (cli_parse_u64(v, &steps) || steps < 1 || steps > TRN_STEPS_MAX) {
                 free(sets);
@@ -794,10 +987,11 @@ int cmd_train(int argc, char **argv) {
     ck_file ck;
     memset(&ck, 0, sizeof ck);
     if (resume) {
-        if (model || policy || config || nsets || have_seed) {
+        if (model || policy || config || nsets || have_seed || init || order) {
             free(sets);
             return cli_error(SUB, "--resume DIR takes the run from DIR/checkpoint.bin: --model, --policy, --seed, "
-                                  "--set and --config cannot be combined with it");
+                                  "--set, --config, --init and --order cannot be combined with it (the checkpoint keeps "
+                                  "a run's --init and --order)");
         }
         free(sets);
         if (load_checkpoint(resume, &run, &ck, &met, &ten, &ev)) return 2;
@@ -809,6 +1003,7 @@ int cmd_train(int argc, char **argv) {
             cli_error(SUB, "--steps %llu is below the checkpoint's step %ld", steps, start_step);
             goto done;
         }
+        if (order_covers(run, steps)) goto done;
     } else {
         kv *cfg = NULL;
         int ncfg = 0;
@@ -853,6 +1048,8 @@ int cmd_train(int argc, char **argv) {
         /* the output folder: locked before any work is done */
         if (outdir_open(&od, out)) goto done;
         if (trn_open(&run, &s, seed, err, sizeof err)) { cli_error(SUB, "%s", err); goto done; }
+        if (init && load_init(run, init)) goto done;
+        if (order && (load_order(run, order) || order_covers(run, steps))) goto done;
         sb_printf(&met, "%s", MET_HEAD);
         sb_printf(&ten, "%s", TEN_HEAD);
         sb_printf(&ev, "%s", EV_HEAD);
@@ -948,8 +1145,11 @@ int cmd_train(int argc, char **argv) {
     json_str(&js, s->policy);
     sb_printf(&js, ",\n  \"gemm_backend\": ");
     json_str(&js, trn_gemm_backend());
-    sb_printf(&js, ",\n  \"seed\": %llu,\n  \"steps\": %llu,\n  \"parameters\": %zu,\n  \"settings\": {",
+    sb_printf(&js, ",\n  \"seed\": %llu,\n  \"steps\": %llu,\n  \"parameters\": %zu,",
               (unsigned long long)trn_run_seed(run), steps, trn_param_count(run));
+    json_source(&js, run, TRN_SRC_INIT, "init");
+    json_source(&js, run, TRN_SRC_ORDER, "order");
+    sb_printf(&js, "\n  \"settings\": {");
     for (int i = 0; i < trn_settings_count(); i++) {
         char val[256];
         trn_settings_value(s, i, val, sizeof val);

@@ -19,6 +19,7 @@ static const command commands[] = {
     {"gemm", cmd_gemm, "D = A x B (+ C) from .npy files under an MMA model and scaling recipe"},
     {"cast", cmd_cast, "cast a tensor (.npy) to a format, with a scaling recipe; error figures, histogram"},
     {"errk", cmd_errk, "tensor-core accumulation error against K (CSV for the errk report section)"},
+    {"compare", cmd_compare, "a run against a trace of a real PyTorch run, step by step (exit 1 on a difference)"},
     /* more subcommands register here */
 };
 

@@ -18,11 +18,19 @@ static int fail(char *err, size_t len, const char *path, const char *msg) {
 }
 
 const char *npy_dtype_name(npy_dtype t) {
-    static const char *n[] = {"<f4", "<f2", "|u1", "<u2"};
+    static const char *n[] = {"<f4", "<f2", "|u1", "<u2", "<f8", "<i4", "<i8"};
     return n[t];
 }
 
-static size_t itemsize(npy_dtype t) { return t == NPY_F4 ? 4 : t == NPY_U1 ? 1 : 2; }
+static size_t itemsize(npy_dtype t) {
+    switch (t) {
+    case NPY_U1: return 1;
+    case NPY_F2: case NPY_U2: return 2;
+    case NPY_F4: case NPY_I4: return 4;
+    default: return 8;
+    }
+}
+size_t npy_itemsize(npy_dtype t) { return itemsize(t); }
 
 const char *npy_header_key(const char *h, const char *key) {
     char pat[64];
@@ -41,7 +49,8 @@ const char *npy_header_key(const char *h, const char *key) {
     return p;
 }
 
-static int parse_header(const char *h, npy_array *a, char *msg, size_t len) {
+/* wide: also '<f8', '<i4' and '<i8' (npy_parse); npy_read keeps to its four */
+static int parse_header(const char *h, npy_array *a, char *msg, size_t len, int wide) {
     const char *p = h;
     while (*p == ' ') p++;
     if (*p != '{') { snprintf(msg, len, "bad header: expected a dict literal starting with '{'"); return -1; }
@@ -58,7 +67,13 @@ static int parse_header(const char *h, npy_array *a, char *msg, size_t len) {
     else if (!strcmp(descr, "<f2")) a->dtype = NPY_F2;
     else if (!strcmp(descr, "|u1") || !strcmp(descr, "<u1")) a->dtype = NPY_U1;
     else if (!strcmp(descr, "<u2")) a->dtype = NPY_U2;
-    else {
+    else if (wide && !strcmp(descr, "<f8")) a->dtype = NPY_F8;
+    else if (wide && !strcmp(descr, "<i4")) a->dtype = NPY_I4;
+    else if (wide && !strcmp(descr, "<i8")) a->dtype = NPY_I8;
+    else if (wide) {
+        snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f8', '<f2', '<i4', '<i8', '|u1' or '<u2')", descr);
+        return -1;
+    } else {
         snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f2', '|u1' or '<u2')", descr);
         return -1;
     }
@@ -131,7 +146,7 @@ int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
     h[hlen] = 0;
     if (memchr(h, 0, hlen)) { free(h); fclose(fp); return fail(err, errlen, path, "bad header: NUL byte in the header"); }
     char msg[200];
-    if (parse_header(h, a, msg, sizeof msg)) { free(h); fclose(fp); return fail(err, errlen, path, msg); }
+    if (parse_header(h, a, msg, sizeof msg, 0)) { free(h); fclose(fp); return fail(err, errlen, path, msg); }
     free(h);
     size_t bytes = a->n * itemsize(a->dtype);
     /* a header may promise far more data than the file holds: check the
@@ -169,12 +184,19 @@ void npy_free(npy_array *a) {
 
 uint64_t npy_code(const npy_array *a, size_t i, size_t j) {
     size_t idx = a->fortran ? j * a->rows + i : i * a->cols + j;
-    const unsigned char *p = (const unsigned char *)a->data + idx * itemsize(a->dtype);
+    size_t w = itemsize(a->dtype);
+    const unsigned char *p = (const unsigned char *)a->data + idx * w;
+    uint64_t v = 0;
+    for (size_t k = 0; k < w; k++) v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+int64_t npy_int(const npy_array *a, size_t i, size_t j) {
+    uint64_t c = npy_code(a, i, j);
     switch (a->dtype) {
-    case NPY_U1: return p[0];
-    case NPY_U2:
-    case NPY_F2: return (uint64_t)p[0] | (uint64_t)p[1] << 8;
-    default: return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    case NPY_I4: return (int64_t)(int32_t)(uint32_t)c;
+    case NPY_I8: return (int64_t)c;
+    default: return (int64_t)c;
     }
 }
 
@@ -188,8 +210,55 @@ double npy_get(const npy_array *a, size_t i, size_t j) {
         return x;
     }
     case NPY_F2: return fpemu_to_double(fpemu_format_get("f16", NULL, 0), c);
+    case NPY_F8: {
+        double x;
+        memcpy(&x, &c, 8);
+        return x;
+    }
+    case NPY_I4: case NPY_I8: return (double)npy_int(a, i, j);
     default: return (double)c;
     }
+}
+
+int npy_parse(const void *buf, size_t n, const char *name, npy_array *a, char *err, size_t errlen) {
+    const unsigned char *b = buf;
+    memset(a, 0, sizeof *a);
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6)) return fail(err, errlen, name, "not a .npy file (wrong magic: expected \\x93NUMPY)");
+    int major = b[6];
+    size_t hlen, at;
+    if (major == 1) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8;
+        at = 10;
+    } else if (major == 2 || major == 3) {
+        if (n < 12) return fail(err, errlen, name, "truncated header");
+        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        at = 12;
+    } else {
+        char m[100];
+        snprintf(m, sizeof m, "unsupported .npy format version %d (expected 1, 2 or 3)", major);
+        return fail(err, errlen, name, m);
+    }
+    if (hlen == 0 || hlen > (1u << 24)) return fail(err, errlen, name, "bad header length");
+    if (n - at < hlen) return fail(err, errlen, name, "truncated header");
+    char *h = malloc(hlen + 1);
+    if (!h) return fail(err, errlen, name, "out of memory");
+    memcpy(h, b + at, hlen);
+    h[hlen] = 0;
+    if (memchr(h, 0, hlen)) { free(h); return fail(err, errlen, name, "bad header: NUL byte in the header"); }
+    char msg[200];
+    if (parse_header(h, a, msg, sizeof msg, 1)) { free(h); return fail(err, errlen, name, msg); }
+    free(h);
+    at += hlen;
+    size_t bytes = a->n * itemsize(a->dtype);
+    if (n - at < bytes) {
+        snprintf(msg, sizeof msg, "truncated data: %zu of %zu bytes", n - at, bytes);
+        return fail(err, errlen, name, msg);
+    }
+    if (n - at > bytes) return fail(err, errlen, name, "trailing data after the array (shape does not match the size)");
+    a->data = malloc(bytes ? bytes : 1);
+    if (!a->data) return fail(err, errlen, name, "out of memory");
+    memcpy(a->data, b + at, bytes);
+    return 0;
 }
 
 int npy_write_header(FILE *f, const char *descr, const size_t *shape, int ndim) {

@@ -11,7 +11,10 @@
  *   mlp-digits       64 -> hidden x depth (ReLU) -> 10 on the digits data;
  *   deep-mlp         the same shape, deep and narrow, raw scaled pixels,
  *                    no normalisation, large init (f16 overflows/underflows);
- *   tiny-transformer a GPT-2 style pre-LN decoder on a synthetic task. */
+ *   tiny-transformer a GPT-2 style pre-LN decoder on a synthetic task.
+ * Each parameter tensor carries its state_dict key and shape in the model's
+ * PyTorch twin (python/fpemu/twins.py), for `fpemu train --init`; the
+ * digits batches follow a given order when the run has one (--order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,7 @@ typedef struct tblock {
 struct trn_model {
     int kind;
     int np; pdesc *pd;
+    trn_param_key *tkeys;            /* the PyTorch twin's state_dict key of each pd (trn__model_twin_keys) */
     /* MLP */
     int nlin; lin_state *lins; int *dims;
     double **mh, **ma;               /* pre-activations h[i], inputs a[i] */
@@ -71,11 +75,22 @@ static double nrand(uint64_t seed, uint64_t i) {
  * the build goes on without dereferencing what failed, and
  * trn__model_build reports "out of memory" (trn__model_free takes a model
  * built in part). */
-static size_t add_param(trn_run *r, trn_model *m, size_t *off, size_t n, int layer, int init, int fan_in, double std) {
+/* A parameter tensor of n values at *off, named as its PyTorch twin's
+ * state_dict names it (key, and its shape d0 x d1, d1 = 0 for a vector). */
+static size_t add_param(trn_run *r, trn_model *m, size_t *off, size_t n, int layer, int init, int fan_in, double std,
+                        const char *key, long d0, long d1) {
     pdesc *pd = realloc(m->pd, (size_t)(m->np + 1) * sizeof *m->pd);
-    if (pd) {
-        m->pd = pd;
-        m->pd[m->np++] = (pdesc){*off, n, layer, init, fan_in, std, 0};
+    if (pd) m->pd = pd;
+    trn_param_key *tk = pd ? realloc(m->tkeys, (size_t)(m->np + 1) * sizeof *m->tkeys) : NULL;
+    if (tk) m->tkeys = tk;
+    if (pd && tk) {
+        m->pd[m->np] = (pdesc){*off, n, layer, init, fan_in, std, 0};
+        trn_param_key *k = &m->tkeys[m->np++];
+        memset(k, 0, sizeof *k);
+        snprintf(k->key, sizeof k->key, "%s", key);
+        k->ndim = d1 ? 2 : 1;
+        k->shape[0] = d0;
+        k->shape[1] = d1;
     } else {
         r->oom = 1;
     }
@@ -117,8 +132,13 @@ static int mlp_build(trn_run *r, trn_model *m, char *err, size_t errlen) {
         int layer = trn__layer_add(r, name);
         int in = m->dims[i], out = m->dims[i + 1];
         int winit = m->kind == M_DEEP ? INIT_NORMAL_GAIN : INIT_UNIFORM_FANIN;
-        size_t w = add_param(r, m, &off, (size_t)in * out, layer, winit, in, s->init_gain);
-        size_t b = add_param(r, m, &off, (size_t)out, layer, m->kind == M_DEEP ? INIT_ZERO : INIT_UNIFORM_FANIN, in, 0);
+        /* the twin: nn.Sequential(Linear, ReLU, Linear, ..., Linear), so Linear i is module 2i */
+        char kw[TRN_KEY_MAX], kb[TRN_KEY_MAX];
+        snprintf(kw, sizeof kw, "%d.weight", 2 * i);
+        snprintf(kb, sizeof kb, "%d.bias", 2 * i);
+        size_t w = add_param(r, m, &off, (size_t)in * out, layer, winit, in, s->init_gain, kw, out, in);
+        size_t b = add_param(r, m, &off, (size_t)out, layer, m->kind == M_DEEP ? INIT_ZERO : INIT_UNIFORM_FANIN, in, 0,
+                             kb, out, 0);
         if (trn__linear_init(r, &m->lins[i], layer, in, out, w, b) || trn__linear_reserve(r, &m->lins[i], B)) return 0;
         m->mh[i] = dalloc(r, (size_t)B * out);
         m->ma[i] = dalloc(r, (size_t)B * in);
@@ -147,32 +167,43 @@ static int tf_build(trn_run *r, trn_model *m) {
     size_t BT = (size_t)B * T;
     size_t off = 0;
     m->emb_layer = trn__layer_add(r, "embed");
-    m->wte = add_param(r, m, &off, (size_t)V * C, m->emb_layer, INIT_NORMAL, C, 0.1);
-    m->wpe = add_param(r, m, &off, (size_t)T * C, m->emb_layer, INIT_NORMAL, C, 0.1);
+    m->wte = add_param(r, m, &off, (size_t)V * C, m->emb_layer, INIT_NORMAL, C, 0.1, "wte.weight", V, C);
+    m->wpe = add_param(r, m, &off, (size_t)T * C, m->emb_layer, INIT_NORMAL, C, 0.1, "wpe.weight", T, C);
     m->blk = calloc((size_t)m->NL + 1, sizeof *m->blk);
     if (!m->blk) { m->NL = 0; r->oom = 1; return 0; }
     for (int l = 0; l < m->NL; l++) {
         tblock *b = &m->blk[l];
         char name[40];
+        /* the twin's keys (nanoGPT's names): h.L.ln_1, h.L.attn.c_attn, h.L.attn.c_proj, h.L.ln_2, h.L.mlp.c_fc, h.L.mlp.c_proj */
+        static const char *const kn[6] = {"ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"};
+        char kw[TRN_KEY_MAX], kb[TRN_KEY_MAX];
+#define KEYS(j) (snprintf(kw, sizeof kw, "h.%d.%s.weight", l, kn[j]), snprintf(kb, sizeof kb, "h.%d.%s.bias", l, kn[j]))
         snprintf(name, sizeof name, "h%d.ln1", l); b->ln1_l = trn__layer_add(r, name);
-        b->ln1w = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ONE, C, 0);
-        b->ln1b = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ZERO, C, 0);
+        KEYS(0);
+        b->ln1w = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ONE, C, 0, kw, C, 0);
+        b->ln1b = add_param(r, m, &off, (size_t)C, b->ln1_l, INIT_ZERO, C, 0, kb, C, 0);
         snprintf(name, sizeof name, "h%d.qkv", l); b->qkv.layer = trn__layer_add(r, name);
-        b->qkv.w_off = add_param(r, m, &off, (size_t)3 * C * C, b->qkv.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->qkv.b_off = add_param(r, m, &off, (size_t)3 * C, b->qkv.layer, INIT_ZERO, C, 0);
+        KEYS(1);
+        b->qkv.w_off = add_param(r, m, &off, (size_t)3 * C * C, b->qkv.layer, INIT_UNIFORM_FANIN, C, 0, kw, 3 * C, C);
+        b->qkv.b_off = add_param(r, m, &off, (size_t)3 * C, b->qkv.layer, INIT_ZERO, C, 0, kb, 3 * C, 0);
         snprintf(name, sizeof name, "h%d.attn", l); b->attn = trn__layer_add(r, name);
         snprintf(name, sizeof name, "h%d.proj", l); b->proj.layer = trn__layer_add(r, name);
-        b->proj.w_off = add_param(r, m, &off, (size_t)C * C, b->proj.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->proj.b_off = add_param(r, m, &off, (size_t)C, b->proj.layer, INIT_ZERO, C, 0);
+        KEYS(2);
+        b->proj.w_off = add_param(r, m, &off, (size_t)C * C, b->proj.layer, INIT_UNIFORM_FANIN, C, 0, kw, C, C);
+        b->proj.b_off = add_param(r, m, &off, (size_t)C, b->proj.layer, INIT_ZERO, C, 0, kb, C, 0);
         snprintf(name, sizeof name, "h%d.ln2", l); b->ln2_l = trn__layer_add(r, name);
-        b->ln2w = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ONE, C, 0);
-        b->ln2b = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ZERO, C, 0);
+        KEYS(3);
+        b->ln2w = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ONE, C, 0, kw, C, 0);
+        b->ln2b = add_param(r, m, &off, (size_t)C, b->ln2_l, INIT_ZERO, C, 0, kb, C, 0);
         snprintf(name, sizeof name, "h%d.fc", l); b->fc.layer = trn__layer_add(r, name);
-        b->fc.w_off = add_param(r, m, &off, (size_t)FF * C, b->fc.layer, INIT_UNIFORM_FANIN, C, 0);
-        b->fc.b_off = add_param(r, m, &off, (size_t)FF, b->fc.layer, INIT_ZERO, C, 0);
+        KEYS(4);
+        b->fc.w_off = add_param(r, m, &off, (size_t)FF * C, b->fc.layer, INIT_UNIFORM_FANIN, C, 0, kw, FF, C);
+        b->fc.b_off = add_param(r, m, &off, (size_t)FF, b->fc.layer, INIT_ZERO, C, 0, kb, FF, 0);
         snprintf(name, sizeof name, "h%d.fcproj", l); b->fcproj.layer = trn__layer_add(r, name);
-        b->fcproj.w_off = add_param(r, m, &off, (size_t)C * FF, b->fcproj.layer, INIT_UNIFORM_FANIN, FF, 0);
-        b->fcproj.b_off = add_param(r, m, &off, (size_t)C, b->fcproj.layer, INIT_ZERO, FF, 0);
+        KEYS(5);
+        b->fcproj.w_off = add_param(r, m, &off, (size_t)C * FF, b->fcproj.layer, INIT_UNIFORM_FANIN, FF, 0, kw, C, FF);
+        b->fcproj.b_off = add_param(r, m, &off, (size_t)C, b->fcproj.layer, INIT_ZERO, FF, 0, kb, C, 0);
+#undef KEYS
         b->res_in = dalloc(r, BT * C); b->ln1 = dalloc(r, BT * C); b->ln1_mean = dalloc(r, BT); b->ln1_rstd = dalloc(r, BT);
         b->qkv_out = dalloc(r, BT * 3 * C);
         b->scores = dalloc(r, (size_t)B * m->NH * T * T); b->att = dalloc(r, (size_t)B * m->NH * T * T);
@@ -188,11 +219,11 @@ static int tf_build(trn_run *r, trn_model *m) {
                 return 0;
     }
     m->lnf_layer = trn__layer_add(r, "lnf");
-    m->lnfw = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ONE, C, 0);
-    m->lnfb = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ZERO, C, 0);
+    m->lnfw = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ONE, C, 0, "ln_f.weight", C, 0);
+    m->lnfb = add_param(r, m, &off, (size_t)C, m->lnf_layer, INIT_ZERO, C, 0, "ln_f.bias", C, 0);
     m->head.layer = trn__layer_add(r, "head");
-    m->head.w_off = add_param(r, m, &off, (size_t)V * C, m->head.layer, INIT_UNIFORM_FANIN, C, 0);
-    m->head.b_off = add_param(r, m, &off, (size_t)V, m->head.layer, INIT_ZERO, C, 0);
+    m->head.w_off = add_param(r, m, &off, (size_t)V * C, m->head.layer, INIT_UNIFORM_FANIN, C, 0, "lm_head.weight", V, C);
+    m->head.b_off = add_param(r, m, &off, (size_t)V, m->head.layer, INIT_ZERO, C, 0, "lm_head.bias", V, 0);
     m->misc_layer = trn__layer_add(r, "loss");
     r->nparams = off;
     if (trn__linear_init(r, &m->head, m->head.layer, C, V, m->head.w_off, m->head.b_off) ||
@@ -326,7 +357,7 @@ void trn__model_free(trn_run *r) {
         for (int i = 0; i < m->nlin; i++) { free_lin(&m->lins[i]); free(m->mh[i]); free(m->ma[i]); }
         free(m->lins); free(m->mh); free(m->ma); free(m->dims); free(m->perm);
     }
-    free(m->probs); free(m->tgt); free(m->g1); free(m->g2); free(m->pd);
+    free(m->probs); free(m->tgt); free(m->g1); free(m->g2); free(m->pd); free(m->tkeys);
     free(m);
     r->model = NULL;
     /* the run's scratch, sized by the build */
@@ -342,6 +373,12 @@ static void mlp_batch(trn_run *r, long step, int B) {
     uint64_t seed = fpemu_random64(r->seed, 0x44415441u); /* "DATA" */
     for (int b = 0; b < B; b++) {
         long pos = step * B + b;
+        if (r->order) { /* the caller's order (trn_set_order; trn_step checked its length) */
+            int row = r->order[pos];
+            for (int c = 0; c < 64; c++) m->ma[0][(size_t)b * 64 + c] = m->dx[(size_t)row * 64 + c] * scale;
+            m->tgt[b] = m->dy[row];
+            continue;
+        }
         long epoch = pos / 1500;
         if (epoch != m->perm_epoch) {
             /* Fisher-Yates with a counter-based stream per epoch */
@@ -678,6 +715,11 @@ void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *laye
 }
 
 int trn__model_param_is_linear_weight(const trn_run *r, int i) { return r->model->pd[i].linear_w; }
+
+int trn__model_twin_keys(const trn_run *r, const trn_param_key **keys) {
+    *keys = r->model->tkeys;
+    return r->model->np;
+}
 
 int trn__model_linears(trn_run *r, lin_state **out, int max) {
     trn_model *m = r->model;

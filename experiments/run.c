@@ -92,6 +92,8 @@ void trn_close(trn_run *r) {
     trn__model_free(r);
     free(r->params); free(r->grads); free(r->opt_m); free(r->opt_v); free(r->opt_d);
     free(r->layer_names); free(r->tel); free(r->recs); free(r->fscratch);
+    free(r->param_set); free(r->init_params); free(r->order);
+    free(r->src_path[0]); free(r->src_path[1]);
     free(r);
 }
 
@@ -127,6 +129,12 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     /* an allocation that failed (r->oom) ends the run: the model's build
      * sized every scratch buffer a step uses, so this is not expected */
     if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (r->order && (size_t)(r->step + 1) * (size_t)r->cfg.batch_size > r->norder) {
+        snprintf(err, errlen, "the order holds %zu indices: step %ld needs %zu (batch_size %ld per step)", r->norder, r->step + 1,
+                 (size_t)(r->step + 1) * (size_t)r->cfg.batch_size, r->cfg.batch_size);
+        return -1;
+    }
+    if (r->param_set) { snprintf(err, errlen, "parameters were set without trn_init_finish"); return -1; }
     trn__model_train_batch(r, r->step, scale, &loss);
     if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     for (int i = 0; i < r->ninject_inf; i++)
@@ -176,7 +184,13 @@ void trn_tensor_get(const trn_run *r, int i, trn_tensor_rec *rec) { *rec = r->re
  * "FPEMUSTATE 1\n", model and policy lines, every setting as key=value,
  * "end\n", then little-endian binary: seed, step, opt_step, nparams, the
  * parameters and both optimiser states (f64), the scaler, and every Linear's
- * delayed-scaling histories and scales. */
+ * delayed-scaling histories and scales.
+ * A run with given initial parameters or a given order (trn_set_param,
+ * trn_set_order) writes "FPEMUSTATE 2\n" and the same, then: u64 has_init,
+ * u64 has_order (each 0 or 1, not both 0); for the init's source, then the
+ * order's: u64 path length (0: none), the path, u32 CRC-32; the initial
+ * parameters (nparams f64) if has_init; u64 n and n i32 indices if
+ * has_order. A run without them writes version 1, as before. */
 typedef struct { unsigned char *p; size_t n, cap; int failed; } wbuf;
 
 /* Append n bytes; after a failed allocation the buffer is freed and every
@@ -207,7 +221,8 @@ static lin_state **all_linears(trn_run *r, int *nl) {
 int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     wbuf b = {0};
     char line[512], val[256];
-    wstr(&b, "FPEMUSTATE 1\n");
+    int v2 = r->init_params || r->order;
+    wstr(&b, v2 ? "FPEMUSTATE 2\n" : "FPEMUSTATE 1\n");
     snprintf(line, sizeof line, "model=%s\npolicy=%s\n", r->cfg.model, r->cfg.policy);
     wstr(&b, line);
     for (int i = 0; i < trn_settings_count(); i++) {
@@ -234,8 +249,94 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
             wput(&b, &lins[i]->ds[k].scale, sizeof(float));
         }
     free(lins);
+    if (v2) {
+        uint64_t h[2] = {r->init_params != NULL, r->order != NULL};
+        wput(&b, h, sizeof h);
+        for (int w = 0; w < 2; w++) {
+            uint64_t l = r->src_path[w] ? strlen(r->src_path[w]) : 0;
+            uint32_t c = r->src_path[w] ? r->src_crc[w] : 0;
+            wput(&b, &l, sizeof l);
+            if (l) wput(&b, r->src_path[w], (size_t)l);
+            wput(&b, &c, sizeof c);
+        }
+        if (r->init_params) wput(&b, r->init_params, r->nparams * sizeof(double));
+        if (r->order) {
+            uint64_t n = r->norder;
+            wput(&b, &n, sizeof n);
+            wput(&b, r->order, r->norder * sizeof(int32_t));
+        }
+    }
     if (!b.p) return -1;
     *buf = b.p; *len = b.n;
+    return 0;
+}
+
+static int order_check(const trn_settings *s, const int64_t *idx, const int32_t *idx32, size_t n, char *err, size_t errlen);
+
+/* Version 2's given start (see trn_state_save), from pos to the end: every
+ * length checked against the bytes left before it is used; the has_ flags
+ * 0 or 1 and not both 0; a source path only for what was given, 1..4095
+ * bytes without NUL; the order as trn_set_order checks it (a digits model,
+ * every index a training row) and long enough for the steps already done;
+ * nothing after it. */
+static int state_load_start(trn_run *r, const unsigned char *buf, size_t len, size_t pos, char *err, size_t errlen) {
+    uint64_t h[2];
+#define TAKE(dst, n, what) do { \
+        if (len - pos < (size_t)(n)) { snprintf(err, errlen, "truncated state (%s of the given start)", what); return -1; } \
+        memcpy((dst), buf + pos, (size_t)(n)); pos += (size_t)(n); } while (0)
+    TAKE(h, sizeof h, "the flags");
+    if (h[0] > 1 || h[1] > 1 || (!h[0] && !h[1])) {
+        snprintf(err, errlen, "a version 2 state with flags %llu, %llu (expected 0 or 1 each, not both 0)", (unsigned long long)h[0],
+                 (unsigned long long)h[1]);
+        return -1;
+    }
+    /* what is read goes into r at once: trn_close frees it if a later check fails */
+    for (int w = 0; w < 2; w++) {
+        uint64_t l;
+        TAKE(&l, sizeof l, "a source's length");
+        if (l > 4095 || (l && !h[w]) || len - pos < l) {
+            snprintf(err, errlen, "the %s's source path of %llu bytes is impossible here", w ? "order" : "initial state",
+                     (unsigned long long)l);
+            return -1;
+        }
+        if (l) {
+            if (memchr(buf + pos, 0, (size_t)l)) { snprintf(err, errlen, "a source path holds a NUL byte"); return -1; }
+            r->src_path[w] = malloc((size_t)l + 1);
+            if (!r->src_path[w]) { snprintf(err, errlen, "out of memory"); return -1; }
+            memcpy(r->src_path[w], buf + pos, (size_t)l);
+            r->src_path[w][l] = 0;
+            pos += (size_t)l;
+        }
+        TAKE(&r->src_crc[w], sizeof r->src_crc[w], "a source's CRC");
+    }
+    if (h[0]) {
+        if (len - pos < r->nparams * sizeof(double)) { snprintf(err, errlen, "truncated state (the initial parameters)"); return -1; }
+        r->init_params = malloc(r->nparams * sizeof(double) + 1);
+        if (!r->init_params) { snprintf(err, errlen, "out of memory"); return -1; }
+        memcpy(r->init_params, buf + pos, r->nparams * sizeof(double));
+        pos += r->nparams * sizeof(double);
+    }
+    if (h[1]) {
+        uint64_t n;
+        TAKE(&n, sizeof n, "the order's length");
+        if (n == 0 || n > (len - pos) / sizeof(int32_t) || n * sizeof(int32_t) != len - pos) {
+            snprintf(err, errlen, "an order of %llu indices in %zu bytes", (unsigned long long)n, len - pos);
+            return -1;
+        }
+        r->order = malloc((size_t)n * sizeof(int32_t));
+        if (!r->order) { snprintf(err, errlen, "out of memory"); return -1; }
+        memcpy(r->order, buf + pos, (size_t)n * sizeof(int32_t));
+        pos += (size_t)n * sizeof(int32_t);
+        r->norder = (size_t)n;
+        if (order_check(&r->cfg, NULL, r->order, r->norder, err, errlen)) return -1;
+        if ((uint64_t)r->step * (uint64_t)r->cfg.batch_size > n) {
+            snprintf(err, errlen, "the order holds %llu indices, fewer than the %ld steps done used (batch_size %ld)",
+                     (unsigned long long)n, r->step, r->cfg.batch_size);
+            return -1;
+        }
+    }
+#undef TAKE
+    if (pos != len) { snprintf(err, errlen, "%zu bytes after the given start", len - pos); return -1; }
     return 0;
 }
 
@@ -254,9 +355,11 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
  * through a bounds check first. */
 int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen) {
     *out = NULL;
-    const char *magic = "FPEMUSTATE 1\n";
+    const char *magic = "FPEMUSTATE 1\n", *magic2 = "FPEMUSTATE 2\n";
     size_t pos = strlen(magic);
-    if (!buf || len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
+    int version = 1;
+    if (buf && len >= pos && !memcmp(buf, magic2, pos)) version = 2;
+    else if (!buf || len < pos || memcmp(buf, magic, pos)) { snprintf(err, errlen, "not an fpemu training state (bad magic)"); return -1; }
     char scaler[64] = "", model[TRN_NAME_MAX] = "";
     trn_settings s;
     int nkeys = trn_settings_count(), line_no = 1;
@@ -332,8 +435,9 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
     size_t hl = (size_t)s.amax_history_len;
     size_t need = 3 * np * sizeof(double) + sizeof(float) + sizeof(int64_t) +
                   (size_t)nl * ROLE_COUNT * (hl * sizeof(double) + sizeof(float));
-    if (len - pos != need) {
-        snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu)", len - pos, need);
+    if (version == 1 ? len - pos != need : len - pos < need) {
+        snprintf(err, errlen, "state size does not match the model (%zu bytes of state, expected %zu%s)", len - pos, need,
+                 version == 1 ? "" : " and the given start");
         goto bad;
     }
     r->step = (long)u[1];
@@ -374,6 +478,7 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
             }
             lins[i]->ds[k].scale = fs;
         }
+    if (version == 2 && state_load_start(r, buf, len, pos, err, errlen)) goto bad;
     free(lins);
     *out = r;
     return 0;
@@ -381,4 +486,186 @@ bad:
     free(lins);
     trn_close(r);
     return -1;
+}
+
+/* ---- a given start: parameters, order, sources ----------------------------------- */
+
+int trn_param_keys(const trn_run *r, const trn_param_key **keys) { return trn__model_twin_keys(r, keys); }
+
+static void shape_text(char *buf, size_t n, const long *shape, int ndim) {
+    if (ndim == 1) snprintf(buf, n, "(%ld,)", shape[0]);
+    else if (ndim == 2) snprintf(buf, n, "(%ld, %ld)", shape[0], shape[1]);
+    else {
+        size_t u = (size_t)snprintf(buf, n, "(");
+        for (int i = 0; i < ndim && u < n; i++) u += (size_t)snprintf(buf + u, n - u, "%s%ld", i ? ", " : "", shape[i]);
+        if (u < n) snprintf(buf + u, n - u, ")");
+    }
+}
+
+/* trn_set_param's checks: the key's index, or -1 with a message. */
+static int param_check(trn_run *r, const char *key, const long *shape, int ndim, char *err, size_t n) {
+    const trn_param_key *keys;
+    int nk = trn__model_twin_keys(r, &keys), ki = -1;
+    if (r->step || r->init_params) {
+        snprintf(err, n, "%s: %s", key, r->step ? "the parameters can be given only before the first step"
+                                                : "the initial parameters are already given (trn_init_finish)");
+        return -1;
+    }
+    for (int i = 0; i < nk; i++) if (!strcmp(keys[i].key, key)) ki = i;
+    if (ki < 0) {
+        char list[600];
+        size_t u = 0;
+        list[0] = 0;
+        for (int i = 0; i < nk && u < sizeof list - 40; i++) u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", keys[i].key);
+        if (u >= sizeof list - 40) snprintf(list + u, sizeof list - u, ", ...");
+        snprintf(err, n, "unknown key '%s': model %s's parameters (its PyTorch twin's state_dict) are %s", key, r->cfg.model, list);
+        return -1;
+    }
+    const trn_param_key *k = &keys[ki];
+    int same = ndim == k->ndim;
+    for (int i = 0; same && i < ndim; i++) same = shape[i] == k->shape[i];
+    if (!same) {
+        char want[64], got[200];
+        shape_text(want, sizeof want, k->shape, k->ndim);
+        shape_text(got, sizeof got, shape, ndim < 0 ? 0 : ndim > 8 ? 8 : ndim);
+        snprintf(err, n, "%s: shape %s, expected %s (PyTorch's layout%s)", key, got, want,
+                 k->ndim == 2 && strstr(key, "weight") && strncmp(key, "wte", 3) && strncmp(key, "wpe", 3)
+                     ? ": a Linear weight is (out_features, in_features)" : "");
+        return -1;
+    }
+    if (!r->param_set) {
+        r->param_set = calloc((size_t)nk, 1);
+        if (!r->param_set) { snprintf(err, n, "out of memory"); return -1; }
+    }
+    if (r->param_set[ki]) { snprintf(err, n, "%s: given twice", key); return -1; }
+    return ki;
+}
+
+/* Round parameter tensor p to the parameters' format, without telemetry
+ * (as trn__model_init_params rounds the drawn ones). */
+static void param_round_quiet(trn_run *r, int p) {
+    int save = r->tel_on;
+    r->tel_on = 0;
+    trn__param_round(r, p);
+    r->tel_on = save;
+}
+
+int trn_set_param(trn_run *r, const char *key, const float *v, const long *shape, int ndim, char *err, size_t n) {
+    int ki = param_check(r, key, shape, ndim, err, n);
+    if (ki < 0) return -1;
+    size_t off, cnt; int layer;
+    trn__model_param(r, ki, &off, &cnt, &layer);
+    for (size_t i = 0; i < cnt; i++) r->params[off + i] = (double)v[i];
+    param_round_quiet(r, ki);
+    r->param_set[ki] = 1;
+    return 0;
+}
+
+int trn_set_param_f64(trn_run *r, const char *key, const double *v, const long *shape, int ndim, char *err, size_t n) {
+    int ki = param_check(r, key, shape, ndim, err, n);
+    if (ki < 0) return -1;
+    size_t off, cnt; int layer;
+    trn__model_param(r, ki, &off, &cnt, &layer);
+    memcpy(r->params + off, v, cnt * sizeof(double));
+    param_round_quiet(r, ki);
+    r->param_set[ki] = 1;
+    return 0;
+}
+
+int trn_init_finish(trn_run *r, char *err, size_t n) {
+    const trn_param_key *keys;
+    int nk = trn__model_twin_keys(r, &keys);
+    if (r->init_params) { snprintf(err, n, "the initial parameters are already given"); return -1; }
+    for (int i = 0; i < nk; i++)
+        if (!r->param_set || !r->param_set[i]) {
+            char want[64];
+            shape_text(want, sizeof want, keys[i].shape, keys[i].ndim);
+            snprintf(err, n, "missing key '%s' (shape %s): every parameter of model %s must be given (%d keys)", keys[i].key, want,
+                     r->cfg.model, nk);
+            return -1;
+        }
+    r->init_params = malloc(r->nparams * sizeof(double) + 1);
+    if (!r->init_params) { snprintf(err, n, "out of memory"); return -1; }
+    memcpy(r->init_params, r->params, r->nparams * sizeof(double));
+    free(r->param_set);
+    r->param_set = NULL;
+    return 0;
+}
+
+/* The rows an order may name: the digits' training rows (data.c). */
+enum { ORDER_ROWS = 1500 };
+
+static int order_check(const trn_settings *s, const int64_t *idx, const int32_t *idx32, size_t n, char *err, size_t errlen) {
+    if (!strcmp(s->model, "tiny-transformer")) {
+        snprintf(err, errlen, "an order is for the digits models (mlp-digits, deep-mlp): tiny-transformer trains on sequences "
+                 "generated from the seed, there are no data rows to order");
+        return -1;
+    }
+    if (!n) { snprintf(err, errlen, "the order is empty"); return -1; }
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = idx ? idx[i] : idx32[i];
+        if (v < 0 || v >= ORDER_ROWS) {
+            snprintf(err, errlen, "index %lld at entry %zu (step %zu, batch_size %ld) is out of range: the training rows are 0..%d",
+                     (long long)v, i, i / (size_t)s->batch_size + 1, s->batch_size, ORDER_ROWS - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int trn_set_order(trn_run *r, const int64_t *idx, size_t n, char *err, size_t errlen) {
+    if (r->step || r->order) { snprintf(err, errlen, "the order can be given once, before the first step"); return -1; }
+    if (order_check(&r->cfg, idx, NULL, n, err, errlen)) return -1;
+    if (n > SIZE_MAX / sizeof(int32_t) - 1) { snprintf(err, errlen, "out of memory"); return -1; }
+    r->order = malloc(n * sizeof(int32_t));
+    if (!r->order) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (size_t i = 0; i < n; i++) r->order[i] = (int32_t)idx[i];
+    r->norder = n;
+    return 0;
+}
+
+size_t trn_order_len(const trn_run *r) { return r->order ? r->norder : 0; }
+
+int trn_set_source(trn_run *r, int which, const char *path, uint32_t crc) {
+    if (which != TRN_SRC_INIT && which != TRN_SRC_ORDER) return -1;
+    if (which == TRN_SRC_INIT ? !r->init_params : !r->order) return -1;
+    size_t l = strlen(path);
+    if (!l || l > 4095) return -1;
+    char *p = malloc(l + 1);
+    if (!p) return -1;
+    memcpy(p, path, l + 1);
+    free(r->src_path[which]);
+    r->src_path[which] = p;
+    r->src_crc[which] = crc;
+    return 0;
+}
+
+int trn_get_source(const trn_run *r, int which, const char **path, uint32_t *crc) {
+    if ((which != TRN_SRC_INIT && which != TRN_SRC_ORDER) || !r->src_path[which]) return -1;
+    *path = r->src_path[which];
+    *crc = r->src_crc[which];
+    return 0;
+}
+
+int trn_open_initial(trn_run **out, const trn_run *r, char *err, size_t errlen) {
+    trn_run *n;
+    if (trn_open(&n, &r->cfg, r->seed, err, errlen)) return -1;
+    int bad = 0;
+    if (r->init_params) {
+        n->init_params = malloc(r->nparams * sizeof(double) + 1);
+        if (n->init_params) {
+            memcpy(n->init_params, r->init_params, r->nparams * sizeof(double));
+            memcpy(n->params, r->init_params, r->nparams * sizeof(double));
+        } else bad = 1;
+    }
+    if (!bad && r->order) {
+        n->order = malloc(r->norder * sizeof(int32_t) + 1);
+        if (n->order) { memcpy(n->order, r->order, r->norder * sizeof(int32_t)); n->norder = r->norder; }
+        else bad = 1;
+    }
+    for (int w = 0; w < 2 && !bad; w++)
+        if (r->src_path[w] && trn_set_source(n, w, r->src_path[w], r->src_crc[w])) bad = 1;
+    if (bad) { snprintf(err, errlen, "out of memory"); trn_close(n); return -1; }
+    *out = n;
+    return 0;
 }

@@ -142,6 +142,60 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len);
  * against the rest of the state (run.c lists the checks). */
 int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *err, size_t errlen);
 
+/* ---- starting from a given state (docs/replay.md) ---------------------------
+ * A run may start from parameters given by the caller (a PyTorch state_dict,
+ * `fpemu train --init`) instead of the ones drawn from the seed, and, for the
+ * digits models, take its training rows in an order given by the caller
+ * (`--order`) instead of the seed's shuffle. Both are set between trn_open
+ * and the first trn_step, and both are kept in the state blob (a run resumed
+ * from a checkpoint goes on with them). */
+
+/* One parameter tensor as the model's PyTorch twin (python/fpemu/twins.py)
+ * names it: its state_dict key and its shape in PyTorch's layout (a Linear
+ * weight is (out, in), a bias (out,), an embedding (rows, width)). */
+#define TRN_KEY_MAX 48
+typedef struct trn_param_key {
+    char key[TRN_KEY_MAX];
+    int ndim;           /* 1 or 2 */
+    long shape[2];
+} trn_param_key;
+
+/* The twin's keys of the run's model, in state_dict order: the count, and
+ * the array (owned by the run) in *keys. */
+int trn_param_keys(const trn_run *r, const trn_param_key **keys);
+/* Set the parameter tensor KEY from v (C order, PyTorch's layout, shape[0..ndim)),
+ * rounded to the policy's parameter format as PyTorch's load_state_dict
+ * copies into a parameter of that dtype. Only before the first step. 0, or
+ * -1 with a message naming the key and what was expected (an unknown key
+ * lists the model's keys; a shape mismatch gives both shapes; a key set
+ * twice). */
+int trn_set_param(trn_run *r, const char *key, const float *v, const long *shape, int ndim, char *err, size_t n);
+int trn_set_param_f64(trn_run *r, const char *key, const double *v, const long *shape, int ndim, char *err, size_t n);
+/* After the trn_set_param calls: every key must have been set (there is no
+ * partial initialisation); the parameters then become the run's initial
+ * state. 0, or -1 naming the first key missing and its shape. */
+int trn_init_finish(trn_run *r, char *err, size_t n);
+/* The order of the training rows: step s (0-based) trains on rows idx[s*B ..
+ * (s+1)*B) (B = batch_size), each an index 0..1499 into the digits
+ * training rows. Only before the first step; refused for tiny-transformer
+ * (its sequences are generated from the seed: there are no rows to order).
+ * 0, or -1 naming the first index out of range. A step beyond the order's
+ * end fails (trn_step returns -1 with a message). */
+int trn_set_order(trn_run *r, const int64_t *idx, size_t n, char *err, size_t errlen);
+/* Entries of the run's order (0: the seed's shuffle). */
+size_t trn_order_len(const trn_run *r);
+/* Where the initial parameters (TRN_SRC_INIT) and the order (TRN_SRC_ORDER)
+ * came from, for summary.json: a path and the CRC-32 of the bytes read.
+ * Kept in the state blob. set: 0, or -1 (out of memory, or nothing of that
+ * kind was given: trn_init_finish / trn_set_order come first); get: 0, or
+ * -1 if there is none. */
+enum { TRN_SRC_INIT = 0, TRN_SRC_ORDER = 1 };
+int trn_set_source(trn_run *r, int which, const char *path, uint32_t crc);
+int trn_get_source(const trn_run *r, int which, const char **path, uint32_t *crc);
+/* A new run at step 0 of the run r started from: r's settings and seed,
+ * and its given initial parameters, order and sources, if any. */
+int trn_open_initial(trn_run **out, const trn_run *r, char *err, size_t errlen);
+
 /* ---- pieces exposed for tests --------------------------------------------- */
 
 /* torch.amp.GradScaler, exactly (torch/amp/grad_scaler.py). */

@@ -134,6 +134,11 @@ struct trn_run {
     int fp8_unscaled;              /* fp8_scaling=none: fp8 casts with scale 1 */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
+    /* a given start (trn_set_param, trn_set_order; kept in the state blob) */
+    unsigned char *param_set;      /* per twin key: set by trn_set_param (until trn_init_finish) */
+    double *init_params;           /* the given initial parameters (after rounding); NULL: drawn from the seed */
+    int32_t *order; size_t norder; /* training rows in order; NULL: the seed's shuffle */
+    char *src_path[2]; uint32_t src_crc[2]; /* TRN_SRC_INIT, TRN_SRC_ORDER */
 };
 
 /* ---- casting with telemetry (tensorops.c) ---- */
@@ -225,6 +230,10 @@ void trn__model_param(const trn_run *r, int i, size_t *off, size_t *n, int *laye
 int trn__model_linears(trn_run *r, lin_state **out, int max);
 /* Is parameter tensor i (as trn__model_param) a Linear layer's weight? */
 int trn__model_param_is_linear_weight(const trn_run *r, int i);
+/* The PyTorch twin's state_dict keys (python/fpemu/twins.py): one for each
+ * parameter tensor, key i being tensor i of trn__model_param. Returns the
+ * count; *keys points into the model. */
+int trn__model_twin_keys(const trn_run *r, const trn_param_key **keys);
 /* Forward + backward on given inputs for tests: see t_layers. */
 
 /* ---- optimiser (optim.c) ---- */
