@@ -151,6 +151,10 @@ static int mlp_build(trn_run *r, trn_model *m, char *err, size_t errlen) {
     m->misc_layer = trn__layer_add(r, "loss");
     m->perm = alloc_chk(r, 1500 * sizeof(int));
     m->perm_epoch = -1;
+    if (!strcmp(s->numerics, "torch-cuda") && !r->oom) {
+        int neval = m->dn - 1500;
+        if (trn__tc_open(r, m->nlin, m->dims, B > neval ? B : neval, err, errlen)) return r->oom ? 0 : -1;
+    }
     return 0;
 }
 
@@ -337,6 +341,7 @@ static void free_lin(lin_state *L) { trn__linear_free(L); }
 
 void trn__model_free(trn_run *r) {
     trn_model *m = r->model;
+    trn__tc_close(r);
     if (!m) return;
     if (m->kind == M_TRANSFORMER) {
         for (int l = 0; m->blk && l < m->NL; l++) {
@@ -639,6 +644,9 @@ int trn__model_train_batch(trn_run *r, long step, double dloss, double *loss) {
             tf_make_seq(m, r->cfg.task, seed, (uint64_t)(step * B + b), m->tok + (size_t)b * m->T, m->tgt + (size_t)b * m->T);
         *loss = tf_forward(r, B, 0);
         tf_backward(r, B, dloss);
+    } else if (r->tc) {
+        mlp_batch(r, step, B);
+        return trn__tc_train_batch(r, m->ma[0], m->tgt, B, dloss, loss);
     } else {
         mlp_batch(r, step, B);
         *loss = mlp_forward(r, B, 0);
@@ -666,6 +674,7 @@ int trn__model_eval(trn_run *r, double *loss, double *acc) {
     int EB = 64;
     double lsum = 0;
     long correct = 0, total = 0, nb = 0;
+    if (r->tc) return trn__tc_eval(r, m->dx + (size_t)1500 * 64, r->cfg.input_scale, m->dy + 1500, m->dn - 1500, loss, acc);
     invalidate(m);
     if (m->kind == M_TRANSFORMER) {
         int T = m->T, V = m->V;

@@ -119,6 +119,9 @@ static const key_def keys[] = {
     {"task", K_ENUM, OFF(task), 0, 0, "reverse|copy|sum", "tiny-transformer task"},
     {"init_gain", K_DOUBLE, OFF(init_gain), 0, 1e6, NULL, "deep-mlp: weight std = init_gain/sqrt(fan_in)"},
     {"input_scale", K_DOUBLE, OFF(input_scale), 0, 1e30, NULL, "multiplier applied to the pixel values"},
+    {"numerics", K_ENUM, OFF(numerics), 0, 0, "fpemu|torch-cuda",
+     "fpemu: each op in f64 rounded to its tensor's format; torch-cuda: PyTorch's CUDA ops, op for op (MLP models)"},
+    {"adamw_impl", K_ENUM, OFF(adamw_impl), 0, 0, "single|foreach", "torch-cuda: AdamW(foreach=False) or foreach=True"},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -183,6 +186,8 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     strcpy(s->fp8_scaling, "recipe");
     s->hidden = 64; s->depth = 2; s->d_model = 32; s->heads = 2; s->d_ff = 64; s->seq_digits = 6; s->vocab = 10;
     strcpy(s->task, "sum");
+    strcpy(s->numerics, "fpemu");
+    strcpy(s->adamw_impl, "single");
     s->init_gain = 1.0; s->input_scale = 1.0 / 16;
     if (mi == 1) { s->batch_size = 16; s->lr = 3e-3; s->depth = 2; }
     if (mi == 2) {
@@ -286,6 +291,26 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
         snprintf(err, errlen, "fp8_head=0 with %s: MS-AMP converts every Linear layer, the head included (its weights, "
                  "gradients and GEMMs are all scaled tensors)", pol->name);
         return -1;
+    }
+    if (!strcmp(s->numerics, "torch-cuda")) {
+        /* experiments/torch_cuda.c models these ops only */
+        if (strcmp(s->model, "mlp-digits") && strcmp(s->model, "deep-mlp")) {
+            snprintf(err, errlen, "numerics=torch-cuda: model %s is not modelled (expected mlp-digits or deep-mlp)", s->model);
+            return -1;
+        }
+        if (strcmp(s->policy, "32-true") && strcmp(s->policy, "16-mixed") && strcmp(s->policy, "bf16-mixed")) {
+            snprintf(err, errlen, "numerics=torch-cuda: policy %s is not modelled (expected 32-true, 16-mixed or bf16-mixed)",
+                     s->policy);
+            return -1;
+        }
+        if (strcmp(s->optimizer, "adamw")) {
+            snprintf(err, errlen, "numerics=torch-cuda: optimizer %s is not modelled (expected adamw)", s->optimizer);
+            return -1;
+        }
+        if (!strcmp(s->scaler, "static")) {
+            snprintf(err, errlen, "numerics=torch-cuda: scaler=static is not modelled (expected dynamic or none)");
+            return -1;
+        }
     }
     if (!strcmp(s->model, "tiny-transformer")) {
         if (s->d_model % s->heads) {

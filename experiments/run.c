@@ -145,7 +145,10 @@ int trn_step(trn_run *r, trn_step_rec *rec, char *err, size_t errlen) {
     int found = trn__unscale_check(r, inv, &norm);
     if (cast_nonfinite && !found) found = 1, norm = INFINITY; /* an inf the fp8 cast saturated */
     int skip = trn_scaler_update(&r->scaler, found);
-    if (!skip) trn__optim_step(r);
+    if (!skip) {
+        if (r->tc) trn__tc_optim_step(r);
+        else trn__optim_step(r);
+    }
     trn__model_step_end(r);
     if (r->oom) { snprintf(err, errlen, "out of memory"); return -1; }
     if (r->gemm_failed) {

@@ -63,6 +63,10 @@ typedef struct trn_settings {
     long hidden, depth, d_model, heads, d_ff, seq_digits, vocab;
     double init_gain, input_scale;
     char task[TRN_NAME_MAX];          /* tiny-transformer: reverse | copy | sum */
+    /* arithmetic: fpemu (each op in f64, rounded to its tensor's format) |
+     * torch-cuda (PyTorch's CUDA kernels op for op, experiments/torch_cuda.c) */
+    char numerics[TRN_NAME_MAX];
+    char adamw_impl[TRN_NAME_MAX];    /* torch-cuda: single (foreach=False) | foreach */
 } trn_settings;
 
 /* Defaults for a model and a policy. Returns 0, or -1 with a message naming

@@ -134,6 +134,8 @@ struct trn_run {
     int fp8_unscaled;              /* fp8_scaling=none: fp8 casts with scale 1 */
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
+    /* numerics=torch-cuda: PyTorch's CUDA ops for the MLP models (torch_cuda.c) */
+    struct trn_tc *tc;
     /* a given start (trn_set_param, trn_set_order; kept in the state blob) */
     unsigned char *param_set;      /* per twin key: set by trn_set_param (until trn_init_finish) */
     double *init_params;           /* the given initial parameters (after rounding); NULL: drawn from the seed */
@@ -244,6 +246,21 @@ int trn__grad_cast(trn_run *r); /* 1 if a gradient was inf or NaN before its fp8
 /* Round parameter tensor p (as trn__model_param) to the parameters' format
  * (MS-AMP: a Linear weight is an f16 ScalingTensor, cast with its own scale). */
 void trn__param_round(trn_run *r, int p);
+
+/* ---- numerics=torch-cuda (torch_cuda.c) ----
+ * The run's parameters, gradients and AdamW moments stay in its f64 arrays,
+ * each holding an f32 value; these calls compute as PyTorch's CUDA kernels
+ * do. trn__tc_open: 0, or -1 with a message (r->oom set out of memory). */
+int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, size_t errlen);
+void trn__tc_close(trn_run *r);
+/* Forward and backward on B rows (x: B x dims[0], values as PyTorch's f32
+ * inputs): r->grads set, *loss the f32 loss. 0, or -1 (GEMM failure). */
+int trn__tc_train_batch(trn_run *r, const double *x, const int *tgt, int B, double dloss, double *loss);
+/* Loss and accuracy over N rows in one batch, as PyTorch's evaluation
+ * (the rows' pixels times scale, as the f32 inputs). */
+int trn__tc_eval(trn_run *r, const float *pixels, double scale, const int *y, int N, double *loss, double *acc);
+/* One AdamW step in adamw_impl's op order. */
+void trn__tc_optim_step(trn_run *r);
 
 /* ---- data (data.c) ---- */
 int trn__digits_load(float **x, int **y, int *n, char *err, size_t errlen);

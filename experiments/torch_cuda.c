@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/* torch_cuda.c: PyTorch's CUDA numerics for the MLP models (torch_cuda.h).
+ *
+ * Sources, per op (PyTorch 2.x, aten/src/ATen/native/cuda/ unless named):
+ *  - F.linear(x, W, b) is addmm(b, x, W^T); for f32/f16/bf16 with a 1-d
+ *    bias it runs cuBLASLt with the BIAS epilogue (Blas.cpp), which adds
+ *    the bias to the f32 accumulator and rounds once to the output type.
+ *    The accumulator: f16/bf16 through the tensor-core model (the h100
+ *    model reproduces cuBLAS bit for bit for K <= 512, docs/gpu.md); f32
+ *    with TF32 off: one FMA per term in K order from 0 (SIMT sgemm).
+ *  - log_softmax over 10 classes: the persistent warp kernel
+ *    (PersistentSoftmax.cuh): 16 lanes, max and sum by xor-butterfly
+ *    (offsets 8, 4, 2, 1), out = x - max - log(sum); its backward
+ *    gx = g - exp(out) * sum(g), which nvcc contracts into one fma.
+ *  - nll_loss, mean (Loss.cu / NLLLoss.cu): one block of 32 threads, each
+ *    summing -x[i][t_i] over rows i = thread, thread + 32, ..., then a
+ *    shared-memory tree (strides 16 .. 1), then one division by the count.
+ *  - the bias gradient is grad.sum(0) (autograd's sum_to_size): Reduce.cuh
+ *    gives each output column one thread with 4 accumulators over rows
+ *    (row r into accumulator r mod 4), combined ((a0 + a1) + a2) + a3.
+ *  - CUDA's expf and logf are libdevice's __nv_expf / __nv_logf: logf is
+ *    a polynomial of fmaf steps (reproduced exactly here); expf reduces
+ *    its argument with fmaf and calls ex2.approx.ftz.f32, the special
+ *    function unit's 2^x, whose bits no document gives: here it is 2^r
+ *    rounded to nearest (the one op not known to be exact).
+ *  - AdamW (torch/optim/adam.py, _single_tensor_adam / _multi_tensor_adam)
+ *    and GradScaler (torch/amp/grad_scaler.py, AmpKernels.cu): see
+ *    tc_adamw and tc_unscale. A Python float reaches a kernel as the f32 of
+ *    its double; nvcc contracts a + b * c into fmaf(b, c, a) (--fmad=true,
+ *    its default, is how PyTorch builds).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "torch_cuda.h"
+#include "train_internal.h"
+
+static float fbits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t ubits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+/* an f32 constant written as the double LLVM's IR prints */
+static float fd(uint64_t u) { double d; memcpy(&d, &u, 8); return (float)d; }
+
+/* ex2.approx.ftz.f32 for |r| <= 1: modelled as 2^r rounded to nearest. */
+static float ex2_approx(float r) {
+    if (fabsf(r) < 0x1p-126f) r = 0;
+    return (float)exp2((double)r);
+}
+
+float tc_expf(float a) {
+    const float l2e = fbits(0x3FB8AA3Bu), l2e_lo = fbits(0x32A57060u), big = fbits(0x4B400000u);
+    if (a != a) return a + 1.0f;
+    float t = fmaf(a, l2e / 252.0f, 0.5f);
+    t = t < 0 ? 0 : (t > 1 ? 1 : t); /* saturate */
+    /* fma rounding toward -inf: t * 252 + 12582913 is exact below 2^24 except the fraction */
+    double e = (double)t * 252.0 + (double)(big + 1.0f);
+    float j4 = (float)floor(e);
+    float jneg = -(j4 - (big + 127.0f));
+    float r = fmaf(a, l2e, jneg);
+    r = fmaf(a, l2e_lo, r);
+    float scale = fbits(ubits(j4) << 23);
+    return ex2_approx(r) * scale;
+}
+
+float tc_logf(float a) {
+    float x = a, i0 = 0.0f;
+    if (a < 0x1p-126f) { x = a * 0x1p23f; i0 = -23.0f; }
+    uint32_t ix = ubits(x);
+    int32_t e = (int32_t)((ix - 0x3F2AAAABu) & 0xFF800000u);
+    float m = fbits(ix - (uint32_t)e);
+    float t = fmaf((float)e, 0x1p-23f, i0);
+    float f = m - 1.0f;
+    float p = fmaf(fd(0xBFC0AA04E0000000ull), f, fd(0x3FC2073EC0000000ull));
+    p = fmaf(p, f, fd(0xBFBF19B980000000ull));
+    p = fmaf(p, f, fd(0x3FC1E52AA0000000ull));
+    p = fmaf(p, f, fd(0xBFC55B1720000000ull));
+    p = fmaf(p, f, fd(0x3FC99DA160000000ull));
+    p = fmaf(p, f, fd(0xBFCFFFE440000000ull));
+    p = fmaf(p, f, fd(0x3FD5554F00000000ull));
+    p = fmaf(p, f, -0.5f);
+    float q = p * f;
+    q = fmaf(q, f, f);
+    float r = fmaf(t, fd(0x3FE62E4300000000ull), q);
+    if (ubits(x) >= 0x7F800000u) r = fmaf(x, INFINITY, INFINITY);
+    if (x == 0) r = -INFINITY;
+    return r;
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+size_t tc_mlp_param_count(const tc_mlp *m) { return m->nparams; }
+
+int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, int Bmax, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (nlin < 1 || nlin > 256 || Bmax < 1) { snprintf(err, errlen, "torch-cuda: bad MLP shape"); return -1; }
+    m->nlin = nlin; m->amp = amp; m->Bmax = Bmax;
+    int wmax = 0;
+    for (int i = 0; i <= nlin; i++) {
+        m->dims[i] = dims[i];
+        if (dims[i] < 1) { snprintf(err, errlen, "torch-cuda: bad MLP shape"); return -1; }
+        if (dims[i] > wmax) wmax = dims[i];
+    }
+    for (int i = 0; i < nlin; i++) m->nparams += (size_t)dims[i] * dims[i + 1] + dims[i + 1];
+    if (amp != TC_F32) {
+        const char *fmt = amp == TC_F16 ? "f16" : "bf16";
+        m->lo = fpemu_format_get(fmt, err, errlen);
+        if (!m->lo || fpemu_gemm_config_init(&m->gcfg, mma, fmt, fmt, err, errlen)) return -1;
+        m->gcfg.inputs_prerounded = 1;
+        m->gcfg.nthreads = 1;
+    }
+    m->a = calloc((size_t)nlin + 1, sizeof *m->a);
+    m->h = calloc((size_t)nlin, sizeof *m->h);
+    m->wlo = malloc(m->nparams * sizeof(float));
+    size_t bw = (size_t)Bmax * wmax;
+    m->logp = malloc((size_t)Bmax * dims[nlin] * sizeof(float));
+    m->g1 = malloc(bw * sizeof(float));
+    m->g2 = malloc(bw * sizeof(float));
+    m->tmp = malloc((size_t)wmax * (wmax > Bmax ? wmax : Bmax) * sizeof(float));
+    m->tgt = malloc((size_t)Bmax * sizeof(int));
+    int bad = !m->a || !m->h || !m->wlo || !m->logp || !m->g1 || !m->g2 || !m->tmp || !m->tgt;
+    for (int i = 0; !bad && i < nlin; i++) {
+        m->a[i] = malloc((size_t)Bmax * dims[i] * sizeof(float));
+        m->h[i] = malloc((size_t)Bmax * dims[i + 1] * sizeof(float));
+        bad = !m->a[i] || !m->h[i];
+    }
+    if (bad) { tc_mlp_free(m); snprintf(err, errlen, "out of memory"); return -1; }
+    return 0;
+}
+
+void tc_mlp_free(tc_mlp *m) {
+    for (int i = 0; m->a && i < m->nlin; i++) free(m->a[i]);
+    for (int i = 0; m->h && i < m->nlin; i++) free(m->h[i]);
+    free(m->a); free(m->h); free(m->wlo); free(m->logp); free(m->g1); free(m->g2); free(m->tmp); free(m->tgt);
+    memset(m, 0, sizeof *m);
+}
+
+/* round to the autocast type in place (.to(dtype): rne, overflow to inf) */
+static void to_lo(const tc_mlp *m, float *x, size_t n) {
+    if (!m->lo) return;
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    fpemu_round_f32(m->lo, x, x, n, &c, NULL);
+}
+
+/* D[M][N] = sum_k A[m][k] * B[n][k] as the f32 accumulator of cuBLAS. */
+static int gemm_acc(tc_mlp *m, int M, int N, int K, const float *A, const float *B, float *D) {
+    if (m->lo) return fpemu_gemm_f32(&m->gcfg, M, N, K, A, K, 0, B, K, 1, NULL, N, D, N, NULL);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            const float *a = A + (size_t)i * K, *b = B + (size_t)j * K;
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) acc = fmaf(a[k], b[k], acc);
+            D[(size_t)i * N + j] = acc;
+        }
+    return 0;
+}
+
+/* log_softmax of one row of n <= 32 values, the warp kernel's order */
+static void log_softmax_row(const float *x, float *out, int n) {
+    int w = 1;
+    while (w < n) w *= 2;
+    float v[32], s[32];
+    for (int l = 0; l < w; l++) v[l] = l < n ? x[l] : -INFINITY;
+    for (int l = 0; l < w; l++) s[l] = v[l];
+    for (int off = w / 2; off > 0; off /= 2) {
+        float t[32];
+        for (int l = 0; l < w; l++) t[l] = s[l] > s[l ^ off] ? s[l] : s[l ^ off];
+        memcpy(s, t, sizeof(float) * (size_t)w);
+    }
+    float mx = s[0];
+    for (int l = 0; l < w; l++) s[l] = tc_expf(v[l] - mx);
+    for (int off = w / 2; off > 0; off /= 2) {
+        float t[32];
+        for (int l = 0; l < w; l++) t[l] = s[l] + s[l ^ off];
+        memcpy(s, t, sizeof(float) * (size_t)w);
+    }
+    float ls = tc_logf(s[0]);
+    for (int l = 0; l < n; l++) out[l] = (v[l] - mx) - ls;
+}
+
+/* mean NLL over rows: 32 threads, strided per-thread sums, tree, divide */
+static float nll_mean(const float *logp, const int *tgt, int B, int C) {
+    float sh[32];
+    for (int t = 0; t < 32; t++) {
+        sh[t] = 0.0f;
+        for (int i = t; i < B; i += 32) sh[t] -= logp[(size_t)i * C + tgt[i]];
+    }
+    for (int st = 16; st > 0; st >>= 1)
+        for (int t = 0; t < st; t++) sh[t] += sh[t + st];
+    return sh[0] / (float)B;
+}
+
+/* forward through the Linear/ReLU stack; logits (f32) in m->h[nlin-1] */
+static int forward(tc_mlp *m, const float *params, const float *x, int B) {
+    const float *w = params;
+    if (m->lo) {
+        memcpy(m->wlo, params, m->nparams * sizeof(float));
+        to_lo(m, m->wlo, m->nparams);
+        w = m->wlo;
+    }
+    memcpy(m->a[0], x, (size_t)B * m->dims[0] * sizeof(float));
+    to_lo(m, m->a[0], (size_t)B * m->dims[0]);
+    size_t off = 0;
+    for (int i = 0; i < m->nlin; i++) {
+        int in = m->dims[i], out = m->dims[i + 1];
+        const float *W = w + off, *b = w + off + (size_t)in * out;
+        off += (size_t)in * out + out;
+        float *h = m->h[i];
+        if (gemm_acc(m, B, out, in, m->a[i], W, h)) return -1;
+        for (int r = 0; r < B; r++)
+            for (int o = 0; o < out; o++) h[(size_t)r * out + o] += b[o];
+        to_lo(m, h, (size_t)B * out);
+        if (i + 1 < m->nlin)
+            for (size_t k = 0; k < (size_t)B * out; k++) m->a[i + 1][k] = h[k] > 0 ? h[k] : 0.0f;
+    }
+    return 0;
+}
+
+int tc_mlp_forward(tc_mlp *m, const float *params, const float *x, const int *tgt, int B, float *loss) {
+    if (B > m->Bmax || forward(m, params, x, B)) return -1;
+    int C = m->dims[m->nlin];
+    const float *logits = m->h[m->nlin - 1];
+    for (int r = 0; r < B; r++) log_softmax_row(logits + (size_t)r * C, m->logp + (size_t)r * C, C);
+    memcpy(m->tgt, tgt, (size_t)B * sizeof(int));
+    *loss = nll_mean(m->logp, tgt, B, C);
+    return 0;
+}
+
+/* column sums of G (B x n) as Reduce.cuh orders them */
+static void col_sum(const float *G, int B, int n, float *out) {
+    for (int j = 0; j < n; j++) {
+        float acc[4] = {0, 0, 0, 0};
+        int r = 0;
+        for (; r + 3 < B; r += 4)
+            for (int u = 0; u < 4; u++) acc[u] += G[(size_t)(r + u) * n + j];
+        for (int u = 0; r < B; r++, u++) acc[u] += G[(size_t)r * n + j];
+        out[j] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
+    }
+}
+
+static void transpose(const float *src, float *dst, int rows, int cols) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
+}
+
+int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float scale) {
+    int C = m->dims[m->nlin];
+    const float *w = m->lo ? m->wlo : params;
+    /* nll backward: -(grad_output / total_weight) at each target */
+    float g = -(scale / (float)B);
+    float *dh = m->g1, *da = m->g2;
+    for (int r = 0; r < B; r++) {
+        const float *o = m->logp + (size_t)r * C;
+        float *d = dh + (size_t)r * C;
+        /* the warp sum of the incoming gradient: one nonzero term */
+        float sum = g;
+        for (int j = 0; j < C; j++) {
+            float gj = j == m->tgt[r] ? g : 0.0f;
+            d[j] = fmaf(-tc_expf(o[j]), sum, gj);
+        }
+    }
+    to_lo(m, dh, (size_t)B * C); /* the backward of logits.float() */
+    size_t off = m->nparams;
+    for (int i = m->nlin - 1; i >= 0; i--) {
+        int in = m->dims[i], out = m->dims[i + 1];
+        off -= (size_t)in * out + out;
+        float *gW = grads + off, *gb = grads + off + (size_t)in * out;
+        const float *W = w + off;
+        col_sum(dh, B, out, gb);
+        to_lo(m, gb, (size_t)out);
+        /* grad_W[o][k] = sum_r dh[r][o] a[r][k]: (out x B) (B x in) */
+        float *dhT = m->tmp;
+        transpose(dh, dhT, B, out);
+        float *aT = da; /* da is free until the input gradient below */
+        transpose(m->a[i], aT, B, in);
+        if (gemm_acc(m, out, in, B, dhT, aT, gW)) return -1;
+        to_lo(m, gW, (size_t)in * out);
+        if (i == 0) break;
+        /* grad_a[r][k] = sum_o dh[r][o] W[o][k]: W^T as the B operand */
+        transpose(W, m->tmp, out, in);
+        if (gemm_acc(m, B, in, out, dh, m->tmp, da)) return -1;
+        to_lo(m, da, (size_t)B * in);
+        /* ReLU backward: the gradient where the output is positive */
+        const float *act = m->a[i];
+        for (size_t k = 0; k < (size_t)B * in; k++) dh[k] = act[k] > 0 ? da[k] : 0.0f;
+    }
+    return 0;
+}
+
+int tc_mlp_eval(tc_mlp *m, const float *params, const float *x, const int *y, int N, float *loss, float *acc) {
+    int C = m->dims[m->nlin];
+    float sh[32] = {0};
+    long correct = 0;
+    for (int s = 0; s < N; s += m->Bmax) {
+        int B = N - s < m->Bmax ? N - s : m->Bmax;
+        if (forward(m, params, x + (size_t)s * m->dims[0], B)) return -1;
+        const float *logits = m->h[m->nlin - 1];
+        for (int r = 0; r < B; r++) {
+            float lp[32];
+            log_softmax_row(logits + (size_t)r * C, lp, C);
+            int row = s + r;
+            sh[row % 32] -= lp[y[row]];
+            int am = 0;
+            for (int j = 1; j < C; j++) if (logits[(size_t)r * C + j] > logits[(size_t)r * C + am]) am = j;
+            correct += am == y[row];
+        }
+    }
+    for (int st = 16; st > 0; st >>= 1)
+        for (int t = 0; t < st; t++) sh[t] += sh[t + st];
+    *loss = sh[0] / (float)N;
+    *acc = (float)correct * (1.0f / (float)N);
+    return 0;
+}
+
+/* ---- GradScaler and AdamW ------------------------------------------------------ */
+
+int tc_unscale(float *g, size_t n, float inv) {
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = g[i] * inv;
+        if (!isfinite(g[i])) found = 1;
+    }
+    return found;
+}
+
+void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, double step, double lr, double beta1,
+              double beta2, double eps, double weight_decay) {
+    double bc1 = 1 - pow(beta1, step), bc2 = 1 - pow(beta2, step);
+    float wd = (float)(1 - lr * weight_decay);
+    float w1 = (float)(1 - beta1), b2 = (float)beta2, w2 = (float)(1 - beta2), feps = (float)eps;
+    float bc2s = (float)sqrt(bc2);
+    float inv_bc2s = 1.0f / bc2s;
+    float step_size = impl == TC_ADAMW_FOREACH ? (float)((lr / bc1) * -1) : (float)-(lr / bc1);
+    for (size_t i = 0; i < n; i++) {
+        if (weight_decay != 0) p[i] = p[i] * wd;
+        /* lerp with a small weight: self + weight * (end - self), contracted */
+        m[i] = fmaf(w1, g[i] - m[i], m[i]);
+        v[i] = v[i] * b2;
+        /* addcmul: a + value * (b * c) */
+        v[i] = fmaf(w2, g[i] * g[i], v[i]);
+        float s = sqrtf(v[i]);
+        /* single: / python float is a multiply by its f32 reciprocal; foreach divides */
+        float d = impl == TC_ADAMW_FOREACH ? s / bc2s : s * inv_bc2s;
+        d = d + feps;
+        /* addcdiv: a + value * (b / c) */
+        p[i] = fmaf(step_size, m[i] / d, p[i]);
+    }
+}
+
+/* ---- the engine's door (train_internal.h) ----------------------------------------- */
+
+struct trn_tc {
+    tc_mlp m;
+    float *p, *g, *mo, *vo, *x;
+    int *y;
+};
+
+int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, size_t errlen) {
+    const char *pol = r->cfg.policy;
+    int amp = !strcmp(pol, "16-mixed") ? TC_F16 : !strcmp(pol, "bf16-mixed") ? TC_BF16 : TC_F32;
+    struct trn_tc *t = calloc(1, sizeof *t);
+    if (!t) { r->oom = 1; snprintf(err, errlen, "out of memory"); return -1; }
+    if (tc_mlp_init(&t->m, nlin, dims, amp, r->cfg.mma, Bmax, err, errlen)) {
+        if (!strcmp(err, "out of memory")) r->oom = 1;
+        free(t);
+        return -1;
+    }
+    size_t n = t->m.nparams;
+    t->p = malloc(n * sizeof(float)); t->g = malloc(n * sizeof(float));
+    t->mo = malloc(n * sizeof(float)); t->vo = malloc(n * sizeof(float));
+    t->x = malloc((size_t)Bmax * dims[0] * sizeof(float));
+    t->y = malloc((size_t)Bmax * sizeof(int));
+    r->tc = t;
+    if (!t->p || !t->g || !t->mo || !t->vo || !t->x || !t->y) {
+        trn__tc_close(r);
+        r->oom = 1;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void trn__tc_close(trn_run *r) {
+    struct trn_tc *t = r->tc;
+    if (!t) return;
+    tc_mlp_free(&t->m);
+    free(t->p); free(t->g); free(t->mo); free(t->vo); free(t->x); free(t->y);
+    free(t);
+    r->tc = NULL;
+}
+
+static void to_f32(float *dst, const double *src, size_t n) { for (size_t i = 0; i < n; i++) dst[i] = (float)src[i]; }
+static void to_f64(double *dst, const float *src, size_t n) { for (size_t i = 0; i < n; i++) dst[i] = src[i]; }
+
+int trn__tc_train_batch(trn_run *r, const double *x, const int *tgt, int B, double dloss, double *loss) {
+    struct trn_tc *t = r->tc;
+    size_t n = t->m.nparams;
+    to_f32(t->p, r->params, n);
+    to_f32(t->x, x, (size_t)B * t->m.dims[0]);
+    float l;
+    if (tc_mlp_forward(&t->m, t->p, t->x, tgt, B, &l) || tc_mlp_backward(&t->m, t->p, t->g, B, (float)dloss)) {
+        r->gemm_failed = 1;
+        return -1;
+    }
+    to_f64(r->grads, t->g, n);
+    *loss = l;
+    return 0;
+}
+
+int trn__tc_eval(trn_run *r, const float *pixels, double scale, const int *y, int N, double *loss, double *acc) {
+    struct trn_tc *t = r->tc;
+    if (N > t->m.Bmax) return -1;
+    to_f32(t->p, r->params, t->m.nparams);
+    for (size_t i = 0; i < (size_t)N * t->m.dims[0]; i++) t->x[i] = (float)(pixels[i] * scale);
+    float l, a;
+    if (tc_mlp_eval(&t->m, t->p, t->x, y, N, &l, &a)) { r->gemm_failed = 1; return -1; }
+    *loss = l; *acc = a;
+    return 0;
+}
+
+void trn__tc_optim_step(trn_run *r) {
+    struct trn_tc *t = r->tc;
+    const trn_settings *s = &r->cfg;
+    size_t n = t->m.nparams;
+    long step = ++r->opt_step;
+    to_f32(t->p, r->params, n); to_f32(t->g, r->grads, n);
+    to_f32(t->mo, r->opt_m, n); to_f32(t->vo, r->opt_v, n);
+    int impl = !strcmp(s->adamw_impl, "foreach") ? TC_ADAMW_FOREACH : TC_ADAMW_SINGLE;
+    tc_adamw(impl, t->p, t->g, t->mo, t->vo, n, (double)step, s->lr, s->beta1, s->beta2, s->eps, s->weight_decay);
+    to_f64(r->params, t->p, n);
+    to_f64(r->opt_m, t->mo, n); to_f64(r->opt_v, t->vo, n);
+}
