@@ -176,11 +176,12 @@ $(BUILD)/pkgconfig/fpemu.pc: emu/fpemu.pc.in emu/fpemu.h
 	$(Q)$(call fpemu_pc,$(CURDIR),$(abspath $(BUILD)),$(CURDIR)/emu) > $@.tmp && mv $@.tmp $@
 test: $(BUILD)/pkgconfig/fpemu.pc
 
-# fpemu.h is the core API; the tensor-core, GEMM and scaling APIs (also in
-# libfpemu) go to include/fpemu/ (#include <fpemu/gemm.h>). The digits data
+# fpemu.h is the core API; the tensor-core, GEMM and scaling APIs and the
+# binding interface (also in libfpemu) go to include/fpemu/ (#include
+# <fpemu/gemm.h>, <fpemu/fpemu_api.h>). The digits data
 # and the report's gnuplot scripts go to DATADIR, where an installed `fpemu
 # train` and `fpemu report` find them.
-INSTALL_HEADERS := emu/mma.h emu/gemm.h emu/scaling.h
+INSTALL_HEADERS := emu/mma.h emu/gemm.h emu/scaling.h emu/fpemu_api.h
 INSTALL_GP := $(wildcard reports/*.gp)
 INSTALLED = $(PREFIX)/bin/fpemu $(LIBDIR)/libfpemu.a $(LIBDIR)/libfpemu.so.$(VERSION) \
   $(LIBDIR)/libfpemu.so.$(SOVERSION) $(LIBDIR)/libfpemu.so $(LIBDIR)/pkgconfig/fpemu.pc \

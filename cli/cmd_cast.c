@@ -6,9 +6,11 @@
  *              [--seed S] [--scaling RECIPE] [--axis N] [--codes] [--nan POLICY]
  *              [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]
  *
- * The recipes are the library's (fpemu_gemm_quantize_f32, the one
- * implementation `fpemu gemm` uses); this file only moves data, counts
- * errors and draws. */
+ * The cast and its figures are the library's (fpemu_caster in
+ * fpemu_api.h, emu/caststats.c, which the Python package calls too; its
+ * recipes are fpemu_gemm_quantize_f32, the one implementation `fpemu gemm`
+ * uses); this file only reads and writes files, checks the options and
+ * draws. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
-#include "gemm.h"
+#include "fpemu_api.h"
 #include "npy.h"
 
 #define SUB "cast"
@@ -169,106 +171,6 @@ static int write_text(const char *opt, const char *path, const char *text) {
     return 0;
 }
 
-/* ---- growing text buffer ------------------------------------------------ */
-
-typedef struct { char *s; size_t n, cap; int oom; } sbuf;
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) { b->oom = 1; return; }
-        if (b->s && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
-        size_t cap = (b->cap + (size_t)k + 1) * 2;
-        char *p = realloc(b->s, cap);
-        if (!p) { b->oom = 1; return; }
-        b->s = p, b->cap = cap;
-    }
-}
-
-/* JSON number (finite) or null (inf/NaN). */
-static void sb_num(sbuf *b, double v) {
-    if (isfinite(v)) sb_printf(b, "%.17g", v);
-    else sb_printf(b, "null");
-}
-
-/* ---- the figures ---------------------------------------------------------- */
-
-typedef struct {
-    size_t n, overflow, saturated, underflow, subnormal, nonfinite_in, compared;
-    double amax, max_abs, max_rel, sum_e2, sum_x2;
-    int have_scale;     /* per-tensor scale */
-    double scale;       /* encode scale */
-    size_t nscales;     /* per-block decode factors */
-    double smin, smax;
-    double tensor_scale; /* nvfp4 */
-} figures;
-
-static void errors(figures *F, const double *x, const double *y, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]) || !isfinite(y[i])) continue;
-        double e = fabs(y[i] - x[i]);
-        F->compared++;
-        if (e > F->max_abs) F->max_abs = e;
-        if (x[i] != 0 && e / fabs(x[i]) > F->max_rel) F->max_rel = e / fabs(x[i]);
-        F->sum_e2 += e * e;
-        F->sum_x2 += x[i] * x[i];
-    }
-}
-
-static double frac(size_t k, size_t n) { return n ? (double)k / (double)n : 0.0; }
-
-static void stats_text(sbuf *b, const figures *F, const char *fmt, const char *recipe) {
-    double rms = F->compared ? sqrt(F->sum_e2 / (double)F->compared) : 0;
-    double sqnr = F->sum_e2 > 0 ? 10 * log10(F->sum_x2 / F->sum_e2) : INFINITY;
-    sb_printf(b, "format        %s\nscaling       %s\nn             %zu\namax          %.9g\n", fmt, recipe, F->n, F->amax);
-    if (F->have_scale) sb_printf(b, "scale         %.9g\n", F->scale);
-    if (F->nscales) sb_printf(b, "block scales  %zu (decode factors, min %.9g, max %.9g)\n", F->nscales, F->smin, F->smax);
-    if (F->tensor_scale) sb_printf(b, "tensor scale  %.9g\n", F->tensor_scale);
-    const char *nm[] = {"overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
-    size_t v[] = {F->overflow, F->saturated, F->underflow, F->subnormal, F->nonfinite_in};
-    for (int i = 0; i < 5; i++) sb_printf(b, "%-13s %zu (%.6g%%)\n", nm[i], v[i], 100 * frac(v[i], F->n));
-    sb_printf(b, "max_abs_err   %.9g\nmax_rel_err   %.9g\nrms_err       %.9g\nsqnr_db       %.6g\n", F->max_abs, F->max_rel, rms, sqnr);
-}
-
-static void stats_json(sbuf *b, const figures *F, const char *fmt, const char *recipe) {
-    double rms = F->compared ? sqrt(F->sum_e2 / (double)F->compared) : 0;
-    double sqnr = F->sum_e2 > 0 ? 10 * log10(F->sum_x2 / F->sum_e2) : INFINITY;
-    sb_printf(b, "{\"format\": \"%s\", \"scaling\": \"%s\", \"n\": %zu, \"amax\": ", fmt, recipe, F->n);
-    sb_num(b, F->amax);
-    sb_printf(b, ", \"scale\": ");
-    if (F->have_scale) sb_num(b, F->scale);
-    else sb_printf(b, "null");
-    sb_printf(b, ", \"block_scales\": ");
-    if (F->nscales) {
-        sb_printf(b, "{\"count\": %zu, \"min\": ", F->nscales);
-        sb_num(b, F->smin);
-        sb_printf(b, ", \"max\": ");
-        sb_num(b, F->smax);
-        sb_printf(b, "}");
-    } else sb_printf(b, "null");
-    sb_printf(b, ", \"tensor_scale\": ");
-    if (F->tensor_scale) sb_num(b, F->tensor_scale);
-    else sb_printf(b, "null");
-    const char *nm[] = {"overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
-    size_t v[] = {F->overflow, F->saturated, F->underflow, F->subnormal, F->nonfinite_in};
-    for (int i = 0; i < 5; i++) {
-        sb_printf(b, ", \"%s\": %zu, \"%s_frac\": ", nm[i], v[i], nm[i]);
-        sb_num(b, frac(v[i], F->n));
-    }
-    sb_printf(b, ", \"compared\": %zu, \"max_abs_err\": ", F->compared);
-    sb_num(b, F->max_abs);
-    sb_printf(b, ", \"max_rel_err\": ");
-    sb_num(b, F->max_rel);
-    sb_printf(b, ", \"rms_err\": ");
-    sb_num(b, rms);
-    sb_printf(b, ", \"sqnr_db\": ");
-    sb_num(b, sqnr);
-    sb_printf(b, "}\n");
-}
-
 /* ---- plot ---------------------------------------------------------------- */
 
 /* Histogram of floor(log2|v|) of the finite nonzero values, before (x) and
@@ -356,6 +258,32 @@ static int plot(const char *path, const double *x, const double *s, size_t n, co
 
 /* ---- the command ----------------------------------------------------------- */
 
+/* The input's values as read (f64 for an f64 input), for the picture. */
+static void input_values(const tensor *X, const fpemu_format *ff, double *xd) {
+    const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
+    for (size_t i = 0; i < X->n; i++) {
+        switch (X->kind) {
+        case IN_F8: memcpy(&xd[i], X->data + 8 * i, 8); break;
+        case IN_F4: { float g; memcpy(&g, X->data + 4 * i, 4); xd[i] = g; break; }
+        case IN_F2: { uint16_t c; memcpy(&c, X->data + 2 * i, 2); xd[i] = fpemu_to_double(f16, c); break; }
+        case IN_B2: { uint16_t c; memcpy(&c, X->data + 2 * i, 2); xd[i] = fpemu_to_double(ff, c); break; }
+        default: xd[i] = fpemu_to_double(ff, X->data[i]); break;
+        }
+    }
+}
+
+/* The figures as text or JSON (the library writes them), to FILE or "-". */
+static int write_figures(fpemu_caster *c, int json, const char *opt, const char *path) {
+    int len = json ? fpemu_caster_stats_json(c, NULL, 0) : fpemu_caster_stats_text(c, NULL, 0);
+    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (!text) return cli_error(SUB, "out of memory");
+    if (json) fpemu_caster_stats_json(c, text, (size_t)len + 1);
+    else fpemu_caster_stats_text(c, text, (size_t)len + 1);
+    int rc = write_text(opt, path, text);
+    free(text);
+    return rc;
+}
+
 int cmd_cast(int argc, char **argv) {
     const char *to = NULL, *in = NULL, *out = NULL, *from = NULL, *round = "rne", *recipe = "none", *nanp = "canonical";
     const char *stats_path = NULL, *json_path = NULL, *plot_path = NULL, *axis_s = NULL, *seed_s = NULL;
@@ -388,43 +316,40 @@ int cmd_cast(int argc, char **argv) {
     if (!to) return cli_error(SUB, "--to FMT is required");
     if (!in) return cli_error(SUB, "--in X.npy is required");
     if (!out) return cli_error(SUB, "--out Y.npy is required");
+    /* the cast and its figures are the library's (fpemu_caster, fpemu_api.h) */
     char err[512];
-    const fpemu_format *f = fpemu_format_get(to, err, sizeof err);
-    if (!f) return cli_error(SUB, "--to %s: %s", to, err);
-    int rm = fpemu_round_parse(round);
-    if (rm < 0) return cli_error(SUB, "--round %s: unknown rounding mode (expected rne, rna, rtz, rup, rdn, rto, sr)", round);
-    int np = fpemu_nan_policy_parse(nanp);
-    if (np < 0) return cli_error(SUB, "--nan %s: unknown NaN policy (expected canonical, x86, cuda, torch)", nanp);
-    unsigned long long seed = 0;
-    if (seed_s && cli_parse_u64(seed_s, &seed)) return cli_error(SUB, "--seed needs a non-negative integer");
-    fpemu_gemm_scaling sc;
-    {
-        fpemu_gemm_config cfg; /* the recipe's settings, as fpemu gemm sets them */
-        memset(&cfg, 0, sizeof cfg);
-        if (!strcmp(recipe, "given") || !strcmp(recipe, "delayed"))
-            return cli_error(SUB, "--scaling %s: needs scales from a previous step; not supported by cast (expected none, tensor, tensor-torchao, rowwise, blockwise, mx-floor, mx-rceil, nvfp4)", recipe);
-        cfg.scaling.block_a_rows = 1, cfg.scaling.block_b_cols = 128, cfg.scaling.block_k = 128, cfg.scaling.block_eps = 1e-4f;
-        fpemu_scaling_current_opts_te(&cfg.scaling.cur);
-        if (fpemu_gemm_config_set_scaling(&cfg, recipe, err, sizeof err)) return cli_error(SUB, "--scaling %s: %s", recipe, err);
-        sc = cfg.scaling;
-    }
-    int scaled = sc.kind != FPEMU_GEMM_SCALING_NONE;
-    if ((sc.kind == FPEMU_GEMM_SCALING_MX || sc.kind == FPEMU_GEMM_SCALING_NVFP4) && rm != FPEMU_RNE)
-        return cli_error(SUB, "--round %s: the %s recipe casts with rne only", round, recipe);
-    if (sc.kind == FPEMU_GEMM_SCALING_NVFP4 && strcmp(f->name, "e2m1"))
-        return cli_error(SUB, "--scaling nvfp4 needs --to e2m1 (got %s)", f->name);
-
-    tensor X;
-    if (read_npy(in, &X)) return 2;
+    fpemu_caster *c = fpemu_caster_new(to, err, sizeof err);
+    if (!c) return cli_error(SUB, "--to %s: %s", to, err);
     int rc = 2;
-    double *xd = NULL, *yd = NULL, *xs = NULL;
-    float *xf = NULL, *deq = NULL, *dec = NULL;
-    uint64_t *codes = NULL;
-    void *obuf = NULL;
-    sbuf tb = {0}, jb = {0};
+    tensor X;
+    memset(&X, 0, sizeof X);
+    void *vals = NULL, *obuf = NULL;
+    double *xd = NULL, *xs = NULL;
+    if (fpemu_caster_set(c, "round", round)) { cli_error(SUB, "--round %s: %s", round, fpemu_caster_error(c)); goto done; }
+    if (fpemu_caster_set(c, "nan", nanp)) { cli_error(SUB, "--nan %s: %s", nanp, fpemu_caster_error(c)); goto done; }
+    unsigned long long seed = 0;
+    if (seed_s && cli_parse_u64(seed_s, &seed)) { cli_error(SUB, "--seed needs a non-negative integer"); goto done; }
+    char num[32];
+    snprintf(num, sizeof num, "%llu", seed);
+    fpemu_caster_set(c, "seed", num);
+    fpemu_caster_set(c, "sat", sat ? "1" : "0");
+    if (fpemu_caster_set(c, "scaling", recipe)) { cli_error(SUB, "--scaling %s: %s", recipe, fpemu_caster_error(c)); goto done; }
+    char kind[16], fname[64];
+    fpemu_caster_get(c, "recipe", kind, sizeof kind);
+    fpemu_caster_get(c, "format", fname, sizeof fname);
+    int scaled = strcmp(kind, "none") != 0;
+    if ((!strcmp(kind, "mx") || !strcmp(kind, "nvfp4")) && fpemu_round_parse(round) != FPEMU_RNE) {
+        cli_error(SUB, "--round %s: the %s recipe casts with rne only", round, recipe);
+        goto done;
+    }
+    if (!strcmp(kind, "nvfp4") && strcmp(fname, "e2m1")) { cli_error(SUB, "--scaling nvfp4 needs --to e2m1 (got %s)", fname); goto done; }
+    const fpemu_format *f = fpemu_format_get(to, NULL, 0);
+
+    if (read_npy(in, &X)) goto done;
     const fpemu_format *ff = NULL;
+    const char *name = NULL;
     if (X.kind == IN_B1 || X.kind == IN_B2) {
-        const char *name = from ? from : X.kind == IN_B2 ? "bf16" : (!strcmp(X.descr, "<f1") || !strcmp(X.descr, "|f1")) ? "e5m2" : NULL;
+        name = from ? from : X.kind == IN_B2 ? "bf16" : (!strcmp(X.descr, "<f1") || !strcmp(X.descr, "|f1")) ? "e5m2" : NULL;
         if (!name) {
             cli_error(SUB, "%s: one-byte elements ('%s') do not say which ml_dtypes type they are: give --from "
                       "(e4m3, e4m3fnuz, e5m2fnuz, e4m3b11fnuz, e3m4, e8m0, e2m1, e2m3, e3m2, ...)", in, X.descr);
@@ -441,7 +366,6 @@ int cmd_cast(int argc, char **argv) {
         goto done;
     }
     const int nd = X.ndim;
-    long axis = nd - 1;
     if (axis_s) {
         char *e;
         errno = 0;
@@ -451,168 +375,40 @@ int cmd_cast(int argc, char **argv) {
             cli_error(SUB, "--axis %ld: %s is %d-d: the axis must lie in [%d, %d]", a, in, nd, -nd, nd - 1);
             goto done;
         }
-        axis = a < 0 ? a + nd : a;
+        snprintf(num, sizeof num, "%ld", a);
+        if (fpemu_caster_set(c, "axis", num)) { cli_error(SUB, "--axis %s: %s", axis_s, fpemu_caster_error(c)); goto done; }
     }
     const size_t n = X.n;
-    xd = malloc(sizeof(double) * (n + 1));
-    yd = malloc(sizeof(double) * (n + 1));
-    xs = malloc(sizeof(double) * (n + 1));
-    xf = malloc(sizeof(float) * (n + 1));
-    deq = malloc(sizeof(float) * (n + 1));
-    codes = malloc(sizeof(uint64_t) * (n + 1));
-    if (!xd || !yd || !xs || !xf || !deq || !codes) { cli_error(SUB, "out of memory (%zu elements)", n); goto done; }
-    const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
-    for (size_t i = 0; i < n; i++) {
-        double v;
-        switch (X.kind) {
-        case IN_F8: memcpy(&v, X.data + 8 * i, 8); break;
-        case IN_F4: { float g; memcpy(&g, X.data + 4 * i, 4); v = g; break; }
-        case IN_F2: { uint16_t c; memcpy(&c, X.data + 2 * i, 2); v = fpemu_to_double(f16, c); break; }
-        case IN_B2: { uint16_t c; memcpy(&c, X.data + 2 * i, 2); v = fpemu_to_double(ff, c); break; }
-        default: {
-            uint64_t c = X.data[i];
-            if (c >> ff->bits) {
-                cli_error(SUB, "%s: element %zu = 0x%02llX is not a %s code (%d-bit codes)", in, i, (unsigned long long)c, ff->name, ff->bits);
-                goto done;
-            }
-            v = fpemu_to_double(ff, c);
-        }
-        }
-        xd[i] = v;
-        xf[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
+    int in_type = X.kind == IN_F8 ? FPEMU_API_F64 : X.kind == IN_F4 ? FPEMU_API_F32 : FPEMU_API_CODES;
+    const char *in_fmt = X.kind == IN_F2 ? "f16" : name;
+    size_t isz = (size_t)f->container / 8;
+    vals = malloc((in_type == FPEMU_API_F64 ? sizeof(double) : sizeof(float)) * (n + 1));
+    obuf = codes_out ? malloc(isz * (n + 1)) : NULL;
+    xd = plot_path ? malloc(sizeof(double) * (n + 1)) : NULL;
+    xs = plot_path ? malloc(sizeof(double) * (n + 1)) : NULL;
+    if (!vals || (codes_out && !obuf) || (plot_path && (!xd || !xs))) { cli_error(SUB, "out of memory (%zu elements)", n); goto done; }
+    if (fpemu_caster_run(c, in_type, in_fmt, X.data, X.ndim, X.shape, vals, obuf, xs)) {
+        cli_error(SUB, "%s: %s", in, fpemu_caster_error(c));
+        goto done;
     }
-    /* the blocks' layout: element (o, l, i) of (outer, L, inner) as row o*inner+i, column l */
-    size_t L = X.shape[axis], inner = 1, outer = 1;
-    for (int k = 0; k < nd; k++) {
-        if (k < axis) outer *= X.shape[k];
-        else if (k > axis) inner *= X.shape[k];
-    }
-    int blocky = sc.kind == FPEMU_GEMM_SCALING_ROWWISE || sc.kind == FPEMU_GEMM_SCALING_BLOCKWISE || sc.kind == FPEMU_GEMM_SCALING_MX ||
-                 sc.kind == FPEMU_GEMM_SCALING_NVFP4;
-    size_t rows = blocky ? outer * inner : 1, cols = blocky ? L : n;
-    if (blocky && n == 0) rows = cols = 0;
-    fpemu_ctx ctx;
-    fpemu_ctx_init(&ctx);
-    ctx.round = (fpemu_round)rm;
-    ctx.nan_policy = (fpemu_nan_policy)np;
-    ctx.seed = seed;
-    fpemu_cast_stats cs;
-    memset(&cs, 0, sizeof cs);
-    figures F;
-    memset(&F, 0, sizeof F);
-    F.n = n;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(xd[i]) && fabs(xd[i]) > F.amax) F.amax = fabs(xd[i]);
-    if (X.kind == IN_F8 && !scaled) {
-        /* f64 straight to the format (one rounding), element i taking draw i */
-        for (size_t i = 0; i < n; i++) {
-            fpemu_ctx probe;
-            fpemu_ctx_init(&probe);
-            probe.round = ctx.round, probe.sat = sat, probe.nan_policy = ctx.nan_policy, probe.seed = seed, probe.counter = i;
-            uint64_t c = fpemu_from_double(f, xd[i], &probe);
-            codes[i] = c;
-            if (!isfinite(xd[i])) { cs.nonfinite_in++; continue; }
-            fpemu_class k = fpemu_classify(f, c);
-            if (probe.flags & FPEMU_FLAG_OVERFLOW) {
-                cs.overflow++;
-                if (k != FPEMU_CLASS_INF && k != FPEMU_CLASS_QNAN && k != FPEMU_CLASS_SNAN) cs.saturated++;
-            } else if (xd[i] != 0 && k == FPEMU_CLASS_ZERO) cs.underflow++;
-            else if (xd[i] != 0 && k == FPEMU_CLASS_SUBNORMAL) cs.subnormal++;
-        }
-        for (size_t i = 0; i < n; i++) yd[i] = fpemu_to_double(f, codes[i]), xs[i] = xd[i];
-    } else {
-        /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
-        float *xb = xf;
-        uint64_t *cb = codes;
-        float *db = deq;
-        if (blocky && axis != nd - 1) {
-            xb = malloc(sizeof(float) * (n + 1));
-            cb = malloc(sizeof(uint64_t) * (n + 1));
-            db = malloc(sizeof(float) * (n + 1));
-            if (!xb || !cb || !db) { cli_error(SUB, "out of memory"); goto gdone; }
-            for (size_t o = 0; o < outer; o++)
-                for (size_t l = 0; l < L; l++)
-                    for (size_t q = 0; q < inner; q++) xb[(o * inner + q) * L + l] = xf[(o * L + l) * inner + q];
-        }
-        if (rows > (size_t)1 << 31 || cols > ((size_t)1 << 31) - 1) { cli_error(SUB, "%s: too large for one cast", in); goto gdone; }
-        size_t ns = fpemu_gemm_quantize_nscales(&sc, (int)rows, (int)cols, 1);
-        dec = malloc(sizeof(float) * (ns + 1));
-        if (!dec) { cli_error(SUB, "out of memory"); goto gdone; }
-        float enc = 1;
-        if (fpemu_gemm_quantize_f32(&sc, f, (int)rows, (int)cols, xb, 1, sat, &ctx, cb, &enc, dec, NULL, db, &cs, err, sizeof err)) {
-            cli_error(SUB, "%s", err);
-            goto gdone;
-        }
-        if (sc.kind == FPEMU_GEMM_SCALING_TENSOR) F.have_scale = 1, F.scale = enc;
-        if (sc.kind == FPEMU_GEMM_SCALING_NVFP4) F.tensor_scale = enc;
-        if (blocky) {
-            F.nscales = ns;
-            F.smin = INFINITY, F.smax = -INFINITY;
-            for (size_t k = 0; k < ns; k++) {
-                if (dec[k] < F.smin) F.smin = dec[k];
-                if (dec[k] > F.smax) F.smax = dec[k];
-            }
-            if (!ns) F.smin = F.smax = 0;
-        }
-        /* the scaled value each element's cast saw (for the plot): x over its decode factor */
-        for (size_t r = 0; r < rows; r++)
-            for (size_t c = 0; c < cols; c++) {
-                size_t i = r * cols + c;
-                double dq = 1;
-                switch (sc.kind) {
-                case FPEMU_GEMM_SCALING_TENSOR: dq = 1.0 / enc; break;
-                case FPEMU_GEMM_SCALING_ROWWISE: dq = dec[r]; break;
-                case FPEMU_GEMM_SCALING_BLOCKWISE: dq = dec[r * ((cols + sc.block_k - 1) / sc.block_k) + c / sc.block_k]; break;
-                case FPEMU_GEMM_SCALING_MX: dq = dec[r * ((cols + 31) / 32) + c / 32]; break;
-                case FPEMU_GEMM_SCALING_NVFP4: dq = dec[r * ((cols + 15) / 16) + c / 16] / (double)enc; break;
-                default: break;
-                }
-                size_t dst = i;
-                if (blocky && axis != nd - 1) {
-                    size_t o = r / inner, q = r % inner;
-                    dst = (o * L + c) * inner + q;
-                    codes[dst] = cb[i];
-                    deq[dst] = db[i];
-                }
-                xs[dst] = (double)xf[dst] / dq;
-            }
-        for (size_t i = 0; i < n; i++) yd[i] = deq[i];
-        rc = 0;
-    gdone:
-        if (xb != xf) free(xb), free(cb), free(db);
-        if (rc) goto done;
-        rc = 2;
-    }
-    F.overflow = cs.overflow, F.saturated = cs.saturated, F.underflow = cs.underflow, F.subnormal = cs.subnormal;
-    F.nonfinite_in = cs.nonfinite_in;
-    errors(&F, xd, yd, n);
     /* the outputs: Y, then the figures, then the picture */
     if (codes_out) {
-        size_t isz = (size_t)f->container / 8;
-        obuf = malloc(isz * (n + 1));
-        if (!obuf) { cli_error(SUB, "out of memory"); goto done; }
-        for (size_t i = 0; i < n; i++) fpemu_code_store(f, obuf, i, codes[i]);
         const char *descr = isz == 1 ? "|u1" : isz == 2 ? "<u2" : isz == 4 ? "<u4" : "<u8";
         if (write_npy(out, &X, descr, obuf, isz)) goto done;
     } else if (X.kind == IN_F8) {
-        if (write_npy(out, &X, "<f8", yd, 8)) goto done;
+        if (write_npy(out, &X, "<f8", vals, 8)) goto done;
     } else {
-        if (write_npy(out, &X, "<f4", deq, 4)) goto done;
+        if (write_npy(out, &X, "<f4", vals, 4)) goto done;
     }
-    if (stats_path) {
-        stats_text(&tb, &F, f->name, recipe);
-        if (tb.oom) { cli_error(SUB, "out of memory"); goto done; }
-        if (write_text("--stats", stats_path, tb.s)) goto done;
+    if (stats_path && write_figures(c, 0, "--stats", stats_path)) goto done;
+    if (json_path && write_figures(c, 1, "--stats-json", json_path)) goto done;
+    if (plot_path) {
+        input_values(&X, ff, xd);
+        if (plot(plot_path, xd, scaled ? xs : xd, n, f, recipe)) goto done;
     }
-    if (json_path) {
-        stats_json(&jb, &F, f->name, recipe);
-        if (jb.oom) { cli_error(SUB, "out of memory"); goto done; }
-        if (write_text("--stats-json", json_path, jb.s)) goto done;
-    }
-    if (plot_path && plot(plot_path, xd, scaled ? xs : xd, n, f, recipe)) goto done;
     rc = 0;
 done:
-    free(X.data), free(xd), free(yd), free(xs), free(xf), free(deq), free(dec), free(codes), free(obuf);
-    free(tb.s), free(jb.s);
+    fpemu_caster_free(c);
+    free(X.data), free(vals), free(obuf), free(xd), free(xs);
     return rc;
 }

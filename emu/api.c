@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/* api.c: the binding interface (fpemu_api.h): versions, format queries by
+ * name, and the GEMM and dot-product handles over gemm.h and mma.h. The
+ * cast handle lives in caststats.c. Nothing here computes: every result is
+ * the one `fpemu gemm` and `fpemu mma` give. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fpemu.h"
+#include "fpemu_api.h"
+#include "gemm.h"
+#include "mma.h"
+
+static void put_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+const char *fpemu_version(void) { return FPEMU_VERSION; }
+int fpemu_api_version(void) { return FPEMU_API_VERSION; }
+
+/* ---- formats ----------------------------------------------------------------- */
+
+int fpemu_api_format_count(void) { return fpemu_format_count(); }
+
+const char *fpemu_api_format_name(int i) {
+    const fpemu_format *f = i >= 0 && i < fpemu_format_count() ? fpemu_format_at(i) : NULL;
+    return f ? f->name : NULL;
+}
+
+static const char *const format_keys[] = {"name", "bits", "container", "pad", "ebits", "mbits", "bias", "p", "emin", "emax",
+                                          "signed", "negzero", "subnormals", "inf", "nan", "max_finite", "min_normal",
+                                          "min_subnormal", "aliases", NULL};
+
+const char *fpemu_api_format_key(int i) {
+    return i >= 0 && i < (int)(sizeof format_keys / sizeof *format_keys) ? format_keys[i] : NULL;
+}
+
+int fpemu_api_format_prop(const char *fmt, const char *key, double *value, const char **text, char *err, size_t errlen) {
+    if (value) *value = NAN;
+    if (text) *text = NULL;
+    if (!fmt || !key) {
+        put_err(err, errlen, "no format or no key given");
+        return -1;
+    }
+    char e[400];
+    const fpemu_format *f = fpemu_format_get(fmt, e, sizeof e);
+    if (!f) {
+        put_err(err, errlen, "%s", e);
+        return -1;
+    }
+    double v = NAN;
+    const char *t = NULL;
+    if (!strcmp(key, "name")) t = f->name;
+    else if (!strcmp(key, "bits")) v = f->bits;
+    else if (!strcmp(key, "container")) v = f->container;
+    else if (!strcmp(key, "pad")) v = f->pad;
+    else if (!strcmp(key, "ebits")) v = f->ebits;
+    else if (!strcmp(key, "mbits")) v = f->mbits;
+    else if (!strcmp(key, "bias")) v = f->bias;
+    else if (!strcmp(key, "p")) v = f->p;
+    else if (!strcmp(key, "emin")) v = f->emin;
+    else if (!strcmp(key, "emax")) v = f->emax;
+    else if (!strcmp(key, "signed")) v = f->is_signed;
+    else if (!strcmp(key, "negzero")) v = f->has_negzero;
+    else if (!strcmp(key, "subnormals")) v = f->has_subnormals;
+    else if (!strcmp(key, "max_finite")) v = f->max_finite;
+    else if (!strcmp(key, "min_normal")) v = f->min_normal;
+    else if (!strcmp(key, "min_subnormal")) v = f->min_subnormal;
+    else if (!strcmp(key, "inf")) t = f->inf == FPEMU_INF_NONE ? "none" : f->inf == FPEMU_INF_IEEE ? "ieee" : "top";
+    else if (!strcmp(key, "nan"))
+        t = f->nan == FPEMU_NANS_NONE ? "none"
+            : f->nan == FPEMU_NANS_IEEE ? "ieee"
+            : f->nan == FPEMU_NANS_FN ? "fn"
+            : f->nan == FPEMU_NANS_UZ ? "uz"
+                                      : "allones";
+    else if (!strcmp(key, "aliases")) {
+        t = "";
+        for (int i = 0; i < fpemu_format_count(); i++)
+            if (fpemu_format_at(i) == f) t = fpemu_format_aliases(i) ? fpemu_format_aliases(i) : "";
+    } else {
+        put_err(err, errlen, "unknown format property '%s' (expected name, bits, container, pad, ebits, mbits, bias, p, emin, "
+                             "emax, signed, negzero, subnormals, inf, nan, max_finite, min_normal, min_subnormal, aliases)", key);
+        return -1;
+    }
+    if (value) *value = v;
+    if (text) *text = t;
+    return 0;
+}
+
+int fpemu_api_decode_f64(const char *fmt, const uint64_t *codes, size_t n, double *out, char *err, size_t errlen) {
+    char e[400];
+    const fpemu_format *f = fmt ? fpemu_format_get(fmt, e, sizeof e) : NULL;
+    if (!f) {
+        put_err(err, errlen, "%s", fmt ? e : "no format given");
+        return -1;
+    }
+    if (n && (!codes || !out)) {
+        put_err(err, errlen, "no array given");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = fpemu_to_double(f, codes[i]);
+    return 0;
+}
+
+/* The largest code of f's field (its bits and padding). */
+static uint64_t code_max(const fpemu_format *f) {
+    int w = f->bits + f->pad;
+    return w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return -1;
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (*e || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- GEMM ---------------------------------------------------------------------- */
+
+struct fpemu_gemmer {
+    fpemu_gemm_config cfg;
+    fpemu_gemm_stats st;
+    int have;
+    char err[512];
+};
+
+static int gfail(fpemu_gemmer *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int gfail(fpemu_gemmer *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->err, sizeof g->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+fpemu_gemmer *fpemu_gemmer_new(const char *model, const char *afmt, const char *bfmt, char *err, size_t errlen) {
+    if (!model || !afmt) {
+        put_err(err, errlen, "%s", !model ? "no model given" : "no element format given (afmt)");
+        return NULL;
+    }
+    fpemu_gemmer *g = calloc(1, sizeof *g);
+    if (!g) {
+        put_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    char e[512];
+    if (fpemu_gemm_config_init(&g->cfg, model, afmt, bfmt ? bfmt : afmt, e, sizeof e)) {
+        put_err(err, errlen, "%s", e);
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void fpemu_gemmer_free(fpemu_gemmer *g) { free(g); }
+const char *fpemu_gemmer_error(const fpemu_gemmer *g) { return g ? g->err : "no gemmer"; }
+
+int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
+    if (!g) return -1;
+    g->err[0] = 0;
+    if (!key || !value) return gfail(g, "no option or no value given");
+    long v;
+    if (!strcmp(key, "scaling")) {
+        fpemu_gemm_config c = g->cfg;
+        if (fpemu_gemm_config_set_scaling(&c, value, g->err, sizeof g->err)) return -1;
+        g->cfg = c;
+    } else if (!strcmp(key, "promote")) {
+        if (parse_int(value, 0, 1L << 30, &v)) return gfail(g, "expected a non-negative integer (at most 2^30)");
+        g->cfg.promote = (int)v;
+    } else if (!strcmp(key, "threads")) {
+        if (parse_int(value, 0, 64, &v)) return gfail(g, "expected an integer in [0, 64]");
+        g->cfg.nthreads = (int)v;
+    } else if (!strcmp(key, "sat")) {
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        g->cfg.sat = (int)v;
+    } else if (!strcmp(key, "outfmt")) {
+        if (!*value || !strcmp(value, "none")) g->cfg.outfmt = NULL;
+        else {
+            const fpemu_format *f = fpemu_format_get(value, g->err, sizeof g->err);
+            if (!f) return -1;
+            g->cfg.outfmt = f;
+        }
+    } else {
+        if (fpemu_mma_model_set(&g->cfg.model, key, value, g->err, sizeof g->err)) return -1;
+    }
+    return 0;
+}
+
+static int gemm_sizes(fpemu_gemmer *g, int M, int N, int K) {
+    if (M < 0 || N < 0 || K < 0) return gfail(g, "negative size (M %d, N %d, K %d)", M, N, K);
+    return 0;
+}
+
+int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    if (!g) return -1;
+    g->err[0] = 0;
+    g->have = 0;
+    if (gemm_sizes(g, M, N, K)) return -1;
+    if (M && N && !D) return gfail(g, "no output array D given");
+    if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
+    if (fpemu_gemm_check(&g->cfg, M, N, K, K, 0, N, 0, N, N, g->err, sizeof g->err)) return -1;
+    if (fpemu_gemm_f32(&g->cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &g->st)) return gfail(g, "gemm failed (out of memory?)");
+    g->have = 1;
+    return 0;
+}
+
+int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C, float *D) {
+    if (!g) return -1;
+    g->err[0] = 0;
+    g->have = 0;
+    if (gemm_sizes(g, M, N, K)) return -1;
+    if (M && N && !D) return gfail(g, "no output array D given");
+    if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
+    if (g->cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE) return gfail(g, "codes input: scaling must be none (the codes are used as they are)");
+    const fpemu_format *fs[2] = {g->cfg.afmt, g->cfg.bfmt};
+    const uint64_t *xs[2] = {A, B};
+    size_t rows[2] = {(size_t)M, (size_t)K}, cols[2] = {(size_t)K, (size_t)N};
+    for (int w = 0; w < 2; w++) {
+        uint64_t max = code_max(fs[w]);
+        for (size_t i = 0; i < rows[w] * cols[w]; i++)
+            if (xs[w][i] > max)
+                return gfail(g, "%c: element [%zu, %zu] = %llu (0x%llX) is not a %s code (%d-bit codes, at most %llu)", w ? 'B' : 'A',
+                             i / cols[w], i % cols[w], (unsigned long long)xs[w][i], (unsigned long long)xs[w][i], fs[w]->name,
+                             fs[w]->bits + fs[w]->pad, (unsigned long long)max);
+    }
+    if (fpemu_gemm_check(&g->cfg, M, N, K, K, 0, N, 0, N, N, g->err, sizeof g->err)) return -1;
+    if (fpemu_gemm_codes(&g->cfg, M, N, K, A, B, C, NULL, NULL, NULL, 0, D, &g->st)) return gfail(g, "gemm failed (out of memory?)");
+    g->have = 1;
+    return 0;
+}
+
+static const char *const gemm_keys[] = {"a_n", "a_overflow", "a_saturated", "a_flushed", "a_subnormal", "a_nonfinite_in", "amax_a",
+                                        "scale_a", "b_n", "b_overflow", "b_saturated", "b_flushed", "b_subnormal",
+                                        "b_nonfinite_in", "amax_b", "scale_b", "slow_outputs", "kernel", "lanes", NULL};
+
+const char *fpemu_gemmer_stat_key(int i) {
+    return i >= 0 && i < (int)(sizeof gemm_keys / sizeof *gemm_keys) ? gemm_keys[i] : NULL;
+}
+
+int fpemu_gemmer_stat(fpemu_gemmer *g, const char *key, double *value) {
+    if (!g || !key) return -1;
+    if (!g->have) return gfail(g, "no telemetry: no GEMM has run");
+    const fpemu_gemm_stats *s = &g->st;
+    double v;
+    if ((key[0] == 'a' || key[0] == 'b') && key[1] == '_') {
+        const fpemu_cast_stats *c = key[0] == 'a' ? &s->a : &s->b;
+        const char *k = key + 2;
+        if (!strcmp(k, "n")) v = (double)c->n;
+        else if (!strcmp(k, "overflow")) v = (double)c->overflow;
+        else if (!strcmp(k, "saturated")) v = (double)c->saturated;
+        else if (!strcmp(k, "flushed")) v = (double)c->underflow;
+        else if (!strcmp(k, "subnormal")) v = (double)c->subnormal;
+        else if (!strcmp(k, "nonfinite_in")) v = (double)c->nonfinite_in;
+        else return gfail(g, "unknown telemetry key '%s'", key);
+    } else if (!strcmp(key, "amax_a")) v = s->amax_a;
+    else if (!strcmp(key, "amax_b")) v = s->amax_b;
+    else if (!strcmp(key, "scale_a")) v = s->scale_a;
+    else if (!strcmp(key, "scale_b")) v = s->scale_b;
+    else if (!strcmp(key, "slow_outputs")) v = (double)s->slow_outputs;
+    else if (!strcmp(key, "kernel")) v = s->kernel;
+    else if (!strcmp(key, "lanes")) v = s->lanes;
+    else return gfail(g, "unknown telemetry key '%s'", key);
+    if (value) *value = v;
+    return 0;
+}
+
+/* ---- dot products ------------------------------------------------------------------ */
+
+struct fpemu_dotter {
+    fpemu_mma_model m;
+    int int_mode, a_signed, b_signed;
+    unsigned long promote;
+    char model[256];
+    char err[512];
+};
+
+static int dfail(fpemu_dotter *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int dfail(fpemu_dotter *d, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->err, sizeof d->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int int_fmt(const char *s, int *is_signed) {
+    if (!strcmp(s, "s8") || !strcmp(s, "int8")) { *is_signed = 1; return 1; }
+    if (!strcmp(s, "u8") || !strcmp(s, "uint8")) { *is_signed = 0; return 1; }
+    return 0;
+}
+
+fpemu_dotter *fpemu_dotter_new(const char *model, const char *afmt, const char *bfmt, const char *cfmt, const char *dfmt, char *err,
+                               size_t errlen) {
+    if (!model || !afmt) {
+        put_err(err, errlen, "%s", !model ? "no model given" : "no input format given (afmt)");
+        return NULL;
+    }
+    if (!bfmt) bfmt = afmt;
+    if (strlen(model) >= sizeof ((fpemu_dotter *)0)->model) {
+        put_err(err, errlen, "model name too long");
+        return NULL;
+    }
+    fpemu_dotter *d = calloc(1, sizeof *d);
+    if (!d) {
+        put_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(d->model, sizeof d->model, "%s", model);
+    char e[512];
+    int sa = 0, sb = 0;
+    int ia = int_fmt(afmt, &sa), ib = int_fmt(bfmt, &sb);
+    if (ia || ib) {
+        if (!ia || !ib) {
+            put_err(err, errlen, "afmt %s, bfmt %s: integer and floating-point inputs do not mix", afmt, bfmt);
+            goto bad;
+        }
+        if ((cfmt && strcmp(cfmt, "s32") && strcmp(cfmt, "int32")) || (dfmt && strcmp(dfmt, "s32") && strcmp(dfmt, "int32"))) {
+            put_err(err, errlen, "integer MMA accumulates in s32 (cfmt and dfmt s32)");
+            goto bad;
+        }
+        if (fpemu_mma_model_preset_int(&d->m, model, sa, sb, 0, e, sizeof e)) {
+            put_err(err, errlen, "%s", e);
+            goto bad;
+        }
+        d->int_mode = 1, d->a_signed = sa, d->b_signed = sb;
+        return d;
+    }
+    const fpemu_format *f[4] = {NULL, NULL, NULL, NULL};
+    const char *names[4] = {afmt, bfmt, cfmt, dfmt}, *what[4] = {"afmt", "bfmt", "cfmt", "dfmt"};
+    for (int i = 0; i < 4; i++)
+        if (names[i] && !(f[i] = fpemu_format_get(names[i], e, sizeof e))) {
+            put_err(err, errlen, "%s: %s", what[i], e);
+            goto bad;
+        }
+    if (fpemu_mma_model_preset(&d->m, model, f[0], f[1], f[2], f[3], e, sizeof e)) {
+        put_err(err, errlen, "%s", e);
+        goto bad;
+    }
+    return d;
+bad:
+    free(d);
+    return NULL;
+}
+
+void fpemu_dotter_free(fpemu_dotter *d) { free(d); }
+const char *fpemu_dotter_error(const fpemu_dotter *d) { return d ? d->err : "no dotter"; }
+
+int fpemu_dotter_set(fpemu_dotter *d, const char *key, const char *value) {
+    if (!d) return -1;
+    d->err[0] = 0;
+    if (!key || !value) return dfail(d, "no option or no value given");
+    long v;
+    if (!strcmp(key, "promote")) {
+        if (parse_int(value, 0, 1L << 30, &v)) return dfail(d, "expected a non-negative integer (at most 2^30)");
+        d->promote = (unsigned long)v;
+    } else if (!strcmp(key, "sat")) {
+        if (parse_int(value, 0, 1, &v)) return dfail(d, "expected 0 or 1");
+        if (!d->int_mode) return dfail(d, "sat is for integer models (s8/u8 inputs)");
+        fpemu_mma_model m;
+        if (fpemu_mma_model_preset_int(&m, d->model, d->a_signed, d->b_signed, (int)v, d->err, sizeof d->err)) return -1;
+        d->m = m;
+    } else if (fpemu_mma_model_set(&d->m, key, value, d->err, sizeof d->err))
+        return -1;
+    return 0;
+}
+
+const char *fpemu_dotter_format(const fpemu_dotter *d, char which) {
+    if (!d) return NULL;
+    if (d->int_mode) {
+        switch (which) {
+        case 'a': return d->a_signed ? "s8" : "u8";
+        case 'b': return d->b_signed ? "s8" : "u8";
+        case 'c':
+        case 'd': return "s32";
+        default: return NULL;
+        }
+    }
+    switch (which) {
+    case 'a': return d->m.fa->name;
+    case 'b': return d->m.fb->name;
+    case 'c': return d->m.fc->name;
+    case 'd': return d->m.fd->name;
+    default: return NULL;
+    }
+}
+
+int fpemu_dotter_run(fpemu_dotter *d, size_t nbatch, size_t k, const uint64_t *a, const uint64_t *b, const uint64_t *c,
+                     uint64_t *out) {
+    if (!d) return -1;
+    d->err[0] = 0;
+    if (nbatch && !out) return dfail(d, "no output array given");
+    if (nbatch && k && (!a || !b)) return dfail(d, "no input array a or b given");
+    if (k && nbatch > SIZE_MAX / k) return dfail(d, "too many elements");
+    const fpemu_mma_model *m = &d->m;
+    uint64_t ma = d->int_mode ? 0xFF : code_max(m->fa), mb = d->int_mode ? 0xFF : code_max(m->fb);
+    uint64_t mc = d->int_mode ? 0xFFFFFFFFu : code_max(m->fc);
+    const char *na = fpemu_dotter_format(d, 'a'), *nb = fpemu_dotter_format(d, 'b'), *nc = fpemu_dotter_format(d, 'c');
+    for (size_t i = 0; i < nbatch * k; i++) {
+        if (a[i] > ma) return dfail(d, "a[%zu][%zu] = 0x%llX is not a %s code", i / k, i % k, (unsigned long long)a[i], na);
+        if (b[i] > mb) return dfail(d, "b[%zu][%zu] = 0x%llX is not a %s code", i / k, i % k, (unsigned long long)b[i], nb);
+    }
+    if (c)
+        for (size_t i = 0; i < nbatch; i++)
+            if (c[i] > mc) return dfail(d, "c[%zu] = 0x%llX is not a %s code", i, (unsigned long long)c[i], nc);
+    int32_t *ia = NULL, *ib = NULL;
+    if (d->int_mode && k) {
+        ia = malloc(sizeof *ia * k), ib = malloc(sizeof *ib * k);
+        if (!ia || !ib) {
+            free(ia), free(ib);
+            return dfail(d, "out of memory");
+        }
+    }
+    for (size_t j = 0; j < nbatch; j++) {
+        const uint64_t *aj = a ? a + j * k : NULL, *bj = b ? b + j * k : NULL;
+        uint64_t cj = c ? c[j] : 0, r;
+        if (d->int_mode) { /* as `fpemu mma`: the bytes as s8/u8 values, c as s32 */
+            for (size_t i = 0; i < k; i++) ia[i] = (int32_t)aj[i], ib[i] = (int32_t)bj[i];
+            r = (uint32_t)fpemu_mma_dot_int(m, ia, ib, k, (int32_t)(uint32_t)cj);
+        } else if (d->promote && k > 0) {
+            /* f32 promotion, as `fpemu mma --promote`: each chunk from c = 0, added to d in dfmt */
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            uint64_t acc = fpemu_convert(m->fd, m->fc, cj, &ctx);
+            for (size_t i0 = 0; i0 < k; i0 += d->promote) {
+                size_t n = k - i0 < d->promote ? k - i0 : d->promote;
+                acc = fpemu_add(m->fd, acc, fpemu_mma_dot(m, aj + i0, bj + i0, n, 0, NULL), &ctx);
+            }
+            r = acc;
+        } else
+            r = fpemu_mma_dot(m, aj, bj, k, cj, NULL);
+        out[j] = r;
+    }
+    free(ia), free(ib);
+    return 0;
+}

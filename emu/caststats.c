@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/* caststats.c: the tensor cast and its figures (fpemu_caster in
+ * fpemu_api.h): what `fpemu cast` and the Python package's cast and
+ * cast_stats compute, in one place. The element casts are the library's
+ * (fpemu_from_double for an unscaled f64 input, one rounding;
+ * fpemu_gemm_quantize_f32, the recipes' one implementation, otherwise);
+ * this file lays the tensor out in the recipe's blocks along the chosen
+ * axis, and counts and measures what the cast did (docs/cast.md, "The
+ * figures"). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fpemu.h"
+#include "fpemu_api.h"
+#include "gemm.h"
+
+#define MAXNDIM 64
+
+/* The figures of one cast. */
+typedef struct figures {
+    size_t n, overflow, saturated, underflow, subnormal, nonfinite_in, compared;
+    double amax, max_abs, max_rel, sum_e2, sum_x2;
+    int have_scale;      /* per-tensor scale */
+    double scale;        /* encode scale */
+    size_t nscales;      /* per-block decode factors */
+    double smin, smax;
+    double tensor_scale; /* nvfp4 */
+} figures;
+
+struct fpemu_caster {
+    const fpemu_format *f;
+    int round, nan_policy, sat;
+    uint64_t seed;
+    long axis;
+    char recipe[32];        /* the scaling as it was set (the figures' "scaling") */
+    fpemu_gemm_scaling sc;
+    int have;               /* figures of a successful run */
+    figures F;
+    char err[512];
+};
+
+static int fail(fpemu_caster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(fpemu_caster *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The recipe's settings, as `fpemu gemm` sets them for A. */
+static int scaling_of(const char *name, fpemu_gemm_scaling *out, char *err, size_t errlen) {
+    if (!strcmp(name, "given") || !strcmp(name, "delayed")) {
+        snprintf(err, errlen, "needs scales from a previous step; not supported by cast (expected none, tensor, "
+                              "tensor-torchao, rowwise, blockwise, mx-floor, mx-rceil, nvfp4)");
+        return -1;
+    }
+    if (strlen(name) >= sizeof ((fpemu_caster *)0)->recipe) {
+        snprintf(err, errlen, "unknown scaling recipe (expected none, tensor, tensor-torchao, rowwise, blockwise, "
+                              "mx-floor, mx-rceil, nvfp4)");
+        return -1;
+    }
+    fpemu_gemm_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.scaling.block_a_rows = 1, cfg.scaling.block_b_cols = 128, cfg.scaling.block_k = 128, cfg.scaling.block_eps = 1e-4f;
+    fpemu_scaling_current_opts_te(&cfg.scaling.cur);
+    if (fpemu_gemm_config_set_scaling(&cfg, name, err, errlen)) return -1;
+    *out = cfg.scaling;
+    return 0;
+}
+
+fpemu_caster *fpemu_caster_new(const char *fmt, char *err, size_t errlen) {
+    char e[512];
+    const fpemu_format *f = fmt ? fpemu_format_get(fmt, e, sizeof e) : NULL;
+    if (!f) {
+        if (err && errlen) snprintf(err, errlen, "%s", fmt ? e : "no format given");
+        return NULL;
+    }
+    fpemu_caster *c = calloc(1, sizeof *c);
+    if (!c) {
+        if (err && errlen) snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->f = f;
+    c->round = FPEMU_RNE, c->nan_policy = FPEMU_NAN_CANONICAL;
+    c->axis = -1;
+    strcpy(c->recipe, "none");
+    scaling_of("none", &c->sc, e, sizeof e);
+    return c;
+}
+
+void fpemu_caster_free(fpemu_caster *c) { free(c); }
+
+const char *fpemu_caster_error(const fpemu_caster *c) { return c ? c->err : "no caster"; }
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    if (!s || !*s) return -1;
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (*e || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int fpemu_caster_set(fpemu_caster *c, const char *key, const char *value) {
+    if (!c) return -1;
+    c->err[0] = 0;
+    if (!key || !value) return fail(c, "no option or no value given");
+    if (!strcmp(key, "round")) {
+        int r = fpemu_round_parse(value);
+        if (r < 0) return fail(c, "unknown rounding mode (expected rne, rna, rtz, rup, rdn, rto, sr)");
+        c->round = r;
+    } else if (!strcmp(key, "nan")) {
+        int p = fpemu_nan_policy_parse(value);
+        if (p < 0) return fail(c, "unknown NaN policy (expected canonical, x86, cuda, torch)");
+        c->nan_policy = p;
+    } else if (!strcmp(key, "sat")) {
+        long v;
+        if (parse_long(value, 0, 1, &v)) return fail(c, "expected 0 or 1");
+        c->sat = (int)v;
+    } else if (!strcmp(key, "seed")) {
+        /* an integer in [0, 2^64), as `fpemu cast --seed` reads it (decimal, 0x hex) */
+        const char *s = value;
+        if (!*s || *s == '-' || *s == '+') return fail(c, "expected a non-negative integer below 2^64");
+        char *e;
+        errno = 0;
+        unsigned long long v = strtoull(s, &e, 0);
+        if (*e || errno) return fail(c, "expected a non-negative integer below 2^64");
+        c->seed = v;
+    } else if (!strcmp(key, "axis")) {
+        long v;
+        if (parse_long(value, -MAXNDIM, MAXNDIM - 1, &v)) return fail(c, "expected an integer in [%d, %d]", -MAXNDIM, MAXNDIM - 1);
+        c->axis = v;
+    } else if (!strcmp(key, "scaling")) {
+        fpemu_gemm_scaling sc;
+        if (scaling_of(value, &sc, c->err, sizeof c->err)) return -1;
+        c->sc = sc;
+        snprintf(c->recipe, sizeof c->recipe, "%s", value);
+    } else {
+        return fail(c, "unknown option '%s' (expected round, sat, seed, scaling, axis, nan)", key);
+    }
+    return 0;
+}
+
+static const char *kind_name(fpemu_gemm_scaling_kind k) {
+    switch (k) {
+    case FPEMU_GEMM_SCALING_NONE: return "none";
+    case FPEMU_GEMM_SCALING_TENSOR: return "tensor";
+    case FPEMU_GEMM_SCALING_GIVEN: return "given";
+    case FPEMU_GEMM_SCALING_ROWWISE: return "rowwise";
+    case FPEMU_GEMM_SCALING_BLOCKWISE: return "blockwise";
+    case FPEMU_GEMM_SCALING_MX: return "mx";
+    case FPEMU_GEMM_SCALING_NVFP4: return "nvfp4";
+    }
+    return "?";
+}
+
+int fpemu_caster_get(const fpemu_caster *c, const char *key, char *buf, size_t len) {
+    if (!c || !key) return -1;
+    char tmp[64];
+    const char *v = tmp;
+    if (!strcmp(key, "format")) v = c->f->name;
+    else if (!strcmp(key, "round")) v = fpemu_round_name((fpemu_round)c->round);
+    else if (!strcmp(key, "nan")) v = fpemu_nan_policy_name((fpemu_nan_policy)c->nan_policy);
+    else if (!strcmp(key, "sat")) v = c->sat ? "1" : "0";
+    else if (!strcmp(key, "seed")) snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)c->seed);
+    else if (!strcmp(key, "axis")) snprintf(tmp, sizeof tmp, "%ld", c->axis);
+    else if (!strcmp(key, "scaling")) v = c->recipe;
+    else if (!strcmp(key, "recipe")) v = kind_name(c->sc.kind);
+    else return -1;
+    return snprintf(buf, len, "%s", v);
+}
+
+int fpemu_caster_check(fpemu_caster *c) {
+    if (!c) return -1;
+    c->err[0] = 0;
+    if ((c->sc.kind == FPEMU_GEMM_SCALING_MX || c->sc.kind == FPEMU_GEMM_SCALING_NVFP4) && c->round != FPEMU_RNE)
+        return fail(c, "round %s: the %s recipe casts with rne only", fpemu_round_name((fpemu_round)c->round), c->recipe);
+    if (c->sc.kind == FPEMU_GEMM_SCALING_NVFP4 && strcmp(c->f->name, "e2m1"))
+        return fail(c, "scaling nvfp4 needs the e2m1 format (got %s)", c->f->name);
+    return 0;
+}
+
+/* ---- the figures ----------------------------------------------------------- */
+
+static void errors(figures *F, const double *x, const double *y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) continue;
+        double e = fabs(y[i] - x[i]);
+        F->compared++;
+        if (e > F->max_abs) F->max_abs = e;
+        if (x[i] != 0 && e / fabs(x[i]) > F->max_rel) F->max_rel = e / fabs(x[i]);
+        F->sum_e2 += e * e;
+        F->sum_x2 += x[i] * x[i];
+    }
+}
+
+static double frac(size_t k, size_t n) { return n ? (double)k / (double)n : 0.0; }
+static double rms_of(const figures *F) { return F->compared ? sqrt(F->sum_e2 / (double)F->compared) : 0; }
+static double sqnr_of(const figures *F) { return F->sum_e2 > 0 ? 10 * log10(F->sum_x2 / F->sum_e2) : INFINITY; }
+
+/* Appending to a caller buffer with snprintf semantics: pos counts every
+ * byte the whole text needs, what fits is written, always terminated. */
+typedef struct { char *buf; size_t len, pos; } out_text;
+static void put(out_text *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(out_text *o, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = o->buf && o->pos < o->len ? o->buf + o->pos : NULL;
+    int k = vsnprintf(p, p ? o->len - o->pos : 0, fmt, ap);
+    va_end(ap);
+    if (k > 0) o->pos += (size_t)k;
+}
+/* JSON number (finite) or null (inf/NaN). */
+static void put_num(out_text *o, double v) {
+    if (isfinite(v)) put(o, "%.17g", v);
+    else put(o, "null");
+}
+
+static const char *const count_names[] = {"overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
+static void counts(const figures *F, size_t v[5]) {
+    v[0] = F->overflow, v[1] = F->saturated, v[2] = F->underflow, v[3] = F->subnormal, v[4] = F->nonfinite_in;
+}
+
+int fpemu_caster_stats_text(fpemu_caster *c, char *buf, size_t len) {
+    if (!c) return -1;
+    if (!c->have) return fail(c, "no figures: no cast has run");
+    const figures *F = &c->F;
+    out_text o = {buf, len, 0};
+    if (buf && len) buf[0] = 0;
+    put(&o, "format        %s\nscaling       %s\nn             %zu\namax          %.9g\n", c->f->name, c->recipe, F->n, F->amax);
+    if (F->have_scale) put(&o, "scale         %.9g\n", F->scale);
+    if (F->nscales) put(&o, "block scales  %zu (decode factors, min %.9g, max %.9g)\n", F->nscales, F->smin, F->smax);
+    if (F->tensor_scale) put(&o, "tensor scale  %.9g\n", F->tensor_scale);
+    size_t v[5];
+    counts(F, v);
+    for (int i = 0; i < 5; i++) put(&o, "%-13s %zu (%.6g%%)\n", count_names[i], v[i], 100 * frac(v[i], F->n));
+    put(&o, "max_abs_err   %.9g\nmax_rel_err   %.9g\nrms_err       %.9g\nsqnr_db       %.6g\n", F->max_abs, F->max_rel, rms_of(F),
+        sqnr_of(F));
+    return o.pos > (size_t)INT32_MAX ? -1 : (int)o.pos;
+}
+
+int fpemu_caster_stats_json(fpemu_caster *c, char *buf, size_t len) {
+    if (!c) return -1;
+    if (!c->have) return fail(c, "no figures: no cast has run");
+    const figures *F = &c->F;
+    out_text o = {buf, len, 0};
+    if (buf && len) buf[0] = 0;
+    put(&o, "{\"format\": \"%s\", \"scaling\": \"", c->f->name);
+    for (const char *s = c->recipe; *s; s++) /* a recipe name is plain ASCII; escape anyway */
+        if (*s == '"' || *s == '\\') put(&o, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) put(&o, "\\u%04x", (unsigned char)*s);
+        else put(&o, "%c", *s);
+    put(&o, "\", \"n\": %zu, \"amax\": ", F->n);
+    put_num(&o, F->amax);
+    put(&o, ", \"scale\": ");
+    if (F->have_scale) put_num(&o, F->scale);
+    else put(&o, "null");
+    put(&o, ", \"block_scales\": ");
+    if (F->nscales) {
+        put(&o, "{\"count\": %zu, \"min\": ", F->nscales);
+        put_num(&o, F->smin);
+        put(&o, ", \"max\": ");
+        put_num(&o, F->smax);
+        put(&o, "}");
+    } else put(&o, "null");
+    put(&o, ", \"tensor_scale\": ");
+    if (F->tensor_scale) put_num(&o, F->tensor_scale);
+    else put(&o, "null");
+    size_t v[5];
+    counts(F, v);
+    for (int i = 0; i < 5; i++) {
+        put(&o, ", \"%s\": %zu, \"%s_frac\": ", count_names[i], v[i], count_names[i]);
+        put_num(&o, frac(v[i], F->n));
+    }
+    put(&o, ", \"compared\": %zu, \"max_abs_err\": ", F->compared);
+    put_num(&o, F->max_abs);
+    put(&o, ", \"max_rel_err\": ");
+    put_num(&o, F->max_rel);
+    put(&o, ", \"rms_err\": ");
+    put_num(&o, rms_of(F));
+    put(&o, ", \"sqnr_db\": ");
+    put_num(&o, sqnr_of(F));
+    put(&o, "}\n");
+    return o.pos > (size_t)INT32_MAX ? -1 : (int)o.pos;
+}
+
+static const char *const stat_keys[] = {
+    "n", "amax", "scale", "block_scales.count", "block_scales.min", "block_scales.max", "tensor_scale",
+    "overflow", "overflow_frac", "saturated", "saturated_frac", "flushed", "flushed_frac", "subnormal", "subnormal_frac",
+    "nonfinite_in", "nonfinite_in_frac", "compared", "max_abs_err", "max_rel_err", "rms_err", "sqnr_db", NULL};
+
+const char *fpemu_caster_stat_key(int i) {
+    return i >= 0 && i < (int)(sizeof stat_keys / sizeof *stat_keys) ? stat_keys[i] : NULL;
+}
+
+int fpemu_caster_stat(fpemu_caster *c, const char *key, double *value) {
+    if (!c || !key) return -1;
+    if (!c->have) return fail(c, "no figures: no cast has run");
+    const figures *F = &c->F;
+    double v = NAN;
+    int null = 0;
+    size_t cnt[5];
+    counts(F, cnt);
+    if (!strcmp(key, "n")) v = (double)F->n;
+    else if (!strcmp(key, "amax")) v = F->amax, null = !isfinite(v);
+    else if (!strcmp(key, "scale")) null = !F->have_scale || !isfinite(F->scale), v = F->have_scale ? F->scale : NAN;
+    else if (!strcmp(key, "block_scales.count")) null = !F->nscales, v = F->nscales ? (double)F->nscales : NAN;
+    else if (!strcmp(key, "block_scales.min")) null = !F->nscales || !isfinite(F->smin), v = F->nscales ? F->smin : NAN;
+    else if (!strcmp(key, "block_scales.max")) null = !F->nscales || !isfinite(F->smax), v = F->nscales ? F->smax : NAN;
+    else if (!strcmp(key, "tensor_scale")) null = !F->tensor_scale || !isfinite(F->tensor_scale), v = F->tensor_scale ? F->tensor_scale : NAN;
+    else if (!strcmp(key, "compared")) v = (double)F->compared;
+    else if (!strcmp(key, "max_abs_err")) v = F->max_abs, null = !isfinite(v);
+    else if (!strcmp(key, "max_rel_err")) v = F->max_rel, null = !isfinite(v);
+    else if (!strcmp(key, "rms_err")) v = rms_of(F), null = !isfinite(v);
+    else if (!strcmp(key, "sqnr_db")) v = sqnr_of(F), null = !isfinite(v);
+    else {
+        int found = 0;
+        for (int i = 0; i < 5 && !found; i++) {
+            size_t l = strlen(count_names[i]);
+            if (strncmp(key, count_names[i], l)) continue;
+            if (!key[l]) v = (double)cnt[i], found = 1;
+            else if (!strcmp(key + l, "_frac")) v = frac(cnt[i], F->n), found = 1;
+        }
+        if (!found) return fail(c, "unknown figure '%s'", key);
+    }
+    if (value) *value = v;
+    return null;
+}
+
+/* ---- the cast ------------------------------------------------------------- */
+
+int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
+                     void *values, void *codes_out, double *scaled_out) {
+    if (!c) return -1;
+    c->have = 0;
+    if (fpemu_caster_check(c)) return -1;
+    if (in_type != FPEMU_API_F64 && in_type != FPEMU_API_F32 && in_type != FPEMU_API_CODES)
+        return fail(c, "input type %d: expected FPEMU_API_F64, FPEMU_API_F32 or FPEMU_API_CODES", in_type);
+    if (ndim < 1 || ndim > MAXNDIM) return fail(c, "%d dimensions: expected 1 to %d", ndim, MAXNDIM);
+    if (!shape) return fail(c, "no shape given");
+    const fpemu_format *ff = NULL, *f = c->f;
+    if (in_type == FPEMU_API_CODES) {
+        char e[400];
+        if (!in_fmt) return fail(c, "codes input: no input format given");
+        if (!(ff = fpemu_format_get(in_fmt, e, sizeof e))) return fail(c, "input format: %s", e);
+    }
+    size_t n = 1;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] && n > (((size_t)1 << 31) - 1) / shape[k]) return fail(c, "too many elements (at most 2^31 - 1)");
+        n *= shape[k];
+    }
+    if (n && !x) return fail(c, "no input array given");
+    const int nd = ndim;
+    long axis = c->axis;
+    if (axis < -nd || axis >= nd) return fail(c, "axis %ld: the input is %d-d: the axis must lie in [%d, %d]", axis, nd, -nd, nd - 1);
+    if (axis < 0) axis += nd;
+    int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
+    int rc = -1;
+    double *xd = malloc(sizeof(double) * (n + 1)), *yd = malloc(sizeof(double) * (n + 1));
+    double *xs = malloc(sizeof(double) * (n + 1));
+    float *xf = malloc(sizeof(float) * (n + 1)), *deq = malloc(sizeof(float) * (n + 1)), *dec = NULL;
+    uint64_t *codes = malloc(sizeof(uint64_t) * (n + 1));
+    if (!xd || !yd || !xs || !xf || !deq || !codes) {
+        fail(c, "out of memory (%zu elements)", n);
+        goto done;
+    }
+    uint64_t fmax = ff ? (ff->bits + ff->pad >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (ff->bits + ff->pad)) - 1) : 0;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (in_type == FPEMU_API_F64) v = ((const double *)x)[i];
+        else if (in_type == FPEMU_API_F32) v = ((const float *)x)[i];
+        else {
+            uint64_t k = fpemu_code_load(ff, x, i);
+            if (k > fmax) {
+                fail(c, "element %zu = 0x%02llX is not a %s code (%d-bit codes)", i, (unsigned long long)k, ff->name,
+                     ff->bits + ff->pad);
+                goto done;
+            }
+            v = fpemu_to_double(ff, k);
+        }
+        xd[i] = v;
+        xf[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
+    }
+    /* the blocks' layout: element (o, l, i) of (outer, L, inner) as row o*inner+i, column l */
+    size_t L = shape[axis], inner = 1, outer = 1;
+    for (int k = 0; k < nd; k++) {
+        if (k < axis) outer *= shape[k];
+        else if (k > axis) inner *= shape[k];
+    }
+    fpemu_gemm_scaling sc = c->sc;
+    int blocky = sc.kind == FPEMU_GEMM_SCALING_ROWWISE || sc.kind == FPEMU_GEMM_SCALING_BLOCKWISE || sc.kind == FPEMU_GEMM_SCALING_MX ||
+                 sc.kind == FPEMU_GEMM_SCALING_NVFP4;
+    size_t rows = blocky ? outer * inner : 1, cols = blocky ? L : n;
+    if (blocky && n == 0) rows = cols = 0;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    ctx.round = (fpemu_round)c->round;
+    ctx.nan_policy = (fpemu_nan_policy)c->nan_policy;
+    ctx.seed = c->seed;
+    fpemu_cast_stats cs;
+    memset(&cs, 0, sizeof cs);
+    figures F;
+    memset(&F, 0, sizeof F);
+    F.n = n;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(xd[i]) && fabs(xd[i]) > F.amax) F.amax = fabs(xd[i]);
+    if (in_type == FPEMU_API_F64 && !scaled) {
+        /* f64 straight to the format (one rounding), element i taking draw i */
+        for (size_t i = 0; i < n; i++) {
+            fpemu_ctx probe;
+            fpemu_ctx_init(&probe);
+            probe.round = ctx.round, probe.sat = c->sat, probe.nan_policy = ctx.nan_policy, probe.seed = c->seed, probe.counter = i;
+            uint64_t k = fpemu_from_double(f, xd[i], &probe);
+            codes[i] = k;
+            if (!isfinite(xd[i])) { cs.nonfinite_in++; continue; }
+            fpemu_class cl = fpemu_classify(f, k);
+            if (probe.flags & FPEMU_FLAG_OVERFLOW) {
+                cs.overflow++;
+                if (cl != FPEMU_CLASS_INF && cl != FPEMU_CLASS_QNAN && cl != FPEMU_CLASS_SNAN) cs.saturated++;
+            } else if (xd[i] != 0 && cl == FPEMU_CLASS_ZERO) cs.underflow++;
+            else if (xd[i] != 0 && cl == FPEMU_CLASS_SUBNORMAL) cs.subnormal++;
+        }
+        for (size_t i = 0; i < n; i++) yd[i] = fpemu_to_double(f, codes[i]), xs[i] = xd[i];
+    } else {
+        /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
+        float *xb = xf;
+        uint64_t *cb = codes;
+        float *db = deq;
+        int ok = 0;
+        if (blocky && axis != nd - 1 && n) {
+            xb = malloc(sizeof(float) * (n + 1));
+            cb = malloc(sizeof(uint64_t) * (n + 1));
+            db = malloc(sizeof(float) * (n + 1));
+            if (!xb || !cb || !db) { fail(c, "out of memory (%zu elements)", n); goto gdone; }
+            for (size_t o = 0; o < outer; o++)
+                for (size_t l = 0; l < L; l++)
+                    for (size_t q = 0; q < inner; q++) xb[(o * inner + q) * L + l] = xf[(o * L + l) * inner + q];
+        }
+        if (rows > (size_t)1 << 31 || cols > ((size_t)1 << 31) - 1) { fail(c, "too large for one cast"); goto gdone; }
+        size_t ns = fpemu_gemm_quantize_nscales(&sc, (int)rows, (int)cols, 1);
+        dec = malloc(sizeof(float) * (ns + 1));
+        if (!dec) { fail(c, "out of memory (%zu scales)", ns); goto gdone; }
+        float enc = 1;
+        if (fpemu_gemm_quantize_f32(&sc, f, (int)rows, (int)cols, xb, 1, c->sat, &ctx, cb, &enc, dec, NULL, db, &cs, c->err,
+                                    sizeof c->err))
+            goto gdone;
+        if (sc.kind == FPEMU_GEMM_SCALING_TENSOR) F.have_scale = 1, F.scale = enc;
+        if (sc.kind == FPEMU_GEMM_SCALING_NVFP4) F.tensor_scale = enc;
+        if (blocky) {
+            F.nscales = ns;
+            F.smin = INFINITY, F.smax = -INFINITY;
+            for (size_t k = 0; k < ns; k++) {
+                if (dec[k] < F.smin) F.smin = dec[k];
+                if (dec[k] > F.smax) F.smax = dec[k];
+            }
+            if (!ns) F.smin = F.smax = 0;
+        }
+        /* the scaled value each element's cast saw: x over its decode factor */
+        for (size_t r = 0; r < rows; r++)
+            for (size_t q = 0; q < cols; q++) {
+                size_t i = r * cols + q;
+                double dq = 1;
+                switch (sc.kind) {
+                case FPEMU_GEMM_SCALING_TENSOR: dq = 1.0 / enc; break;
+                case FPEMU_GEMM_SCALING_ROWWISE: dq = dec[r]; break;
+                case FPEMU_GEMM_SCALING_BLOCKWISE: dq = dec[r * ((cols + sc.block_k - 1) / sc.block_k) + q / sc.block_k]; break;
+                case FPEMU_GEMM_SCALING_MX: dq = dec[r * ((cols + 31) / 32) + q / 32]; break;
+                case FPEMU_GEMM_SCALING_NVFP4: dq = dec[r * ((cols + 15) / 16) + q / 16] / (double)enc; break;
+                default: break;
+                }
+                size_t dst = i;
+                if (xb != xf) {
+                    size_t o = r / inner, qq = r % inner;
+                    dst = (o * L + q) * inner + qq;
+                    codes[dst] = cb[i];
+                    deq[dst] = db[i];
+                }
+                xs[dst] = (double)xf[dst] / dq;
+            }
+        for (size_t i = 0; i < n; i++) yd[i] = deq[i];
+        if (!scaled)
+            for (size_t i = 0; i < n; i++) xs[i] = xd[i];
+        ok = 1;
+    gdone:
+        if (xb != xf) free(xb), free(cb), free(db);
+        if (!ok) goto done;
+    }
+    F.overflow = cs.overflow, F.saturated = cs.saturated, F.underflow = cs.underflow, F.subnormal = cs.subnormal;
+    F.nonfinite_in = cs.nonfinite_in;
+    errors(&F, xd, yd, n);
+    if (values) { /* f64 values for an f64 input, else f32 */
+        if (in_type == FPEMU_API_F64) memcpy(values, yd, sizeof(double) * n);
+        else memcpy(values, deq, sizeof(float) * n);
+    }
+    if (codes_out)
+        for (size_t i = 0; i < n; i++) fpemu_code_store(f, codes_out, i, codes[i]);
+    if (scaled_out) memcpy(scaled_out, xs, sizeof(double) * n);
+    c->F = F;
+    c->have = 1;
+    c->err[0] = 0;
+    rc = 0;
+done:
+    free(xd), free(yd), free(xs), free(xf), free(deq), free(dec), free(codes);
+    return rc;
+}
+
+int fpemu_caster_run_f32(fpemu_caster *c, const float *x, int ndim, const size_t *shape, float *values, void *codes) {
+    return fpemu_caster_run(c, FPEMU_API_F32, NULL, x, ndim, shape, values, codes, NULL);
+}
+
+int fpemu_caster_run_f64(fpemu_caster *c, const double *x, int ndim, const size_t *shape, double *values, void *codes) {
+    return fpemu_caster_run(c, FPEMU_API_F64, NULL, x, ndim, shape, values, codes, NULL);
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* fpemu_api.h (installed as <fpemu/fpemu_api.h>): the stable interface of
+ * libfpemu for language bindings (the Python package in python/, ctypes,
+ * cffi, FFI of any language) and for C programs that would rather not
+ * depend on a struct layout.
+ *
+ * No struct crosses this interface: formats are named by strings, the
+ * cast, the GEMM and the dot product are opaque handles (fpemu_caster,
+ * fpemu_gemmer, fpemu_dotter) configured by setters, arrays are plain C
+ * arrays, and results come back in caller arrays, as JSON or text, or by
+ * name. A binding never mirrors fpemu_ctx, fpemu_gemm_config,
+ * fpemu_cast_stats or any other struct of fpemu.h, gemm.h or mma.h, so a
+ * new field there changes nothing here; FPEMU_API_VERSION (what
+ * fpemu_api_version() returns) changes only when a declaration below
+ * changes incompatibly.
+ *
+ * Errors: a call that can fail returns -1 (or NULL for a constructor) and
+ * leaves a message: constructors write it to the caller's err buffer (if
+ * not NULL, errlen bytes), the other calls keep it in the handle, where
+ * fpemu_*_error() returns it until the next call on that handle. A
+ * setter's message is the reason only ("unknown rounding mode ..."): the
+ * caller names the option it came from. The library never prints and
+ * never exits.
+ *
+ * Threads: a handle is not locked; use one per thread (the calls on
+ * different handles, and the format queries, may run concurrently).
+ * Every array is C order (row-major) and every code array uses its
+ * format's container (uint8_t for formats of at most 8 bits, uint16_t up
+ * to 16, uint32_t up to 32, else uint64_t), as fpemu.h's array API does;
+ * the GEMM and dot-product calls take codes as uint64_t.
+ */
+#ifndef FPEMU_API_H
+#define FPEMU_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FPEMU_API_VERSION 1
+
+/* The library's version string (FPEMU_VERSION of the library that runs,
+ * "0.1.0"), and the version of this interface it implements
+ * (FPEMU_API_VERSION of the header it was built with). A binding checks
+ * the latter when it loads the library. */
+const char *fpemu_version(void);
+int fpemu_api_version(void);
+
+/* ---- formats ------------------------------------------------------------
+ * fmt is anything fpemu_format_get takes: a registry name, an alias, a
+ * custom spec ("e3m4", "custom:e=4,m=3,bias=7,inf=no,nan=fn"). */
+
+/* Number of registry formats (fpemu_format_count), and the name of the
+ * i-th (NULL past the end). */
+int fpemu_api_format_count(void);
+const char *fpemu_api_format_name(int i);
+/* Property `key` of fmt. Numbers come back in *value: bits, container, pad,
+ * ebits, mbits, bias, p, emin, emax, signed, negzero, subnormals (0 or 1),
+ * max_finite, min_normal, min_subnormal; text in *text (a string that
+ * lives as long as the process): name (the registry name, for an alias
+ * too), inf (none, ieee, top), nan (none, ieee, fn, uz, allones), aliases
+ * (comma-separated, "" for none or a custom format). The other output is
+ * set to NaN or NULL; either pointer may be NULL. Returns 0, or -1 with a
+ * message (unknown format, unknown key). */
+int fpemu_api_format_prop(const char *fmt, const char *key, double *value, const char **text, char *err,
+                          size_t errlen);
+/* The i-th property key, in the order above (NULL past the end). */
+const char *fpemu_api_format_key(int i);
+/* Decode n codes of fmt (uint64_t each, bits outside the field ignored) to
+ * their exact values in double (fpemu_to_double). 0, or -1 with a message. */
+int fpemu_api_decode_f64(const char *fmt, const uint64_t *codes, size_t n, double *out, char *err, size_t errlen);
+
+/* ---- casting a tensor (what `fpemu cast` does) --------------------------- */
+
+typedef struct fpemu_caster fpemu_caster;
+
+/* A caster to format fmt: rne, no saturation, seed 0, scaling none, axis
+ * -1, NaN policy canonical. NULL with a message in err if fmt is unknown
+ * (or out of memory). */
+fpemu_caster *fpemu_caster_new(const char *fmt, char *err, size_t errlen);
+void fpemu_caster_free(fpemu_caster *c);
+/* The message of the last failed call on c ("" if none). */
+const char *fpemu_caster_error(const fpemu_caster *c);
+
+/* Set one option by name, value as text, as `fpemu cast` spells it:
+ *   round    rne, rna, rtz, rup, rdn, rto, sr (and fpemu_round_parse's spellings)
+ *   sat      0 or 1: overflow saturates to max finite (scaling none only;
+ *            every recipe saturates)
+ *   seed     an integer in [0, 2^64), decimal or 0x hex: sr's stream (element i takes draw i)
+ *   scaling  none, tensor, tensor-torchao, rowwise, blockwise, mx-floor,
+ *            mx-rceil, nvfp4 (fpemu_gemm_config_set_scaling's recipes, A's
+ *            side; given and delayed need a previous step's scales and are
+ *            refused)
+ *   axis     an integer: the axis the rowwise, blockwise, MX and NVFP4
+ *            blocks run along (checked against each input's ndim)
+ *   nan      canonical, x86, cuda, torch
+ * Returns 0, or -1 with a message (the option keeps its value). */
+int fpemu_caster_set(fpemu_caster *c, const char *key, const char *value);
+/* The current value of an option as text (the keys above, plus format:
+ * the target's registry name, and recipe: the scaling kind, one of none,
+ * tensor, rowwise, blockwise, mx, nvfp4). snprintf semantics: returns the
+ * length of the value, or -1 for an unknown key. */
+int fpemu_caster_get(const fpemu_caster *c, const char *key, char *buf, size_t len);
+/* Whether the options go together (mx-* and nvfp4 cast with rne only;
+ * nvfp4 needs e2m1): 0, or -1 with a message. Every run checks it. */
+int fpemu_caster_check(fpemu_caster *c);
+
+/* Input and output element types of fpemu_caster_run. */
+enum {
+    FPEMU_API_F64 = 1,  /* double values: cast in one rounding (to f32 first under a recipe) */
+    FPEMU_API_F32 = 2,  /* float values */
+    FPEMU_API_CODES = 3 /* codes of the format in_fmt names (container-sized), as values */
+};
+
+/* Cast the tensor x (ndim >= 1 dimensions of the given shape, C order,
+ * in_type elements; in_fmt names the codes' format for FPEMU_API_CODES and
+ * is ignored otherwise) and compute the figures. Outputs, each may be
+ * NULL, each with x's number of elements:
+ *   values  the values after the cast (dequantised under a recipe): double
+ *           for an FPEMU_API_F64 input, float otherwise;
+ *   codes   the target's codes (of the scaled values under a recipe), in
+ *           its container;
+ *   scaled  (double) the value each element's cast saw: x over its decode
+ *           factor under a recipe, x as read without one.
+ * Element i of an sr cast takes draw i of the seed's stream (in the blocks'
+ * layout, the axis moved last, under a block recipe); every run starts the
+ * stream anew, so equal calls give equal results. A code outside in_fmt's
+ * field is refused. Returns 0, or -1 with a message (and no figures). */
+int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim,
+                     const size_t *shape, void *values, void *codes, double *scaled);
+/* The same for float and double values. */
+int fpemu_caster_run_f32(fpemu_caster *c, const float *x, int ndim, const size_t *shape, float *values,
+                         void *codes);
+int fpemu_caster_run_f64(fpemu_caster *c, const double *x, int ndim, const size_t *shape, double *values,
+                         void *codes);
+
+/* The figures of the last successful run, exactly as `fpemu cast --stats`
+ * (text) and `--stats-json` (one JSON object and a newline) write them
+ * (docs/cast.md, "The figures"). snprintf semantics: the length of the
+ * whole text is returned; -1 with a message if there was no run. */
+int fpemu_caster_stats_text(fpemu_caster *c, char *buf, size_t len);
+int fpemu_caster_stats_json(fpemu_caster *c, char *buf, size_t len);
+/* One figure by its JSON key (n, amax, scale, tensor_scale, overflow,
+ * overflow_frac, saturated, ..., nonfinite_in_frac, compared, max_abs_err,
+ * max_rel_err, rms_err, sqnr_db; block_scales.count, .min and .max).
+ * Returns 0 with *value set, 1 where the JSON has null (*value NaN; for
+ * sqnr_db of an exact cast, +inf), -1 for an unknown key or no run. */
+int fpemu_caster_stat(fpemu_caster *c, const char *key, double *value);
+/* The i-th figure key, in the JSON's order (NULL past the end). */
+const char *fpemu_caster_stat_key(int i);
+
+/* ---- GEMM (what `fpemu gemm` does) --------------------------------------- */
+
+typedef struct fpemu_gemmer fpemu_gemmer;
+
+/* D = A x B (+ C) under MMA model `model` (a preset or a preset file) with
+ * element formats afmt and bfmt (NULL: afmt), c and d in f32, scaling none,
+ * the recipe's promotion, all threads: fpemu_gemm_config_init. NULL with a
+ * message in err. */
+fpemu_gemmer *fpemu_gemmer_new(const char *model, const char *afmt, const char *bfmt, char *err, size_t errlen);
+void fpemu_gemmer_free(fpemu_gemmer *g);
+const char *fpemu_gemmer_error(const fpemu_gemmer *g);
+/* Options, as `fpemu gemm` spells them:
+ *   scaling  a recipe of fpemu_gemm_config_set_scaling (blockwise also sets
+ *            promote 128: set promote after scaling to change it)
+ *   promote  f32 promotion every N elements of K (0: none)
+ *   outfmt   round D to this format (rne) before returning it as f32;
+ *            "" or "none": D as computed
+ *   threads  0 (every online CPU) to 64; results never depend on it
+ *   sat      0 or 1: saturating casts under scaling none (default 1)
+ *   anything else: a model parameter (fpemu_mma_model_set, `--set K=V`)
+ * 0, or -1 with a message (the configuration unchanged). */
+int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value);
+/* D (M x N) = A (M x K) x B (K x N) (+ C, M x N, may be NULL), all
+ * row-major f32; A and B are quantised per the recipe. 0, or -1 with a
+ * message (fpemu_gemm_check's, or out of memory). */
+int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C,
+                         float *D);
+/* The same from codes of afmt (A, M x K) and bfmt (B, K x N), used as they
+ * are (scaling must be none); C (f32, may be NULL) is the MMA's c. A code
+ * outside its format's field is refused. */
+int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B,
+                           const float *C, float *D);
+/* Telemetry of the last run by name: a_n, a_overflow, a_saturated,
+ * a_flushed, a_subnormal, a_nonfinite_in, amax_a, scale_a, the same for b,
+ * slow_outputs, kernel, lanes. 0, or -1 (unknown key, no run). */
+int fpemu_gemmer_stat(fpemu_gemmer *g, const char *key, double *value);
+const char *fpemu_gemmer_stat_key(int i);
+
+/* ---- tensor-core dot products (what `fpemu mma` does) -------------------- */
+
+typedef struct fpemu_dotter fpemu_dotter;
+
+/* d = c + sum a[i] b[i] under MMA model `model` with input formats afmt and
+ * bfmt (NULL: afmt) and accumulator formats cfmt and dfmt (NULL: the
+ * other one, both NULL: f32, as fpemu_mma_model_preset);
+ * afmt and bfmt "s8"/"int8" or "u8"/"uint8" give the integer model (c and
+ * d s32). NULL with a message in err. */
+fpemu_dotter *fpemu_dotter_new(const char *model, const char *afmt, const char *bfmt, const char *cfmt,
+                               const char *dfmt, char *err, size_t errlen);
+void fpemu_dotter_free(fpemu_dotter *d);
+const char *fpemu_dotter_error(const fpemu_dotter *d);
+/* Options: promote (f32 promotion every N products: each chunk starts from
+ * 0 and is added to the running d with a dfmt add, as `fpemu mma
+ * --promote`), sat (integer models: 0 or 1, .satfinite; it rebuilds the
+ * model from its preset, so set it before any parameter), and the model
+ * parameters of fpemu_mma_model_set. 0, or -1 with a message. */
+int fpemu_dotter_set(fpemu_dotter *d, const char *key, const char *value);
+/* The registry name of the model's format: which = 'a', 'b', 'c' or 'd'
+ * ("s8", "u8", "s32" for integer models); NULL for another letter. */
+const char *fpemu_dotter_format(const fpemu_dotter *d, char which);
+/* nbatch independent dot products of length k: a and b are nbatch x k
+ * codes, c nbatch codes (NULL: +0), out nbatch codes of dfmt. Integer
+ * models take the s8/u8 bytes as codes (0..255) and c and d as 32-bit
+ * two's complement codes. A code outside its field is refused. 0, or -1
+ * with a message. */
+int fpemu_dotter_run(fpemu_dotter *d, size_t nbatch, size_t k, const uint64_t *a, const uint64_t *b,
+                     const uint64_t *c, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

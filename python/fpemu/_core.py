@@ -1,0 +1,597 @@
+# SPDX-License-Identifier: MIT
+"""The package's functions over libfpemu's binding interface (fpemu_api.h).
+
+Every array goes to the library whole (one call per cast, GEMM or batch
+of dot products); NumPy does the conversions around it, so nothing loops
+over elements in Python."""
+import ctypes
+import json
+import numbers
+
+import numpy as np
+
+from . import _native as N
+
+
+class FpemuError(ValueError):
+    """A refused argument or input; the message is the library's, with the
+    option it came from named in front where there is one."""
+
+
+def _b(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+def _errbuf():
+    return ctypes.create_string_buffer(1024)
+
+
+def _text(v):
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    return str(v)
+
+
+# ---- versions and the library ----------------------------------------------------
+
+
+def version():
+    """The libfpemu version string (FPEMU_VERSION of the loaded library)."""
+    return N.fpemu_version().decode()
+
+
+def api_version():
+    """The binding interface version the loaded library implements."""
+    return N.fpemu_api_version()
+
+
+def library_path():
+    """The path (or name) the shared library was loaded from."""
+    return N.path
+
+
+# ---- formats -------------------------------------------------------------------------
+
+_INT_KEYS = {"bits", "container", "pad", "ebits", "mbits", "bias", "p", "emin", "emax"}
+_BOOL_KEYS = {"signed", "negzero", "subnormals"}
+
+
+def _keys(fn):
+    out, i = [], 0
+    while True:
+        k = fn(i)
+        if k is None:
+            return out
+        out.append(k.decode())
+        i += 1
+
+
+_format_cache = {}
+
+
+def format_info(fmt):
+    """Properties of one format (a registry name, an alias or a custom spec):
+    name, bits, container, pad, ebits, mbits, bias, p, emin, emax, signed,
+    negzero, subnormals, inf, nan, max_finite, min_normal, min_subnormal,
+    aliases (a list)."""
+    if not isinstance(fmt, str):
+        raise FpemuError("format: expected a name, got %r" % (fmt,))
+    hit = _format_cache.get(fmt)
+    if hit is not None:
+        return dict(hit, aliases=list(hit["aliases"]))
+    out = {}
+    for key in _keys(N.format_key):
+        v = ctypes.c_double()
+        t = ctypes.c_char_p()
+        err = _errbuf()
+        if N.format_prop(_b(fmt), _b(key), ctypes.byref(v), ctypes.byref(t), err, len(err)):
+            raise FpemuError(err.value.decode())
+        if key == "aliases":
+            out[key] = [a for a in (t.value or b"").decode().split(",") if a]
+        elif t.value is not None:
+            out[key] = t.value.decode()
+        elif key in _INT_KEYS:
+            out[key] = int(v.value)
+        elif key in _BOOL_KEYS:
+            out[key] = bool(v.value)
+        else:
+            out[key] = v.value
+    _format_cache[fmt] = out
+    return dict(out, aliases=list(out["aliases"]))
+
+
+def formats():
+    """Every registry format: {name: format_info(name)}, in the registry's order."""
+    names = [N.format_name(i).decode() for i in range(N.format_count())]
+    return {n: format_info(n) for n in names}
+
+
+def _canon(fmt):
+    return format_info(fmt)["name"]
+
+
+_CONTAINER = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _code_dtype(fmt):
+    return np.dtype(_CONTAINER[format_info(fmt)["container"]])
+
+
+# ---- ml_dtypes -------------------------------------------------------------------------
+
+# ml_dtypes type -> the fpemu format of its codes (tests/ check every pair
+# code for code against ml_dtypes)
+ML_DTYPES_FORMATS = {
+    "bfloat16": "bf16",
+    "float8_e5m2": "e5m2",
+    "float8_e4m3fn": "e4m3",
+    "float8_e4m3fnuz": "e4m3fnuz",
+    "float8_e5m2fnuz": "e5m2fnuz",
+    "float8_e4m3": "custom:e=4,m=3,bias=7,inf=ieee,nan=ieee",
+    "float8_e3m4": "e3m4",
+    "float8_e4m3b11fnuz": "custom:e=4,m=3,bias=11,inf=no,nan=uz",
+    "float8_e8m0fnu": "e8m0",
+    "float6_e2m3fn": "e2m3",
+    "float6_e3m2fn": "e3m2",
+    "float4_e2m1fn": "e2m1",
+}
+_NUMPY_FORMATS = {"float16": "f16", "float32": "f32", "float64": "f64"}
+
+
+def _ml():
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return ml_dtypes
+
+
+def _dtype_format(dt):
+    """The fpemu format whose codes an array of dtype dt holds bit for bit
+    (float16 and the ml_dtypes types), or None."""
+    dt = np.dtype(dt)
+    if dt == np.float16:
+        return "f16"
+    ml = _ml()
+    if ml is not None and dt.name in ML_DTYPES_FORMATS and getattr(ml, dt.name, None) is dt.type:
+        return ML_DTYPES_FORMATS[dt.name]
+    return None
+
+
+def ml_dtype(fmt):
+    """The NumPy or ml_dtypes dtype whose bit patterns are fmt's codes
+    (float16/32/64, bfloat16, float8_*, float6_*, float4_e2m1fn), or None if
+    there is none (or ml_dtypes is not installed)."""
+    name = _canon(fmt)
+    for np_name, f in _NUMPY_FORMATS.items():
+        if _canon(f) == name:
+            return np.dtype(np_name)
+    ml = _ml()
+    if ml is None:
+        return None
+    for ml_name, f in ML_DTYPES_FORMATS.items():
+        if hasattr(ml, ml_name) and _canon(f) == name:
+            return np.dtype(getattr(ml, ml_name))
+    return None
+
+
+def _native_order(x):
+    """x in the machine's byte order and C order (0-d arrays stay 0-d)."""
+    if x.dtype.byteorder not in "=|":
+        x = x.astype(x.dtype.newbyteorder("="))
+    return x if x.flags.c_contiguous else x.copy(order="C")
+
+
+def _as_array(x, ints_are_values=True):
+    """x as an ndarray. Python numbers, lists and tuples are values (an
+    integer among them becomes float64 when ints_are_values); NumPy arrays
+    and scalars keep their dtype (an integer one holds codes)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    x = np.asarray(x)
+    if ints_are_values and x.dtype.kind in "iub":
+        x = x.astype(np.float64)
+    return x
+
+
+def _int_codes(x, fmt, what):
+    """An integer array as codes of fmt (checked against the field), uint64."""
+    info = format_info(fmt)
+    w = info["bits"] + info["pad"]
+    cmax = (1 << w) - 1
+    if x.size:
+        lo, hi = int(x.min()), int(x.max())
+        if lo < 0 or hi > cmax:
+            bad = lo if lo < 0 else hi
+            raise FpemuError("%s: %d is not a %s code (%d-bit codes, 0 to %d)" % (what, bad, info["name"], w, cmax))
+    return x.astype(np.uint64)
+
+
+# ---- cast ------------------------------------------------------------------------------
+
+
+class _Handle:
+    """An owned library handle, freed with the object."""
+
+    _free = None
+    h = None
+
+    def __init__(self, h):
+        self.h = h
+
+    def __del__(self):
+        if self.h and self._free:
+            type(self)._free(self.h)
+            self.h = None
+
+
+class _Caster(_Handle):
+    _free = staticmethod(N.caster_free)
+
+    def __init__(self, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, nan="canonical"):
+        if not isinstance(fmt, str):
+            raise FpemuError("format: expected a name, got %r" % (fmt,))
+        err = _errbuf()
+        h = N.caster_new(_b(fmt), err, len(err))
+        if not h:
+            raise FpemuError(err.value.decode())  # it names the format
+        super().__init__(h)
+        if isinstance(seed, bool) or (seed is not None and not isinstance(seed, numbers.Integral)):
+            raise FpemuError("seed %r: expected a non-negative integer below 2^64" % (seed,))
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise FpemuError("axis %r: expected an integer" % (axis,))
+        opts = [("round", round), ("nan", nan), ("sat", bool(sat)), ("seed", 0 if seed is None else int(seed)),
+                ("scaling", "none" if scaling is None else scaling), ("axis", int(axis))]
+        for key, value in opts:
+            if not isinstance(value, (str, bool, numbers.Integral)):
+                raise FpemuError("%s %r: expected a name" % (key, value))
+            if N.caster_set(self.h, _b(key), _b(_text(value))):
+                raise FpemuError("%s %r: %s" % (key, value, N.caster_error(self.h).decode()))
+        if N.caster_check(self.h):
+            raise FpemuError(N.caster_error(self.h).decode())
+
+    def get(self, key):
+        buf = ctypes.create_string_buffer(256)
+        N.caster_get(self.h, _b(key), buf, len(buf))
+        return buf.value.decode()
+
+    def run(self, kind, in_fmt, x, values, codes):
+        shape = (ctypes.c_size_t * x.ndim)(*x.shape)
+        rc = N.caster_run(self.h, kind, _b(in_fmt) if in_fmt else None, x.ctypes.data, x.ndim, shape,
+                          values.ctypes.data if values is not None else None,
+                          codes.ctypes.data if codes is not None else None, None)
+        if rc:
+            raise FpemuError(N.caster_error(self.h).decode())
+
+    def stats(self):
+        n = N.caster_stats_json(self.h, None, 0)
+        if n < 0:
+            raise FpemuError(N.caster_error(self.h).decode())
+        buf = ctypes.create_string_buffer(n + 1)
+        N.caster_stats_json(self.h, buf, n + 1)
+        return json.loads(buf.value.decode())
+
+
+def _cast_input(x, src):
+    """(input type, codes format, C-contiguous native array) for the caster."""
+    x = _native_order(_as_array(x, src is None))
+    dt = x.dtype
+    own = _dtype_format(dt)
+    if src is not None:
+        if not isinstance(src, str):
+            raise FpemuError("src: expected a format name, got %r" % (src,))
+        cdt = _code_dtype(src)
+        if dt.kind in "iu":
+            return N.CODES, src, _int_codes(x, src, "src %s" % src).astype(cdt)
+        if own is not None and dt.itemsize == cdt.itemsize:
+            return N.CODES, src, x.view(cdt)  # ml_dtypes bytes read as src's codes, as `fpemu cast --from`
+        raise FpemuError("src=%r is for arrays of codes (integers, or %d-byte ml_dtypes arrays); x holds %s"
+                         % (src, cdt.itemsize, dt))
+    if dt == np.float64:
+        return N.F64, None, x
+    if dt == np.float32:
+        return N.F32, None, x
+    if own is not None:
+        return N.CODES, own, x.view(np.dtype("u%d" % dt.itemsize))
+    if dt.kind in "iub":
+        raise FpemuError("an array of %s holds codes: say whose with src=FMT (or pass float values)" % dt)
+    raise FpemuError("unsupported dtype %s (expected float64, float32, float16, an ml_dtypes type, "
+                     "or integer codes with src=FMT)" % dt)
+
+
+def _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, want_values, want_codes):
+    c = _Caster(fmt, round=round, sat=sat, seed=seed, scaling=scaling, axis=axis, nan=nan)
+    kind, in_fmt, arr = _cast_input(x, src)
+    shape = arr.shape
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    values = np.empty(arr.shape, np.float64 if kind == N.F64 else np.float32) if want_values else None
+    codes = np.empty(arr.shape, _code_dtype(fmt)) if want_codes else None
+    c.run(kind, in_fmt, arr, values, codes)
+    if values is not None:
+        values = values.reshape(shape)
+    if codes is not None:
+        codes = codes.reshape(shape)
+    return c, values, codes
+
+
+def cast(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, codes=False, nan="canonical",
+         src=None, out=None, return_stats=False):
+    """Cast every element of x to fmt, as `fpemu cast` does.
+
+    x: float64 (cast in one rounding), float32, float16 or ml_dtypes arrays
+    (their values), integer arrays of codes with src=FMT, or Python numbers.
+    Returns an array of x's shape: the values after the cast (float64 for a
+    float64 input, else float32; dequantised under a scaling recipe), or
+    with codes=True the raw codes (uint8/16/32/64 by fmt's container), or
+    with out="ml_dtypes" those codes as the ml_dtypes (or NumPy) type of fmt.
+    return_stats=True returns (array, cast_stats dict) from the one cast."""
+    if out not in (None, "numpy", "ml_dtypes"):
+        raise FpemuError("out %r: expected None, 'numpy' or 'ml_dtypes'" % (out,))
+    want_codes = bool(codes) or out == "ml_dtypes"
+    c, values, code_arr = _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, not want_codes, want_codes)
+    if out == "ml_dtypes":
+        dt = ml_dtype(fmt)
+        if dt is None:
+            raise FpemuError("out='ml_dtypes': no NumPy or ml_dtypes type holds %s codes%s"
+                             % (format_info(fmt)["name"], "" if _ml() else " (ml_dtypes is not installed)"))
+        result = code_arr.view(dt)
+    else:
+        result = code_arr if want_codes else values
+    if return_stats:
+        return result, c.stats()
+    return result
+
+
+def cast_stats(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, nan="canonical", src=None):
+    """The figures of the cast (the arguments as cast's), exactly as
+    `fpemu cast --stats-json` writes them: a dict with format, scaling, n,
+    amax, scale, block_scales ({count, min, max} or None), tensor_scale,
+    overflow, saturated, flushed, subnormal, nonfinite_in (each with its
+    _frac), compared, max_abs_err, max_rel_err, rms_err, sqnr_db. None
+    where the JSON has null (not applicable, or not finite: sqnr_db of an
+    exact cast)."""
+    c, _, _ = _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, False, False)
+    return c.stats()
+
+
+# ---- GEMM ------------------------------------------------------------------------------
+
+
+class _Gemmer(_Handle):
+    _free = staticmethod(N.gemmer_free)
+
+    def __init__(self, model, afmt, bfmt):
+        for what, v in (("model", model), ("afmt", afmt), ("bfmt", bfmt)):
+            if not isinstance(v, str):
+                raise FpemuError("%s: expected a name, got %r" % (what, v))
+        err = _errbuf()
+        h = N.gemmer_new(_b(model), _b(afmt), _b(bfmt), err, len(err))
+        if not h:
+            raise FpemuError(err.value.decode())
+        super().__init__(h)
+
+    def set(self, key, value):
+        if N.gemmer_set(self.h, _b(key), _b(_text(value))):
+            raise FpemuError("%s %r: %s" % (key, value, N.gemmer_error(self.h).decode()))
+
+    def stats(self):
+        out = {}
+        for k in _keys(N.gemmer_stat_key):
+            v = ctypes.c_double()
+            if N.gemmer_stat(self.h, _b(k), ctypes.byref(v)) == 0:
+                out[k] = int(v.value) if k not in ("amax_a", "amax_b", "scale_a", "scale_b") else v.value
+        return out
+
+
+def _operand(x, name):
+    """(kind, array, format of its codes or None): kind 'int' (integer codes),
+    'own' (float16 / ml_dtypes: codes of their own format), 'float'."""
+    x = _native_order(_as_array(x))
+    own = _dtype_format(x.dtype)
+    if own is not None:
+        return "own", x, own
+    if x.dtype.kind in "iu":
+        return "int", x, None
+    if x.dtype.kind == "f":
+        return "float", x, None
+    raise FpemuError("%s: unsupported dtype %s" % (name, x.dtype))
+
+
+def _own_codes(x, own):
+    return x.view(np.dtype("u%d" % x.dtype.itemsize)).astype(np.uint64)
+
+
+def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, outfmt=None, c=None, threads=0,
+         sat=True, set=None, return_stats=False):
+    """D = A x B (+ C) through the emulated GEMM, as `fpemu gemm` computes it.
+
+    a (M x K) and b (K x N): float arrays of values (float64 is rounded to
+    float32 first: the GEMM takes f32), quantised to afmt/bfmt per the
+    scaling recipe; or integer arrays of codes of afmt/bfmt (used as they
+    are, scaling none); float16 and ml_dtypes arrays are codes of their own
+    format (afmt/bfmt default to it), taken as values where that is not the
+    operand's format. afmt defaults to a's float16/ml_dtypes format and then
+    bfmt to b's; a given afmt is bfmt's default, as in `fpemu gemm`.
+    promote=None keeps the recipe's (blockwise: 128). set: model parameters
+    ({"nfrac": 25}, `fpemu gemm --set`). Returns D as float32 (M x N), with
+    return_stats=True (D, telemetry dict)."""
+    ka, A, fa_own = _operand(a, "a")
+    kb, B, fb_own = _operand(b, "b")
+    if A.ndim != 2 or B.ndim != 2:
+        raise FpemuError("gemm: a and b must be 2-D matrices (got %d-D and %d-D)" % (A.ndim, B.ndim))
+    if afmt is None:  # from the dtypes; an afmt given is bfmt's default, as `fpemu gemm --afmt`
+        afmt, bfmt = fa_own, bfmt or fb_own or fa_own
+        if afmt is None:
+            raise FpemuError("gemm: afmt is required (the element format of A, e.g. 'e4m3')")
+    bfmt = bfmt or afmt
+    M, K = A.shape
+    KB, Nn = B.shape
+    if K != KB:
+        raise FpemuError("gemm: shape mismatch: a is %d x %d and b is %d x %d (inner dimensions %d != %d)"
+                         % (M, K, KB, Nn, K, KB))
+    lim = (1 << 31) - 65
+    if max(M, Nn, K) > lim:
+        raise FpemuError("gemm: matrices too large")
+    g = _Gemmer(model, afmt, bfmt)
+    if scaling is not None:
+        g.set("scaling", scaling)
+    if promote is not None:
+        g.set("promote", promote)
+    g.set("threads", threads)
+    g.set("sat", bool(sat))
+    if outfmt is not None:
+        g.set("outfmt", outfmt)
+    for k, v in (set or {}).items():
+        g.set(k, v)
+    a_match = ka == "own" and _canon(fa_own) == _canon(afmt)
+    b_match = kb == "own" and _canon(fb_own) == _canon(bfmt)
+    use_codes = "int" in (ka, kb) or (a_match and b_match and scaling in (None, "none"))
+    Cm = None
+    if c is not None:
+        Cm = np.ascontiguousarray(np.asarray(c, dtype=np.float32))
+        if Cm.shape != (M, Nn):
+            raise FpemuError("gemm: c must be %d x %d (got %s)" % (M, Nn, "x".join(map(str, Cm.shape))))
+    D = np.empty((M, Nn), np.float32)
+    cp = Cm.ctypes.data if Cm is not None else None
+    if use_codes:
+        ops = []
+        for kind, X, own, fmt, nm in ((ka, A, fa_own, afmt, "a"), (kb, B, fb_own, bfmt, "b")):
+            if kind == "int":
+                ops.append(np.ascontiguousarray(_int_codes(X, fmt, nm)))
+            elif kind == "own" and _canon(own) == _canon(fmt):
+                ops.append(np.ascontiguousarray(_own_codes(X, own)))
+            else:
+                raise FpemuError("gemm: a and b must both hold values or both hold codes (%s holds %s values, "
+                                 "the other integer codes)" % (nm, X.dtype))
+        rc = N.gemmer_run_codes(g.h, M, Nn, K, ops[0].ctypes.data, ops[1].ctypes.data, cp, D.ctypes.data)
+    else:
+        Af = np.ascontiguousarray(A.astype(np.float32))
+        Bf = np.ascontiguousarray(B.astype(np.float32))
+        rc = N.gemmer_run_f32(g.h, M, Nn, K, Af.ctypes.data, Bf.ctypes.data, cp, D.ctypes.data)
+    if rc:
+        raise FpemuError(N.gemmer_error(g.h).decode())
+    if return_stats:
+        return D, g.stats()
+    return D
+
+
+# ---- tensor-core dot products ------------------------------------------------------------
+
+_INT_FORMATS = {"s8": True, "int8": True, "u8": False, "uint8": False}
+
+
+class _Dotter(_Handle):
+    _free = staticmethod(N.dotter_free)
+
+    def __init__(self, model, afmt, bfmt, cfmt, dfmt):
+        for what, v in (("model", model), ("afmt", afmt), ("bfmt", bfmt), ("cfmt", cfmt), ("dfmt", dfmt)):
+            if v is not None and not isinstance(v, str):
+                raise FpemuError("%s: expected a name, got %r" % (what, v))
+        err = _errbuf()
+        h = N.dotter_new(_b(model), _b(afmt), _b(bfmt), _b(cfmt), _b(dfmt), err, len(err))
+        if not h:
+            raise FpemuError(err.value.decode())
+        super().__init__(h)
+
+    def set(self, key, value):
+        if N.dotter_set(self.h, _b(key), _b(_text(value))):
+            raise FpemuError("%s %r: %s" % (key, value, N.dotter_error(self.h).decode()))
+
+    def fmt(self, which):
+        return N.dotter_format(self.h, _b(which)).decode()
+
+
+def _dot_codes(x, fmt, what, int_signed=None, width=8):
+    """An operand of mma_dot as uint64 codes of fmt."""
+    kind, X, own = _operand(x, what)
+    if int_signed is not None:  # integer models: s8/u8 values (c: s32)
+        if kind != "int":
+            raise FpemuError("%s: an integer model takes integer arrays (got %s)" % (what, X.dtype))
+        lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if int_signed else (0, (1 << width) - 1)
+        if X.size and (int(X.min()) < lo or int(X.max()) > hi):
+            raise FpemuError("%s: values must lie in [%d, %d]" % (what, lo, hi))
+        return X.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
+    if kind == "int":
+        return _int_codes(X, fmt, what)
+    if kind == "own" and _canon(own) == _canon(fmt):
+        return _own_codes(X, own)
+    if kind == "own":
+        X = X.astype(np.float32)
+    return cast(X, fmt, codes=True).astype(np.uint64)
+
+
+def mma_dot(a, b, c=None, model="h100", afmt=None, bfmt=None, cfmt=None, dfmt=None, promote=0, sat=False, set=None,
+            codes=False):
+    """Tensor-core dot products d = c + sum_i a[..., i] b[..., i] under an MMA
+    model, as `fpemu mma` computes them, over the leading (batch) axes of a
+    and b (broadcast together with c's shape).
+
+    a, b: float16 / ml_dtypes arrays (codes of their format; without afmt,
+    afmt and bfmt default to their formats), integer NumPy arrays (codes of
+    afmt/bfmt), or float arrays and Python numbers (cast to afmt/bfmt with
+    rne first). c: None (+0), values (cast to cfmt, rne), integer codes of
+    cfmt, or an ml_dtypes array. cfmt and dfmt default to each other where
+    one is given, else f32 (as `fpemu mma --c --d`). afmt "s8"/"u8" selects
+    the integer model: a and b integer values, c and d int32 (sat=True:
+    .satfinite). promote: f32 promotion
+    every N products. set: model parameters ({"nfrac": 25}). Returns the
+    d values (float32 for an f32 d, else float64; int32 for integer
+    models), or with codes=True dfmt's codes."""
+    A, B = _as_array(a, False), _as_array(b, False)
+    fa_own, fb_own = _dtype_format(A.dtype), _dtype_format(B.dtype)
+    if afmt is None:  # from the dtypes; an afmt given is bfmt's default, as `fpemu mma --a`
+        afmt, bfmt = fa_own, bfmt or fb_own or fa_own
+        if afmt is None:
+            raise FpemuError("mma_dot: afmt is required (the input format, e.g. 'e4m3')")
+    bfmt = bfmt or afmt
+    int_model = afmt in _INT_FORMATS
+    if not int_model:  # Python numbers are values (an integer NumPy array holds codes)
+        A, B = _as_array(a), _as_array(b)
+    if A.ndim < 1 or B.ndim < 1:
+        raise FpemuError("mma_dot: a and b need at least one axis (the products')")
+    if A.shape[-1] != B.shape[-1]:
+        raise FpemuError("mma_dot: a and b have %d and %d products" % (A.shape[-1], B.shape[-1]))
+    d = _Dotter(model, afmt, bfmt, cfmt, dfmt)
+    if sat:
+        d.set("sat", True)
+    if promote:
+        d.set("promote", promote)
+    for k, v in (set or {}).items():
+        d.set(k, v)
+    if int_model:
+        ca = _dot_codes(A, None, "a", _INT_FORMATS[afmt])
+        cb = _dot_codes(B, None, "b", _INT_FORMATS.get(bfmt, True))
+    else:
+        ca = _dot_codes(A, d.fmt("a"), "a")
+        cb = _dot_codes(B, d.fmt("b"), "b")
+    cc = None
+    if c is not None:
+        c = _as_array(c, not int_model)
+        cc = _dot_codes(c, None if int_model else d.fmt("c"), "c", True if int_model else None, 32)
+    k = A.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-1], B.shape[:-1], cc.shape if cc is not None else ())
+    ca = np.ascontiguousarray(np.broadcast_to(ca, batch + (k,)), dtype=np.uint64)
+    cb = np.ascontiguousarray(np.broadcast_to(cb, batch + (k,)), dtype=np.uint64)
+    if cc is not None:
+        cc = np.ascontiguousarray(np.broadcast_to(cc, batch), dtype=np.uint64)
+    nb = int(np.prod(batch, dtype=np.int64))
+    out = np.empty(batch, np.uint64)
+    rc = N.dotter_run(d.h, nb, k, ca.ctypes.data, cb.ctypes.data, cc.ctypes.data if cc is not None else None,
+                      out.ctypes.data)
+    if rc:
+        raise FpemuError(N.dotter_error(d.h).decode())
+    if int_model:
+        res = out.astype(np.uint32) if codes else out.astype(np.uint32).view(np.int32)
+    elif codes:
+        res = out.astype(_code_dtype(d.fmt("d")))
+    else:
+        res = np.empty(batch, np.float64)
+        err = _errbuf()
+        if N.decode_f64(_b(d.fmt("d")), out.ctypes.data, nb, res.ctypes.data, err, len(err)):
+            raise FpemuError(err.value.decode())
+        if _canon(d.fmt("d")) == "f32":
+            res = res.astype(np.float32)
+    return res[()] if res.ndim == 0 else res
