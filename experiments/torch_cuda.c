@@ -329,8 +329,11 @@ void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, 
     double bc1 = 1 - pow(beta1, step), bc2 = 1 - pow(beta2, step);
     float wd = (float)(1 - lr * weight_decay);
     float w1 = (float)(1 - beta1), b2 = (float)beta2, w2 = (float)(1 - beta2), feps = (float)eps;
-    float bc2s = (float)sqrt(bc2);
-    float inv_bc2s = 1.0f / bc2s;
+    double bc2_sqrt = sqrt(bc2);
+    float bc2s = (float)bc2_sqrt;
+    /* the reciprocal of the Python float, in double, then to f32: measured
+     * (the recordings rule out 1.0f / f32(bc2_sqrt) and a true division) */
+    float inv_bc2s = (float)(1.0 / bc2_sqrt);
     float step_size = impl == TC_ADAMW_FOREACH ? (float)((lr / bc1) * -1) : (float)-(lr / bc1);
     for (size_t i = 0; i < n; i++) {
         if (weight_decay != 0) p[i] = p[i] * wd;
@@ -340,7 +343,8 @@ void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, 
         /* addcmul: a + value * (b * c) */
         v[i] = fmaf(w2, g[i] * g[i], v[i]);
         float s = sqrtf(v[i]);
-        /* single: / python float is a multiply by its f32 reciprocal; foreach divides */
+        /* single: / python float is a multiply by its reciprocal (div_true
+         * with a CPU scalar); foreach: _foreach_div_ divides by the f32 */
         float d = impl == TC_ADAMW_FOREACH ? s / bc2s : s * inv_bc2s;
         d = d + feps;
         /* addcdiv: a + value * (b / c) */
