@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* gemm.c: the emulated low-precision GEMM (gemm.h): quantisation per
- * scaling recipe, the MMA model over K (vectorised kernel or scalar model),
- * promotion and dequantisation, on pthreads. */
+ * scaling recipe (recipe.c emu__quantize), the MMA model over K
+ * (vectorised kernel or scalar model), promotion and dequantisation, on
+ * pthreads; and the scaled GEMM on operands quantised already
+ * (recipe.h emu__gemm_scaled, the training engine's), through the same
+ * dequantisation code. */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 #include <stdatomic.h>
 #include "gemm.h"
 #include "gemm_internal.h"
+#include "recipe.h"
 #include "internal.h"
 
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
@@ -164,17 +168,18 @@ typedef struct {
     const fpemu_format *sfmt;
     int sblock;
     uint64_t *sa, *sbt;     /* M x nsb, N x nsb scale codes */
-    float *inv_row, *inv_col;   /* ROWWISE: 1/scale per row of A, per column of B */
-    float *dA, *dB;         /* BLOCKWISE decode scales: (M/ra) x nkt, nkt x (N/cb) */
-    int nkt, ra, cb;
-    float dq;               /* per-tensor dequantisation factor */
+    /* dequantisation (recipe.h emu__gemm_scaled): decode factors per row of A
+     * and of B^T and per K block of kb (nkb blocks); NULL: none */
+    const float *da, *db;
+    float *da_own, *db_own;
+    int kb, nkb;
+    int rowseq;             /* no promotion: fl32(fl32(acc * da) * db), else fl32(acc * fl32(da * db)) */
     int c_in_mma;           /* C is the MMA's c input */
 } qops;
 
 static void qops_free(qops *q) {
     free(q->Ac), free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
-    free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->inv_row), free(q->inv_col);
-    free(q->dA), free(q->dB);
+    free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
     free(q->avf), free(q->aw), free(q->bvf), free(q->bw);
     memset(q, 0, sizeof *q);
 }
@@ -212,191 +217,9 @@ static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
 static float get_a(const float *A, int lda, int transA, int i, int k) { return transA ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]; }
 static float get_b(const float *B, int ldb, int transB, int k, int j) { return transB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]; }
 
-/* ---- one operand: the recipes' quantisation (gemm.h fpemu_gemm_quantize_f32) ---- */
-
-/* Element casts of rows x cols (row-major) through one context: element
- * (r, c) takes draw (r * cols + c) of ctx's stream, whatever the order the
- * recipe visits its blocks in. */
-typedef struct {
-    fpemu_ctx *ctx;
-    uint64_t base;
-    size_t pos;
-    size_t cols;
-    uint64_t buf[128];
-} qenc;
-
-static void qenc_row(qenc *e, const fpemu_format *f, const float *x, size_t r, size_t c0, size_t n, uint64_t *out,
-                     fpemu_cast_stats *st) {
-    for (size_t i0 = 0; i0 < n; i0 += 128) {
-        size_t m = n - i0 < 128 ? n - i0 : 128;
-        emu__array_at(e->ctx, e->base, e->pos, r * e->cols + c0 + i0);
-        fpemu_encode_f32(f, e->buf, x + i0, m, e->ctx, st);
-        for (size_t i = 0; i < m; i++) out[i0 + i] = fpemu_code_load(f, e->buf, i);
-    }
-}
-
-size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int cols, int tile_rows) {
-    if (!s || rows < 0 || cols < 0) return 0;
-    switch (s->kind) {
-    case FPEMU_GEMM_SCALING_ROWWISE: return (size_t)rows;
-    case FPEMU_GEMM_SCALING_BLOCKWISE: {
-        int tr = tile_rows > 0 ? tile_rows : s->block_a_rows, bk = s->block_k;
-        if (tr < 1 || bk < 1) return 0;
-        return (size_t)cdiv(rows, tr) * (size_t)cdiv(cols, bk);
-    }
-    case FPEMU_GEMM_SCALING_MX: return (size_t)rows * (size_t)cdiv(cols, 32);
-    case FPEMU_GEMM_SCALING_NVFP4: return (size_t)rows * (size_t)cdiv(cols, 16);
-    default: return 1;
-    }
-}
-
-int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
-                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
-                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
-    if (!s || !fmt || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
-        seterr(err, errlen, "quantize: bad arguments");
-        return -1;
-    }
-    if ((size_t)rows * (size_t)cols > 0 && (!X || !codes)) { seterr(err, errlen, "quantize: no data"); return -1; }
-    const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
-    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE && (tr < 1 || s->block_k < 1)) {
-        seterr(err, errlen, "quantize: blockwise tiles must be at least 1 x 1");
-        return -1;
-    }
-    if (s->kind == FPEMU_GEMM_SCALING_NVFP4 && !emu__is_ocp_e2m1(fmt)) {
-        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
-        return -1;
-    }
-    if ((s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) && ctx && ctx->round != FPEMU_RNE) {
-        seterr(err, errlen, "quantize: the MX and NVFP4 recipes cast with rne (saturating); another rounding mode is not supported");
-        return -1;
-    }
-    fpemu_cast_stats local;
-    if (!st) { memset(&local, 0, sizeof local); st = &local; }
-    fpemu_ctx own;
-    fpemu_ctx_init(&own);
-    fpemu_ctx *c = ctx ? ctx : &own;
-    const int saved_sat = c->sat;
-    c->sat = s->kind == FPEMU_GEMM_SCALING_NONE ? sat : 1;
-    qenc e = {c, c->counter, c->sr_pos, (size_t)K, {0}};
-    float *row = malloc(sizeof(float) * ((size_t)K + 1));
-    if (!row) { c->sat = saved_sat; seterr(err, errlen, "quantize: out of memory"); return -1; }
-    float enc = 1.0f;
-    /* the decode factors, the caller's or ours (the dequantised values need them) */
-    float *dec_mine = NULL;
-    if (deq && !dec) {
-        dec_mine = malloc(sizeof(float) * (fpemu_gemm_quantize_nscales(s, rows, cols, tr) + 1));
-        if (!dec_mine) { free(row); c->sat = saved_sat; seterr(err, errlen, "quantize: out of memory"); return -1; }
-        dec = dec_mine;
-    }
-    const float *const dec_own = dec;
-    const float amax = fpemu_scaling_amax_f32(X, (size_t)rows * K, 1);
-    int rc = 0;
-    switch (s->kind) {
-    case FPEMU_GEMM_SCALING_NONE:
-        for (int i = 0; i < rows; i++) qenc_row(&e, fmt, X + (size_t)i * K, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
-        if (dec) dec[0] = 1.0f;
-        break;
-    case FPEMU_GEMM_SCALING_TENSOR:
-    case FPEMU_GEMM_SCALING_GIVEN: {
-        enc = s->kind == FPEMU_GEMM_SCALING_GIVEN ? s->scale_a : fpemu_scaling_current_scale(&s->cur, amax, fmt->max_finite);
-        for (int i = 0; i < rows; i++) {
-            for (int k = 0; k < K; k++) row[k] = X[(size_t)i * K + k] * enc;
-            qenc_row(&e, fmt, row, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
-        }
-        if (dec) dec[0] = 1.0f / enc;
-        break;
-    }
-    case FPEMU_GEMM_SCALING_ROWWISE:
-        for (int i = 0; i < rows; i++) {
-            const float *x = X + (size_t)i * K;
-            float sc = fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(x, (size_t)K, 1), fmt->max_finite);
-            for (int k = 0; k < K; k++) row[k] = x[k] * sc;
-            qenc_row(&e, fmt, row, (size_t)i, 0, (size_t)K, codes + (size_t)i * K, st);
-            if (dec) dec[i] = 1.0f / sc;
-        }
-        break;
-    case FPEMU_GEMM_SCALING_BLOCKWISE: {
-        int bk = s->block_k, nkt = cdiv(K, bk), nrt = cdiv(rows, tr);
-        for (int ti = 0; ti < nrt; ti++)
-            for (int kt = 0; kt < nkt; kt++) {
-                int i0 = ti * tr, i1 = tr < rows - i0 ? i0 + tr : rows, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
-                float am = 0;
-                for (int i = i0; i < i1; i++) {
-                    float v = fpemu_scaling_amax_f32(X + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
-                    am = isnan(v) || v > am ? v : am;
-                }
-                float en = fpemu_scaling_block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
-                if (dec) dec[(size_t)ti * nkt + kt] = fpemu_scaling_block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
-                for (int i = i0; i < i1; i++) {
-                    for (int k = k0; k < k1; k++) row[k - k0] = X[(size_t)i * K + k] * en;
-                    qenc_row(&e, fmt, row, (size_t)i, (size_t)k0, (size_t)(k1 - k0), codes + (size_t)i * K + k0, st);
-                }
-            }
-        break;
-    }
-    case FPEMU_GEMM_SCALING_MX:
-    case FPEMU_GEMM_SCALING_NVFP4: {
-        int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16, nsb = cdiv(K, sb);
-        float ts = 1;
-        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(amax);
-        const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
-        for (int r = 0; r < rows; r++)
-            for (int b = 0; b < nsb; b++) {
-                int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
-                const float *x = X + (size_t)r * K + k0;
-                float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
-                uint8_t code;
-                if (mx) {
-                    code = fpemu_scaling_mx_scale(s->mx_rule, fmt, am);
-                    fpemu_scaling_mx_quantize_block(fmt, code, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, st);
-                } else {
-                    code = fpemu_scaling_nvfp4_block_scale(am, ts);
-                    fpemu_scaling_nvfp4_quantize_block(code, ts, x, (size_t)(k1 - k0), 1, codes + (size_t)r * K + k0, st);
-                }
-                if (scode) scode[(size_t)r * nsb + b] = code;
-                if (dec) dec[(size_t)r * nsb + b] = (float)fpemu_to_double(sf, code);
-            }
-        break;
-    }
-    default: rc = -1; break;
-    }
-    free(row);
-    if (ctx) emu__array_at(c, e.base, e.pos, (size_t)rows * K);
-    c->sat = saved_sat;
-    if (rc) { free(dec_mine); seterr(err, errlen, "quantize: unknown scaling kind"); return -1; }
-    if (enc_scale) *enc_scale = enc;
-    if (deq) { /* dequantised values, as the GEMM's epilogue and MMA use the scales */
-        const int mx = s->kind == FPEMU_GEMM_SCALING_MX, nv = s->kind == FPEMU_GEMM_SCALING_NVFP4;
-        const int bk = s->kind == FPEMU_GEMM_SCALING_BLOCKWISE ? s->block_k : 1, nkt = cdiv(K, bk);
-        const int sb = mx ? 32 : 16, nsb = cdiv(K, sb);
-        const float inv_ts = 1.0f / enc;
-        fpemu_ctx dc;
-        fpemu_ctx_init(&dc);
-        if (ctx) dc.nan_policy = ctx->nan_policy;
-        for (int r = 0; r < rows; r++)
-            for (int k = 0; k < K; k++) {
-                size_t i = (size_t)r * K + k;
-                float v = fpemu_to_float(fmt, codes[i], &dc);
-                switch (s->kind) {
-                case FPEMU_GEMM_SCALING_TENSOR: case FPEMU_GEMM_SCALING_GIVEN: v = v * dec_own[0]; break;
-                case FPEMU_GEMM_SCALING_ROWWISE: v = v * dec_own[r]; break;
-                case FPEMU_GEMM_SCALING_BLOCKWISE: v = v * dec_own[(size_t)(r / tr) * nkt + k / bk]; break;
-                case FPEMU_GEMM_SCALING_MX: case FPEMU_GEMM_SCALING_NVFP4: {
-                    double d = (double)v * dec_own[(size_t)r * nsb + k / sb]; /* exact: the MMA joins the scale exactly */
-                    v = nv ? (float)d * inv_ts : (float)d;
-                    break;
-                }
-                default: break;
-                }
-                deq[i] = v;
-            }
-    }
-    free(dec_mine);
-    return 0;
-}
-
-/* Quantise A (rows) and B (columns) per the recipe into codes and scales. */
+/* Quantise A (rows) and B (columns) per the recipe into codes and scales
+ * (recipe.c emu__quantize: A as it is, B as its transpose), and the decode
+ * factors per row of A and of B^T the dequantisation takes. */
 static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                     const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
     const fpemu_gemm_scaling *s = &cfg->scaling;
@@ -414,65 +237,51 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     st->amax_a = fpemu_scaling_amax_f32(Af, (size_t)M * K, 1);
     st->amax_b = fpemu_scaling_amax_f32(Bt, (size_t)N * K, 1);
     st->scale_a = st->scale_b = 1.0f;
-    q->dq = 1.0f;
     q->c_in_mma = cfg->promote == 0 && (s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_MX);
     /* B goes through as its transpose (N x K): its GIVEN scale is scale_b,
      * its blockwise tiles are block_b_cols rows of B^T */
     fpemu_gemm_scaling sB = *s;
     sB.scale_a = s->scale_b;
-    float *scA = NULL, *scB = NULL;
-    uint64_t *cA = NULL, *cB = NULL;
+    /* decode factors: from the quantisation per row and K block (ROWWISE,
+     * BLOCKWISE; TENSOR and GIVEN: 1/scale on every row); NVFP4's block scales
+     * go into the MMA and its tensor scales are set below */
+    int rows_dec = s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN ||
+                   s->kind == FPEMU_GEMM_SCALING_ROWWISE || s->kind == FPEMU_GEMM_SCALING_BLOCKWISE;
+    int dq = rows_dec || s->kind == FPEMU_GEMM_SCALING_NVFP4;
     int rc = 0;
-    switch (s->kind) {
-    case FPEMU_GEMM_SCALING_ROWWISE:
-        rc = !(q->inv_row = malloc(sizeof(float) * ((size_t)M + 1))) || !(q->inv_col = malloc(sizeof(float) * ((size_t)N + 1)));
-        scA = q->inv_row, scB = q->inv_col;
-        break;
-    case FPEMU_GEMM_SCALING_BLOCKWISE:
-        q->nkt = cdiv(K, s->block_k), q->ra = s->block_a_rows, q->cb = s->block_b_cols;
-        q->dA = malloc(sizeof(float) * ((size_t)cdiv(M, q->ra) * q->nkt + 1));
-        q->dB = malloc(sizeof(float) * ((size_t)q->nkt * cdiv(N, q->cb) + 1));
-        scB = malloc(sizeof(float) * ((size_t)q->nkt * cdiv(N, q->cb) + 1));
-        rc = !q->dA || !q->dB || !scB;
-        scA = q->dA;
-        break;
-    case FPEMU_GEMM_SCALING_MX:
-    case FPEMU_GEMM_SCALING_NVFP4:
+    q->nkb = 1, q->kb = K > 0 ? K : 1;
+    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE) q->nkb = cdiv(K, s->block_k), q->kb = s->block_k;
+    q->rowseq = s->kind == FPEMU_GEMM_SCALING_ROWWISE;
+    if (dq) {
+        q->da = q->da_own = malloc(sizeof(float) * ((size_t)M * q->nkb + 1));
+        q->db = q->db_own = malloc(sizeof(float) * ((size_t)N * q->nkb + 1));
+        if (!q->da_own || !q->db_own) rc = -1;
+    }
+    if (s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) {
         q->sblock = sblock_of(cfg), q->nsb = cdiv(K, q->sblock);
         q->sfmt = fpemu_format_get(s->kind == FPEMU_GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
         q->sa = malloc(sizeof(uint64_t) * ((size_t)M * q->nsb + 1));
         q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * q->nsb + 1));
-        rc = !q->sa || !q->sbt;
-        cA = q->sa, cB = q->sbt;
-        break;
-    default: break;
+        if (!q->sa || !q->sbt) rc = -1;
     }
-    float ea = 1, eb = 1;
-    if (!rc) rc = fpemu_gemm_quantize_f32(s, fa, M, K, Af, s->block_a_rows, cfg->sat, NULL, q->Ac, &ea, scA, cA, NULL, &st->a, NULL, 0);
-    if (!rc) rc = fpemu_gemm_quantize_f32(&sB, fb, N, K, Bt, s->block_b_cols, cfg->sat, NULL, q->Btc, &eb, scB, cB, NULL, &st->b, NULL, 0);
+    emu_quant oa = {.codes = q->Ac, .dec = rows_dec ? q->da_own : NULL, .scode = q->sa, .st = &st->a};
+    emu_quant ob = {.codes = q->Btc, .dec = rows_dec ? q->db_own : NULL, .scode = q->sbt, .st = &st->b};
+    if (!rc) rc = emu__quantize(s, fa, M, K, Af, s->block_a_rows, cfg->sat, NULL, &oa, NULL, 0);
+    if (!rc) rc = emu__quantize(&sB, fb, N, K, Bt, s->block_b_cols, cfg->sat, NULL, &ob, NULL, 0);
     if (!rc) {
         switch (s->kind) {
         case FPEMU_GEMM_SCALING_TENSOR:
-        case FPEMU_GEMM_SCALING_GIVEN: {
-            st->scale_a = ea, st->scale_b = eb;
-            float ia = 1.0f / ea, ib = 1.0f / eb;
-            q->dq = ia * ib;
+        case FPEMU_GEMM_SCALING_GIVEN: st->scale_a = oa.tensor_enc, st->scale_b = ob.tensor_enc; break;
+        case FPEMU_GEMM_SCALING_NVFP4: { /* the f32 tensor scales, dequantised in the epilogue */
+            st->scale_a = oa.tensor_enc, st->scale_b = ob.tensor_enc;
+            float ia = 1.0f / oa.tensor_enc, ib = 1.0f / ob.tensor_enc;
+            for (int i = 0; i < M; i++) q->da_own[i] = ia;
+            for (int j = 0; j < N; j++) q->db_own[j] = ib;
             break;
         }
-        case FPEMU_GEMM_SCALING_BLOCKWISE: { /* B^T's tiles (ncb x nkt) into dB (nkt x ncb) */
-            int ncb = cdiv(N, q->cb);
-            for (int tj = 0; tj < ncb; tj++)
-                for (int kt = 0; kt < q->nkt; kt++) q->dB[(size_t)kt * ncb + tj] = scB[(size_t)tj * q->nkt + kt];
-            break;
-        }
-        case FPEMU_GEMM_SCALING_NVFP4:
-            st->scale_a = ea, st->scale_b = eb;
-            q->dq = (1.0f / ea) * (1.0f / eb);
-            break;
         default: break;
         }
     }
-    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE) free(scB);
     free(Af), free(Bt);
     return rc;
 }
@@ -809,31 +618,29 @@ static float scalar_partial(const qops *q, int i, int j, int k0, int k1, float c
     return code_f32(d);
 }
 
-/* Dequantisation factor of chunk [k0, k1) for output (i, j) (promotion). */
+/* The dequantisation's f32 operations with the NaN of the MMA's result
+ * first, then the factor's, then the accumulator's: x86's rule with the
+ * operands in that order, which the results have always had. Written out,
+ * so that the order in which the compiler passes the commutative operands
+ * of fmaf and of a product (its choice) cannot change a NaN's payload. */
+static inline float mul_nan_first(float x, float f) { return isnan(x) ? x : isnan(f) ? f : x * f; }
+static inline float promote_step(float part, float dq, float acc) {
+    return isnan(part) ? part : isnan(dq) ? dq : fmaf(part, dq, acc);
+}
+
+/* Dequantisation factor of chunk [k0, k1) for output (i, j) (promotion):
+ * the product of its block's decode factors, in f32. */
 static float chunk_dq(const qops *q, int i, int j, int k0) {
-    const fpemu_gemm_scaling *s = &q->cfg->scaling;
-    switch (s->kind) {
-    case FPEMU_GEMM_SCALING_ROWWISE: return q->inv_row[i] * q->inv_col[j];
-    case FPEMU_GEMM_SCALING_BLOCKWISE: {
-        if (q->nkt == 0) return 1.0f; /* K = 0: no tiles, nothing to dequantise */
-        int kt = k0 / s->block_k, ncb = cdiv(q->N, q->cb);
-        return q->dA[(size_t)(i / q->ra) * q->nkt + kt] * q->dB[(size_t)kt * ncb + j / q->cb];
-    }
-    default: return q->dq;
-    }
+    if (!q->da || q->nkb == 0) return 1.0f; /* no factors; K = 0: no blocks, nothing to dequantise */
+    size_t b = q->nkb == 1 ? 0 : (size_t)(k0 / q->kb);
+    return mul_nan_first(q->da[(size_t)i * q->nkb + b], q->db[(size_t)j * q->nkb + b]);
 }
 
 /* The final f32 value of output (i, j) from its accumulated MMA result. */
 static inline float epilogue(const qops *q, const fpemu_gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
-    const fpemu_gemm_scaling *s = &cfg->scaling;
-    if (cfg->promote == 0) {
-        switch (s->kind) {
-        case FPEMU_GEMM_SCALING_TENSOR:
-        case FPEMU_GEMM_SCALING_GIVEN:
-        case FPEMU_GEMM_SCALING_NVFP4: x = x * q->dq; break;
-        case FPEMU_GEMM_SCALING_ROWWISE: x = (x * q->inv_row[i]) * q->inv_col[j]; break;
-        default: break;
-        }
+    if (cfg->promote == 0 && q->da) { /* one chunk: dequantise here (nkb is 1) */
+        float a = q->da[(size_t)i * q->nkb], b = q->db[(size_t)j * q->nkb];
+        x = q->rowseq ? mul_nan_first(mul_nan_first(x, a), b) : mul_nan_first(x, mul_nan_first(a, b));
     }
     if (C && !q->c_in_mma) x = x + C[(size_t)i * ldc + j];
     if (cfg->outfmt) {
@@ -911,7 +718,7 @@ static void *run_job(void *arg) {
                     part = J->part[o];
                 }
                 float *acc = J->acc + (size_t)i * N + j;
-                if (cfg->promote > 0) *acc = fmaf(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
+                if (cfg->promote > 0) *acc = promote_step(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
                 else J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, part, C, J->ldc); /* one chunk: straight out */
             }
     }
@@ -1022,7 +829,7 @@ int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const ui
     if (!D || (K > 0 && (!A || !B))) return -1;
     qops q;
     memset(&q, 0, sizeof q);
-    q.cfg = &c2, q.M = M, q.N = N, q.K = K, q.dq = 1.0f;
+    q.cfg = &c2, q.M = M, q.N = N, q.K = K;
     q.c_in_mma = c2.promote == 0;
     q.Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
     q.Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
@@ -1051,6 +858,40 @@ out:
     return rc;
 }
 
+int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *Bt,
+                     const float *da, const float *db, int kb, int rowseq, float *D, fpemu_gemm_stats *stats) {
+    if (!cfg) return -1;
+    fpemu_gemm_config c2 = *cfg;
+    c2.scaling.kind = FPEMU_GEMM_SCALING_NONE; /* the operands are quantised already */
+    if (fpemu_gemm_check(&c2, M, N, K, K, 0, K, 1, N, N, NULL, 0)) return -1;
+    if ((da == NULL) != (db == NULL) || (da && kb < 1)) return -1;
+    const int nkb = da ? cdiv(K, kb) : 0;
+    /* one chunk needs one block; a chunk must not straddle two blocks */
+    if (da && ((c2.promote == 0 && nkb > 1) || (c2.promote > 0 && nkb > 1 && kb % c2.promote))) return -1;
+    fpemu_gemm_stats local;
+    fpemu_gemm_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    st->scale_a = st->scale_b = 1.0f;
+    if (M == 0 || N == 0) return 0;
+    if (!D || (K > 0 && (!A || !Bt))) return -1;
+    qops q;
+    memset(&q, 0, sizeof q);
+    q.cfg = &c2, q.M = M, q.N = N, q.K = K;
+    q.da = da, q.db = db, q.kb = da ? kb : 1, q.nkb = nkb, q.rowseq = rowseq;
+    q.Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
+    q.Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
+    int rc = -1;
+    if (q.Ac && q.Btc) {
+        /* values of afmt / bfmt: their codes, exactly (NONE with cfg's sat, as fpemu_gemm_f32 casts) */
+        emu_quant oa = {.codes = q.Ac, .st = &st->a}, ob = {.codes = q.Btc, .st = &st->b};
+        rc = emu__quantize(&c2.scaling, c2.afmt, M, K, A, 1, c2.sat, NULL, &oa, NULL, 0);
+        if (!rc) rc = emu__quantize(&c2.scaling, c2.bfmt, N, K, Bt, 1, c2.sat, NULL, &ob, NULL, 0);
+        if (!rc) rc = run(&q, &c2, NULL, N, D, N, st);
+    }
+    qops_free(&q);
+    return rc;
+}
+
 int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                              const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
                              fpemu_gemm_stats *stats) {
@@ -1074,7 +915,7 @@ int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, 
                 int k0 = ch * P, k1 = P < K - k0 ? k0 + P : K;
                 float c0 = q.c_in_mma && C ? C[(size_t)i * ldc + j] : 0.0f;
                 float part = scalar_partial(&q, i, j, k0, k1, c0);
-                acc = cfg->promote > 0 ? fmaf(part, chunk_dq(&q, i, j, k0), acc) : part;
+                acc = cfg->promote > 0 ? promote_step(part, chunk_dq(&q, i, j, k0), acc) : part;
             }
             D[(size_t)i * ldd + j] = epilogue(&q, cfg, i, j, acc, C, ldc);
         }

@@ -125,8 +125,9 @@ int fpemu_gemm_config_set_scaling(fpemu_gemm_config *cfg, const char *name, char
 
 /* Quantise one operand as the GEMM does: X (rows x cols, row-major), the
  * recipe's blocks running along cols (the GEMM's K): A passes as it is, B
- * as its transpose. This is the recipes' one implementation (fpemu_gemm_f32
- * and `fpemu cast --scaling` call it).
+ * as its transpose. The public form of the recipes' one implementation
+ * (emu/recipe.c, which fpemu_gemm_f32, `fpemu cast --scaling` and the
+ * training engine run).
  *   tile_rows  BLOCKWISE: rows per tile (the GEMM passes block_a_rows for A,
  *              block_b_cols for B^T); <= 0: s->block_a_rows.
  *   sat        NONE: saturating casts; every scaled recipe saturates.

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "scaling.h"
+#include "recipe.h"
 
 static float pow2_floor(float x) {
     if (!(x > 0) || isinf(x)) return x; /* exp2(floor(log2 x)) of 0, NaN, inf */
@@ -98,6 +99,15 @@ void fpemu_scaling_delayed_record(fpemu_scaling_delayed *s, float amax) {
     else if (amax > h) s->history[0] = amax;
 }
 
+float emu__scaling_delayed_scale(float amax, float fmt_max, float margin, float prev) {
+    /* scaled_max = fp8_max * 2^-margin in f32, then scale = scaled_max / amax */
+    float scaled_max = fmt_max * powf(2.0f, -margin);
+    float scale = prev;
+    if (isfinite(amax) && amax > 0) scale = scaled_max / amax;
+    if (isinf(scale)) scale = FLT_MAX;
+    return scale;
+}
+
 void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) {
     if (!s->len) return;
     /* TE amax_and_scale_update: the reduced amax is the max over the whole
@@ -109,11 +119,7 @@ void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) {
     } else {
         for (int i = 0; i < s->len; i++) amax = fmaxf(amax, s->history[i]); /* fmaxf: NaN slots ignored, as CUDA's */
     }
-    /* scaled_max = fp8_max * 2^-margin in f32, then scale = scaled_max / amax */
-    float scaled_max = s->fmt_max * powf(2.0f, -s->margin);
-    float scale = s->scale;
-    if (isfinite(amax) && amax > 0) scale = scaled_max / amax;
-    if (isinf(scale)) scale = FLT_MAX;
+    float scale = emu__scaling_delayed_scale(amax, s->fmt_max, s->margin, s->scale);
     s->scale = scale;
     s->scale_inv = 1.0f / scale;
     /* roll: slot i takes slot i+1, the newest amax moves to slot len-1,
@@ -153,23 +159,33 @@ uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *e
     return (uint8_t)(E + 127);
 }
 
-void fpemu_scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
-                                     uint64_t *codes, fpemu_cast_stats *stats) {
+/* x / 2^(E-127) as x * 2^(127-E) in f32 (exact unless it falls below f32's
+ * normal range, where no element format can tell the difference) */
+float emu__mx_encode_factor(uint8_t code) { return code == 0xFF ? NAN : ldexpf(1.0f, 127 - (int)code); }
+
+void emu__scaled_cast(const fpemu_format *fmt, float f, const float *x, size_t n, size_t stride, uint64_t *codes,
+                      float *vals, fpemu_cast_stats *stats) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
-    /* x / 2^(E-127) as x * 2^(127-E) in f32 (exact unless it falls below
-     * f32's normal range, where no element format can tell the difference) */
-    const fpemu_format *elem_fmt = elem;
-    float rcp = scale == 0xFF ? NAN : ldexpf(1.0f, 127 - (int)scale);
+    if (!codes) { /* values: scaled in place, one cast */
+        for (size_t i = 0; i < n; i++) vals[i] = x[i * stride] * f;
+        fpemu_round_f32(fmt, vals, vals, n, &ctx, stats);
+        return;
+    }
     float buf[64];
     uint64_t out[64];
     for (size_t i0 = 0; i0 < n; i0 += 64) {
         size_t m = n - i0 < 64 ? n - i0 : 64;
-        for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * rcp;
-        fpemu_encode_f32(elem, out, buf, m, &ctx, stats);
-        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(elem_fmt, out, i);
+        for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * f;
+        fpemu_encode_f32(fmt, out, buf, m, &ctx, stats);
+        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(fmt, out, i);
     }
+}
+
+void fpemu_scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
+                                     uint64_t *codes, fpemu_cast_stats *stats) {
+    emu__scaled_cast(elem, emu__mx_encode_factor(scale), x, n, stride, codes, NULL, stats);
 }
 
 /* ---- NVFP4 ------------------------------------------------------------------ */
@@ -191,23 +207,15 @@ uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
     return (uint8_t)fpemu_from_float(e4m3, dec, &ctx);
 }
 
+float emu__nvfp4_encode_factor(uint8_t scale_code, float tensor_scale) {
+    float dec = (float)fpemu_to_double(fpemu_format_get("e4m3", NULL, 0), scale_code);
+    return dec == 0 ? 0.0f : tensor_scale / dec;
+}
+
 void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
                                         uint64_t *codes, fpemu_cast_stats *stats) {
-    const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
-    fpemu_ctx ctx;
-    fpemu_ctx_init(&ctx);
-    ctx.sat = 1;
-    const fpemu_format *elem_fmt = e2m1;
-    float dec = (float)fpemu_to_double(e4m3, scale_code);
-    float enc = dec == 0 ? 0.0f : tensor_scale / dec;
-    float buf[64];
-    uint64_t out[64];
-    for (size_t i0 = 0; i0 < n; i0 += 64) {
-        size_t m = n - i0 < 64 ? n - i0 : 64;
-        for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * enc;
-        fpemu_encode_f32(e2m1, out, buf, m, &ctx, stats);
-        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(elem_fmt, out, i);
-    }
+    emu__scaled_cast(fpemu_format_get("e2m1", NULL, 0), emu__nvfp4_encode_factor(scale_code, tensor_scale), x, n, stride,
+                     codes, NULL, stats);
 }
 
 /* ---- blockwise ---------------------------------------------------------------- */

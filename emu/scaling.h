@@ -6,6 +6,10 @@
  * tensor scale). All arithmetic that the frameworks do in f32 is done in
  * f32 here (same operations, same order), so the scale bits match.
  *
+ * The quantisation of a whole operand per recipe and the scaled GEMM are
+ * in gemm.h (fpemu_gemm_quantize_f32, fpemu_gemm_f32); in the source tree,
+ * emu/recipe.h lists where each piece of a recipe lives.
+ *
  * Conventions: an "encode scale" s multiplies the high-precision value
  * before the cast (x8 = cast(x * s)); the "decode scale" 1/s multiplies the
  * low-precision value back. MX and NVFP4 block scales are stored as decode

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* gemm_backend.c: the low-precision GEMM behind trn__gemm: emu's GEMM
+/* gemm_backend.c: the low-precision GEMMs behind the engine: emu's GEMM
  * (emu/gemm.h, fpemu_gemm_f32) with the tensor-core model of the preset `mma`
  * bound to the input formats (c = d = f32). The engine has already cast or
- * quantised the operands (with its telemetry), so the call uses scaling
- * NONE with inputs_prerounded: the GEMM takes the values exactly and runs
- * the MMA model (blocks, alignment, rounding, chaining) on them.
- * Configurations are bound once per (preset, formats) and cached. */
-#include <math.h>
+ * quantised the operands (with its telemetry), so trn__gemm_lowp uses
+ * scaling NONE with inputs_prerounded: the GEMM takes the values exactly
+ * and runs the MMA model (blocks, alignment, rounding, chaining) on them;
+ * trn__gemm_lowp_scaled adds the recipes' dequantisation and promotion
+ * (emu/recipe.h emu__gemm_scaled), trn__gemm_lowp_mx MX scaling inside the
+ * MMA. Configurations are bound once per (preset, formats) and cached. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gemm_backend.h"
 #include "gemm.h"
+#include "recipe.h"
 
 typedef struct { char name[32]; const fpemu_format *fa, *fb; fpemu_gemm_config cfg; int ok; } cfg_slot;
 static cfg_slot g_cfgs[48];
@@ -78,9 +80,15 @@ int trn__gemm_mx_valid(const char *mma, int rceil, const fpemu_format *fa, const
     return fpemu_gemm_check(&cfg, 1, 1, 1, 1, 0, 1, 1, 1, 1, err, sizeof err) == 0;
 }
 
-double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax) {
-    uint8_t code = fpemu_scaling_mx_scale(rceil ? FPEMU_SCALING_MX_RCEIL : FPEMU_SCALING_MX_FLOOR, f, (float)amax);
-    return code == 0xFF ? NAN : ldexp(1.0, 127 - code); /* 0xFF: the NaN scale */
+int trn__gemm_lowp_scaled(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
+                          const float *A, const float *B, const float *da, const float *db, int kb, int promote,
+                          int nthreads, float *D) {
+    const fpemu_gemm_config *base = get_cfg(mma, fa, fb);
+    if (!base) return -1;
+    fpemu_gemm_config cfg = *base;
+    cfg.promote = promote;
+    cfg.nthreads = nthreads;
+    return emu__gemm_scaled(&cfg, M, N, K, A, B, da, db, kb, 0, D, NULL);
 }
 
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen) {

@@ -22,11 +22,18 @@ int trn__gemm_lowp_mx(const char *mma, int rceil, const fpemu_format *fa, const 
 /* 1 if trn__gemm_lowp_mx takes these formats under preset mma (its
  * configuration passes fpemu_gemm_check; nothing is allocated), else 0. */
 int trn__gemm_mx_valid(const char *mma, int rceil, const fpemu_format *fa, const fpemu_format *fb);
-/* The multiplier trn__gemm_lowp_mx applies to the block of an f with this
- * amax (2^(127 - E) for the block's e8m0 scale code E, by the same rule):
- * for a tensor's amax, the smallest of its blocks' multipliers. 1 where the
- * scale is NaN (a non-finite amax). */
-double trn__gemm_mx_multiplier(int rceil, const fpemu_format *f, double amax);
+/* The scaled GEMM of emu (emu/recipe.h emu__gemm_scaled) under preset mma:
+ * D[M][N] = sum_k A[m][k] B[n][k], A and B holding quantised values of fa /
+ * fb (the scaled domain), dequantised with da (M x nkb) and db (N x nkb),
+ * the decode factors per row and K block of kb (nkb = ceil(K / kb));
+ * promote = 0: one chunk (nkb 1), D = fl32(acc * fl32(da * db)); promote > 0:
+ * f32 promotion every promote elements of K (a divisor of kb),
+ * acc = fmaf(partial, fl32(da * db), acc). nthreads: emu's row threads.
+ * Returns 0, or -1 if the model cannot take these formats or the GEMM
+ * could not run. */
+int trn__gemm_lowp_scaled(const char *mma, const fpemu_format *fa, const fpemu_format *fb, int M, int N, int K,
+                          const float *A, const float *B, const float *da, const float *db, int kb, int promote,
+                          int nthreads, float *D);
 /* 0 if the preset has an MMA for fa x fb; else -1 with a message. */
 int trn__gemm_supported(const char *mma, const fpemu_format *fa, const fpemu_format *fb, char *err, size_t errlen);
 /* The name of the backend in use (for summary.json). */

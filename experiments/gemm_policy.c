@@ -14,7 +14,7 @@
 #include <string.h>
 #include "train_internal.h"
 #include "gemm_backend.h"
-#include "scaling.h"
+#include "recipe.h"
 
 /* ---- the GEMM ---------------------------------------------------------------- */
 
@@ -154,7 +154,7 @@ void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B
     for (int t = 1; t < T; t++) if (th[t]) pthread_join(th[t], NULL);
 }
 
-/* ---- scaling recipes --------------------------------------------------------- */
+/* ---- scaling recipes: the policy's choice, emu's arithmetic ---------------------- */
 
 /* max |x| over the non-NaN elements (the telemetry's amax; TE's fmaxf
  * reduction), and in *has_nan whether any element is NaN, where torch's
@@ -171,30 +171,16 @@ static double amax_of(const double *x, size_t n, int *has_nan) {
     return a;
 }
 
-/* torchao's amax_to_scale (emu/scaling.c with torchao's options): fmt_max
- * / clamp(amax, min=1e-12) divided in f64 and rounded to f32, optionally
- * rounded down to 2^k. torch.max(abs(x)) propagates a NaN (nan_in), which
- * gives the scale NaN; an inf amax gives 0. Either way the tensor's (row's)
- * GEMM outputs come out NaN, as in torchao. */
-static float current_scale(double amax, int nan_in, const fpemu_format *f, int pow2) {
-    fpemu_scaling_current_opts o;
-    fpemu_scaling_current_opts_torchao(&o);
-    o.pow2 = pow2;
-    return fpemu_scaling_current_scale(&o, nan_in ? NAN : (float)amax, f->max_finite);
-}
-
-/* An MX block's scale multiplier 2^-e from its amax by the GEMM's own rule
- * (trn__gemm_mx_multiplier: emu/scaling.c's fpemu_scaling_mx_scale of the
- * f32 amax; OCP MX floor(log2 amax) minus the element format's emax, or
- * NVIDIA's rceil), so the native and non-native MX paths scale alike: a
- * NaN or infinite amax (nan_in: the block holds a NaN) gives the NaN scale
- * (e8m0 0xFF, under which every value of the block is NaN, OCP MX 1.0), a
- * zero amax 1 (the block's elements are zeros under any scale). The
- * block's values are multiplied by it before the cast. */
+/* The MX multiplier telemetry reports for a tensor of the native MX GEMM
+ * (quantise() reports its blocks' by the same rule): the GEMM's own
+ * (emu/scaling.c fpemu_scaling_mx_scale of the f32 amax, OCP floor or
+ * NVIDIA's rceil, and emu__mx_encode_factor); NaN when it holds a NaN or
+ * an inf (the e8m0 NaN scale), 1 for a zero amax (zeros under any scale). */
 static double mx_multiplier(const trn_run *r, double amax, int nan_in, const fpemu_format *fmt) {
     if (nan_in) return NAN;
     if (amax == 0) return 1.0;
-    return trn__gemm_mx_multiplier(!strcmp(r->cfg.mx_scale_rule, "rceil"), fmt, amax);
+    return emu__mx_encode_factor(fpemu_scaling_mx_scale(
+        !strcmp(r->cfg.mx_scale_rule, "rceil") ? FPEMU_SCALING_MX_RCEIL : FPEMU_SCALING_MX_FLOOR, fmt, (float)amax));
 }
 
 typedef struct {
@@ -203,16 +189,72 @@ typedef struct {
     double *dq;          /* rows * nkb dequantisation factors (1/scale): the caller's buffer (q_scales) */
 } qinfo;
 
-/* The block length along K that quantise() uses for an operand of fmt. */
-static int q_kb(const trn_run *r, const fpemu_format *fmt, int K) {
+/* The emu recipe (emu/recipe.h) of an operand of fmt under the run's policy
+ * (kind NONE: a plain cast to fmt, no recipe); *kb its block length along
+ * K, *tile_rows the rows of a blockwise tile (the weights' kb x kb blocks).
+ * A per-tensor scale the policy keeps (GIVEN) is given_scale()'s. */
+static void recipe_of(const trn_run *r, const fpemu_format *fmt, int K, int weight_blocks, fpemu_gemm_scaling *s, int *kb,
+                      int *tile_rows) {
     trn_recipe rec = r->pol->recipe;
-    if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) return K;
-    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled || rec == RECIPE_ROWWISE) return K;
-    return (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
+    memset(s, 0, sizeof *s);
+    *kb = K, *tile_rows = 1;
+    if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) return;
+    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled) {
+        s->kind = FPEMU_GEMM_SCALING_GIVEN; /* delayed, MS-AMP, fp8_scaling=none */
+        if (rec == RECIPE_CURRENT && !r->fp8_unscaled && !r->pol->msamp) {
+            /* torchao's tensorwise amax_to_scale: fmt_max / clamp(amax,
+             * min=1e-12) in f64, optionally rounded down to 2^k; a NaN amax
+             * gives the scale NaN, an inf amax 0 (the GEMM's outputs NaN) */
+            s->kind = FPEMU_GEMM_SCALING_TENSOR;
+            fpemu_scaling_current_opts_torchao(&s->cur);
+            s->cur.pow2 = r->cfg.power_2_scale;
+        }
+        return;
+    }
+    if (rec == RECIPE_ROWWISE) { /* torchao rowwise: the tensorwise rule per row */
+        s->kind = FPEMU_GEMM_SCALING_ROWWISE;
+        fpemu_scaling_current_opts_torchao(&s->cur);
+        s->cur.pow2 = r->cfg.power_2_scale;
+        return;
+    }
+    *kb = (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
+    if (rec == RECIPE_MX) { /* blocks of 32 along K, e8m0 scales */
+        s->kind = FPEMU_GEMM_SCALING_MX;
+        s->mx_rule = !strcmp(r->cfg.mx_scale_rule, "rceil") ? FPEMU_SCALING_MX_RCEIL : FPEMU_SCALING_MX_FLOOR;
+        return;
+    }
+    /* DeepGEMM's reference casts: 1 x kb tiles (kb x kb for weights), amax
+     * clamped at 1e-4, elements cast(x * fl32(448 / amax)), decode factor
+     * fl32(amax / 448); TE's power-of-two scales with power_2_scale */
+    s->kind = FPEMU_GEMM_SCALING_BLOCKWISE;
+    s->block_k = *kb;
+    s->block_eps = 1e-4f;
+    s->block_pow2 = r->cfg.power_2_scale;
+    *tile_rows = weight_blocks ? *kb : 1;
 }
+
+/* The per-tensor scale the policy keeps (GIVEN): 1 for fp8_scaling=none;
+ * delayed scaling's, from the history (this step's amax recorded); MS-AMP's,
+ * from its ScalingMeta: torch's max propagates a NaN, amax 0 or NaN keeps
+ * the operand's previous scale (inf inverts it), and as MS-AMP casts each
+ * operand once and keeps the fp8 tensor for the backward, a recomputation
+ * takes the scale the cast used. */
+static float given_scale(trn_run *r, dscale *ds, int recompute, double amax, int nan_in, const fpemu_format *fmt) {
+    if (r->fp8_unscaled) return 1.0f;
+    if (r->pol->recipe == RECIPE_DELAYED) {
+        if (r->tel_on && !r->in_eval && amax > ds->cur_amax) ds->cur_amax = amax; /* NaNs ignored, as TE's fmaxf */
+        return ds->scale;
+    }
+    if (!recompute) ds->scale = fpemu_scaling_msamp_scale(nan_in ? NAN : (float)amax, fmt->max_finite, ds->scale);
+    return ds->scale;
+}
+
+/* Blocks along K of an operand of fmt (its scales per row: rows x this). */
 static size_t q_nkb(const trn_run *r, const fpemu_format *fmt, int K) {
-    int kb = q_kb(r, fmt, K);
-    return kb > 0 ? (size_t)((K + kb - 1) / kb) : 1;
+    fpemu_gemm_scaling s;
+    int kb, tile_rows;
+    recipe_of(r, fmt, K, 0, &s, &kb, &tile_rows);
+    return (size_t)emu__quant_nkb(&s, K);
 }
 /* The most blocks along K any operand of the policy has (sizing). */
 static size_t q_nkb_max(const trn_run *r, int K) {
@@ -228,93 +270,58 @@ static double *q_scales(trn_run *r, int slot, int rows, int K, const fpemu_forma
 }
 
 /* Quantise x[rows][K] into q (values of fmt, in the scaled domain) per the
- * recipe, the dequantisation factors into qi->dq (the caller's buffer, of
- * rows * q_nkb(r, fmt, K) values); cls < 0 means "already counted" (a
- * recomputation). */
+ * recipe (emu__quantize), the dequantisation factors into qi->dq (the
+ * caller's buffer, of rows * q_nkb(r, fmt, K) values); cls < 0 means
+ * "already counted" (a recomputation). Every value quantised here is an
+ * f32 (the engine's tensors hold values of their formats, none wider than
+ * f32 under a recipe), so emu's f32 interface takes it exactly. */
 static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x, double *q, int rows, int K,
                      const fpemu_format *fmt, int weight_blocks, qinfo *qi) {
-    trn_recipe rec = r->pol->recipe;
     size_t n = (size_t)rows * K;
     int save_tel = r->tel_on, recompute = cls < 0;
     if (cls < 0) { r->tel_on = 0; cls = 0; }
-    memcpy(q, x, n * sizeof *q);
-    qi->rows = rows; qi->K = K;
-    if (rec == RECIPE_NONE || !trn__is_low(fmt) || fmt->bits > 8) {
-        qi->kb = K; qi->nkb = 1;
+    fpemu_gemm_scaling s;
+    int kb, tile_rows;
+    recipe_of(r, fmt, K, weight_blocks, &s, &kb, &tile_rows);
+    int nkb = emu__quant_nkb(&s, K);
+    size_t nb = (size_t)rows * (size_t)nkb;
+    qi->rows = rows; qi->K = K; qi->kb = kb; qi->nkb = nkb;
+    if (s.kind == FPEMU_GEMM_SCALING_NONE) { /* a plain cast */
+        memcpy(q, x, n * sizeof *q);
         for (int i = 0; i < rows; i++) qi->dq[i] = 1.0;
         trn__round(r, layer, cls, fmt, q, n);
         r->tel_on = save_tel;
         return;
     }
-    if (rec == RECIPE_DELAYED || rec == RECIPE_CURRENT || r->fp8_unscaled) {
-        int nan_in;
-        double amax = amax_of(x, n, &nan_in);
-        float s;
-        if (r->fp8_unscaled) {
-            s = 1.0f; /* fp8 without scaling: a saturating cast of the values themselves */
-        } else if (rec == RECIPE_DELAYED) {
-            s = ds->scale;
-            if (r->tel_on && !r->in_eval && amax > ds->cur_amax) ds->cur_amax = amax; /* NaNs ignored, as TE's fmaxf */
-        } else if (r->pol->msamp) {
-            /* MS-AMP: torch's max propagates a NaN; amax 0 or NaN keeps the
-             * operand's previous scale, which its ScalingMeta holds (inf
-             * inverts it). MS-AMP casts each operand once and keeps the
-             * fp8 tensor for the backward: a recomputation here takes the
-             * scale the cast used. */
-            if (recompute) {
-                s = ds->scale;
-            } else {
-                s = fpemu_scaling_msamp_scale(nan_in ? NAN : (float)amax, fmt->max_finite, ds->scale);
-                ds->scale = s;
-            }
-        } else {
-            s = current_scale(amax, nan_in, fmt, r->cfg.power_2_scale);
-        }
-        qi->kb = K; qi->nkb = 1;
-        double dq = (double)(1.0f / s);
-        for (int i = 0; i < rows; i++) qi->dq[i] = dq;
-        trn__round_scaled(r, layer, cls, fmt, q, n, s, 1, amax);
+    int per_tensor = s.kind == FPEMU_GEMM_SCALING_GIVEN || s.kind == FPEMU_GEMM_SCALING_TENSOR;
+    int nan_in = 0;
+    double amax = per_tensor || r->tel_on ? amax_of(x, n, &nan_in) : 0;
+    if (s.kind == FPEMU_GEMM_SCALING_GIVEN) s.scale_a = given_scale(r, ds, recompute, amax, nan_in, fmt);
+    float *f = trn__fscratch(r, n);
+    float *w = trn__ws(r, WS_SG_A, (3 * nb + 1) * sizeof(float)); /* decode, encode factors, block amax */
+    if (!f || !w) { r->tel_on = save_tel; return; } /* r->oom: reported by trn_step / trn_eval */
+    for (size_t i = 0; i < n; i++) f[i] = (float)x[i]; /* exact: f32 values */
+    fpemu_cast_stats st;
+    memset(&st, 0, sizeof st);
+    emu_quant o = {.vals = f, .dec = w, .enc = w + nb, .bamax = w + 2 * nb, .st = r->tel_on ? &st : NULL};
+    if (emu__quantize(&s, fmt, rows, K, f, tile_rows, 1, NULL, &o, NULL, 0)) {
+        r->gemm_failed = 1; /* a recipe emu does not take: not reached */
         r->tel_on = save_tel;
         return;
     }
-    /* Per row (rowwise), per 1xB tile / BxB block (blockwise), per 1x32 MX block. */
-    int kb = rec == RECIPE_ROWWISE ? K : (int)r->cfg.block_size;
-    if (kb > K) kb = K;
-    int nkb = (K + kb - 1) / kb;
-    qi->kb = kb; qi->nkb = nkb;
-    int rb = (rec == RECIPE_BLOCKWISE && weight_blocks) ? kb : 1; /* rows per block */
-    for (int r0 = 0; r0 < rows; r0 += rb) {
-        int r1 = r0 + rb < rows ? r0 + rb : rows;
-        for (int b = 0; b < nkb; b++) {
-            int k0 = b * kb, k1 = k0 + kb < K ? k0 + kb : K;
-            double amax = 0;
-            int nan_in = 0;
-            for (int i = r0; i < r1; i++) {
-                int nan_row;
-                double a = amax_of(x + (size_t)i * K + k0, (size_t)(k1 - k0), &nan_row);
-                if (a > amax) amax = a;
-                nan_in |= nan_row;
-            }
-            double s, dq;
-            if (rec == RECIPE_MX) {
-                s = mx_multiplier(r, amax, nan_in, fmt);
-                dq = 1 / s; /* a power of two: exact */
-            } else if (rec == RECIPE_BLOCKWISE) {
-                /* DeepGEMM's reference casts: amax clamped at 1e-4, elements
-                 * cast(x * fl32(448 / amax)), decode factor fl32(amax / 448)
-                 * (emu/scaling.c, as the library's blockwise GEMM) */
-                float a = nan_in ? NAN : (float)amax; /* torch's amax propagates a NaN */
-                s = fpemu_scaling_block_encode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
-                dq = fpemu_scaling_block_decode_scale(a, fmt->max_finite, 1e-4f, r->cfg.power_2_scale);
-            } else {
-                float sf = current_scale(amax, nan_in, fmt, r->cfg.power_2_scale);
-                s = sf; dq = (double)(1.0f / sf);
-            }
-            for (int i = r0; i < r1; i++) {
-                qi->dq[(size_t)i * nkb + b] = dq;
-                trn__round_scaled(r, layer, cls, fmt, q + (size_t)i * K + k0, (size_t)(k1 - k0), s, 1, amax);
-            }
+    for (size_t i = 0; i < n; i++) q[i] = f[i];
+    for (size_t i = 0; i < nb; i++) qi->dq[i] = o.dec[i];
+    /* telemetry: the casts' counts, the amax (NaNs ignored) and the
+     * smallest scale of the tensor (of its rows or blocks; a NaN one sticks) */
+    if (per_tensor) {
+        trn__account(r, layer, cls, fmt, &st, amax, o.tensor_enc);
+    } else if (nb > 0) {
+        double smin = 0;
+        for (size_t i = 0; i < nb; i++) {
+            double sc = s.kind == FPEMU_GEMM_SCALING_MX && o.bamax[i] == 0 ? 1.0 : o.enc[i]; /* mx_multiplier's rule */
+            if (i == 0 || sc < smin || isnan(sc)) smin = sc; /* as trn__account folds them */
         }
+        trn__account(r, layer, cls, fmt, &st, amax, smin);
     }
     r->tel_on = save_tel;
 }
@@ -331,45 +338,40 @@ static int sg_promo(const trn_run *r, int kb) {
     return promo > kb ? kb : promo;
 }
 
-/* C = dequantised product of two quantised operands, in f32 (f64 when the
- * operands are f64): per K block, the block's partial products (one per
- * promotion_interval elements of it, each from zero in the MMA model) times
- * dqA*dqB, promoted into an f32 accumulator (DeepSeek-V3 / DeepGEMM). */
+/* emu's row threads for a GEMM of this size: the engine's rule (trn__gemm) */
+static int gemm_threads(const trn_run *r, int M, int N, int K) {
+    int T = r->threads;
+    if (T > M) T = M;
+    return T <= 1 || (double)M * N * K < 65536 ? 1 : T;
+}
+
+/* C = dequantised product of two quantised operands: emu's scaled GEMM
+ * (emu__gemm_scaled through trn__gemm_lowp_scaled): per K block, the
+ * block's partial products (one per promotion_interval elements of it,
+ * each from zero in the MMA model) times fl32(dqA * dqB), promoted into an
+ * f32 accumulator (DeepSeek-V3 / DeepGEMM); one block without promotion:
+ * fl32(acc * fl32(dqA * dqB)). Without a recipe: trn__gemm. */
 static void scaled_gemm(trn_run *r, int M, int N, int K, const double *qa, const qinfo *ia, const double *qb,
                         const qinfo *ib, double *C, const fpemu_format *fa, const fpemu_format *fb) {
-    int kb = ia->kb;
     int plain = r->pol->recipe == RECIPE_NONE || !trn__is_low(fa) || fa->bits > 8;
-    int promo = sg_promo(r, kb);
-    if (plain || (ia->nkb == 1 && promo >= K)) {
+    if (plain) {
         trn__gemm(r, M, N, K, qa, qb, C, fa, fb);
-        if (!plain)
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N; n++) {
-                    float sab = (float)(ia->dq[m] * ib->dq[n]);
-                    C[(size_t)m * N + n] = (float)C[(size_t)m * N + n] * sab;
-                }
         return;
     }
-    int nkb = ia->nkb;
-    double *pa = trn__ws(r, WS_SG_A, (size_t)M * promo * sizeof *pa), *pb = trn__ws(r, WS_SG_B, (size_t)N * promo * sizeof *pb);
-    double *pc = trn__ws(r, WS_SG_C, (size_t)M * N * sizeof *pc);
-    float *acc = trn__ws(r, WS_SG_ACC, (size_t)M * N * sizeof *acc);
-    if (!pa || !pb || !pc || !acc) return; /* r->oom */
-    memset(acc, 0, (size_t)M * N * sizeof *acc);
-    for (int b = 0; b < nkb; b++)
-        for (int k0 = b * kb, kend = k0 + kb < K ? k0 + kb : K; k0 < kend; k0 += promo) {
-            int len = k0 + promo < kend ? promo : kend - k0;
-            for (int m = 0; m < M; m++) memcpy(pa + (size_t)m * len, qa + (size_t)m * K + k0, (size_t)len * sizeof *pa);
-            for (int n = 0; n < N; n++) memcpy(pb + (size_t)n * len, qb + (size_t)n * K + k0, (size_t)len * sizeof *pb);
-            trn__gemm(r, M, N, len, pa, pb, pc, fa, fb);
-            for (int m = 0; m < M; m++)
-                for (int n = 0; n < N; n++) {
-                    float sab = (float)(ia->dq[(size_t)m * nkb + b] * ib->dq[(size_t)n * nkb + b]);
-                    float *a = &acc[(size_t)m * N + n];
-                    *a = fmaf((float)pc[(size_t)m * N + n], sab, *a);
-                }
-        }
-    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = acc[i];
+    int kb = ia->kb, nkb = ia->nkb, promo = sg_promo(r, kb);
+    int promote = nkb == 1 && promo >= K ? 0 : promo;
+    float *w = gemm_f32_operands(r, M, N, K, qa, qb, 1); /* exact: values of fa, fb */
+    float *dq = trn__ws(r, WS_SG_B, ((size_t)(M + N) * nkb + 1) * sizeof(float));
+    if (!w || !dq) return; /* r->oom: reported by trn_step / trn_eval */
+    float *d = w + (size_t)M * K + (size_t)N * K;
+    for (size_t i = 0; i < (size_t)M * nkb; i++) dq[i] = (float)ia->dq[i]; /* exact: f32 factors */
+    for (size_t i = 0; i < (size_t)N * nkb; i++) dq[(size_t)M * nkb + i] = (float)ib->dq[i];
+    if (trn__gemm_lowp_scaled(r->cfg.mma, fa, fb, M, N, K, w, w + (size_t)M * K, dq, dq + (size_t)M * nkb, kb, promote,
+                              gemm_threads(r, M, N, K), d)) {
+        r->gemm_failed = 1; /* reported by trn_step */
+        return;
+    }
+    for (size_t i = 0; i < (size_t)M * N; i++) C[i] = d[i];
 }
 
 /* Telemetry of one operand of the MX GEMM: its cast statistics, amax, and
@@ -434,16 +436,20 @@ void trn__linear_free(lin_state *L) {
     for (int i = 0; i < ROLE_COUNT; i++) L->ds[i].hist = NULL;
 }
 
-/* Grow the run's scratch for a GEMM of M x N x K through scaled_gemm. */
+/* Grow the run's scratch for a GEMM of M x N x K through scaled_gemm: the
+ * f32 operands and result, and under a recipe the f32 decode factors. */
 static int reserve_gemm(trn_run *r, int M, int N, int K) {
     if (!trn__ws(r, WS_GEMM, ((size_t)M * K + (size_t)N * K + (size_t)M * N + 1) * sizeof(float))) return -1;
-    if (r->pol->recipe != RECIPE_BLOCKWISE && r->pol->recipe != RECIPE_MX) return 0;
-    int kb = (int)r->cfg.block_size < K ? (int)r->cfg.block_size : K;
-    size_t promo = (size_t)sg_promo(r, kb);
-    if (!trn__ws(r, WS_SG_A, (size_t)M * promo * sizeof(double)) || !trn__ws(r, WS_SG_B, (size_t)N * promo * sizeof(double)) ||
-        !trn__ws(r, WS_SG_C, (size_t)M * N * sizeof(double)) || !trn__ws(r, WS_SG_ACC, (size_t)M * N * sizeof(float)))
-        return -1;
+    if (r->pol->recipe == RECIPE_NONE) return 0;
+    if (!trn__ws(r, WS_SG_B, (((size_t)M + N) * q_nkb_max(r, K) + 1) * sizeof(float))) return -1;
     return 0;
+}
+
+/* The same for quantise() of operands rows x K: its per-row, per-block
+ * factors (three floats each). */
+static int reserve_quantise(trn_run *r, size_t rows, int K) {
+    if (r->pol->recipe == RECIPE_NONE) return 0;
+    return trn__ws(r, WS_SG_A, (3 * rows * q_nkb_max(r, K) + 1) * sizeof(float)) ? 0 : -1;
 }
 
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
@@ -460,6 +466,10 @@ int trn__linear_reserve(trn_run *r, const lin_state *L, int BT) {
         return -1;
     if (!trn__ws(r, WS_DQ1, zmax(bt * q_nkb_max(r, L->out), OC * q_nkb_max(r, BT)) * d)) return -1;
     if (!trn__ws(r, WS_DQ2, zmax(C, zmax(C * q_nkb_max(r, L->out), C * q_nkb_max(r, BT))) * d)) return -1;
+    /* quantise()'s factors for every operand: in, W (forward); dout, W^T, dout^T, in^T (backward) */
+    if (reserve_quantise(r, bt, L->in) || reserve_quantise(r, OC, L->in) || reserve_quantise(r, bt, L->out) ||
+        reserve_quantise(r, C, L->out) || reserve_quantise(r, OC, BT) || reserve_quantise(r, C, BT))
+        return -1;
     if (reserve_gemm(r, BT, L->in, L->out) || reserve_gemm(r, L->out, L->in, BT)) return -1;
     /* the casts of the Linear's inputs, outputs, weights and gradients */
     if (!trn__fscratch(r, zmax(big, bt * OC))) return -1;
@@ -692,12 +702,8 @@ void trn__linear_step_end(trn_run *r, lin_state *L) {
         double amax = d->hist[0];
         if (!strcmp(r->cfg.amax_compute_algo, "max"))
             for (long k = 1; k < hl; k++) if (d->hist[k] > amax) amax = d->hist[k];
-        /* TE keeps the old scale when amax is 0, inf or NaN */
-        if (amax > 0 && isfinite(amax)) {
-            float s = (float)((fmts[i]->max_finite / amax) / ldexp(1.0, (int)r->cfg.margin));
-            if (isinf(s)) s = FLT_MAX;
-            d->scale = s;
-        }
+        /* TE's scale from it (emu): the old scale stays when amax is 0, inf or NaN */
+        d->scale = emu__scaling_delayed_scale((float)amax, (float)fmts[i]->max_finite, (float)r->cfg.margin, d->scale);
     }
 }
 

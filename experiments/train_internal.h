@@ -90,7 +90,8 @@ typedef struct trn_model trn_model;
  * nothing; a call that needs more grows its buffer (checked, as below). */
 enum {
     WS_GEMM = 0,            /* f32 copies of a GEMM's operands and result */
-    WS_SG_A, WS_SG_B, WS_SG_C, WS_SG_ACC, /* scaled_gemm's K slices, partial products, f32 accumulator */
+    WS_SG_A,                /* a quantised operand's per-block decode and encode factors and block amax */
+    WS_SG_B,                /* scaled_gemm's f32 decode factors of A and B per K block */
     WS_XQ, WS_DQ0,          /* Linear forward: quantised input and its scales */
     WS_T1, WS_T2, WS_Q1, WS_Q2, WS_DQ1, WS_DQ2, /* Linear backward: transposes, quantised operands, scales */
     WS_BMM_A, WS_BMM_B,     /* attention bmm: operands cast to the autocast type */

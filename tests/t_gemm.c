@@ -3,13 +3,18 @@
  * over the same model: for every scaling recipe and several presets, with
  * and without C, transposed operands, thread counts 1..3, the vectorised
  * kernel against the scalar model; special values and values that leave
- * f32's range (recomputed on the scalar model); argument checking. */
+ * f32's range (recomputed on the scalar model); argument checking. And
+ * the recipes' shared pieces (emu/recipe.h) the training engine calls:
+ * emu__quantize to codes and to values, its per-row factors against
+ * fpemu_gemm_quantize_f32's, and emu__gemm_scaled against fpemu_gemm_f32's
+ * recipes and against the engine's former per-chunk loop. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
+#include "recipe.h"
 #include "tap.h"
 
 static uint64_t rs;
@@ -580,6 +585,146 @@ int main(void) {
             is_int(want, m * n, "blockwise%s with an inf in %s: NaN outputs %s", t == 2 ? " pow2 (TE)" : "", t == 1 ? "B" : "A",
                    t == 0 ? "in its row" : t == 1 ? "everywhere (one 128x128 block)" : "nowhere (scale 1)");
         }
+    }
+
+    /* ---- emu/recipe.h: the quantisation and the scaled GEMM the engine shares ---- */
+    {
+        enum { m = 13, n = 9, k = 300 };
+        static float a[m * k], b[k * n], bt[n * k], va[m * k], vb[n * k], d1[m * n], d2[m * n];
+        static float da[m * 19], db[n * 19], dec2[m * 19], enc[m * 19], bam[m * 19], w[m * k]; /* nkb <= 19 */
+        static uint64_t ca[m * k];
+        for (int i = 0; i < m * k; i++) a[i] = nrand() * (i % 11 == 0 ? 40 : 1);
+        for (int i = 0; i < k * n; i++) b[i] = nrand() * 0.1f;
+        a[3 * k + 200] = INFINITY, a[5 * k + 7] = NAN, b[150 * n + 4] = -INFINITY;
+        for (int kk = 0; kk < k; kk++) for (int j = 0; j < n; j++) bt[(size_t)j * k + kk] = b[(size_t)kk * n + j];
+        const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
+        static const char *const recipes[] = {"none", "tensor", "tensor-torchao", "given", "rowwise", "blockwise",
+                                              "mx-floor", "mx-rceil", "nvfp4"};
+        for (size_t ri = 0; ri < sizeof recipes / sizeof recipes[0]; ri++) {
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, recipes[ri], NULL, 0);
+            cfg.scaling.scale_a = 3.0f;
+            const fpemu_format *f = cfg.scaling.kind == FPEMU_GEMM_SCALING_NVFP4 ? e2m1 : e4m3;
+            for (int tr = 1; tr <= 5; tr += 4) {
+                fpemu_cast_stats s1, s2;
+                memset(&s1, 0, sizeof s1), memset(&s2, 0, sizeof s2);
+                int nkb = emu__quant_nkb(&cfg.scaling, k);
+                emu_quant oc = {.codes = ca, .dec = da, .st = &s1}, ov = {.vals = va, .dec = dec2, .enc = enc, .bamax = bam, .st = &s2};
+                int rc = emu__quantize(&cfg.scaling, f, m, k, a, tr, 1, NULL, &oc, NULL, 0);
+                rc |= emu__quantize(&cfg.scaling, f, m, k, a, tr, 1, NULL, &ov, NULL, 0);
+                int bad = 0;
+                for (int i = 0; i < m * k; i++) {
+                    float y = (float)fpemu_to_double(f, ca[i]);
+                    if (memcmp(&y, &va[i], 4) && !(isnan(y) && isnan(va[i]))) bad++;
+                }
+                if (bad || memcmp(&s1, &s2, sizeof s1))
+                    diag("%d values differ; counts n %llu/%llu ovf %llu/%llu sat %llu/%llu unf %llu/%llu sub %llu/%llu nonfin %llu/%llu amax %g/%g",
+                         bad, (unsigned long long)s1.n, (unsigned long long)s2.n, (unsigned long long)s1.overflow,
+                         (unsigned long long)s2.overflow, (unsigned long long)s1.saturated, (unsigned long long)s2.saturated,
+                         (unsigned long long)s1.underflow, (unsigned long long)s2.underflow, (unsigned long long)s1.subnormal,
+                         (unsigned long long)s2.subnormal, (unsigned long long)s1.nonfinite_in, (unsigned long long)s2.nonfinite_in,
+                         s1.amax, s2.amax);
+                ok(!rc && !bad && !memcmp(&s1, &s2, sizeof s1) && !memcmp(da, dec2, sizeof(float) * m * nkb) &&
+                       (oc.tensor_enc == ov.tensor_enc || (isnan(oc.tensor_enc) && isnan(ov.tensor_enc))),
+                   "emu__quantize %s (tile rows %d): values = decode(codes), same counts and factors", recipes[ri], tr);
+                /* in place, as the engine calls it */
+                memcpy(w, a, sizeof a);
+                emu_quant oi = {.vals = w};
+                emu__quantize(&cfg.scaling, f, m, k, w, tr, 1, NULL, &oi, NULL, 0);
+                ok(!cmp(w, va, m * k, "in place"), "emu__quantize %s (tile rows %d): in place", recipes[ri], tr);
+                /* gemm.h's layout of the factors: one per tile, per row, per block */
+                float pub[m * 19 + 1];
+                uint64_t cp[m * k];
+                fpemu_gemm_quantize_f32(&cfg.scaling, f, m, k, a, tr, 1, NULL, cp, NULL, pub, NULL, NULL, NULL, NULL, 0);
+                int same = !memcmp(cp, ca, sizeof cp);
+                size_t ns = fpemu_gemm_quantize_nscales(&cfg.scaling, m, k, tr);
+                for (size_t t = 0; t < ns; t++) {
+                    size_t want = cfg.scaling.kind == FPEMU_GEMM_SCALING_BLOCKWISE ? (t / nkb) * tr * nkb + t % nkb : t;
+                    same &= !memcmp(&pub[t], &da[want], 4) || (isnan(pub[t]) && isnan(da[want]));
+                }
+                ok(same, "fpemu_gemm_quantize_f32 %s (tile rows %d): the same codes, its factors from the per-row ones",
+                   recipes[ri], tr);
+            }
+        }
+
+        /* emu__gemm_scaled against fpemu_gemm_f32's recipes: the operands
+         * quantised by emu__quantize to values, their per-row factors */
+        static const char *const grecipes[] = {"tensor", "tensor-torchao", "given", "rowwise", "blockwise"};
+        for (size_t ri = 0; ri < sizeof grecipes / sizeof grecipes[0]; ri++) {
+            for (int th = 1; th <= 3; th += 2) {
+                fpemu_gemm_config cfg;
+                fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+                fpemu_gemm_config_set_scaling(&cfg, grecipes[ri], NULL, 0);
+                cfg.scaling.scale_a = 3.0f, cfg.scaling.scale_b = 0.25f;
+                cfg.nthreads = th;
+                fpemu_gemm_scaling sb = cfg.scaling;
+                sb.scale_a = cfg.scaling.scale_b;
+                emu_quant oa = {.vals = va, .dec = da}, ob = {.vals = vb, .dec = db};
+                emu__quantize(&cfg.scaling, e4m3, m, k, a, cfg.scaling.block_a_rows, 1, NULL, &oa, NULL, 0);
+                emu__quantize(&sb, e4m3, n, k, bt, cfg.scaling.block_b_cols, 1, NULL, &ob, NULL, 0);
+                int blockwise = cfg.scaling.kind == FPEMU_GEMM_SCALING_BLOCKWISE;
+                fpemu_gemm_f32(&cfg, m, n, k, a, k, 0, b, n, 0, NULL, n, d1, n, NULL);
+                fpemu_gemm_config c2 = cfg;
+                c2.promote = blockwise ? cfg.scaling.block_k : 0;
+                int rc = emu__gemm_scaled(&c2, m, n, k, va, vb, da, db, blockwise ? cfg.scaling.block_k : k,
+                                          cfg.scaling.kind == FPEMU_GEMM_SCALING_ROWWISE, d2, NULL);
+                ok(!rc && !cmp(d2, d1, m * n, grecipes[ri]), "emu__gemm_scaled = fpemu_gemm_f32 %s (%d threads)", grecipes[ri], th);
+            }
+        }
+
+        /* against the engine's former scaled GEMM: per chunk of `promote`
+         * elements of K a GEMM of the values from c = 0 (scaling none), then
+         * acc = fmaf(partial, fl32(da * db), acc); one chunk:
+         * fl32(acc * fl32(da * db)) */
+        for (int pi = 0; pi < 4; pi++) {
+            static const int promos[] = {0, 32, 128, 300};
+            int promote = promos[pi], kb = promote == 0 || promote == 300 ? k : 128, nkb = (k + kb - 1) / kb;
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e5m2", NULL, 0);
+            for (int i = 0; i < m * nkb; i++) da[i] = ldexpf(1 + (i % 5) / 8.0f, (i % 9) - 4);
+            for (int i = 0; i < n * nkb; i++) db[i] = ldexpf(1 + (i % 3) / 4.0f, (i % 7) - 3);
+            da[2 * nkb] = NAN; /* a NaN factor: the MMA's NaN comes first where both are NaN */
+            for (int i = 0; i < m * k; i++) va[i] = (float)fpemu_to_double(e4m3, fpemu_from_float(e4m3, a[i] * 8, &(fpemu_ctx){.sat = 1}));
+            const fpemu_format *e5m2 = fpemu_format_get("e5m2", NULL, 0);
+            for (int i = 0; i < n * k; i++) vb[i] = (float)fpemu_to_double(e5m2, fpemu_from_float(e5m2, bt[i], &(fpemu_ctx){.sat = 1}));
+            int P = promote > 0 ? promote : k;
+            static float acc[m * n], part[m * n], sa[m * 300], sbb[n * 300];
+            memset(acc, 0, sizeof acc);
+            for (int k0 = 0; k0 < k; k0 += P) {
+                int len = k0 + P < k ? P : k - k0;
+                for (int i = 0; i < m; i++) memcpy(sa + (size_t)i * len, va + (size_t)i * k + k0, sizeof(float) * len);
+                for (int j = 0; j < n; j++) memcpy(sbb + (size_t)j * len, vb + (size_t)j * k + k0, sizeof(float) * len);
+                fpemu_gemm_f32(&cfg, m, n, len, sa, len, 0, sbb, len, 1, NULL, n, part, n, NULL);
+                int bi = kb == k ? 0 : k0 / kb;
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        float dq = da[i * nkb + bi] * db[j * nkb + bi], p = part[i * n + j];
+                        float *x = &acc[i * n + j];
+                        if (promote > 0) *x = isnan(p) ? p : isnan(dq) ? dq : fmaf(p, dq, *x);
+                        else *x = isnan(p) ? p : isnan(dq) ? dq : p * dq;
+                    }
+            }
+            fpemu_gemm_config c2 = cfg;
+            c2.promote = promote;
+            int rc = emu__gemm_scaled(&c2, m, n, k, va, vb, da, db, kb, 0, d2, NULL);
+            int bad = 0;
+            for (int i = 0; i < m * n; i++) bad += memcmp(&d2[i], &acc[i], 4) != 0;
+            ok(!rc && !bad, "emu__gemm_scaled, promotion every %d of K in blocks of %d: the per-chunk loop, NaN bits included",
+               promote, kb);
+        }
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        ok(emu__gemm_scaled(&cfg, m, n, k, va, vb, da, db, 128, 0, d2, NULL) == -1,
+           "emu__gemm_scaled: no promotion needs one block");
+        cfg.promote = 96;
+        ok(emu__gemm_scaled(&cfg, m, n, k, va, vb, da, db, 128, 0, d2, NULL) == -1,
+           "emu__gemm_scaled: a chunk must not straddle two blocks");
+        cfg.promote = 0;
+        ok(emu__gemm_scaled(&cfg, m, n, k, va, vb, da, NULL, k, 0, d2, NULL) == -1, "emu__gemm_scaled: both factors or neither");
+        ok(emu__gemm_scaled(&cfg, m, n, k, va, vb, NULL, NULL, 1, 0, d2, NULL) == 0 &&
+               fpemu_gemm_f32(&cfg, m, n, k, va, k, 0, vb, k, 1, NULL, n, d1, n, NULL) == 0 && !cmp(d2, d1, m * n, "none"),
+           "emu__gemm_scaled without factors = fpemu_gemm_f32 without scaling");
     }
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);

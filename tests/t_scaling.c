@@ -3,11 +3,15 @@
  * (OCP) and RCEIL (TE/cuBLAS) e8m0 scales and the element casts they
  * imply, NVFP4 tensor/block scales and e2m1 elements, per-tensor current
  * scaling (TE, torchao), the delayed-scaling state machine (TE), blockwise
- * scales. Expected values computed by hand (see the comments). */
+ * scales. Expected values computed by hand (see the comments). And the
+ * shared helpers of emu/recipe.h: the delayed scale from an amax (against
+ * the f64 formula the training engine used), the MX and NVFP4 encode
+ * factors, the block cast to codes and to values. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 #include "scaling.h"
+#include "recipe.h"
 #include "tap.h"
 
 static const fpemu_format *F(const char *n) { return fpemu_format_get(n, NULL, 0); }
@@ -175,6 +179,84 @@ int main(void) {
         ok(448.0f / a8 < 256 && fpemu_scaling_msamp_scale(a8, 448, 1) == 256 && a8 * 256 > 448,
            "msamp: log2 of a quotient just below 2^8 rounds up to 8 (scale 256, amax scaled past 448)");
         ok(448.0f / a1 < 2 && fpemu_scaling_msamp_scale(a1, 448, 1) == 1, "msamp: just below 2^1 stays below (scale 1)");
+    }
+
+    /* ---- the shared helpers of emu/recipe.h ---- */
+    {
+        /* TE's delayed scale from the reduced amax: the rule of
+         * fpemu_scaling_delayed_update and of the training engine's histories,
+         * which computed it as fl32((fmt_max / amax) / 2^margin) in f64: the
+         * same bits for f32 amaxes and integer margins */
+        ok(emu__scaling_delayed_scale(2, 448, 0, 1) == 224 && emu__scaling_delayed_scale(2, 448, 1, 1) == 112,
+           "delayed scale: 448/2, margin 1 halves it");
+        ok(emu__scaling_delayed_scale(0, 448, 0, 3) == 3 && emu__scaling_delayed_scale(INFINITY, 448, 0, 3) == 3 &&
+               emu__scaling_delayed_scale(NAN, 448, 0, 3) == 3,
+           "delayed scale: amax 0, inf, NaN keep the previous scale");
+        ok(emu__scaling_delayed_scale(1e-40f, 448, 0, 1) == FLT_MAX, "delayed scale: an infinite quotient becomes FLT_MAX");
+        uint64_t rs = 5;
+        int bad = 0;
+        for (int i = 0; i < 20000; i++) {
+            rs = fpemu_random64(rs, 11);
+            uint32_t u = (uint32_t)(rs >> 32) & 0x7FFFFFFFu;
+            float amax;
+            memcpy(&amax, &u, 4);
+            if (!(amax > 0) || isinf(amax)) continue;
+            int m = (int)(rs & 7);
+            double fm = i & 1 ? 57344 : 448;
+            float want = (float)((fm / amax) / ldexp(1.0, m));
+            if (isinf(want)) want = FLT_MAX;
+            float got = emu__scaling_delayed_scale(amax, (float)fm, (float)m, 1);
+            if (memcmp(&got, &want, 4) && bad++ < 3) diag("amax %a margin %d: %a, f64 gives %a", amax, m, got, want);
+        }
+        is_int(bad, 0, "delayed scale: f32 arithmetic = the f64 formula, 20000 random amaxes, margins 0..7");
+        /* and fpemu_scaling_delayed_update takes its scale from it */
+        fpemu_scaling_delayed d;
+        fpemu_scaling_delayed_init(&d, 448, 4, FPEMU_SCALING_AMAX_MAX, 2);
+        fpemu_scaling_delayed_record(&d, 3.5f);
+        fpemu_scaling_delayed_update(&d);
+        ok(d.scale == emu__scaling_delayed_scale(3.5f, 448, 2, 1), "delayed update: scale %g", d.scale);
+        fpemu_scaling_delayed_free(&d);
+
+        ok(isnan(emu__mx_encode_factor(0xFF)) && emu__mx_encode_factor(127) == 1 && emu__mx_encode_factor(0) == 0x1p127f &&
+               emu__mx_encode_factor(254) == 0x1p-127f,
+           "MX encode factor 2^(127-E), NaN for 0xFF, 2^-127 exact");
+        uint8_t sc = fpemu_scaling_nvfp4_block_scale(3, 100);
+        ok(emu__nvfp4_encode_factor(sc, 100) == 100.0f / (float)fpemu_to_double(e4m3, sc) &&
+               emu__nvfp4_encode_factor(0, 100) == 0,
+           "NVFP4 encode factor tensor/block scale, 0 for a zero block scale");
+
+        /* the block cast: codes and values agree (values = decode(codes),
+         * same counts), strided input, in place */
+        float x[70], v[70], w[70];
+        uint64_t c[70];
+        for (int i = 0; i < 70; i++) x[i] = (float)((i * 37) % 23 - 11) * 0.37f;
+        x[5] = INFINITY, x[9] = -1e30f, x[13] = 1e-30f;
+        fpemu_cast_stats s1, s2;
+        memset(&s1, 0, sizeof s1), memset(&s2, 0, sizeof s2);
+        emu__scaled_cast(e4m3, 64.0f, x, 70, 1, c, NULL, &s1);
+        emu__scaled_cast(e4m3, 64.0f, x, 70, 1, NULL, v, &s2);
+        int same = 1;
+        for (int i = 0; i < 70; i++) {
+            float y = (float)fpemu_to_double(e4m3, c[i]);
+            same &= !memcmp(&y, &v[i], 4);
+        }
+        ok(same && !memcmp(&s1, &s2, sizeof s1), "scaled cast: values = decode(codes), same statistics");
+        memcpy(w, x, sizeof x);
+        emu__scaled_cast(e4m3, 64.0f, w, 70, 1, NULL, w, NULL);
+        ok(!memcmp(w, v, sizeof v), "scaled cast: in place");
+        uint64_t c2[35];
+        emu__scaled_cast(e2m1, 0.5f, x + 1, 35, 2, c2, NULL, NULL);
+        same = 1;
+        for (int i = 0; i < 35; i++) {
+            uint64_t want[1];
+            emu__scaled_cast(e2m1, 0.5f, &x[1 + 2 * i], 1, 1, want, NULL, NULL);
+            same &= c2[i] == want[0];
+        }
+        ok(same, "scaled cast: stride 2");
+        uint64_t cm[32], cq[32];
+        emu__scaled_cast(e4m3, emu__mx_encode_factor(120), x, 32, 1, cm, NULL, NULL);
+        fpemu_scaling_mx_quantize_block(e4m3, 120, x, 32, 1, cq, NULL);
+        ok(!memcmp(cm, cq, sizeof cm), "fpemu_scaling_mx_quantize_block is the scaled cast by the MX factor");
     }
     return done_testing();
 }

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* recipe.c: an operand's quantisation per scaling recipe (recipe.h
+ * emu__quantize), the one implementation behind fpemu_gemm_f32,
+ * fpemu_gemm_quantize_f32 (`fpemu cast --scaling`) and the training
+ * engine's fp8 Linear layers; docs/scaling.md describes the recipes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "recipe.h"
+#include "internal.h"
+
+static void seterr(char *err, size_t len, const char *msg) {
+    if (err && len) snprintf(err, len, "%s", msg);
+}
+
+/* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b */
+static int cdiv(int a, int b) { return a / b + (a % b != 0); }
+
+int emu__quant_nkb(const fpemu_gemm_scaling *s, int cols) {
+    if (!s || cols < 0) return -1;
+    switch (s->kind) {
+    case FPEMU_GEMM_SCALING_NONE:
+    case FPEMU_GEMM_SCALING_TENSOR:
+    case FPEMU_GEMM_SCALING_GIVEN:
+    case FPEMU_GEMM_SCALING_ROWWISE: return 1;
+    case FPEMU_GEMM_SCALING_BLOCKWISE: return s->block_k >= 1 ? cdiv(cols, s->block_k) : -1;
+    case FPEMU_GEMM_SCALING_MX: return cdiv(cols, 32);
+    case FPEMU_GEMM_SCALING_NVFP4: return cdiv(cols, 16);
+    default: return -1;
+    }
+}
+
+/* The element casts of one call, through the caller's context: element
+ * (r, c) takes draw r * cols + c of its stream, whatever order the recipe
+ * visits its blocks in; to codes or (codes NULL) to values. */
+typedef struct {
+    fpemu_ctx *ctx;
+    uint64_t base;
+    size_t pos, cols;
+    const fpemu_format *fmt;
+    uint64_t *codes;
+    float *vals;
+    fpemu_cast_stats *st;
+    float buf[128];
+    uint64_t cbuf[128];
+} qcast;
+
+/* Cast n elements x[0..n) into elements (r, c0 ..) (a run of the row-major
+ * array, rows included): times f first when mul (every scaled recipe
+ * multiplies, a factor of 1 included), as they are for NONE. Codes go
+ * through a buffer of 128; values are scaled in place and cast in one call
+ * (x may be the values' own memory). */
+static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, int mul, float f) {
+    const size_t at0 = r * e->cols + c0;
+    if (!e->codes) {
+        float *v = e->vals + at0;
+        if (mul) {
+            for (size_t i = 0; i < n; i++) v[i] = x[i] * f;
+        } else if (v != x) {
+            memmove(v, x, n * sizeof *v);
+        }
+        emu__array_at(e->ctx, e->base, e->pos, at0);
+        fpemu_round_f32(e->fmt, v, v, n, e->ctx, e->st);
+        return;
+    }
+    for (size_t i0 = 0; i0 < n; i0 += 128) {
+        size_t m = n - i0 < 128 ? n - i0 : 128;
+        const float *src = x + i0;
+        if (mul) {
+            for (size_t i = 0; i < m; i++) e->buf[i] = x[i0 + i] * f;
+            src = e->buf;
+        }
+        size_t at = at0 + i0;
+        emu__array_at(e->ctx, e->base, e->pos, at);
+        fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
+        for (size_t i = 0; i < m; i++) e->codes[at + i] = fpemu_code_load(e->fmt, e->cbuf, i);
+    }
+}
+
+/* One MX / NVFP4 block: its own context (emu__scaled_cast), into the
+ * call's codes or values at element (r, c0). */
+static void block_cast(const emu_quant *o, const fpemu_format *fmt, float f, const float *x, size_t at, size_t n,
+                       fpemu_cast_stats *st) {
+    emu__scaled_cast(fmt, f, x, n, 1, o->codes ? o->codes + at : NULL, o->codes ? NULL : o->vals + at, st);
+}
+
+int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                  int tile_rows, int sat, fpemu_ctx *ctx, emu_quant *o, char *err, size_t errlen) {
+    if (!s || !fmt || !o || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
+        seterr(err, errlen, "quantize: bad arguments");
+        return -1;
+    }
+    if ((size_t)rows * (size_t)cols > 0 && (!X || (!o->codes && !o->vals))) { seterr(err, errlen, "quantize: no data"); return -1; }
+    const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
+    if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE && (tr < 1 || s->block_k < 1)) {
+        seterr(err, errlen, "quantize: blockwise tiles must be at least 1 x 1");
+        return -1;
+    }
+    if (s->kind == FPEMU_GEMM_SCALING_NVFP4 && !emu__is_ocp_e2m1(fmt)) {
+        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
+        return -1;
+    }
+    if ((s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) && ctx && ctx->round != FPEMU_RNE) {
+        seterr(err, errlen, "quantize: the MX and NVFP4 recipes cast with rne (saturating); another rounding mode is not supported");
+        return -1;
+    }
+    fpemu_cast_stats local;
+    fpemu_cast_stats *st = o->st;
+    if (!st) { memset(&local, 0, sizeof local); st = &local; }
+    fpemu_ctx own;
+    fpemu_ctx_init(&own);
+    fpemu_ctx *c = ctx ? ctx : &own;
+    const int saved_sat = c->sat;
+    c->sat = s->kind == FPEMU_GEMM_SCALING_NONE ? sat : 1;
+    qcast e = {.ctx = c, .base = c->counter, .pos = c->sr_pos, .cols = (size_t)K, .fmt = fmt, .codes = o->codes,
+               .vals = o->codes ? NULL : o->vals, .st = st};
+    const int nkb = emu__quant_nkb(s, K);
+    float enc = 1.0f;
+    switch (s->kind) {
+    case FPEMU_GEMM_SCALING_NONE: /* the whole array, one run */
+        qcast_seg(&e, X, 0, 0, (size_t)rows * K, 0, 1.0f);
+        for (int i = 0; i < rows; i++) {
+            if (o->dec) o->dec[i] = 1.0f;
+            if (o->enc) o->enc[i] = 1.0f;
+        }
+        break;
+    case FPEMU_GEMM_SCALING_TENSOR:
+    case FPEMU_GEMM_SCALING_GIVEN: {
+        enc = s->kind == FPEMU_GEMM_SCALING_GIVEN
+                  ? s->scale_a
+                  : fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(X, (size_t)rows * K, 1), fmt->max_finite);
+        const float d = 1.0f / enc;
+        qcast_seg(&e, X, 0, 0, (size_t)rows * K, 1, enc);
+        for (int i = 0; i < rows; i++) {
+            if (o->dec) o->dec[i] = d;
+            if (o->enc) o->enc[i] = enc;
+        }
+        break;
+    }
+    case FPEMU_GEMM_SCALING_ROWWISE:
+        for (int i = 0; i < rows; i++) {
+            const float *x = X + (size_t)i * K;
+            float am = fpemu_scaling_amax_f32(x, (size_t)K, 1);
+            float sc = fpemu_scaling_current_scale(&s->cur, am, fmt->max_finite);
+            qcast_seg(&e, x, (size_t)i, 0, (size_t)K, 1, sc);
+            if (o->dec) o->dec[i] = 1.0f / sc;
+            if (o->enc) o->enc[i] = sc;
+            if (o->bamax) o->bamax[i] = am;
+        }
+        break;
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
+        int bk = s->block_k, nrt = cdiv(rows, tr);
+        for (int ti = 0; ti < nrt; ti++)
+            for (int kt = 0; kt < nkb; kt++) {
+                int i0 = ti * tr, i1 = tr < rows - i0 ? i0 + tr : rows, k0 = kt * bk, k1 = bk < K - k0 ? k0 + bk : K;
+                float am = 0;
+                for (int i = i0; i < i1; i++) {
+                    float v = fpemu_scaling_amax_f32(X + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
+                    am = isnan(v) || v > am ? v : am;
+                }
+                float en = fpemu_scaling_block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
+                float de = o->dec ? fpemu_scaling_block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2) : 1.0f;
+                for (int i = i0; i < i1; i++) {
+                    qcast_seg(&e, X + (size_t)i * K + k0, (size_t)i, (size_t)k0, (size_t)(k1 - k0), 1, en);
+                    size_t at = (size_t)i * nkb + kt;
+                    if (o->dec) o->dec[at] = de;
+                    if (o->enc) o->enc[at] = en;
+                    if (o->bamax) o->bamax[at] = am;
+                }
+            }
+        break;
+    }
+    case FPEMU_GEMM_SCALING_MX:
+    case FPEMU_GEMM_SCALING_NVFP4: {
+        /* the blocks cast through their own contexts (canonical NaN; rne) */
+        const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16;
+        float ts = 1;
+        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
+        const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
+        const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
+        for (int r = 0; r < rows; r++)
+            for (int b = 0; b < nkb; b++) {
+                int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
+                const float *x = X + (size_t)r * K + k0;
+                float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
+                uint8_t code = mx ? fpemu_scaling_mx_scale(s->mx_rule, fmt, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
+                float f = mx ? emu__mx_encode_factor(code) : emu__nvfp4_encode_factor(code, ts);
+                block_cast(o, ef, f, x, (size_t)r * K + k0, (size_t)(k1 - k0), st);
+                size_t at = (size_t)r * nkb + b;
+                if (o->scode) o->scode[at] = code;
+                if (o->dec) o->dec[at] = (float)fpemu_to_double(sf, code);
+                if (o->enc) o->enc[at] = f;
+                if (o->bamax) o->bamax[at] = am;
+            }
+        break;
+    }
+    default: break;
+    }
+    if (ctx) emu__array_at(c, e.base, e.pos, (size_t)rows * K);
+    c->sat = saved_sat;
+    o->tensor_enc = enc;
+    return 0;
+}
+
+/* ---- the public form (gemm.h) ------------------------------------------------- */
+
+size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int cols, int tile_rows) {
+    if (!s || rows < 0 || cols < 0) return 0;
+    switch (s->kind) {
+    case FPEMU_GEMM_SCALING_ROWWISE: return (size_t)rows;
+    case FPEMU_GEMM_SCALING_BLOCKWISE: {
+        int tr = tile_rows > 0 ? tile_rows : s->block_a_rows, bk = s->block_k;
+        if (tr < 1 || bk < 1) return 0;
+        return (size_t)cdiv(rows, tr) * (size_t)cdiv(cols, bk);
+    }
+    case FPEMU_GEMM_SCALING_MX: return (size_t)rows * (size_t)cdiv(cols, 32);
+    case FPEMU_GEMM_SCALING_NVFP4: return (size_t)rows * (size_t)cdiv(cols, 16);
+    default: return 1;
+    }
+}
+
+int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
+                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
+    if (!s || !fmt || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
+        seterr(err, errlen, "quantize: bad arguments");
+        return -1;
+    }
+    if ((size_t)rows * (size_t)cols > 0 && (!X || !codes)) { seterr(err, errlen, "quantize: no data"); return -1; }
+    const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
+    const int nkb = emu__quant_nkb(s, K);
+    /* the decode factors per row and block (recipe.h), laid out as gemm.h's
+     * dec afterwards; the dequantised values need them too */
+    float *rdec = NULL;
+    if ((dec || deq) && nkb >= 0) {
+        rdec = malloc(sizeof(float) * ((size_t)rows * (size_t)nkb + 1));
+        if (!rdec) { seterr(err, errlen, "quantize: out of memory"); return -1; }
+    }
+    emu_quant o = {.codes = codes, .dec = rdec, .scode = scode, .st = st};
+    if (emu__quantize(s, fmt, rows, cols, X, tile_rows, sat, ctx, &o, err, errlen)) { free(rdec); return -1; }
+    const float enc = o.tensor_enc;
+    if (enc_scale) *enc_scale = enc;
+    if (dec) {
+        switch (s->kind) {
+        case FPEMU_GEMM_SCALING_NONE: dec[0] = 1.0f; break;
+        case FPEMU_GEMM_SCALING_TENSOR:
+        case FPEMU_GEMM_SCALING_GIVEN: dec[0] = 1.0f / enc; break;
+        case FPEMU_GEMM_SCALING_BLOCKWISE: /* one factor per tile: its first row's */
+            for (int ti = 0; ti < cdiv(rows, tr); ti++)
+                for (int kt = 0; kt < nkb; kt++) dec[(size_t)ti * nkb + kt] = rdec[(size_t)ti * tr * nkb + kt];
+            break;
+        default: memcpy(dec, rdec, sizeof(float) * (size_t)rows * (size_t)nkb); break; /* ROWWISE, MX, NVFP4 */
+        }
+    }
+    if (deq) { /* dequantised values, as the GEMM's epilogue and MMA use the scales */
+        const int blk = s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4;
+        const int nv = s->kind == FPEMU_GEMM_SCALING_NVFP4;
+        const int kb = s->kind == FPEMU_GEMM_SCALING_BLOCKWISE ? s->block_k : s->kind == FPEMU_GEMM_SCALING_MX ? 32 : 16;
+        const float inv_ts = 1.0f / enc;
+        fpemu_ctx dc;
+        fpemu_ctx_init(&dc);
+        if (ctx) dc.nan_policy = ctx->nan_policy;
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < K; k++) {
+                size_t i = (size_t)r * K + k;
+                float v = fpemu_to_float(fmt, codes[i], &dc);
+                if (s->kind == FPEMU_GEMM_SCALING_NONE) {
+                    /* as it is */
+                } else if (!blk) {
+                    v = v * rdec[(size_t)r * nkb + (nkb > 1 ? k / kb : 0)];
+                } else {
+                    double d = (double)v * rdec[(size_t)r * nkb + k / kb]; /* exact: the MMA joins the scale exactly */
+                    v = nv ? (float)d * inv_ts : (float)d;
+                }
+                deq[i] = v;
+            }
+    }
+    free(rdec);
+    return 0;
+}
