@@ -12,49 +12,50 @@
 
 const char *const trn_model_names[] = {"mlp-digits", "tiny-transformer", "deep-mlp", NULL};
 
-/*  name, param, hi, lo, recipe, fp8_format, m, v, gw, m_scaled, sr, scaler, int8, msamp, doc */
-static const pol_def policies[] = {
-    {"64-true", "f64", "f64", "f64", RECIPE_NONE, "HYBRID", "f64", "f64", NULL, 0, 0, "none", 0, 0,
-     "everything f64"},
-    {"32-true", "f32", "f32", "f32", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "everything f32 (GEMMs: f32 FMA chain, as CUDA cores without TF32)"},
-    {"16-mixed", "f32", "f32", "f16", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "dynamic", 0, 0,
-     "f32 master weights, autocast to f16, GradScaler"},
-    {"bf16-mixed", "f32", "f32", "bf16", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "f32 master weights, autocast to bf16"},
-    {"16-true", "f16", "f16", "f16", RECIPE_NONE, "HYBRID", "f16", "f16", NULL, 0, 0, "none", 0, 0,
-     "f16 parameters, activations, gradients and optimiser state"},
-    {"bf16-true", "bf16", "bf16", "bf16", RECIPE_NONE, "HYBRID", "bf16", "bf16", NULL, 0, 0, "none", 0, 0,
-     "bf16 parameters, activations, gradients and optimiser state"},
-    {"transformer-engine", "bf16", "bf16", "bf16", RECIPE_DELAYED, "HYBRID", "bf16", "bf16", NULL, 0, 0, "none", 0, 0,
-     "bf16 parameters, fp8 Linear GEMMs with DelayedScaling"},
-    {"transformer-engine-float16", "f16", "f16", "f16", RECIPE_DELAYED, "HYBRID", "f16", "f16", NULL, 0, 0, "none", 0, 0,
-     "f16 parameters, fp8 Linear GEMMs with DelayedScaling"},
-    {"fp8-delayed", "f32", "f32", "bf16", RECIPE_DELAYED, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "f32 master, bf16 autocast, fp8 Linear GEMMs with delayed per-tensor scaling"},
-    {"fp8-current", "f32", "f32", "bf16", RECIPE_CURRENT, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "f32 master, bf16 autocast, fp8 Linear GEMMs with current per-tensor scaling (torchao tensorwise)"},
-    {"fp8-rowwise", "f32", "f32", "bf16", RECIPE_ROWWISE, "E4M3", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "f32 master, bf16 autocast, e4m3 GEMMs with one power-of-two scale per row along K (torchao rowwise)"},
-    {"fp8-blockwise", "f32", "f32", "bf16", RECIPE_BLOCKWISE, "E4M3", "bf16", "bf16", NULL, 0, 0, "none", 0, 0,
-     "DeepSeek-V3: 1x128 / 128x128 e4m3 blocks, f32 promotion every 128, bf16 Adam moments"},
-    {"mxfp8", "f32", "f32", "bf16", RECIPE_MX, "E4M3", "f32", "f32", NULL, 0, 0, "none", 0, 0,
-     "OCP MX: blocks of 32 along K with an e8m0 scale"},
-    {"msamp-o1", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "f32", "f32", "e4m3", 0, 0, "dynamic", 0, 1,
-     "MS-AMP O1: fp8 GEMMs, fp8 weight gradients, f16 weights, f32 Adam states"},
-    {"msamp-o2", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "e4m3", "f16", "e4m3", 1, 0, "dynamic", 0, 1,
-     "MS-AMP O2: O1 with Adam's first moment in fp8 and second moment in f16, both with a per-tensor scale"},
-    {"bf16-true-sr", "bf16", "bf16", "bf16", RECIPE_NONE, "HYBRID", "bf16", "bf16", NULL, 0, 1, "none", 0, 0,
-     "bf16-true with stochastic rounding of the parameter update"},
-    {"int8-dynamic", "f32", "f32", "f32", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 1, 0,
-     "trains as 32-true; evaluation with quantize_dynamic int8 Linear layers"},
-};
+/*  name, param, hi, lo, recipe, fp8_format, m, v, gw, m_scaled, sr, scaler, int8, msamp, doc:
+ * the one table of policies; trn_policy_names[] is its first column. */
+#define POLICY_TABLE(X) \
+    X("64-true", "f64", "f64", "f64", RECIPE_NONE, "HYBRID", "f64", "f64", NULL, 0, 0, "none", 0, 0, \
+      "everything f64") \
+    X("32-true", "f32", "f32", "f32", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "everything f32 (GEMMs: f32 FMA chain, as CUDA cores without TF32)") \
+    X("16-mixed", "f32", "f32", "f16", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "dynamic", 0, 0, \
+      "f32 master weights, autocast to f16, GradScaler") \
+    X("bf16-mixed", "f32", "f32", "bf16", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "f32 master weights, autocast to bf16") \
+    X("16-true", "f16", "f16", "f16", RECIPE_NONE, "HYBRID", "f16", "f16", NULL, 0, 0, "none", 0, 0, \
+      "f16 parameters, activations, gradients and optimiser state") \
+    X("bf16-true", "bf16", "bf16", "bf16", RECIPE_NONE, "HYBRID", "bf16", "bf16", NULL, 0, 0, "none", 0, 0, \
+      "bf16 parameters, activations, gradients and optimiser state") \
+    X("transformer-engine", "bf16", "bf16", "bf16", RECIPE_DELAYED, "HYBRID", "bf16", "bf16", NULL, 0, 0, "none", 0, 0, \
+      "bf16 parameters, fp8 Linear GEMMs with DelayedScaling") \
+    X("transformer-engine-float16", "f16", "f16", "f16", RECIPE_DELAYED, "HYBRID", "f16", "f16", NULL, 0, 0, "none", 0, 0, \
+      "f16 parameters, fp8 Linear GEMMs with DelayedScaling") \
+    X("fp8-delayed", "f32", "f32", "bf16", RECIPE_DELAYED, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "f32 master, bf16 autocast, fp8 Linear GEMMs with delayed per-tensor scaling") \
+    X("fp8-current", "f32", "f32", "bf16", RECIPE_CURRENT, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "f32 master, bf16 autocast, fp8 Linear GEMMs with current per-tensor scaling (torchao tensorwise)") \
+    X("fp8-rowwise", "f32", "f32", "bf16", RECIPE_ROWWISE, "E4M3", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "f32 master, bf16 autocast, e4m3 GEMMs with one power-of-two scale per row along K (torchao rowwise)") \
+    X("fp8-blockwise", "f32", "f32", "bf16", RECIPE_BLOCKWISE, "E4M3", "bf16", "bf16", NULL, 0, 0, "none", 0, 0, \
+      "DeepSeek-V3: 1x128 / 128x128 e4m3 blocks, f32 promotion every 128, bf16 Adam moments") \
+    X("mxfp8", "f32", "f32", "bf16", RECIPE_MX, "E4M3", "f32", "f32", NULL, 0, 0, "none", 0, 0, \
+      "OCP MX: blocks of 32 along K with an e8m0 scale") \
+    X("msamp-o1", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "f32", "f32", "e4m3", 0, 0, "dynamic", 0, 1, \
+      "MS-AMP O1: fp8 GEMMs, fp8 weight gradients, f16 weights, f32 Adam states") \
+    X("msamp-o2", "f16", "f32", "f16", RECIPE_CURRENT, "HYBRID", "e4m3", "f16", "e4m3", 1, 0, "dynamic", 0, 1, \
+      "MS-AMP O2: O1 with Adam's first moment in fp8 and second moment in f16, both with a per-tensor scale") \
+    X("bf16-true-sr", "bf16", "bf16", "bf16", RECIPE_NONE, "HYBRID", "bf16", "bf16", NULL, 0, 1, "none", 0, 0, \
+      "bf16-true with stochastic rounding of the parameter update") \
+    X("int8-dynamic", "f32", "f32", "f32", RECIPE_NONE, "HYBRID", "f32", "f32", NULL, 0, 0, "none", 1, 0, \
+      "trains as 32-true; evaluation with quantize_dynamic int8 Linear layers")
+
+#define POL_ROW(name, ...) {name, __VA_ARGS__},
+static const pol_def policies[] = {POLICY_TABLE(POL_ROW)};
 #define NPOL (sizeof policies / sizeof policies[0])
 
-const char *const trn_policy_names[] = {
-    "64-true", "32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "transformer-engine",
-    "transformer-engine-float16", "fp8-delayed", "fp8-current", "fp8-rowwise", "fp8-blockwise", "mxfp8",
-    "msamp-o1", "msamp-o2", "bf16-true-sr", "int8-dynamic", NULL};
+#define POL_NAME(name, ...) name,
+const char *const trn_policy_names[] = {POLICY_TABLE(POL_NAME) NULL};
 
 const pol_def *trn__policy_find(const char *name) {
     for (size_t i = 0; i < NPOL; i++)
