@@ -82,6 +82,10 @@ static long split_record(char **pp, char **out, long max, long *line, const char
     return nf;
 }
 
+/* Parse t->buf (LEN bytes, NUL-terminated) from offset OFF: the body of
+ * csv_read, shared with csv_read_user. */
+static int parse_table(csv_table *t, const char *path, size_t len, size_t off, char *err, size_t errlen);
+
 int csv_read(csv_table *t, const char *path, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
@@ -91,6 +95,10 @@ int csv_read(csv_table *t, const char *path, char *err, size_t errlen) {
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
+    return parse_table(t, path, len, 0, err, errlen);
+}
+
+static int parse_table(csv_table *t, const char *path, size_t len, size_t off, char *err, size_t errlen) {
     if (memchr(t->buf, 0, len)) {
         snprintf(err, errlen, "%s: binary data (a NUL byte at offset %zu), expected CSV text", path,
                  (size_t)((char *)memchr(t->buf, 0, len) - t->buf));
@@ -100,7 +108,7 @@ int csv_read(csv_table *t, const char *path, char *err, size_t errlen) {
     /* count lines to size the arrays */
     size_t lines = 1;
     for (size_t i = 0; i < len; i++) lines += t->buf[i] == '\n';
-    char *p = t->buf;
+    char *p = t->buf + off;
     long line = 1;
     const char *why = NULL;
     if (!*p) {
@@ -161,6 +169,56 @@ bad:
     snprintf(err, errlen, "%s: line %ld: %s", path, line, why);
     csv_free(t);
     return -2;
+}
+
+int csv_read_user(csv_table *t, const char *path, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    size_t len;
+    t->buf = csv_slurp(path, &len);
+    if (!t->buf) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t off = len >= 3 && !memcmp(t->buf, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    /* a CR that neither ends a CRLF line nor the file, outside quotes: the
+     * old Mac line end, which the reader would take for one long line */
+    long line = 1;
+    int quoted = 0;
+    for (size_t i = memchr(t->buf, 0, len) ? len : off; i < len; i++) { /* binary data: parse_table says so */
+        char ch = t->buf[i];
+        if (ch == '"') quoted = !quoted;
+        else if (ch == '\n') line++;
+        else if (ch == '\r' && !quoted && i + 1 < len && t->buf[i + 1] != '\n') {
+            snprintf(err, errlen, "%s: line %ld: a carriage return (CR) that does not end a CRLF line (old Mac line ends?), "
+                                  "expected LF or CRLF line ends", path, line);
+            csv_free(t);
+            return -2;
+        }
+    }
+    int rc = parse_table(t, path, len, off, err, errlen);
+    if (rc) return rc;
+    /* spaces around the column names ("step, loss") are not part of them */
+    for (int i = 0; i < t->ncols; i++) {
+        char *h = t->header[i];
+        while (*h == ' ' || *h == '\t') h++;
+        size_t n = strlen(h);
+        while (n && (h[n - 1] == ' ' || h[n - 1] == '\t')) h[--n] = 0;
+        t->header[i] = h;
+        if (!*h) {
+            snprintf(err, errlen, "%s: line 1: column %d of the header has no name, expected a header line of column names", path,
+                     i + 1);
+            csv_free(t);
+            return -2;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(t->header[i], t->header[j])) {
+                snprintf(err, errlen, "%s: line 1: column '%s' appears twice in the header", path, t->header[i]);
+                csv_free(t);
+                return -2;
+            }
+    }
+    return 0;
 }
 
 void csv_free(csv_table *t) {

@@ -27,6 +27,13 @@ char *csv_slurp(const char *path, size_t *len);
  * An empty file (no header) is malformed. */
 int csv_read(csv_table *t, const char *path, char *err, size_t errlen);
 void csv_free(csv_table *t);
+/* csv_read for files that users bring (fpemu drift --key and its kin): the
+ * same, plus a UTF-8 byte-order mark before the header is skipped, spaces
+ * around column names are dropped, and a CR that does not end a CRLF line
+ * (old Mac line ends) is malformed, naming its line. CRLF files read as
+ * csv_read reads them. */
+int csv_read_user(csv_table *t, const char *path, char *err, size_t errlen);
+
 
 /* Index of the column called NAME, or -1. */
 int csv_col(const csv_table *t, const char *name);

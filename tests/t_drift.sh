@@ -5,7 +5,9 @@
 # passes; a change beyond its band fails and names the file, column and step;
 # in-band changes pass (smoothed bands too); exact columns, missing columns,
 # row counts and text files are caught; bad input (missing files, malformed
-# CSV, a bad tolerance file) exits 2. Prints TAP.
+# CSV, a bad tolerance file) exits 2. The keyed comparison (--key and its
+# kin, tests/t_drift_user.sh) leaves this form's output alone, and works on
+# report folders too. Prints TAP.
 . "$(cd "$(dirname "$0")" && pwd)/lib/report_env.sh"
 if [ ! -d "$FIX/demo" ]; then echo "1..1"; echo "not ok 1 - the fixture $FIX/demo is missing (it ships in the repository)"; exit 1; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_drift.XXXXXX") || exit 1
@@ -173,5 +175,21 @@ rm "$TMP/nr/a/b-c/metrics.csv"; printf 'notes\n' >"$TMP/nb/a/NOTES.txt"
 printf 'a/NOTES.txt * ignore\na/b-c/* * ignore\n' >"$TMP/ign"
 drift --tolerances "$TMP/ign" "$TMP/nb" "$TMP/nr"
 expect "an ignored text file may be missing; an ignored CSV's columns are skipped but the file must exist" 2 "MISSING a/b-c/metrics.csv"
+
+# 17. the suite's form is untouched by the keyed comparison: no key lines
+fresh
+drift --tolerances "$TOL" "$BASE" "$TMP/res"
+if [ "$rc" = 0 ] && ! grep -Eq 'key step|values compared|rows by position' "$TMP/out" &&
+    [ "$(grep -c '^fpemu drift:' "$TMP/out")" = 3 ]; then pass "without the keyed options the output is the suite's (header, summary, verdict)"
+else fail "without the keyed options the output is the suite's" "exit $rc" "$(cat "$TMP/out")"; fi
+
+# 18. --key on folders: every CSV keyed; tensors.csv (several rows per step)
+#     is a duplicate key, named with both lines
+fresh
+setcell "$M" 20 loss 9.5
+drift --key step --tolerances "$TOL" "$BASE" "$TMP/res"
+expect "--key on report folders: a moved loss is drift by key, a file with several rows per key is bad input" 2 \
+    "^DRIFT +training/demo/f16/metrics.csv \\(key step: [0-9]+ in the baseline" "step=20 +loss" \
+    "^BAD +training/demo/f16/tensors.csv: .*tensors.csv: line 3: key step=1 repeats line 2 \\(a duplicate key\\)"
 
 echo "1..$n"
