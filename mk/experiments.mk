@@ -23,14 +23,24 @@
 #   relative to the section folder: the assembler prefixes SECTION/ to every
 #   relative src="..."/href="..." (HTML) and ](...) link (Markdown) when it
 #   inlines them.
+# - The report opens with its verdict. Optionally headline.html (a few lines:
+#   what the section ran and found, with the numbers; no heading) and
+#   keyplots.html (one <figure> per plot that matters, at most 3 or 4 for
+#   the whole report), and their .md twins: the assembler puts every
+#   section's headline, then every section's key plots, at the top.
+# - Optionally brief.html (and brief.md): a short form of the section, with
+#   the same <h2> heading. The main page then shows the brief, and the whole
+#   fragment goes on a page of its own, $(REPORT_DIR)/SECTION.html (and
+#   SECTION.md), linked from it (the catalogue does this).
 # - `make experiments` builds bin/fpemu, runs every experiments-SECTION in
 #   order (a failing section fails the run), then reports/assemble.sh writes
-#   $(REPORT_DIR)/index.html (opens from disk: relative links only) and
-#   $(REPORT_DIR)/summary.md from the fragments, and copies the whole
-#   folder to reports/YYYY-MM-DD/. Both folders are ignored by git.
-# - Order: by EXPERIMENT_RANK_SECTION (catalogue = 10; default 50), then by
-#   name. Sections are listed lazily, so fragments included after this one
-#   count too.
+#   $(REPORT_DIR)/index.html (opens from disk: relative links only),
+#   $(REPORT_DIR)/summary.md and the sections' own pages from the fragments,
+#   and copies the whole folder to reports/YYYY-MM-DD/. Both folders are
+#   ignored by git.
+# - Order: by EXPERIMENT_RANK_SECTION (training 30, errk 40, default 50,
+#   catalogue 90: its brief comes last), then by name. Sections are listed
+#   lazily, so fragments included after this one count too.
 # - Sections must be deterministic (fixed seeds) and keep to the 2-core
 #   machine: a few minutes each at most.
 # ------------------------------------------------------------------------------
@@ -59,7 +69,7 @@ experiments-list:
 
 # ---- section: catalogue (format table and rounding-error plots) -------------
 EXPERIMENT_SECTIONS += catalogue
-EXPERIMENT_RANK_catalogue := 10
+EXPERIMENT_RANK_catalogue := 90
 .PHONY: experiments-catalogue
 experiments-catalogue: $(BINDIR)/fpemu | deps
 	@$(if $(Q),echo "  REPORT  $(REPORT_DIR)/catalogue")

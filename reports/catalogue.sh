@@ -5,7 +5,9 @@
 # formats.csv) and, per format, the relative rounding error
 # |round(x)-x|/|x| against |x| from `fpemu formats --error-curve`, plotted
 # log-log with gnuplot (err_FMT.png and .svg), plus an overview of the main
-# formats; fragment.html and fragment.md describe every plot.
+# formats; fragment.html and fragment.md describe every plot, brief.html
+# and brief.md are the short form the report's main page shows (the whole
+# fragment goes on a page of its own, reports/assemble.sh).
 set -euo pipefail
 bin=$1
 out=$2
@@ -164,4 +166,24 @@ overview overview_narrow "Largest relative rounding error per binade: 16-, 8-, 6
         echo
     done <sentences.tsv
 } >fragment.md
+# brief.html and brief.md: the catalogue in a few lines and its overview
+# plot, for the main page of the report; reports/assemble.sh puts the whole
+# fragment on a page of its own (catalogue.html) and links it.
+nfmt=$(($(wc -l <formats.csv) - 1))
+nplots=$(wc -l <sentences.tsv)
+{
+    echo '<h2 id="catalogue">Format catalogue and rounding error</h2>'
+    echo "<p>$nfmt formats in the registry (<code>fpemu formats</code>): their widths, bias, range, inf and NaN encodings and aliases (CSV in <a href=\"formats.csv\">formats.csv</a>), and for each of the $nplots below 64 bits the relative rounding error |round(x) - x| / |x| over its whole range. The overview below puts the main formats side by side: the plateau is the precision (expected just under u = 2<sup>-p</sup>), its width the range.</p>"
+    if [ -f overview.png ]; then
+        echo '<figure><a href="overview.svg"><img src="overview.png" alt="largest error per binade of the main formats" width="900"></a>'
+        echo '<figcaption>The largest relative rounding error in each binade (round to nearest even, saturating) of f32, tf32, bf16, f16 and the 8-, 6- and 4-bit formats.</figcaption></figure>'
+    fi
+} >brief.html
+{
+    echo '## Format catalogue and rounding error'
+    echo
+    echo "$nfmt formats in the registry (\`fpemu formats\`; CSV in [formats.csv](formats.csv)), with the relative rounding error of each of the $nplots below 64 bits over its whole range."
+    echo
+    [ -f overview.png ] && { echo '![overview](overview.png)'; echo; echo 'Largest error per binade of the main formats: precision (plateau, about u) against range (its width).'; echo; }
+} >brief.md
 rm -f table.html sentences.tsv

@@ -3,9 +3,13 @@
 # log2 axis, with the skipped steps (inf/NaN gradients) marked by crosses.
 # The file has the step, then for each run its scale and a column holding
 # the scale at skipped steps only ("?" elsewhere).
-# gnuplot -e "out='scale'; file='scale.dat'; names='f16-dynamic ...'; ttl='...'" scale.gp
+# gnuplot -e "out='scale'; file='scale.dat'; names='f16-dynamic ...'; ci='2 3'; ttl='...'" scale.gp
+# ci: each run's series number in the loss plot, so that a run keeps its
+# colour and dash from plot to plot (default 2, 3, ...).
 load dir."common.gp"
 n = words(names)
+if (!exists("ci")) ci = ""
+cix(i) = (words(ci) >= i) ? word(ci, i) + 0 : i + 1
 do for [fmt in "png svg"] {
     eval set_out(fmt)
     set title ttl noenhanced
@@ -13,7 +17,7 @@ do for [fmt in "png svg"] {
     set ylabel "loss scale"
     set logscale y 2
     set format y "2^{%L}"
-    plot for [i=1:n] file using 1:(column(2*i)) with steps lw 2 dt dash(i+1) lc rgb color(i+1) title word(names, i) noenhanced, \
-         for [i=1:n] file using 1:(column(2*i+1)) with points pt 2 ps 1.2 lw 2 lc rgb color(i+1) title word(names, i)." skipped step" noenhanced
+    plot for [i=1:n] file using 1:(column(2*i)) with steps lw 2 dt dash(cix(i)) lc rgb color(cix(i)) title word(names, i) noenhanced, \
+         for [i=1:n] file using 1:(column(2*i+1)) with points pt 2 ps 1.2 lw 2 lc rgb color(cix(i)) title word(names, i)." skipped step" noenhanced
     unset output
 }

@@ -7,7 +7,10 @@
 # definition (one rule that holds, one that fails on purpose), run folders
 # given directly form one experiment against their 32-true run, the plan
 # makefile dedupes identical runs, and bad input exits 2 naming the file and
-# line. Prints TAP.
+# line. The verdict block counts what the data says, names the claim that
+# failed with its numbers and comes first; no overflow/underflow panel is
+# empty; zeros on the log axes are kept and drawn on their own row. Prints
+# TAP.
 . "$(cd "$(dirname "$0")" && pwd)/lib/report_env.sh"
 if [ ! -d "$FIX/demo" ]; then echo "1..1"; echo "not ok 1 - the fixture $FIX/demo is missing (it ships in the repository)"; exit 1; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_report.XXXXXX") || exit 1
@@ -82,6 +85,80 @@ ld=$(awk -v a="$(fl "$D/fp8/metrics.csv")" -v b="$(fl "$D/f16/metrics.csv")" 'BE
 for want in "underflow.grad_output(fp8) = $uf" "max_dev(f16, fp32) = $md" "eval_acc(fp8) = $ea" "loss_diff(fp8, f16) = $ld"; do
     check "rule metric $want (recomputed with awk)" 'grep -qF -- "$want" "$TMP/mo/fragment.md"' "$(grep -o 'expect[^`]*`: [^)]*)' "$TMP/mo/fragment.md" | tail -4)"
 done
+
+# 2c. the verdict block (headline.html/.md, keyplots.html/.md): its counts
+# are the data's (summary.csv, experiment.txt), it names the claim that
+# failed with its numbers, and the standalone page opens with it
+H=$OUT/headline.md
+nrep=$(awk -F, '$NF == "reproduced"' "$OUT/summary.csv" | wc -l)
+nnot=$(awk -F, '$NF == "not reproduced"' "$OUT/summary.csv" | wc -l)
+nmiss=$(awk -F, '$NF == "not run"' "$OUT/summary.csv" | wc -l)
+nruns=$(($(wc -l <"$OUT/summary.csv") - 1))
+npol=$(tail -n +2 "$OUT/summary.csv" | cut -d, -f3 | sort -u | wc -l)
+seed=$(sed -n 's/^seed: //p' "$FIX/demo/experiment.txt")
+steps=$(sed -n 's/^steps: //p' "$FIX/demo/experiment.txt")
+check "verdict files written" '[ -s "$OUT/headline.html" ] && [ -s "$H" ] && [ -s "$OUT/keyplots.html" ] && [ -s "$OUT/keyplots.md" ]' "$(ls "$OUT")"
+check "verdict counts the claims as summary.csv does ($nrep of $((nrep + nnot + nmiss)) reproduced, $nnot not, $nmiss not run)" \
+    'grep -qF "**Training: $nrep of $((nrep + nnot + nmiss)) claims reproduced**, $nnot not reproduced, $nmiss not run." "$H" &&
+     grep -qF "<b>Training: $nrep of $((nrep + nnot + nmiss)) claims reproduced</b>" "$OUT/headline.html"' "$(cat "$H")"
+check "verdict says what was run ($nruns runs, $npol policies, seed $seed, $steps steps)" \
+    'grep -qF "What was run: $nruns training runs in 1 experiment; model \`mlp-digits\`; $npol policies: \`32-true\`, \`16-mixed\` and \`fp8-delayed\`; seed $seed; $steps steps each; settings varied by run: \`init_scale\` and \`growth_interval\`." "$H"' \
+    "$(cat "$H")"
+check "verdict lists the failed claim with its rule and numbers" \
+    'grep -qF -- "- not reproduced: demo / **fp8**" "$H" && grep -Eq -- "final_loss\(fp8\) > final_loss\(fp32\) \+ 100. fails: final_loss\(fp8\) = [0-9.]+, final_loss\(fp32\) = [0-9.]+; [0-9.]+ > [0-9.]+" "$H"' \
+    "$(cat "$H")"
+check "verdict leaves out the claims that held" '! grep -q "skipped(f16)" "$H"' "$(cat "$H")"
+vl=$(grep -n 'id="verdict"' "$OUT/index.html" | head -1 | cut -d: -f1)
+tl=$(grep -n '<h2 id="training"' "$OUT/index.html" | head -1 | cut -d: -f1)
+check "the standalone page opens with the verdict (line ${vl:-none}, the section at ${tl:-none})" '[ -n "$vl" ] && [ -n "$tl" ] && [ "$vl" -lt "$tl" ]'
+check "summary.md opens with the verdict" '[ "$(grep -m1 "^## " "$OUT/summary.md")" = "## Verdict" ] && grep -qF "$(head -1 "$H")" "$OUT/summary.md"'
+if [ $plots = 1 ]; then
+    kimgs=$(grep -o 'src="[^"]*"' "$OUT/keyplots.html" | sed 's/src="//; s/"$//')
+    kmiss=""
+    for i in $kimgs; do [ -f "$OUT/$i" ] || kmiss="$kmiss $i"; done
+    check "the plots that matter: the failed experiment's loss, drawn at their own size" \
+        '[ "$kimgs" = "demo/key_loss.png" ] && [ -z "$kmiss" ] && grep -q "A claim not reproduced: fp8" "$OUT/keyplots.html"' "imgs: $kimgs; missing:$kmiss"
+    check "the key plot is not counted as a plot of its own (7 plots)" 'grep -q "1 experiment, 7 plots" "$TMP/stderr"' "$(cat "$TMP/stderr")"
+fi
+
+# 2d. no empty panel, zeros on the log axes: every overflow/underflow and fp8
+# plot drawn has data on its log axis; a run whose casts never overflowed or
+# underflowed gets no panel but a note; zeros are written as 0 (never
+# dropped) and drawn on the row labelled 0
+if [ $plots = 1 ]; then
+    empty=""
+    for png in "$OUT"/demo/rates_*.png; do
+        d=${png%.png}.dat
+        awk '!/^#/ { for (i = 2; i <= NF; i++) if ($i != "NaN" && $i + 0 > 0) f = 1 } END { exit !f }' "$d" || empty="$empty $d"
+    done
+    for png in "$OUT"/demo/fp8_*.png; do
+        d=${png%.png}.dat
+        awk '!/^#/ { for (i = 2; i <= NF; i += 2) if ($i != "NaN" && $i + 0 > 0) f = 1 } END { exit !f }' "$d" || empty="$empty $d"
+    done
+    check "every overflow/underflow and fp8 panel drawn has data" '[ -z "$empty" ]' "without data:$empty"
+    # the fixture's f16 run, with every over- and underflow count set to 0 (and its files signed again)
+    cp -r "$FIX/demo" "$TMP/quiet"
+    awk -F, -v OFS=, 'NR > 1 { $8 = 0; $9 = 0 } { print }' "$FIX/demo/f16/tensors.csv" >"$TMP/quiet/f16/tensors.csv"
+    crc() { gzip -c <"$1" | tail -c 8 | head -c 4 | od -An -tx1 | awk '{ printf "%s%s%s%s", $4, $3, $2, $1 }'; }
+    q=$TMP/quiet/f16 ent="" sep=""
+    for f in metrics.csv tensors.csv eval.csv; do
+        ent="$ent$sep\"$f\": {\"bytes\": $(stat -c %s "$q/$f"), \"crc32\": \"$(crc "$q/$f")\"}"; sep=", "
+    done
+    printf '{\n  "model": "mlp-digits",\n  "policy": "16-mixed",\n  "files": {%s}\n}\n' "$ent" >"$q/summary.json"
+    "$BIN" report --out "$TMP/qo" "$TMP/quiet" >/dev/null 2>"$TMP/qerr"; rc=$?
+    check "a run with no overflow or underflow gets no empty panel, but a note" \
+        '[ $rc = 0 ] && [ ! -e "$TMP/qo/quiet/rates_f16.png" ] && [ -f "$TMP/qo/quiet/rates_f16.dat" ] && [ -f "$TMP/qo/quiet/rates_fp8.png" ] &&
+         ! grep -q "rates_f16.png" "$TMP/qo/fragment.html" "$TMP/qo/fragment.md" &&
+         grep -q "No overflow and underflow plot for f16 (16-mixed, [0-9]* cast elements): none of its cast elements overflowed or became zero" "$TMP/qo/fragment.html" "$TMP/qo/fragment.md"' \
+        "exit $rc: $(cat "$TMP/qerr")" "$(grep -o 'rates_[a-z0-9]*.png' "$TMP/qo/fragment.html")"
+    # zeros: a class's fraction is 0 in the data (never "?", never left out) wherever tensors.csv counts none
+    want=$(awk -F, 'NR > 1 { k = $1 SUBSEP $3; n[k] += $5; u[k] += $9 } END { for (k in n) if (n[k] > 0 && u[k] == 0) z++; print z + 0 }' "$FIX/demo/fp8/tensors.csv")
+    got=$(awk '!/^#/ { for (i = 2; i <= NF; i += 2) if ($i == "0") z++ } END { print z + 0 }' "$OUT/demo/rates_fp8.dat")
+    check "zeros on the log axis are in the data: $want zero underflow fractions in rates_fp8.dat" \
+        '[ "$want" -gt 0 ] && [ "$got" = "$want" ] && ! grep -v "^#" "$OUT/demo/rates_fp8.dat" | grep -q "?"' "want $want, got $got"
+    check "zeros on the log axis are drawn: the row labelled 0" \
+        'grep -q "<tspan font-family=\"sans\" >0</tspan></text>" "$OUT/demo/rates_fp8.svg" && grep -q "row labelled 0" "$OUT/fragment.html"'
+fi
 
 # 3. regenerating in place (the report folder as input) gives the same tables
 "$BIN" report --out "$OUT" --no-plots "$OUT/demo" >/dev/null 2>&1; rc=$?
