@@ -313,7 +313,7 @@ int rep_exp_load(exp_data *x, const char *dir, char *err, size_t errlen) {
     snprintf(p, sizeof p, "%s/experiment.txt", dir);
     const char *b = strrchr(dir, '/');
     snprintf(name, sizeof name, "%s", b ? b + 1 : dir);
-    if (suite_read(&x->def, p, name, err, errlen)) return -2;
+    if (suite_read_results(&x->def, p, name, err, errlen)) return -2;
     if (rep_check_rules(&x->def, err, errlen)) return -2;
     x->nruns = x->def.nruns;
     x->runs = calloc((size_t)x->nruns, sizeof *x->runs);

@@ -51,6 +51,11 @@ void suite_name_from_path(const char *path, char *name, size_t n);
  * validation, so a bad key fails here with the file and line. Returns 0, or
  * -1 with a message in err. */
 int suite_read(suite_exp *e, const char *path, const char *name, char *err, size_t errlen);
+/* The same for the definition of runs already done (a report's
+ * experiment.txt beside its run folders, which may come from the PyTorch
+ * bridge's RunLogger): the syntax is checked, but not that the engine could
+ * train the model, policy and settings. */
+int suite_read_results(suite_exp *e, const char *path, const char *name, char *err, size_t errlen);
 void suite_free(suite_exp *e);
 /* The run called NAME, or NULL. */
 const suite_run *suite_find_run(const suite_exp *e, const char *name);

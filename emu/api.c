@@ -13,6 +13,7 @@
 #include "fpemu_api.h"
 #include "gemm.h"
 #include "mma.h"
+#include "recipe.h"
 
 static void put_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void put_err(char *err, size_t errlen, const char *fmt, ...) {
@@ -184,6 +185,24 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
     } else if (!strcmp(key, "sat")) {
         if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
         g->cfg.sat = (int)v;
+    } else if (!strcmp(key, "scale_a") || !strcmp(key, "scale_b")) {
+        /* the given recipe's per-tensor encode scales (an f32, decimal or hex) */
+        char *e;
+        errno = 0;
+        float x = strtof(value, &e);
+        if (!*value || *e || !(x > 0) || !isfinite(x)) return gfail(g, "expected a finite f32 > 0");
+        if (key[6] == 'a') g->cfg.scaling.scale_a = x;
+        else g->cfg.scaling.scale_b = x;
+    } else if (!strcmp(key, "pow2")) { /* tensor, rowwise: scales rounded down to 2^k */
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        g->cfg.scaling.cur.pow2 = (int)v;
+    } else if (!strcmp(key, "block_pow2")) {
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        g->cfg.scaling.block_pow2 = (int)v;
+    } else if (!strcmp(key, "block_a_rows") || !strcmp(key, "block_b_cols")) {
+        if (parse_int(value, 1, 1L << 20, &v)) return gfail(g, "expected an integer in [1, 2^20]");
+        if (key[6] == 'a') g->cfg.scaling.block_a_rows = (int)v;
+        else g->cfg.scaling.block_b_cols = (int)v;
     } else if (!strcmp(key, "outfmt")) {
         if (!*value || !strcmp(value, "none")) g->cfg.outfmt = NULL;
         else {
@@ -442,5 +461,17 @@ int fpemu_dotter_run(fpemu_dotter *d, size_t nbatch, size_t k, const uint64_t *a
         out[j] = r;
     }
     free(ia), free(ib);
+    return 0;
+}
+
+int fpemu_api_delayed_scale(const char *fmt, double amax, double margin, double prev, double *scale, char *err,
+                            size_t errlen) {
+    char e[400];
+    const fpemu_format *f = fmt ? fpemu_format_get(fmt, e, sizeof e) : NULL;
+    if (!f) {
+        put_err(err, errlen, "%s", fmt ? e : "no format given");
+        return -1;
+    }
+    if (scale) *scale = emu__scaling_delayed_scale((float)amax, (float)f->max_finite, (float)margin, (float)prev);
     return 0;
 }

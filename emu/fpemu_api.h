@@ -189,6 +189,13 @@ int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t 
 int fpemu_gemmer_stat(fpemu_gemmer *g, const char *key, double *value);
 const char *fpemu_gemmer_stat_key(int i);
 
+/* TransformerEngine DelayedScaling's scale from the amax its history
+ * reduces to: fl32(max_finite(fmt) * 2^-margin) / amax in f32 when amax is
+ * finite and > 0, else prev; an infinite scale becomes FLT_MAX. 0, or -1
+ * with a message (unknown format). */
+int fpemu_api_delayed_scale(const char *fmt, double amax, double margin, double prev, double *scale, char *err,
+                            size_t errlen);
+
 /* ---- tensor-core dot products (what `fpemu mma` does) -------------------- */
 
 typedef struct fpemu_dotter fpemu_dotter;

@@ -595,3 +595,106 @@ def mma_dot(a, b, c=None, model="h100", afmt=None, bfmt=None, cfmt=None, dfmt=No
         if _canon(d.fmt("d")) == "f32":
             res = res.astype(np.float32)
     return res[()] if res.ndim == 0 else res
+
+
+# ---- internals of fpemu.torch (not part of the package's API) ---------------------------
+# The bridge calls the library once per GEMM and per cast with arrays it
+# already holds as C-contiguous float32: no copies, no checks per call
+# beyond the library's, configured handles reused across calls.
+
+_GEMM_STAT_KEYS = ("a_n", "a_overflow", "a_saturated", "a_flushed", "a_subnormal", "a_nonfinite_in", "amax_a",
+                   "scale_a", "b_n", "b_overflow", "b_saturated", "b_flushed", "b_subnormal", "b_nonfinite_in",
+                   "amax_b", "scale_b")
+_GEMM_STAT_KEYS_B = tuple((k, k.encode()) for k in _GEMM_STAT_KEYS)
+
+
+class _GemmPlan:
+    """A gemmer configured once (model, formats, then options in order) and
+    run many times on float32 arrays: D (M x N) = A (M x K) x B (K x N)."""
+
+    def __init__(self, model, afmt, bfmt, options=()):
+        self.g = _Gemmer(model, afmt, bfmt)
+        for key, value in options:
+            self.g.set(key, value)
+
+    def set(self, key, value):
+        self.g.set(key, value)
+
+    def run(self, A, B):
+        M, K = A.shape
+        KB, Nn = B.shape
+        if K != KB or A.dtype != np.float32 or B.dtype != np.float32 or not (
+                A.flags.c_contiguous and B.flags.c_contiguous):
+            raise FpemuError("gemm: expected C-contiguous float32 A (M x K) and B (K x N)")
+        D = np.empty((M, Nn), np.float32)
+        if N.gemmer_run_f32(self.g.h, M, Nn, K, A.ctypes.data, B.ctypes.data, None, D.ctypes.data):
+            raise FpemuError(N.gemmer_error(self.g.h).decode())
+        return D
+
+    def stats(self):
+        out, v = {}, ctypes.c_double()
+        ref = ctypes.byref(v)
+        for k, kb in _GEMM_STAT_KEYS_B:
+            if N.gemmer_stat(self.g.h, kb, ref) == 0:
+                out[k] = v.value
+        return out
+
+
+def _gemmer_accepts(key, value, scaling="given"):
+    """Whether the loaded library's gemmer takes option key (after scaling)."""
+    try:
+        g = _Gemmer("h100", "e4m3", "e4m3")
+        g.set("scaling", scaling)
+        g.set(key, value)
+        return True
+    except FpemuError:
+        return False
+
+
+_CAST_STAT_KEYS_B = tuple((k, k.encode()) for k in ("n", "amax", "overflow", "saturated", "flushed", "subnormal",
+                                                     "nonfinite_in"))
+
+
+class _RoundPlan:
+    """A caster to fmt (rne, no scaling) configured once and run many times
+    on float32 arrays (one handle per thread: handles are not locked)."""
+
+    def __init__(self, fmt, sat=False):
+        self.c = _Caster(fmt, sat=sat)
+
+    def run(self, x):
+        """x (C-contiguous float32, any shape) rounded: (values float32,
+        {n, amax, overflow, saturated, flushed, subnormal, nonfinite_in})."""
+        flat = x.reshape(-1)
+        vals = np.empty(flat.shape, np.float32)
+        st = dict.fromkeys(("n", "amax", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in"), 0.0)
+        if flat.size:
+            shape = (ctypes.c_size_t * 1)(flat.size)
+            if N.caster_run(self.c.h, N.F32, None, flat.ctypes.data, 1, shape, vals.ctypes.data, None, None):
+                raise FpemuError(N.caster_error(self.c.h).decode())
+            v = ctypes.c_double()
+            ref = ctypes.byref(v)
+            for k, kb in _CAST_STAT_KEYS_B:
+                if N.caster_stat(self.c.h, kb, ref) >= 0:
+                    st[k] = v.value
+        return vals.reshape(x.shape), st
+
+
+def _cast_f32(x, fmt, sat=False):
+    """x (C-contiguous float32, any shape) rounded to fmt (rne, no scaling):
+    (values float32, {n, amax, overflow, saturated, flushed, subnormal,
+    nonfinite_in}) from one library cast."""
+    return _RoundPlan(fmt, sat).run(x)
+
+
+def _delayed_scale(fmt, amax, margin, prev):
+    """TransformerEngine DelayedScaling's scale from the amax a history
+    reduces to (the library's; None where the loaded library lacks
+    fpemu_api_delayed_scale)."""
+    if N.delayed_scale is None:
+        return None
+    out = ctypes.c_double()
+    err = _errbuf()
+    if N.delayed_scale(_b(fmt), float(amax), float(margin), float(prev), ctypes.byref(out), err, len(err)):
+        raise FpemuError(err.value.decode())
+    return out.value

@@ -120,3 +120,19 @@ dotter_run = _proto("fpemu_dotter_run", I, P, SZ, SZ, P, P, P, P)
 
 # fpemu_caster_run's input types
 F64, F32, CODES = 1, 2, 3
+
+
+# ---- optional entry points (newer libraries) ------------------------------------------
+# Looked up by name and None where the loaded library lacks them, so that the
+# package still loads an older libfpemu; fpemu.torch says what needs them.
+
+
+def _optional(name, restype, *argtypes):
+    try:
+        return _proto(name, restype, *argtypes)
+    except AttributeError:
+        return None
+
+
+# TE DelayedScaling's scale from an amax (fmt, amax, margin, prev, *scale, err, errlen)
+delayed_scale = _optional("fpemu_api_delayed_scale", I, S, D, D, D, _c.POINTER(D), _c.c_char_p, SZ)
