@@ -71,7 +71,7 @@ all: $(BINDIR)/fpemu $(LIBFPEMU_SO)
 # need (deps-deb), then the Python packages of the cross-checks in a virtual
 # environment under $(BUILD) (deps-py). Compiling needs only deps-deb.
 DEB_PACKAGES ?= build-essential libmpfr-dev libgmp-dev zlib1g-dev libcjson-dev gnuplot-nox libopenblas-dev \
-  pkg-config python3 python3-venv xz-utils
+  pkg-config python3 python3-venv xz-utils parallel
 deps: deps-deb deps-py
 deps-deb:
 	@missing=""; for p in $(DEB_PACKAGES); do \

@@ -118,6 +118,9 @@ int rep_plan(char **files, int nfiles, const char *cache) {
                "SUITE_FPEMU ?= fpemu\n\nSUITE_RUNS :=");
     for (int k = 0; k < nu; k++) fprintf(o, " \\\n  %s/summary.json", u[k].r->key);
     fprintf(o, "\n\n.PHONY: suite-runs\nsuite-runs: $(SUITE_RUNS)\n\t@echo \"  SUITE   %d runs done (results in $$(pwd))\"\n\n", nu);
+    /* the runs' targets one per line: the shards of a sweep over several
+     * machines (GNU parallel, a Slurm job array: examples/sweep/) */
+    fprintf(o, ".PHONY: suite-list\nsuite-list:\n\t@for t in $(SUITE_RUNS); do echo \"$$t\"; done\n\n");
     for (int k = 0; k < nu; k++) {
         const suite_exp *e = u[k].e;
         const suite_run *r = u[k].r;
