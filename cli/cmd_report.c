@@ -227,8 +227,8 @@ static int stage_close(out_stage *o, int commit) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: fpemu report --out DIR [--title T] [--scripts DIR] [--no-plots] PATH...\n"
-            "       fpemu report --out DIR --suite DEFS --runs CACHE [--title T] [--scripts DIR] [--no-plots]\n"
-            "       fpemu report --plan --suite DEFS --runs CACHE\n\n"
+            "       fpemu report --out DIR --suite DEFS --runs CACHE [--seeds S] [--title T] [--scripts DIR] [--no-plots]\n"
+            "       fpemu report --plan --suite DEFS --runs CACHE [--seeds \"1 2 3\"]\n\n"
             "Write the training report to DIR: per experiment, copies of the runs' CSVs, gnuplot plots (PNG and SVG:\n"
             "loss against the baseline and the difference, held-out accuracy, overflow and underflow per tensor class,\n"
             "the loss scale with skipped steps, fp8 amax and scale histories), and DIR/index.html, summary.md,\n"
@@ -236,7 +236,10 @@ static void usage(FILE *out) {
             "PATH: an experiment folder (experiment.txt and one folder per run), a folder of them, or run folders\n"
             "written by `fpemu train --out` (reported together against their %s run).\n"
             "--suite DEFS (a definition file or a folder of them, e.g. experiments/suite) with --runs CACHE takes\n"
-            "the runs from CACHE/KEY (the folders --plan names); --plan prints the makefile that runs them.\n"
+            "the runs from CACHE/KEY (the folders --plan names, one per run and seed); --plan prints the makefile that\n"
+            "runs them. --seeds \"1 2 3\" replaces every definition's seeds (make experiments SEEDS=\"1 2 3\").\n"
+            "A claim is reproduced when each of its rules holds on every seed and beyond the seeds' spread\n"
+            "(docs/experiments.md, \"Seeds\").\n"
             "--scripts DIR: the gnuplot scripts (default: $FPEMU_ROOT/reports, ./reports, or beside the program).\n\n"
             "Rules in a definition: `expect RUN: EXPR CMP EXPR` with CMP one of < <= > >= == != and EXPR built from\n"
             "numbers, + - * /, abs(), min(,), max(,) and these metrics of a run, METRIC(RUN):\n",
@@ -257,9 +260,17 @@ int cmd_report(int argc, char **argv) {
         if (cli_is_help(a)) { usage(stdout); free(paths); return 0; }
         if (!strcmp(a, "--plan")) { do_plan = 1; continue; }
         if (!strcmp(a, "--no-plots")) { no_plots = 1; continue; }
-        if (!strcmp(a, "--out") || !strcmp(a, "--suite") || !strcmp(a, "--runs") || !strcmp(a, "--scripts") || !strcmp(a, "--title")) {
+        if (!strcmp(a, "--out") || !strcmp(a, "--suite") || !strcmp(a, "--runs") || !strcmp(a, "--scripts") || !strcmp(a, "--title") ||
+            !strcmp(a, "--seeds")) {
             if (i + 1 >= argc) { free(paths); return cli_error(SUB, "%s needs a value", a); }
             const char *v = argv[++i];
+            if (!strcmp(a, "--seeds")) {
+                char e2[256];
+                int ns = suite_parse_seeds(v, rep_seeds, e2, sizeof e2);
+                if (ns < 0) { free(paths); return cli_error(SUB, "--seeds '%s': %s", v, e2); }
+                rep_nseeds = ns;
+                continue;
+            }
             if (!strcmp(a, "--out")) out = v;
             else if (!strcmp(a, "--suite")) suite = v;
             else if (!strcmp(a, "--runs")) runs = v;
@@ -272,7 +283,7 @@ int cmd_report(int argc, char **argv) {
     }
     char err[8192];
     if (do_plan) {
-        if (!suite || !runs || np || out) { free(paths); return cli_error(SUB, "--plan takes --suite DEFS and --runs CACHE only"); }
+        if (!suite || !runs || np || out) { free(paths); return cli_error(SUB, "--plan takes --suite DEFS, --runs CACHE and --seeds only"); }
         char **files;
         int nf = suite_list(suite, &files, err, sizeof err);
         free(paths);
@@ -287,6 +298,7 @@ int cmd_report(int argc, char **argv) {
     if (!out) { usage(stderr); free(paths); return cli_error(SUB, "--out DIR is required"); }
     if (!suite != !runs) { free(paths); return cli_error(SUB, "--suite and --runs go together"); }
     if (!suite && !np) { usage(stderr); free(paths); return cli_error(SUB, "expected run or experiment folders (or --suite and --runs)"); }
+    if (rep_nseeds && !suite) { free(paths); return cli_error(SUB, "--seeds goes with --suite (experiment folders keep the seeds they ran)"); }
     gp_ctx g;
     memset(&g, 0, sizeof g);
     g.no_plots = no_plots;
@@ -328,6 +340,7 @@ int cmd_report(int argc, char **argv) {
         for (int i = 0; i < nf && !rc; i++) {
             suite_exp d;
             if (suite_read(&d, files[i], NULL, err, sizeof err)) { rc = cli_error(SUB, "%s", err); break; }
+            rep_apply_seeds(&d);
             rc = rep_collect_suite(&d, runs, out);
             exps = realloc(exps, (size_t)(nx + 1) * sizeof *exps);
             exps[nx] = malloc(4400);
@@ -388,12 +401,13 @@ int cmd_report(int argc, char **argv) {
                 char q[4800];
                 snprintf(q, sizeof q, "%s/experiment.txt", dst);
                 if (!rc && rep_copy_file(p, q)) rc = cli_error(SUB, "%s: cannot write: %s", q, strerror(errno));
-                for (int j = 0; j < d.nruns && !rc; j++) {
-                    char s2[4600], d2[4800];
-                    snprintf(s2, sizeof s2, "%s/%s", sub[k], d.runs[j].name);
-                    snprintf(d2, sizeof d2, "%s/%s", dst, d.runs[j].name);
-                    if (rep_is_dir(s2)) rc = rep_copy_run(s2, d2);
-                }
+                for (int j = 0; j < d.nruns && !rc; j++)
+                    for (int sd = 0; sd < d.nseeds && !rc; sd++) {
+                        char s2[4600], d2[4800];
+                        rep_run_dir(&d, sub[k], &d.runs[j], sd, s2, sizeof s2);
+                        rep_run_out(&d, dst, &d.runs[j], sd, d2, sizeof d2);
+                        if (rep_is_dir(s2)) rc = rep_copy_run(s2, d2);
+                    }
                 suite_free(&d);
             }
             exps = realloc(exps, (size_t)(nx + 1) * sizeof *exps);

@@ -80,8 +80,10 @@ typedef struct run_data {
 typedef struct exp_data {
     suite_exp def;
     char dir[4096];
-    run_data *runs;
+    run_data *runs;           /* the runs of the first seed (def.seeds[0]) */
     int nruns, base;
+    int nseeds;               /* def.nseeds */
+    run_data **sr;            /* sr[s][i]: run i of seed s (sr[0] == runs) */
     char **explain;           /* one line per expect (HTML-free text) */
     int *holds;               /* per expect: 1 holds, 0 fails, -1 no data */
     long window;              /* smoothing window (steps) */
@@ -109,6 +111,24 @@ int rep_exp_load(exp_data *x, const char *dir, char *err, size_t errlen);
 void rep_exp_free(exp_data *x);
 /* Copy a run folder's result files into DST (created). 0 or 2 (message). */
 int rep_copy_run(const char *src, const char *dst);
+/* The seeds of `--seeds` (make experiments SEEDS=...): they replace every
+ * definition's seeds (rep_nseeds 0: the definitions' own). */
+extern unsigned long long rep_seeds[SUITE_MAX_SEEDS];
+extern int rep_nseeds;
+/* Apply --seeds to a definition just read. */
+void rep_apply_seeds(suite_exp *d);
+/* The folder of run R, seed index S of the experiment folder EXPDIR:
+ * EXPDIR/RUN/seed-SEED, or EXPDIR/RUN when the experiment has one seed and
+ * EXPDIR/RUN/metrics.csv exists (folders written before seeds, or by the
+ * PyTorch bridge's RunLogger). */
+void rep_run_dir(const suite_exp *d, const char *expdir, const suite_run *r, int s, char *buf, size_t n);
+/* Where the report writes that folder: EXPDIR/RUN with one seed, else
+ * EXPDIR/RUN/seed-SEED. */
+void rep_run_out(const suite_exp *d, const char *expdir, const suite_run *r, int s, char *buf, size_t n);
+/* Aggregate of a metric over the seeds of run i: mean, min, max and the
+ * count of finite values (NaN when none). */
+typedef struct { double mean, min, max; int n; } rep_agg;
+rep_agg rep_seed_agg(const exp_data *x, int i, const char *metric);
 /* Materialise experiment DEF's folder OUT/NAME from the run cache. */
 int rep_collect_suite(const suite_exp *d, const char *cache, const char *out);
 /* Plain run folders given on the command line: one experiment OUT/runs. */

@@ -104,7 +104,7 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
             run_data *r = &x->runs[i];
             char st[600], args[2048];
             rep_settings_text(r, st, sizeof st);
-            suite_train_args(&x->def, r->def, args, sizeof args);
+            suite_train_args(&x->def, r->def, -1, args, sizeof args);
             fprintf(h, "<tr><td>%s%s</td><td><code>%s</code> ", r->name, i == x->base ? " (baseline)" : "", r->policy);
             html_esc(h, st);
             fprintf(h, "</td><td><code>fpemu train ");

@@ -130,12 +130,35 @@ int rep_write_csv(const char *out, exp_data *xs, int nx) {
             char st[600];
             rep_settings_text(r, st, sizeof st);
             double b = x->runs[x->base].final_loss;
+            if (x->nseeds > 1) { /* the seeds' means (summary-seeds.csv has each seed) */
+                fprintf(c, "%s,%s,%s,\"%s\",%ld", x->def.name, r->name, r->policy, st, r->n);
+                const char *m[] = {"final_loss", "loss_diff", "eval_loss", "eval_acc", "skipped", "overflow", "underflow"};
+                for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) fprintf(c, ",%.9g", r->have ? rep_seed_agg(x, i, m[k]).mean : NAN);
+                fprintf(c, ",%s\n", r->verdict ? rep_verdict_word(r->verdict) : "-");
+                continue;
+            }
             fprintf(c, "%s,%s,%s,\"%s\",%ld,%.9g,%.9g,%.9g,%.9g,%ld,%.9g,%.9g,%s\n", x->def.name, r->name, r->policy, st, r->n,
                     r->final_loss, r->have ? r->final_loss - b : NAN, r->eval_loss, r->eval_acc, r->skipped, r->overflow,
                     r->underflow, r->verdict ? rep_verdict_word(r->verdict) : "-");
         }
     }
     int ok = !ferror(c);
+    if (cli_atomic_close(&ac, ok) || !ok) return cli_error(SUB, "%s: cannot write the report files: %s", out, strerror(errno));
+    /* summary-seeds.csv: one row per run and seed (the runs compared within their seed) */
+    snprintf(p, sizeof p, "%s/summary-seeds.csv", out);
+    if (cli_atomic_open(&ac, p, "w")) return cli_error(SUB, "%s: cannot write: %s", p, strerror(errno));
+    c = ac.f;
+    fprintf(c, "experiment,run,seed,steps,final_loss,loss_diff,eval_loss,eval_acc,skipped,overflow,underflow\n");
+    for (int e = 0; e < nx; e++) {
+        exp_data *x = &xs[e];
+        for (int i = 0; i < x->nruns; i++)
+            for (int k = 0; k < (x->sr ? x->nseeds : 1); k++) {
+                const run_data *r = x->sr ? &x->sr[k][i] : &x->runs[i], *rb = x->sr ? &x->sr[k][x->base] : &x->runs[x->base];
+                fprintf(c, "%s,%s,%llu,%ld,%.9g,%.9g,%.9g,%.9g,%ld,%.9g,%.9g\n", x->def.name, r->name, x->def.seeds[k], r->n, r->final_loss,
+                        r->have && rb->have ? r->final_loss - rb->final_loss : NAN, r->eval_loss, r->eval_acc, r->skipped, r->overflow, r->underflow);
+            }
+    }
+    ok = !ferror(c);
     if (cli_atomic_close(&ac, ok) || !ok) return cli_error(SUB, "%s: cannot write the report files: %s", out, strerror(errno));
     return 0;
 }

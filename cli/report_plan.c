@@ -59,6 +59,7 @@ int rep_plan(char **files, int nfiles, const char *cache) {
             free(d);
             return cli_error(SUB, "%s", err);
         }
+        rep_apply_seeds(&d[i]);
         for (int j = 0; j < i; j++)
             if (!strcmp(d[j].name, d[i].name)) {
                 cli_error(SUB, "%s and %s define the same experiment name '%s'", d[j].path, d[i].path, d[i].name);
@@ -68,25 +69,30 @@ int rep_plan(char **files, int nfiles, const char *cache) {
             }
     }
     /* unique runs, most expensive first (so that make -j packs them well) */
-    typedef struct { const suite_exp *e; const suite_run *r; double cost; char users[512]; } urun;
+    /* one target per run and seed (s: the seed's index in its experiment) */
+    typedef struct { const suite_exp *e; const suite_run *r; int s; double cost; char users[512]; } urun;
     urun *u = NULL;
     int nu = 0;
     for (int i = 0; i < nfiles; i++)
-        for (int j = 0; j < d[i].nruns; j++) {
-            const suite_run *r = &d[i].runs[j];
-            int k;
-            for (k = 0; k < nu; k++) if (!strcmp(u[k].r->key, r->key)) break;
-            if (k == nu) {
-                u = realloc(u, (size_t)(nu + 1) * sizeof *u);
-                u[nu].e = &d[i];
-                u[nu].r = r;
-                u[nu].cost = rep_run_cost(&d[i], r);
-                u[nu].users[0] = 0;
-                nu++;
+        for (int j = 0; j < d[i].nruns; j++)
+            for (int s = 0; s < d[i].nseeds; s++) {
+                const suite_run *r = &d[i].runs[j];
+                int k;
+                for (k = 0; k < nu; k++) if (!strcmp(u[k].r->key[u[k].s], r->key[s])) break;
+                if (k == nu) {
+                    u = realloc(u, (size_t)(nu + 1) * sizeof *u);
+                    u[nu].e = &d[i];
+                    u[nu].r = r;
+                    u[nu].s = s;
+                    u[nu].cost = rep_run_cost(&d[i], r);
+                    u[nu].users[0] = 0;
+                    nu++;
+                }
+                size_t l = strlen(u[k].users);
+                snprintf(u[k].users + l, sizeof u[k].users - l, "%s%s/%s", l ? " " : "", d[i].name, r->name);
             }
-            size_t l = strlen(u[k].users);
-            snprintf(u[k].users + l, sizeof u[k].users - l, "%s%s/%s", l ? " " : "", d[i].name, r->name);
-        }
+    /* costliest first; equal costs keep their order (stable), so a run's
+     * seeds stay together */
     for (int i = 1; i < nu; i++)
         for (int j = i; j > 0 && u[j - 1].cost < u[j].cost; j--) { urun t = u[j]; u[j] = u[j - 1]; u[j - 1] = t; }
     /* The plan is make and shell text: no path goes into it. Its targets
@@ -96,10 +102,10 @@ int rep_plan(char **files, int nfiles, const char *cache) {
      * comment has its control characters and backslashes replaced. */
     int bad = -1;
     for (int k = 0; k < nu && bad < 0; k++)
-        if (!plain_name(u[k].r->key)) bad = k;
+        if (!plain_name(u[k].r->key[u[k].s])) bad = k;
     if (bad >= 0) {
         int rc = cli_error(SUB, "%s:%d: run %s: its cache folder name '%s' is not a plain name (letters, digits, . _ + -)",
-                           u[bad].e->path, u[bad].r->line, u[bad].r->name, u[bad].r->key);
+                           u[bad].e->path, u[bad].r->line, u[bad].r->name, u[bad].r->key[u[bad].s]);
         free(u);
         for (int i = 0; i < nfiles; i++) suite_free(&d[i]);
         free(d);
@@ -116,7 +122,7 @@ int rep_plan(char **files, int nfiles, const char *cache) {
     fprintf(o, ". Do not edit. Run it in that folder: make -C CACHE -f plan.mk suite-runs\n"
                "# (its targets are relative to it). Variables: SUITE_FPEMU (the program), SUITE_DEP (what a run depends on).\n"
                "SUITE_FPEMU ?= fpemu\n\nSUITE_RUNS :=");
-    for (int k = 0; k < nu; k++) fprintf(o, " \\\n  %s/summary.json", u[k].r->key);
+    for (int k = 0; k < nu; k++) fprintf(o, " \\\n  %s/summary.json", u[k].r->key[u[k].s]);
     fprintf(o, "\n\n.PHONY: suite-runs\nsuite-runs: $(SUITE_RUNS)\n\t@echo \"  SUITE   %d runs done (results in $$(pwd))\"\n\n", nu);
     /* the runs' targets one per line: the shards of a sweep over several
      * machines (GNU parallel, a Slurm job array: examples/sweep/) */
@@ -124,12 +130,12 @@ int rep_plan(char **files, int nfiles, const char *cache) {
     for (int k = 0; k < nu; k++) {
         const suite_exp *e = u[k].e;
         const suite_run *r = u[k].r;
-        const char *key = r->key;
+        const char *key = r->key[u[k].s];
         /* the command's words */
         char num[2][32], *args = NULL, *msg = NULL;
         size_t al = 0, ml = 0;
         snprintf(num[0], sizeof num[0], "%ld", e->steps);
-        snprintf(num[1], sizeof num[1], "%llu", e->seed);
+        snprintf(num[1], sizeof num[1], "%llu", e->seeds[u[k].s]);
         FILE *a = open_memstream(&args, &al);
         const char *w[] = {"--model", e->model, "--policy", r->policy, "--steps", num[0], "--seed", num[1]};
         for (size_t j = 0; j < sizeof w / sizeof w[0]; j++) { if (j) fputc(' ', a); qbad |= sh_word(a, w[j], 0); }
@@ -137,14 +143,14 @@ int rep_plan(char **files, int nfiles, const char *cache) {
         fclose(a);
         fprintf(o, "%s/summary.json: $(SUITE_DEP)\n\t@echo ", key);
         FILE *mm = open_memstream(&msg, &ml);
-        fprintf(mm, "  TRAIN   [%d/%d] %s (%s %s, %ld steps)", k + 1, nu, u[k].users, e->model, r->policy, e->steps);
+        fprintf(mm, "  TRAIN   [%d/%d] %s seed %llu (%s %s, %ld steps)", k + 1, nu, u[k].users, e->seeds[u[k].s], e->model, r->policy, e->steps);
         fclose(mm);
         qbad |= sh_word(o, msg, 1);
         free(msg);
         fprintf(o, "\n\t@rm -rf %s.tmp; t0=$$(date +%%s.%%N); \\\n", key);
         fprintf(o, "\t  $(SUITE_FPEMU) train %s --out %s.tmp --quiet >%s.log 2>&1 || { cat %s.log >&2; echo ", args, key, key, key);
         mm = open_memstream(&msg, &ml);
-        fprintf(mm, "suite: run %s failed (command: fpemu train %s)", u[k].users, args);
+        fprintf(mm, "suite: run %s seed %llu failed (command: fpemu train %s)", u[k].users, e->seeds[u[k].s], args);
         fclose(mm);
         qbad |= sh_word(o, msg, 1);
         free(msg);
@@ -152,7 +158,7 @@ int rep_plan(char **files, int nfiles, const char *cache) {
         fprintf(o, " >&2; exit 1; }; \\\n");
         fprintf(o, "\t  rm -rf %s && mv %s.tmp %s && rm -f %s.log; \\\n", key, key, key, key);
         mm = open_memstream(&msg, &ml);
-        fprintf(mm, "  DONE    [%d/%d] %s in ", k + 1, nu, u[k].users);
+        fprintf(mm, "  DONE    [%d/%d] %s seed %llu in ", k + 1, nu, u[k].users, e->seeds[u[k].s]);
         fclose(mm);
         fprintf(o, "\t  echo ");
         qbad |= sh_word(o, msg, 1);

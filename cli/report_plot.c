@@ -259,7 +259,46 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         /* loss and its difference from the baseline */
         cli_atomic a_loss, a_diff;
         FILE *f = open_w(g, &a_loss, x->dir, "loss.dat"), *fd = f ? open_w(g, &a_diff, x->dir, "loss_diff.dat") : NULL;
-        if (f && fd) {
+        int band = x->nseeds > 1;
+        if (f && fd && band) {
+            /* several seeds: per run the seeds' mean, min and max (the band) */
+            fprintf(f, "# step, then for each of: %s: the mean, min and max over seeds", names);
+            for (int k = 0; k < x->nseeds; k++) fprintf(f, "%s%llu", k ? " " : " ", x->def.seeds[k]);
+            fprintf(f, " of the %ld-step trailing mean of the training loss\n", x->window);
+            fprintf(fd, "# step, then for each of: %s: the mean, min and max over seeds of the trailing mean of the loss minus the "
+                        "baseline's (%s) of the same seed\n", names, b->name);
+            for (long i = 0; i < nmax; i++) {
+                double st = i < b->n ? b->step[i] : NAN;
+                for (int k = 0; k < no && isnan(st); k++) if (i < x->runs[order[k]].n) st = x->runs[order[k]].step[i];
+                fprintf(f, "%.9g", st);
+                fprintf(fd, "%.9g", st);
+                for (int k = 0; k < no; k++) {
+                    double sum[2] = {0, 0}, lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+                    int cnt[2] = {0, 0};
+                    for (int q = 0; q < x->nseeds; q++) {
+                        const run_data *r = &x->sr[q][order[k]], *bq = &x->sr[q][x->base];
+                        double v = i < r->n ? rep_smooth_at(r, i, x->window) : NAN;
+                        double bs = i < bq->n ? rep_smooth_at(bq, i, x->window) : NAN;
+                        double d2[2] = {v, v - bs};
+                        for (int tt = 0; tt < 2; tt++) {
+                            if (!isfinite(d2[tt])) continue;
+                            sum[tt] += d2[tt];
+                            cnt[tt]++;
+                            if (d2[tt] < lo[tt]) lo[tt] = d2[tt];
+                            if (d2[tt] > hi[tt]) hi[tt] = d2[tt];
+                        }
+                    }
+                    /* a seed that diverged here: no band (a gap), not a mean of the others */
+                    for (int tt = 0; tt < 2; tt++) {
+                        FILE *ff = tt ? fd : f;
+                        if (cnt[tt] < x->nseeds) { put_val(ff, NAN); put_val(ff, NAN); put_val(ff, NAN); }
+                        else { put_val(ff, sum[tt] / cnt[tt]); put_val(ff, lo[tt]); put_val(ff, hi[tt]); }
+                    }
+                }
+                fputc('\n', f);
+                fputc('\n', fd);
+            }
+        } else if (f && fd) {
             fprintf(f, "# step, then the %ld-step trailing mean of the training loss of: %s\n", x->window, names);
             fprintf(fd, "# step, then the trailing mean of the loss minus the baseline's (%s) for: %s\n", b->name, names);
             for (long i = 0; i < nmax; i++) {
@@ -291,15 +330,17 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
         for (int k = 0; k < no; k++) {
             const run_data *r = &x->runs[order[k]];
             char nb[64];
-            rep_fmt_num(nb, sizeof nb, r->final_loss);
+            /* several seeds: the seeds' means (the same seed's runs paired for the difference) */
+            double rf = band ? rep_seed_agg(x, order[k], "final_loss").mean : r->final_loss;
+            rep_fmt_num(nb, sizeof nb, rf);
             fprintf(m1, "%s%s %s", k ? "; " : "", r->name, nb);
-            if (!isfinite(r->final_loss)) diverged++;
+            if (!isfinite(rf)) diverged++;
             if (k) {
-                double d = r->final_loss - b->final_loss;
+                double d = band ? rep_seed_agg(x, order[k], "loss_diff").mean : r->final_loss - b->final_loss;
                 char db[64];
                 rep_fmt_num(db, sizeof db, d);
                 fprintf(m1, " (%s%s)", d > 0 ? "+" : "", db);
-                double md = rep_metric(x, r, b, "mean_diff", NULL);
+                double md = band ? rep_seed_agg(x, order[k], "mean_diff").mean : rep_metric(x, r, b, "mean_diff", NULL);
                 rep_fmt_num(db, sizeof db, md);
                 fprintf(m2, "%s%s %s%s", k > 1 ? "; " : "", r->name, md > 0 ? "+" : "", db);
                 if (isfinite(d) && fabs(d) > fabs(worst)) { worst = d; worst_name = r->name; }
@@ -316,22 +357,25 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                 if (v > 0 && isfinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
             }
         int logy = hi > 0 && lo > 0 && hi / lo > 8;
-        if (have_loss && !gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d", names, t, logy))
+        if (have_loss && !gnuplot(g, x->dir, "curves.gp", "loss", "file='loss.dat'; names='%s'; ttl='%s'; yl='training loss'; logy=%d; band=%d", names, t, logy, band))
             fig_add(g, figs, "loss", "training loss curves",
                     sprintf_alloc("Training loss of every run (trailing mean over %ld step%s%s) against the baseline %s "
-                                  "(black, thick), same model, seed and data order. Final loss (mean of the last %ld steps): "
+                                  "(black, thick), same model, seed and data order.%s Final loss (mean of the last %ld steps%s): "
                                   "%s.%s%s%s",
-                                  x->window, x->window == 1 ? "" : "s", logy ? ", log scale" : "", b->name, rep_final_window(b->n), fl,
+                                  x->window, x->window == 1 ? "" : "s", logy ? ", log scale" : "", b->name,
+                                  band ? " Each line is the mean over the seeds, the shaded band their smallest to largest value." : "",
+                                  rep_final_window(b->n), band ? ", mean over seeds" : "", fl,
                                   diverged ? " Runs whose loss became inf or NaN stop where it did." : "",
                                   expected[0] ? " Expected: " : "", expected));
         snprintf(t, sizeof t, "%s: loss minus the loss of %s", title, b->name);
         gp_clean(t);
-        if (have_diff && no > 1 && !gnuplot(g, x->dir, "curves.gp", "loss_diff", "file='loss_diff.dat'; names='%s'; ttl='%s'; yl='loss - %s loss'; zero=1", names, t, b->name))
+        if (have_diff && no > 1 && !gnuplot(g, x->dir, "curves.gp", "loss_diff", "file='loss_diff.dat'; names='%s'; ttl='%s'; yl='loss - %s loss'; zero=1; band=%d", names, t, b->name, band))
             fig_add(g, figs, "loss_diff", "loss difference from the baseline",
-                    sprintf_alloc("Difference between each run's smoothed training loss and the baseline's (%s, the zero line): "
+                    sprintf_alloc("Difference between each run's smoothed training loss and the baseline's (%s, the zero line)%s: "
                                   "above zero the run lags. Mean difference over the second half of training: %s.%s%s%s"
                                   " Expected: runs that track %s stay near zero; see the claims below.",
-                                  b->name, fd_s, worst_name ? " Largest final gap: " : "", worst_name ? worst_name : "",
+                                  b->name, band ? ", seed by seed (line: the seeds' mean; band: their smallest to largest)" : "", fd_s,
+                                  worst_name ? " Largest final gap: " : "", worst_name ? worst_name : "",
                                   worst_name ? "." : "", b->name));
         free(fl);
         free(fd_s);
@@ -642,5 +686,13 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                                   r->name, r->policy, layer, cf2,
                                   azero ? " An amax of exactly 0 (every element of the tensor zero) is a marker on the row "
                                           "labelled 0 below the log axis." : "", how));
+    }
+    /* several seeds: the loss plots show them all; the others the first seed's runs */
+    for (int k = 0; x->nseeds > 1 && k < figs->n; k++) {
+        if (!strcmp(figs->v[k].file, "loss") || !strcmp(figs->v[k].file, "loss_diff")) continue;
+        char *c = sprintf_alloc("%s (Seed %llu, the first of %d seeds; the loss plots show every seed.)", figs->v[k].caption, x->def.seeds[0],
+                                x->nseeds);
+        free(figs->v[k].caption);
+        figs->v[k].caption = c;
     }
 }

@@ -29,6 +29,8 @@ typedef struct {
     FILE *ex;                 /* explanation: "name(run) = value; ..." */
     int nex;
     int missing;              /* a run referred to has no data */
+    double a, b;              /* the two sides of the comparison, */
+    int op;                   /* and its operator (index in ops below) */
 } ev_ctx;
 
 static void skip_ws(ev_ctx *c) { while (*c->p == ' ' || *c->p == '\t') c->p++; }
@@ -189,6 +191,9 @@ static int ev_rule(ev_ctx *c, const char *text) {
     skip_ws(c);
     if (c->err[0]) return -2;
     if (*c->p) { snprintf(c->err, sizeof c->err, "unexpected text at '%.20s'", c->p); return -2; }
+    c->a = a;
+    c->b = b;
+    c->op = op;
     if (c->missing) return -1;
     if (!c->x) return 1;
     if (c->ex) {
@@ -226,19 +231,79 @@ const char *rep_verdict_word(int v) {
     return v == 1 ? "reproduced" : v == 2 ? "not reproduced" : v == 3 ? "not run" : "";
 }
 
-/* Evaluate every rule of a loaded experiment and set each run's verdict. */
+/* Evaluate every rule of a loaded experiment and set each run's verdict.
+ *
+ * Seeds (docs/experiments.md, "Seeds"): each rule is evaluated on every
+ * seed's runs (a pair of runs compared within the same seed). With one seed
+ * the rule's result is the verdict. With several, a rule holds only when
+ * (1) it holds on every seed, and (2) for an ordering (< <= > >=) the mean
+ * of the per-seed margins (how far each seed's sides clear the comparison,
+ * positive when it holds: B - A for A < B) exceeds twice their standard
+ * error (sample standard deviation / sqrt(seeds)), that is, the claim holds
+ * beyond the seeds' spread. == and != take (1) alone. A margin that is not
+ * finite (a diverged run) leaves (1) alone to decide. */
 void rep_eval_rules(exp_data *x) {
+    static const char *const ops[] = {"<=", ">=", "==", "!=", "<", ">"};
     x->explain = calloc((size_t)x->def.nexpects + 1, sizeof *x->explain);
     x->holds = calloc((size_t)x->def.nexpects + 1, sizeof *x->holds);
+    int ns = x->nseeds > 0 ? x->nseeds : 1;
     for (int i = 0; i < x->def.nexpects; i++) {
-        ev_ctx c;
-        memset(&c, 0, sizeof c);
-        c.def = &x->def;
-        c.x = x;
         size_t len = 0;
-        c.ex = open_memstream(&x->explain[i], &len);
-        x->holds[i] = ev_rule(&c, x->def.expects[i].text);
-        fclose(c.ex);
+        FILE *ex = open_memstream(&x->explain[i], &len);
+        double margin[SUITE_MAX_SEEDS];
+        int nhold = 0, miss = 0, op = -1, fin = 1;
+        for (int s = 0; s < ns; s++) {
+            exp_data v = *x;
+            if (x->sr) v.runs = x->sr[s];
+            ev_ctx c;
+            memset(&c, 0, sizeof c);
+            c.def = &x->def;
+            c.x = &v;
+            char *one = NULL;
+            size_t l1 = 0;
+            c.ex = open_memstream(&one, &l1);
+            int h = ev_rule(&c, x->def.expects[i].text);
+            fclose(c.ex);
+            if (ns == 1) fputs(one, ex);
+            else fprintf(ex, "%sseed %llu: %s%s", s ? "; " : "", x->def.seeds[s], one, h == 1 ? "" : h == 0 ? " (fails)" : " (no data)");
+            free(one);
+            if (h < 0) { miss = 1; continue; }
+            nhold += h == 1;
+            op = c.op;
+            margin[s] = op == 0 || op == 4 ? c.b - c.a : op == 1 || op == 5 ? c.a - c.b : NAN;
+            if (!isfinite(margin[s])) fin = 0;
+            if (ns == 1) x->holds[i] = h;
+        }
+        if (ns > 1) {
+            if (miss) x->holds[i] = -1;
+            else if (op == 2 || op == 3 || !fin) {
+                x->holds[i] = nhold == ns;
+                fprintf(ex, ". Holds on %d of %d seeds%s: %s", nhold, ns,
+                        op == 2 || op == 3 ? " (an equality: every seed must hold)" : " (a margin is not finite: every seed must hold)",
+                        nhold == ns ? "holds" : "fails");
+            } else {
+                double mean = 0, var = 0;
+                for (int s = 0; s < ns; s++) mean += margin[s];
+                mean /= ns;
+                for (int s = 0; s < ns; s++) var += (margin[s] - mean) * (margin[s] - mean);
+                double se = sqrt(var / (ns - 1) / ns);
+                int strict = op == 4 || op == 5;
+                int beyond = strict ? mean - 2 * se > 0 : mean - 2 * se >= 0;
+                x->holds[i] = nhold == ns && beyond;
+                fprintf(ex, ". Margin by seed (%s side clears %s by):", op == 0 || op == 4 ? "right" : "left", ops[op]);
+                for (int s = 0; s < ns; s++) {
+                    char nb[64];
+                    rep_fmt_num(nb, sizeof nb, margin[s]);
+                    fprintf(ex, "%s %s", s ? "," : "", nb);
+                }
+                char nm[64], n2[64];
+                rep_fmt_num(nm, sizeof nm, mean);
+                rep_fmt_num(n2, sizeof n2, 2 * se);
+                fprintf(ex, "; mean %s, 2 x std error %s; holds on %d of %d seeds, %s the spread: %s", nm, n2, nhold, ns,
+                        beyond ? "beyond" : "within", x->holds[i] ? "holds" : "fails");
+            }
+        }
+        fclose(ex);
     }
     for (int i = 0; i < x->nruns; i++) {
         run_data *r = &x->runs[i];

@@ -297,7 +297,12 @@ double rep_metric(const exp_data *x, const run_data *r, const run_data *b, const
 /* ---- loading experiments ----------------------------------------------------- */
 
 void rep_exp_free(exp_data *x) {
-    for (int i = 0; i < x->nruns; i++) rep_run_free(&x->runs[i]);
+    for (int k = 0; k < x->nseeds; k++) {
+        for (int i = 0; x->sr && x->sr[k] && i < x->nruns; i++) rep_run_free(&x->sr[k][i]);
+        if (x->sr && x->sr[k] != x->runs) free(x->sr[k]);
+    }
+    if (!x->sr) for (int i = 0; i < x->nruns; i++) rep_run_free(&x->runs[i]);
+    free(x->sr);
     free(x->runs);
     for (int i = 0; i < x->def.nexpects; i++) free(x->explain ? x->explain[i] : NULL);
     free(x->explain);
@@ -316,22 +321,78 @@ int rep_exp_load(exp_data *x, const char *dir, char *err, size_t errlen) {
     if (suite_read_results(&x->def, p, name, err, errlen)) return -2;
     if (rep_check_rules(&x->def, err, errlen)) return -2;
     x->nruns = x->def.nruns;
+    x->nseeds = x->def.nseeds;
     x->runs = calloc((size_t)x->nruns, sizeof *x->runs);
-    for (int i = 0; i < x->nruns; i++) {
-        run_data *r = &x->runs[i];
-        r->def = &x->def.runs[i];
-        snprintf(r->name, sizeof r->name, "%s", r->def->name);
-        snprintf(r->policy, sizeof r->policy, "%s", r->def->policy);
-        snprintf(r->dir, sizeof r->dir, "%s/%s", dir, r->name);
-        if (!strcmp(r->name, x->def.baseline)) x->base = i;
-        int rc = rep_run_load(r, err, errlen);
-        if (rc == -2) return -2;
-        if (rc == 1 && rep_is_dir(r->dir)) fprintf(stderr, "fpemu report: %s: no metrics.csv: run %s is reported as not run\n", r->dir, r->name);
-    }
+    x->sr = calloc((size_t)x->nseeds, sizeof *x->sr);
+    x->sr[0] = x->runs;
+    for (int k = 1; k < x->nseeds; k++) x->sr[k] = calloc((size_t)x->nruns, sizeof **x->sr);
+    for (int k = 0; k < x->nseeds; k++)
+        for (int i = 0; i < x->nruns; i++) {
+            run_data *r = &x->sr[k][i];
+            r->def = &x->def.runs[i];
+            snprintf(r->name, sizeof r->name, "%s", r->def->name);
+            snprintf(r->policy, sizeof r->policy, "%s", r->def->policy);
+            rep_run_dir(&x->def, dir, r->def, k, r->dir, sizeof r->dir);
+            if (!strcmp(r->name, x->def.baseline)) x->base = i;
+            int rc = rep_run_load(r, err, errlen);
+            if (rc == -2) return -2;
+            if (rc == 1 && rep_is_dir(r->dir)) fprintf(stderr, "fpemu report: %s: no metrics.csv: run %s is reported as not run\n", r->dir, r->name);
+        }
+    /* a run is there when every seed is (a seed missing: "not run") */
+    for (int k = 1; k < x->nseeds; k++)
+        for (int i = 0; i < x->nruns; i++)
+            if (!x->sr[k][i].have && x->runs[i].have) {
+                fprintf(stderr, "fpemu report: %s: no metrics.csv: run %s (seed %llu missing) is reported as not run\n", x->sr[k][i].dir,
+                        x->runs[i].name, x->def.seeds[k]);
+                x->runs[i].have = 0; /* its tables are freed with it: have_* keep them */
+                csv_free(&x->runs[i].met);
+            }
     x->window = x->runs[x->base].n / 25;
     if (x->window < 1) x->window = 1;
     rep_eval_rules(x);
     return 0;
+}
+
+/* ---- seeds ------------------------------------------------------------------- */
+
+unsigned long long rep_seeds[SUITE_MAX_SEEDS];
+int rep_nseeds;
+
+void rep_apply_seeds(suite_exp *d) {
+    if (rep_nseeds) suite_set_seeds(d, rep_seeds, rep_nseeds);
+}
+
+void rep_run_dir(const suite_exp *d, const char *expdir, const suite_run *r, int s, char *buf, size_t n) {
+    if (d->nseeds == 1) {
+        char p[4600];
+        snprintf(p, sizeof p, "%s/%s/metrics.csv", expdir, r->name);
+        if (rep_is_file(p)) { snprintf(buf, n, "%s/%s", expdir, r->name); return; }
+    }
+    snprintf(buf, n, "%s/%s/seed-%llu", expdir, r->name, d->seeds[s]);
+}
+
+void rep_run_out(const suite_exp *d, const char *expdir, const suite_run *r, int s, char *buf, size_t n) {
+    if (d->nseeds == 1) snprintf(buf, n, "%s/%s", expdir, r->name);
+    else snprintf(buf, n, "%s/%s/seed-%llu", expdir, r->name, d->seeds[s]);
+}
+
+rep_agg rep_seed_agg(const exp_data *x, int i, const char *metric) {
+    rep_agg a = {NAN, NAN, NAN, 0};
+    double sum = 0;
+    for (int k = 0; k < x->nseeds; k++) {
+        exp_data v = *x;
+        v.runs = x->sr[k];
+        const run_data *r = &v.runs[i], *b = &v.runs[x->base];
+        if (!r->have || !b->have) continue;
+        double m = rep_metric(&v, r, b, metric, NULL);
+        if (isnan(m)) continue;
+        if (!a.n || m < a.min) a.min = m;
+        if (!a.n || m > a.max) a.max = m;
+        sum += m;
+        a.n++;
+    }
+    if (a.n) a.mean = sum / a.n;
+    return a;
 }
 
 /* ---- a run in the summary tables --------------------------------------------- */
@@ -347,6 +408,25 @@ void rep_row_of(const exp_data *x, const run_data *r, row_cells *c) {
     if (!r->have) {
         strcpy(c->loss, "not run"); strcpy(c->diff, "-"); strcpy(c->acc, "-"); strcpy(c->skip, "-");
         strcpy(c->ovf, "-"); strcpy(c->unf, "-");
+        return;
+    }
+    if (x->nseeds > 1) {
+        /* the seeds' mean, and their range in brackets */
+        int i = (int)(r - x->runs);
+        struct { char *b; size_t n; const char *m, *fmt; } col[] = {
+            {c->loss, sizeof c->loss, "final_loss", "%.4f"}, {c->diff, sizeof c->diff, "loss_diff", "%+.4f"},
+            {c->acc, sizeof c->acc, "eval_acc", "%.3f"}, {c->skip, sizeof c->skip, "skipped", "%.0f"},
+            {c->ovf, sizeof c->ovf, "overflow", "%.3g"}, {c->unf, sizeof c->unf, "underflow", "%.3g"}};
+        for (size_t k = 0; k < sizeof col / sizeof col[0]; k++) {
+            rep_agg a = rep_seed_agg(x, i, col[k].m);
+            char m[24], lo[24], hi[24];
+            fmt_cell(m, sizeof m, col[k].fmt, a.mean);
+            fmt_cell(lo, sizeof lo, col[k].fmt, a.min);
+            fmt_cell(hi, sizeof hi, col[k].fmt, a.max);
+            if (a.min == a.max || a.n < 2) snprintf(col[k].b, col[k].n, "%s", m);
+            else snprintf(col[k].b, col[k].n, "%s [%s, %s]", m, lo, hi);
+        }
+        if (r == b) strcpy(c->diff, "(baseline)");
         return;
     }
     fmt_cell(c->loss, sizeof c->loss, "%.4f", r->final_loss);
@@ -389,17 +469,30 @@ int rep_collect_suite(const suite_exp *d, const char *cache, const char *out) {
     snprintf(dir, sizeof dir, "%s/%s", out, d->name);
     if (rep_mkdir_p(dir)) return cli_error(SUB, "%s: cannot create: %s", dir, strerror(errno));
     snprintf(p, sizeof p, "%s/experiment.txt", dir);
-    if (!rep_same_path(d->path, p) && rep_copy_file(d->path, p)) return cli_error(SUB, "%s: cannot copy to %s: %s", d->path, p, strerror(errno));
-    for (int i = 0; i < d->nruns; i++) {
-        char src[4400], dst[4600];
-        snprintf(src, sizeof src, "%s/%s", cache, d->runs[i].key);
-        snprintf(dst, sizeof dst, "%s/%s", dir, d->runs[i].name);
-        if (!rep_is_dir(src)) {
-            fprintf(stderr, "fpemu report: %s/%s: no results in %s (run it with `make experiments`)\n", d->name, d->runs[i].name, src);
-            continue;
+    if (!rep_same_path(d->path, p)) {
+        if (rep_copy_file(d->path, p)) return cli_error(SUB, "%s: cannot copy to %s: %s", d->path, p, strerror(errno));
+        if (rep_nseeds) { /* the seeds --seeds ran, for whoever reads the folder again */
+            FILE *f = fopen(p, "a");
+            if (f) {
+                fprintf(f, "\n# the seeds of this report (fpemu report --seeds; the last seeds line counts)\nseeds:");
+                for (int s = 0; s < d->nseeds; s++) fprintf(f, " %llu", d->seeds[s]);
+                fputc('\n', f);
+            }
+            if (!f || fclose(f)) return cli_error(SUB, "%s: cannot write: %s", p, strerror(errno));
         }
-        if (rep_copy_run(src, dst)) return 2;
     }
+    for (int i = 0; i < d->nruns; i++)
+        for (int s = 0; s < d->nseeds; s++) {
+            char src[4400], dst[4600];
+            snprintf(src, sizeof src, "%s/%s", cache, d->runs[i].key[s]);
+            rep_run_out(d, dir, &d->runs[i], s, dst, sizeof dst);
+            if (!rep_is_dir(src)) {
+                fprintf(stderr, "fpemu report: %s/%s seed %llu: no results in %s (run it with `make experiments`)\n", d->name, d->runs[i].name,
+                        d->seeds[s], src);
+                continue;
+            }
+            if (rep_copy_run(src, dst)) return 2;
+        }
     return 0;
 }
 
@@ -491,12 +584,15 @@ static int validate_exp(const char *defpath, const char *name, const char *rundi
         if (d.path[0]) suite_free(&d);
         return cli_error(SUB, "%s", err);
     }
+    if (from_cache) rep_apply_seeds(&d);
     int rc = 0;
-    for (int j = 0; j < d.nruns && !rc; j++) {
-        char dir[4400];
-        snprintf(dir, sizeof dir, "%s/%s", rundir_fmt_base, from_cache ? d.runs[j].key : d.runs[j].name);
-        if (rep_is_dir(dir)) rc = validate_run(dir);
-    }
+    for (int j = 0; j < d.nruns && !rc; j++)
+        for (int s = 0; s < d.nseeds && !rc; s++) {
+            char dir[4400];
+            if (from_cache) snprintf(dir, sizeof dir, "%s/%s", rundir_fmt_base, d.runs[j].key[s]);
+            else rep_run_dir(&d, rundir_fmt_base, &d.runs[j], s, dir, sizeof dir);
+            if (rep_is_dir(dir)) rc = validate_run(dir);
+        }
     suite_free(&d);
     return rc;
 }

@@ -85,9 +85,11 @@ static void summarise(const exp_data *xs, int nx, run_summary *s) {
     s->steps_lo = -1;
     for (int e = 0; e < nx; e++) {
         const exp_data *x = &xs[e];
-        char seed[32];
-        snprintf(seed, sizeof seed, "%llu", x->def.seed);
-        words_add(&s->seeds, seed);
+        for (int k = 0; k < x->def.nseeds; k++) {
+            char seed[32];
+            snprintf(seed, sizeof seed, "%llu", x->def.seeds[k]);
+            words_add(&s->seeds, seed);
+        }
         words_add(&models, x->def.model);
         if (s->steps_lo < 0 || x->def.steps < s->steps_lo) s->steps_lo = x->def.steps;
         if (x->def.steps > s->steps_hi) s->steps_hi = x->def.steps;
@@ -95,12 +97,16 @@ static void summarise(const exp_data *xs, int nx, run_summary *s) {
             const run_data *r = &x->runs[i];
             s->nrep += r->verdict == 1; s->nnot += r->verdict == 2; s->nmiss += r->verdict == 3;
             words_add(&policies, r->policy);
-            /* a run shared by experiments (the same command) counts once */
-            char key[4200];
-            snprintf(key, sizeof key, "%s", r->def ? r->def->key : r->dir);
-            if (!words_has(&keys, key)) {
-                words_add(&keys, key);
-                if (r->have) s->nruns++; else s->nmissing++;
+            /* a run shared by experiments (the same command) counts once,
+             * each of its seeds a run of its own */
+            for (int k = 0; k < (x->sr ? x->nseeds : 1); k++) {
+                const run_data *rs = x->sr ? &x->sr[k][i] : r;
+                char key[4200];
+                snprintf(key, sizeof key, "%s", r->def ? r->def->key[k] : rs->dir);
+                if (!words_has(&keys, key)) {
+                    words_add(&keys, key);
+                    if (rs->have) s->nruns++; else s->nmissing++;
+                }
             }
             for (int j = r->def ? r->def->ncommon : 0; r->def && j < r->def->nsets; j++) {
                 char k[128];

@@ -85,6 +85,50 @@ static void set_err(char *err, size_t errlen, const char *path, int ln, const ch
 
 static int read_def(suite_exp *e, const char *path, const char *name, int check_engine, char *err, size_t errlen);
 
+int suite_parse_seeds(const char *text, unsigned long long *seeds, char *err, size_t errlen) {
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == ',') p++;
+        if (!*p) break;
+        if (!isdigit((unsigned char)*p)) { snprintf(err, errlen, "expected whole numbers, got '%.20s'", p); return -1; }
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (errno || (*end && *end != ' ' && *end != '\t' && *end != ',')) { snprintf(err, errlen, "expected whole numbers, got '%.20s'", p); return -1; }
+        if (n == SUITE_MAX_SEEDS) { snprintf(err, errlen, "at most %d seeds", SUITE_MAX_SEEDS); return -1; }
+        for (int i = 0; i < n; i++)
+            if (seeds[i] == x) { snprintf(err, errlen, "seed %llu is given twice", x); return -1; }
+        seeds[n++] = x;
+        p = end;
+    }
+    if (!n) { snprintf(err, errlen, "expected at least one seed"); return -1; }
+    return n;
+}
+
+void suite_set_seeds(suite_exp *e, const unsigned long long *seeds, int n) {
+    if (seeds != e->seeds) memmove(e->seeds, seeds, (size_t)n * sizeof *seeds);
+    e->nseeds = n;
+    e->seed = e->seeds[0];
+    for (int i = 0; i < e->nruns; i++) {
+        suite_run *r = &e->runs[i];
+        for (int s = 0; s < n; s++) {
+            char num[64];
+            uint64_t h = 0xcbf29ce484222325ULL;
+            h = fnv1a(h, e->model);
+            h = fnv1a(h, r->policy);
+            snprintf(num, sizeof num, "%ld", e->steps);
+            h = fnv1a(h, num);
+            snprintf(num, sizeof num, "%llu", e->seeds[s]);
+            h = fnv1a(h, num);
+            for (int j = 0; j < r->nsets; j++) h = fnv1a(h, r->sets[j]);
+            /* the seed is in the hash (as it always was): seed 1's folder is
+             * the one it had before experiments had several seeds */
+            snprintf(r->key[s], sizeof r->key[s], "%.12s-%.12s-%08x", e->model, r->policy, (unsigned)(h ^ (h >> 32)));
+        }
+    }
+}
+
 int suite_read(suite_exp *e, const char *path, const char *name, char *err, size_t errlen) {
     return read_def(e, path, name, 1, err, errlen);
 }
@@ -99,7 +143,8 @@ static int read_def(suite_exp *e, const char *path, const char *name, int check_
     if (name) snprintf(e->name, sizeof e->name, "%s", name);
     else suite_name_from_path(path, e->name, sizeof e->name);
     e->steps = 200;
-    e->seed = 1;
+    e->seed = e->seeds[0] = 1;
+    e->nseeds = 1;
     size_t len;
     char *text = csv_slurp(path, &len);
     if (!text) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return -1; }
@@ -132,6 +177,12 @@ static int read_def(suite_exp *e, const char *path, const char *name, int check_
         } else if (!strcmp(k, "model")) {
             if (arg || strlen(v) >= sizeof e->model) FAIL("model: expected a model name");
             strcpy(e->model, v);
+        } else if (!strcmp(k, "seeds")) {
+            char e2[256];
+            int ns = arg ? -1 : suite_parse_seeds(v, e->seeds, e2, sizeof e2);
+            if (ns < 0) FAIL("seeds: %s", arg ? "takes no run name" : e2);
+            e->nseeds = ns;
+            e->seed = e->seeds[0];
         } else if (!strcmp(k, "steps") || !strcmp(k, "seed")) {
             unsigned long long x;
             char *end;
@@ -140,7 +191,7 @@ static int read_def(suite_exp *e, const char *path, const char *name, int check_
             if (arg || *end || errno || !isdigit((unsigned char)*v) || (k[1] == 't' && (x < 1 || x > 100000000)))
                 FAIL("%s: expected a whole number%s, got '%s'", k, k[1] == 't' ? " 1..100000000" : "", v);
             if (k[1] == 't') e->steps = (long)x;
-            else e->seed = x;
+            else { e->seed = e->seeds[0] = x; e->nseeds = 1; } /* the last seed or seeds line wins */
         } else if (!strcmp(k, "set")) {
             const char *bad;
             if (arg) FAIL("set: takes no run name (put per-run settings on the run line)");
@@ -175,7 +226,7 @@ static int read_def(suite_exp *e, const char *path, const char *name, int check_
             x->text = strdup(v);
             x->line = ln;
         } else {
-            FAIL("unknown key '%s' (expected title, about, expected, model, steps, seed, set, baseline, run NAME, "
+            FAIL("unknown key '%s' (expected title, about, expected, model, steps, seed, seeds, set, baseline, run NAME, "
                  "claim RUN, expect RUN)", k);
         }
     }
@@ -218,17 +269,8 @@ static int read_def(suite_exp *e, const char *path, const char *name, int check_
             }
             if (trn_settings_check(&st, e2, sizeof e2)) FAIL("run %s: %s", r->name, e2);
         }
-        char num[64];
-        uint64_t h = 0xcbf29ce484222325ULL;
-        h = fnv1a(h, e->model);
-        h = fnv1a(h, r->policy);
-        snprintf(num, sizeof num, "%ld", e->steps);
-        h = fnv1a(h, num);
-        snprintf(num, sizeof num, "%llu", e->seed);
-        h = fnv1a(h, num);
-        for (int j = 0; j < r->nsets; j++) h = fnv1a(h, r->sets[j]);
-        snprintf(r->key, sizeof r->key, "%.12s-%.12s-%08x", e->model, r->policy, (unsigned)(h ^ (h >> 32)));
     }
+    suite_set_seeds(e, e->seeds, e->nseeds);
     for (int j = 0; j < ncommon; j++) free(common[j]);
     free(common);
     free(text);
@@ -300,7 +342,14 @@ int suite_list(const char *path, char ***files, char *err, size_t errlen) {
     return n;
 }
 
-void suite_train_args(const suite_exp *e, const suite_run *r, char *buf, size_t n) {
-    size_t used = (size_t)snprintf(buf, n, "--model %s --policy %s --steps %ld --seed %llu", e->model, r->policy, e->steps, e->seed);
+void suite_train_args(const suite_exp *e, const suite_run *r, int s, char *buf, size_t n) {
+    size_t used;
+    if (s >= 0 || e->nseeds == 1)
+        used = (size_t)snprintf(buf, n, "--model %s --policy %s --steps %ld --seed %llu", e->model, r->policy, e->steps, e->seeds[s < 0 ? 0 : s]);
+    else
+        used = (size_t)snprintf(buf, n, "--model %s --policy %s --steps %ld --seed SEED", e->model, r->policy, e->steps);
     for (int j = 0; j < r->nsets && used < n; j++) used += (size_t)snprintf(buf + used, n - used, " --set %s", r->sets[j]);
+    if (s < 0 && e->nseeds > 1)
+        for (int j = 0; j < e->nseeds && used < n; j++) used += (size_t)snprintf(buf + used, n - used, "%s%llu", j ? " " : " (SEED: ", e->seeds[j]);
+    if (s < 0 && e->nseeds > 1 && used < n) snprintf(buf + used, n - used, ")");
 }

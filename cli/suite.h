@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #define SUITE_NAME_MAX 64
+#define SUITE_MAX_SEEDS 64
+#define SUITE_KEY_MAX 64
 
 typedef struct suite_run {
     char name[SUITE_NAME_MAX];
@@ -19,7 +21,9 @@ typedef struct suite_run {
     int nsets;
     int ncommon;        /* how many of sets are the experiment's common ones */
     int line;
-    char key[40];       /* cache folder name: model-policy-hash of the whole command */
+    /* cache folder names, one per seed of the experiment (seeds[s]):
+     * model-policy-hash, the hash over the whole command, seed included */
+    char key[SUITE_MAX_SEEDS][SUITE_KEY_MAX];
 } suite_run;
 
 typedef struct suite_expect {
@@ -34,7 +38,9 @@ typedef struct suite_exp {
     char *title, *about, *expected;
     char model[SUITE_NAME_MAX];
     long steps;
-    unsigned long long seed;
+    unsigned long long seed;   /* the first of seeds */
+    unsigned long long seeds[SUITE_MAX_SEEDS]; /* `seeds: 1 2 3` (or `seed: N`, one) */
+    int nseeds;
     char baseline[SUITE_NAME_MAX];
     suite_run *runs;
     int nruns;
@@ -64,6 +70,12 @@ const char *suite_claim(const suite_exp *e, const char *run);
 /* Definition files of a folder (*.txt, sorted), or PATH itself if it is a
  * file. Returns the count (malloc'ed array of malloc'ed paths), -1 on error. */
 int suite_list(const char *path, char ***files, char *err, size_t errlen);
-/* The `fpemu train` arguments of a run (for the plan and the report). */
-void suite_train_args(const suite_exp *e, const suite_run *r, char *buf, size_t n);
+/* The `fpemu train` arguments of a run for seed index S (for the plan and the report). */
+void suite_train_args(const suite_exp *e, const suite_run *r, int s, char *buf, size_t n);
+/* Parse a list of seeds ("1 2 3", commas allowed): distinct whole numbers,
+ * at most SUITE_MAX_SEEDS. Returns the count, or -1 (err). */
+int suite_parse_seeds(const char *text, unsigned long long *seeds, char *err, size_t errlen);
+/* Replace the definition's seeds (make experiments SEEDS=...) and name the
+ * runs' cache folders again. */
+void suite_set_seeds(suite_exp *e, const unsigned long long *seeds, int n);
 #endif

@@ -29,11 +29,16 @@ SUITE_JOBS ?= 2
 DRIFT_BASELINE ?= experiments/baseline
 DRIFT_TOLERANCES ?= experiments/drift-tolerances.txt
 DRIFT_FILES += catalogue/formats.csv errk/*.csv training/summary.csv \
+  training/*/*/seed-*/metrics.csv training/*/*/seed-*/eval.csv training/*/*/seed-*/tensors.csv \
   training/*/*/metrics.csv training/*/*/eval.csv training/*/*/tensors.csv
 
 # What a training run's results depend on (not the report or drift code).
 SUITE_DEP = $(abspath $(LIBTRAIN) $(LIBFPEMU) $(BUILD)/cli/cmd_train.o) $(CURDIR)/experiments/data/digits.csv.gz
 # -j for the runs unless the caller gave one (then its jobserver is shared).
+# SEEDS="1 2 3 4 5": run every experiment on these seeds instead of its
+# definition's (`seeds:` lines; the default suite has 3).
+SEEDS ?=
+suite_seeds = $(if $(strip $(SEEDS)),--seeds "$(strip $(SEEDS))")
 suite_jobs = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(SUITE_JOBS))
 
 EXPERIMENT_SECTIONS += training
@@ -42,17 +47,17 @@ EXPERIMENT_RANK_training := 30
 experiments-training: $(BINDIR)/fpemu
 	@$(if $(Q),echo "  SUITE   $(SUITE_DIR) -> $(REPORT_DIR)/training (runs in $(SUITE_CACHE))")
 	$(Q)mkdir -p $(SUITE_CACHE)
-	$(Q)$(BINDIR)/fpemu report --plan --suite $(SUITE_DIR) --runs $(abspath $(SUITE_CACHE)) >$(SUITE_CACHE)/plan.mk.tmp \
+	$(Q)$(BINDIR)/fpemu report --plan --suite $(SUITE_DIR) --runs $(abspath $(SUITE_CACHE)) $(suite_seeds) >$(SUITE_CACHE)/plan.mk.tmp \
 	  && mv $(SUITE_CACHE)/plan.mk.tmp $(SUITE_CACHE)/plan.mk
 	$(Q)$(MAKE) --no-print-directory $(suite_jobs) -C $(SUITE_CACHE) -f plan.mk \
 	  SUITE_FPEMU=$(abspath $(BINDIR))/fpemu SUITE_DEP="$(SUITE_DEP)" suite-runs
 	$(Q)rm -rf $(REPORT_DIR)/training.tmp
-	$(Q)$(BINDIR)/fpemu report --suite $(SUITE_DIR) --runs $(SUITE_CACHE) --out $(REPORT_DIR)/training.tmp
+	$(Q)$(BINDIR)/fpemu report --suite $(SUITE_DIR) --runs $(SUITE_CACHE) $(suite_seeds) --out $(REPORT_DIR)/training.tmp
 	$(Q)$(call experiments_publish,training)
 
 # The plan alone (which runs, in which order, with which commands).
 suite-plan: $(BINDIR)/fpemu
-	$(Q)$(BINDIR)/fpemu report --plan --suite $(SUITE_DIR) --runs $(abspath $(SUITE_CACHE))
+	$(Q)$(BINDIR)/fpemu report --plan --suite $(SUITE_DIR) --runs $(abspath $(SUITE_CACHE)) $(suite_seeds)
 
 # The longer suite: more steps, the tiny transformer, more settings; its own
 # cache and report folder (reports/full/latest, and a dated copy).

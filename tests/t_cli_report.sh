@@ -119,5 +119,11 @@ fi
 rc=$?
 check "missing report folder: exit 2 with a message" [ "$rc" = 2 -a -s "$TMP/err" ]
 
+# make experiments SEEDS="..." reaches the planner and the report as --seeds
+mk=$(make -s -n -C "$ROOT" suite-plan SEEDS="4 5" BUILD="$TMP/mkb" BINDIR="$TMP/mkbin" REPORT_ROOT="$TMP/mkr" 2>/dev/null | grep -- "report --plan")
+check "make suite-plan SEEDS=\"4 5\" passes --seeds \"4 5\" to the planner" sh -c 'printf "%s" "$1" | grep -q -- "--seeds \"4 5\""' - "$mk"
+mk=$(make -s -n -C "$ROOT" suite-plan BUILD="$TMP/mkb" BINDIR="$TMP/mkbin" REPORT_ROOT="$TMP/mkr" 2>/dev/null | grep -- "report --plan")
+check "without SEEDS the definitions' seeds count (no --seeds)" sh -c '[ -n "$1" ] && ! printf "%s" "$1" | grep -q -- "--seeds"' - "$mk"
+check "the report step of make experiments gets the same --seeds" grep -q 'fpemu report --suite $(SUITE_DIR) --runs $(SUITE_CACHE) $(suite_seeds)' "$ROOT/mk/suite.mk"
 echo "1..$n"
 [ "$failed" = 0 ]

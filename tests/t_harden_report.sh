@@ -106,14 +106,14 @@ mkcsv "$TMP/d1/b/m/x.csv" 1.7 1.7 1.7 1.7 inf 1.7 1.7 1.7
 run drift --tolerances "$TOL" "$TMP/d1/b" "$TMP/d1/r"
 check "drift: nor does an inf in both" '[ $rc = 1 ] && grep -q "first at step 6" "$TMP/out"' "exit $rc: $(cat "$TMP/out")"
 # the committed f16-dynamic baseline: grad_norm=inf at step 55, a 0.1% move at step 60
-F=training/f16-loss-scaling/f16-dynamic/metrics.csv
+F=training/f16-loss-scaling/f16-dynamic/seed-1/metrics.csv
 mkdir -p "$TMP/d2/b/$(dirname $F)" "$TMP/d2/r/$(dirname $F)"
 cp "$ROOT/experiments/baseline/$F" "$TMP/d2/b/$F"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "grad_norm") k = i } $1 == 60 { $k = sprintf("%.9g", $k * 1.001) } { print }' \
     "$TMP/d2/b/$F" >"$TMP/d2/r/$F"
 run drift --tolerances "$ROOT/experiments/drift-tolerances.txt" "$TMP/d2/b" "$TMP/d2/r"
 check "drift: committed f16-dynamic baseline (grad_norm=inf at step 55), a 0.1% move at step 60 is within the 5% band" \
-    '[ $rc = 0 ] && grep -q "^band .*f16-dynamic/metrics.csv" "$TMP/out"' "exit $rc: $(cat "$TMP/out")"
+    '[ $rc = 0 ] && grep -q "^band .*f16-dynamic/seed-1/metrics.csv" "$TMP/out"' "exit $rc: $(cat "$TMP/out")"
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "grad_norm") k = i } $1 == 60 { $k = sprintf("%.9g", $k * 3) } { print }' \
     "$TMP/d2/b/$F" >"$TMP/d2/r/$F"
 run drift --tolerances "$ROOT/experiments/drift-tolerances.txt" "$TMP/d2/b" "$TMP/d2/r"

@@ -195,6 +195,87 @@ check "the plan has one target per distinct run (3 of 4 runs)" '[ $rc = 0 ] && [
 check "the plan's commands carry the settings" 'grep -q -- "--policy 16-mixed --steps 20 --seed 1 --set scaler=none" "$TMP/plan.mk"'
 check "the plan is a valid makefile" 'make -n -f "$TMP/plan.mk" SUITE_FPEMU=true suite-runs >/dev/null 2>&1'
 
+# 5b. seeds: `seeds: 1 2 3` plans one cache folder per run and seed (the
+# key holds the seed), `seed: N` stays one seed, --seeds replaces them
+mkdir -p "$TMP/ss"
+printf 'model: mlp-digits\nsteps: 20\nseeds: 1 2 3\nrun fp32: 32-true\nrun b: bf16-mixed\n' >"$TMP/ss/01-s.txt"
+"$BIN" report --plan --suite "$TMP/ss" --runs "$TMP/cache" >"$TMP/plan3.mk" 2>"$TMP/stderr"; rc=$?
+nt=$(grep -c 'TRAIN   \[' "$TMP/plan3.mk")
+keys=$(grep -o '^[A-Za-z0-9._+-]*/summary.json:' "$TMP/plan3.mk" | sort -u | wc -l)
+check "seeds: 1 2 3: one target per run and seed (6), each its own cache folder" \
+    '[ $rc = 0 ] && [ "$nt" = 6 ] && [ "$keys" = 6 ] && [ "$(grep -c "^mlp-digits-32-true-[0-9a-f]*/summary.json:" "$TMP/plan3.mk")" = 3 ]' \
+    "exit $rc, $nt targets, $keys keys: $(cat "$TMP/stderr")"
+check "each seed's command carries its --seed, into its own folder" 'for s in 1 2 3; do k=$(grep -B3 -- "--policy bf16-mixed --steps 20 --seed $s" "$TMP/plan3.mk" | grep -o "^mlp-digits-bf16-mixed-[0-9a-f]*/summary.json:") && [ -n "$k" ] && echo "$k"; done | sort -u | wc -l | grep -qx 3'
+"$BIN" report --plan --suite "$TMP/ss" --runs "$TMP/cache" --seeds "1 2 3 4 5" >"$TMP/plan5.mk" 2>"$TMP/stderr"; rc=$?
+check "--seeds \"1 2 3 4 5\" overrides the definition (10 targets)" '[ $rc = 0 ] && [ "$(grep -c "TRAIN   \[" "$TMP/plan5.mk")" = 10 ]' "$(cat "$TMP/stderr")"
+k1=$(grep -B3 -- "--policy 32-true --steps 20 --seed 1 " "$TMP/plan3.mk" | grep -o '^mlp-digits-32-true-[0-9a-f]*'); k1b=$(grep -B3 -- "--policy 32-true --steps 20 --seed 1 " "$TMP/plan5.mk" | grep -o '^mlp-digits-32-true-[0-9a-f]*')
+check "a run's seed 1 has the same cache folder under either seed list" '[ -n "$k1" ] && [ "$k1" = "$k1b" ]' "$k1 / $k1b"
+printf 'model: mlp-digits\nsteps: 20\nseed: 4\nrun fp32: 32-true\n' >"$TMP/ss/01-s.txt"
+"$BIN" report --plan --suite "$TMP/ss" --runs "$TMP/cache" >"$TMP/plan1.mk" 2>&1
+check "seed: 4 stays a single seed" '[ "$(grep -c "TRAIN   \[" "$TMP/plan1.mk")" = 1 ] && grep -q -- "--seed 4" "$TMP/plan1.mk"'
+printf 'model: mlp-digits\nseeds: 1 2 1\nrun fp32: 32-true\n' >"$TMP/ss/01-s.txt"
+"$BIN" report --plan --suite "$TMP/ss" --runs "$TMP/cache" >/dev/null 2>"$TMP/stderr"; rc=$?
+check "a seed given twice exits 2 with the line" '[ $rc = 2 ] && grep -q "01-s.txt:2: seeds: seed 1 is given twice" "$TMP/stderr"' "exit $rc: $(cat "$TMP/stderr")"
+"$BIN" report --plan --suite "$TMP/ss" --runs "$TMP/cache" --seeds "1 x" >/dev/null 2>"$TMP/stderr"; rc=$?
+check "--seeds with a word that is not a number exits 2" '[ $rc = 2 ] && grep -q "expected whole numbers" "$TMP/stderr"' "exit $rc"
+
+# 5c. the claim statistic over seeds: a rule holds only when it holds on
+# every seed and its mean margin exceeds 2 standard errors of the per-seed
+# margins. Experiment folders of 3 seeds, written by hand (loss constant):
+# "steady" wins by 0.5 on every seed; "spread" wins on every seed, by 0.9,
+# 0.01, 0.02 (mean 0.31, but 2 std errors 0.58: within the spread); "oneseed"
+# loses on seed 3 while it wins on the mean.
+crc() { gzip -c <"$1" | tail -c 8 | head -c 4 | od -An -tx1 | awk '{ printf "%s%s%s%s", $4, $3, $2, $1 }'; }
+mkrun() { # DIR LOSS: metrics.csv and the summary.json that vouches for it
+    mkdir -p "$1"; { echo "step,loss"; for i in $(seq 1 20); do echo "$i,$2"; done; } >"$1/metrics.csv"
+    printf '{"model": "mlp-digits", "policy": "32-true", "files": {"metrics.csv": {"bytes": %s, "crc32": "%s"}}}\n' \
+        "$(stat -c %s "$1/metrics.csv")" "$(crc "$1/metrics.csv")" >"$1/summary.json"; }
+S=$TMP/seeds/stat
+mkdir -p "$S"
+cat >"$S/experiment.txt" <<'EOF2'
+title: seed statistic
+model: mlp-digits
+steps: 20
+seeds: 1 2 3
+baseline: ref
+run ref: 32-true
+run steady: bf16-mixed
+run spread: bf16-mixed lr=1e-3
+run oneseed: bf16-mixed lr=2e-3
+claim steady: wins on every seed by the same margin
+expect steady: final_loss(steady) < final_loss(ref)
+claim spread: wins on every seed, by 0.9, 0.01 and 0.02
+expect spread: final_loss(spread) < final_loss(ref)
+claim oneseed: wins on the mean, loses on seed 3
+expect oneseed: final_loss(oneseed) < final_loss(ref)
+EOF2
+for s in 1 2 3; do mkrun "$S/ref/seed-$s" 1; done
+mkrun "$S/steady/seed-1" 0.5; mkrun "$S/steady/seed-2" 0.49; mkrun "$S/steady/seed-3" 0.51
+mkrun "$S/spread/seed-1" 0.1; mkrun "$S/spread/seed-2" 0.99; mkrun "$S/spread/seed-3" 0.98
+mkrun "$S/oneseed/seed-1" 0.2; mkrun "$S/oneseed/seed-2" 0.2; mkrun "$S/oneseed/seed-3" 1.1
+"$BIN" report --out "$TMP/so" $noplots "$S" >/dev/null 2>"$TMP/stderr"; rc=$?
+srow() { awk -F, -v r="$1" '$2 == r { print $NF }' "$TMP/so/summary.csv"; }
+check "seeds: the report exits 0" '[ $rc = 0 ]' "exit $rc: $(cat "$TMP/stderr")"
+check "a claim that holds on every seed beyond the spread is reproduced" '[ "$(srow steady)" = reproduced ]' "$(cat "$TMP/so/summary.csv")"
+check "a claim that holds on every seed and on the mean, but not beyond the spread, is not reproduced" \
+    '[ "$(srow spread)" = "not reproduced" ]' "$(cat "$TMP/so/summary.csv")"
+check "a claim that fails on one seed is not reproduced" '[ "$(srow oneseed)" = "not reproduced" ]'
+check "the report shows the per-seed values, the margins, their mean and spread" \
+    'grep -q "seed 1: final_loss(spread) = 0.1, final_loss(ref) = 1; 0.1 < 1; seed 2: .*Margin by seed (right side clears < by): 0.9, 0.01, 0.02; mean 0.31, 2 x std error 0.5[0-9]*; holds on 3 of 3 seeds, within the spread: fails" "$TMP/so/fragment.md"' \
+    "$(grep -m1 "spread" "$TMP/so/fragment.md")"
+check "the table groups a run's seeds: mean [min, max]" 'grep -q "| spread | .* | 0.6900 \[0.1000, 0.9900\] | -0.3100 \[-0.9000, -0.0100\] |" "$TMP/so/fragment.md"' "$(grep "| spread |" "$TMP/so/fragment.md")"
+check "the run folders are per seed in the report" '[ -s "$TMP/so/stat/spread/seed-3/metrics.csv" ]'
+if [ $plots = 1 ]; then
+    # the plot data: step, then per run mean, min, max over the seeds
+    check "loss.dat holds each run's seed band (mean, min, max: 13 columns)" \
+        'awk "!/^#/ { if (NF != 13) exit 1; for (k = 2; k < 13; k += 3) if (!(\$(k+1) <= \$k && \$k <= \$(k+2))) exit 1; n++ } END { exit !n }" "$TMP/so/stat/loss.dat"' \
+        "$(head -3 "$TMP/so/stat/loss.dat")"
+    check "the spread run's band spans its seeds (0.1 to 0.99)" \
+        'awk "!/^#/ { if (\$9 != 0.1 || \$10 != 0.99) exit 1 }" "$TMP/so/stat/loss.dat"' "$(sed -n 2p "$TMP/so/stat/loss.dat")"
+    check "the loss plot draws the bands (translucent filled areas in the SVG)" '[ -s "$TMP/so/stat/loss.png" ] && [ "$(grep -c "fill-opacity" "$TMP/so/stat/loss.svg")" -ge 4 ]'
+    check "the caption says what the band is" 'grep -q "shaded band their smallest to largest value" "$TMP/so/fragment.html"'
+fi
+
 # 6. bad input exits 2 with the file and line
 bad() { # NAME PATTERN ARGS...
     local name=$1 pat=$2; shift 2
