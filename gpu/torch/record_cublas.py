@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: MIT
+"""Record what PyTorch's GEMMs (cuBLAS/cuBLASLt) return on a CUDA GPU, for the summation-tree
+tables of `fpemu gemm --algo cublas` (docs/cublas.md). Not run in this repository's tests: it
+needs a GPU. Run from the repository root on a lent machine:
+
+    OUT=/path/to/out python3 gpu/torch/record_cublas.py [--grid small|full] [--dtypes f16,bf16,...]
+                                                       [--budget-s 600] [--rows 4]
+
+For a grid of shapes (M, N in 16..1024 with odd sizes, K in 16..16384, the shapes where cuBLAS
+splits K among them) and the dtypes f32 (TF32 off), tf32 (allow_tf32), f16, bf16 (PyTorch's
+default allow_*_reduced_precision_reduction, and off) and e4m3 (torch._scaled_mm, scales 1,
+use_fast_accum False and True, f32 and bf16 outputs; e4m3 x e5m2 where torch allows it), it
+writes per dtype and shape:
+
+1. pair-probe answers (the probe's questions, as pairprobe.py asked them): A all ones; in
+   column c of B every element is `small` except +big at row i and -big at row j_c; the output
+   counts the small terms that survive. Anchors i in {0, 1, 37, K/2, K-1}, every j. Keys
+   out_{dtype}_{M}x{N}x{K}_i{i} (f32, length K, entry j), and pair_big_{dtype},
+   pair_small_{dtype} (the magnitudes: 2^15 and 2^-12, as pairprobe.py; 2^8 and 2^-6 for
+   e4m3, whose range is narrower). `fpemu gemm --pairs FILE` reads them.
+2. random cases: A (M x K) and B (K x N) drawn N(0, 1) in f32 with a seed per shape, converted
+   on the GPU; the call's outputs at rows R = {0, 1, M/2, M-1} and columns C = {0, 1, N/2, N-1}
+   (--rows 4; the whole output of a call depends only on its shape, so a slice replays with
+   `fpemu gemm --call-shape MxNxK`). Keys A_{dtype}_{shape} (the codes of rows R, K wide),
+   B_{dtype}_{shape} (the codes of columns C), D_{dtype}_{out}_{shape} with out in f32out
+   (mm out_dtype=float32), native (matmul; f16/bf16), red0 (matmul with reduced-precision
+   reduction off), fast0, fast1, bf16out (fp8), f32 (f32, tf32).
+
+Files: OUT/cublas-{dtype}.npz (np.savez_compressed) and OUT/env.json (torch, CUDA, cuBLAS,
+driver, device, flags, grid, what was skipped and why, seconds per part). The budget stops the
+grid early (the last shape finished is recorded), so a short lease still gives a usable file.
+Needs PyTorch with CUDA and NumPy; no network.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+SMALL_GRID = {
+    "mn": [(16, 16), (33, 65), (64, 64), (64, 128), (127, 255), (256, 256), (511, 1024), (1024, 1024)],
+    "k": [16, 48, 130, 512, 1000, 4096, 8192, 16384],
+}
+FULL_GRID = {
+    "mn": [(m, n) for m in (16, 33, 64, 127, 256, 511, 1024) for n in (16, 65, 128, 255, 512, 1024)],
+    "k": [16, 32, 48, 64, 100, 128, 130, 256, 512, 1000, 1024, 2048, 3000, 4096, 6144, 8192, 12288, 16384],
+}
+DTYPES = ("f32", "tf32", "f16", "bf16", "e4m3")
+
+
+def env_info(torch):
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
+            "capability": list(torch.cuda.get_device_capability(0)), "argv": sys.argv,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    try:
+        info["cublas"] = torch._C._cuda_getCompiledVersion()
+    except Exception as e:  # not every build has it
+        info["cublas"] = "unknown: %s" % e
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        info["nvidia_smi"] = out.stdout.strip()
+    except Exception as e:
+        info["nvidia_smi"] = "unavailable: %s" % e
+    return info
+
+
+def codes(t, torch):
+    """The bit patterns of a tensor as a NumPy array (uint8 / uint16 / uint32)."""
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return t.view(torch.int16).cpu().numpy().view(np.uint16)
+    if t.dtype == torch.float32:
+        return t.view(torch.int32).cpu().numpy().view(np.uint32)
+    return t.view(torch.uint8).cpu().numpy()
+
+
+class Recorder:
+    def __init__(self, torch, out, rows, budget):
+        self.torch, self.out, self.nrows, self.budget = torch, out, rows, budget
+        self.t0 = time.time()
+        self.dev = "cuda"
+
+    def left(self):
+        return self.budget - (time.time() - self.t0)
+
+    def flags(self, dname, red=True):
+        tb = self.torch.backends.cuda.matmul
+        tb.allow_tf32 = dname == "tf32"
+        tb.allow_fp16_reduced_precision_reduction = red
+        tb.allow_bf16_reduced_precision_reduction = red
+
+    def call(self, dname, a, b, kind):
+        """One GEMM as PyTorch users call it; returns the output tensor."""
+        torch = self.torch
+        if dname in ("f32", "tf32"):
+            return torch.matmul(a, b)
+        if dname in ("f16", "bf16"):
+            if kind == "f32out":
+                return torch.mm(a, b, out_dtype=torch.float32)
+            return torch.matmul(a, b)
+        one = torch.tensor(1.0, device=self.dev)
+        bcol = b.t().contiguous().t()
+        if kind == "bf16out":
+            return torch._scaled_mm(a, bcol, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        return torch._scaled_mm(a, bcol, scale_a=one, scale_b=one, out_dtype=torch.float32,
+                                use_fast_accum=(kind == "fast1"))
+
+    def tdtype(self, dname):
+        torch = self.torch
+        return {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m3fn}.get(dname, torch.float32)
+
+    def pairs(self, dname, M, N, K, R):
+        """Pair-probe answers of one shape (the output column c answers pair (i, j_c))."""
+        torch = self.torch
+        big, small = (2.0 ** 8, 2.0 ** -6) if dname == "e4m3" else (2.0 ** 15, 2.0 ** -12)
+        R["pair_big_" + dname] = np.array([big], np.float32)
+        R["pair_small_" + dname] = np.array([small], np.float32)
+        dt = self.tdtype(dname)
+        self.flags(dname)
+        A = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
+        kind = "f32out" if dname in ("f16", "bf16") else "fast0" if dname == "e4m3" else "f32"
+        for i in sorted({0, 1, 37 % K, K // 2, K - 1}):
+            res = np.zeros(K, np.float32)
+            js = [j for j in range(K) if j != i]
+            for s in range(0, len(js), N):
+                chunk = js[s:s + N]
+                B = torch.full((K, N), small, device=self.dev, dtype=torch.float32)
+                cols = torch.arange(len(chunk), device=self.dev)
+                B[i, cols] = big
+                B[torch.tensor(chunk, device=self.dev), cols] = -big
+                D = self.call(dname, A, B.to(dt), kind).float()
+                d = D.cpu().numpy()
+                if not (d == d[0:1]).all():
+                    raise RuntimeError("pair probe %s %dx%dx%d i=%d: rows differ" % (dname, M, N, K, i))
+                res[chunk] = d[0, :len(chunk)]
+            R["out_%s_%dx%dx%d_i%d" % (dname, M, N, K, i)] = res
+
+    def random_case(self, dname, M, N, K, R, seed):
+        torch = self.torch
+        rng = np.random.default_rng(seed)
+        A32 = torch.from_numpy(rng.standard_normal((M, K)).astype(np.float32)).to(self.dev)
+        B32 = torch.from_numpy(rng.standard_normal((K, N)).astype(np.float32)).to(self.dev)
+        dt = self.tdtype(dname)
+        a, b = A32.to(dt), B32.to(dt)
+        rows = sorted({0, 1, M // 2, M - 1})[: self.nrows]
+        cols = sorted({0, 1, N // 2, N - 1})[: self.nrows]
+        shape = "%dx%dx%d" % (M, N, K)
+        R["A_%s_%s" % (dname, shape)] = codes(a[rows].contiguous(), torch)
+        R["B_%s_%s" % (dname, shape)] = codes(b[:, cols].contiguous(), torch)
+        R["rows_%s_%s" % (dname, shape)] = np.array(rows, np.int32)
+        R["cols_%s_%s" % (dname, shape)] = np.array(cols, np.int32)
+        kinds = {"f32": ["f32"], "tf32": ["f32"], "f16": ["f32out", "native", "red0"], "bf16": ["f32out", "native", "red0"],
+                 "e4m3": ["fast0", "fast1", "bf16out"]}[dname]
+        for kind in kinds:
+            self.flags(dname, red=(kind != "red0"))
+            d = self.call(dname, a, b, "native" if kind == "red0" else kind)
+            torch.cuda.synchronize()
+            R["D_%s_%s_%s" % (dname, kind, shape)] = codes(d[rows][:, cols].contiguous(), torch)
+        if dname == "e4m3":  # mixed e4m3 x e5m2, where torch allows it
+            try:
+                b5 = B32.to(torch.float8_e5m2)
+                d = self.call("e4m3", a, b5, "fast0")
+                R["B_e5m2_%s" % shape] = codes(b5[:, cols].contiguous(), torch)
+                R["D_e4m3xe5m2_fast0_%s" % shape] = codes(d[rows][:, cols].contiguous(), torch)
+            except Exception as e:
+                R.setdefault("_notes", []).append("e4m3 x e5m2 %s: %s" % (shape, str(e)[:200]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--grid", choices=("small", "full"), default="small")
+    ap.add_argument("--dtypes", default=",".join(DTYPES))
+    ap.add_argument("--budget-s", type=float, default=600.0, help="stop starting new shapes after this many seconds")
+    ap.add_argument("--rows", type=int, default=4, help="rows and columns of each random output kept")
+    ap.add_argument("--no-pairs", action="store_true", help="random cases only")
+    args = ap.parse_args()
+    import torch
+    if not torch.cuda.is_available():
+        raise SystemExit("record_cublas.py: no CUDA device")
+    out = os.environ.get("OUT", "out")
+    os.makedirs(out, exist_ok=True)
+    grid = SMALL_GRID if args.grid == "small" else FULL_GRID
+    env = env_info(torch)
+    env.update({"grid": grid, "dtypes": args.dtypes, "parts": {}, "skipped": []})
+    rec = Recorder(torch, out, args.rows, args.budget_s)
+    for dname in args.dtypes.split(","):
+        if dname not in DTYPES:
+            raise SystemExit("unknown dtype %s (expected %s)" % (dname, ", ".join(DTYPES)))
+        R, t = {}, time.time()
+        done = []
+        for (M, N) in grid["mn"]:
+            for K in grid["k"]:
+                if rec.left() <= 0:
+                    env["skipped"].append("%s %dx%dx%d: budget spent" % (dname, M, N, K))
+                    continue
+                if dname == "e4m3" and (K % 16 or M % 16 or N % 16):
+                    env["skipped"].append("%s %dx%dx%d: _scaled_mm needs multiples of 16" % (dname, M, N, K))
+                    continue
+                try:
+                    rec.random_case(dname, M, N, K, R, seed=(M * 1000003 + N * 1009 + K) & 0x7FFFFFFF)
+                    if not args.no_pairs:
+                        rec.pairs(dname, M, N, K, R)
+                    done.append("%dx%dx%d" % (M, N, K))
+                except Exception as e:
+                    env["skipped"].append("%s %dx%dx%d: %s" % (dname, M, N, K, str(e)[:300]))
+        notes = R.pop("_notes", [])
+        np.savez_compressed(os.path.join(out, "cublas-%s.npz" % dname), **R)
+        env["parts"][dname] = {"shapes": done, "s": round(time.time() - t, 1), "notes": notes}
+        print(dname, len(done), "shapes", round(time.time() - t, 1), "s", flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    with open(os.path.join(out, "env.json"), "w") as f:
+        json.dump(env, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
