@@ -157,9 +157,10 @@ test: deps $(BINDIR)/fpemu $(LIBFPEMU_SO) $(TEST_BINS)
 	$(Q)PROVE="$(PROVE)" sh tests/lib/prove.sh $(PROVE_FLAGS) $(TEST_BINS) $(wildcard tests/t_*.sh)
 
 # ---- benchmarks -----------------------------------------------------------
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(ALL_LIBS)
+# every program links bench/bench.c, the shared interleaved timing (bench/bench.h)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/bench/bench.o $(ALL_LIBS)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(BENCH_LDLIBS) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/bench.o $(ALL_LIBS) $(BENCH_LDLIBS) $(LDLIBS_ALL)
 BENCH_LDLIBS ?= -lopenblas
 bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

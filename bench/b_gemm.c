@@ -1,35 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* b_gemm.c: speed of the emulated GEMM (emu/gemm.h) for each tensor-core
- * preset at M = N = K = 512 (and 2048 for the two target presets: h100
- * e4m3 with per-tensor scaling and a100 f16), next to a native f32 GEMM
- * measured in the same run (OpenBLAS cblas_sgemm, all threads). Both use
- * every online core. Each figure is the best of REPS runs (wall clock),
- * with the CPU time of that run; GFLOP/s count 2*M*N*K.
- * Target (issue 4): h100 fp8 and a100 f16 within 10x of native sgemm time.
+ * preset against a native f32 GEMM, OpenBLAS cblas_sgemm, on the same A and
+ * B, interleaved in one process (bench/bench.h: pairs A B, B A, ...; the
+ * minimum and median of each side and of the ratio pair by pair; wall time
+ * and process CPU time, since both sides run threads). Both sides get the
+ * same thread count (--threads, default every online CPU:
+ * openblas_set_num_threads and fpemu_gemm_config.nthreads).
+ * Sizes: M = N = K = 512 for every preset, 2048 for the two target presets
+ * (h100 e4m3 with per-tensor scaling, a100 f16); the reference kinds on the
+ * scalar model (exact, fma-seq, NVFP4) at n = 128, against sgemm at 128,
+ * and scaled by (n/128)^3 in the n = 512 row.
+ * Target (issue 4): h100 fp8 and a100 f16 within 10x of sgemm.
  * A second table times the scalar model alone (fpemu_mma_dot /
- * fpemu_mma_dot_scaled, one dot product of K = 4096 at a time, one thread:
- * what the GEMM's fallback outputs, the reference kinds and NVFP4 run on)
- * in ns per product, next to a native f32 dot product of the same length.
- * Options: b_gemm [--quick] (512 only, one run each; fewer dot products)
- * [--scalar] (the second table only). */
+ * fpemu_mma_dot_scaled, one dot product of K = 4096 at a time, one thread)
+ * in ns per product, interleaved with a native f32 dot-product loop of the
+ * same length, thread CPU time.
+ * Options: b_gemm [--quick] (512 only, the first two presets, 3 pairs)
+ * [--scalar] (the second table only) [--threads N] [--pairs N]
+ * [--sizes 512,1024,2048] (the sizes of the two target presets). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
+#include "bench.h"
 #include "gemm.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-static double cpu(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static uint64_t rs = 12345;
 static double urand(void) {
@@ -38,45 +34,68 @@ static double urand(void) {
 }
 static float nrand(void) { return (float)(sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand())); }
 
-typedef struct { double wall, cpu; } timing;
-
-static timing best_sgemm(int n, const float *A, const float *B, float *C, int reps) {
-    timing b = {1e30, 0};
-    for (int r = 0; r < reps; r++) {
-        double t0 = now(), c0 = cpu();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
-        double t = now() - t0, c = cpu() - c0;
-        if (t < b.wall) b.wall = t, b.cpu = c;
-    }
-    return b;
+typedef struct {
+    int n;
+    const float *A, *B;
+    float *C;
+    fpemu_gemm_config *cfg;
+    fpemu_gemm_stats st;
+    int failed;
+} gemm_job;
+static void run_sgemm(void *p) {
+    gemm_job *j = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, j->n, j->n, 1.0f, j->A, j->n, j->B, j->n, 0.0f, j->C, j->n);
+    bench_sink += (uint64_t)(j->C[7] != 0);
+}
+static void run_emu(void *p) {
+    gemm_job *j = p;
+    if (fpemu_gemm_f32(j->cfg, j->n, j->n, j->n, j->A, j->n, 0, j->B, j->n, 0, NULL, j->n, j->C, j->n, &j->st)) j->failed = 1;
+    bench_sink += (uint64_t)(j->C[7] != 0);
 }
 
-/* The scalar model, one dot product at a time (see the head comment). */
-static int scalar_model_table(const float *x, const float *y, int quick, const char *lead) {
-    enum { K = 4096 };
+/* ---- the scalar model -------------------------------------------------------- */
+enum { K = 4096 };
+typedef struct {
+    const float *x, *y;
+    int reps;
+} dot_nat;
+static void run_dot_nat(void *p) {
+    dot_nat *d = p;
+    float s = 0;
+    for (int r = 0; r < d->reps; r++) {
+        float acc = 0;
+        for (int i = 0; i < K; i++) acc += d->x[i] * d->y[i + r];
+        s += acc;
+        __asm__ volatile("" ::: "memory");
+    }
+    bench_sink += (uint64_t)(s != 0);
+}
+typedef struct {
+    const fpemu_mma_model *m;
+    const uint64_t *a, *b, *sa, *sb;
+    const fpemu_format *sf;
+    int sblock, reps;
+} dot_emu;
+static void run_dot_emu(void *p) {
+    dot_emu *d = p;
+    uint64_t s = 0;
+    for (int r = 0; r < d->reps; r++)
+        s += d->sf ? fpemu_mma_dot_scaled(d->m, d->a, d->b, K, 0, d->sf, d->sa, d->sb, d->sblock, NULL)
+                   : fpemu_mma_dot(d->m, d->a, d->b, K, 0, NULL);
+    bench_sink += s;
+}
+
+static int scalar_model_table(const float *x, const float *y, int quick, int pairs) {
     static const struct { const char *model, *fmt, *sfmt; int sblock; } rows[] = {
         {"h100", "e4m3", NULL, 0},  {"a100", "f16", NULL, 0},     {"a100", "bf16", NULL, 0}, {"b200", "e2m1", "e4m3", 16},
         {"b200", "e4m3", "e8m0", 32}, {"exact", "e4m3", NULL, 0}, {"fma-seq", "f16", NULL, 0}, {"pairwise", "f16", NULL, 0},
     };
     static uint64_t a[K], b[K], sa[K / 16], sb[K / 16];
-    int reps = quick ? 20 : 100;
-    /* native: f32 dot products of the same vectors (volatile sink keeps the loop) */
-    volatile float sink = 0;
-    double nat = 1e30;
-    for (int t = 0; t < 5; t++) {
-        double t0 = now();
-        for (int r = 0; r < reps; r++) {
-            float acc = 0;
-            for (int i = 0; i < K; i++) acc += x[i] * y[i + r];
-            sink = acc;
-        }
-        double d = (now() - t0) / ((double)reps * K);
-        if (d < nat) nat = d;
-    }
-    (void)sink;
-    printf("%sb_gemm: scalar model, one dot product of K = %d at a time, one thread; native = f32 dot product loop, same run\n",
-           lead, K);
-    printf("%-8s %-6s %-6s %12s %12s %9s\n", "model", "input", "scales", "ns/product", "native ns", "x native");
+    int reps = quick ? 10 : 40;
+    printf("\nscalar model: one dot product of K = %d at a time, one thread; ns per product, thread CPU time;\n"
+           "baseline: an f32 dot-product loop of the same length (x = model / loop, pair by pair)\n", K);
+    printf("%-8s %-6s %-6s %10s %10s %10s %10s %8s %8s\n", "model", "input", "scales", "emu med", "emu min", "loop med",
+           "loop min", "x med", "x min");
     for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
         char err[256];
         const fpemu_format *f = fpemu_format_get(rows[ri].fmt, err, sizeof err);
@@ -89,58 +108,68 @@ static int scalar_model_table(const float *x, const float *y, int quick, const c
         fpemu_ctx ctx;
         fpemu_ctx_init(&ctx);
         ctx.sat = 1;
-        /* e2m1 elements and scales that keep the products in range */
-        double mul = sf ? 4.0 : 1.0;
-        for (int i = 0; i < K; i++) a[i] = fpemu_from_float(f, (float)(x[i] * mul), &ctx), b[i] = fpemu_from_float(f, (float)(y[i] * 20 * mul), &ctx);
+        double mul = sf ? 4.0 : 1.0; /* e2m1 elements and scales that keep the products in range */
+        for (int i = 0; i < K; i++)
+            a[i] = fpemu_from_float(f, (float)(x[i] * mul), &ctx), b[i] = fpemu_from_float(f, (float)(y[i] * 20 * mul), &ctx);
         for (int i = 0; i < K / 16; i++) sa[i] = sb[i] = sf ? fpemu_from_float(sf, 1.0f, &ctx) : 0;
-        double best = 1e30;
-        uint64_t sum = 0;
-        int n = !strcmp(rows[ri].model, "pairwise") || !strcmp(rows[ri].model, "exact") ? reps / 4 + 1 : reps;
-        for (int t = 0; t < 3; t++) {
-            double t0 = now();
-            for (int r = 0; r < n; r++)
-                sum += sf ? fpemu_mma_dot_scaled(&m, a, b, K, 0, sf, sa, sb, rows[ri].sblock, NULL) : fpemu_mma_dot(&m, a, b, K, 0, NULL);
-            double d = (now() - t0) / ((double)n * K);
-            if (d < best) best = d;
-        }
-        printf("%-8s %-6s %-6s %12.2f %12.3f %9.0f   (checksum %llx)\n", rows[ri].model, rows[ri].fmt, rows[ri].sfmt ? rows[ri].sfmt : "-",
-               best * 1e9, nat * 1e9, best / nat, (unsigned long long)sum);
+        int slow = !strcmp(rows[ri].model, "pairwise") || !strcmp(rows[ri].model, "exact");
+        dot_emu e = {&m, a, b, sa, sb, sf, rows[ri].sblock, slow ? reps / 4 + 1 : reps};
+        dot_nat nt = {x, y, reps * 4};
+        bench_cmp r;
+        bench_compare(run_dot_nat, &nt, (double)nt.reps * K, run_dot_emu, &e, (double)e.reps * K, pairs, BENCH_THREAD, &r);
+        printf("%-8s %-6s %-6s %10.2f %10.2f %10.3f %10.3f %8.0f %8.0f\n", rows[ri].model, rows[ri].fmt,
+               rows[ri].sfmt ? rows[ri].sfmt : "-", r.row_cpu.med * 1e9, r.row_cpu.min * 1e9, r.base_cpu.med * 1e9,
+               r.base_cpu.min * 1e9, r.ratio_cpu.med, r.ratio_cpu.min);
         fflush(stdout);
     }
     return 0;
 }
 
 int main(int argc, char **argv) {
-    int quick = 0, scalar_only = 0;
+    int quick = 0, scalar_only = 0, threads = 0, pairs = 0;
+    int big[8] = {512, 2048}, nbig = 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--scalar")) scalar_only = 1;
-        else { fprintf(stderr, "b_gemm: unknown option '%s' (expected --quick or --scalar)\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            nbig = 0;
+            for (char *t = strtok(argv[++i], ","); t && nbig < 8; t = strtok(NULL, ",")) big[nbig++] = atoi(t);
+        } else {
+            fprintf(stderr, "usage: b_gemm [--quick] [--scalar] [--threads N] [--pairs N] [--sizes 512,2048]\n");
+            return 2;
+        }
     }
+    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    openblas_set_num_threads(threads);
     static const struct { const char *model, *fmt, *recipe; int big; } cases[] = {
         {"h100", "e4m3", "tensor", 1},  {"a100", "f16", "none", 1},  {"h100", "f16", "none", 0},
         {"a100", "bf16", "none", 0},    {"a100", "tf32", "none", 0}, {"v100", "f16", "none", 0},
         {"ada", "e4m3", "tensor", 0},   {"h100", "e4m3", "blockwise", 0}, {"b200", "e4m3", "mx-rceil", 0},
         {"b200", "e2m1", "nvfp4", 0},   {"fma-seq", "f16", "none", 0}, {"exact", "e4m3", "tensor", 0},
     };
-    int sizes[2] = {512, 2048};
-    int nsizes = scalar_only ? 0 : quick ? 1 : 2;
-    size_t maxn = quick ? 512 : 2048;
+    int sizes[8], nsizes = 0;
+    if (!scalar_only) {
+        sizes[nsizes++] = 512;
+        for (int i = 0; i < nbig && !quick; i++)
+            if (big[i] != 512) sizes[nsizes++] = big[i];
+    }
+    size_t maxn = 512;
+    for (int i = 0; i < nsizes; i++) maxn = (size_t)sizes[i] > maxn ? (size_t)sizes[i] : maxn;
     float *A = malloc(sizeof(float) * maxn * maxn), *B = malloc(sizeof(float) * maxn * maxn);
     float *C = malloc(sizeof(float) * maxn * maxn);
     if (!A || !B || !C) { fprintf(stderr, "b_gemm: out of memory\n"); return 1; }
     for (size_t i = 0; i < maxn * maxn; i++) A[i] = nrand(), B[i] = nrand() * 0.05f;
-    if (!scalar_only) {
-        printf("b_gemm: emulated GEMM D = A x B (A, B ~ normal), every core; native = OpenBLAS cblas_sgemm, same run\n");
-        printf("%-8s %-6s %-10s %5s %9s %9s %9s %10s %8s %s\n", "model", "input", "scaling", "n", "wall s", "cpu s", "GFLOP/s",
-               "native s", "x native", "kernel");
-    }
+    printf("b_gemm: emulated GEMM D = A x B (A ~ N(0,1), B ~ N(0,0.05^2)) against OpenBLAS cblas_sgemm on the same A, B,\n"
+           "interleaved in pairs (A B, B A, ...); %d thread%s each side; seconds per GEMM, wall and process CPU time;\n"
+           "x = emu / sgemm pair by pair (median, min)\n", threads, threads == 1 ? "" : "s");
+    bench_print_machine("# ");
+    if (!scalar_only)
+        printf("%-8s %-6s %-10s %5s %9s %9s %9s %9s %9s %7s %7s %7s  %s\n", "model", "input", "scaling", "n", "emu wall",
+               "emu min", "emu cpu", "blas wall", "blas cpu", "x wall", "x min", "x cpu", "kernel");
     for (int si = 0; si < nsizes; si++) {
         int n = sizes[si];
-        int reps = n >= 2048 ? 1 : 3;
-        timing nat = best_sgemm(n, A, B, C, n >= 2048 ? 3 : 10);
-        printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.1f %10s %8s\n", "native", "f32", "-", n, nat.wall, nat.cpu,
-               2.0 * n * n * n / nat.wall / 1e9, "-", "1.0");
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             if (n > 512 && !cases[ci].big) continue;
             if (quick && ci > 1) continue;
@@ -151,34 +180,34 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "b_gemm: %s\n", err);
                 return 1;
             }
-            int nn = n;
-            /* the slow reference kinds: a smaller problem, scaled to n^3 for the ratio */
+            cfg.nthreads = threads;
+            /* the slow reference kinds: a smaller problem, against sgemm of the same size, scaled to n^3 */
             int scalar = !strcmp(cases[ci].model, "exact") || !strcmp(cases[ci].model, "fma-seq") ||
                          !strcmp(cases[ci].recipe, "nvfp4");
-            if (scalar) nn = 256;
-            timing best = {1e30, 0};
-            fpemu_gemm_stats st;
-            for (int r = 0; r < (scalar ? 1 : reps); r++) {
-                double t0 = now(), c0 = cpu();
-                if (fpemu_gemm_f32(&cfg, nn, nn, nn, A, nn, 0, B, nn, 0, NULL, nn, C, nn, &st)) {
-                    fprintf(stderr, "b_gemm: fpemu_gemm_f32 failed\n");
-                    return 1;
-                }
-                double t = now() - t0, c = cpu() - c0;
-                if (t < best.wall) best.wall = t, best.cpu = c;
+            int nn = scalar ? 128 : n;
+            int np = pairs > 0 ? pairs : quick ? 3 : n >= 2048 ? 3 : scalar ? 3 : 5;
+            gemm_job ej, bj;
+            memset(&ej, 0, sizeof ej);
+            ej.n = nn, ej.A = A, ej.B = B, ej.C = C, ej.cfg = &cfg;
+            bj = ej;
+            bench_cmp r;
+            bench_compare(run_sgemm, &bj, 1, run_emu, &ej, 1, np, BENCH_PROCESS, &r);
+            if (ej.failed) {
+                fprintf(stderr, "b_gemm: fpemu_gemm_f32 failed\n");
+                return 1;
             }
-            double gf = 2.0 * nn * nn * nn / best.wall / 1e9;
             double scale = (double)n * n * n / ((double)nn * nn * nn);
             static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512"};
             char kern[64];
-            snprintf(kern, sizeof kern, "%s%s%s", isa[st.kernel], st.lanes == 16 ? " f32 x16" : st.lanes == 8 ? " f64 x8" : "",
-                     scalar ? " (n=256, scaled)" : "");
-            printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.2f %10.4f %8.1f %s\n", cases[ci].model, cases[ci].fmt, cases[ci].recipe, n,
-                   best.wall * scale, best.cpu * scale, gf, nat.wall, best.wall * scale / nat.wall, kern);
+            snprintf(kern, sizeof kern, "%s%s%s", isa[ej.st.kernel],
+                     ej.st.lanes == 16 ? " f32 x16" : ej.st.lanes == 8 ? " f64 x8" : "", scalar ? " (n=128, scaled)" : "");
+            printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f  %s\n", cases[ci].model, cases[ci].fmt,
+                   cases[ci].recipe, n, r.row_wall.med * scale, r.row_wall.min * scale, r.row_cpu.med * scale,
+                   r.base_wall.med * scale, r.base_cpu.med * scale, r.ratio_wall.med, r.ratio_wall.min, r.ratio_cpu.med, kern);
             fflush(stdout);
         }
     }
-    if (scalar_model_table(A, B, quick, scalar_only ? "" : "\n")) return 1;
+    if (scalar_model_table(A, B, quick, pairs > 0 ? pairs : quick ? 3 : 5)) return 1;
     free(A), free(B), free(C);
     return 0;
 }

@@ -90,7 +90,9 @@ uint64_t emu__fast_pack(const fpemu_format *f, double d, int rsign, fpemu_ctx *c
  * predictable branch per special case, sr in its own function, and every
  * case they do not handle (inf/NaN operands, daz subnormals, results that
  * are zero, subnormal, overflow, or sit where the residual decides) tail
- * calls the generic path (arith.c), which computes everything again. */
+ * calls the generic path (arith.c), which computes everything again; f16
+ * and bf16 in the deterministic modes tail call their complete paths
+ * instead (below), which do every case but daz with a subnormal operand. */
 
 typedef struct { int m, bias, emin, emax, bits, sumexact; uint64_t maxmant; } fk;
 
@@ -257,7 +259,289 @@ static inline __attribute__((always_inline)) uint64_t kfma(const fk K, uint64_t 
 static const fk K_f16  = {10, 15,  -14,  15,  16,  1,         0x3FF};
 static const fk K_bf16 = {7,  127, -126, 127, 16,  0,         0x7F};
 static const fk K_f32  = {23, 127, -126, 127, 32,  0,         0x7FFFFF};
-FAST_FORMAT(f16)
+
+/* ---- the complete paths of f16 and bf16 ----------------------------------
+ * What the fast paths above refuse (special operands; results that are
+ * zero, subnormal, the smallest normal after rounding, overflowing; bf16
+ * sums of operands far apart) used to go to the generic path (arith.c,
+ * 40-50 ns a call on uniformly random codes). Here, for the deterministic
+ * modes, every case is done directly:
+ *  - inf and NaN operands by their class (spec16), with the NaN policy of
+ *    emu__nan_result and the inf result of emu__inf_result;
+ *  - finite operands through their exact doubles: a product of two 16-bit
+ *    values is exact, a sum is the double s with the sign of its TwoSum
+ *    residual (exact for f16), fma the exact product plus TwoSum;
+ *  - then kfull rounds that value (+ the residual) exactly as
+ *    fpemu_round_pack does, in 64-bit integers: the double's significand at
+ *    the top of a word, a residual as a sticky bit above it or one unit
+ *    less below it (|residual| <= ulp(s) / 2 is at most 2^10 units of the
+ *    word, so neither proxy crosses a multiple of the 2^52 or more units at
+ *    which a rounding decision lies); the quantum of the result's binade,
+ *    or of the subnormal grid below 2^emin; tininess after rounding (the
+ *    value rounded to p bits with unbounded exponent is below 2^emin: only
+ *    possible from the binade just below) or before (the exact value is);
+ *    ftz, the overflow result per mode and sat.
+ * daz with a subnormal operand, sr, and anything else take the generic
+ * path as before. tests/t_emu_fast compares these paths with the generic
+ * one on random codes (every mode and policy) and on every class of edge. */
+
+/* The rounded significand of kept + rem / 2^sh (half = 2^(sh - 1)). */
+static inline __attribute__((always_inline)) uint64_t kinc(uint64_t kept, uint64_t rem, uint64_t half, uint64_t sign,
+                                                           int mode) {
+    switch (mode) {
+    case FPEMU_RNE: return kept + ((rem > half) | ((rem == half) & kept & 1));
+    case FPEMU_RNA: return kept + (rem >= half);
+    case FPEMU_RTZ: return kept;
+    case FPEMU_RUP: return kept + ((rem != 0) & !sign);
+    case FPEMU_RDN: return kept + ((rem != 0) & sign);
+    default: return kept | (rem != 0); /* rto */
+    }
+}
+
+/* Round d (finite, nonzero) + a tiny residual of sign rs to an IEEE-style
+ * format of K in a deterministic mode, with every policy but daz (which
+ * acts on operands) and the NaN policy (no NaN comes out): the code, and
+ * the flags in *flp (not yet OR-ed into ctx). Branch-free but for ftz, so
+ * that a mix of classes (random codes) costs no misprediction. */
+static inline __attribute__((always_inline)) uint64_t kfull(const fk K, double d, int rs, int mode, const fpemu_ctx *ctx,
+                                                            unsigned *flp) {
+    const int m = K.m;
+    const uint64_t maxcode = ((uint64_t)(K.emax + K.bias) << m) | K.maxmant;
+    uint64_t u = emu__dbits(d), sign = u >> 63;
+    int E = (int)((u >> 52) & 0x7FF) - 1023;
+    uint64_t S = (u << 11) | (UINT64_C(1) << 63); /* d's significand, leading bit at 63 */
+    int rmag = sign ? -rs : rs;                    /* +1: the exact magnitude is above |d| */
+    S = (S | (uint64_t)(rmag > 0)) - (uint64_t)(rmag < 0);
+    uint64_t n = (S >> 63) ^ 1; /* |d| a power of two, the value below it: one binade down */
+    S = S << n | n;
+    E -= (int)n;
+    int over = K.emin - E;
+    int sh = 63 - m + (over > 0 ? over : 0);
+    uint64_t Sx = sh > 64 ? 1 : S; /* below half the smallest subnormal: only that it is nonzero counts */
+    sh = sh > 64 ? 64 : sh;
+    uint64_t rem = Sx & (~UINT64_C(0) >> (64 - sh));
+    uint64_t r = kinc((Sx >> 1) >> (sh - 1), rem, UINT64_C(1) << (sh - 1), sign, mode);
+    unsigned fl = rem != 0; /* FPEMU_FLAG_INEXACT */
+    /* tiny: below 2^emin before rounding; after rounding, from the binade
+     * just below it only if rounding to p bits does not carry up to 2^emin
+     * (computed without a branch: near the smallest normal it would
+     * mispredict) */
+    const int su = 63 - m;
+    uint64_t ru = kinc(S >> su, S & ((UINT64_C(1) << su) - 1), UINT64_C(1) << (su - 1), sign, mode);
+    unsigned below = (unsigned)(E == K.emin - 1) & (ctx->tininess_before ? 1u : (unsigned)!(ru >> (m + 1)));
+    unsigned tiny = (unsigned)(E < K.emin - 1) | below;
+    const uint64_t sb = sign << (K.bits - 1);
+    if (__builtin_expect(tiny & ctx->ftz, 0)) {
+        *flp = FPEMU_FLAG_UNDERFLOW | FPEMU_FLAG_INEXACT;
+        return sb;
+    }
+    fl |= (tiny & fl) << 1; /* FPEMU_FLAG_UNDERFLOW */
+    int eb = (E > K.emin ? E : K.emin) + K.bias - 1; /* 0 below 2^emin: r is the subnormal code */
+    uint64_t c = r + ((uint64_t)eb << m);           /* a carry moves into the exponent */
+    const int to_inf = mode == FPEMU_RNE || mode == FPEMU_RNA || (mode == FPEMU_RUP && !sign) || (mode == FPEMU_RDN && sign);
+    uint64_t ovr = to_inf && !ctx->sat ? maxcode + 1 : maxcode;
+    int ov = c > maxcode;
+    *flp = fl | (ov ? FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT : 0);
+    return (ov ? ovr : c) | sb;
+}
+
+/* inf and NaN operands of a 16-bit IEEE-style format (a, b, c as given:
+ * b not negated; neg: the operation is a - b), as arith.c's generic path
+ * decides them: the canonical NaN policy and inf results without sat here,
+ * the others through emu__nan_result and emu__inf_result. */
+enum { K_ADD, K_MUL, K_FMA };
+static inline __attribute__((always_inline)) uint64_t knan(const fpemu_format *f, fpemu_ctx *ctx, int invalid, int n,
+                                                           const uint64_t *codes) {
+    if (__builtin_expect(ctx->nan_policy == FPEMU_NAN_CANONICAL, 1)) {
+        if (invalid) ctx->flags |= FPEMU_FLAG_INVALID;
+        return 0x7FFFu & ~((UINT64_C(1) << (f->mbits - 1)) - 1); /* exponent all ones, quiet bit: 0x7E00, 0x7FC0 */
+    }
+    const fpemu_format *const fm[3] = {f, f, f};
+    return emu__nan_result(f, ctx, invalid, n, codes, fm);
+}
+static inline __attribute__((always_inline)) uint64_t kinf(const fpemu_format *f, fpemu_ctx *ctx, int sign) {
+    if (__builtin_expect(!ctx->sat, 1)) return (0x7FFFu & ~((UINT64_C(1) << f->mbits) - 1)) | (uint64_t)sign << 15;
+    return emu__inf_result(f, ctx, sign);
+}
+static __attribute__((noinline)) uint64_t spec16_slow(const fpemu_format *f, int op, uint64_t a, uint64_t b, uint64_t c,
+                                                      int neg, fpemu_ctx *ctx) {
+    if (ctx->daz) /* a subnormal operand may read as a zero (inf x 0): the generic path decides */
+        return op == K_FMA ? emu__fma_generic(f, a, b, c, ctx)
+                           : emu__binary(f, op == K_MUL ? EMU_OP_MUL : neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);
+    const uint32_t mm = (1u << f->mbits) - 1, em = 0x7FFFu & ~mm, qb = 1u << (f->mbits - 1);
+    /* bitwise, operand by operand (random operands' classes would mispredict;
+     * an array here was vectorised through the stack and stalled on it) */
+    const uint32_t x0 = (uint32_t)a & 0xFFFFu, x1 = ((uint32_t)b & 0xFFFFu) ^ (uint32_t)neg << 15, x2 = (uint32_t)c & 0xFFFFu;
+    const int n = op == K_FMA ? 3 : 2;
+#define KCLASS(X, I)                                                                                      \
+    unsigned sp##I = ((X) & em) == em, mt##I = ((X) & mm) != 0, inf##I = sp##I & !mt##I, zero##I = !((X) & 0x7FFFu), \
+             sg##I = (X) >> 15, nan##I = sp##I & mt##I, snan##I = nan##I & !((X) & qb);
+    KCLASS(x0, 0)
+    KCLASS(x1, 1)
+    KCLASS(x2, 2)
+#undef KCLASS
+    if (op != K_FMA) nan2 = snan2 = inf2 = 0;
+    unsigned nan = nan0 | nan1 | nan2, snan = snan0 | snan1 | snan2;
+    const unsigned inf[3] = {inf0, inf1, inf2}, zero[3] = {zero0, zero1, zero2}, sg[3] = {sg0, sg1, sg2};
+    /* inv: 0 x inf, invalid even beside a NaN operand; ii: inf - inf, without NaN operands */
+    unsigned inv = op != K_ADD && ((inf[0] & zero[1]) | (zero[0] & inf[1]));
+    unsigned sp = sg[0] ^ sg[1], isig, ii; /* isig: the inf result's sign */
+    if (op == K_ADD) ii = inf[0] & inf[1] & (sg[0] != sg[1]), isig = (sg[0] & inf[0]) | (sg[1] & !inf[0]);
+    else if (op == K_MUL) ii = 0, isig = sp;
+    else ii = (inf[0] | inf[1]) & inf[2] & (sg[2] != sp), isig = (sp & (inf[0] | inf[1])) | (sg[2] & !(inf[0] | inf[1]));
+    ii &= !nan;
+    if (nan) {
+        const uint64_t codes[3] = {a, b, c};
+        return knan(f, ctx, inv || snan, n, codes);
+    }
+    if (inv | ii) return knan(f, ctx, 1, 0, NULL);
+    return kinf(f, ctx, (int)isig);
+}
+/* The common case, the canonical NaN policy without sat or daz, with
+ * masks and no branches: which operand is special varies from call to call,
+ * and the general version's arrays cost spills. */
+static inline __attribute__((always_inline)) uint64_t spec16(const fpemu_format *f, int op, uint64_t a, uint64_t b,
+                                                             uint64_t c, int neg, fpemu_ctx *ctx) {
+    if (__builtin_expect(ctx->daz | ctx->sat | (ctx->nan_policy != FPEMU_NAN_CANONICAL), 0))
+        return spec16_slow(f, op, a, b, c, neg, ctx);
+    const uint32_t mm = (1u << f->mbits) - 1, em = 0x7FFFu & ~mm, qb = 1u << (f->mbits - 1);
+    const uint32_t x0 = (uint32_t)a & 0xFFFFu, x1 = ((uint32_t)b & 0xFFFFu) ^ (uint32_t)neg << 15, x2 = (uint32_t)c & 0xFFFFu;
+    const uint32_t s0 = (x0 & em) == em, s1 = (x1 & em) == em, s2 = op == K_FMA && (x2 & em) == em;
+    const uint32_t m0 = (x0 & mm) != 0, m1 = (x1 & mm) != 0, m2 = (x2 & mm) != 0;
+    const uint32_t i0 = s0 & !m0, i1 = s1 & !m1, i2 = s2 & !m2; /* inf */
+    const uint32_t z0 = !(x0 & 0x7FFFu), z1 = !(x1 & 0x7FFFu);  /* zero */
+    const uint32_t g0 = x0 >> 15, g1 = x1 >> 15, g2 = x2 >> 15;  /* sign */
+    const uint32_t nan = (s0 & m0) | (s1 & m1) | (s2 & m2);
+    const uint32_t snan = (s0 & m0 & !(x0 & qb)) | (s1 & m1 & !(x1 & qb)) | (s2 & m2 & !(x2 & qb));
+    uint32_t inv = op == K_ADD ? 0 : (i0 & z1) | (z0 & i1), ii, isig, gp = g0 ^ g1, ip = i0 | i1;
+    if (op == K_ADD) ii = i0 & i1 & (g0 ^ g1), isig = (g0 & i0) | (g1 & !i0);
+    else if (op == K_MUL) ii = 0, isig = gp;
+    else ii = ip & i2 & (g2 ^ gp), isig = (gp & ip) | (g2 & !ip);
+    ii &= !nan;
+    uint32_t isn = nan | inv | ii, keep = isn - 1; /* keep: all ones for an inf result */
+    emu__or_flags(ctx, (snan | inv | ii) << 4);     /* FPEMU_FLAG_INVALID */
+    return em | (qb & ~keep) | ((isig << 15) & keep);
+}
+static __attribute__((noinline)) uint64_t spec16_add(const fpemu_format *f, uint64_t a, uint64_t b, int neg, fpemu_ctx *ctx) {
+    return spec16(f, K_ADD, a, b, 0, neg, ctx);
+}
+static __attribute__((noinline)) uint64_t spec16_mul(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
+    return spec16(f, K_MUL, a, b, 0, 0, ctx);
+}
+static __attribute__((noinline)) uint64_t spec16_fma(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
+    return spec16(f, K_FMA, a, b, c, 0, ctx);
+}
+
+/* The sign of an exact zero sum of operands of signs sa and sb. */
+#define KZERO(K, sa, sb, mode) ((uint64_t)((sa) == (sb) ? (sa) : (mode) == FPEMU_RDN) << ((K).bits - 1))
+#define KSPECIAL(K, x) ((((x) >> (K).m) & ((UINT64_C(1) << ((K).bits - 1 - (K).m)) - 1)) == ((UINT64_C(1) << ((K).bits - 1 - (K).m)) - 1))
+
+/* The exact double of a finite code (no inf or NaN; no daz). */
+static inline __attribute__((always_inline)) double kdecf(const fk K, uint64_t c) {
+    const uint64_t signbit = UINT64_C(1) << (K.bits - 1), magmask = signbit - 1, one = UINT64_C(1) << K.m;
+    uint64_t sg = (c & signbit) << (64 - K.bits);
+    uint64_t vn = sg | (((c & magmask) << (52 - K.m)) + ((uint64_t)(1023 - K.bias) << 52));
+    if (__builtin_expect((c & magmask & ~(one - 1)) != 0, 1)) return emu__bitsd(vn);
+    return emu__bitsd(sg | emu__dbits((double)(c & (one - 1)) * emu__bitsd((uint64_t)(1023 + K.emin - K.m) << 52)));
+}
+/* The same without a branch: for the complete paths, whose operands (zero
+ * and subnormal among them) come from edge cases. */
+static inline __attribute__((always_inline, unused)) double kdecf_nb(const fk K, uint64_t c) {
+    const uint64_t signbit = UINT64_C(1) << (K.bits - 1), magmask = signbit - 1, one = UINT64_C(1) << K.m;
+    uint64_t sg = (c & signbit) << (64 - K.bits);
+    uint64_t vn = sg | (((c & magmask) << (52 - K.m)) + ((uint64_t)(1023 - K.bias) << 52));
+    uint64_t vs = sg | emu__dbits((double)(c & (one - 1)) * emu__bitsd((uint64_t)(1023 + K.emin - K.m) << 52));
+    return emu__bitsd((c & magmask & ~(one - 1)) ? vn : vs);
+}
+static inline __attribute__((always_inline)) int ksub(const fk K, uint64_t c) {
+    const uint64_t magmask = (UINT64_C(1) << (K.bits - 1)) - 1, one = UINT64_C(1) << K.m;
+    return !(c & magmask & ~(one - 1)) & ((c & (one - 1)) != 0);
+}
+
+static inline __attribute__((always_inline)) uint64_t kadd_full(const fk K, const fpemu_format *f, uint64_t a, uint64_t b,
+                                                                int neg, int mode, fpemu_ctx *ctx) {
+    const uint64_t mask = (UINT64_C(1) << K.bits) - 1;
+    uint64_t ua = a & mask, ub = (b ^ (uint64_t)neg << (K.bits - 1)) & mask;
+    if (__builtin_expect(KSPECIAL(K, ua) | KSPECIAL(K, ub), 0)) return spec16_add(f, a, b, neg, ctx);
+    if (__builtin_expect(ctx->daz && (ksub(K, ua) | ksub(K, ub)), 0)) return emu__binary(f, neg ? EMU_OP_SUB : EMU_OP_ADD, a, b, ctx);
+    double x = kdecf(K, ua), y = kdecf(K, ub);
+    double s = x + y;
+    int rs = 0;
+    if (!K.sumexact) {
+        double bv = s - x, av = s - bv;
+        rs = ksgn((x - av) + (y - bv));
+    }
+    unsigned fl;
+    uint64_t r = kfull(K, s != 0 ? s : 1.0, rs, mode, ctx, &fl);
+    if (s == 0) r = KZERO(K, ua >> (K.bits - 1), ub >> (K.bits - 1), mode), fl = 0;
+    emu__or_flags(ctx, fl);
+    return r;
+}
+static inline __attribute__((always_inline)) uint64_t kmul_full(const fk K, const fpemu_format *f, uint64_t a, uint64_t b,
+                                                                int mode, fpemu_ctx *ctx) {
+    const uint64_t mask = (UINT64_C(1) << K.bits) - 1;
+    uint64_t ua = a & mask, ub = b & mask;
+    if (__builtin_expect(KSPECIAL(K, ua) | KSPECIAL(K, ub), 0)) return spec16_mul(f, a, b, ctx);
+    if (__builtin_expect(ctx->daz && (ksub(K, ua) | ksub(K, ub)), 0)) return emu__binary(f, EMU_OP_MUL, a, b, ctx);
+    double p = kdecf(K, ua) * kdecf(K, ub); /* exact */
+    unsigned fl;
+    uint64_t r = kfull(K, p != 0 ? p : 1.0, 0, mode, ctx, &fl);
+    if (p == 0) r = (ua ^ ub) & (UINT64_C(1) << (K.bits - 1)), fl = 0;
+    emu__or_flags(ctx, fl);
+    return r;
+}
+static inline __attribute__((always_inline)) uint64_t kfma_full(const fk K, const fpemu_format *f, uint64_t a, uint64_t b,
+                                                                uint64_t c, int mode, fpemu_ctx *ctx) {
+    const uint64_t mask = (UINT64_C(1) << K.bits) - 1;
+    uint64_t ua = a & mask, ub = b & mask, uc = c & mask;
+    if (__builtin_expect(KSPECIAL(K, ua) | KSPECIAL(K, ub) | KSPECIAL(K, uc), 0)) return spec16_fma(f, a, b, c, ctx);
+    if (__builtin_expect(ctx->daz && (ksub(K, ua) | ksub(K, ub) | ksub(K, uc)), 0)) return emu__fma_generic(f, a, b, c, ctx);
+    double z = kdecf(K, uc);
+    double p = kdecf(K, ua) * kdecf(K, ub); /* exact */
+    double s = p + z, bv = s - p, av = s - bv;
+    unsigned fl;
+    uint64_t r = kfull(K, s != 0 ? s : 1.0, ksgn((p - av) + (z - bv)), mode, ctx, &fl);
+    if (s == 0) r = KZERO(K, (ua ^ ub) >> (K.bits - 1), uc >> (K.bits - 1), mode), fl = 0;
+    emu__or_flags(ctx, fl);
+    return r;
+}
+#define FULL_OPS(NAME, MODE)                                                                              \
+    static __attribute__((noinline)) uint64_t add_##NAME##_full_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                        fpemu_ctx *ctx, int neg) {       \
+        return kadd_full(K_##NAME, f, a, b, neg, FPEMU_##MODE, ctx);                                      \
+    }                                                                                                     \
+    static __attribute__((noinline)) uint64_t mul_##NAME##_full_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                        fpemu_ctx *ctx) {                \
+        return kmul_full(K_##NAME, f, a, b, FPEMU_##MODE, ctx);                                           \
+    }                                                                                                     \
+    static __attribute__((noinline)) uint64_t fma_##NAME##_full_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                        uint64_t c, fpemu_ctx *ctx) {    \
+        return kfma_full(K_##NAME, f, a, b, c, FPEMU_##MODE, ctx);                                        \
+    }
+
+/* f16 in the double domain, falling back to the complete path (f32: to
+ * the generic one) */
+#define FAST_ADD_FULL(NAME, MODE)                                                                         \
+    FULL_OPS(NAME, MODE)                                                                                  \
+    static __attribute__((noinline)) uint64_t add_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   fpemu_ctx *ctx, int neg) {            \
+        uint64_t r = kadd(K_##NAME, a, b, neg, FPEMU_##MODE, NULL, ctx);                                  \
+        return r != EMU_FAST_FAIL ? r : add_##NAME##_full_##MODE(f, a, b, ctx, neg);                     \
+    }                                                                                                     \
+    static __attribute__((noinline)) uint64_t mul_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   fpemu_ctx *ctx) {                     \
+        uint64_t r = kmul(K_##NAME, a, b, FPEMU_##MODE, NULL, ctx);                                       \
+        return r != EMU_FAST_FAIL ? r : mul_##NAME##_full_##MODE(f, a, b, ctx);                          \
+    }                                                                                                     \
+    static __attribute__((noinline)) uint64_t fma_##NAME##_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                   uint64_t c, fpemu_ctx *ctx) {         \
+        uint64_t r = kfma(K_##NAME, a, b, c, FPEMU_##MODE, NULL, ctx);                                    \
+        return r != EMU_FAST_FAIL ? r : fma_##NAME##_full_##MODE(f, a, b, c, ctx);                       \
+    }
+FAST_MODES(FAST_ADD_FULL, f16) FAST_SR(f16)
+static const emu_fastops ops_f16 = {.add = FAST_TABLE(add, f16), .mul = FAST_TABLE(mul, f16), .fma = FAST_TABLE(fma, f16),
+                                    .add_rb = add_f16_RB, .mul_rb = mul_f16_RB, .fma_rb = fma_f16_RB};
+FAST_MODES(FULL_OPS, bf16)
 FAST_FORMAT(f32)
 /* The 8-bit OCP and fnuz formats: fma only (add and mul go through the
  * result tables), with operands from the format's decode table (cheaper
@@ -320,29 +604,55 @@ F32TO_ALL(f16) F32TO_ALL(bf16) F32TO_ALL(e5m2) F32TO_ALL(e4m3) F32TO_ALL(e4m3fnu
 /* ---- bf16 add and mul in the binary32 domain ---------------------------
  * A bf16 code shifted left by 16 is the float of the same value. When both
  * operands are normal and their exponents differ by at most 15, the float
- * sum is exact (8 + 15 + 1 bits); float products of two bf16 are exact.
- * The exact float then rounds to bf16 on its bit pattern: keep the top 16
- * bits, after adding the mode's increment to the low 16. Results that are
- * not normal and finite, or sit on the smallest normal or the largest
- * finite magnitude (where tininess, ftz and overflow policies decide),
- * go to the double-path functions above. */
+ * sum is exact (8 + 15 + 1 bits); float products of two bf16 are exact in
+ * float's range. The exact float then rounds to bf16 on its bit pattern:
+ * keep the top 16 bits, after adding the mode's increment to the low 16.
+ * Operands that could make a float denormal (bf_add_ok, bf_mul_ok), and
+ * results that are not normal and finite, or sit on the smallest normal or
+ * the largest finite magnitude (where tininess, ftz and overflow policies
+ * decide), go to the fallbacks below (bf_edge_rne in rne) and the complete
+ * paths above; sr to the double-path functions (bf16d). */
 
 static inline __attribute__((always_inline)) int bf_normal(uint32_t c) { return ((c & 0x7F80u) - 0x80u) < 0x7F00u; }
-/* Neither exponent field zero (no zero or subnormal operand: the host's
- * MXCSR daz must never meet a float denormal). Fields of 255 (inf, NaN)
- * pass: they make an inf or NaN float, which bf_round refuses. */
-static inline __attribute__((always_inline)) int bf_nonzero_exps(uint64_t a, uint64_t b) {
-    return ((((uint32_t)a & 0x7F80u) - 0x80u) | (((uint32_t)b & 0x7F80u) - 0x80u)) < 0x8000u; /* fields in place */
+/* Exponent fields of at least 8 (inf and NaN pass): a nonzero float sum of
+ * two such bf16 is a multiple of 2^-126 (their quanta are), so never a
+ * float denormal, which would cost a microcode assist of ~150 cycles (the
+ * sum toward zero or near the smallest normal takes the complete path). */
+static inline __attribute__((always_inline)) int bf_add_ok(uint64_t a, uint64_t b) {
+    return ((((uint32_t)a & 0x7F80u) - 0x400u) | (((uint32_t)b & 0x7F80u) - 0x400u)) < 0x8000u; /* fields in place */
 }
-/* The same, and the fields at most 15 apart: the float sum is exact (8 +
- * 15 + 1 bits). The sign of b plays no part. */
+/* Nonzero fields (no zero or subnormal operand: the host's MXCSR daz must
+ * never meet a float denormal; fields of 255, inf and NaN, pass: they make
+ * an inf or NaN float, which bf_round refuses) summing to 128 or more: the
+ * float product is normal (or inf/NaN), never a float denormal (see
+ * bf_add_ok). */
+static inline __attribute__((always_inline)) int bf_mul_ok(uint64_t a, uint64_t b) {
+    int32_t xa = (int32_t)((uint32_t)a & 0x7F80u), xb = (int32_t)((uint32_t)b & 0x7F80u); /* fields in place */
+    return ((xa - 0x80) | (xb - 0x80) | (xa + xb - (128 << 7))) >= 0; /* one test: none of the three negative */
+}
+/* bf_add_ok, and the fields at most 15 apart: the float sum is exact (8 +
+ * 15 + 1 bits). */
 static inline __attribute__((always_inline)) int bf_sum_exact(uint64_t a, uint64_t b) {
     uint32_t xa = (uint32_t)a & 0x7F80u, xb = (uint32_t)b & 0x7F80u;
-    return bf_nonzero_exps(a, b) & (xa - xb + (15u << 7) <= (30u << 7));
-}
-/* The floats of a bf16 code, and of b negated when neg is 1. */
+    return bf_add_ok(a, b) & (xa - xb + (15u << 7) <= (30u << 7));
+}/* The floats of a bf16 code, and of b negated when neg is 1. */
 static inline __attribute__((always_inline)) float bf_f(uint64_t c) { return emu__bitsf((uint32_t)c << 16); }
 static inline __attribute__((always_inline)) float bf_fn(uint64_t c, int neg) { return emu__bitsf((uint32_t)c << 16 ^ (uint32_t)neg << 31); }
+
+/* bf_round's refusals in rne (bf_edge_rne) without sat, where the float sb (finite
+ * operands, so no inf or NaN operand) is nonzero and never below 2^-126
+ * (bf_add_ok, bf_mul_ok): only the smallest normal, the largest finite and
+ * overflow to inf remain, and none is tiny; an exact zero (rdn's -0 and
+ * rup's +0 taken to odd: sb = 1) is +0 in rne. Other modes and sat: the
+ * complete path (EMU_FAST_FAIL). */
+static __attribute__((noinline)) uint64_t bf_edge_rne(uint32_t sb, fpemu_ctx *ctx) {
+    if (ctx->sat) return EMU_FAST_FAIL;
+    if ((sb & 0x7FFFFFFFu) > 0x7F800000u) return EMU_FAST_FAIL; /* NaN: an inf or NaN operand */
+    if (sb == 1) return 0;
+    uint32_t r = (sb + 0x7FFFu + ((sb >> 16) & 1u)) >> 16, low = sb & 0xFFFFu;
+    emu__or_flags(ctx, (r & 0x7FFFu) == 0x7F80u ? FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT : low != 0);
+    return r;
+}
 
 static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int mode, fpemu_ctx *ctx) {
     uint32_t low = sb & 0xFFFFu, neg = sb >> 31, r;
@@ -360,25 +670,60 @@ static inline __attribute__((always_inline)) uint64_t bf_round(uint32_t sb, int 
     return r;
 }
 
+static inline __attribute__((always_inline)) int bf_fin(uint64_t a) { return ((uint32_t)a & 0x7F80u) != 0x7F80u; }
+/* What bf_round refuses: in rne bf_edge_rne, else (and then) the complete
+ * path. Out of line, reached by a tail call: the hot paths keep their
+ * registers. */
+/* At the AVX512-FP16 level (emu__scalar_isa), bf16 sums that bf_sum_exact
+ * refuses continue in add_bf16x_far (below): set there, read here. */
+static int bf16_far_x;
+#define BF16_FAR_DECL(MODE) static uint64_t add_bf16x_far_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg);
+#if (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || (defined(__clang__) && defined(__AVX512FP16__))
+FAST_MODES_1(BF16_FAR_DECL)
+#define BF16_FAR(MODE) if (bf16_far_x) return add_bf16x_far_##MODE(f, a, b, ctx, neg);
+#else
+#define BF16_FAR(MODE)
+#endif
+#define BF16_FB(MODE)                                                                                     \
+    static __attribute__((noinline)) uint64_t add_bf16_fb_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                  fpemu_ctx *ctx, int neg) {             \
+        if (KSPECIAL(K_bf16, a & 0xFFFF) | KSPECIAL(K_bf16, b & 0xFFFF)) return spec16_add(f, a, b, neg, ctx);\
+        if (!bf_sum_exact(a, b)) { BF16_FAR(MODE) }                                                       \
+        else if (FPEMU_##MODE == FPEMU_RNE && bf_fin(a) && bf_fin(b)) {                                   \
+            uint64_t r = bf_edge_rne(emu__fbits(bf_f(a) + bf_fn(b, neg)), ctx);                           \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_bf16_full_##MODE(f, a, b, ctx, neg);                                                   \
+    }                                                                                                     \
+    static __attribute__((noinline)) uint64_t mul_bf16_fb_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                  fpemu_ctx *ctx) {                      \
+        if (KSPECIAL(K_bf16, a & 0xFFFF) | KSPECIAL(K_bf16, b & 0xFFFF)) return spec16_mul(f, a, b, ctx);\
+        if (FPEMU_##MODE == FPEMU_RNE && bf_mul_ok(a, b) && bf_fin(a) && bf_fin(b)) {                     \
+            uint64_t r = bf_edge_rne(emu__fbits(bf_f(a) * bf_f(b)), ctx);                                 \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return mul_bf16_full_##MODE(f, a, b, ctx);                                                        \
+    }
+FAST_MODES_1(BF16_FB)
+
 #define BF16_ADDMUL(MODE)                                                                                 \
     static uint64_t add_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
-        if (__builtin_expect(bf_sum_exact(a, b), 1)) {                                                    \
+        if (__builtin_expect(bf_sum_exact(a, b), 1)) {                                               \
             uint64_t r = bf_round(emu__fbits(bf_f(a) + bf_fn(b, neg)), FPEMU_##MODE, ctx);                  \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return add_bf16d_##MODE(f, a, b, ctx, neg);                                                       \
+        return add_bf16_fb_##MODE(f, a, b, ctx, neg);                                                     \
     }                                                                                                     \
     static uint64_t mul_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {     \
-        if (__builtin_expect(bf_nonzero_exps(a, b), 1)) {                                                 \
+        if (__builtin_expect(bf_mul_ok(a, b), 1)) {                                                 \
             uint64_t r = bf_round(emu__fbits(bf_f(a) * bf_f(b)), FPEMU_##MODE, ctx);                        \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return mul_bf16d_##MODE(f, a, b, ctx);                                                            \
+        return mul_bf16_fb_##MODE(f, a, b, ctx);                                                        \
     }
-/* the double-path versions (bf16d) are the fallback */
+/* the complete paths (above) are the fallback; in sr the double-path
+ * versions (bf16d), which fall back to the generic path */
 static const fk K_bf16d = {7, 127, -126, 127, 16, 0, 0x7F};
-FAST_MODES(FAST_ADD, bf16d)
-FAST_MODES(FAST_FMA, bf16d)
 FAST_SR(bf16d)
 /* sr in the binary32 domain: up with probability (low 16 bits) / 2^16,
  * one draw per rounding; the upper neighbour must be below the largest
@@ -399,7 +744,7 @@ static uint64_t add_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu
     return add_bf16d_SR(f, a, b, ctx, neg);
 }
 static uint64_t mul_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) {
-    if (bf_nonzero_exps(a, b) && !ctx->sr_stream) {
+    if (bf_mul_ok(a, b) && !ctx->sr_stream) {
         uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), NULL, ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
@@ -413,7 +758,7 @@ static uint64_t add_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint6
     return add_bf16d_RB(f, a, b, rbits, ctx, neg);
 }
 static uint64_t mul_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t rbits, fpemu_ctx *ctx) {
-    if (bf_nonzero_exps(a, b)) {
+    if (bf_mul_ok(a, b)) {
         uint64_t r = bf_round_sr(emu__fbits(bf_f(a) * bf_f(b)), &rbits, ctx);
         if (r != EMU_FAST_FAIL) return r;
     }
@@ -430,9 +775,13 @@ static inline __attribute__((always_inline)) uint64_t bf_fma(uint64_t a, uint64_
 #define BF16_FMA(MODE)                                                                                    \
     static uint64_t fma_bf16_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
         uint64_t r = bf_fma(a, b, c, FPEMU_##MODE, NULL, ctx);                                             \
-        return r != EMU_FAST_FAIL ? r : fma_bf16d_##MODE(f, a, b, c, ctx);                                \
+        return r != EMU_FAST_FAIL ? r : fma_bf16_full_##MODE(f, a, b, c, ctx);                            \
     }
-FAST_MODES_1(BF16_FMA) BF16_FMA(SR)
+FAST_MODES_1(BF16_FMA)
+static uint64_t fma_bf16_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
+    uint64_t r = bf_fma(a, b, c, FPEMU_SR, NULL, ctx);
+    return r != EMU_FAST_FAIL ? r : fma_bf16d_SR(f, a, b, c, ctx);
+}
 static uint64_t fma_bf16_RB(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, uint64_t rbits, fpemu_ctx *ctx) {
     uint64_t r = bf_fma(a, b, c, FPEMU_SR, &rbits, ctx);
     return r != EMU_FAST_FAIL ? r : fma_bf16d_RB(f, a, b, c, rbits, ctx);
@@ -635,29 +984,128 @@ FP16_FN static inline __attribute__((always_inline)) uint64_t x_op(int op, int m
     emu__or_flags(ctx, rd != ru);
     return r;
 }
+/* What x_op refuses, in rne: its result is right at any magnitude
+ * (subnormal, zero and overflow to inf included), so where no policy acts
+ * (no sat, ftz or tininess before; no inf or NaN operand) only its flags
+ * remain: inexact iff rd != ru (but for an exact zero, rdn's -0 and rup's
+ * +0); overflow iff the result is inf; underflow iff inexact below the
+ * smallest normal (a value rounded to the subnormal grid below 2^emin was
+ * below it rounded to p bits too). At the smallest normal itself the
+ * unbounded rounding decides: EMU_FAST_FAIL, as for the rest (the
+ * complete path). Out of line: the hot path keeps its registers. */
+FP16_FN static __attribute__((noinline)) uint64_t x_edge_rne(int op, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
+    /* bitwise: which operand is special varies from call to call */
+    unsigned sp = ((a & 0x7C00u) == 0x7C00u) | ((b & 0x7C00u) == 0x7C00u) | (op == X_FMA && (c & 0x7C00u) == 0x7C00u);
+    if (sp | (unsigned)ctx->sat | (unsigned)ctx->ftz | (unsigned)ctx->tininess_before) return EMU_FAST_FAIL;
+    __m128h x = x16(a), y = x16(b), z = x16(c);
+    uint32_t rd = c16(X_RUN(X_RD)), ru = c16(X_RUN(X_RU)), r = c16(X_RUN(X_RN));
+    uint32_t mg = r & 0x7FFFu, nx = rd != ru && ((rd | ru) & 0x7FFFu) != 0;
+    if (mg == 0x400u && nx) return EMU_FAST_FAIL;
+    unsigned fl = nx;
+    if (mg == 0x7C00u) fl |= FPEMU_FLAG_OVERFLOW | FPEMU_FLAG_INEXACT;
+    else if (mg < 0x400u && fl) fl |= FPEMU_FLAG_UNDERFLOW;
+    emu__or_flags(ctx, fl);
+    return r;
+}
+/* the fallbacks of the ops below: x_edge_rne in rne, then the complete
+ * path; out of line, so that the ops reach them by a tail call and keep no
+ * registers of their own */
+#define X_FALLBACKS(MODE)                                                                                 \
+    FP16_FN static __attribute__((noinline)) uint64_t add_f16x_fb_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                         fpemu_ctx *ctx, int neg) {      \
+        if (KSPECIAL(K_f16, a & 0xFFFF) | KSPECIAL(K_f16, b & 0xFFFF)) return spec16_add(f, a, b, neg, ctx);\
+        if (FPEMU_##MODE == FPEMU_RNE && !ctx->daz) {                                                     \
+            uint64_t e_ = x_edge_rne(X_ADD, a, b ^ (uint64_t)neg << 15, 0, ctx);                          \
+            if (e_ != EMU_FAST_FAIL) return e_;                                                           \
+        }                                                                                                 \
+        return add_f16_full_##MODE(f, a, b, ctx, neg);                                                    \
+    }                                                                                                     \
+    FP16_FN static __attribute__((noinline)) uint64_t mul_f16x_fb_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                         fpemu_ctx *ctx) {               \
+        if (KSPECIAL(K_f16, a & 0xFFFF) | KSPECIAL(K_f16, b & 0xFFFF)) return spec16_mul(f, a, b, ctx);\
+        if (FPEMU_##MODE == FPEMU_RNE && !ctx->daz) {                                                     \
+            uint64_t e_ = x_edge_rne(X_MUL, a, b, 0, ctx);                                                \
+            if (e_ != EMU_FAST_FAIL) return e_;                                                           \
+        }                                                                                                 \
+        return mul_f16_full_##MODE(f, a, b, ctx);                                                         \
+    }                                                                                                     \
+    FP16_FN static __attribute__((noinline)) uint64_t fma_f16x_fb_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                         uint64_t c, fpemu_ctx *ctx) {   \
+        if (KSPECIAL(K_f16, a & 0xFFFF) | KSPECIAL(K_f16, b & 0xFFFF) | KSPECIAL(K_f16, c & 0xFFFF))  \
+            return spec16_fma(f, a, b, c, ctx);                                                       \
+        if (FPEMU_##MODE == FPEMU_RNE && !ctx->daz) {                                                     \
+            uint64_t e_ = x_edge_rne(X_FMA, a, b, c, ctx);                                                \
+            if (e_ != EMU_FAST_FAIL) return e_;                                                           \
+        }                                                                                                 \
+        return fma_f16_full_##MODE(f, a, b, c, ctx);                                                      \
+    }
+X_FALLBACKS(RNE) X_FALLBACKS(RNA) X_FALLBACKS(RTZ) X_FALLBACKS(RUP) X_FALLBACKS(RDN) X_FALLBACKS(RTO)
 #define FP16_OPS(MODE)                                                                                    \
     FP16_FN static uint64_t add_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
         if (!ctx->daz) {                                                                                  \
             uint64_t r = x_op(X_ADD, FPEMU_##MODE, a, b ^ (uint64_t)neg << 15, 0, ctx);                   \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return add_f16h_##MODE(f, a, b, ctx, neg);                                                        \
+        return add_f16x_fb_##MODE(f, a, b, ctx, neg);                                                     \
     }                                                                                                     \
     FP16_FN static uint64_t mul_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx) { \
         if (!ctx->daz) {                                                                                  \
             uint64_t r = x_op(X_MUL, FPEMU_##MODE, a, b, 0, ctx);                                         \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return mul_f16h_##MODE(f, a, b, ctx);                                                             \
+        return mul_f16x_fb_##MODE(f, a, b, ctx);                                                          \
     }                                                                                                     \
     FP16_FN static uint64_t fma_f16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
         if (!ctx->daz) {                                                                                  \
             uint64_t r = x_op(X_FMA, FPEMU_##MODE, a, b, c, ctx);                                         \
             if (r != EMU_FAST_FAIL) return r;                                                             \
         }                                                                                                 \
-        return fma_f16h_##MODE(f, a, b, c, ctx);                                                          \
+        return fma_f16x_fb_##MODE(f, a, b, c, ctx);                                                       \
     }
 FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(RTO)
+
+/* The complete paths of bf16 add and fma at this level: the double sum
+ * (of the operands, or of the exact product and c) rounded to odd by
+ * embedded rounding (rdn and rup agree iff exact; otherwise the one toward
+ * zero with its last bit set) replaces TwoSum's residual: 53 >= 8 + 2
+ * bits, and rounding to odd never moves a value across a power of two, so
+ * kfull's rounding, tininess (before or after) and overflow of it are those
+ * of the exact value. An exact zero sum is rdn's -0 and rup's +0. */
+FP16_FN static inline __attribute__((always_inline)) double x_rto(double x, double y, int *zero) {
+    __m128d X = _mm_set_sd(x), Y = _mm_set_sd(y);
+    uint64_t d = emu__dbits(_mm_cvtsd_f64(_mm_add_round_sd(X, Y, X_RD))), u = emu__dbits(_mm_cvtsd_f64(_mm_add_round_sd(X, Y, X_RU)));
+    *zero = ((d | u) << 1) == 0;
+    return emu__bitsd((d >> 63 ? u : d) | (d != u));
+}
+#define BF16_XFULL(MODE)                                                                                  \
+    FP16_FN static __attribute__((noinline)) uint64_t add_bf16x_full_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                            fpemu_ctx *ctx, int neg) {   \
+        uint64_t ua = a & 0xFFFFu, ub = (b ^ (uint64_t)neg << 15) & 0xFFFFu;                              \
+        if (__builtin_expect(KSPECIAL(K_bf16, ua) | KSPECIAL(K_bf16, ub), 0)) return spec16_add(f, a, b, neg, ctx); \
+        if (__builtin_expect(ctx->daz, 0)) return add_bf16_full_##MODE(f, a, b, ctx, neg);                \
+        int zero;                                                                                         \
+        double s = x_rto(kdecf_nb(K_bf16, ua), kdecf_nb(K_bf16, ub), &zero);                                    \
+        unsigned fl;                                                                                      \
+        uint64_t r = kfull(K_bf16, zero ? 1.0 : s, 0, FPEMU_##MODE, ctx, &fl);                            \
+        if (zero) r = KZERO(K_bf16, ua >> 15, ub >> 15, FPEMU_##MODE), fl = 0;                            \
+        emu__or_flags(ctx, fl);                                                                           \
+        return r;                                                                                         \
+    }                                                                                                     \
+    FP16_FN static __attribute__((noinline)) uint64_t fma_bf16x_full_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, \
+                                                                            uint64_t c, fpemu_ctx *ctx) { \
+        uint64_t ua = a & 0xFFFFu, ub = b & 0xFFFFu, uc = c & 0xFFFFu;                                    \
+        if (__builtin_expect(KSPECIAL(K_bf16, ua) | KSPECIAL(K_bf16, ub) | KSPECIAL(K_bf16, uc), 0))      \
+            return spec16_fma(f, a, b, c, ctx);                                                           \
+        if (__builtin_expect(ctx->daz, 0)) return fma_bf16_full_##MODE(f, a, b, c, ctx);                  \
+        int zero;                                                                                         \
+        double s = x_rto(kdecf_nb(K_bf16, ua) * kdecf_nb(K_bf16, ub), kdecf_nb(K_bf16, uc), &zero); /* product exact */ \
+        unsigned fl;                                                                                      \
+        uint64_t r = kfull(K_bf16, zero ? 1.0 : s, 0, FPEMU_##MODE, ctx, &fl);                            \
+        if (zero) r = KZERO(K_bf16, (ua ^ ub) >> 15, uc >> 15, FPEMU_##MODE), fl = 0;                     \
+        emu__or_flags(ctx, fl);                                                                           \
+        return r;                                                                                         \
+    }
+BF16_XFULL(RNE) BF16_XFULL(RNA) BF16_XFULL(RTZ) BF16_XFULL(RUP) BF16_XFULL(RDN) BF16_XFULL(RTO)
 
 /* bf16 fma at the same level, in binary32 like bf16 add: the float product
  * p of two bf16 is exact when its exponent stays in float's normal range
@@ -670,7 +1118,7 @@ FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(R
  * could flush is below bf16's smallest normal, which bf_round refuses. */
 #define BF16_FMAX_BODY(ROUND)                                                                             \
         uint32_t ua = (uint32_t)a & 0xFFFFu, ub = (uint32_t)b & 0xFFFFu, uc = (uint32_t)c & 0xFFFFu;     \
-        if (bf_normal(ua) & bf_normal(ub) & bf_normal(uc) & ((ua >> 7 & 0xFFu) + (ub >> 7 & 0xFFu) - 128u <= 252u)) { \
+        if (bf_normal(ua) & bf_normal(ub) & bf_add_ok(uc, uc) & ((ua >> 7 & 0xFFu) + (ub >> 7 & 0xFFu) - 144u <= 236u)) { \
             __m128 P = _mm_set_ss(bf_f(a) * bf_f(b)), Z = _mm_set_ss(bf_f(c)); /* P exact */            \
             uint32_t d = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RD)));     \
             uint32_t u = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(P, Z, X_RU)));     \
@@ -680,7 +1128,7 @@ FP16_OPS(RNE) FP16_OPS(RNA) FP16_OPS(RTZ) FP16_OPS(RUP) FP16_OPS(RDN) FP16_OPS(R
 #define BF16_FMAX(MODE)                                                                                   \
     FP16_FN static uint64_t fma_bf16x_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) { \
         BF16_FMAX_BODY(bf_round((d >> 31 ? u : d) | (d != u), FPEMU_##MODE, ctx))                         \
-        return fma_bf16d_##MODE(f, a, b, c, ctx);                                                         \
+        return fma_bf16x_full_##MODE(f, a, b, c, ctx);                                                     \
     }
 FP16_FN static uint64_t fma_bf16x_SR(const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *ctx) {
     if (!ctx->sr_stream) {
@@ -694,6 +1142,27 @@ FP16_FN static uint64_t fma_bf16x_RB(const fpemu_format *f, uint64_t a, uint64_t
     return fma_bf16_RB(f, a, b, c, rbits, ctx);
 }
 BF16_FMAX(RNE) BF16_FMAX(RNA) BF16_FMAX(RTZ) BF16_FMAX(RUP) BF16_FMAX(RDN) BF16_FMAX(RTO)
+/* bf16 add at this level, in binary32 for any exponent gap, where the
+ * portable path's exact float sum (a gap of at most 15) does not apply
+ * (add_bf16_fb enters here at this level): the rdn and rup float
+ * sums agree iff the sum is exact; otherwise the one toward zero with its
+ * last bit set is the sum rounded to odd, which bf_round rounds once more
+ * exactly (24 >= 8 + 2 bits), as for fma above. Zero and subnormal
+ * operands (float denormals, which the host's daz could read as zero) and
+ * results that bf_round refuses (a float overflow among them: rdn's FLT_MAX
+ * rounds past bf16's largest finite) take the complete path. */
+#define BF16_ADDX(MODE)                                                                                   \
+    FP16_FN static uint64_t add_bf16x_far_##MODE(const fpemu_format *f, uint64_t a, uint64_t b, fpemu_ctx *ctx, int neg) { \
+        if (__builtin_expect(bf_add_ok(a, b), 1)) {                                                       \
+            __m128 X = _mm_set_ss(bf_f(a)), Y = _mm_set_ss(bf_fn(b, neg));                                \
+            uint32_t d = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(X, Y, X_RD)));     \
+            uint32_t u = (uint32_t)_mm_cvtsi128_si32(_mm_castps_si128(_mm_add_round_ss(X, Y, X_RU)));     \
+            uint64_t r = bf_round((d >> 31 ? u : d) | (d != u), FPEMU_##MODE, ctx);                       \
+            if (r != EMU_FAST_FAIL) return r;                                                             \
+        }                                                                                                 \
+        return add_bf16x_full_##MODE(f, a, b, ctx, neg);                                                  \
+    }
+BF16_ADDX(RNE) BF16_ADDX(RNA) BF16_ADDX(RTZ) BF16_ADDX(RUP) BF16_ADDX(RDN) BF16_ADDX(RTO)
 #endif
 
 /* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
@@ -733,6 +1202,7 @@ int emu__scalar_isa(int level) {
     ops_bf16_best = ops_bf16;
     F32TO_SET(ops_f16_best, f16);
     F32TO_SET(ops_bf16_best, bf16);
+    bf16_far_x = 0;
 #if defined(__x86_64__) || defined(__i386__)
     if (level >= 1 && have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
@@ -754,6 +1224,7 @@ int emu__scalar_isa(int level) {
             emu_fma_fn bx[FPEMU_ROUND_COUNT] = {fma_bf16x_RNE, fma_bf16x_RNA, fma_bf16x_RTZ, fma_bf16x_RUP,
                                                 fma_bf16x_RDN, fma_bf16x_RTO, fma_bf16x_SR};
             memcpy(ops_bf16_best.fma, bx, sizeof bx);
+            bf16_far_x = 1;
             ops_bf16_best.fma_rb = fma_bf16x_RB;
             return 2;
         }

@@ -19,7 +19,7 @@
 # with the static MPFR/GMP when they are installed. MPFR keeps its exponent
 # range and flags in thread-local storage; in a static link those accesses
 # are plain %fs loads instead of __tls_get_addr calls, which makes the
-# reference about twice as fast. Without libmpfr.a it links -lmpfr.
+# reference 1.2-1.3x faster (docs/benchmarks.md). Without libmpfr.a it links -lmpfr.
 
 VERIFY_BIN := $(BUILD)/verify/fpemu
 VERIFY_STATIC := $(shell a=$$($(CC) -print-file-name=libmpfr.a 2>/dev/null); \

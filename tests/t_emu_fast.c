@@ -646,6 +646,168 @@ static void unsigned_array_tests(void) {
        "scalar conversions on %ld elements, negatives NaN with invalid (%ld differ)", cases, bad);
 }
 
+
+/* ---- f16 and bf16: every case against the generic path ------------------
+ * The registry's f16 and bf16 add, sub, mul and fma (the fast paths, and
+ * behind them the complete paths of emu/fast.c that take special
+ * operands, zero, subnormal and overflowing results and bf16 sums of
+ * operands far apart) against arith.c's generic path called directly
+ * (emu__binary, emu__fma_generic), bit for bit with flags, NaN codes
+ * included: uniformly random codes (2^24 pairs for add and mul, 2^22
+ * triples for fma, in rne at the best level; fewer in the other modes,
+ * levels and policies), operands built to land on every edge (results
+ * around the smallest normal and the subnormal grid, half the smallest
+ * subnormal, the largest finite and the overflow threshold, exact zeros
+ * and cancellations, wide exponent gaps), and every code against each
+ * special value. */
+#include "internal.h"
+int emu__scalar_isa(int level); /* emu/fast.c: force the level (tests only) */
+
+static uint64_t gen_ref(int op, const fpemu_format *f, uint64_t a, uint64_t b, uint64_t c, fpemu_ctx *x) {
+    switch (op) {
+    case 0: return emu__binary(f, EMU_OP_ADD, a, b, x);
+    case 1: return emu__binary(f, EMU_OP_SUB, a, b, x);
+    case 2: return emu__binary(f, EMU_OP_MUL, a, b, x);
+    default: return emu__fma_generic(f, a, b, c, x);
+    }
+}
+static const int cop[4] = {0, 1, 2, 5}; /* do_op's numbers of add, sub, mul, fma */
+
+typedef struct {
+    const char *name;
+    int sat, ftz, before, daz;
+    fpemu_nan_policy nan;
+} pol;
+static const pol pols[] = {{"", 0, 0, 0, 0, FPEMU_NAN_CANONICAL},        {" sat", 1, 0, 0, 0, FPEMU_NAN_CANONICAL},
+                           {" ftz", 0, 1, 0, 0, FPEMU_NAN_CANONICAL},    {" tininess-before", 0, 0, 1, 0, FPEMU_NAN_CANONICAL},
+                           {" daz", 0, 0, 0, 1, FPEMU_NAN_CANONICAL},    {" nan=x86", 0, 0, 0, 0, FPEMU_NAN_X86},
+                           {" nan=cuda", 0, 0, 0, 0, FPEMU_NAN_CUDA},    {" sat ftz tininess-before", 1, 1, 1, 0, FPEMU_NAN_TORCH}};
+
+/* One case: the public call and the generic path from the same context
+ * (same counter: sr draws the same). Returns 1 on a difference. */
+static int one_case(const fpemu_format *f, int op, uint64_t a, uint64_t b, uint64_t c, const fpemu_ctx *t, const char *what,
+                    long *shown) {
+    fpemu_ctx x = *t, y = *t;
+    uint64_t r = do_op(cop[op], f, a, b, c, &x), g = gen_ref(op, f, a, b, c, &y);
+    if (r == g && x.flags == y.flags && x.counter == y.counter) return 0;
+    if ((*shown)++ < 6)
+        diag("%s %s %s%s: %04llX %04llX %04llX => %04llX %02X, generic %04llX %02X", f->name, opn[cop[op]],
+             fpemu_round_name(t->round), what, (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
+             (unsigned long long)r, x.flags, (unsigned long long)g, y.flags);
+    return 1;
+}
+
+/* A code of f near value v (0: +0), moved by d codes. */
+static uint64_t near_code(const fpemu_format *f, double v, int d) {
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    uint64_t k = fpemu_from_double(f, v, &c);
+    return (k + (uint64_t)(int64_t)d) & 0xFFFF;
+}
+static double val(const fpemu_format *f, uint64_t c) { return fpemu_to_double(f, c); }
+
+/* Operands that land on an edge: a random finite nonzero a, and b (and c)
+ * chosen so that the exact result sits near target t, give or take a few
+ * codes. */
+static void edge_operands(const fpemu_format *f, int op, uint64_t r, uint64_t *a, uint64_t *b, uint64_t *c) {
+    double mn = f->min_normal, ms = f->min_subnormal, mx = f->max_finite;
+    double ulpmax = ldexp(1, f->emax - f->mbits);
+    const double targets[] = {mn, mn - ms / 2, mn - ms / 4, mn * (1 - ldexp(1, -f->p - 1)), ms / 2, ms, 1.5 * ms, ms / 4,
+                              ms * 3.5, mn / 2, mn * 0.75, mx, mx + ulpmax / 2, mx + ulpmax, 2 * mx, 0};
+    double t = targets[(r >> 8) % (sizeof targets / sizeof targets[0])] * ((r >> 13) & 1 ? -1 : 1);
+    int d = (int)((r >> 16) % 7) - 3;
+    uint64_t ka, k = 0;
+    do ka = fpemu_random64(r, ++k) & 0xFFFF;
+    while (fpemu_classify(f, ka) != FPEMU_CLASS_NORMAL && fpemu_classify(f, ka) != FPEMU_CLASS_SUBNORMAL);
+    double va = val(f, ka);
+    *a = ka;
+    *c = 0;
+    switch (op) {
+    case 0: *b = near_code(f, t - va, d); break;
+    case 1: *b = near_code(f, va - t, d); break;
+    case 2: {
+        /* a scaled so that t / a is in range */
+        double q = t / va;
+        if (q != 0 && (fabs(q) > mx || fabs(q) < ms)) {
+            *a = ka = near_code(f, t == 0 ? 1 : sqrt(fabs(t)) * (va < 0 ? -1 : 1), 0);
+            va = val(f, ka);
+            q = t / va;
+        }
+        *b = near_code(f, q, d);
+        break;
+    }
+    default: { /* a * b near -c + t */
+        uint64_t kb = fpemu_random64(r, 2) & 0xFFFF;
+        if (fpemu_classify(f, kb) > FPEMU_CLASS_NORMAL) kb &= 0x3FFF;
+        *b = kb;
+        double p = va * val(f, kb);
+        *c = near_code(f, t - p, d);
+        if ((r >> 40) & 1) *c = near_code(f, -p, d); /* cancellation */
+    }
+    }
+}
+
+static void complete_path_tests(void) {
+    static const char *names[] = {"f16", "bf16"};
+    int best = emu__scalar_isa(2);
+    for (int fi = 0; fi < 2; fi++) {
+        const fpemu_format *f = fpemu_format_get(names[fi], NULL, 0);
+        for (int level = best; level >= 0; level--) {
+            if (emu__scalar_isa(level) != level) continue;
+            for (int op = 0; op < 4; op++) {
+                long bad = 0, cases = 0, shown = 0;
+                for (int mode = 0; mode < FPEMU_ROUND_COUNT; mode++)
+                    for (size_t pi = 0; pi < sizeof pols / sizeof pols[0]; pi++) {
+                        fpemu_ctx t;
+                        fpemu_ctx_init(&t);
+                        t.round = (fpemu_round)mode;
+                        t.sat = pols[pi].sat, t.ftz = pols[pi].ftz, t.tininess_before = pols[pi].before;
+                        t.daz = pols[pi].daz, t.nan_policy = pols[pi].nan;
+                        t.seed = 17;
+                        /* uniformly random codes: the most in rne without policies at the best level */
+                        long n = 1L << 14;
+                        if (mode == FPEMU_RNE && pi == 0) n = level == best ? (op == 3 ? 1L << 22 : 1L << 24) : 1L << 20;
+                        else if (pi == 0 && level == best) n = 1L << 17;
+                        uint64_t st = fpemu_random64((uint64_t)(fi * 131 + level * 17 + op * 7 + mode), pi);
+                        for (long i = 0; i < n; i++) {
+                            uint64_t r = fpemu_random64(st, (uint64_t)i);
+                            t.counter = (uint64_t)i;
+                            bad += one_case(f, op, r & 0xFFFF, r >> 16 & 0xFFFF, r >> 32 & 0xFFFF, &t, pols[pi].name, &shown);
+                        }
+                        cases += n;
+                        /* edges */
+                        long ne = pi == 0 ? 1L << 16 : 1L << 12;
+                        for (long i = 0; i < ne; i++) {
+                            uint64_t a, b, c;
+                            edge_operands(f, op, fpemu_random64(st + 1, (uint64_t)i), &a, &b, &c);
+                            t.counter = (uint64_t)i;
+                            bad += one_case(f, op, a, b, c, &t, pols[pi].name, &shown);
+                            bad += one_case(f, op, b, a, c, &t, pols[pi].name, &shown);
+                        }
+                        cases += 2 * ne;
+                        /* every code against each special value, in both places */
+                        if (pi == 0 || mode == FPEMU_RNE) {
+                            uint64_t sp[] = {0, 0x8000, 1, 0x8001, (uint64_t)(f->mag_mask ^ ((UINT64_C(1) << f->mbits) - 1)),
+                                             f->max_code, f->max_code + 1, (f->max_code + 1) | 0x8000,
+                                             (f->max_code + 1) | (UINT64_C(1) << (f->mbits - 1)), (f->max_code + 1) | 1,
+                                             0xFFFF};
+                            for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++)
+                                for (uint64_t x = 0; x < 0x10000; x += (pi == 0 ? 1 : 7)) {
+                                    t.counter = x;
+                                    bad += one_case(f, op, x, sp[k], x ^ 0x8000, &t, pols[pi].name, &shown);
+                                    bad += one_case(f, op, sp[k], x, sp[(k + 3) % 11], &t, pols[pi].name, &shown);
+                                    cases += 2;
+                                }
+                        }
+                    }
+                ok(bad == 0, "%s %s (level %d): fast and complete paths equal the generic path on %ld cases (random codes, "
+                   "edges, specials; 7 modes x 8 policy sets; %ld differ)", f->name, opn[cop[op]], level, cases, bad);
+            }
+        }
+    }
+    emu__scalar_isa(2);
+}
+
 int main(void) {
     rs = tap_seed(5);
     F32 = fpemu_format_get("f32", NULL, 0);
@@ -706,6 +868,7 @@ int main(void) {
         ok(bad == 0, "%s: specialised, generic-fast and generic paths agree on %ld cases (6 ops x 7 modes x sat)", f->name, cases);
     }
 
+    complete_path_tests();
     array_tests();
     decode_tests();
     round_f32_wide_tests();
