@@ -34,39 +34,5 @@ FPEMU_LIBRARY=$LIB FPEMU_BIN=$BIN FPEMU_BUILD=$BUILD FPEMU_ROOT=$ROOT PYTHONDONT
     "$PY" -m pytest -q -p no:cacheprovider --basetemp="$TMP/pytest" --junitxml="$TMP/junit.xml" \
     -o junit_family=xunit1 "$ROOT/python/tests" >"$TMP/log" 2>&1
 rc=$?
-env -u LD_PRELOAD "$PY" - "$TMP/junit.xml" "$TMP/log" "$rc" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-path, log, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def tail(n=40):
-    try:
-        return open(log, errors="replace").read().splitlines()[-n:]
-    except OSError:
-        return []
-try:
-    cases = list(ET.parse(path).getroot().iter("testcase"))
-except (OSError, ET.ParseError) as e:
-    cases = None
-n = failed = 0
-for c in cases or []:
-    n += 1
-    name = "%s::%s" % (c.get("classname", "").rsplit(".", 1)[-1], c.get("name"))
-    bad = c.find("failure") if c.find("failure") is not None else c.find("error")
-    skip = c.find("skipped")
-    if bad is not None:
-        failed += 1
-        print("not ok %d - %s" % (n, name))
-        for line in ((bad.get("message") or "") + "\n" + (bad.text or "")).strip().splitlines()[-20:]:
-            print("#   " + line)
-    elif skip is not None:
-        print("ok %d # SKIP %s: %s" % (n, name, skip.get("message", "")))
-    else:
-        print("ok %d - %s" % (n, name))
-if cases is None or (rc not in (0, 1)) or (rc == 1 and failed == 0) or n == 0:
-    n += 1
-    print("not ok %d - pytest ran (exit %d)" % (n, rc))
-    for line in tail():
-        print("#   " + line)
-print("1..%d" % n)
-PY
+env -u LD_PRELOAD "$PY" "$HERE/lib/junit_tap.py" "$TMP/junit.xml" "$TMP/log" "$rc"
 [ $? = 0 ] && [ "$rc" = 0 ]
