@@ -13,16 +13,9 @@
 #include "fpemu_api.h"
 #include "gemm.h"
 #include "mma.h"
+#include "internal.h"
 #include "recipe.h"
 
-static void put_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *fpemu_version(void) { return FPEMU_VERSION; }
 int fpemu_api_version(void) { return FPEMU_API_VERSION; }
@@ -48,13 +41,13 @@ int fpemu_api_format_prop(const char *fmt, const char *key, double *value, const
     if (value) *value = NAN;
     if (text) *text = NULL;
     if (!fmt || !key) {
-        put_err(err, errlen, "no format or no key given");
+        emu__errf(err, errlen, "no format or no key given");
         return -1;
     }
     char e[400];
     const fpemu_format *f = fpemu_format_get(fmt, e, sizeof e);
     if (!f) {
-        put_err(err, errlen, "%s", e);
+        emu__errf(err, errlen, "%s", e);
         return -1;
     }
     double v = NAN;
@@ -87,7 +80,7 @@ int fpemu_api_format_prop(const char *fmt, const char *key, double *value, const
         for (int i = 0; i < fpemu_format_count(); i++)
             if (fpemu_format_at(i) == f) t = fpemu_format_aliases(i) ? fpemu_format_aliases(i) : "";
     } else {
-        put_err(err, errlen, "unknown format property '%s' (expected name, bits, container, pad, ebits, mbits, bias, p, emin, "
+        emu__errf(err, errlen, "unknown format property '%s' (expected name, bits, container, pad, ebits, mbits, bias, p, emin, "
                              "emax, signed, negzero, subnormals, inf, nan, max_finite, min_normal, min_subnormal, aliases)", key);
         return -1;
     }
@@ -100,11 +93,11 @@ int fpemu_api_decode_f64(const char *fmt, const uint64_t *codes, size_t n, doubl
     char e[400];
     const fpemu_format *f = fmt ? fpemu_format_get(fmt, e, sizeof e) : NULL;
     if (!f) {
-        put_err(err, errlen, "%s", fmt ? e : "no format given");
+        emu__errf(err, errlen, "%s", fmt ? e : "no format given");
         return -1;
     }
     if (n && (!codes || !out)) {
-        put_err(err, errlen, "no array given");
+        emu__errf(err, errlen, "no array given");
         return -1;
     }
     for (size_t i = 0; i < n; i++) out[i] = fpemu_to_double(f, codes[i]);
@@ -136,28 +129,22 @@ struct fpemu_gemmer {
     char err[512];
 };
 
-static int gfail(fpemu_gemmer *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int gfail(fpemu_gemmer *g, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g->err, sizeof g->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* fail a gemmer call with a message in its error buffer */
+#define gfail(g, ...) emu__errf((g)->err, sizeof (g)->err, __VA_ARGS__)
 
 fpemu_gemmer *fpemu_gemmer_new(const char *model, const char *afmt, const char *bfmt, char *err, size_t errlen) {
     if (!model || !afmt) {
-        put_err(err, errlen, "%s", !model ? "no model given" : "no element format given (afmt)");
+        emu__errf(err, errlen, "%s", !model ? "no model given" : "no element format given (afmt)");
         return NULL;
     }
     fpemu_gemmer *g = calloc(1, sizeof *g);
     if (!g) {
-        put_err(err, errlen, "out of memory");
+        emu__errf(err, errlen, "out of memory");
         return NULL;
     }
     char e[512];
     if (fpemu_gemm_config_init(&g->cfg, model, afmt, bfmt ? bfmt : afmt, e, sizeof e)) {
-        put_err(err, errlen, "%s", e);
+        emu__errf(err, errlen, "%s", e);
         free(g);
         return NULL;
     }
@@ -304,14 +291,8 @@ struct fpemu_dotter {
     char err[512];
 };
 
-static int dfail(fpemu_dotter *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int dfail(fpemu_dotter *d, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->err, sizeof d->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* fail a dotter call with a message in its error buffer */
+#define dfail(d, ...) emu__errf((d)->err, sizeof (d)->err, __VA_ARGS__)
 
 static int int_fmt(const char *s, int *is_signed) {
     if (!strcmp(s, "s8") || !strcmp(s, "int8")) { *is_signed = 1; return 1; }
@@ -322,17 +303,17 @@ static int int_fmt(const char *s, int *is_signed) {
 fpemu_dotter *fpemu_dotter_new(const char *model, const char *afmt, const char *bfmt, const char *cfmt, const char *dfmt, char *err,
                                size_t errlen) {
     if (!model || !afmt) {
-        put_err(err, errlen, "%s", !model ? "no model given" : "no input format given (afmt)");
+        emu__errf(err, errlen, "%s", !model ? "no model given" : "no input format given (afmt)");
         return NULL;
     }
     if (!bfmt) bfmt = afmt;
     if (strlen(model) >= sizeof ((fpemu_dotter *)0)->model) {
-        put_err(err, errlen, "model name too long");
+        emu__errf(err, errlen, "model name too long");
         return NULL;
     }
     fpemu_dotter *d = calloc(1, sizeof *d);
     if (!d) {
-        put_err(err, errlen, "out of memory");
+        emu__errf(err, errlen, "out of memory");
         return NULL;
     }
     snprintf(d->model, sizeof d->model, "%s", model);
@@ -341,15 +322,15 @@ fpemu_dotter *fpemu_dotter_new(const char *model, const char *afmt, const char *
     int ia = int_fmt(afmt, &sa), ib = int_fmt(bfmt, &sb);
     if (ia || ib) {
         if (!ia || !ib) {
-            put_err(err, errlen, "afmt %s, bfmt %s: integer and floating-point inputs do not mix", afmt, bfmt);
+            emu__errf(err, errlen, "afmt %s, bfmt %s: integer and floating-point inputs do not mix", afmt, bfmt);
             goto bad;
         }
         if ((cfmt && strcmp(cfmt, "s32") && strcmp(cfmt, "int32")) || (dfmt && strcmp(dfmt, "s32") && strcmp(dfmt, "int32"))) {
-            put_err(err, errlen, "integer MMA accumulates in s32 (cfmt and dfmt s32)");
+            emu__errf(err, errlen, "integer MMA accumulates in s32 (cfmt and dfmt s32)");
             goto bad;
         }
         if (fpemu_mma_model_preset_int(&d->m, model, sa, sb, 0, e, sizeof e)) {
-            put_err(err, errlen, "%s", e);
+            emu__errf(err, errlen, "%s", e);
             goto bad;
         }
         d->int_mode = 1, d->a_signed = sa, d->b_signed = sb;
@@ -359,11 +340,11 @@ fpemu_dotter *fpemu_dotter_new(const char *model, const char *afmt, const char *
     const char *names[4] = {afmt, bfmt, cfmt, dfmt}, *what[4] = {"afmt", "bfmt", "cfmt", "dfmt"};
     for (int i = 0; i < 4; i++)
         if (names[i] && !(f[i] = fpemu_format_get(names[i], e, sizeof e))) {
-            put_err(err, errlen, "%s: %s", what[i], e);
+            emu__errf(err, errlen, "%s: %s", what[i], e);
             goto bad;
         }
     if (fpemu_mma_model_preset(&d->m, model, f[0], f[1], f[2], f[3], e, sizeof e)) {
-        put_err(err, errlen, "%s", e);
+        emu__errf(err, errlen, "%s", e);
         goto bad;
     }
     return d;
@@ -469,7 +450,7 @@ int fpemu_api_delayed_scale(const char *fmt, double amax, double margin, double 
     char e[400];
     const fpemu_format *f = fmt ? fpemu_format_get(fmt, e, sizeof e) : NULL;
     if (!f) {
-        put_err(err, errlen, "%s", fmt ? e : "no format given");
+        emu__errf(err, errlen, "%s", fmt ? e : "no format given");
         return -1;
     }
     if (scale) *scale = emu__scaling_delayed_scale((float)amax, (float)f->max_finite, (float)margin, (float)prev);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "fpemu.h"
 #include "fpemu_api.h"
+#include "internal.h"
 #include "gemm.h"
 
 #define MAXNDIM 64
@@ -42,14 +43,8 @@ struct fpemu_caster {
     char err[512];
 };
 
-static int fail(fpemu_caster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(fpemu_caster *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* fail a caster call with a message in its error buffer */
+#define fail(c, ...) emu__errf((c)->err, sizeof (c)->err, __VA_ARGS__)
 
 /* The recipe's settings, as `fpemu gemm` sets them for A. */
 static int scaling_of(const char *name, fpemu_gemm_scaling *out, char *err, size_t errlen) {

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,4 +469,14 @@ void fpemu_code_store(const fpemu_format *f, void *arr, size_t i, uint64_t code)
     case 32: ((uint32_t *)arr)[i] = (uint32_t)code; break;
     default: ((uint64_t *)arr)[i] = code; break;
     }
+}
+
+int emu__errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

@@ -260,6 +260,11 @@ static inline uint64_t emu__draw_inline(fpemu_ctx *ctx) {
     return emu__mix(ctx->seed, ctx->counter++);
 }
 
+/* A message into the caller's buffer (vsnprintf; nothing when err is NULL
+ * or errlen 0). Returns -1, so `return emu__errf(...)` fails a call. The
+ * library's one message writer (api.c, caststats.c, sumtree.c). */
+int emu__errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Does the format's arithmetic take the double path (every value exactly a
  * double and products/sums of two exactly in double's range)? */
 static inline int emu__small(const fpemu_format *f) { return f->p <= 24 && f->ebits <= 8; }

@@ -10,17 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
+#include "internal.h"
 #include "sumtree.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-#include <stdarg.h>
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static const fpemu_format *F(const char *name) { return fpemu_format_get(name, NULL, 0); }
 
@@ -58,47 +50,47 @@ static int parse_double(const char *v, double *out) {
 /* One key=value of the tree; 1 if the key is not a tree key, 0 set, -1 bad value. */
 static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err, size_t errlen) {
     if (!strcmp(key, "leaf")) {
-        if (!*v || strlen(v) >= sizeof t->leaf) { seterr(err, errlen, "leaf=%s: a preset name (at most 31 characters)", v); return -1; }
+        if (!*v || strlen(v) >= sizeof t->leaf) { emu__errf(err, errlen, "leaf=%s: a preset name (at most 31 characters)", v); return -1; }
         snprintf(t->leaf, sizeof t->leaf, "%s", v);
     } else if (!strcmp(key, "block")) {
-        if (parse_int(v, 0, 1 << 20, &t->block)) { seterr(err, errlen, "block=%s: an integer >= 0 (0: the preset's)", v); return -1; }
+        if (parse_int(v, 0, 1 << 20, &t->block)) { emu__errf(err, errlen, "block=%s: an integer >= 0 (0: the preset's)", v); return -1; }
     } else if (!strcmp(key, "chain")) {
         if (!strcmp(v, "preset")) t->chain = -1;
         else if (!strcmp(v, "rounded")) t->chain = FPEMU_MMA_CHAIN_ROUNDED;
         else if (!strcmp(v, "f32-add")) t->chain = FPEMU_MMA_CHAIN_F32_ADD;
-        else { seterr(err, errlen, "chain=%s: preset, rounded or f32-add", v); return -1; }
+        else { emu__errf(err, errlen, "chain=%s: preset, rounded or f32-add", v); return -1; }
     } else if (!strcmp(key, "chunk")) {
-        if (parse_int(v, 0, 1 << 24, &t->chunk)) { seterr(err, errlen, "chunk=%s: an integer >= 0", v); return -1; }
+        if (parse_int(v, 0, 1 << 24, &t->chunk)) { emu__errf(err, errlen, "chunk=%s: an integer >= 0", v); return -1; }
     } else if (!strcmp(key, "split")) {
-        if (parse_int(v, 1, 1 << 16, &t->split)) { seterr(err, errlen, "split=%s: an integer in [1, 65536]", v); return -1; }
+        if (parse_int(v, 1, 1 << 16, &t->split)) { emu__errf(err, errlen, "split=%s: an integer in [1, 65536]", v); return -1; }
     } else if (!strcmp(key, "unit")) {
-        if (parse_int(v, 1, 1 << 24, &t->unit)) { seterr(err, errlen, "unit=%s: an integer >= 1", v); return -1; }
+        if (parse_int(v, 1, 1 << 24, &t->unit)) { emu__errf(err, errlen, "unit=%s: an integer >= 1", v); return -1; }
     } else if (!strcmp(key, "layout")) {
         if (!strcmp(v, "contiguous")) t->interleaved = 0;
         else if (!strcmp(v, "interleaved")) t->interleaved = 1;
-        else { seterr(err, errlen, "layout=%s: contiguous or interleaved", v); return -1; }
+        else { emu__errf(err, errlen, "layout=%s: contiguous or interleaved", v); return -1; }
     } else if (!strcmp(key, "reduce")) {
         if (!strcmp(v, "seq")) t->reduce = FPEMU_SUMTREE_SEQ;
         else if (!strcmp(v, "pairwise")) t->reduce = FPEMU_SUMTREE_PAIRWISE;
-        else { seterr(err, errlen, "reduce=%s: seq or pairwise", v); return -1; }
+        else { emu__errf(err, errlen, "reduce=%s: seq or pairwise", v); return -1; }
     } else if (!strcmp(key, "reduce_fmt")) {
         const fpemu_format *f = F(v);
         if (!f || (strcmp(f->name, "f32") && strcmp(f->name, "f16") && strcmp(f->name, "bf16") && strcmp(f->name, "f64"))) {
-            seterr(err, errlen, "reduce_fmt=%s: f32, f16, bf16 or f64", v);
+            emu__errf(err, errlen, "reduce_fmt=%s: f32, f16, bf16 or f64", v);
             return -1;
         }
         t->reduce_fmt = f;
     } else if (!strcmp(key, "c")) {
         if (!strcmp(v, "epilogue")) t->c_init = 0;
         else if (!strcmp(v, "init")) t->c_init = 1;
-        else { seterr(err, errlen, "c=%s: epilogue or init", v); return -1; }
+        else { emu__errf(err, errlen, "c=%s: epilogue or init", v); return -1; }
     } else if (!strcmp(key, "alpha")) {
-        if (parse_double(v, &t->alpha)) { seterr(err, errlen, "alpha=%s: a finite number", v); return -1; }
+        if (parse_double(v, &t->alpha)) { emu__errf(err, errlen, "alpha=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "beta")) {
-        if (parse_double(v, &t->beta)) { seterr(err, errlen, "beta=%s: a finite number", v); return -1; }
+        if (parse_double(v, &t->beta)) { emu__errf(err, errlen, "beta=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "out")) {
         const fpemu_format *f = F(v);
-        if (!f || f->bits > 32) { seterr(err, errlen, "out=%s: a format of at most 32 bits", v); return -1; }
+        if (!f || f->bits > 32) { emu__errf(err, errlen, "out=%s: a format of at most 32 bits", v); return -1; }
         t->out = strcmp(f->name, "f32") ? f : NULL;
     } else
         return 1;
@@ -117,11 +109,11 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
         while (*e && *e != ' ' && *e != '\t' && *e != '\r' && *e != '\n') e++;
         char tok[128];
         size_t n = (size_t)(e - p);
-        if (n >= sizeof tok) { seterr(err, errlen, "token '%.40s...' too long", p); return -1; }
+        if (n >= sizeof tok) { emu__errf(err, errlen, "token '%.40s...' too long", p); return -1; }
         memcpy(tok, p, n);
         tok[n] = 0;
         char *eq = strchr(tok, '=');
-        if (!eq || eq == tok) { seterr(err, errlen, "'%s': expected key=value", tok); return -1; }
+        if (!eq || eq == tok) { emu__errf(err, errlen, "'%s': expected key=value", tok); return -1; }
         *eq = 0;
         if (fn(u, tok, eq + 1, err, errlen)) return -1;
         p = e;
@@ -131,7 +123,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) seterr(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out)", key);
     return rc ? -1 : 0;
 }
 
@@ -185,11 +177,11 @@ int fpemu_sumtree_bind(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpe
     b->fa = fa, b->fb = fb, b->f32 = F("f32");
     if (!b->t.reduce_fmt) b->t.reduce_fmt = b->f32;
     if (t->split < 1 || t->unit < 1 || t->chunk < 0 || t->block < 0) {
-        seterr(err, errlen, "tree: split and unit must be >= 1, chunk and block >= 0");
+        emu__errf(err, errlen, "tree: split and unit must be >= 1, chunk and block >= 0");
         return -1;
     }
     if (t->c_init && t->beta != 1.0) {
-        seterr(err, errlen, "tree: c=init adds C unscaled (beta must be 1)");
+        emu__errf(err, errlen, "tree: c=init adds C unscaled (beta must be 1)");
         return -1;
     }
     if (!strcmp(t->leaf, "add-seq")) {
@@ -198,18 +190,18 @@ int fpemu_sumtree_bind(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpe
     }
     char e2[400];
     if (fpemu_mma_model_preset(&b->leaf, t->leaf, fa, fb, NULL, NULL, e2, sizeof e2)) {
-        seterr(err, errlen, "leaf %s: %s", t->leaf, e2);
+        emu__errf(err, errlen, "leaf %s: %s", t->leaf, e2);
         return -1;
     }
-    if (b->leaf.kind == FPEMU_MMA_KIND_INT) { seterr(err, errlen, "leaf %s: integer models are not summation trees", t->leaf); return -1; }
+    if (b->leaf.kind == FPEMU_MMA_KIND_INT) { emu__errf(err, errlen, "leaf %s: integer models are not summation trees", t->leaf); return -1; }
     if (t->block > 0 && t->block != b->leaf.block) {
         char v[16];
         snprintf(v, sizeof v, "%d", t->block);
-        if (fpemu_mma_model_set(&b->leaf, "block", v, e2, sizeof e2)) { seterr(err, errlen, "leaf %s: %s", t->leaf, e2); return -1; }
+        if (fpemu_mma_model_set(&b->leaf, "block", v, e2, sizeof e2)) { emu__errf(err, errlen, "leaf %s: %s", t->leaf, e2); return -1; }
     }
     if (t->chain >= 0 && (int)b->leaf.chain != t->chain) {
         if (fpemu_mma_model_set(&b->leaf, "chain", t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded", e2, sizeof e2)) {
-            seterr(err, errlen, "leaf %s: %s", t->leaf, e2);
+            emu__errf(err, errlen, "leaf %s: %s", t->leaf, e2);
             return -1;
         }
     }
@@ -309,7 +301,7 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
 
 int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, const uint64_t *A, const uint64_t *B,
                              const float *C, int nthreads, float *D, char *err, size_t errlen) {
-    if (M < 0 || N < 0 || K < 0) { seterr(err, errlen, "sumtree gemm: negative size"); return -1; }
+    if (M < 0 || N < 0 || K < 0) { emu__errf(err, errlen, "sumtree gemm: negative size"); return -1; }
     size_t MN = (size_t)M * N;
     int np = K > 0 ? fpemu_sumtree_partitions(&b->t, K, NULL) : 1;
     int *part = malloc(sizeof(int) * ((size_t)K + 1));
@@ -323,7 +315,7 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
     uint64_t *pp = malloc(sizeof(uint64_t) * (size_t)np);
     int rc = -1;
     fpemu_gemm_config cfg;
-    if (!part || !idx || !acc || !sa || !sb || !tmp || !pp) { seterr(err, errlen, "sumtree gemm: out of memory"); goto out; }
+    if (!part || !idx || !acc || !sa || !sb || !tmp || !pp) { emu__errf(err, errlen, "sumtree gemm: out of memory"); goto out; }
     if (!b->add_seq) {
         if (fpemu_gemm_config_init(&cfg, "exact", b->fa->name, b->fb->name, err, errlen)) goto out;
         cfg.model = b->leaf;
@@ -348,7 +340,7 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
                 for (int j = 0; j < N; j++) sb[(size_t)t * N + j] = B[(size_t)idx[s + t] * N + j];
             if (b->add_seq) {
                 uint64_t *ra = malloc(sizeof(uint64_t) * ((size_t)len + 1)), *rb = malloc(sizeof(uint64_t) * ((size_t)len + 1));
-                if (!ra || !rb) { free(ra), free(rb); seterr(err, errlen, "sumtree gemm: out of memory"); goto out; }
+                if (!ra || !rb) { free(ra), free(rb); emu__errf(err, errlen, "sumtree gemm: out of memory"); goto out; }
                 for (int i = 0; i < M; i++)
                     for (int j = 0; j < N; j++) {
                         for (int t = 0; t < len; t++) ra[t] = sa[(size_t)i * len + t], rb[t] = sb[(size_t)t * N + j];
@@ -359,7 +351,7 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
                     }
                 free(ra), free(rb);
             } else if (fpemu_gemm_codes(&cfg, M, N, len, sa, sb, c0, NULL, NULL, NULL, 0, tmp, NULL)) {
-                seterr(err, errlen, "sumtree gemm: fpemu_gemm_codes failed (out of memory?)");
+                emu__errf(err, errlen, "sumtree gemm: fpemu_gemm_codes failed (out of memory?)");
                 goto out;
             }
             for (size_t e = 0; e < MN; e++) {
@@ -406,19 +398,19 @@ static int row_token(void *u, const char *key, const char *v, char *err, size_t 
     fpemu_sumtree_row *r = rc->row;
     if (!strcmp(key, "a") || !strcmp(key, "b") || !strcmp(key, "d")) {
         const fpemu_format *f = F(v);
-        if (!f) { seterr(err, errlen, "%s=%s: unknown format", key, v); return -1; }
+        if (!f) { emu__errf(err, errlen, "%s=%s: unknown format", key, v); return -1; }
         char *dst = key[0] == 'a' ? r->a : key[0] == 'b' ? r->b : r->d;
         snprintf(dst, 16, "%.15s", f->name);
         if (key[0] == 'a') rc->have_a = 1;
         return 0;
     }
     if (!strcmp(key, "fast")) {
-        if (parse_int(v, 0, 1, &r->fast)) { seterr(err, errlen, "fast=%s: 0 or 1", v); return -1; }
+        if (parse_int(v, 0, 1, &r->fast)) { emu__errf(err, errlen, "fast=%s: 0 or 1", v); return -1; }
         return 0;
     }
     if (!strcmp(key, "m") || !strcmp(key, "n") || !strcmp(key, "k")) {
         int x;
-        if (parse_int(v, 1, 1 << 24, &x)) { seterr(err, errlen, "%s=%s: an integer >= 1", key, v); return -1; }
+        if (parse_int(v, 1, 1 << 24, &x)) { emu__errf(err, errlen, "%s=%s: an integer >= 1", key, v); return -1; }
         if (key[0] == 'm') r->M = x, rc->have_m = 1;
         else if (key[0] == 'n') r->N = x, rc->have_n = 1;
         else r->K = x, rc->have_k = 1;
@@ -429,7 +421,7 @@ static int row_token(void *u, const char *key, const char *v, char *err, size_t 
         return 0;
     }
     int t = tree_set(&r->tree, key, v, err, errlen);
-    if (t > 0) seterr(err, errlen, "unknown key '%s'", key);
+    if (t > 0) emu__errf(err, errlen, "unknown key '%s'", key);
     return t ? -1 : 0;
 }
 
@@ -443,7 +435,7 @@ int fpemu_sumtree_table_parse(fpemu_sumtree_table *tab, const char *text, const 
         size_t n = e ? (size_t)(e - p) : strlen(p);
         line++;
         char buf[1024];
-        if (n >= sizeof buf) { seterr(err, errlen, "%s:%d: line too long", what, line); goto fail; }
+        if (n >= sizeof buf) { emu__errf(err, errlen, "%s:%d: line too long", what, line); goto fail; }
         memcpy(buf, p, n);
         buf[n] = 0;
         p += n + (e ? 1 : 0);
@@ -458,19 +450,19 @@ int fpemu_sumtree_table_parse(fpemu_sumtree_table *tab, const char *text, const 
             *eq = 0;
             const char *val = eq + 3;
             if (!strcmp(s, "fpemu_sumtree_table")) {
-                if (strcmp(val, "1")) { seterr(err, errlen, "%s:%d: fpemu_sumtree_table = %s: this reader knows version 1", what, line, val); goto fail; }
+                if (strcmp(val, "1")) { emu__errf(err, errlen, "%s:%d: fpemu_sumtree_table = %s: this reader knows version 1", what, line, val); goto fail; }
                 version = 1;
             } else if (!strcmp(s, "name")) snprintf(tab->name, sizeof tab->name, "%s", val);
             else if (!strcmp(s, "stands_for")) snprintf(tab->stands_for, sizeof tab->stands_for, "%s", val);
             else if (!strcmp(s, "source")) snprintf(tab->source, sizeof tab->source, "%s", val);
-            else { seterr(err, errlen, "%s:%d: unknown header key '%s'", what, line, s); goto fail; }
+            else { emu__errf(err, errlen, "%s:%d: unknown header key '%s'", what, line, s); goto fail; }
             continue;
         }
-        if (!version) { seterr(err, errlen, "%s:%d: a row before 'fpemu_sumtree_table = 1'", what, line); goto fail; }
+        if (!version) { emu__errf(err, errlen, "%s:%d: a row before 'fpemu_sumtree_table = 1'", what, line); goto fail; }
         if (tab->nrows == cap) {
             cap = cap ? cap * 2 : 32;
             fpemu_sumtree_row *nr = realloc(tab->rows, sizeof *nr * (size_t)cap);
-            if (!nr) { seterr(err, errlen, "%s: out of memory", what); goto fail; }
+            if (!nr) { emu__errf(err, errlen, "%s: out of memory", what); goto fail; }
             tab->rows = nr;
         }
         fpemu_sumtree_row *r = &tab->rows[tab->nrows];
@@ -479,27 +471,27 @@ int fpemu_sumtree_table_parse(fpemu_sumtree_table *tab, const char *text, const 
         r->fast = -1;
         r->line = line;
         row_ctx rc = {r, 0, 0, 0, 0};
-        if (tokens(s, row_token, &rc, e2, sizeof e2)) { seterr(err, errlen, "%s:%d: %s", what, line, e2); goto fail; }
+        if (tokens(s, row_token, &rc, e2, sizeof e2)) { emu__errf(err, errlen, "%s:%d: %s", what, line, e2); goto fail; }
         if (!rc.have_a || !rc.have_m || !rc.have_n || !rc.have_k) {
-            seterr(err, errlen, "%s:%d: a row needs a=, m=, n= and k=", what, line);
+            emu__errf(err, errlen, "%s:%d: a row needs a=, m=, n= and k=", what, line);
             goto fail;
         }
         if (!r->b[0]) snprintf(r->b, sizeof r->b, "%s", r->a);
         if (!r->d[0]) snprintf(r->d, sizeof r->d, "f32");
         if (!r->status[0]) snprintf(r->status, sizeof r->status, "unchecked");
         fpemu_sumtree_bound bd;
-        if (fpemu_sumtree_bind(&bd, &r->tree, F(r->a), F(r->b), e2, sizeof e2)) { seterr(err, errlen, "%s:%d: %s", what, line, e2); goto fail; }
+        if (fpemu_sumtree_bind(&bd, &r->tree, F(r->a), F(r->b), e2, sizeof e2)) { emu__errf(err, errlen, "%s:%d: %s", what, line, e2); goto fail; }
         for (int i = 0; i < tab->nrows; i++) {
             fpemu_sumtree_row *o = &tab->rows[i];
             if (!strcmp(o->a, r->a) && !strcmp(o->b, r->b) && !strcmp(o->d, r->d) && o->fast == r->fast && o->M == r->M &&
                 o->N == r->N && o->K == r->K) {
-                seterr(err, errlen, "%s:%d: the same formats and shape as line %d", what, line, o->line);
+                emu__errf(err, errlen, "%s:%d: the same formats and shape as line %d", what, line, o->line);
                 goto fail;
             }
         }
         tab->nrows++;
     }
-    if (!version) { seterr(err, errlen, "%s: not a tree table (no 'fpemu_sumtree_table = 1' line)", what); goto fail; }
+    if (!version) { emu__errf(err, errlen, "%s: not a tree table (no 'fpemu_sumtree_table = 1' line)", what); goto fail; }
     return 0;
 fail:
     fpemu_sumtree_table_free(tab);
@@ -509,17 +501,17 @@ fail:
 int fpemu_sumtree_table_read(fpemu_sumtree_table *tab, const char *path, char *err, size_t errlen) {
     memset(tab, 0, sizeof *tab);
     FILE *f = fopen(path, "rb");
-    if (!f) { seterr(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    if (!f) { emu__errf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap + 1);
-    if (!buf) { fclose(f); seterr(err, errlen, "%s: out of memory", path); return -1; }
+    if (!buf) { fclose(f); emu__errf(err, errlen, "%s: out of memory", path); return -1; }
     n = fread(buf, 1, cap + 1, f);
     int bad = ferror(f);
     fclose(f);
-    if (bad) { free(buf); seterr(err, errlen, "%s: read error", path); return -1; }
-    if (n > cap) { free(buf); seterr(err, errlen, "%s: larger than 1 MiB: not a tree table", path); return -1; }
+    if (bad) { free(buf); emu__errf(err, errlen, "%s: read error", path); return -1; }
+    if (n > cap) { free(buf); emu__errf(err, errlen, "%s: larger than 1 MiB: not a tree table", path); return -1; }
     buf[n] = 0;
-    if (memchr(buf, 0, n)) { free(buf); seterr(err, errlen, "%s: holds a NUL byte: not a tree table", path); return -1; }
+    if (memchr(buf, 0, n)) { free(buf); emu__errf(err, errlen, "%s: holds a NUL byte: not a tree table", path); return -1; }
     int rc = fpemu_sumtree_table_parse(tab, buf, path, err, errlen);
     free(buf);
     return rc;
@@ -929,7 +921,7 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
     /* evidence order: random and epilogue questions first, then pairs with a stride */
     int *order = malloc(sizeof(int) * ((size_t)e->n + 1));
     int *alive = malloc(sizeof(int) * ((size_t)L.n + 1));
-    if (!order || !alive) { free(order), free(alive), free(L.c); seterr(err, errlen, "sumtree fit: out of memory"); return -1; }
+    if (!order || !alive) { free(order), free(alive), free(L.c); emu__errf(err, errlen, "sumtree fit: out of memory"); return -1; }
     int no = 0;
     for (int n = 0; n < e->n; n++)
         if (e->q[n].kind != FPEMU_SUMTREE_Q_PAIR) order[no++] = n;
@@ -938,7 +930,7 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
         /* the pairs in a strided order, so that a wrong tree meets a
          * question it gets wrong early */
         int *pidx = malloc(sizeof(int) * (size_t)np), m = 0;
-        if (!pidx) { free(order), free(alive), free(L.c); seterr(err, errlen, "sumtree fit: out of memory"); return -1; }
+        if (!pidx) { free(order), free(alive), free(L.c); emu__errf(err, errlen, "sumtree fit: out of memory"); return -1; }
         for (int n = 0; n < e->n; n++)
             if (e->q[n].kind == FPEMU_SUMTREE_Q_PAIR) pidx[m++] = n;
         int stride = 97;
@@ -955,7 +947,7 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
      * non-pair questions and up to 64 pairs, strided) */
     int ncore = no + (np < 64 ? np : 64), nalive = 0;
     uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)K + 1)), *sb = malloc(sizeof(uint64_t) * ((size_t)K + 1));
-    if (!sa || !sb) { free(order), free(alive), free(L.c), free(sa), free(sb); seterr(err, errlen, "sumtree fit: out of memory"); return -1; }
+    if (!sa || !sb) { free(order), free(alive), free(L.c), free(sa), free(sb); emu__errf(err, errlen, "sumtree fit: out of memory"); return -1; }
     for (int c = 0; c < L.n; c++) {
         fpemu_sumtree_bound b;
         if (bind_for(&b, &L.c[c], e)) continue;
@@ -966,7 +958,7 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
      * when there is one */
     uint64_t *va = malloc(sizeof(uint64_t) * ((size_t)K + 1)), *vb = malloc(sizeof(uint64_t) * ((size_t)K + 1));
     uint64_t *ans = malloc(sizeof(uint64_t) * ((size_t)L.n + 1));
-    if (!va || !vb || !ans) { seterr(err, errlen, "sumtree fit: out of memory"); goto fail; }
+    if (!va || !vb || !ans) { emu__errf(err, errlen, "sumtree fit: out of memory"); goto fail; }
     int differ_seen = 0;
     for (int v = 0; v < o->nvalidate && nalive > 1; v++) {
         random_vector(e->fa, e->fb, K, o->seed ^ 0x5EEDu, 1000 + (uint64_t)v, v % 2 ? 12 : 3, va, vb);
@@ -981,8 +973,8 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
         if (!box) { differ_seen = 1; break; } /* offline: ambiguous; phase 3 lists who explains every answer */
         uint64_t d;
         out->queries++;
-        if (box(user, 0, va, vb, K, 0, &d)) { seterr(err, errlen, "the box refused a validation question"); goto fail; }
-        if (fpemu_sumtree_evidence_add(e, va, vb, 0, d, FPEMU_SUMTREE_Q_RANDOM)) { seterr(err, errlen, "out of memory"); goto fail; }
+        if (box(user, 0, va, vb, K, 0, &d)) { emu__errf(err, errlen, "the box refused a validation question"); goto fail; }
+        if (fpemu_sumtree_evidence_add(e, va, vb, 0, d, FPEMU_SUMTREE_Q_RANDOM)) { emu__errf(err, errlen, "out of memory"); goto fail; }
         int m = 0;
         for (int t = 0; t < nalive; t++)
             if (same_answer(e->fd, ans[t], d)) alive[m++] = alive[t];
@@ -1040,7 +1032,7 @@ int fpemu_sumtree_fit(const fpemu_sumtree_evidence *e, const fpemu_sumtree *base
     fpemu_sumtree b;
     if (base) b = *base;
     else fpemu_sumtree_init(&b);
-    if (!e || e->k < 1 || !e->fa || !e->fb) { seterr(err, errlen, "sumtree fit: empty evidence"); return -1; }
+    if (!e || e->k < 1 || !e->fa || !e->fb) { emu__errf(err, errlen, "sumtree fit: empty evidence"); return -1; }
     return fit((fpemu_sumtree_evidence *)e, &b, opts, NULL, NULL, out, err, errlen);
 }
 
@@ -1073,7 +1065,7 @@ int fpemu_sumtree_probe(fpemu_sumtree_box box, void *user, const fpemu_format *f
     fpemu_sumtree_probe_opts o;
     if (opts) o = *opts;
     else fpemu_sumtree_probe_opts_init(&o);
-    if (!box || !fa || !fb || k < 2) { seterr(err, errlen, "sumtree probe: a box, formats and K >= 2 are required"); return -1; }
+    if (!box || !fa || !fb || k < 2) { emu__errf(err, errlen, "sumtree probe: a box, formats and K >= 2 are required"); return -1; }
     const fpemu_format *f32 = F("f32");
     if (!fd) fd = f32;
     asker A = {box, user, 0};
@@ -1084,10 +1076,10 @@ int fpemu_sumtree_probe(fpemu_sumtree_box box, void *user, const fpemu_format *f
     uint64_t d, d2;
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
-    if (!a || !b) { seterr(err, errlen, "sumtree probe: out of memory"); goto done; }
+    if (!a || !b) { emu__errf(err, errlen, "sumtree probe: out of memory"); goto done; }
 #define ASK(o_, c_, dst)                                                                                  \
     do {                                                                                                  \
-        if (ask(&A, (o_), a, b, k, (c_), (dst))) { seterr(err, errlen, "the box refused a question"); goto done; } \
+        if (ask(&A, (o_), a, b, k, (c_), (dst))) { emu__errf(err, errlen, "the box refused a question"); goto done; } \
     } while (0)
     /* 1. determinism and the outputs: one random question three times on
      * output 0, and on output 1 and the last */
@@ -1118,7 +1110,7 @@ int fpemu_sumtree_probe(fpemu_sumtree_box box, void *user, const fpemu_format *f
     /* 2. the epilogue: alpha (one product 1), beta (no products, c = 1) */
     uint64_t one_a, one_b, one32;
     if (pow2_code(fa, 0, &one_a) || pow2_code(fb, 0, &one_b) || pow2_code(f32, 0, &one32)) {
-        seterr(err, errlen, "sumtree probe: the formats cannot hold 1");
+        emu__errf(err, errlen, "sumtree probe: the formats cannot hold 1");
         goto done;
     }
     for (int t = 0; t < k; t++) a[t] = 0, b[t] = 0;
@@ -1153,7 +1145,7 @@ int fpemu_sumtree_probe(fpemu_sumtree_box box, void *user, const fpemu_format *f
     while (eb_s < fb->emin) eb_s++, ea_s--;
     uint64_t abig, bbig, bneg, asml, bsml;
     if (pow2_code(fa, ea_b, &abig) || pow2_code(fb, eb_b, &bbig) || pow2_code(fa, ea_s, &asml) || pow2_code(fb, eb_s, &bsml)) {
-        seterr(err, errlen, "sumtree probe: no pair magnitudes fit these formats");
+        emu__errf(err, errlen, "sumtree probe: no pair magnitudes fit these formats");
         goto done;
     }
     bneg = bbig | fb->sign_bit << fb->pad;
@@ -1205,7 +1197,7 @@ int fpemu_sumtree_probe(fpemu_sumtree_box box, void *user, const fpemu_format *f
     }
     goto done;
 oom:
-    seterr(err, errlen, "sumtree probe: out of memory");
+    emu__errf(err, errlen, "sumtree probe: out of memory");
     rc = -1;
 done:
 #undef ASK
