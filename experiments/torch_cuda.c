@@ -24,8 +24,10 @@
  *    function unit's 2^x, whose bits no document gives: here it is 2^r
  *    rounded to nearest (the one op not known to be exact).
  *  - AdamW (torch/optim/adam.py, _single_tensor_adam / _multi_tensor_adam)
- *    and GradScaler (torch/amp/grad_scaler.py, AmpKernels.cu): see
- *    tc_adamw and tc_unscale. A Python float reaches a kernel as the f32 of
+ *    (tc_adamw). GradScaler (torch/amp/grad_scaler.py, AmpKernels.cu) is
+ *    the engine's own trn_scaler and unscale, shared with the default
+ *    numerics: one f32 product of each gradient and the f32 of 1/scale
+ *    taken in double. A Python float reaches a kernel as the f32 of
  *    its double; nvcc contracts a + b * c into fmaf(b, c, a) (--fmad=true,
  *    its default, is how PyTorch builds).
  */
@@ -88,8 +90,6 @@ float tc_logf(float a) {
 }
 
 /* ---- setup ------------------------------------------------------------------ */
-
-size_t tc_mlp_param_count(const tc_mlp *m) { return m->nparams; }
 
 int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, int Bmax, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
@@ -313,16 +313,7 @@ int tc_mlp_eval(tc_mlp *m, const float *params, const float *x, const int *y, in
     return 0;
 }
 
-/* ---- GradScaler and AdamW ------------------------------------------------------ */
-
-int tc_unscale(float *g, size_t n, float inv) {
-    int found = 0;
-    for (size_t i = 0; i < n; i++) {
-        g[i] = g[i] * inv;
-        if (!isfinite(g[i])) found = 1;
-    }
-    return found;
-}
+/* ---- AdamW ---------------------------------------------------------------------- */
 
 void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, double step, double lr, double beta1,
               double beta2, double eps, double weight_decay) {

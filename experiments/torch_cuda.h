@@ -6,8 +6,7 @@
  * bf16 under autocast); every op rounds as the CUDA kernel PyTorch runs for
  * it: the cuBLASLt GEMM with its bias epilogue, the warp log_softmax and its
  * backward, the NLL loss's block reduction, the column sums of the bias
- * gradients, GradScaler's unscale and AdamW's single-tensor and foreach
- * forms. Parameters are laid out as the engine's MLP: per Linear layer its
+ * gradients and AdamW's single-tensor and foreach forms. Parameters are laid out as the engine's MLP: per Linear layer its
  * weight (out x in, PyTorch's layout) then its bias. */
 #ifndef FPEMU_TORCH_CUDA_H
 #define FPEMU_TORCH_CUDA_H
@@ -35,7 +34,6 @@ typedef struct tc_mlp {
 /* 0, or -1 with a message (out of memory, bad sizes, unknown mma model). */
 int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, int Bmax, char *err, size_t errlen);
 void tc_mlp_free(tc_mlp *m);
-size_t tc_mlp_param_count(const tc_mlp *m);
 /* Forward on B rows of x (B x dims[0], f32) with targets tgt: the f32
  * cross-entropy loss of the f32 logits (mean over rows). Keeps what the
  * backward needs. Returns 0, or -1 if the GEMM model failed. */
@@ -47,16 +45,14 @@ int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float s
  * cross_entropy(...) and (argmax == y).float().mean() give them. */
 int tc_mlp_eval(tc_mlp *m, const float *params, const float *x, const int *y, int N, float *loss, float *acc);
 
-/* GradScaler.unscale_: g *= inv (f32) with the inf/NaN check; returns 1 if
- * any gradient is inf or NaN. */
-int tc_unscale(float *g, size_t n, float inv);
 /* One AdamW step (torch.optim.AdamW, decoupled weight decay) on n elements
  * of one parameter tensor, `step` being the optimizer's step count after
  * its increment (1 on the first step). */
 void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, double step, double lr, double beta1,
               double beta2, double eps, double weight_decay);
 
-/* CUDA's expf and logf (libdevice), for tests. */
+/* CUDA's expf and logf (libdevice; expf's ex2.approx as 2^r rounded to
+ * nearest), exposed for tests/t_torch_cuda.c. */
 float tc_expf(float a);
 float tc_logf(float a);
 #endif
