@@ -273,6 +273,15 @@ int trn_settings_set(trn_settings *s, const char *key, const char *value, char *
     return 0;
 }
 
+/* The policies numerics=torch-cuda models (experiments/torch_cuda.c): f32
+ * master weights, optimiser state and losses, Linear inputs cast to the
+ * autocast type (f32, f16 or bf16) with no scaling recipe, nothing else. */
+static int torch_cuda_models(const pol_def *p) {
+    return !strcmp(p->param, "f32") && !strcmp(p->hi, "f32") && !strcmp(p->m_fmt, "f32") && !strcmp(p->v_fmt, "f32") &&
+           (!strcmp(p->lo, "f32") || !strcmp(p->lo, "f16") || !strcmp(p->lo, "bf16")) && p->recipe == RECIPE_NONE &&
+           !p->gw_fmt && !p->m_scaled && !p->sr_update && !p->int8_eval && !p->msamp;
+}
+
 int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
     const pol_def *pol = trn__policy_find(s->policy);
     if (!pol) { snprintf(err, errlen, "unknown policy '%s'", s->policy); return -1; }
@@ -299,9 +308,12 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
             snprintf(err, errlen, "numerics=torch-cuda: model %s is not modelled (expected mlp-digits or deep-mlp)", s->model);
             return -1;
         }
-        if (strcmp(s->policy, "32-true") && strcmp(s->policy, "16-mixed") && strcmp(s->policy, "bf16-mixed")) {
-            snprintf(err, errlen, "numerics=torch-cuda: policy %s is not modelled (expected 32-true, 16-mixed or bf16-mixed)",
-                     s->policy);
+        if (!torch_cuda_models(pol)) {
+            char names[256] = "";
+            for (size_t i = 0, used = 0; i < NPOL; i++)
+                if (torch_cuda_models(&policies[i]) && used < sizeof names)
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", policies[i].name);
+            snprintf(err, errlen, "numerics=torch-cuda: policy %s is not modelled (expected one of: %s)", s->policy, names);
             return -1;
         }
         if (strcmp(s->optimizer, "adamw")) {

@@ -91,10 +91,11 @@ float tc_logf(float a) {
 
 /* ---- setup ------------------------------------------------------------------ */
 
-int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, int Bmax, char *err, size_t errlen) {
+int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, const char *mma, int Bmax, char *err,
+                size_t errlen) {
     memset(m, 0, sizeof *m);
     if (nlin < 1 || nlin > 256 || Bmax < 1) { snprintf(err, errlen, "torch-cuda: bad MLP shape"); return -1; }
-    m->nlin = nlin; m->amp = amp; m->Bmax = Bmax;
+    m->nlin = nlin; m->Bmax = Bmax;
     int wmax = 0;
     for (int i = 0; i <= nlin; i++) {
         m->dims[i] = dims[i];
@@ -102,10 +103,9 @@ int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, 
         if (dims[i] > wmax) wmax = dims[i];
     }
     for (int i = 0; i < nlin; i++) m->nparams += (size_t)dims[i] * dims[i + 1] + dims[i + 1];
-    if (amp != TC_F32) {
-        const char *fmt = amp == TC_F16 ? "f16" : "bf16";
-        m->lo = fpemu_format_get(fmt, err, errlen);
-        if (!m->lo || fpemu_gemm_config_init(&m->gcfg, mma, fmt, fmt, err, errlen)) return -1;
+    if (lo) {
+        m->lo = lo;
+        if (fpemu_gemm_config_init(&m->gcfg, mma, lo->name, lo->name, err, errlen)) return -1;
         m->gcfg.inputs_prerounded = 1;
         m->gcfg.nthreads = 1;
     }
@@ -352,11 +352,11 @@ struct trn_tc {
 };
 
 int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, size_t errlen) {
-    const char *pol = r->cfg.policy;
-    int amp = !strcmp(pol, "16-mixed") ? TC_F16 : !strcmp(pol, "bf16-mixed") ? TC_BF16 : TC_F32;
+    /* the policy's autocast type; f32 (32-true): no autocast */
+    const fpemu_format *lo = r->f_lo == r->f_f32 ? NULL : r->f_lo;
     struct trn_tc *t = calloc(1, sizeof *t);
     if (!t) { r->oom = 1; snprintf(err, errlen, "out of memory"); return -1; }
-    if (tc_mlp_init(&t->m, nlin, dims, amp, r->cfg.mma, Bmax, err, errlen)) {
+    if (tc_mlp_init(&t->m, nlin, dims, lo, r->cfg.mma, Bmax, err, errlen)) {
         if (!strcmp(err, "out of memory")) r->oom = 1;
         free(t);
         return -1;

@@ -14,15 +14,13 @@
 #include "fpemu.h"
 #include "gemm.h"
 
-enum { TC_F32 = 0, TC_F16, TC_BF16 };        /* autocast dtype (TC_F32: no autocast) */
 enum { TC_ADAMW_SINGLE = 0, TC_ADAMW_FOREACH }; /* torch.optim.AdamW(foreach=False / True) */
 
 typedef struct tc_mlp {
     int nlin;               /* Linear layers */
     int dims[260];          /* dims[0] inputs ... dims[nlin] outputs */
-    int amp;                /* TC_* */
     int Bmax;
-    const fpemu_format *lo; /* the autocast format (NULL for TC_F32) */
+    const fpemu_format *lo; /* the autocast format (NULL: f32, no autocast) */
     fpemu_gemm_config gcfg; /* the tensor-core model of the low-precision GEMMs */
     size_t nparams;
     /* per layer: input activations a[i] (Bmax x dims[i]) and outputs h[i]
@@ -32,7 +30,10 @@ typedef struct tc_mlp {
 } tc_mlp;
 
 /* 0, or -1 with a message (out of memory, bad sizes, unknown mma model). */
-int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, int amp, const char *mma, int Bmax, char *err, size_t errlen);
+/* lo: the autocast format (f16, bf16), NULL for f32; mma: the tensor-core
+ * model of its GEMMs. */
+int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, const char *mma, int Bmax, char *err,
+                size_t errlen);
 void tc_mlp_free(tc_mlp *m);
 /* Forward on B rows of x (B x dims[0], f32) with targets tgt: the f32
  * cross-entropy loss of the f32 logits (mean over rows). Keeps what the
