@@ -880,7 +880,7 @@ static int load_order(trn_run *run, const char *path) {
     unsigned char *b;
     size_t n;
     if (slurp_file("--order", path, NPZ_MEMBER_MAX, &b, &n)) return 2;
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)n);
+    uint32_t crc = trn_crc32(b, n);
     npy_array a;
     int rc = npy_parse(b, n, path, &a, err, sizeof err);
     free(b);

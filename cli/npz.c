@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "npz.h"
+#include "train.h"
 
 static uint32_t rd16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t rd32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
@@ -85,7 +86,7 @@ int npz_read(const char *path, npz_file *z, char *err, size_t errlen) {
     }
     fclose(f);
     z->bytes = size;
-    z->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)size);
+    z->crc = trn_crc32(buf, size);
     /* the end of central directory record: 22 bytes and a comment of up to
      * 65535 bytes, which must reach the end of the file exactly */
     if (size < 22) FAIL("%s: not a zip archive (%zu bytes, too short for one)", path, size);
@@ -158,7 +159,7 @@ int npz_read(const char *path, npz_file *z, char *err, size_t errlen) {
         const char *why = NULL;
         if (method == 0) memcpy(m->data, buf + dat, usize);
         else if (inflate_exact(buf + dat, csize, m->data, usize, &why)) FAIL("%s: member '%s': %s", path, name, why);
-        if ((uint32_t)crc32(crc32(0L, NULL, 0), m->data, (uInt)usize) != crc)
+        if (trn_crc32(m->data, usize) != crc)
             FAIL("%s: member '%s': CRC-32 mismatch (the data is corrupt)", path, name);
         total += usize;
         q += 46 + (size_t)nlen + elen + clen;
