@@ -38,7 +38,8 @@ FUZZ_RUNS ?= 10000000
 # spec, argument lists, CSV/config files and .npy headers need far less
 # than the default 4096 bytes, and fuzz_diff compares one case per 32 bytes,
 # so its 512 bytes are up to 16 cases; fuzz_state keeps the default, its
-# seed states are 57 KB).
+# seed states are 57 KB (version 1) and 400 KB (version 2, with --init and
+# --order)).
 FUZZ_OPTS_fuzz_vector ?= -max_len=1024
 FUZZ_OPTS_fuzz_format ?= -max_len=256
 FUZZ_OPTS_fuzz_args ?= -max_len=512
