@@ -152,8 +152,11 @@ static int mlp_build(trn_run *r, trn_model *m, char *err, size_t errlen) {
     m->perm = alloc_chk(r, 1500 * sizeof(int));
     m->perm_epoch = -1;
     if (!strcmp(s->numerics, "torch-cuda") && !r->oom) {
-        int neval = m->dn - 1500;
-        if (trn__tc_open(r, m->nlin, m->dims, B > neval ? B : neval, err, errlen)) return r->oom ? 0 : -1;
+        int neval = m->dn - 1500, layers[257];
+        if (m->nlin > 256) { snprintf(err, errlen, "torch-cuda: at most 256 Linear layers"); return -1; }
+        for (int i = 0; i < m->nlin; i++) layers[i] = m->lins[i].layer;
+        layers[m->nlin] = m->misc_layer;
+        if (trn__tc_open(r, m->nlin, m->dims, layers, B > neval ? B : neval, err, errlen)) return r->oom ? 0 : -1;
     }
     return 0;
 }

@@ -135,12 +135,20 @@ void tc_mlp_free(tc_mlp *m) {
     memset(m, 0, sizeof *m);
 }
 
-/* round to the autocast type in place (.to(dtype): rne, overflow to inf) */
-static void to_lo(const tc_mlp *m, float *x, size_t n) {
+/* round to the autocast type in place (.to(dtype): rne, overflow to inf);
+ * lin and cls name the tensor for the telemetry */
+static void to_lo(const tc_mlp *m, float *x, size_t n, int lin, int cls) {
     if (!m->lo) return;
     fpemu_ctx c;
     fpemu_ctx_init(&c);
-    fpemu_round_f32(m->lo, x, x, n, &c, NULL);
+    if (!m->note) { fpemu_round_f32(m->lo, x, x, n, &c, NULL); return; }
+    double amax = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]) && fabs(x[i]) > amax) amax = fabs(x[i]);
+    fpemu_cast_stats st;
+    memset(&st, 0, sizeof st);
+    fpemu_round_f32(m->lo, x, x, n, &c, &st);
+    m->note(m->note_ctx, lin, cls, &st, amax);
 }
 
 /* D[M][N] = sum_k A[m][k] * B[n][k] as the f32 accumulator of cuBLAS. */
@@ -196,11 +204,15 @@ static int forward(tc_mlp *m, const float *params, const float *x, int B) {
     const float *w = params;
     if (m->lo) {
         memcpy(m->wlo, params, m->nparams * sizeof(float));
-        to_lo(m, m->wlo, m->nparams);
+        for (size_t i = 0, o = 0; i < (size_t)m->nlin; i++) { /* each Linear's weight and bias */
+            size_t n = (size_t)m->dims[i] * m->dims[i + 1] + m->dims[i + 1];
+            to_lo(m, m->wlo + o, n, (int)i, CLS_WEIGHT);
+            o += n;
+        }
         w = m->wlo;
     }
     memcpy(m->a[0], x, (size_t)B * m->dims[0] * sizeof(float));
-    to_lo(m, m->a[0], (size_t)B * m->dims[0]);
+    to_lo(m, m->a[0], (size_t)B * m->dims[0], 0, CLS_ACT);
     size_t off = 0;
     for (int i = 0; i < m->nlin; i++) {
         int in = m->dims[i], out = m->dims[i + 1];
@@ -210,7 +222,7 @@ static int forward(tc_mlp *m, const float *params, const float *x, int B) {
         if (gemm_acc(m, B, out, in, m->a[i], W, h)) return -1;
         for (int r = 0; r < B; r++)
             for (int o = 0; o < out; o++) h[(size_t)r * out + o] += b[o];
-        to_lo(m, h, (size_t)B * out);
+        to_lo(m, h, (size_t)B * out, i, CLS_OUT);
         if (i + 1 < m->nlin)
             for (size_t k = 0; k < (size_t)B * out; k++) m->a[i + 1][k] = h[k] > 0 ? h[k] : 0.0f;
     }
@@ -260,7 +272,7 @@ int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float s
             d[j] = fmaf(-tc_expf(o[j]), sum, gj);
         }
     }
-    to_lo(m, dh, (size_t)B * C); /* the backward of logits.float() */
+    to_lo(m, dh, (size_t)B * C, m->nlin, CLS_GRAD_IN); /* the backward of logits.float() */
     size_t off = m->nparams;
     for (int i = m->nlin - 1; i >= 0; i--) {
         int in = m->dims[i], out = m->dims[i + 1];
@@ -268,19 +280,19 @@ int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float s
         float *gW = grads + off, *gb = grads + off + (size_t)in * out;
         const float *W = w + off;
         col_sum(dh, B, out, gb);
-        to_lo(m, gb, (size_t)out);
+        to_lo(m, gb, (size_t)out, i, CLS_GRAD_W);
         /* grad_W[o][k] = sum_r dh[r][o] a[r][k]: (out x B) (B x in) */
         float *dhT = m->tmp;
         transpose(dh, dhT, B, out);
         float *aT = da; /* da is free until the input gradient below */
         transpose(m->a[i], aT, B, in);
         if (gemm_acc(m, out, in, B, dhT, aT, gW)) return -1;
-        to_lo(m, gW, (size_t)in * out);
+        to_lo(m, gW, (size_t)in * out, i, CLS_GRAD_W);
         if (i == 0) break;
         /* grad_a[r][k] = sum_o dh[r][o] W[o][k]: W^T as the B operand */
         transpose(W, m->tmp, out, in);
         if (gemm_acc(m, B, in, out, dh, m->tmp, da)) return -1;
-        to_lo(m, da, (size_t)B * in);
+        to_lo(m, da, (size_t)B * in, i, CLS_GRAD_IN);
         /* ReLU backward: the gradient where the output is positive */
         const float *act = m->a[i];
         for (size_t k = 0; k < (size_t)B * in; k++) dh[k] = act[k] > 0 ? da[k] : 0.0f;
@@ -349,9 +361,18 @@ struct trn_tc {
     tc_mlp m;
     float *p, *g, *mo, *vo, *x;
     int *y;
+    trn_run *run;
+    int layer[257]; /* the engine's layer of each Linear, then the loss's */
 };
 
-int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, size_t errlen) {
+/* the casts' telemetry into the engine's slots (tensors.csv, and the step's
+ * cast and overflow counts of metrics.csv), as its own layers account them */
+static void tc_note(void *ctx, int lin, int cls, const fpemu_cast_stats *st, double amax) {
+    struct trn_tc *t = ctx;
+    trn__account(t->run, t->layer[lin], cls, t->m.lo, st, amax, 1.0);
+}
+
+int trn__tc_open(trn_run *r, int nlin, const int *dims, const int *layers, int Bmax, char *err, size_t errlen) {
     /* the policy's autocast type; f32 (32-true): no autocast */
     const fpemu_format *lo = r->f_lo == r->f_f32 ? NULL : r->f_lo;
     struct trn_tc *t = calloc(1, sizeof *t);
@@ -361,6 +382,10 @@ int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, siz
         free(t);
         return -1;
     }
+    t->run = r;
+    for (int i = 0; i <= nlin; i++) t->layer[i] = layers[i];
+    t->m.note = tc_note;
+    t->m.note_ctx = t;
     size_t n = t->m.nparams;
     t->p = malloc(n * sizeof(float)); t->g = malloc(n * sizeof(float));
     t->mo = malloc(n * sizeof(float)); t->vo = malloc(n * sizeof(float));

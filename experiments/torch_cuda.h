@@ -27,6 +27,12 @@ typedef struct tc_mlp {
      * (Bmax x dims[i+1]); low-precision copies of the weights and biases */
     float **a, **h, *wlo, *logp, *g1, *g2, *tmp;
     int *tgt;
+    /* telemetry (NULL: none): called after every cast to the autocast type
+     * with the Linear layer's index (nlin: the loss), the tensor's class
+     * (the engine's CLS_* of train_internal.h), the cast's statistics and
+     * the largest finite |x| before it */
+    void (*note)(void *ctx, int lin, int cls, const fpemu_cast_stats *st, double amax);
+    void *note_ctx;
 } tc_mlp;
 
 /* 0, or -1 with a message (out of memory, bad sizes, unknown mma model). */

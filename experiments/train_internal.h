@@ -251,8 +251,10 @@ void trn__param_round(trn_run *r, int p);
 /* ---- numerics=torch-cuda (torch_cuda.c) ----
  * The run's parameters, gradients and AdamW moments stay in its f64 arrays,
  * each holding an f32 value; these calls compute as PyTorch's CUDA kernels
- * do. trn__tc_open: 0, or -1 with a message (r->oom set out of memory). */
-int trn__tc_open(trn_run *r, int nlin, const int *dims, int Bmax, char *err, size_t errlen);
+ * do. trn__tc_open: 0, or -1 with a message (r->oom set out of memory);
+ * layers: the engine's layer of each Linear, then the loss's (nlin + 1), whose
+ * telemetry slots receive the casts to the autocast type. */
+int trn__tc_open(trn_run *r, int nlin, const int *dims, const int *layers, int Bmax, char *err, size_t errlen);
 void trn__tc_close(trn_run *r);
 /* Forward and backward on B rows (x: B x dims[0], values as PyTorch's f32
  * inputs): r->grads set, *loss the f32 loss. 0, or -1 (GEMM failure). */

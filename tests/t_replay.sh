@@ -64,6 +64,20 @@ deep-mlp 16-mixed 116
 deep-mlp bf16-mixed 200
 EOF
 
+# the casts to the autocast type are counted (tensors.csv, metrics.csv's
+# overflow and casts): every Linear's weight, output and weight gradient and
+# the loss's input gradient at step 1, and GradScaler skips exactly the
+# steps whose casts overflowed (13 of deep-mlp 16-mixed's, the H200's too)
+run=$TMP/deep-mlp-16-mixed
+rows=$(awk -F, '$1 == 1 && $4 == "f16" { print $2 "," $3 }' "$run/tensors.csv" 2>/dev/null | sort | tr '\n' ' ')
+want=$(for l in $(seq 1 17); do printf 'fc%d,weight\nfc%d,output\nfc%d,grad_weight\n' $l $l $l; done; echo loss,grad_input)
+missing=$(echo "$want" | while read -r x; do case " $rows " in *" $x "*) ;; *) echo "$x" ;; esac; done)
+if [ -n "$rows" ] && [ -z "$missing" ]; then pass "deep-mlp 16-mixed replay: tensors.csv counts the f16 casts of all 17 Linear layers and the loss gradient's"
+else fail "deep-mlp 16-mixed replay: tensors.csv counts every Linear's f16 casts" "missing: $missing" "$(head -5 "$run/tensors.csv" 2>&1)"; fi
+sk=$(awk -F, 'NR > 1 { n++; s += $5; if (($5 == 1) != ($6 > 0) || $9 == 0) bad++ } END { print n + 0, s + 0, bad + 0 }' "$run/metrics.csv")
+if [ "$sk" = "200 13 0" ]; then pass "deep-mlp 16-mixed replay: the 13 skipped steps are exactly those whose casts overflowed, and every step counts casts"
+else fail "deep-mlp 16-mixed replay: skipped steps are those whose casts overflowed" "steps, skipped, disagreeing: $sk"; fi
+
 # deterministic, and resumable
 if replay deep-mlp 16-mixed "$TMP/again" && cmp -s "$TMP/again/metrics.csv" "$TMP/deep-mlp-16-mixed/metrics.csv" \
     && cmp -s "$TMP/again/eval.csv" "$TMP/deep-mlp-16-mixed/eval.csv"; then
@@ -73,7 +87,8 @@ if "$BIN" train --model mlp-digits --policy 16-mixed --steps 150 --init "$D/init
         --order "$D/order-mlp-digits.npy" --set numerics=torch-cuda --set weight_decay=0.01 --set checkpoint_every=50 \
         --out "$TMP/half" >"$TMP/train.out" 2>&1 \
     && "$BIN" train --resume "$TMP/half" --steps 300 >"$TMP/resume.out" 2>&1 \
-    && cmp -s "$TMP/half/metrics.csv" "$TMP/mlp-digits-16-mixed/metrics.csv"; then
+    && cmp -s "$TMP/half/metrics.csv" "$TMP/mlp-digits-16-mixed/metrics.csv" \
+    && cmp -s "$TMP/half/tensors.csv" "$TMP/mlp-digits-16-mixed/tensors.csv"; then
     pass "a replay resumed from its checkpoint equals the uninterrupted one"
 else fail "a replay resumed from its checkpoint equals the uninterrupted one" "$(cat "$TMP/train.out" "$TMP/resume.out" 2>/dev/null)" \
     "$(diff "$TMP/half/metrics.csv" "$TMP/mlp-digits-16-mixed/metrics.csv" 2>&1 | head -5)"; fi
