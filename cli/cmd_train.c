@@ -32,7 +32,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "cli.h"
 #include "npy.h"
 #include "npz.h"
@@ -821,7 +820,7 @@ static int load_init(trn_run *run, const char *path) {
     if (stat(path, &st)) return cli_error(SUB, "--init %s: cannot open: %s", path, strerror(errno));
     const trn_param_key *keys;
     int nk = trn_param_keys(run, &keys);
-    uint32_t crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    uint32_t crc = 0;
     if (S_ISDIR(st.st_mode)) {
         /* every KEY.npy of the folder must be a key of the model */
         DIR *d = opendir(path);
@@ -849,7 +848,7 @@ static int load_init(trn_run *run, const char *path) {
             unsigned char *b;
             size_t n;
             if (slurp_file("--init", fp, NPZ_MEMBER_MAX, &b, &n)) return 2;
-            crc = (uint32_t)crc32(crc, b, (uInt)n);
+            crc = trn_crc32_update(crc, b, n);
             char file[TRN_KEY_MAX + 8];
             snprintf(file, sizeof file, "%s.npy", keys[i].key);
             int rc = init_array(run, path, keys[i].key, file, b, n);

@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
-#include <zlib.h>
+#include "train.h"
 
 char *csv_slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -298,17 +298,17 @@ int csv_check_steps(const csv_table *t, int strict, char *err, size_t errlen) {
     return 0;
 }
 
-/* CRC-32 (zlib's) of the first N bytes of PATH; -1 if it cannot be read
+/* CRC-32 (trn_crc32's) of the first N bytes of PATH; -1 if it cannot be read
  * whole. */
 static int file_crc(const char *path, unsigned long long n, unsigned long *crc) {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
     unsigned char b[65536];
-    uLong c = crc32(0L, Z_NULL, 0);
+    uint32_t c = 0;
     while (n) {
         size_t want = n < sizeof b ? (size_t)n : sizeof b, got = fread(b, 1, want, f);
         if (got != want) { fclose(f); return -1; }
-        c = crc32(c, b, (uInt)got);
+        c = trn_crc32_update(c, b, got);
         n -= got;
     }
     fclose(f);

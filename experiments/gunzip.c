@@ -56,8 +56,10 @@ int trn_gunzip(const unsigned char *in, size_t inlen, size_t maxout, unsigned ch
     return 0;
 }
 
-uint32_t trn_crc32(const void *p, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
+uint32_t trn_crc32(const void *p, size_t n) { return trn_crc32_update(0, p, n); }
+
+uint32_t trn_crc32_update(uint32_t crc, const void *p, size_t n) {
+    uLong c = crc;
     const unsigned char *q = p;
     while (n) {
         unsigned k = n > UINT_MAX ? UINT_MAX : (unsigned)n;

@@ -222,8 +222,11 @@ int trn_scaler_update(trn_scaler *sc, int found_inf);
  * most maxout bytes (zlib). 0, or one of TRN_GUNZIP_* (nothing allocated). */
 enum { TRN_GUNZIP_BAD = -1, TRN_GUNZIP_TOOBIG = -2, TRN_GUNZIP_NOMEM = -3 };
 int trn_gunzip(const unsigned char *in, size_t inlen, size_t maxout, unsigned char **out, size_t *outlen);
-/* CRC-32 (ISO 3309 / ITU-T V.42, as gzip and PNG use; zlib's crc32) */
+/* CRC-32 (ISO 3309 / ITU-T V.42, as gzip and PNG use; zlib's crc32) of n
+ * bytes; _update continues crc (0 to start) over n more bytes, so
+ * trn_crc32(p, n) == trn_crc32_update(0, p, n) and a file may be fed in pieces */
 uint32_t trn_crc32(const void *p, size_t n);
+uint32_t trn_crc32_update(uint32_t crc, const void *p, size_t n);
 
 #ifdef __cplusplus
 }
