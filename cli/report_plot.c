@@ -379,43 +379,62 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                                   worst_name ? "." : "", b->name));
         free(fl);
         free(fd_s);
-        /* held-out accuracy */
+        /* held-out accuracy (several seeds: per run the seeds' mean, min and max) */
         int any_ev = 0;
         for (int k = 0; k < no; k++) any_ev |= x->runs[order[k]].have_ev && x->runs[order[k]].ev.nrows > 0;
+        int nsd = band ? x->nseeds : 1;
         if (any_ev) {
-            /* union of evaluation steps, in order */
+            /* union of evaluation steps (over the seeds too), in order */
             double *steps = NULL;
             long ns = 0;
-            for (int k = 0; k < no; k++) {
-                const run_data *r = &x->runs[order[k]];
-                if (!r->have_ev) continue;
-                for (long i = 0; i < r->ev.nrows; i++) {
-                    double s = csv_get(&r->ev, i, csv_col(&r->ev, "step"));
-                    long j;
-                    for (j = 0; j < ns; j++) if (steps[j] == s) break;
-                    if (j == ns) { steps = realloc(steps, (size_t)(ns + 1) * sizeof *steps); steps[ns++] = s; }
+            for (int q = 0; q < nsd; q++)
+                for (int k = 0; k < no; k++) {
+                    const run_data *r = band ? &x->sr[q][order[k]] : &x->runs[order[k]];
+                    if (!r->have_ev) continue;
+                    for (long i = 0; i < r->ev.nrows; i++) {
+                        double s = csv_get(&r->ev, i, csv_col(&r->ev, "step"));
+                        long j;
+                        for (j = 0; j < ns; j++) if (steps[j] == s) break;
+                        if (j < ns) continue;
+                        double *ns2 = realloc(steps, (size_t)(ns + 1) * sizeof *steps);
+                        if (!ns2) break; /* out of memory: the steps so far */
+                        steps = ns2;
+                        steps[ns++] = s;
+                    }
                 }
-            }
             for (long i = 1; i < ns; i++)
                 for (long j = i; j > 0 && steps[j - 1] > steps[j]; j--) { double tmp = steps[j]; steps[j] = steps[j - 1]; steps[j - 1] = tmp; }
             cli_atomic a_ev;
             f = open_w(g, &a_ev, x->dir, "eval.dat");
             if (f) {
-                fprintf(f, "# step, then the held-out accuracy of: %s (? = not evaluated at that step)\n", names);
+                if (band) {
+                    fprintf(f, "# step, then for each of: %s: the mean, min and max over seeds", names);
+                    for (int q = 0; q < x->nseeds; q++) fprintf(f, " %llu", x->def.seeds[q]);
+                    fprintf(f, " of the held-out accuracy (? = not evaluated at that step on every seed)\n");
+                } else {
+                    fprintf(f, "# step, then the held-out accuracy of: %s (? = not evaluated at that step)\n", names);
+                }
                 for (long i = 0; i < ns; i++) {
                     fprintf(f, "%.9g", steps[i]);
                     for (int k = 0; k < no; k++) {
-                        const run_data *r = &x->runs[order[k]];
-                        double v = NAN;
+                        double sum = 0, alo = INFINITY, ahi = -INFINITY;
                         int found = 0;
-                        if (r->have_ev)
+                        for (int q = 0; q < nsd; q++) {
+                            const run_data *r = band ? &x->sr[q][order[k]] : &x->runs[order[k]];
+                            if (!r->have_ev) continue;
                             for (long j = 0; j < r->ev.nrows; j++)
                                 if (csv_get(&r->ev, j, csv_col(&r->ev, "step")) == steps[i]) {
-                                    v = csv_get(&r->ev, j, csv_col(&r->ev, "eval_accuracy"));
-                                    found = 1;
+                                    double v = csv_get(&r->ev, j, csv_col(&r->ev, "eval_accuracy"));
+                                    sum += v;
+                                    if (v < alo) alo = v;
+                                    if (v > ahi) ahi = v;
+                                    found++;
+                                    break;
                                 }
-                        if (found) put_val(f, v);
-                        else fputs(" ?", f);
+                        }
+                        if (found < nsd) fputs(band ? " ? ? ?" : " ?", f);
+                        else if (band) { put_val(f, sum / nsd); put_val(f, alo); put_val(f, ahi); }
+                        else put_val(f, sum);
                     }
                     fputc('\n', f);
                 }
@@ -427,17 +446,28 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
             FILE *m = open_memstream(&acc, &la);
             for (int k = 0; k < no; k++) {
                 char nb[64];
-                rep_fmt_num(nb, sizeof nb, x->runs[order[k]].eval_acc);
-                fprintf(m, "%s%s %s", k ? "; " : "", x->runs[order[k]].name, nb);
+                if (band) {
+                    rep_agg a = rep_seed_agg(x, order[k], "eval_acc");
+                    char nlo[32], nhi[32];
+                    rep_fmt_num(nb, sizeof nb, a.mean);
+                    rep_fmt_num(nlo, sizeof nlo, a.min);
+                    rep_fmt_num(nhi, sizeof nhi, a.max);
+                    fprintf(m, "%s%s %s (%s to %s)", k ? "; " : "", x->runs[order[k]].name, nb, nlo, nhi);
+                } else {
+                    rep_fmt_num(nb, sizeof nb, x->runs[order[k]].eval_acc);
+                    fprintf(m, "%s%s %s", k ? "; " : "", x->runs[order[k]].name, nb);
+                }
             }
             fclose(m);
             snprintf(t, sizeof t, "%s: held-out accuracy", title);
             gp_clean(t);
-            if (have_ev && !gnuplot(g, x->dir, "curves.gp", "eval_acc", "file='eval.dat'; names='%s'; ttl='%s'; yl='held-out accuracy'; pts=1; yr='0:1.02'", names, t))
+            if (have_ev && !gnuplot(g, x->dir, "curves.gp", "eval_acc", "file='eval.dat'; names='%s'; ttl='%s'; yl='held-out accuracy'; pts=1; yr='0:1.02'; band=%d", names, t, band))
                 fig_add(g, figs, "eval_acc", "held-out accuracy",
-                        sprintf_alloc("Accuracy on the held-out set at each evaluation (%s: the quantize_dynamic model). "
-                                      "Final: %s. Expected: runs that train well reach the baseline's accuracy (%s).",
-                                      rep_int8_eval_policy(), acc, b->name));
+                        sprintf_alloc("Accuracy on the held-out set at each evaluation (%s: the quantize_dynamic model).%s "
+                                      "Final%s: %s. Expected: runs that train well reach the baseline's accuracy (%s).",
+                                      rep_int8_eval_policy(),
+                                      band ? " Each line is the mean over the seeds, the shaded band their smallest to largest value." : "",
+                                      band ? " (mean over seeds, smallest to largest)" : "", acc, b->name));
             free(acc);
         }
     }
@@ -687,11 +717,11 @@ void rep_make_plots(gp_ctx *g, exp_data *x, figlist *figs) {
                                   azero ? " An amax of exactly 0 (every element of the tensor zero) is a marker on the row "
                                           "labelled 0 below the log axis." : "", how));
     }
-    /* several seeds: the loss plots show them all; the others the first seed's runs */
+    /* several seeds: the loss and accuracy plots show them all; the others the first seed's runs */
     for (int k = 0; x->nseeds > 1 && k < figs->n; k++) {
-        if (!strcmp(figs->v[k].file, "loss") || !strcmp(figs->v[k].file, "loss_diff")) continue;
-        char *c = sprintf_alloc("%s (Seed %llu, the first of %d seeds; the loss plots show every seed.)", figs->v[k].caption, x->def.seeds[0],
-                                x->nseeds);
+        if (!strcmp(figs->v[k].file, "loss") || !strcmp(figs->v[k].file, "loss_diff") || !strcmp(figs->v[k].file, "eval_acc")) continue;
+        char *c = sprintf_alloc("%s (Seed %llu, the first of %d seeds; the loss and accuracy plots show every seed.)", figs->v[k].caption,
+                                x->def.seeds[0], x->nseeds);
         free(figs->v[k].caption);
         figs->v[k].caption = c;
     }

@@ -226,10 +226,11 @@ check "--seeds with a word that is not a number exits 2" '[ $rc = 2 ] && grep -q
 # 0.01, 0.02 (mean 0.31, but 2 std errors 0.58: within the spread); "oneseed"
 # loses on seed 3 while it wins on the mean.
 crc() { gzip -c <"$1" | tail -c 8 | head -c 4 | od -An -tx1 | awk '{ printf "%s%s%s%s", $4, $3, $2, $1 }'; }
-mkrun() { # DIR LOSS: metrics.csv and the summary.json that vouches for it
+mkrun() { # DIR LOSS: metrics.csv, eval.csv (accuracy 1 - LOSS at steps 10 and 20) and the summary.json that vouches for them
     mkdir -p "$1"; { echo "step,loss"; for i in $(seq 1 20); do echo "$i,$2"; done; } >"$1/metrics.csv"
-    printf '{"model": "mlp-digits", "policy": "32-true", "files": {"metrics.csv": {"bytes": %s, "crc32": "%s"}}}\n' \
-        "$(stat -c %s "$1/metrics.csv")" "$(crc "$1/metrics.csv")" >"$1/summary.json"; }
+    { echo "step,eval_loss,eval_accuracy"; for i in 10 20; do echo "$i,$2,$(awk -v l="$2" 'BEGIN { print 1 - l }')"; done; } >"$1/eval.csv"
+    printf '{"model": "mlp-digits", "policy": "32-true", "files": {"metrics.csv": {"bytes": %s, "crc32": "%s"}, "eval.csv": {"bytes": %s, "crc32": "%s"}}}\n' \
+        "$(stat -c %s "$1/metrics.csv")" "$(crc "$1/metrics.csv")" "$(stat -c %s "$1/eval.csv")" "$(crc "$1/eval.csv")" >"$1/summary.json"; }
 S=$TMP/seeds/stat
 mkdir -p "$S"
 cat >"$S/experiment.txt" <<'EOF2'
@@ -274,6 +275,14 @@ if [ $plots = 1 ]; then
         'awk "!/^#/ { if (\$9 != 0.1 || \$10 != 0.99) exit 1 }" "$TMP/so/stat/loss.dat"' "$(sed -n 2p "$TMP/so/stat/loss.dat")"
     check "the loss plot draws the bands (translucent filled areas in the SVG)" '[ -s "$TMP/so/stat/loss.png" ] && [ "$(grep -c "fill-opacity" "$TMP/so/stat/loss.svg")" -ge 4 ]'
     check "the caption says what the band is" 'grep -q "shaded band their smallest to largest value" "$TMP/so/fragment.html"'
+    check "eval.dat holds each run's accuracy band over the seeds (mean, min, max: 13 columns at steps 10 and 20)" \
+        'awk "!/^#/ { if (NF != 13) exit 1; for (k = 2; k < 13; k += 3) if (!(\$(k+1) <= \$k && \$k <= \$(k+2))) exit 1; n++ } END { exit n != 2 }" "$TMP/so/stat/eval.dat"' \
+        "$(cat "$TMP/so/stat/eval.dat")"
+    check "the spread run's accuracy band spans its seeds (0.01 to 0.9)" \
+        'awk "!/^#/ { if (\$9 != 0.01 || \$10 != 0.9) exit 1 }" "$TMP/so/stat/eval.dat"' "$(sed -n 2p "$TMP/so/stat/eval.dat")"
+    check "the accuracy caption gives each run's seed mean and range, and no 'first seed' note" \
+        'grep -q "Final (mean over seeds, smallest to largest): ref 0 (0 to 0); steady 0.5 (0.49 to 0.51); spread 0.31 (0.01 to 0.9); oneseed 0.5 (-0.1 to 0.8)" "$TMP/so/fragment.html" && ! grep -q "held-out set at each evaluation[^<]*the first of 3 seeds" "$TMP/so/fragment.html"' \
+        "$(grep -o "Final (mean[^<]*" "$TMP/so/fragment.html")"
 fi
 
 # 6. bad input exits 2 with the file and line
