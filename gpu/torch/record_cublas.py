@@ -28,7 +28,17 @@ writes per dtype and shape:
 
 Files: OUT/cublas-{dtype}.npz (np.savez_compressed) and OUT/env.json (torch, CUDA, cuBLAS,
 driver, device, flags, grid, what was skipped and why, seconds per part). The budget stops the
-grid early (the last shape finished is recorded), so a short lease still gives a usable file.
+grid early (the last shape finished is recorded), so a short lease still gives a usable file;
+each dtype gets an equal share of what is left when it starts.
+
+--linear BxOUTxIN,... records instead the three GEMMs of a Linear layer as autograd runs them,
+for the shapes of a training run (the replays of docs/replay.md): forward F.linear(x, W, b)
+(cuBLASLt's bias epilogue; M=B, N=OUT, K=IN), the weight gradient torch.mm(dY.t(), X) (M=OUT,
+N=IN, K=B) and the input gradient torch.mm(dY, W) (M=B, N=IN, K=OUT), with the operands laid
+out as autograd has them (W is OUT x IN and used transposed). Per form, the same pair probes
+and random cases, in OUT/cublas-linear-{form}-{dtype}.npz with the keys above (M x N x K of
+the form), so `fpemu gemm --pairs` reads them unchanged. dtypes f32, f16 and bf16 (autocast's).
+
 Needs PyTorch with CUDA and NumPy; no network.
 """
 import argparse
@@ -51,10 +61,14 @@ FULL_GRID = {
 DTYPES = ("f32", "tf32", "f16", "bf16", "e4m3")
 
 
-def env_info(torch):
-    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
-            "capability": list(torch.cuda.get_device_capability(0)), "argv": sys.argv,
+def env_info(torch, dev):
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "argv": sys.argv,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if dev == "cpu":
+        info["device"] = "cpu (--device cpu: the CPU BLAS's answers, a dry run of the recorder, not cuBLAS)"
+        return info
+    info["device"] = torch.cuda.get_device_name(0)
+    info["capability"] = list(torch.cuda.get_device_capability(0))
     try:
         info["cublas"] = torch._C._cuda_getCompiledVersion()
     except Exception as e:  # not every build has it
@@ -78,10 +92,14 @@ def codes(t, torch):
 
 
 class Recorder:
-    def __init__(self, torch, out, rows, budget):
+    def __init__(self, torch, out, rows, budget, dev="cuda"):
         self.torch, self.out, self.nrows, self.budget = torch, out, rows, budget
         self.t0 = time.time()
-        self.dev = "cuda"
+        self.dev = dev
+
+    def sync(self):
+        if self.dev == "cuda":
+            self.torch.cuda.synchronize()
 
     def left(self):
         return self.budget - (time.time() - self.t0)
@@ -138,6 +156,84 @@ class Recorder:
                 res[chunk] = d[0, :len(chunk)]
             R["out_%s_%dx%dx%d_i%d" % (dname, M, N, K, i)] = res
 
+    def linear_call(self, form, dname, P, Q, bias):
+        """One of the Linear layer's GEMMs: fwd F.linear(P, Q, bias) (Q is OUT x IN), wgrad
+        mm(P.t(), Q) (P is dY, B x OUT; Q is X, B x IN), dgrad mm(P, Q) (P is dY, Q is W)."""
+        torch = self.torch
+        F = torch.nn.functional
+        if form == "fwd":
+            return F.linear(P, Q, bias)
+        if form == "wgrad":
+            return torch.mm(P.t(), Q)
+        return torch.mm(P, Q)
+
+    def linear_pairs(self, form, dname, Bt, OUT, IN, R):
+        """Pair probes of one Linear GEMM form: output column c answers pair (i, j_c) over K."""
+        torch = self.torch
+        big, small = 2.0 ** 15, 2.0 ** -12
+        R["pair_big_" + dname] = np.array([big], np.float32)
+        R["pair_small_" + dname] = np.array([small], np.float32)
+        dt = self.tdtype(dname)
+        self.flags(dname)
+        M, N, K = {"fwd": (Bt, OUT, IN), "wgrad": (OUT, IN, Bt), "dgrad": (Bt, IN, OUT)}[form]
+        for i in sorted({0, 1, 37 % K, K // 2, K - 1}):
+            res = np.zeros(K, np.float32)
+            js = [j for j in range(K) if j != i]
+            for s0 in range(0, len(js), N):
+                chunk = js[s0:s0 + N]
+                cols = torch.arange(len(chunk), device=self.dev)
+                jt = torch.tensor(chunk, device=self.dev)
+                # the operand whose K x N view carries the pair, and the all-ones other one
+                V = torch.full((K, N), small, device=self.dev, dtype=torch.float32)
+                V[i, cols] = big
+                V[jt, cols] = -big
+                bias = None
+                if form == "fwd":  # x (B x IN) ones, W (OUT x IN) = V^T, bias 0 (the same epilogue)
+                    P = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
+                    Q = V.t().contiguous().to(dt)
+                    bias = torch.zeros(N, device=self.dev, dtype=torch.float32).to(dt)
+                elif form == "wgrad":  # dY (B x OUT) ones, X (B x IN) = V
+                    P = torch.ones(K, M, device=self.dev, dtype=torch.float32).to(dt)
+                    Q = V.contiguous().to(dt)
+                else:  # dY (B x OUT) ones, W (OUT x IN) = V
+                    P = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
+                    Q = V.contiguous().to(dt)
+                D = self.linear_call(form, dname, P, Q, bias).float()
+                d = D.cpu().numpy()
+                if not (d == d[0:1]).all():
+                    raise RuntimeError("linear pair probe %s %s %dx%dx%d i=%d: rows differ" % (form, dname, M, N, K, i))
+                res[chunk] = d[0, :len(chunk)]
+            R["out_%s_%dx%dx%d_i%d" % (dname, M, N, K, i)] = res
+
+    def linear_random(self, form, dname, Bt, OUT, IN, R, seed):
+        """A random case of one Linear GEMM form: the whole operands' codes and the output's."""
+        torch = self.torch
+        rng = np.random.default_rng(seed)
+        dt = self.tdtype(dname)
+        self.flags(dname)
+        M, N, K = {"fwd": (Bt, OUT, IN), "wgrad": (OUT, IN, Bt), "dgrad": (Bt, IN, OUT)}[form]
+        shape = "%dx%dx%d" % (M, N, K)
+        bias = None
+        if form == "fwd":
+            P = torch.from_numpy(rng.standard_normal((Bt, IN)).astype(np.float32)).to(self.dev).to(dt)
+            Q = torch.from_numpy(rng.standard_normal((OUT, IN)).astype(np.float32) / 8).to(self.dev).to(dt)
+            bias = torch.from_numpy(rng.standard_normal(OUT).astype(np.float32) / 8).to(self.dev).to(dt)
+            R["bias_%s_%s" % (dname, shape)] = codes(bias, torch)
+            a, b = P, Q.t()
+        elif form == "wgrad":
+            P = torch.from_numpy(rng.standard_normal((Bt, OUT)).astype(np.float32)).to(self.dev).to(dt)
+            Q = torch.from_numpy(rng.standard_normal((Bt, IN)).astype(np.float32)).to(self.dev).to(dt)
+            a, b = P.t(), Q
+        else:
+            P = torch.from_numpy(rng.standard_normal((Bt, OUT)).astype(np.float32)).to(self.dev).to(dt)
+            Q = torch.from_numpy(rng.standard_normal((OUT, IN)).astype(np.float32) / 8).to(self.dev).to(dt)
+            a, b = P, Q
+        d = self.linear_call(form, dname, P, Q, bias)
+        self.sync()
+        R["A_%s_%s" % (dname, shape)] = codes(a.contiguous(), torch)  # M x K
+        R["B_%s_%s" % (dname, shape)] = codes(b.contiguous(), torch)  # K x N
+        R["D_%s_%s_%s" % (dname, "native", shape)] = codes(d.contiguous(), torch)
+
     def random_case(self, dname, M, N, K, R, seed):
         torch = self.torch
         rng = np.random.default_rng(seed)
@@ -157,7 +253,7 @@ class Recorder:
         for kind in kinds:
             self.flags(dname, red=(kind != "red0"))
             d = self.call(dname, a, b, "native" if kind == "red0" else kind)
-            torch.cuda.synchronize()
+            self.sync()
             R["D_%s_%s_%s" % (dname, kind, shape)] = codes(d[rows][:, cols].contiguous(), torch)
         if dname == "e4m3":  # mixed e4m3 x e5m2, where torch allows it
             try:
@@ -176,24 +272,65 @@ def main():
     ap.add_argument("--budget-s", type=float, default=600.0, help="stop starting new shapes after this many seconds")
     ap.add_argument("--rows", type=int, default=4, help="rows and columns of each random output kept")
     ap.add_argument("--no-pairs", action="store_true", help="random cases only")
+    ap.add_argument("--linear", default="", help="BxOUTxIN,...: a Linear layer's three GEMMs at these shapes instead of the grid")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu: a dry run on the CPU (its BLAS's answers, not cuBLAS's), to test the recorder without a GPU")
     args = ap.parse_args()
+    linear = []
+    for w in filter(None, args.linear.split(",")):
+        try:
+            b, o, i = (int(v) for v in w.lower().split("x"))
+            if min(b, o, i) < 1:
+                raise ValueError
+        except ValueError:
+            raise SystemExit("record_cublas.py: --linear %s: expected BxOUTxIN, positive whole numbers" % w)
+        linear.append((b, o, i))
     import torch
-    if not torch.cuda.is_available():
-        raise SystemExit("record_cublas.py: no CUDA device")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("record_cublas.py: no CUDA device (--device cpu for a dry run)")
     out = os.environ.get("OUT", "out")
     os.makedirs(out, exist_ok=True)
     grid = SMALL_GRID if args.grid == "small" else FULL_GRID
-    env = env_info(torch)
+    env = env_info(torch, args.device)
     env.update({"grid": grid, "dtypes": args.dtypes, "parts": {}, "skipped": []})
-    rec = Recorder(torch, out, args.rows, args.budget_s)
-    for dname in args.dtypes.split(","):
+    rec = Recorder(torch, out, args.rows, args.budget_s, args.device)
+    if linear:
+        env.update({"linear": args.linear, "grid": None})
+        dnames = [d for d in args.dtypes.split(",") if d in ("f32", "f16", "bf16")]
+        forms = ("fwd", "wgrad", "dgrad")
+        for n, dname in enumerate(dnames):
+            share = rec.left() / (len(dnames) - n)
+            t = time.time()
+            for form in forms:
+                R, done = {}, []
+                for (Bt, OUT, IN) in linear:
+                    if time.time() - t > share:
+                        env["skipped"].append("%s %s %dx%dx%d: budget spent" % (form, dname, Bt, OUT, IN))
+                        continue
+                    try:
+                        rec.linear_random(form, dname, Bt, OUT, IN, R, seed=(Bt * 1000003 + OUT * 1009 + IN) & 0x7FFFFFFF)
+                        if not args.no_pairs:
+                            rec.linear_pairs(form, dname, Bt, OUT, IN, R)
+                        done.append("%dx%dx%d" % (Bt, OUT, IN))
+                    except Exception as e:
+                        env["skipped"].append("%s %s %dx%dx%d: %s" % (form, dname, Bt, OUT, IN, str(e)[:300]))
+                np.savez_compressed(os.path.join(out, "cublas-linear-%s-%s.npz" % (form, dname)), **R)
+                env["parts"]["linear-%s-%s" % (form, dname)] = {"shapes": done, "s": round(time.time() - t, 1)}
+                print("linear", form, dname, len(done), "shapes", flush=True)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        with open(os.path.join(out, "env.json"), "w") as f:
+            json.dump(env, f, indent=1)
+        return
+    dlist = args.dtypes.split(",")
+    for n, dname in enumerate(dlist):
+        share_end = time.time() + rec.left() / (len(dlist) - n)
         if dname not in DTYPES:
             raise SystemExit("unknown dtype %s (expected %s)" % (dname, ", ".join(DTYPES)))
         R, t = {}, time.time()
         done = []
         for (M, N) in grid["mn"]:
             for K in grid["k"]:
-                if rec.left() <= 0:
+                if rec.left() <= 0 or time.time() > share_end:
                     env["skipped"].append("%s %dx%dx%d: budget spent" % (dname, M, N, K))
                     continue
                 if dname == "e4m3" and (K % 16 or M % 16 or N % 16):
