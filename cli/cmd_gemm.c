@@ -51,7 +51,8 @@ static void usage(FILE *out) {
             "  --call-shape MxNxK  with --algo cublas: A and B are rows and columns of a call of this shape\n"
             "                (the tree is looked up for it; a slice of a recorded call replays exactly)\n"
             "  --table FILE  the tree table (default $FPEMU_CUBLAS_TABLE, else emu/cublas-h200.txt found\n"
-            "                under $FPEMU_ROOT, the current folder or beside the program)\n"
+            "                under $FPEMU_ROOT, the current folder or beside the program, else the library's\n"
+            "                built-in copy of it)\n"
             "  --pairs FILE  fit a tree to pair-probe answers (an .npz of out_{f16,bf16,f32,tf32,e4m3}_MxNxK_iI arrays,\n"
             "                A all ones, B 2^-12 but +2^15 at i and -2^15 at j, or the file's pair_big_/pair_small_DTYPE)\n"
             "                for --afmt's dtype, every shape in the file or --shape MxNxK; prints the reading\n"
@@ -86,7 +87,8 @@ static int load_codes(const char *sub, const npy_array *X, const char *path, con
 
 /* The tree table: --table, $FPEMU_CUBLAS_TABLE, else emu/cublas-h200.txt
  * under $FPEMU_ROOT, the current folder, or beside the program (BINDIR/..
- * of a build, PREFIX/share/fpemu of an install). 0, or 2 after a message. */
+ * of a build, PREFIX/share/fpemu of an install), else the copy built into
+ * the library. 0, or 2 after a message. */
 static int load_table(const char *sub, const char *given, fpemu_sumtree_table *tab, char *path, size_t plen) {
     char err[600], cand[5][4200];
     int n = 0;
@@ -106,19 +108,17 @@ static int load_table(const char *sub, const char *given, fpemu_sumtree_table *t
             snprintf(cand[n++], sizeof cand[0], "%s/emu/cublas-h200.txt", exe);
         }
     }
-    char tried[600] = "";
     for (int i = 0; i < n; i++) {
         int must = given || (env && *env); /* a named file must load */
-        if (!must && access(cand[i], R_OK)) {
-            size_t o = strlen(tried);
-            snprintf(tried + o, sizeof tried - o, "%s%.200s", o ? ", " : "", cand[i]);
-            continue;
-        }
+        if (!must && access(cand[i], R_OK)) continue;
         if (fpemu_sumtree_table_read(tab, cand[i], err, sizeof err)) return cli_error(sub, "--algo cublas: %s", err);
         snprintf(path, plen, "%.4199s", cand[i]);
         return 0;
     }
-    return cli_error(sub, "--algo cublas: no tree table found (tried %s): give --table FILE, or set FPEMU_ROOT to the repository", tried);
+    /* none of the files: the copy compiled into the library */
+    if (fpemu_sumtree_table_builtin(tab, err, sizeof err)) return cli_error(sub, "--algo cublas: %s", err);
+    snprintf(path, plen, "built into the library");
+    return 0;
 }
 
 static const char *pair_dtype(const fpemu_format *f) {
@@ -417,27 +417,14 @@ int cmd_gemm(int argc, char **argv) {
             goto done;
         }
         int tM = call_shape ? cM : (int)M, tN = call_shape ? cN : (int)N;
-        const fpemu_sumtree_row *row = fpemu_sumtree_table_find(&tab, cfg.afmt->name, cfg.bfmt->name, dname, fp8 ? fast_accum : -1,
-                                                                tM, tN, (int)K);
+        /* the library resolves the call: the table's row, or the plain model */
+        const fpemu_sumtree_row *row;
         fpemu_sumtree tree;
         fpemu_sumtree_bound bd;
-        if (row) tree = row->tree;
-        else {
-            /* the plain model: one chain over K (SIMT fma for f32 inputs; fp8
-             * without fast accumulation promotes every 128, as _scaled_mm did
-             * at every recorded K) */
-            fpemu_sumtree_init(&tree);
-            int f32in = !strcmp(cfg.afmt->name, "f32") && !strcmp(cfg.bfmt->name, "f32");
-            snprintf(tree.leaf, sizeof tree.leaf, "%s", f32in ? "fma-seq" : model);
-            tree.chunk = fp8 && !fast_accum ? 128 : 0;
-        }
-        tree.out = cfg.outfmt && strcmp(cfg.outfmt->name, "f32") ? cfg.outfmt : NULL;
-        if (row && strcmp(tree.leaf, model)) {
-            const fpemu_mma_preset_info *pi = fpemu_mma_preset_find(tree.leaf);
-            if (pi && !pi->reference) {
-                rc = cli_error(sub, "--algo cublas: the table %s models %s (line %d); --model is %s", tab.name, tree.leaf, row->line, model);
-                goto done;
-            }
+        if (fpemu_sumtree_resolve(&tab, model, cfg.afmt, cfg.bfmt, cfg.outfmt, fast_accum, tM, tN, (int)K, &tree, &row, err,
+                                  sizeof err)) {
+            rc = cli_error(sub, "--algo cublas: %s", err);
+            goto done;
         }
         if (fpemu_sumtree_bind(&bd, &tree, cfg.afmt, cfg.bfmt, err, sizeof err)) { rc = cli_error(sub, "--algo cublas: %s", err); goto done; }
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));

@@ -537,6 +537,48 @@ const fpemu_sumtree_row *fpemu_sumtree_table_find(const fpemu_sumtree_table *tab
     return NULL;
 }
 
+/* The text of emu/cublas-h200.txt, compiled in by the Makefile
+ * ($(BUILD)/gen/cublas_table.c). */
+extern const char emu__cublas_table_text[];
+
+const char *fpemu_sumtree_table_builtin_text(void) { return emu__cublas_table_text; }
+
+int fpemu_sumtree_table_builtin(fpemu_sumtree_table *tab, char *err, size_t errlen) {
+    return fpemu_sumtree_table_parse(tab, emu__cublas_table_text, "cublas-h200.txt (built in)", err, errlen);
+}
+
+static int is_fp8(const fpemu_format *f) { return f->bits == 8; }
+
+int fpemu_sumtree_resolve(const fpemu_sumtree_table *tab, const char *model, const fpemu_format *fa,
+                          const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
+                          fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen) {
+    *row = NULL;
+    if (!tab || !model || !fa || !fb || !tree) return emu__errf(err, errlen, "no table, model or format given");
+    int fp8 = is_fp8(fa) && is_fp8(fb);
+    if (fast_accum && !fp8)
+        return emu__errf(err, errlen, "fast accumulation is for fp8 inputs (torch._scaled_mm), not %s x %s", fa->name, fb->name);
+    const char *dname = out ? out->name : "f32";
+    const fpemu_sumtree_row *r = fpemu_sumtree_table_find(tab, fa->name, fb->name, dname, fp8 ? fast_accum : -1, M, N, K);
+    if (r) {
+        *tree = r->tree;
+        /* a row fitted to another device's tensor cores is not this model's call */
+        const fpemu_mma_preset_info *pi = fpemu_mma_preset_find(tree->leaf);
+        if (strcmp(tree->leaf, model) && pi && !pi->reference)
+            return emu__errf(err, errlen, "the table %s models %s (line %d); the model is %s", tab->name, tree->leaf, r->line, model);
+    } else {
+        /* the plain model: one chain over K (SIMT fma for f32 inputs; fp8
+         * without fast accumulation promotes every 128, as _scaled_mm did
+         * at every recorded K) */
+        fpemu_sumtree_init(tree);
+        int f32in = !strcmp(fa->name, "f32") && !strcmp(fb->name, "f32");
+        snprintf(tree->leaf, sizeof tree->leaf, "%s", f32in ? "fma-seq" : model);
+        tree->chunk = fp8 && !fast_accum ? 128 : 0;
+    }
+    tree->out = out && strcmp(out->name, "f32") ? out : NULL;
+    *row = r;
+    return 0;
+}
+
 /* ---- evidence --------------------------------------------------------------- */
 
 void fpemu_sumtree_evidence_init(fpemu_sumtree_evidence *e, const fpemu_format *fa, const fpemu_format *fb,

@@ -140,6 +140,29 @@ void fpemu_sumtree_table_free(fpemu_sumtree_table *tab);
  * NULL: shapes not in the table are the caller's fallback. */
 const fpemu_sumtree_row *fpemu_sumtree_table_find(const fpemu_sumtree_table *tab, const char *a, const char *b,
                                                   const char *d, int fast, int M, int N, int K);
+/* The table built into the library: the text of emu/cublas-h200.txt when
+ * the library was built (the Makefile compiles it in), so a program, the
+ * shared library and the Python package need no file. Parsed into *tab as
+ * fpemu_sumtree_table_parse does ("cublas-h200.txt (built in)" in
+ * messages); free it with fpemu_sumtree_table_free. */
+int fpemu_sumtree_table_builtin(fpemu_sumtree_table *tab, char *err, size_t errlen);
+const char *fpemu_sumtree_table_builtin_text(void);
+
+/* The tree of one library call, what `fpemu gemm --algo cublas` computes
+ * (docs/cublas.md): the table's row for the input formats fa, fb, the
+ * call's output format out (NULL: f32), fast_accum (fp8 inputs:
+ * torch._scaled_mm's use_fast_accum; 0 otherwise) and the call's shape
+ * M x N x K; or, for a shape the table does not list, the plain model: one
+ * chain over K of `model` (fma-seq for f32 x f32 inputs; fp8 without fast
+ * accumulation promoted every 128 products, as _scaled_mm did at every
+ * recorded K). The tree's out is `out` (NULL when f32).
+ * Returns 0 with *row the row used, or NULL when the shape is not listed
+ * (the caller may say that it fell back); -1 with a message: fast_accum
+ * with inputs that are not fp8, or a row whose leaf is another device's
+ * preset than `model`. */
+int fpemu_sumtree_resolve(const fpemu_sumtree_table *tab, const char *model, const fpemu_format *fa,
+                          const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
+                          fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen);
 
 /* ---- the probe ------------------------------------------------------------- */
 

@@ -51,8 +51,9 @@ FUZZ_OPTS_fuzz_diff ?= -max_len=512
 FUZZ_OPTS_fuzz_ctx ?= -max_len=1024
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
-# libraries for the fuzzers: the same sources as the program (cli/ without main.c)
-FUZZ_LIB_SRC := $(EMU_SRC) $(REF_SRC) $(TRAIN_SRC) $(filter-out cli/main.c,$(CLI_SRC))
+# libraries for the fuzzers: the same sources as the program (cli/ without main.c,
+# the library's generated table source included)
+FUZZ_LIB_SRC := $(EMU_SRC) $(EMU_GEN_SRC) $(REF_SRC) $(TRAIN_SRC) $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(1))
 FUZZ_LIB := $(FUZZ_BUILD)/libfuzzfpemu.a
 VALGRIND ?= valgrind

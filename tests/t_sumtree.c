@@ -8,8 +8,8 @@
  * fixed tree: nondeterministic, a different order per output, an order
  * that depends on the data, and a fixed order outside the family. Also:
  * the GEMM evaluation equals the per-output evaluation bit for bit, the
- * text form round-trips, tables load and refuse bad rows, and the offline
- * fit on pair answers alone. */
+ * text form round-trips, tables load and refuse bad rows, the built-in
+ * table and a call's resolution, and the offline fit on pair answers alone. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +302,55 @@ static void text_and_tables(void) {
     }
 }
 
+/* The library's built-in table is emu/cublas-h200.txt (when $FPEMU_ROOT
+ * names the repository), and fpemu_sumtree_resolve picks a call's tree from
+ * a table: the row, or the plain model for a shape not listed, as `fpemu
+ * gemm --algo cublas` does. */
+static void builtin_and_resolve(void) {
+    char err[600], buf[400];
+    fpemu_sumtree_table tab;
+    int rc = fpemu_sumtree_table_builtin(&tab, err, sizeof err);
+    ok(rc == 0 && !strcmp(tab.name, "cublas-h200") && tab.nrows > 30, "the built-in table loads (%s)", rc ? err : tab.name);
+    if (rc) return;
+    const char *root = getenv("FPEMU_ROOT");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/emu/cublas-h200.txt", root && *root ? root : ".");
+    FILE *f = fopen(path, "rb");
+    if (!f) ok(0, "%s: not found (run in the repository, or set FPEMU_ROOT)", path);
+    else {
+        static char text[1 << 20];
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = 0;
+        ok(!strcmp(text, fpemu_sumtree_table_builtin_text()), "the built-in table is %s, byte for byte (%zu bytes)", path, n);
+    }
+    const fpemu_sumtree_row *row;
+    fpemu_sumtree t;
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("f16"), F("f16"), NULL, 0, 64, 64, 4096, &t, &row, err, sizeof err);
+    fpemu_sumtree_format(&t, buf, sizeof buf);
+    ok(rc == 0 && row && !strcmp(row->status, "gemm") && t.split == 3 && t.unit == 64 && !t.out, "f16 64x64x4096 -> f32: line %d, %s",
+       row ? row->line : 0, buf);
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("f16"), F("f16"), F("f16"), 0, 64, 64, 4096, &t, &row, err, sizeof err);
+    ok(rc == 0 && row && !strcmp(row->d, "f16") && t.out == F("f16"), "f16 output: the d=f16 row, rounded to f16");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("f16"), F("f16"), NULL, 0, 4, 4, 4096, &t, &row, err, sizeof err);
+    ok(rc == 0 && !row && !strcmp(t.leaf, "h100") && t.split == 1 && t.chunk == 0, "a shape not listed: the plain model, one chain");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("e4m3"), F("e4m3"), NULL, 0, 4, 4, 512, &t, &row, err, sizeof err);
+    ok(rc == 0 && !row && t.chunk == 128, "fp8 not listed, no fast accumulation: promotion every 128");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("e4m3"), F("e4m3"), NULL, 1, 4, 4, 512, &t, &row, err, sizeof err);
+    ok(rc == 0 && !row && t.chunk == 0, "fp8 not listed, fast accumulation: one chain");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("e4m3"), F("e4m3"), NULL, 1, 64, 64, 4096, &t, &row, err, sizeof err);
+    ok(rc == 0 && row && row->fast == 1 && t.chunk == 0, "fp8 listed with fast accumulation: the fast=1 row");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("f32"), F("f32"), NULL, 0, 4, 4, 512, &t, &row, err, sizeof err);
+    ok(rc == 0 && !row && !strcmp(t.leaf, "fma-seq"), "f32 inputs not listed: fma-seq (SIMT)");
+    rc = fpemu_sumtree_resolve(&tab, "h100", F("f16"), F("f16"), NULL, 1, 64, 64, 4096, &t, &row, err, sizeof err);
+    ok(rc == -1 && strstr(err, "fp8 inputs"), "fast accumulation with f16 inputs refused: %s", err);
+    rc = fpemu_sumtree_resolve(&tab, "a100", F("f16"), F("f16"), NULL, 0, 64, 64, 4096, &t, &row, err, sizeof err);
+    ok(rc == -1 && strstr(err, "models h100") && strstr(err, "a100"), "a row of another device refused: %s", err);
+    rc = fpemu_sumtree_resolve(&tab, "a100", F("f16"), F("f16"), NULL, 0, 4, 4, 4096, &t, &row, err, sizeof err);
+    ok(rc == 0 && !row && !strcmp(t.leaf, "a100"), "a shape not listed: the plain model of the model given");
+    fpemu_sumtree_table_free(&tab);
+}
+
 /* The offline fit on pair answers alone, in the recorded design (A all ones,
  * B 2^-12 with +-2^15): the known tree is among the trees that explain every
  * answer, and the fit says whether the pairs alone pin it down. */
@@ -350,6 +399,7 @@ static void offline(const char *tree, int k, const char *label) {
 
 int main(void) {
     text_and_tables();
+    builtin_and_resolve();
 
     /* the GEMM path against the per-output path */
     gemm_equals_dot("leaf=h100 split=3 unit=64", "f16", NULL, 7, 5, 300, 0);
