@@ -15,6 +15,7 @@
 #include "mma.h"
 #include "internal.h"
 #include "recipe.h"
+#include "sumtree.h"
 
 
 const char *fpemu_version(void) { return FPEMU_VERSION; }
@@ -127,6 +128,18 @@ struct fpemu_gemmer {
     fpemu_gemm_stats st;
     int have;
     char err[512];
+    /* algo=cublas (docs/cublas.md): the call's tree from a table */
+    char *model;                /* as given to fpemu_gemmer_new (the plain model's leaf) */
+    int cublas, fast_accum;
+    int tuned;                  /* promote or a model parameter was set: not a library call's tree */
+    int cM, cN, cK;             /* call_shape; cK = 0: none (the matrices are the call) */
+    char *table_path;           /* NULL: the table built into the library */
+    fpemu_sumtree_table tab;
+    int have_tab;
+    /* what the last run with algo=cublas used */
+    int resolved;               /* 0 no such run, 1 a table row, 2 not listed: the plain model */
+    int row_line;
+    char row_status[24], tree[400];
 };
 
 /* fail a gemmer call with a message in its error buffer */
@@ -148,10 +161,19 @@ fpemu_gemmer *fpemu_gemmer_new(const char *model, const char *afmt, const char *
         free(g);
         return NULL;
     }
+    if (!(g->model = strdup(model))) {
+        emu__errf(err, errlen, "out of memory");
+        free(g);
+        return NULL;
+    }
     return g;
 }
 
-void fpemu_gemmer_free(fpemu_gemmer *g) { free(g); }
+void fpemu_gemmer_free(fpemu_gemmer *g) {
+    if (!g) return;
+    fpemu_sumtree_table_free(&g->tab);
+    free(g->model), free(g->table_path), free(g);
+}
 const char *fpemu_gemmer_error(const fpemu_gemmer *g) { return g ? g->err : "no gemmer"; }
 
 int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
@@ -166,6 +188,38 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
     } else if (!strcmp(key, "promote")) {
         if (parse_int(value, 0, 1L << 30, &v)) return gfail(g, "expected a non-negative integer (at most 2^30)");
         g->cfg.promote = (int)v;
+        g->tuned = 1;
+    } else if (!strcmp(key, "algo")) {
+        if (strcmp(value, "plain") && strcmp(value, "cublas")) return gfail(g, "expected plain or cublas");
+        if (!strcmp(value, "cublas") && !g->have_tab) {
+            if (fpemu_sumtree_table_builtin(&g->tab, g->err, sizeof g->err)) return -1;
+            g->have_tab = 1;
+        }
+        g->cublas = value[0] == 'c';
+    } else if (!strcmp(key, "fast_accum")) {
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        g->fast_accum = (int)v;
+    } else if (!strcmp(key, "call_shape")) {
+        int m, n, k;
+        char extra;
+        if (!*value || !strcmp(value, "none")) g->cM = g->cN = g->cK = 0;
+        else if (sscanf(value, "%dx%dx%d%c", &m, &n, &k, &extra) != 3 || m < 1 || n < 1 || k < 1 || m > 1 << 24 ||
+                 n > 1 << 24 || k > 1 << 24)
+            return gfail(g, "expected MxNxK (e.g. 64x64x4096; at most 2^24 each), or none");
+        else g->cM = m, g->cN = n, g->cK = k;
+    } else if (!strcmp(key, "table")) {
+        /* a table file, read now (its errors name the file and line); "" or "builtin": the library's copy */
+        fpemu_sumtree_table t;
+        int builtin = !*value || !strcmp(value, "builtin");
+        char *path = builtin ? NULL : strdup(value);
+        if (!builtin && !path) return gfail(g, "out of memory");
+        if (builtin ? fpemu_sumtree_table_builtin(&t, g->err, sizeof g->err) : fpemu_sumtree_table_read(&t, value, g->err, sizeof g->err)) {
+            free(path);
+            return -1;
+        }
+        fpemu_sumtree_table_free(&g->tab);
+        free(g->table_path);
+        g->tab = t, g->have_tab = 1, g->table_path = path;
     } else if (!strcmp(key, "threads")) {
         if (parse_int(value, 0, 64, &v)) return gfail(g, "expected an integer in [0, 64]");
         g->cfg.nthreads = (int)v;
@@ -199,12 +253,75 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
         }
     } else {
         if (fpemu_mma_model_set(&g->cfg.model, key, value, g->err, sizeof g->err)) return -1;
+        g->tuned = 1;
     }
     return 0;
 }
 
+int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t len) {
+    if (!g || !key) return -1;
+    char num[80];
+    const char *v;
+    if (!strcmp(key, "algo")) v = g->cublas ? "cublas" : "plain";
+    else if (!strcmp(key, "fast_accum")) v = g->fast_accum ? "1" : "0";
+    else if (!strcmp(key, "call_shape")) {
+        if (g->cK) snprintf(num, sizeof num, "%dx%dx%d", g->cM, g->cN, g->cK);
+        else num[0] = 0;
+        v = num;
+    } else if (!strcmp(key, "table")) v = g->table_path ? g->table_path : g->have_tab ? "builtin" : "";
+    else if (!strcmp(key, "table_name")) v = g->have_tab ? g->tab.name : "";
+    else if (!strcmp(key, "stands_for")) v = g->have_tab ? g->tab.stands_for : "";
+    else if (!strcmp(key, "resolved")) v = g->resolved == 1 ? "table" : g->resolved == 2 ? "plain" : "";
+    else if (!strcmp(key, "table_line")) {
+        if (g->resolved == 1) snprintf(num, sizeof num, "%d", g->row_line);
+        else num[0] = 0;
+        v = num;
+    } else if (!strcmp(key, "row_status")) v = g->resolved == 1 ? g->row_status : "";
+    else if (!strcmp(key, "tree")) v = g->resolved ? g->tree : "";
+    else return -1;
+    return snprintf(buf, len, "%s", v);
+}
+
 static int gemm_sizes(fpemu_gemmer *g, int M, int N, int K) {
     if (M < 0 || N < 0 || K < 0) return gfail(g, "negative size (M %d, N %d, K %d)", M, N, K);
+    return 0;
+}
+
+/* algo=cublas: what the call needs (what `fpemu gemm --algo cublas`
+ * refuses), then its tree (fpemu_sumtree_resolve) bound to the formats into
+ * *bd; the row used, or the fallback, is kept for fpemu_gemmer_get. */
+static int cublas_tree(fpemu_gemmer *g, int M, int N, int K, fpemu_sumtree_bound *bd) {
+    g->resolved = 0;
+    if (g->cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE || g->tuned)
+        return gfail(g, "algo cublas takes unscaled inputs and the table's tree: no scaling, promote or model parameters");
+    if (g->cK && (g->cK != K || g->cM < M || g->cN < N))
+        return gfail(g, "call_shape %dx%dx%d: the matrices (%d x %d x %d) must be rows and columns of that call (the same K)", g->cM,
+                     g->cN, g->cK, M, N, K);
+    fpemu_sumtree tree;
+    const fpemu_sumtree_row *row;
+    if (fpemu_sumtree_resolve(&g->tab, g->model, g->cfg.afmt, g->cfg.bfmt, g->cfg.outfmt, g->fast_accum, g->cK ? g->cM : M,
+                              g->cK ? g->cN : N, K, &tree, &row, g->err, sizeof g->err) ||
+        fpemu_sumtree_bind(bd, &tree, g->cfg.afmt, g->cfg.bfmt, g->err, sizeof g->err))
+        return -1;
+    g->resolved = row ? 1 : 2;
+    g->row_line = row ? row->line : 0;
+    snprintf(g->row_status, sizeof g->row_status, "%s", row ? row->status : "");
+    fpemu_sumtree_format(&tree, g->tree, sizeof g->tree);
+    return 0;
+}
+
+/* The options of algo cublas are refused under algo plain, as `fpemu gemm` does. */
+static int plain_options(fpemu_gemmer *g) {
+    if (g->fast_accum || g->cK || g->table_path)
+        return gfail(g, "%s goes with algo cublas", g->fast_accum ? "fast_accum" : g->cK ? "call_shape" : "table");
+    return 0;
+}
+
+/* D from codes through the tree (the bound tree, c = C in the epilogue). */
+static int cublas_run(fpemu_gemmer *g, const fpemu_sumtree_bound *bd, int M, int N, int K, const uint64_t *A, const uint64_t *B,
+                      const float *C, float *D) {
+    if (fpemu_sumtree_gemm_codes(bd, M, N, K, A, B, C, g->cfg.nthreads, D, g->err, sizeof g->err)) return -1;
+    g->have = 1;
     return 0;
 }
 
@@ -215,6 +332,23 @@ int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, c
     if (gemm_sizes(g, M, N, K)) return -1;
     if (M && N && !D) return gfail(g, "no output array D given");
     if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
+    if (g->cublas) {
+        /* values cast to the element formats (scaling none), as `fpemu gemm --algo cublas` */
+        fpemu_sumtree_bound bd;
+        if (cublas_tree(g, M, N, K, &bd)) return -1;
+        memset(&g->st, 0, sizeof g->st);
+        uint64_t *Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1)), *Bc = malloc(sizeof(uint64_t) * ((size_t)K * N + 1));
+        int rc = -1;
+        if (!Ac || !Bc) gfail(g, "out of memory");
+        else if (!fpemu_gemm_quantize_f32(&g->cfg.scaling, g->cfg.afmt, M, K, A, 0, g->cfg.sat, NULL, Ac, NULL, NULL, NULL, NULL,
+                                          &g->st.a, g->err, sizeof g->err) &&
+                 !fpemu_gemm_quantize_f32(&g->cfg.scaling, g->cfg.bfmt, K, N, B, 0, g->cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL,
+                                          &g->st.b, g->err, sizeof g->err))
+            rc = cublas_run(g, &bd, M, N, K, Ac, Bc, C, D);
+        free(Ac), free(Bc);
+        return rc;
+    }
+    if (plain_options(g)) return -1;
     if (fpemu_gemm_check(&g->cfg, M, N, K, K, 0, N, 0, N, N, g->err, sizeof g->err)) return -1;
     if (fpemu_gemm_f32(&g->cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &g->st)) return gfail(g, "gemm failed (out of memory?)");
     g->have = 1;
@@ -240,6 +374,13 @@ int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t 
                              i / cols[w], i % cols[w], (unsigned long long)xs[w][i], (unsigned long long)xs[w][i], fs[w]->name,
                              fs[w]->bits + fs[w]->pad, (unsigned long long)max);
     }
+    if (g->cublas) {
+        fpemu_sumtree_bound bd;
+        if (cublas_tree(g, M, N, K, &bd)) return -1;
+        memset(&g->st, 0, sizeof g->st);
+        return cublas_run(g, &bd, M, N, K, A, B, C, D);
+    }
+    if (plain_options(g)) return -1;
     if (fpemu_gemm_check(&g->cfg, M, N, K, K, 0, N, 0, N, N, g->err, sizeof g->err)) return -1;
     if (fpemu_gemm_codes(&g->cfg, M, N, K, A, B, C, NULL, NULL, NULL, 0, D, &g->st)) return gfail(g, "gemm failed (out of memory?)");
     g->have = 1;

@@ -170,9 +170,37 @@ const char *fpemu_gemmer_error(const fpemu_gemmer *g);
  *            "" or "none": D as computed
  *   threads  0 (every online CPU) to 64; results never depend on it
  *   sat      0 or 1: saturating casts under scaling none (default 1)
+ *   algo     plain (default: the model, one chain over K) or cublas: the
+ *            summation tree PyTorch's cuBLAS call used for these formats,
+ *            output format (outfmt, f32 when unset) and shape, from the
+ *            table; a shape the table does not list gets the plain model
+ *            (fpemu_gemmer_get's "resolved" says which). What `fpemu gemm
+ *            --algo cublas` computes, bit for bit (docs/cublas.md). Takes
+ *            scaling none and no promote or model parameter.
+ *   fast_accum  0 or 1: fp8 inputs, torch._scaled_mm's use_fast_accum
+ *   call_shape  MxNxK: A and B are rows and columns of a call of that shape
+ *            (the same K), whose tree is used; "" or "none": the matrices
+ *            are the call
+ *   table    a table file (read when set: its errors name the file and
+ *            line); "" or "builtin": the library's copy of
+ *            emu/cublas-h200.txt (the default)
  *   anything else: a model parameter (fpemu_mma_model_set, `--set K=V`)
+ * fast_accum, call_shape and table go with algo cublas: a run under algo
+ * plain with one of them set is refused.
  * 0, or -1 with a message (the configuration unchanged). */
 int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value);
+/* The value of an option, or what the last run used, as text (snprintf
+ * semantics: the length of the value; -1 for an unknown key):
+ *   algo, fast_accum, call_shape ("" when unset), table ("builtin", a
+ *   path, or "" before algo cublas is set), table_name and stands_for (the
+ *   table's header lines);
+ *   resolved    after a run under algo cublas: "table" (a row gave the
+ *               tree) or "plain" (the shape is not listed: the plain
+ *               model); "" otherwise
+ *   table_line, row_status  the row's line in the table and what it was
+ *               checked against ("" unless resolved is "table")
+ *   tree        the tree the run used, in sumtree.h's text form. */
+int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t len);
 /* D (M x N) = A (M x K) x B (K x N) (+ C, M x N, may be NULL), all
  * row-major f32; A and B are quantised per the recipe. 0, or -1 with a
  * message (fpemu_gemm_check's, or out of memory). */

@@ -9,6 +9,7 @@ the shared library is found.
 """
 from ._core import (
     ML_DTYPES_FORMATS,
+    CublasFallbackWarning,
     FpemuError,
     api_version,
     cast,
@@ -25,6 +26,6 @@ from ._core import (
 __version__ = version()
 
 __all__ = [
-    "FpemuError", "version", "api_version", "library_path", "formats", "format_info", "ml_dtype",
+    "FpemuError", "CublasFallbackWarning", "version", "api_version", "library_path", "formats", "format_info", "ml_dtype",
     "ML_DTYPES_FORMATS", "cast", "cast_stats", "gemm", "mma_dot", "__version__",
 ]

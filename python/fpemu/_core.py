@@ -7,6 +7,7 @@ over elements in Python."""
 import ctypes
 import json
 import numbers
+import warnings
 
 import numpy as np
 
@@ -16,6 +17,12 @@ from . import _native as N
 class FpemuError(ValueError):
     """A refused argument or input; the message is the library's, with the
     option it came from named in front where there is one."""
+
+
+class CublasFallbackWarning(UserWarning):
+    """gemm(algo="cublas"): the call's formats and shape are not in the tree
+    table, so the plain model (one chain over K) computed it, as `fpemu gemm
+    --algo cublas` says on standard error."""
 
 
 def _b(s):
@@ -377,6 +384,16 @@ class _Gemmer(_Handle):
         if N.gemmer_set(self.h, _b(key), _b(_text(value))):
             raise FpemuError("%s %r: %s" % (key, value, N.gemmer_error(self.h).decode()))
 
+    def get(self, key):
+        buf = ctypes.create_string_buffer(1024)
+        n = N.gemmer_get(self.h, _b(key), buf, len(buf))
+        if n < 0:
+            raise FpemuError("gemmer: unknown key %r" % (key,))
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            N.gemmer_get(self.h, _b(key), buf, len(buf))
+        return buf.value.decode()
+
     def stats(self):
         out = {}
         for k in _keys(N.gemmer_stat_key):
@@ -404,8 +421,21 @@ def _own_codes(x, own):
     return x.view(np.dtype("u%d" % x.dtype.itemsize)).astype(np.uint64)
 
 
+def _call_shape(v):
+    """call_shape as the library spells it: 'MxNxK' from a string or (M, N, K)."""
+    if isinstance(v, str):
+        return v
+    try:
+        m, n, k = v
+        if all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in (m, n, k)):
+            return "%dx%dx%d" % (m, n, k)
+    except (TypeError, ValueError):
+        pass
+    raise FpemuError("call_shape: expected 'MxNxK' or (M, N, K), got %r" % (v,))
+
+
 def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, outfmt=None, c=None, threads=0,
-         sat=True, set=None, return_stats=False):
+         sat=True, set=None, return_stats=False, algo="plain", fast_accum=False, call_shape=None, table=None):
     """D = A x B (+ C) through the emulated GEMM, as `fpemu gemm` computes it.
 
     a (M x K) and b (K x N): float arrays of values (float64 is rounded to
@@ -417,7 +447,18 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     bfmt to b's; a given afmt is bfmt's default, as in `fpemu gemm`.
     promote=None keeps the recipe's (blockwise: 128). set: model parameters
     ({"nfrac": 25}, `fpemu gemm --set`). Returns D as float32 (M x N), with
-    return_stats=True (D, telemetry dict)."""
+    return_stats=True (D, telemetry dict).
+
+    algo="cublas": the summation tree PyTorch's cuBLAS call used for these
+    formats, outfmt (f32 when None) and shape, from the tree table (table: a
+    file; None: the library's built-in copy of emu/cublas-h200.txt), as
+    `fpemu gemm --algo cublas` (docs/cublas.md): unscaled inputs, no promote
+    or set. fast_accum: fp8 inputs, torch._scaled_mm(use_fast_accum=True).
+    call_shape 'MxNxK' or (M, N, K): a and b are rows and columns of a call
+    of that shape (the same K), whose tree is used. A shape the table does
+    not list gets the plain model and a CublasFallbackWarning; the telemetry
+    dict (return_stats=True) says which under "cublas": {"resolved":
+    "table" or "plain", "table", "table_line", "row_status", "tree"}."""
     ka, A, fa_own = _operand(a, "a")
     kb, B, fb_own = _operand(b, "b")
     if A.ndim != 2 or B.ndim != 2:
@@ -435,6 +476,14 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     lim = (1 << 31) - 65
     if max(M, Nn, K) > lim:
         raise FpemuError("gemm: matrices too large")
+    if algo not in ("plain", "cublas"):
+        raise FpemuError("algo %r: expected 'plain' or 'cublas'" % (algo,))
+    cublas = algo == "cublas"
+    if not cublas and (fast_accum or call_shape is not None or table is not None):
+        raise FpemuError("gemm: %s goes with algo='cublas'"
+                         % ("fast_accum" if fast_accum else "call_shape" if call_shape is not None else "table"))
+    if cublas and N.gemmer_get is None:
+        raise FpemuError("gemm: algo='cublas' needs a libfpemu with fpemu_gemmer_get (the loaded %s is older)" % N.path)
     g = _Gemmer(model, afmt, bfmt)
     if scaling is not None:
         g.set("scaling", scaling)
@@ -446,6 +495,13 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
         g.set("outfmt", outfmt)
     for k, v in (set or {}).items():
         g.set(k, v)
+    if cublas:
+        if table is not None:
+            g.set("table", str(table))
+        g.set("algo", "cublas")
+        g.set("fast_accum", bool(fast_accum))
+        if call_shape is not None:
+            g.set("call_shape", _call_shape(call_shape))
     a_match = ka == "own" and _canon(fa_own) == _canon(afmt)
     b_match = kb == "own" and _canon(fb_own) == _canon(bfmt)
     use_codes = "int" in (ka, kb) or (a_match and b_match and scaling in (None, "none"))
@@ -473,8 +529,21 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
         rc = N.gemmer_run_f32(g.h, M, Nn, K, Af.ctypes.data, Bf.ctypes.data, cp, D.ctypes.data)
     if rc:
         raise FpemuError(N.gemmer_error(g.h).decode())
+    info = None
+    if cublas:
+        info = {k: g.get(k) for k in ("resolved", "table", "table_name", "table_line", "row_status", "tree")}
+        info["table_line"] = int(info["table_line"]) if info["table_line"] else None
+        if info["resolved"] != "table":
+            shape = g.get("call_shape") or "%dx%dx%d" % (M, Nn, K)
+            warnings.warn("gemm: algo='cublas': the call %s (%s x %s -> %s%s) is not in the table %s: the plain model, "
+                          "one chain over K: %s" % (shape, _canon(afmt), _canon(bfmt), _canon(outfmt) if outfmt else "f32",
+                                                    ", fast accum" if fast_accum else "", info["table_name"], info["tree"]),
+                          CublasFallbackWarning, stacklevel=2)
     if return_stats:
-        return D, g.stats()
+        st = g.stats()
+        if info is not None:
+            st["cublas"] = info
+        return D, st
     return D
 
 

@@ -136,3 +136,5 @@ def _optional(name, restype, *argtypes):
 
 # TE DelayedScaling's scale from an amax (fmt, amax, margin, prev, *scale, err, errlen)
 delayed_scale = _optional("fpemu_api_delayed_scale", I, S, D, D, D, _c.POINTER(D), _c.c_char_p, SZ)
+# a gemmer's options and what its last run used, as text (algo=cublas: the table row or the fallback)
+gemmer_get = _optional("fpemu_gemmer_get", I, P, S, _c.c_char_p, SZ)

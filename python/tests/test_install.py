@@ -2,7 +2,7 @@
 """`pip install ./python` for real: into a fresh virtual environment, then
 the package imported from a folder outside the repository, where it must
 load the libfpemu it bundled (no $FPEMU_LIBRARY, no source tree on the
-path).
+path), whose built-in tree table serves gemm(algo="cublas").
 
 No download: the new environment sees this interpreter's packages (NumPy,
 setuptools) through a .pth file, its own old setuptools is removed, and pip
@@ -36,14 +36,17 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     env.pop("FPEMU_BUILD")
     probe = ("import json, numpy as np, fpemu; print(json.dumps([fpemu.__file__, fpemu.library_path(), fpemu.version(), "
              "fpemu.cast(np.array([464.0, 1e-6], np.float32), 'e4m3').tolist(), "
-             "fpemu.cast_stats([1.0, 70000.0], 'e5m2')['overflow']]))")
+             "fpemu.cast_stats([1.0, 70000.0], 'e5m2')['overflow'], "
+             "fpemu.gemm(np.ones((64, 4096), np.float16), np.ones((4096, 64), np.float16), algo='cublas', "
+             "return_stats=True)[1]['cublas']['table_line']]))")
     r = subprocess.run([py, "-c", probe], capture_output=True, text=True, env=env, cwd=away)
     assert r.returncode == 0, r.stderr
-    file, lib, ver, vals, ovf = json.loads(r.stdout)
+    file, lib, ver, vals, ovf, line = json.loads(r.stdout)
     pkg = site / "fpemu"
     assert Path(file) == pkg / "__init__.py"
     assert Path(lib) == pkg / "_lib" / "libfpemu.so"
     built = Path(os.environ.get("FPEMU_BUILD") or ROOT / "build") / ("libfpemu.so." + ver)
     assert Path(lib).read_bytes() == built.read_bytes()
     assert vals == [448.0, 0.0] and ovf == 1
+    assert line == 24  # algo='cublas' away from the repository: the table built into the library
     assert not str(Path(file)).startswith(str(ROOT))
