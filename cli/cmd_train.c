@@ -1144,6 +1144,27 @@ int cmd_train(int argc, char **argv) {
     json_str(&js, s->policy);
     sb_printf(&js, ",\n  \"gemm_backend\": ");
     json_str(&js, trn_gemm_backend());
+    /* mma_algo=cublas: which tensor-core GEMM calls took a tree from the
+     * table and which fell back to the plain model (absent under plain) */
+    trn_gemm_calls groups[TRN_GEMM_CALLS_MAX];
+    long from_table = 0, plain = 0;
+    int ngroups = trn_gemm_call_groups(run, groups, TRN_GEMM_CALLS_MAX, &from_table, &plain);
+    if (ngroups >= 0) {
+        sb_printf(&js, ",\n  \"gemm_algo\": {\n    \"algo\": \"cublas\",\n    \"table\": ");
+        json_str(&js, trn_gemm_table_name(run));
+        sb_printf(&js, ",\n    \"calls_from_table\": %ld,\n    \"calls_plain\": %ld,\n    \"shapes\": [", from_table, plain);
+        for (int g = 0; g < ngroups; g++) {
+            sb_printf(&js, "%s\n      {\"a\": ", g ? "," : "");
+            json_str(&js, groups[g].a);
+            sb_printf(&js, ", \"b\": ");
+            json_str(&js, groups[g].b);
+            sb_printf(&js, ", \"m\": %d, \"n\": %d, \"k\": %d, \"table_line\": ", groups[g].M, groups[g].N, groups[g].K);
+            if (groups[g].table_line) sb_printf(&js, "%d", groups[g].table_line);
+            else sb_printf(&js, "null");
+            sb_printf(&js, ", \"calls\": %ld}", groups[g].calls);
+        }
+        sb_printf(&js, "%s]\n  }", ngroups ? "\n    " : "");
+    }
     sb_printf(&js, ",\n  \"seed\": %llu,\n  \"steps\": %llu,\n  \"parameters\": %zu,",
               (unsigned long long)trn_run_seed(run), steps, trn_param_count(run));
     json_source(&js, run, TRN_SRC_INIT, "init");

@@ -15,6 +15,7 @@
 #include "train_internal.h"
 #include "gemm_backend.h"
 #include "recipe.h"
+#include "sumtree.h"
 
 /* ---- the GEMM ---------------------------------------------------------------- */
 
@@ -28,6 +29,8 @@ typedef struct {
     float *D32;             /* the f32 result (M x N) of the low-precision GEMM */
     const fpemu_format *fa, *fb;
     int f64, f32;           /* native f64 / f32 GEMM, else the tensor-core model */
+    const fpemu_sumtree_bound *tree; /* mma_algo=cublas and the call's shape in the table: its tree */
+    const uint64_t *Bc;     /* then B's codes, K x N */
 } gemm_job;
 
 /* fma without a libm call: the exact sum p + c (p = a*b exact in f64)
@@ -83,6 +86,64 @@ static void native_sw(int f64, int m0, int m1, int N, int K, const double *A, co
     GEMM_LOOPS(fmaf_soft, fma)
 }
 
+/* mma_algo=cublas: D (rows x N, f32) = the tree over A's rows (values of
+ * fa, rows x K) and B's codes (K x N). 0, or -1 out of memory. */
+static int tree_rows(const fpemu_sumtree_bound *bd, const fpemu_format *fa, int rows, int N, int K, const double *A,
+                     const uint64_t *Bc, float *D) {
+    uint64_t *Ac = malloc(sizeof *Ac * ((size_t)rows * K + 1));
+    if (!Ac) return -1;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    for (size_t i = 0; i < (size_t)rows * K; i++) Ac[i] = fpemu_from_double(fa, A[i], &ctx); /* exact: values of fa */
+    char err[300];
+    int rc = fpemu_sumtree_gemm_codes(bd, rows, N, K, Ac, Bc, NULL, 1, D, err, sizeof err);
+    free(Ac);
+    return rc;
+}
+
+/* mma_algo=cublas: the tree for this call (torch.mm's m = M, n = N, k = K;
+ * the output in f32, as the engine rounds it itself), bound into *bd, and
+ * B's codes (K x N, malloc'ed into *Bc); 0 when the table does not list
+ * the call (the plain model runs). Counts the call either way. 1, 0, or -1
+ * (r->gemm_failed or r->oom set). */
+static int cublas_call(trn_run *r, int M, int N, int K, const double *B, const fpemu_format *fa, const fpemu_format *fb,
+                       fpemu_sumtree_bound *bd, uint64_t **Bc) {
+    fpemu_sumtree tree;
+    const fpemu_sumtree_row *row;
+    char err[400];
+    if (fpemu_sumtree_resolve(r->cublas_tab, r->cfg.mma, fa, fb, NULL, 0, M, N, K, &tree, &row, err, sizeof err)) {
+        r->gemm_failed = 1; /* trn_open checked the table's device: not reached */
+        return -1;
+    }
+    int line = row ? row->line : 0, g;
+    for (g = 0; g < r->ncalls; g++) {
+        const trn_gemm_calls *c = &r->calls[g];
+        if (c->M == M && c->N == N && c->K == K && !strcmp(c->a, fa->name) && !strcmp(c->b, fb->name)) break;
+    }
+    if (g == r->ncalls && g < TRN_GEMM_CALLS_MAX) r->calls[r->ncalls++] = (trn_gemm_calls){fa->name, fb->name, M, N, K, line, 0};
+    if (g < r->ncalls) r->calls[g].calls++;
+    if (!row) {
+        r->calls_plain++;
+        return 0;
+    }
+    r->calls_table++;
+    if (fpemu_sumtree_bind(bd, &tree, fa, fb, err, sizeof err)) {
+        r->gemm_failed = 1; /* the table's rows bind when it is read: not reached */
+        return -1;
+    }
+    uint64_t *c = malloc(sizeof *c * ((size_t)K * N + 1));
+    if (!c) {
+        r->oom = 1;
+        return -1;
+    }
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) c[(size_t)k * N + n] = fpemu_from_double(fb, B[(size_t)n * K + k], &ctx); /* exact */
+    *Bc = c;
+    return 1;
+}
+
 static void gemm_rows(const gemm_job *j) {
     if (j->f64 || j->f32) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -97,10 +158,19 @@ static void gemm_rows(const gemm_job *j) {
     size_t rows = (size_t)(j->m1 - j->m0), N = (size_t)j->N;
     float *a = j->A32 + (size_t)j->m0 * j->K, *d = j->D32 + (size_t)j->m0 * N;
     const double *A = j->A + (size_t)j->m0 * j->K;
-    for (size_t i = 0; i < rows * (size_t)j->K; i++) a[i] = (float)A[i]; /* exact: values of fa */
-    if (trn__gemm_lowp(j->r->cfg.mma, j->fa, j->fb, j->m1 - j->m0, j->N, j->K, a, j->B32, d)) {
-        j->r->gemm_failed = 1; /* reported by trn_step */
-        return;
+    if (j->tree) {
+        /* the call's tree over these rows: each output depends only on its
+         * row, its column and the tree, so the split into jobs changes nothing */
+        if (tree_rows(j->tree, j->fa, (int)rows, j->N, j->K, A, j->Bc, d)) {
+            j->r->gemm_failed = 1; /* reported by trn_step */
+            return;
+        }
+    } else {
+        for (size_t i = 0; i < rows * (size_t)j->K; i++) a[i] = (float)A[i]; /* exact: values of fa */
+        if (trn__gemm_lowp(j->r->cfg.mma, j->fa, j->fb, j->m1 - j->m0, j->N, j->K, a, j->B32, d)) {
+            j->r->gemm_failed = 1; /* reported by trn_step */
+            return;
+        }
     }
     double *C = j->C + (size_t)j->m0 * N;
     for (size_t i = 0; i < rows * N; i++) C[i] = d[i];
@@ -132,12 +202,20 @@ void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B
         if (!w) return; /* r->oom: reported by trn_step / trn_eval */
         A32 = w; B32 = w + (size_t)M * K; D32 = w + (size_t)M * K + (size_t)N * K;
     }
+    fpemu_sumtree_bound bd, *tree = NULL;
+    uint64_t *Bc = NULL;
+    if (!f64 && !f32 && r->cublas_tab) {
+        int got = cublas_call(r, M, N, K, B, fa, fb, &bd, &Bc);
+        if (got < 0) return;
+        if (got) tree = &bd;
+    }
     int T = r->threads;
     double work = (double)M * N * K;
     if (T > M) T = M;
     if (T <= 1 || work < 65536) {
-        gemm_job j = {r, M, N, K, 0, M, A, B, C, A32, B32, D32, fa, fb, f64, f32};
+        gemm_job j = {r, M, N, K, 0, M, A, B, C, A32, B32, D32, fa, fb, f64, f32, tree, Bc};
         gemm_rows(&j);
+        free(Bc);
         return;
     }
     /* Rows split across threads: each output element is computed by the
@@ -147,11 +225,12 @@ void trn__gemm(trn_run *r, int M, int N, int K, const double *A, const double *B
     if (T > 64) T = 64;
     for (int t = 0; t < T; t++) {
         jobs[t] = (gemm_job){r, M, N, K, (int)((long)M * t / T), (int)((long)M * (t + 1) / T), A, B, C, A32, B32, D32,
-                             fa, fb, f64, f32};
+                             fa, fb, f64, f32, tree, Bc};
         if (t && pthread_create(&th[t], NULL, gemm_thread, &jobs[t]) != 0) { gemm_rows(&jobs[t]); th[t] = 0; }
     }
     gemm_rows(&jobs[0]);
     for (int t = 1; t < T; t++) if (th[t]) pthread_join(th[t], NULL);
+    free(Bc);
 }
 
 /* ---- scaling recipes: the policy's choice, emu's arithmetic ---------------------- */

@@ -91,6 +91,9 @@ static const key_def keys[] = {
     {"checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 1e9, NULL, "checkpoint every N steps (0: never)"},
     /* choices NULL: validated by the library (a preset of emu/mma.c's table, or a preset file) */
     {"mma", K_ENUM, OFF(mma), 0, 0, NULL, "tensor-core model of the low-precision GEMMs (a preset or a preset file)"},
+    {"mma_algo", K_ENUM, OFF(mma_algo), 0, 0, "plain|cublas",
+     "the tensor-core GEMMs' summation over K: plain (one chain) or cublas (the tree PyTorch's cuBLAS call used, "
+     "emu/cublas-h200.txt; the plain model for shapes not listed)"},
     {"scaler", K_ENUM, OFF(scaler), 0, 0, "dynamic|static|none", "loss scaling"},
     {"init_scale", K_DOUBLE, OFF(init_scale), 1e-30, 3.4e38, NULL, "GradScaler init_scale"},
     {"growth_factor", K_DOUBLE, OFF(growth_factor), 1, 1e6, NULL, "GradScaler growth_factor"},
@@ -173,6 +176,7 @@ int trn_settings_init(trn_settings *s, const char *model, const char *policy, ch
     s->eval_every = 50; s->tensors_every = 10; s->checkpoint_every = 0;
     /* MX block scaling exists on Blackwell (sm_100) */
     strcpy(s->mma, pol->recipe == RECIPE_MX ? "b200" : "h100");
+    strcpy(s->mma_algo, "plain");
     snprintf(s->scaler, sizeof s->scaler, "%s", pol->scaler);
     s->init_scale = 65536.0; s->growth_factor = 2.0; s->backoff_factor = 0.5; s->growth_interval = 2000;
     s->loss_scale = 1.0;
@@ -300,6 +304,10 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
     if (pol->msamp && !s->fp8_head) {
         snprintf(err, errlen, "fp8_head=0 with %s: MS-AMP converts every Linear layer, the head included (its weights, "
                  "gradients and GEMMs are all scaled tensors)", pol->name);
+        return -1;
+    }
+    if (!strcmp(s->numerics, "torch-cuda") && !strcmp(s->mma_algo, "cublas")) {
+        snprintf(err, errlen, "mma_algo=cublas goes with numerics=fpemu (numerics=torch-cuda models its GEMMs itself)");
         return -1;
     }
     if (!strcmp(s->numerics, "torch-cuda")) {

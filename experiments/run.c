@@ -7,8 +7,37 @@
 #include <string.h>
 #include "train_internal.h"
 #include "gemm_backend.h"
+#include "mma.h"
+#include "sumtree.h"
 
 static const fpemu_format *fmt(const char *name) { return fpemu_format_get(name, NULL, 0); }
+
+/* mma_algo=cublas: the library's built-in tree table, whose trees must be
+ * of this run's tensor-core model (the rows' leaves are the device the
+ * table was fitted on; a reference leaf such as fma-seq goes with any). */
+static int cublas_open(trn_run *r, char *err, size_t errlen) {
+    char e[400];
+    fpemu_sumtree_table *t = calloc(1, sizeof *t);
+    if (!t) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (fpemu_sumtree_table_builtin(t, e, sizeof e)) {
+        snprintf(err, errlen, "mma_algo=cublas: %s", e);
+        free(t);
+        return -1;
+    }
+    for (int i = 0; i < t->nrows; i++) {
+        const char *leaf = t->rows[i].tree.leaf;
+        const fpemu_mma_preset_info *pi = fpemu_mma_preset_find(leaf);
+        if (strcmp(leaf, r->cfg.mma) && pi && !pi->reference) {
+            snprintf(err, errlen, "mma_algo=cublas: the table %s holds trees of %s's tensor cores (line %d); mma is %s "
+                     "(expected mma=%s)", t->name, leaf, t->rows[i].line, r->cfg.mma, leaf);
+            fpemu_sumtree_table_free(t);
+            free(t);
+            return -1;
+        }
+    }
+    r->cublas_tab = t;
+    return 0;
+}
 
 int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, size_t errlen) {
     *out = NULL;
@@ -49,7 +78,14 @@ int trn_open(trn_run **out, const trn_settings *s, uint64_t seed, char *err, siz
                 return -1;
             }
     }
-    if (trn__model_build(r, err, errlen)) { trn__model_free(r); free(r->layer_names); free(r->tel); free(r); return -1; }
+    if (!strcmp(s->mma_algo, "cublas") && cublas_open(r, err, errlen)) { free(r); return -1; }
+    if (trn__model_build(r, err, errlen)) {
+        trn__model_free(r);
+        free(r->layer_names); free(r->tel);
+        if (r->cublas_tab) fpemu_sumtree_table_free(r->cublas_tab);
+        free(r->cublas_tab); free(r);
+        return -1;
+    }
     r->params = calloc(r->nparams, sizeof(double));
     r->grads = calloc(r->nparams, sizeof(double));
     r->opt_m = calloc(r->nparams, sizeof(double));
@@ -94,6 +130,8 @@ void trn_close(trn_run *r) {
     free(r->layer_names); free(r->tel); free(r->recs); free(r->fscratch);
     free(r->param_set); free(r->init_params); free(r->order);
     free(r->src_path[0]); free(r->src_path[1]);
+    if (r->cublas_tab) fpemu_sumtree_table_free(r->cublas_tab);
+    free(r->cublas_tab);
     free(r);
 }
 
@@ -104,6 +142,15 @@ uint64_t trn_run_seed(const trn_run *r) { return r->seed; }
 size_t trn_param_count(const trn_run *r) { return r->nparams; }
 double trn_loss_scale(const trn_run *r) { return r->scaler.scale; }
 const char *trn_gemm_backend(void) { return trn__gemm_backend_name(); }
+const char *trn_gemm_table_name(const trn_run *r) { return r->cublas_tab ? r->cublas_tab->name : NULL; }
+
+int trn_gemm_call_groups(const trn_run *r, trn_gemm_calls *out, int max, long *table, long *plain) {
+    if (!r->cublas_tab) return -1;
+    for (int i = 0; i < r->ncalls && i < max; i++) out[i] = r->calls[i];
+    if (table) *table = r->calls_table;
+    if (plain) *plain = r->calls_plain;
+    return r->ncalls;
+}
 
 static void build_recs(trn_run *r) {
     r->rec_count = 0;

@@ -43,6 +43,10 @@ typedef struct trn_settings {
     long eval_every, tensors_every, checkpoint_every;
     /* tensor-core model for low-precision GEMMs */
     char mma[TRN_NAME_MAX];
+    /* plain (one chain over K) | cublas: the tree PyTorch's cuBLAS call used
+     * for the GEMM's formats and shape (emu/cublas-h200.txt), the plain
+     * model for shapes it does not list */
+    char mma_algo[TRN_NAME_MAX];
     /* loss scaling (torch.amp.GradScaler names) */
     char scaler[TRN_NAME_MAX];        /* dynamic | static | none */
     double init_scale, growth_factor, backoff_factor, loss_scale;
@@ -135,6 +139,25 @@ uint64_t trn_run_seed(const trn_run *r);
 size_t trn_param_count(const trn_run *r);
 /* Which GEMM runs the low-precision products (for summary.json). */
 const char *trn_gemm_backend(void);
+/* mma_algo=cublas: the tensor-core GEMM calls of this process's run so far
+ * (training and evaluation; a resumed run counts from where it resumed),
+ * grouped by input formats and shape: table_line is the tree table's row
+ * that gave the call's tree, 0 when the shape is not in the table (the
+ * plain model ran). Fills up to max groups, in order of first call, and
+ * returns how many there are (at most TRN_GEMM_CALLS_MAX; calls of further
+ * groups count in *table and *plain only). *table and *plain: all calls
+ * from the table and all that fell back. Returns -1 (nothing counted)
+ * under mma_algo=plain. */
+#define TRN_GEMM_CALLS_MAX 64
+typedef struct trn_gemm_calls {
+    const char *a, *b;                /* input formats (registry names) */
+    int M, N, K;                      /* C[M][N] = A[M][K] B[N][K]^T: torch.mm's m, n, k */
+    int table_line;                   /* 0: not in the table (the plain model) */
+    long calls;
+} trn_gemm_calls;
+int trn_gemm_call_groups(const trn_run *r, trn_gemm_calls *out, int max, long *table, long *plain);
+/* The tree table's name under mma_algo=cublas (NULL under plain). */
+const char *trn_gemm_table_name(const trn_run *r);
 /* Current loss scale / growth tracker (GradScaler state). */
 double trn_loss_scale(const trn_run *r);
 

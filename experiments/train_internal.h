@@ -133,6 +133,12 @@ struct trn_run {
     int oom;                       /* set by an allocation that failed (trn_open, trn_step, trn_eval report it) */
     int mx_native;                 /* the GEMM backend scales MX blocks inside the MMA */
     int fp8_unscaled;              /* fp8_scaling=none: fp8 casts with scale 1 */
+    /* mma_algo=cublas: the tree table (emu's built-in copy), and the
+     * tensor-core GEMM calls by formats and shape (trn_gemm_call_groups) */
+    struct fpemu_sumtree_table *cublas_tab;
+    trn_gemm_calls calls[TRN_GEMM_CALLS_MAX];
+    int ncalls;
+    long calls_table, calls_plain;
     /* tests: steps (1-based) whose gradients get an inf injected after backward */
     const long *inject_inf; int ninject_inf;
     /* numerics=torch-cuda: PyTorch's CUDA ops for the MLP models (torch_cuda.c) */
