@@ -20,7 +20,8 @@
 #include "internal.h"
 
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
-#define KTILE_F 128 /* the same for the f32 kernel: a B panel of 128 k (24 KiB) stays in L1 */
+#define KTILE_F 256 /* the same for the f32 and group kernels: a B panel of 256 k (48 KiB) mostly in L1, and half the
+                     * passes over the partial sums of 128 (2-6% at n = 2048) */
 #define ITILE 64   /* rows of a kernel call */
 
 static void seterr(char *err, size_t len, const char *msg) {
@@ -161,6 +162,13 @@ typedef struct {
     double *av, *ae;        /* M x K */
     double *bv, *be;        /* K x Np */
     int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
+    int f_split;            /* its blocks summed in two halves (f32_kernel_ok) */
+    int f_check;            /* the formats' range does not prove it exact: check the data's */
+    int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
+    int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
+    int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
+    float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
+    int32_t *gsae, *gsbe;   /* their alignment exponents */
     float *avf, *bvf;
     int32_t *aw;
     int16_t *bw;
@@ -181,6 +189,7 @@ static void qops_free(qops *q) {
     free(q->Ac), free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
     free(q->avf), free(q->aw), free(q->bvf), free(q->bw);
+    free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
     memset(q, 0, sizeof *q);
 }
 
@@ -203,6 +212,31 @@ static int decode_elem(const fpemu_mma_model *m, const fpemu_format *f, uint64_t
     return 0;
 }
 
+/* decode_elem for a format laid out as f32 with its low fraction bits cut
+ * (tf32: sign, 8 exponent bits of bias 127, subnormals, IEEE inf and NaN),
+ * from the bits, without the generic unpacking: the f32 kernel's packing of
+ * a 19-bit format, which has no decode table. */
+static int f32_layout(const fpemu_format *f) {
+    return f->container == 32 && f->ebits == 8 && f->bias == 127 && f->mbits + f->pad == 23 && f->bits == 32 - f->pad &&
+           f->is_signed && f->has_subnormals && f->inf == FPEMU_INF_IEEE && f->nan == FPEMU_NANS_IEEE;
+}
+static int decode_f32_layout(const fpemu_mma_model *m, const fpemu_format *f, uint64_t code, double *v, double *e) {
+    uint32_t u = (uint32_t)(emu__strip(f, code) << f->pad);
+    uint32_t ex = (u >> 23) & 0xFF;
+    if (ex == 0xFF) { *v = 0, *e = 0; return 1; } /* inf, NaN */
+    if (ex == 0 && ((u & 0x7FFFFF) == 0 || m->flush_subnormals)) {
+        *v = u >> 31 ? -0.0 : 0.0;
+        *e = m->zero_product ? ldexp(1.0, f->emin) : 0;
+        return 0;
+    }
+    float x;
+    memcpy(&x, &u, 4);
+    *v = x;
+    uint64_t eb = (uint64_t)((ex ? (int)ex - 127 : f->emin) + 1023) << 52; /* 2^E, E = the exponent or emin */
+    memcpy(e, &eb, 8);
+    return 0;
+}
+
 /* Alignment power of a scale code (its unbiased exponent, or emin). */
 static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
     fpemu_class k = fpemu_classify(f, code);
@@ -214,12 +248,64 @@ static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
     return ldexp(1.0, E);
 }
 
-static float get_a(const float *A, int lda, int transA, int i, int k) { return transA ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]; }
-static float get_b(const float *B, int ldb, int transB, int k, int j) { return transB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]; }
+/* One operand of quantise: its rows (A's, or B^T's) copied out of the
+ * caller's layout, their amax, and emu__quantize. */
+typedef struct {
+    const fpemu_gemm_scaling *s;
+    const fpemu_format *f;
+    const float *src;
+    int ld, trans, rows, K, tile, sat, isB;
+    emu_quant *o;
+    float amax;
+    int rc;
+} qside;
+
+/* fpemu_scaling_amax_f32(x, n, 1) with the loop over magnitudes as
+ * integers (they order as the values do; vectorised), and that function
+ * itself where a NaN is (the first NaN is the one it returns). */
+static float amax_of(const float *x, size_t n) {
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        u &= 0x7FFFFFFFu;
+        m = u > m ? u : m;
+    }
+    if (m > 0x7F800000u) return fpemu_scaling_amax_f32(x, n, 1);
+    float r;
+    memcpy(&r, &m, 4);
+    return r;
+}
+
+static void *quantise_side(void *arg) {
+    qside *d = arg;
+    int R = d->rows, K = d->K;
+    float *X = malloc(sizeof(float) * ((size_t)R * K + 1));
+    if (!X) { d->rc = -1; return NULL; }
+    /* a transposed copy (B^T of a row-major B, rows of a transposed A) goes
+     * 16 rows at a time, so that each source row is read in runs of 16 */
+    if (d->isB ? !d->trans : d->trans) {
+        for (int r0 = 0; r0 < R; r0 += 16) {
+            int r1 = r0 + 16 < R ? r0 + 16 : R;
+            for (int k = 0; k < K; k++)
+                for (int r = r0; r < r1; r++) X[(size_t)r * K + k] = d->src[(size_t)k * d->ld + r];
+        }
+    } else {
+        for (int r = 0; r < R; r++) memcpy(X + (size_t)r * K, d->src + (size_t)r * d->ld, sizeof(float) * (size_t)K);
+    }
+    d->amax = amax_of(X, (size_t)R * K);
+    d->rc = emu__quantize(d->s, d->f, R, K, X, d->tile, d->sat, NULL, d->o, NULL, 0);
+    free(X);
+    return NULL;
+}
+
+static int nthreads_of(const fpemu_gemm_config *cfg, int M);
 
 /* Quantise A (rows) and B (columns) per the recipe into codes and scales
  * (recipe.c emu__quantize: A as it is, B as its transpose), and the decode
- * factors per row of A and of B^T the dequantisation takes. */
+ * factors per row of A and of B^T the dequantisation takes. A here and B
+ * on a second thread where the GEMM has more than one (the two are
+ * independent: their own outputs and statistics). */
 static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                     const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
     const fpemu_gemm_scaling *s = &cfg->scaling;
@@ -227,15 +313,7 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     q->cfg = cfg, q->M = M, q->N = N, q->K = K;
     q->Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
     q->Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
-    float *Af = malloc(sizeof(float) * ((size_t)M * K + 1));
-    float *Bt = malloc(sizeof(float) * ((size_t)N * K + 1));
-    if (!q->Ac || !q->Btc || !Af || !Bt) { free(Af), free(Bt); return -1; }
-    for (int i = 0; i < M; i++)
-        for (int k = 0; k < K; k++) Af[(size_t)i * K + k] = get_a(A, lda, transA, i, k);
-    for (int j = 0; j < N; j++)
-        for (int k = 0; k < K; k++) Bt[(size_t)j * K + k] = get_b(B, ldb, transB, k, j);
-    st->amax_a = fpemu_scaling_amax_f32(Af, (size_t)M * K, 1);
-    st->amax_b = fpemu_scaling_amax_f32(Bt, (size_t)N * K, 1);
+    if (!q->Ac || !q->Btc) return -1;
     st->scale_a = st->scale_b = 1.0f;
     q->c_in_mma = cfg->promote == 0 && (s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_MX);
     /* B goes through as its transpose (N x K): its GIVEN scale is scale_b,
@@ -248,26 +326,34 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     int rows_dec = s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN ||
                    s->kind == FPEMU_GEMM_SCALING_ROWWISE || s->kind == FPEMU_GEMM_SCALING_BLOCKWISE;
     int dq = rows_dec || s->kind == FPEMU_GEMM_SCALING_NVFP4;
-    int rc = 0;
     q->nkb = 1, q->kb = K > 0 ? K : 1;
     if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE) q->nkb = cdiv(K, s->block_k), q->kb = s->block_k;
     q->rowseq = s->kind == FPEMU_GEMM_SCALING_ROWWISE;
     if (dq) {
         q->da = q->da_own = malloc(sizeof(float) * ((size_t)M * q->nkb + 1));
         q->db = q->db_own = malloc(sizeof(float) * ((size_t)N * q->nkb + 1));
-        if (!q->da_own || !q->db_own) rc = -1;
+        if (!q->da_own || !q->db_own) return -1;
     }
     if (s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) {
         q->sblock = sblock_of(cfg), q->nsb = cdiv(K, q->sblock);
         q->sfmt = fpemu_format_get(s->kind == FPEMU_GEMM_SCALING_MX ? "e8m0" : "e4m3", NULL, 0);
         q->sa = malloc(sizeof(uint64_t) * ((size_t)M * q->nsb + 1));
         q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * q->nsb + 1));
-        if (!q->sa || !q->sbt) rc = -1;
+        if (!q->sa || !q->sbt) return -1;
     }
     emu_quant oa = {.codes = q->Ac, .dec = rows_dec ? q->da_own : NULL, .scode = q->sa, .st = &st->a};
     emu_quant ob = {.codes = q->Btc, .dec = rows_dec ? q->db_own : NULL, .scode = q->sbt, .st = &st->b};
-    if (!rc) rc = emu__quantize(s, fa, M, K, Af, s->block_a_rows, cfg->sat, NULL, &oa, NULL, 0);
-    if (!rc) rc = emu__quantize(&sB, fb, N, K, Bt, s->block_b_cols, cfg->sat, NULL, &ob, NULL, 0);
+    qside sa = {.s = s, .f = fa, .src = A, .ld = lda, .trans = transA, .rows = M, .K = K, .tile = s->block_a_rows,
+                .sat = cfg->sat, .isB = 0, .o = &oa};
+    qside sb = {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
+                .sat = cfg->sat, .isB = 1, .o = &ob};
+    pthread_t th;
+    int threaded = nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, quantise_side, &sb);
+    quantise_side(&sa);
+    if (threaded) pthread_join(th, NULL);
+    else quantise_side(&sb);
+    st->amax_a = sa.amax, st->amax_b = sb.amax;
+    int rc = sa.rc || sb.rc ? -1 : 0;
     if (!rc) {
         switch (s->kind) {
         case FPEMU_GEMM_SCALING_TENSOR:
@@ -282,7 +368,6 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
         default: break;
         }
     }
-    free(Af), free(Bt);
     return rc;
 }
 
@@ -376,6 +461,8 @@ static int build_values_f(qops *q) {
     const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
     for (size_t i = (size_t)M / R * R * K; i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
     for (size_t i = (size_t)N / CP * CP * K; i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
+    for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
+    q->f_bad[0] = q->f_bad[1] = 0;
     /* A here, B on a second thread where there is one */
     bpf_arg b = {q, 1, 0};
     pthread_t th;
@@ -387,6 +474,8 @@ static int build_values_f(qops *q) {
 }
 
 /* One operand of build_values_f (pass 0: A, 1: B). */
+static void f_range_pass(qops *q, int pass);
+
 static int build_pass_f(qops *q, int pass) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
@@ -395,6 +484,7 @@ static int build_pass_f(qops *q, int pass) {
         int Rn = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
         const uint64_t *codes = pass ? q->Btc : q->Ac;
+        const uint64_t *sc = q->use_g ? NULL : pass ? q->sbt : q->sa; /* the group kernel takes its scales apart */
         unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
         dtable tab = {0};
         const dtable *cached = dtable_cached(m, f);
@@ -402,7 +492,7 @@ static int build_pass_f(qops *q, int pass) {
         int own_tab = use_tab && !cached;
         if (cached) tab = *cached;
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
-        if (use_tab) { /* the common case: table look-ups, one panel row at a time */
+        if (use_tab && !sc) { /* the common case: table look-ups, one panel row at a time */
             const int P = pass ? CP : R;
             for (int r = 0; r < Rn; r++) {
                 const uint64_t *cr = codes + (size_t)r * K;
@@ -429,16 +519,39 @@ static int build_pass_f(qops *q, int pass) {
                 sp[r] |= spr;
             }
             if (own_tab) dtable_free(&tab);
+            f_range_pass(q, pass);
             return 0;
         }
+        /* element by element (formats above 16 bits), or with block scales
+         * (power-of-two scales only: value times scale and exponent plus the
+         * scale's, exact in double; f_range_pass checks that they are floats) */
+        const int sbk = sc ? q->sblock : 64, fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
         for (int r0 = 0; r0 < Rn; r0 += 64)
-            for (int k0 = 0; k0 < K; k0 += 64) {
-                int r1 = r0 + 64 < Rn ? r0 + 64 : Rn, k1 = k0 + 64 < K ? k0 + 64 : K;
-                for (int r = r0; r < r1; r++)
+            for (int k0 = 0; k0 < K; k0 += sbk) {
+                int r1 = r0 + 64 < Rn ? r0 + 64 : Rn, k1 = k0 + sbk < K ? k0 + sbk : K;
+                for (int r = r0; r < r1; r++) {
+                    int nan_scale = 0;
+                    double sv = 1, s2 = 1;
+                    if (sc) {
+                        uint64_t scode = sc[(size_t)r * q->nsb + k0 / q->sblock];
+                        if (fpemu_is_nan(q->sfmt, scode)) nan_scale = 1, sp[r] = 1;
+                        else {
+                            s2 = scale_pow(q->sfmt, scode, &sv);
+                            if (sv != s2) q->f_bad[pass] = 1; /* not a power of two (or 0): the f64 kernel */
+                        }
+                    }
                     for (int k = k0; k < k1; k++) {
                         uint64_t code = codes[(size_t)r * K + k];
                         double v, e;
-                        if (decode_elem(m, f, code, &v, &e)) sp[r] = 1;
+                        if (use_tab) {
+                            v = tab.v[code], e = tab.e[code];
+                            if (tab.sp[code]) sp[r] = 1;
+                        } else if (fast32 ? decode_f32_layout(m, f, code, &v, &e) : decode_elem(m, f, code, &v, &e)) {
+                            sp[r] = 1;
+                        }
+                        if (nan_scale) v = 0, e = 0;
+                        else v *= sv, e *= s2;
+                        if ((double)(float)v != v) q->f_bad[pass] = 1; /* beyond f32: the f64 kernel */
                         if (pass) {
                             size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
                             q->bvf[o] = (float)v, q->bw[o] = f_word(e, 63);
@@ -448,19 +561,46 @@ static int build_pass_f(qops *q, int pass) {
                             q->avf[o] = (float)v, q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
                         }
                     }
+                }
             }
         if (own_tab) dtable_free(&tab);
     }
+    f_range_pass(q, pass);
     return 0;
+}
+
+/* The least and greatest alignment exponent of a nonzero packed value of
+ * one operand (f_check only; the values are exact floats: f_bad): zeros and padding are left out (a zero that
+ * takes part never decides emax against a nonzero term above thr, and a
+ * block of zero terms sums to +0 whatever its emax). */
+static void f_range_pass(qops *q, int pass) {
+    if (!q->f_check) return;
+    size_t n = pass ? (size_t)q->Np * q->K : (size_t)(q->M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS * q->K;
+    int lo = INT_MAX / 4, hi = INT_MIN / 4;
+    if (pass) {
+        for (size_t x = 0; x < n; x++) {
+            int w = q->bw[x] - 63, nz = q->bvf[x] != 0;
+            lo = nz && w < lo ? w : lo, hi = nz && w > hi ? w : hi;
+        }
+    } else {
+        for (size_t x = 0; x < n; x++) {
+            int w = (int16_t)q->aw[x] - 64, nz = q->avf[x] != 0;
+            lo = nz && w < lo ? w : lo, hi = nz && w > hi ? w : hi;
+        }
+    }
+    q->f_wlo[pass] = lo, q->f_whi[pass] = hi;
 }
 
 /* Exact values for the f64 kernel (the f32 kernel: build_values_f):
  * av/ae (M x K), bv/be (K x Np), with the block scales joined as the model
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
+static int build_scales_g(qops *q);
+
 static int build_values(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
+    if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
     if (q->use_f) return build_values_f(q);
     q->Np = Np;
     size_t es = sizeof(double);
@@ -525,17 +665,62 @@ static int build_values(qops *q) {
     return 0;
 }
 
-/* Can the vectorised kernel run this model? */
-static int kernel_ok(const fpemu_gemm_config *cfg) {
+/* The group kernel's block scales: magnitudes and alignment exponents
+ * (mma.c group_term: signs cleared; a NaN or inf scale makes the group
+ * NaN, so its row or column goes to the scalar model). */
+static int build_scales_g(qops *q) {
+    int M = q->M, N = q->N, Np = q->Np, nsb = q->nsb;
+    q->gsav = calloc((size_t)M * nsb + 1, sizeof(float)), q->gsae = calloc((size_t)M * nsb + 1, sizeof(int32_t));
+    q->gsbv = calloc((size_t)Np * nsb + 1, sizeof(float)), q->gsbe = calloc((size_t)Np * nsb + 1, sizeof(int32_t));
+    if (!q->gsav || !q->gsae || !q->gsbv || !q->gsbe) return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int R = pass ? N : M;
+        const uint64_t *sc = pass ? q->sbt : q->sa;
+        unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+        for (int r = 0; r < R; r++)
+            for (int b = 0; b < nsb; b++) {
+                uint64_t code = sc[(size_t)r * nsb + b];
+                size_t o = pass ? (size_t)b * Np + r : (size_t)r * nsb + b;
+                double v = 0, p2 = 1;
+                fpemu_class k = fpemu_classify(q->sfmt, code);
+                if (k == FPEMU_CLASS_INF || k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) sp[r] = 1;
+                else p2 = scale_pow(q->sfmt, code, &v);
+                (pass ? q->gsbv : q->gsav)[o] = (float)v;
+                (pass ? q->gsbe : q->gsae)[o] = ilogb(p2);
+            }
+    }
+    return 0;
+}
+
+/* Can the group kernel run this model (gemm_kernel.c: the group rule, its
+ * sums exact in f32 and double)? Block-scaled OCP e2m1 on a model with
+ * groups of the scale block, a block of whole groups, RZ alignment and
+ * result, no floor; scales of at most 4 bits with |E| <= 15; the block's
+ * terms below 2^(group_nfrac + 12) each (group sums of at most
+ * 16 * 36 < 2^10, scale products below 4 * 2^E) and their sum below 2^53. */
+static int group_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (!q->sa || m->group <= 0 || m->group > 16 || !emu__is_ocp_e2m1(m->fa) || !emu__is_ocp_e2m1(m->fb)) return 0;
+    if (q->sblock != m->group || m->group_block < m->group || m->group_block % m->group || m->group_nfrac < 1) return 0;
+    if (m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED ||
+        m->out_round != FPEMU_RTZ || m->align != FPEMU_MMA_ALIGN_RZ || m->has_emax_floor || m->flush_subnormals)
+        return 0;
+    const fpemu_format *s = q->sfmt;
+    if (s->mbits > 3 || s->emax > 15 || s->emin < -15) return 0;
+    double terms = m->group_block / m->group + 1;
+    return terms * ldexp(1.0, m->group_nfrac + 12) < ldexp(1.0, 53);
+}
+
+/* Can a vectorised kernel run this model? */
+static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
     if (m->fa->p > 24 || m->fb->p > 24) return 0;
-    /* block-scaled e2m1 x e2m1 on a model with the group rule (b200): scalar model */
-    if ((cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4 || cfg->scaling.kind == FPEMU_GEMM_SCALING_MX) && m->group > 0 &&
-        emu__is_ocp_e2m1(m->fa) && emu__is_ocp_e2m1(m->fb))
-        return 0;
+    /* block-scaled e2m1 x e2m1 on a model with the group rule (b200): the
+     * group kernel, or the scalar model */
+    if (q->sa && m->group > 0 && emu__is_ocp_e2m1(m->fa) && emu__is_ocp_e2m1(m->fb)) return group_kernel_ok(cfg, q);
     return 1;
 }
 
@@ -554,24 +739,58 @@ static int kernel_range_ok(const fpemu_gemm_config *cfg, const qops *q) {
     return emin > m->nfrac - 1000 && lo > -1070 && hi < 1000;
 }
 
-/* Is the f32 kernel exact for this model? Products and alignment powers
- * must be floats in f32's normal range (no block scales: their exponents
- * reach 2^+-127), RZ alignment, and block sums below 2^31. */
-static int f32_kernel_ok(const fpemu_gemm_config *cfg) {
-    const fpemu_mma_model *m = &cfg->model;
-    if (m->align != FPEMU_MMA_ALIGN_RZ || cfg->scaling.kind == FPEMU_GEMM_SCALING_MX || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
-    if (m->fa->p > 12 || m->fb->p > 12) return 0; /* products <= 24 bits */
-    int lo = (m->fa->emin) + (m->fb->emin), hi = (m->fa->emax + 1) + (m->fb->emax + 1);
+/* Does the f32 kernel stay exact when every product that is not zero has
+ * its alignment exponent in [lo, hi - 2] (products below 2^hi)? The
+ * products, the alignment powers and 2^(nfrac - emax) must be normal
+ * floats, and a block result is 0 or at least 2^(lo - nfrac), which must
+ * be at least thr = 2^(nfrac - 126) (gemm_kernel.c). A zero that takes
+ * part (zero_product) needs no bound: it decides emax only in a block
+ * whose terms are all zero (c included, or c is at or above thr), which
+ * sums to +0 at any emax. */
+static int f32_range_ok(const fpemu_mma_model *m, int lo, int hi) {
     if (lo <= m->nfrac - 126 || hi > 120) return 0;
-    /* a block result is 0 or >= 2^(lo - nfrac): at least thr = 2^(nfrac - 126) (gemm_kernel.c) */
-    if (lo - 2 < 2 * m->nfrac - 126 || m->nfrac < 0 || m->nfrac > 100) return 0;
+    if (lo - 2 < 2 * m->nfrac - 126) return 0;
     /* a floor at or below every product's and c's exponent never acts
      * (h100's -133 with f16 or fp8 inputs); c's exponent is at least fc's
      * emin (a subnormal c counts at emin, a zero one not at all) */
     if (m->has_emax_floor && (m->emax_floor > lo || m->emax_floor > m->fc->emin)) return 0;
-    int B = m->block > 0 ? m->block : 0;
-    if (B <= 0 || ((double)B + 1) * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
     return 1;
+}
+
+/* Can the f32 kernel run this model? Inputs of at most 12 bits (products
+ * exact in f32's 24), RZ alignment, no NVFP4, block scales (MX) only as
+ * powers of two, and block sums that fit int32: terms below
+ * smax_a * smax_b * 2^nfrac (smax = 2 - 2^(1-p), the largest significand)
+ * and c's below 2^(nfrac+1); where a whole block may not fit, each half
+ * must (*split: h100 f16 with 16 products at nfrac 25, the b200's 32) and
+ * the kernel flags the lanes whose total leaves int32. *check: the
+ * formats' exponent range does not prove f32_range_ok (bf16, tf32, block
+ * scales), so the packed data's range decides (run). */
+static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split, int *check) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->align != FPEMU_MMA_ALIGN_RZ || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
+    if (q->sa && q->sfmt->mbits != 0) return 0; /* (the group rule never reaches here: kernel_ok) */
+    if (m->fa->p > 12 || m->fb->p > 12) return 0; /* products <= 24 bits */
+    if (m->nfrac < 1 || m->nfrac > 100) return 0;
+    int B = m->block > 0 ? m->block : 0;
+    if (B <= 0) return 0;
+    double term = (2 - ldexp(1.0, 1 - m->fa->p)) * (2 - ldexp(1.0, 1 - m->fb->p)) * ldexp(1.0, m->nfrac);
+    double cterm = ldexp(1.0, m->nfrac + 1);
+    if (B * term + cterm < 2147483648.0) *split = 0;
+    else if ((B + 1) / 2 * term + cterm < 2147483648.0) *split = 1;
+    else return 0;
+    int lo = m->fa->emin + m->fb->emin, hi = (m->fa->emax + 1) + (m->fb->emax + 1);
+    *check = q->sa || !f32_range_ok(m, lo, hi);
+    return 1;
+}
+
+/* The data's side of f32_kernel_ok: every value a float, every scale a
+ * power of two, and the nonzero products' exponents within f32_range_ok. */
+static int f32_data_ok(const qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    if (q->f_bad[0] || q->f_bad[1]) return 0;
+    if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) return 1; /* an operand all zeros: no nonzero product */
+    return f32_range_ok(m, q->f_wlo[0] + q->f_wlo[1], q->f_whi[0] + q->f_whi[1] + 2);
 }
 
 /* ---- the driver ----------------------------------------------------------------- */
@@ -662,7 +881,7 @@ static void *run_job(void *arg) {
     const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    const int B = m->block > 0 ? m->block : P;
+    const int B = q->use_g ? m->group_block : m->block > 0 ? m->block : P;
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -674,11 +893,23 @@ static void *run_job(void *arg) {
             for (int kk = k0, ke; kk < k1; kk = ke) {
                 ke = kt < k1 - kk ? kk + kt : k1;
                 for (int ib = J->i0; ib < J->i1; ib += ITILE) {
+                    if (q->use_g) {
+                        gkg_args gg = {
+                            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .sav = q->gsav, .sbv = q->gsbv, .sae = q->gsae,
+                            .sbe = q->gsbe, .nsb = (size_t)q->nsb, .ldsb = (size_t)Np,
+                            .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+                            .block = B, .group = m->group, .nfrac = m->group_nfrac, .q = m->out_mant, .zero_c = m->zero_c,
+                            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+                            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+                        };
+                        emu__gemm_kernel_grp(J->isa, &gg);
+                        continue;
+                    }
                     if (q->use_f) {
                         gkf_args gf = {
                             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
                             .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1,
+                            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
                             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
                             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
                         };
@@ -744,10 +975,20 @@ static int nthreads_of(const fpemu_gemm_config *cfg, int M) {
 /* Run the product over prepared operands. */
 static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *st) {
     int M = q->M, N = q->N;
-    int isa = kernel_ok(cfg) && q->K > 0 && kernel_range_ok(cfg, q) ? emu__gemm_kernel_best() : 0;
+    int isa = kernel_ok(cfg, q) && q->K > 0 && kernel_range_ok(cfg, q) ? emu__gemm_kernel_best() : 0;
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
-    q->use_f = isa && f32_kernel_ok(cfg) && !q->sa && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
+    int split = 0, check = 0;
+    q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
+    q->use_f = q->use_g || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+                            (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
+    q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;
+    if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
+        free(q->avf), free(q->aw), free(q->bvf), free(q->bw), free(q->arow_sp), free(q->bcol_sp);
+        q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;
+        q->use_f = 0;
+        if (build_values(q)) return -1;
+    }
     if (!isa) {
         q->Np = (N + 15) / 16 * 16;
         if (!q->arow_sp) q->arow_sp = calloc((size_t)M + 1, 1);
@@ -792,7 +1033,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
     if (st) {
         st->kernel = isa;
-        st->lanes = isa ? (q->use_f ? 16 : 8) : 0;
+        st->lanes = isa ? (q->use_f ? 16 : 8) : 0; /* (the group kernel: 16 f32 lanes) */
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }
@@ -849,8 +1090,6 @@ int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const ui
         for (size_t x = 0; x < (size_t)M * q.nsb; x++) q.sa[x] = emu__field(sfmt, sa[x]);
         for (int b = 0; b < q.nsb; b++)
             for (int j = 0; j < N; j++) q.sbt[(size_t)j * q.nsb + b] = emu__field(sfmt, sb[(size_t)b * N + j]);
-        /* the group rule (b200 e2m1 with e4m3 scales) runs on the scalar model */
-        if (c2.model.group > 0 && emu__is_ocp_e2m1(c2.model.fa) && emu__is_ocp_e2m1(c2.model.fb)) c2.scalar_only = 1;
     }
     rc = run(&q, &c2, C, N, D, N, st);
 out:

@@ -41,10 +41,11 @@
  * C: for NONE and MX without promotion, C is the MMA's c input (in f32, as
  * mma.sync's accumulator); otherwise D = fl32(dequantised + C) in f32.
  *
- * Speed: operands are decoded once into an exact double representation;
- * the block-FMA models run a vectorised kernel (AVX-512/AVX2/SSE2 chosen at
- * run time; all integer-exact, so every path gives the same bits) over
- * row/column tiles on nthreads pthreads. Outputs whose blocks leave the
+ * Speed: operands are decoded once into exact packed values; the
+ * block-FMA models run a vectorised kernel (16 f32 lanes, 8 f64 lanes, or
+ * for NVFP4's group rule the group kernel; AVX-512/AVX2/SSE2 chosen at run
+ * time; all exact, so every path gives the same bits) over row/column
+ * tiles on nthreads pthreads. Outputs whose blocks leave the
  * normal f32 range, or whose operands hold inf/NaN, are recomputed on the
  * scalar model (fpemu_mma_dot), so results equal the scalar model bit for bit and
  * never depend on the thread count.
@@ -109,7 +110,7 @@ typedef struct fpemu_gemm_stats {
     float scale_a, scale_b;     /* per-tensor encode scales used (1 if none/not per-tensor) */
     uint64_t slow_outputs;      /* outputs recomputed on the scalar model */
     int kernel;                 /* 0 scalar, 1 sse2, 2 avx2, 3 avx512 */
-    int lanes;                  /* 16: the f32 kernel, 8: the f64 kernel, 0: scalar model */
+    int lanes;                  /* 16: the f32 or the group kernel, 8: the f64 kernel, 0: scalar model */
 } fpemu_gemm_stats;
 
 /* Set up cfg for a model preset and element formats ("h100", "e4m3",

@@ -54,6 +54,7 @@ typedef struct gkf_args {
     size_t K;
     int i0, i1, j0, j1, k0, k1;
     int block, nfrac, q, thr_w;
+    int split;         /* sum each block in two halves (int32 each) and flag lanes whose total leaves int32 */
     const float *cin;
     size_t ldc;
     float *out;
@@ -61,6 +62,29 @@ typedef struct gkf_args {
     size_t ldo;
 } gkf_args;
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
+/* The group kernel (block-scaled e2m1 with the MMA model's group rule:
+ * NVFP4 on the b200), on the f32 kernel's packed values (av, bv; the
+ * exponent words are not read) and the block scales as magnitudes and
+ * exponents: A's sav/sae (M x nsb, stride nsb), B's sbv/sbe (nsb x ldsb).
+ * Groups of `group` elements (= the scale block) from each block start,
+ * blocks of `block` (a multiple of group); nfrac = group_nfrac; zero_c:
+ * a zero c counts in emax at 2^-126. Outputs as gkf_args (flag: the lane
+ * left f32's normal range). See gemm_kernel.c for why it is exact. */
+typedef struct gkg_args {
+    const float *av, *bv;
+    size_t K;
+    const float *sav, *sbv;
+    const int32_t *sae, *sbe;
+    size_t nsb, ldsb;
+    int i0, i1, j0, j1, k0, k1;
+    int block, group, nfrac, q, zero_c;
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gkg_args;
+void emu__gemm_kernel_grp(int isa, const gkg_args *g);
 int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512 */
 void emu__gemm_kernel(int isa, const gk_args *g);
 

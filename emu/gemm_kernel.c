@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* gemm_kernel.c: the vectorised block-FMA kernel behind fpemu_gemm_f32.
+/* gemm_kernel.c: the vectorised block-FMA kernels behind fpemu_gemm_f32:
+ * the f64 kernel (8 lanes, below), the f32 kernel (16 lanes, int32 sums)
+ * and the group kernel (NVFP4's group rule), each with its exactness
+ * argument; gemm.c decides which one a call may take.
  *
- * Exactness argument (why every instruction set gives the scalar model's
- * bits): operands are exact doubles (<= 24-bit significands), so each
+ * The f64 kernel's exactness argument (why every instruction set gives the
+ * scalar model's bits): operands are exact doubles (<= 24-bit significands), so each
  * product a*b is exact in double; the alignment exponent is carried as a
  * power of two 2^E (products 2^Ea * 2^Eb exact); scaling by
  * 2^(nfrac - emax) is exact; truncation toward zero is a conversion to
@@ -56,6 +59,16 @@ void emu__gemm_kernel_f32(int isa, const gkf_args *g) {
     case 2: emu__gemm_kernel_avx2_f32(g); break;
 #endif
     default: emu__gemm_kernel_generic_f32(g); break;
+    }
+}
+
+void emu__gemm_kernel_grp(int isa, const gkg_args *g) {
+    switch (isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    case 3: emu__gemm_kernel_avx512_grp(g); break;
+    case 2: emu__gemm_kernel_avx2_grp(g); break;
+#endif
+    default: emu__gemm_kernel_generic_grp(g); break;
     }
 }
 
@@ -229,8 +242,11 @@ for (int r = 0; r < RB; r++) {
 
 /* ---- the f32 variant: 16 lanes, int32 sums ----------------------------------
  * For inputs whose products and alignment powers are exact floats in f32's
- * normal range (f16, fp8, fp6, fp4 without block scales), RZ alignment and
- * block sums below 2^31 ((B+1) * 2^(nfrac+2) < 2^31). The operands come
+ * normal range (gemm.c f32_kernel_ok and f32_data_ok: fp8, fp6, fp4 and f16
+ * by their formats; bf16, tf32 and e8m0 block scales, joined into the
+ * values and exponents, by the data of the call), RZ alignment and block
+ * sums below 2^31, or (split) sums of each half of a block below 2^31, with
+ * the lanes whose total leaves int32 flagged. The operands come
  * packed (gemm.h): A in panels of 8 rows, B in panels of 32 columns, one
  * contiguous run per k, values as floats and alignment exponents as 16-bit
  * words biased so that the sum of two is the product's biased f32 exponent
@@ -319,6 +335,14 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
             int16_t wb[RBF][PBF] __attribute__((aligned(64)));
             /* c in; a c with 0 < |c| < thr starts at the inf exponent (flagged) */
             if (g->cin && nc == PBF) {
+                /* the c's (and flags) of the next panel of these rows: eight
+                 * blocks from now, from memory when K is tiled (cin = out) */
+                if (j0 + PBF < g->j1)
+                    for (int r = 0; r < nr; r++) {
+                        const float *nx = g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + PBF);
+                        __builtin_prefetch(nx, 1), __builtin_prefetch(nx + 16, 1);
+                        __builtin_prefetch(g->flag + (size_t)(i0 + r) * g->ldo + (size_t)(j0 + PBF), 1);
+                    }
                 for (int r = 0; r < RBF; r++)
                     for (int h = 0; h < PBF; h += 16) {
                         vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
@@ -369,10 +393,34 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         sc[r] = (vf)((vfu)vscb - (vfu)em); /* wraps by design: unsigned (signed overflow is UB) */
                         S[r] = __builtin_convertvector(acc * sc[r], vfi);
                     }
-                    for (int k = kb; k < ke; k++) {
+                    /* split: the first half of the block (and c) in S0, the second in S;
+                     * each fits int32 (gemm.c f32_kernel_ok), their sum may not */
+                    const int km = g->split ? kb + (ke - kb + 1) / 2 : ke;
+                    vfi S0[RBF];
+                    for (int k = kb; k < km; k++) {
                         const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                    }
+                    if (g->split) {
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) S0[r] = S[r], S[r] = (vfi){0};
+                        for (int k = km; k < ke; k++) {
+                            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                        }
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            /* wrapping add (unsigned); it overflowed where both halves share a
+                             * sign the sum lacks: those lanes go to the scalar model */
+                            vfi s = (vfi)((vfu)S0[r] + (vfu)S[r]);
+                            vfi ovf = (~(S0[r] ^ S[r]) & (S0[r] ^ s)) >> 31;
+                            vfi mx = ILOAD(&mxb[r][h]);
+                            mx = DMAX(mx, ovf & vexpm);
+                            memcpy(&mxb[r][h], &mx, sizeof mx);
+                            S[r] = s;
+                        }
                     }
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
@@ -424,6 +472,148 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
                         g->out[o] = accb[r][l];
                         g->flag[o] |= mx == 0x7F800000;
+                    }
+            }
+        }
+    }
+}
+/* ---- the group kernel: block-scaled e2m1 with the group rule (NVFP4) --------
+ * The model (mma.c group_term, block_sum): per block of `block` elements
+ * from the chunk start, one term per group of `group` (the scale block):
+ * the exact sum G of the group's e2m1 products (multiples of 1/4 of
+ * magnitude at most 16 * 36) times the product of its two scale
+ * magnitudes, with the scales' exponent sum as its alignment exponent (a
+ * zero group counts too); c's exponent (a zero c at 2^-126 when zero_c);
+ * every term cut toward zero at 2^(emax - nfrac), summed exactly,
+ * normalised and cut toward zero to q bits.
+ *
+ * Here: G in f32 lanes (every partial sum a multiple of 1/4 below 2^10:
+ * exact, so an fma and a multiply then add give the same), G * (sa * sb)
+ * in f32 (scales of at most 4 bits and |E| <= 15, gemm.c group_kernel_ok:
+ * at most 20 bits, in f32's normal range), each term times
+ * 2^(nfrac - emax) in double and cut toward zero (terms below
+ * 2^(nfrac + 12); group_kernel_ok keeps a block's sum below 2^53: exact),
+ * emax known before the sums (it depends on the scales and c only). A sum of zero is +0, as the model's (its group terms count as
+ * nonzero: anynz). The result is exact in f32 unless it leaves f32's normal
+ * range: those lanes are flagged for the scalar model. */
+#undef GTRUNC
+#if GEMM_KERNEL_PASS == 1
+#define GTRUNC(x) ({ vd _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_trunc(_x[_l]); _r; })
+#else
+#define GTRUNC(x) VTRUNC(x)
+#endif
+
+KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
+    const size_t K = g->K;
+    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
+    const vl qmask = (vl){0} + qm, absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
+    const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
+    const vfi cz = (vfi){0} + (g->zero_c ? -126 : -100000); /* a zero c's exponent (-100000: takes no part) */
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const float *sav[RBF];
+            const int32_t *sae[RBF];
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
+                size_t ii = (size_t)(i0 + (r < nr ? r : 0));
+                sav[r] = g->sav + ii * g->nsb, sae[r] = g->sae + ii * g->nsb;
+            }
+            for (int h = 0; h < nc; h += 16) {
+                float accb[RBF][16] __attribute__((aligned(64)));
+                vfi bad[RBF];
+                for (int r = 0; r < RBF; r++) {
+                    for (int l = 0; l < 16; l++)
+                        accb[r][l] = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
+                    bad[r] = (vfi){0};
+                }
+                for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                    ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
+                    /* emax: c's exponent (emin for a subnormal), the groups' scale exponents */
+                    vfi emax[RBF];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vfi cb = ILOAD(accb[r]);
+                        vfi ex = (cb >> 23) & 0xFF;
+                        vfi ec = ex - 127 + (vfi)((ex == 0) & 1);
+                        vfi isz = (vfi)((cb & 0x7FFFFFFF) == 0);
+                        emax[r] = (cz & isz) | (ec & ~isz);
+                    }
+                    for (int gs = kb; gs < ke; gs += g->group) {
+                        const size_t sg = (size_t)gs / (size_t)g->group;
+                        const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) emax[r] = DMAX(emax[r], sbe + sae[r][sg]);
+                    }
+                    /* 2^(nfrac - emax) and c's cut term, in two halves of 8 doubles */
+                    vd sc[RBF][2], S[RBF][2];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vfi e = g->nfrac - emax[r] + 1023;
+                        vf c = FLOAD(accb[r]);
+                        vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
+                        vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
+                        vhf c0 = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+                        vhf c1 = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+                        sc[r][0] = (vd)(__builtin_convertvector(e0, vl) << 52);
+                        sc[r][1] = (vd)(__builtin_convertvector(e1, vl) << 52);
+                        S[r][0] = GTRUNC(__builtin_convertvector(c0, vd) * sc[r][0]);
+                        S[r][1] = GTRUNC(__builtin_convertvector(c1, vd) * sc[r][1]);
+                    }
+                    for (int gs = kb, ge; gs < ke; gs = ge) {
+                        ge = g->group < ke - gs ? gs + g->group : ke;
+                        const size_t sg = (size_t)gs / (size_t)g->group;
+                        vf G[RBF];
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) G[r] = (vf){0};
+                        for (int k = gs; k < ge; k++) {
+                            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) {
+#if GEMM_KERNEL_PASS == 3
+                                /* one fma: the same value as the product and the sum, both exact */
+                                G[r] = (vf)_mm512_fmadd_ps((__m512)bv, _mm512_set1_ps(ap[(size_t)k * RBF + r]), (__m512)G[r]);
+#else
+                                G[r] += bv * ap[(size_t)k * RBF + r];
+#endif
+                            }
+                        }
+                        const vf sbv = FLOAD(g->sbv + sg * g->ldsb + (size_t)(j0 + h));
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            vf t = G[r] * (sbv * sav[r][sg]);
+                            vhf t0 = __builtin_shufflevector(t, t, 0, 1, 2, 3, 4, 5, 6, 7);
+                            vhf t1 = __builtin_shufflevector(t, t, 8, 9, 10, 11, 12, 13, 14, 15);
+                            S[r][0] += GTRUNC(__builtin_convertvector(t0, vd) * sc[r][0]);
+                            S[r][1] += GTRUNC(__builtin_convertvector(t1, vd) * sc[r][1]);
+                        }
+                    }
+                    /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vhf o[2];
+                        vl bl[2];
+                        for (int x = 0; x < 2; x++) {
+                            vd inv = (vd)(((vl){0} + (INT64_C(2046) << 52)) - (vl)sc[r][x]); /* 2^(emax - nfrac) */
+                            vd v = (vd)((vl)((S[r][x] + 0.0) * inv) & qmask);
+                            vl a = (vl)v & absm;
+                            bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
+                            o[x] = __builtin_convertvector(v, vhf);
+                        }
+                        vf of = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                        memcpy(accb[r], &of, sizeof of);
+                        vhi b0 = __builtin_convertvector(bl[0], vhi), b1 = __builtin_convertvector(bl[1], vhi);
+                        bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                    }
+                }
+                for (int r = 0; r < nr; r++)
+                    for (int l = 0; l < 16 && h + l < nc; l++) {
+                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
+                        g->out[o] = accb[r][l];
+                        g->flag[o] |= bad[r][l] != 0;
                     }
             }
         }

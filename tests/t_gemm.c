@@ -85,6 +85,306 @@ static void direct_mx(const fpemu_gemm_config *cfg, fpemu_scaling_mx_rule rule, 
     free(a), free(b), free(sa), free(sb), free(col);
 }
 
+/* D from fpemu_gemm_f32 against the reference on every kernel level (the
+ * best, AVX2, SSE2), with the lane count the best level took; returns the
+ * number of mismatching outputs. */
+static int f32_vs_ref(fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C,
+                      int *lanes, unsigned long long *slow, const char *what) {
+    float *D = malloc(sizeof(float) * (size_t)M * N), *R = malloc(sizeof(float) * (size_t)M * N);
+    fpemu_gemm_stats st;
+    int bad = 0;
+    fpemu_gemm_f32_reference(cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+    for (int isa = 0; isa <= 2; isa++) {
+        cfg->isa = isa;
+        cfg->nthreads = isa ? 1 : 2;
+        if (fpemu_gemm_f32(cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st)) bad++;
+        bad += cmp(D, R, M * N, what);
+        if (isa == 0) *lanes = st.lanes, *slow = (unsigned long long)st.slow_outputs;
+    }
+    cfg->isa = 0;
+    free(D), free(R);
+    return bad;
+}
+
+/* The f32 kernel (16 lanes) on the presets whose formats do not prove it
+ * exact (bf16, tf32: their range is checked on the data; h100 f16 and the
+ * b200's 32-product blocks: block sums in two int32 halves) and on MX
+ * scales: the data at the range limits (one exponent inside: 16 lanes; one
+ * outside: the f64 kernel), zeros, inf/NaN, subnormal inputs, c in, odd
+ * sizes, and block sums that leave int32 (flagged: the scalar model). */
+static void f32_lane_edges(void) {
+    enum { M = 13, N = 37, K = 70 };
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
+    char what[160];
+    int lanes;
+    unsigned long long slow;
+    static const struct { const char *model, *fmt; } pm[] = {
+        {"a100", "bf16"}, {"a100", "tf32"}, {"h100", "bf16"}, {"h100", "tf32"}, {"h100", "f16"}, {"b200", "e4m3"}, {"b200", "bf16"}};
+    for (size_t pi = 0; pi < sizeof pm / sizeof pm[0]; pi++) {
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, pm[pi].model, pm[pi].fmt, pm[pi].fmt, err, sizeof err)) bail("%s", err);
+        cfg.sat = 0;
+        const fpemu_mma_model *m = &cfg.model;
+        /* exponents of the elements: A's and B's least (lo/2) and greatest */
+        int lo = 2 * m->nfrac - 124; /* f32_range_ok's least product exponent */
+        if (lo <= m->nfrac - 126) lo = m->nfrac - 125;
+        int ea = lo / 2 - (lo < 0 && lo % 2 ? 1 : 0), eb = lo - ea;
+        int big = m->fa->emax < 59 ? m->fa->emax : 59;
+        for (int edge = 0; edge < 4; edge++) {
+            if (m->fa->emin > ea - 1 && edge == 1) continue; /* f16, e4m3: the formats' range proves it */
+            /* edge 0: inside; 1: one exponent below; 2: product exponents up to
+             * 118 (products below 2^120, the limit); 3: up to 119 */
+            for (int i = 0; i < M * K; i++) A[i] = ldexpf(1.0f + (float)(i % 7) / 8, ea + (int)(urand() * 6)) * (i % 3 ? 1 : -1);
+            for (int i = 0; i < K * N; i++) B[i] = ldexpf(1.0f + (float)(i % 5) / 4, eb + (int)(urand() * 6)) * (i % 4 ? 1 : -1);
+            A[5] = ldexpf(1.0f, edge == 1 ? ea - 1 : ea), B[7] = ldexpf(1.0f, eb);
+            if (edge >= 2) {
+                if (m->fa->emax < 59) continue;
+                A[K + 3] = ldexpf(1.5f, big), B[3 * N + 2] = ldexpf(1.5f, edge == 2 ? 59 : 60);
+            }
+            for (int i = 0; i < M * N; i++) C[i] = i % 5 ? 0.0f : ldexpf(nrand(), lo - m->nfrac);
+            snprintf(what, sizeof what, "%s %s range edge %d", pm[pi].model, pm[pi].fmt, edge);
+            int bad = f32_vs_ref(&cfg, M, N, K, A, B, C, &lanes, &slow, what);
+            int want = edge == 1 || edge == 3 ? 8 : 16;
+            ok(bad == 0 && lanes == want, "%s %s, products from 2^%d%s: %d lanes (want %d) == reference on every level",
+               pm[pi].model, pm[pi].fmt, edge == 1 ? lo - 1 : lo, edge == 2 ? " to 2^118" : edge == 3 ? " to 2^119" : "", lanes, want);
+        }
+        /* N(0,1) data with zeros, subnormal-free rows, inf/NaN inputs and special c */
+        for (int i = 0; i < M * K; i++) A[i] = i % 11 == 0 ? 0.0f : nrand() * 3;
+        for (int i = 0; i < K * N; i++) B[i] = i % 13 == 0 ? -0.0f : nrand() * 0.05f;
+        for (int k = 0; k < K; k++) A[2 * K + k] = 0; /* a zero row: c alone */
+        A[4 * K + 1] = INFINITY, A[6 * K + 9] = NAN, B[5 * N + 3] = -INFINITY;
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        C[0] = -0.0f, C[1] = NAN, C[2] = 1e-40f, C[3] = INFINITY, C[4] = 3e38f, C[N + 1] = 1e-30f, C[2 * N + 5] = 0.0f;
+        snprintf(what, sizeof what, "%s %s specials", pm[pi].model, pm[pi].fmt);
+        int bad = f32_vs_ref(&cfg, M, N, K, A, B, C, &lanes, &slow, what);
+        ok(bad == 0 && lanes == 16, "%s %s: zeros, inf/NaN inputs, -0/NaN/inf/subnormal/tiny/huge c: %d lanes, %llu scalar outputs, == reference",
+           pm[pi].model, pm[pi].fmt, lanes, slow);
+        /* a subnormal input (its exponent is emin): the f64 kernel where the
+         * format has them below the f32 kernel's range */
+        A[7] = m->fa->emin < -100 ? ldexpf(1.0f, m->fa->emin - 3) : ldexpf(1.0f, m->fa->emin - 1);
+        snprintf(what, sizeof what, "%s %s subnormal input", pm[pi].model, pm[pi].fmt);
+        bad = f32_vs_ref(&cfg, M, N, K, A, B, C, &lanes, &slow, what);
+        ok(bad == 0, "%s %s: a subnormal input: %d lanes, == reference", pm[pi].model, pm[pi].fmt, lanes);
+    }
+
+    /* the statistics' amax of A and B: fpemu_scaling_amax_f32's (the first
+     * NaN's bits where there is one), both operands quantised side by side */
+    {
+        enum { QM = 40, QN = 50, QK = 2000 };
+        float *a = malloc(sizeof(float) * QM * QK), *b = malloc(sizeof(float) * QK * QN), *d = malloc(sizeof(float) * QM * QN);
+        int bad = 0;
+        for (int t = 0; t < 3; t++) {
+            for (int i = 0; i < QM * QK; i++) a[i] = nrand() * 5;
+            for (int i = 0; i < QK * QN; i++) b[i] = -fabsf(nrand());
+            if (t >= 1) {
+                uint32_t n1 = 0x7FC00123u, n2 = 0xFFC00456u;
+                memcpy(&a[QM * QK / 2], &n1, 4), memcpy(&a[QM * QK - 3], &n2, 4); /* the first has the smaller payload */
+                b[7] = -INFINITY;
+            }
+            if (t == 2) memcpy(&b[QK * QN - 1], &(uint32_t){0x7F800001u}, 4);
+            fpemu_gemm_config cfg;
+            fpemu_gemm_stats st;
+            fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, t == 1 ? "none" : "tensor", NULL, 0);
+            cfg.nthreads = 2, cfg.sat = 1;
+            fpemu_gemm_f32(&cfg, QM, QN, QK, a, QK, 0, b, QN, 0, NULL, QN, d, QN, &st);
+            float wa = fpemu_scaling_amax_f32(a, (size_t)QM * QK, 1), wb = fpemu_scaling_amax_f32(b, (size_t)QK * QN, 1);
+            bad += memcmp(&st.amax_a, &wa, 4) != 0 || memcmp(&st.amax_b, &wb, 4) != 0;
+        }
+        ok(bad == 0, "fpemu_gemm_stats amax of A and B: fpemu_scaling_amax_f32's bits (finite, inf, first of two NaNs)");
+        free(a), free(b), free(d);
+    }
+
+    /* K over several of the kernels' K tiles (256): the partial sums chained
+     * through memory, on the f32 kernel (split blocks and whole ones) and
+     * the group kernel */
+    {
+        enum { TM = 17, TN = 45, TK = 700 };
+        float *a = malloc(sizeof(float) * TM * TK), *b = malloc(sizeof(float) * TK * TN), *c = malloc(sizeof(float) * TM * TN);
+        for (int i = 0; i < TM * TK; i++) a[i] = nrand();
+        for (int i = 0; i < TK * TN; i++) b[i] = nrand() * 0.1f;
+        for (int i = 0; i < TM * TN; i++) c[i] = nrand();
+        static const char *tc[][3] = {{"h100", "f16", "none"}, {"a100", "bf16", "none"}, {"h100", "e4m3", "tensor"},
+                                      {"b200", "e4m3", "mx-rceil"}, {"b200", "e2m1", "nvfp4"}};
+        for (int t = 0; t < 5; t++) {
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, tc[t][0], tc[t][1], tc[t][1], NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, tc[t][2], NULL, 0);
+            snprintf(what, sizeof what, "%s %s %s K = %d", tc[t][0], tc[t][1], tc[t][2], TK);
+            int bad = f32_vs_ref(&cfg, TM, TN, TK, a, b, c, &lanes, &slow, what);
+            ok(bad == 0 && lanes == 16, "%s %s %s, K = %d (three K tiles), with C: %d lanes, == reference on every level", tc[t][0],
+               tc[t][1], tc[t][2], TK, lanes);
+        }
+        free(a), free(b), free(c);
+    }
+
+    /* block sums that leave int32: c just below 2^(e+1) and every product
+     * near 4 * 2^e, all of one sign (h100 f16: 16 products at nfrac 25; b200
+     * e4m3: 32): the halves fit, the total does not; flagged, the scalar
+     * model's result */
+    static const struct { const char *model, *fmt; float big, c; } ov[] = {
+        {"h100", "f16", 1.9990234375f, 1.99f}, {"b200", "e4m3", 1.875f, 1.99f}};
+    for (size_t oi = 0; oi < 2; oi++) {
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, ov[oi].model, ov[oi].fmt, ov[oi].fmt, NULL, 0);
+        enum { OM = 9, ON = 33, OK = 64 };
+        float *a = malloc(sizeof(float) * OM * OK), *b = malloc(sizeof(float) * OK * ON), *c = malloc(sizeof(float) * OM * ON);
+        for (int i = 0; i < OM * OK; i++) a[i] = (i / OK) % 3 == 2 ? (i % 2 ? ov[oi].big : -ov[oi].big) : ((i / OK) % 3 ? -ov[oi].big : ov[oi].big);
+        for (int i = 0; i < OK * ON; i++) b[i] = i % ON == 5 ? 1.0f : ov[oi].big;
+        for (int i = 0; i < OM * ON; i++) c[i] = (i / ON) % 3 == 1 ? -ov[oi].c : ov[oi].c;
+        snprintf(what, sizeof what, "%s %s int32 overflow", ov[oi].model, ov[oi].fmt);
+        int bad = f32_vs_ref(&cfg, OM, ON, OK, a, b, c, &lanes, &slow, what);
+        ok(bad == 0 && lanes == 16 && slow > 0, "%s %s: block sums past int32 (both signs): %d lanes, %llu outputs flagged to the scalar model, == reference",
+           ov[oi].model, ov[oi].fmt, lanes, slow);
+        free(a), free(b), free(c);
+    }
+
+    /* block scales (fpemu_gemm_codes): e8m0 powers of two joined into the
+     * f32 kernel's values and exponents; a scale that takes the products out
+     * of its range, and a non-power-of-two scale format, give the f64
+     * kernel; a NaN scale, the scalar model for its row */
+    {
+        enum { SM = 11, SN = 35, SK = 96, NB = SK / 32 };
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0), *e4m3 = fpemu_format_get("e4m3", NULL, 0);
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+        const fpemu_mma_model *m = &cfg.model;
+        uint64_t *a = malloc(sizeof(uint64_t) * SM * SK), *b = malloc(sizeof(uint64_t) * SK * SN), col[SK];
+        uint64_t sa[SM * NB], sb[NB * SN];
+        float c[SM * SN], d[SM * SN], r[SM * SN];
+        for (int i = 0; i < SM * SK; i++) a[i] = fpemu_random64(rs, (uint64_t)i) & 0xFF;
+        for (int i = 0; i < SK * SN; i++) b[i] = fpemu_random64(rs + 1, (uint64_t)i) & 0xFF;
+        for (int i = 0; i < SM * SK; i++) a[i] -= (a[i] & 0x7F) == 0x7F; /* e4m3's NaN: one row only */
+        for (int i = 0; i < SK * SN; i++) b[i] -= (b[i] & 0x7F) == 0x7F;
+        a[4 * SK + 7] = 0x7F;
+        for (int i = 0; i < SM * SN; i++) c[i] = i % 4 ? nrand() : 0.0f;
+        static const char *cs[] = {"e8m0 scales 2^-10..2^9", "an e8m0 scale of 2^-127", "a NaN e8m0 scale", "e4m3 scales"};
+        for (int t = 0; t < 4; t++) {
+            const fpemu_format *sf = t == 3 ? e4m3 : e8m0;
+            for (int i = 0; i < SM * NB; i++) sa[i] = t == 3 ? 0x30 + (uint64_t)(i % 9) : 117 + (uint64_t)(i % 20);
+            for (int i = 0; i < NB * SN; i++) sb[i] = t == 3 ? 0x31 + (uint64_t)(i % 5) : 120 + (uint64_t)(i % 7);
+            if (t == 1) sa[2 * NB + 1] = 0;
+            if (t == 2) sa[3 * NB] = 0xFF;
+            fpemu_gemm_stats st;
+            cfg.nthreads = 2;
+            int rc = fpemu_gemm_codes(&cfg, SM, SN, SK, a, b, c, sf, sa, sb, 32, d, &st);
+            uint64_t sbc[NB];
+            for (int i = 0; i < SM; i++)
+                for (int j = 0; j < SN; j++) {
+                    for (int k = 0; k < SK; k++) col[k] = b[(size_t)k * SN + j];
+                    for (int q = 0; q < NB; q++) sbc[q] = sb[q * SN + j];
+                    uint32_t cb;
+                    memcpy(&cb, &c[i * SN + j], 4);
+                    uint64_t dd = fpemu_mma_dot_scaled(m, a + (size_t)i * SK, col, SK, cb, sf, sa + i * NB, sbc, 32, NULL);
+                    r[i * SN + j] = (float)fpemu_to_double(m->fd, dd);
+                }
+            int bad = rc != 0 || cmp(d, r, SM * SN, cs[t]);
+            for (int isa = 1; isa <= 2; isa++) {
+                cfg.isa = isa;
+                bad += fpemu_gemm_codes(&cfg, SM, SN, SK, a, b, c, sf, sa, sb, 32, d, NULL) != 0 || cmp(d, r, SM * SN, cs[t]);
+            }
+            cfg.isa = 0;
+            int want = t == 1 || t == 3 ? 8 : 16;
+            ok(bad == 0 && st.lanes == want, "fpemu_gemm_codes b200 e4m3, %s: %d lanes (want %d), %llu scalar outputs, == the scalar model on every level",
+               cs[t], st.lanes, want, (unsigned long long)st.slow_outputs);
+        }
+        free(a), free(b);
+    }
+
+    /* the group kernel (b200 e2m1 with e4m3 block scales: NVFP4's group
+     * rule) against the scalar model, through fpemu_gemm_codes (c in the
+     * MMA): scales of every class (zero, subnormal, negative codes, the
+     * largest, NaN), zero groups beside small negative ones (a zero sum is
+     * +0), c tiny, subnormal, -0, huge, NaN; K not a multiple of the group
+     * or the block; promotion */
+    {
+        enum { GM = 11, GN = 37, GK = 150, GB = (GK + 15) / 16 };
+        const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
+        uint64_t *a = malloc(sizeof(uint64_t) * GM * GK), *b = malloc(sizeof(uint64_t) * GK * GN);
+        uint64_t sa[GM * GB], sb[GB * GN];
+        float c[GM * GN], d[GM * GN], r[GM * GN];
+        static const uint64_t sc_set[] = {0x00, 0x01, 0x05, 0x08, 0x30, 0x38, 0x3F, 0x48, 0x7E, 0xB8, 0x80, 0x56};
+        for (int t = 0; t < 4; t++) {
+            for (int i = 0; i < GM * GK; i++) a[i] = fpemu_random64(rs + 10 + t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < GK * GN; i++) b[i] = fpemu_random64(rs + 20 + t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < GM * GB; i++) sa[i] = t == 0 ? 0x38 + (uint64_t)(i % 9) : sc_set[fpemu_random64(rs + 30 + t, (uint64_t)i) % 12];
+            for (int i = 0; i < GB * GN; i++) sb[i] = t == 0 ? 0x30 + (uint64_t)(i % 7) : sc_set[fpemu_random64(rs + 40 + t, (uint64_t)i) % 12];
+            for (int i = 0; i < GM * GN; i++) c[i] = t < 2 ? (i % 3 ? nrand() : 0.0f) : ldexpf(nrand(), (int)(urand() * 60) - 40);
+            if (t == 2) {
+                /* a block whose terms are all -0 or cut to -0 (negative group sums
+                 * times a zero scale, a tiny negative c): the model's sum is +0 */
+                for (int k = 0; k < GK; k++) a[3 * GK + k] = 0x9, b[(size_t)k * GN + 4] = 0x1; /* -0.5, 0.5 */
+                for (int g = 0; g < GB; g++) sa[3 * GB + g] = g % 2 ? 0x80 : 0x00, sb[g * GN + 4] = 0x7E;
+                c[3 * GN + 4] = -1e-30f; /* (and every block after it the same, with c = +0) */
+                /* zero groups with the largest scales beside the least nonzero term */
+                for (int k = 0; k < 64; k++) a[5 * GK + k] = k >= 16 && k < 32 ? (k == 16 ? 0x9 : 0) : 0;
+                sa[5 * GB] = 0x7E, sa[5 * GB + 1] = 0x01, sb[4] = 0x7E, sb[GN + 4] = 0x01;
+                c[5 * GN + 4] = 0.0f;
+            }
+            if (t == 3) {
+                c[0] = -0.0f, c[1] = NAN, c[2] = 1e-40f, c[3] = 3.3e38f, c[4] = -3.3e38f, c[5] = 1e-30f, c[6] = INFINITY;
+                sa[2 * GB + 1] = 0x7F; /* NaN scale: row 2 on the scalar model */
+                sb[3 * GN + 7] = 0xFF;
+            }
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
+            for (int promo = 0; promo < 2; promo++) {
+                cfg.promote = promo ? 32 : 0;
+                cfg.scalar_only = 1, cfg.nthreads = 1;
+                fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, sa, sb, 16, r, NULL);
+                cfg.scalar_only = 0;
+                int bad = 0;
+                for (int isa = 0; isa <= 2; isa++) {
+                    fpemu_gemm_stats st;
+                    cfg.isa = isa, cfg.nthreads = isa ? 1 : 3;
+                    bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, sa, sb, 16, d, &st) != 0 || cmp(d, r, GM * GN, "group kernel");
+                    if (isa == 0) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
+                }
+                if (t == 2 && !promo) bad += memcmp(&r[3 * GN + 4], &(float){0.0f}, 4) != 0; /* the case is the one meant */
+                cfg.isa = 0;
+                static const char *gw[] = {"normal scales", "scales of every class", "zero groups beside negative ones",
+                                           "special c and NaN scales"};
+                ok(bad == 0 && lanes == 16, "b200 e2m1 with e4m3 scales (group rule), %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level",
+                   gw[t], promo ? ", promote 32" : "", lanes, slow);
+            }
+        }
+        /* the rule's parameters as data: groups of 8 (scale blocks of 8),
+         * blocks of 32, 30 fraction bits; and groups that are not the scale
+         * block (the scalar model) */
+        static const struct { int group, gblock, gnfrac, sblock, lanes; } gp[] = {{8, 32, 30, 8, 16}, {16, 64, 35, 32, 0}};
+        for (int t = 0; t < 2; t++) {
+            fpemu_gemm_config cfg;
+            char err[256], v[3][16];
+            fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
+            snprintf(v[0], 16, "%d", gp[t].group), snprintf(v[1], 16, "%d", gp[t].gblock), snprintf(v[2], 16, "%d", gp[t].gnfrac);
+            if (fpemu_mma_model_set(&cfg.model, "group", v[0], err, sizeof err) ||
+                fpemu_mma_model_set(&cfg.model, "group_block", v[1], err, sizeof err) ||
+                fpemu_mma_model_set(&cfg.model, "group_nfrac", v[2], err, sizeof err))
+                bail("%s", err);
+            int nb = (GK + gp[t].sblock - 1) / gp[t].sblock;
+            uint64_t *s1 = malloc(sizeof(uint64_t) * GM * nb), *s2 = malloc(sizeof(uint64_t) * nb * GN);
+            for (int i = 0; i < GM * nb; i++) s1[i] = sc_set[fpemu_random64(rs + 50, (uint64_t)i) % 12] % 0x7F;
+            for (int i = 0; i < nb * GN; i++) s2[i] = sc_set[fpemu_random64(rs + 60, (uint64_t)i) % 12] % 0x7F;
+            cfg.scalar_only = 1, cfg.nthreads = 1;
+            fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, s1, s2, gp[t].sblock, r, NULL);
+            cfg.scalar_only = 0;
+            int bad = 0;
+            for (int isa = 0; isa <= 2; isa++) {
+                fpemu_gemm_stats st;
+                cfg.isa = isa, cfg.nthreads = isa ? 1 : 2;
+                bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, s1, s2, gp[t].sblock, d, &st) != 0 || cmp(d, r, GM * GN, "group parameters");
+                if (isa == 0) lanes = st.lanes;
+            }
+            ok(bad == 0 && lanes == gp[t].lanes, "group = %d, group_block = %d, group_nfrac = %d, scale blocks of %d: %d lanes (want %d), == the scalar model on every level",
+               gp[t].group, gp[t].gblock, gp[t].gnfrac, gp[t].sblock, lanes, gp[t].lanes);
+            free(s1), free(s2);
+        }
+        free(a), free(b);
+    }
+    free(A), free(B), free(C);
+}
+
 int main(void) {
     rs = tap_seed(77);
     /* two shapes: 21 x 19 (partial register blocks and panels only) and
@@ -726,6 +1026,8 @@ int main(void) {
                fpemu_gemm_f32(&cfg, m, n, k, va, k, 0, vb, k, 1, NULL, n, d1, n, NULL) == 0 && !cmp(d2, d1, m * n, "none"),
            "emu__gemm_scaled without factors = fpemu_gemm_f32 without scaling");
     }
+
+    f32_lane_edges();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
