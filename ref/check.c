@@ -718,12 +718,171 @@ static int find_job(const check_plan *pl, uint64_t g) {
     return lo;
 }
 
+/* Count a mismatch of case g (job ji) and keep it while there is room. */
+static void note_mismatch(worker *w, const check_config *cfg, uint64_t g, int ji, const uint64_t *ops, int arity,
+                          const check_mismatch *m) {
+    w->job_mism[ji]++;
+    if (w->nkept >= cfg->keep) return;
+    check_mismatch *k = &w->kept[w->nkept++];
+    *k = *m;
+    k->index = g;
+    k->job = ji;
+    memset(k->ops, 0, sizeof k->ops);
+    memcpy(k->ops, ops, (size_t)arity * sizeof *ops);
+}
+
+/* Cases outside sr run in batches of up to BATCH within one job: the
+ * batch's operands, the device under test on each, the reference on all of
+ * them in one ref_op_n (one set-up per batch, not per case), then the
+ * comparison, case by case as before. */
+#define BATCH 512
+
+/* The operands of cases i0 .. i0 + n - 1 of job j, arity a case, as
+ * check_case gives them. Exhaustive: case i0's digits (the last operand
+ * varies fastest), then counted up. */
+static void check_cases(const check_plan *pl, const check_job *j, uint64_t i0, size_t n, uint64_t *ops) {
+    const int a = j->arity;
+    if (pl->kind == CHECK_EXHAUSTIVE) {
+        const int bits = j->src->bits, pad = j->src->pad;
+        const uint64_t m = (UINT64_C(1) << bits) - 1;
+        uint64_t dg[3] = {0, 0, 0}, i = i0;
+        for (int k = a - 1; k >= 0; k--) {
+            dg[k] = i & m;
+            i >>= bits;
+        }
+        if (a == 2) { /* the 2^32 jobs: kept in registers */
+            uint64_t x = dg[0], y = dg[1];
+            for (size_t c = 0; c < n; c++, ops += 2) {
+                ops[0] = x << pad, ops[1] = y << pad;
+                y = (y + 1) & m;
+                if (!y) x = (x + 1) & m;
+            }
+            return;
+        }
+        for (size_t c = 0; c < n; c++, ops += a) {
+            for (int k = 0; k < a; k++) ops[k] = dg[k] << pad;
+            for (int k = a - 1; k >= 0 && (dg[k] = (dg[k] + 1) & m) == 0; k--) continue;
+        }
+        return;
+    }
+    for (size_t c = 0; c < n; c++, ops += a) {
+        uint64_t t[3];
+        check_case(pl, j, i0 + c, t);
+        memcpy(ops, t, (size_t)a * sizeof *t);
+    }
+}
+
+/* The device under test on n cases (operands as check_cases lays them
+ * out): results in d, flags in fl. emu/ is called directly, the switch on
+ * the operation taken once a batch. */
+static void dut_cases(const check_job *j, const check_config *cfg, const uint64_t *x, size_t n, fpemu_ctx *ec,
+                      uint64_t *d, unsigned *fl) {
+    const fpemu_format *f = j->fmt;
+    const int a = j->arity;
+#define EACH(CALL)                                  \
+    for (size_t c = 0; c < n; c++, x += a) {        \
+        ec->flags = 0;                              \
+        d[c] = (CALL);                              \
+        fl[c] = ec->flags;                          \
+    }                                               \
+    return
+    if (!cfg->dut) {
+        switch (j->op) {
+        case REF_ADD: EACH(fpemu_add(f, x[0], x[1], ec));
+        case REF_SUB: EACH(fpemu_sub(f, x[0], x[1], ec));
+        case REF_MUL: EACH(fpemu_mul(f, x[0], x[1], ec));
+        case REF_DIV: EACH(fpemu_div(f, x[0], x[1], ec));
+        case REF_SQRT: EACH(fpemu_sqrt(f, x[0], ec));
+        case REF_FMA: EACH(fpemu_fma(f, x[0], x[1], x[2], ec));
+        default: EACH(check_dut_emu(j, x, ec, NULL));
+        }
+    }
+    EACH(cfg->dut(j, x, ec, cfg->dut_arg));
+#undef EACH
+}
+
+/* Cases g0 .. g0 + n - 1 of job ji (not sr), in one batch. Returns the
+ * mismatches. */
+static uint64_t run_batch(worker *w, ref_ctx *rc, fpemu_ctx *ec, int ji, uint64_t g0, size_t n) {
+    const check_plan *pl = w->sh->pl;
+    const check_config *cfg = w->sh->cfg;
+    const check_job *j = &pl->jobs[ji];
+    uint64_t ops[BATCH * 3 + 3], d[BATCH], r[BATCH];
+    unsigned dfl[BATCH], rfl[BATCH];
+    const int a = j->arity;
+    check_cases(pl, j, g0 - j->start, n, ops);
+    ops[n * (size_t)a] = ops[n * (size_t)a + 1] = ops[n * (size_t)a + 2] = 0; /* a DUT reading 3 operands stays inside */
+    ec->round = j->round;
+    dut_cases(j, cfg, ops, n, ec, d, dfl);
+    rc->round = j->round;
+    ref_op_n(rc, j->fmt, j->op, ops, n, j->src, r, rfl);
+    uint64_t mism = 0;
+    for (size_t c = 0; c < n; c++) {
+        if ((d[c] == r[c] || (ref_is_nan(&j->rfmt, d[c]) && ref_is_nan(&j->rfmt, r[c]))) && dfl[c] == rfl[c]) continue;
+        mism++;
+        check_mismatch m;
+        memset(&m, 0, sizeof m);
+        m.dut = d[c], m.ref = r[c], m.dut_flags = dfl[c], m.ref_flags = rfl[c];
+        m.seed = ec->seed;
+        note_mismatch(w, cfg, g0 + c, ji, ops + c * (size_t)a, a, &m);
+    }
+    return mism;
+}
+
+/* Case g of job ji in sr: its own draw, given to emu by one of three ways
+ * in turn. Returns 1 on a mismatch. */
+static int run_sr_case(worker *w, ref_ctx *rc, fpemu_ctx *ec, int ji, uint64_t g) {
+    const check_plan *pl = w->sh->pl;
+    const check_config *cfg = w->sh->cfg;
+    const check_job *j = &pl->jobs[ji];
+    check_dut_fn dut = cfg->dut ? cfg->dut : check_dut_emu;
+    uint64_t ops[3];
+    uint64_t i = g - j->start;
+    check_case(pl, j, i, ops);
+    ec->round = j->round;
+    ec->flags = 0;
+    rc->round = j->round;
+    int R = 0;
+    uint64_t draw = sr_case_draw(j, i, cfg, rc, ops, &R), c0;
+    rc->sr_bits = ec->sr_bits = R;
+    rc->sr_draw = draw;
+    ec->seed = j->salt;
+    /* the three ways a draw reaches emu in turn (a DUT other than emu: the
+     * first two) */
+    int via_stream = (int)(cfg->dut ? i & 1 : i % 3);
+    if (via_stream == 2) { /* the per-call API: the counter must stay put */
+        ec->sr_stream = NULL, ec->sr_len = ec->sr_pos = 0;
+        ec->counter = c0 = i;
+    } else if (via_stream) { /* a one-draw caller stream; the counter advances too */
+        ec->sr_stream = &draw, ec->sr_len = 1, ec->sr_pos = 0;
+        ec->counter = c0 = i;
+    } else { /* the seed's own stream, where the fast paths draw */
+        ec->sr_stream = NULL, ec->sr_len = ec->sr_pos = 0;
+        ec->counter = c0 = fpemu_random64_counter(ec->seed, draw);
+    }
+    uint64_t d = via_stream == 2 ? check_dut_emu_sr(j, ops, draw, ec) : dut(j, ops, ec, cfg->dut_arg);
+    unsigned rfl;
+    uint64_t r = ref_op(rc, j->fmt, j->op, ops, j->src, &rfl);
+    int ref_draws = rc->sr_took;
+    int dut_draws = via_stream == 2 ? (ec->counter == c0 ? ref_draws : -1) : (int)(ec->counter - c0);
+    ec->sr_stream = NULL, ec->sr_len = ec->sr_pos = 0;
+    int same = (d == r || (ref_is_nan(&j->rfmt, d) && ref_is_nan(&j->rfmt, r))) && ec->flags == rfl &&
+               dut_draws == ref_draws;
+    if (same) return 0;
+    check_mismatch m;
+    memset(&m, 0, sizeof m);
+    m.dut = d, m.ref = r, m.dut_flags = ec->flags, m.ref_flags = rfl;
+    m.draw = draw, m.sr_bits = R, m.dut_draws = dut_draws, m.ref_draws = ref_draws;
+    m.seed = ec->seed, m.counter = c0, m.sr_stream = via_stream;
+    note_mismatch(w, cfg, g, ji, ops, j->arity, &m);
+    return 1;
+}
+
 static void *work(void *arg) {
     worker *w = arg;
     shared *sh = w->sh;
     const check_plan *pl = sh->pl;
     const check_config *cfg = sh->cfg;
-    check_dut_fn dut = cfg->dut ? cfg->dut : check_dut_emu;
     ref_ctx rc;
     if (ref_ctx_init(&rc) != 0) { w->failed = 1; atomic_fetch_add(&sh->finished, 1); return NULL; }
     rc.sat = cfg->sat, rc.ftz = cfg->ftz, rc.daz = cfg->daz, rc.tininess_before = cfg->tininess_before;
@@ -737,58 +896,17 @@ static void *work(void *arg) {
         uint64_t g0 = sh->lo + s, g1 = g0 + (span - s < CHUNK ? span - s : CHUNK);
         int ji = find_job(pl, g0);
         uint64_t local_mism = 0;
-        for (uint64_t g = g0; g < g1; g++) {
+        for (uint64_t g = g0; g < g1;) {
             while (g >= pl->jobs[ji].start + pl->jobs[ji].count) ji++;
             const check_job *j = &pl->jobs[ji];
-            uint64_t ops[3];
-            check_case(pl, j, g - j->start, ops);
-            ec.round = j->round;
-            ec.flags = 0;
-            rc.round = j->round;
-            uint64_t draw = 0, c0 = 0;
-            int R = 0, via_stream = 0;
+            uint64_t end = j->start + j->count < g1 ? j->start + j->count : g1;
             if (j->round == FPEMU_SR) {
-                uint64_t i = g - j->start;
-                draw = sr_case_draw(j, i, cfg, &rc, ops, &R);
-                rc.sr_bits = ec.sr_bits = R;
-                rc.sr_draw = draw;
-                ec.seed = j->salt;
-                /* the three ways a draw reaches emu in turn (a DUT other
-                 * than emu: the first two) */
-                via_stream = (int)(cfg->dut ? i & 1 : i % 3);
-                if (via_stream == 2) { /* the per-call API: the counter must stay put */
-                    ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
-                    ec.counter = c0 = i;
-                } else if (via_stream) { /* a one-draw caller stream; the counter advances too */
-                    ec.sr_stream = &draw, ec.sr_len = 1, ec.sr_pos = 0;
-                    ec.counter = c0 = i;
-                } else { /* the seed's own stream, where the fast paths draw */
-                    ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
-                    ec.counter = c0 = fpemu_random64_counter(ec.seed, draw);
-                }
+                for (; g < end; g++) local_mism += (uint64_t)run_sr_case(w, &rc, &ec, ji, g);
+                continue;
             }
-            uint64_t d = via_stream == 2 ? check_dut_emu_sr(j, ops, draw, &ec) : dut(j, ops, &ec, cfg->dut_arg);
-            unsigned rfl;
-            uint64_t r = ref_op(&rc, j->fmt, j->op, ops, j->src, &rfl);
-            int ref_draws = j->round == FPEMU_SR ? rc.sr_took : 0;
-            int dut_draws = j->round != FPEMU_SR ? 0 : via_stream == 2 ? (ec.counter == c0 ? ref_draws : -1)
-                                                                         : (int)(ec.counter - c0);
-            ec.sr_stream = NULL, ec.sr_len = ec.sr_pos = 0;
-            int same = (d == r || (ref_is_nan(&j->rfmt, d) && ref_is_nan(&j->rfmt, r))) && ec.flags == rfl &&
-                       dut_draws == ref_draws;
-            if (!same) {
-                local_mism++;
-                w->job_mism[ji]++;
-                if (w->nkept < cfg->keep) {
-                    check_mismatch *m = &w->kept[w->nkept++];
-                    m->index = g;
-                    m->job = ji;
-                    memcpy(m->ops, ops, sizeof m->ops);
-                    m->dut = d, m->ref = r, m->dut_flags = ec.flags, m->ref_flags = rfl;
-                    m->draw = draw, m->sr_bits = R, m->dut_draws = dut_draws, m->ref_draws = ref_draws;
-                    m->seed = ec.seed, m->counter = c0, m->sr_stream = via_stream;
-                }
-            }
+            size_t n = end - g < BATCH ? (size_t)(end - g) : BATCH;
+            local_mism += run_batch(w, &rc, &ec, ji, g, n);
+            g += n;
         }
         if (local_mism) atomic_fetch_add(&sh->mism, local_mism);
         atomic_fetch_add(&sh->done, g1 - g0);

@@ -9,7 +9,10 @@
  * rounding mode); case g of the plan is case g - start(job) of its job.
  * Every case is a pure function of (plan, job, index): no state is carried
  * from case to case, so shards and threads never change which cases run or
- * what they compute. Library code: never prints, never exits. */
+ * what they compute. Outside sr, a thread runs up to 512 cases of one job
+ * at a time: their operands, the DUT on each, the reference on all of them
+ * (ref_op_n), then the comparison; the cases and results are the same.
+ * Library code: never prints, never exits. */
 #ifndef FPEMU_CHECK_H
 #define FPEMU_CHECK_H
 
@@ -84,7 +87,8 @@ void check_plan_free(check_plan *pl);
 /* The operands of case i of job j (i < j->count). */
 void check_case(const check_plan *pl, const check_job *j, uint64_t i, uint64_t ops[3]);
 
-/* Device under test: evaluate job j on ops under ctx (ctx->flags is 0 on
+/* Device under test: evaluate job j on ops (j->arity operands: read no
+ * further, the next case's may follow) under ctx (ctx->flags is 0 on
  * entry; the DUT leaves its flags there). */
 typedef uint64_t (*check_dut_fn)(const check_job *j, const uint64_t *ops, fpemu_ctx *ctx, void *arg);
 uint64_t check_dut_emu(const check_job *j, const uint64_t *ops, fpemu_ctx *ctx, void *arg);

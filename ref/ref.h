@@ -32,6 +32,7 @@
 #ifndef FPEMU_REF_H
 #define FPEMU_REF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <mpfr.h>
 #include "fpemu.h"
@@ -128,7 +129,7 @@ typedef struct ref_ctx {
     ref_opcode op;
     struct ref__dec *dtab;         /* decode table of the operand format (<= 16 bits) */
     const fpemu_format *dtab_fmt, *dtab_want;
-    unsigned long dtab_calls;      /* consecutive calls with dtab_want's operands */
+    unsigned long dtab_calls;      /* consecutive operations with dtab_want's operands */
     __mpfr_struct opnd[3]; /* operands: custom-allocated, pointing at limb[] */
     mp_limb_t limb[3];
     mpfr_t r;              /* result at p bits (directed/nearest/odd) */
@@ -153,6 +154,18 @@ void ref_ctx_clear(ref_ctx *r);
  * (registry and interned custom formats never do). */
 uint64_t ref_op(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands,
                 const fpemu_format *src, unsigned *flags);
+
+/* n operations of one kind: case i's operands are operands[i * arity ...
+ * i * arity + arity - 1] (arity = ref_op_arity(op)); res[i] and flags[i]
+ * are what ref_op would return for them, in every mode and policy (sr: each
+ * case takes r->sr_draw; sr_took, sr_ndec and sr_lastup are the last
+ * case's). Faster than n calls: the formats, the exponent range and the
+ * decode table are set up once for the batch (no other MPFR code runs in
+ * between, so the range every case leaves in place is the one the next
+ * expects). Returns 0, or -1 (every res and flags 0) where ref_op would
+ * return 0 for an unusable format or opcode. */
+int ref_op_n(ref_ctx *r, const fpemu_format *f, ref_opcode op, const uint64_t *operands, size_t n,
+             const fpemu_format *src, uint64_t *res, unsigned *flags);
 
 /* Convenience forms. */
 uint64_t ref_add(ref_ctx *r, const fpemu_format *f, uint64_t a, uint64_t b, unsigned *flags);
