@@ -130,16 +130,19 @@ static int scalar_model_table(const float *x, const float *y, int quick, int pai
 int main(int argc, char **argv) {
     int quick = 0, scalar_only = 0, threads = 0, pairs = 0;
     int big[8] = {512, 2048}, nbig = 2;
+    const char *only = NULL; /* --only MODEL/INPUT/SCALING[,...]: those rows alone */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--scalar")) scalar_only = 1;
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             nbig = 0;
             for (char *t = strtok(argv[++i], ","); t && nbig < 8; t = strtok(NULL, ",")) big[nbig++] = atoi(t);
         } else {
-            fprintf(stderr, "usage: b_gemm [--quick] [--scalar] [--threads N] [--pairs N] [--sizes 512,2048]\n");
+            fprintf(stderr, "usage: b_gemm [--quick] [--scalar] [--threads N] [--pairs N] [--sizes 512,2048] "
+                            "[--only MODEL/INPUT/SCALING,...]\n");
             return 2;
         }
     }
@@ -151,6 +154,23 @@ int main(int argc, char **argv) {
         {"ada", "e4m3", "tensor"},  {"h100", "e4m3", "blockwise"}, {"b200", "e4m3", "mx-rceil"},
         {"b200", "e2m1", "nvfp4"},  {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
     };
+    /* --only: the rows named (every name must be a row) */
+    int picked[sizeof cases / sizeof cases[0]];
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) picked[ci] = !only;
+    for (const char *w = only; w && *w;) {
+        size_t l = strcspn(w, ",");
+        int found = 0;
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s/%s/%s", cases[ci].model, cases[ci].fmt, cases[ci].recipe);
+            if (strlen(name) == l && !strncmp(name, w, l)) picked[ci] = found = 1;
+        }
+        if (!found) {
+            fprintf(stderr, "b_gemm: --only: no row '%.*s' (rows are MODEL/INPUT/SCALING, e.g. b200/e2m1/nvfp4)\n", (int)l, w);
+            return 2;
+        }
+        w += l + (w[l] == ',');
+    }
     int sizes[8], nsizes = 0;
     if (!scalar_only) {
         sizes[nsizes++] = 512;
@@ -191,6 +211,7 @@ int main(int argc, char **argv) {
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             if (n > 512 && on_scalar[ci]) continue;
             if (quick && ci > 1) continue;
+            if (!picked[ci]) continue;
             fpemu_gemm_config cfg;
             char err[256];
             if (fpemu_gemm_config_init(&cfg, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err) ||

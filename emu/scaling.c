@@ -4,10 +4,27 @@
  * same order, so scales and quantised elements match bit for bit. */
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "scaling.h"
 #include "recipe.h"
+
+/* A registry format by name, looked up once (registry descriptors never
+ * move): the NVFP4 helpers run once per 16-element block, where the name
+ * search of fpemu_format_get was a fifth of an NVFP4 GEMM's time. */
+static const fpemu_format *registry_format(_Atomic(const fpemu_format *) *slot, const char *name) {
+    const fpemu_format *f = atomic_load_explicit(slot, memory_order_acquire);
+    if (!f) {
+        f = fpemu_format_get(name, NULL, 0);
+        atomic_store_explicit(slot, f, memory_order_release);
+    }
+    return f;
+}
+static _Atomic(const fpemu_format *) fmt_e4m3, fmt_e5m2, fmt_e2m1;
+#define E4M3() registry_format(&fmt_e4m3, "e4m3")
+#define E5M2() registry_format(&fmt_e5m2, "e5m2")
+#define E2M1() registry_format(&fmt_e2m1, "e2m1")
 
 static float pow2_floor(float x) {
     if (!(x > 0) || isinf(x)) return x; /* exp2(floor(log2 x)) of 0, NaN, inf */
@@ -69,7 +86,7 @@ float fpemu_scaling_amax_f32(const float *x, size_t n, size_t stride) {
 /* ---- delayed scaling -------------------------------------------------------- */
 
 const fpemu_format *fpemu_scaling_fp8_format_for(fpemu_scaling_fp8_format f, int is_gradient) {
-    return fpemu_format_get(f == FPEMU_SCALING_FP8_HYBRID && is_gradient ? "e5m2" : "e4m3", NULL, 0);
+    return f == FPEMU_SCALING_FP8_HYBRID && is_gradient ? E5M2() : E4M3();
 }
 
 int fpemu_scaling_delayed_init(fpemu_scaling_delayed *s, double fmt_max, int len, fpemu_scaling_amax_algo algo, float margin) {
@@ -198,7 +215,7 @@ float fpemu_scaling_nvfp4_tensor_scale(float tensor_amax) {
 }
 
 uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
-    const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
+    const fpemu_format *e4m3 = E4M3();
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
@@ -208,13 +225,13 @@ uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
 }
 
 float emu__nvfp4_encode_factor(uint8_t scale_code, float tensor_scale) {
-    float dec = (float)fpemu_to_double(fpemu_format_get("e4m3", NULL, 0), scale_code);
+    float dec = (float)fpemu_to_double(E4M3(), scale_code);
     return dec == 0 ? 0.0f : tensor_scale / dec;
 }
 
 void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
                                         uint64_t *codes, fpemu_cast_stats *stats) {
-    emu__scaled_cast(fpemu_format_get("e2m1", NULL, 0), emu__nvfp4_encode_factor(scale_code, tensor_scale), x, n, stride,
+    emu__scaled_cast(E2M1(), emu__nvfp4_encode_factor(scale_code, tensor_scale), x, n, stride,
                      codes, NULL, stats);
 }
 
