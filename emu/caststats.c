@@ -38,7 +38,9 @@ struct fpemu_caster {
     long axis;
     char recipe[32];        /* the scaling as it was set (the figures' "scaling") */
     fpemu_gemm_scaling sc;
+    int counts_only;        /* stats=counts: no error figures */
     int have;               /* figures of a successful run */
+    int have_errors;        /* ... with the error figures */
     figures F;
     char err[512];
 };
@@ -130,13 +132,16 @@ int fpemu_caster_set(fpemu_caster *c, const char *key, const char *value) {
         long v;
         if (parse_long(value, -MAXNDIM, MAXNDIM - 1, &v)) return fail(c, "expected an integer in [%d, %d]", -MAXNDIM, MAXNDIM - 1);
         c->axis = v;
+    } else if (!strcmp(key, "stats")) {
+        if (strcmp(value, "full") && strcmp(value, "counts")) return fail(c, "expected full or counts");
+        c->counts_only = value[0] == 'c';
     } else if (!strcmp(key, "scaling")) {
         fpemu_gemm_scaling sc;
         if (scaling_of(value, &sc, c->err, sizeof c->err)) return -1;
         c->sc = sc;
         snprintf(c->recipe, sizeof c->recipe, "%s", value);
     } else {
-        return fail(c, "unknown option '%s' (expected round, sat, seed, scaling, axis, nan)", key);
+        return fail(c, "unknown option '%s' (expected round, sat, seed, scaling, axis, nan, stats)", key);
     }
     return 0;
 }
@@ -166,6 +171,7 @@ int fpemu_caster_get(const fpemu_caster *c, const char *key, char *buf, size_t l
     else if (!strcmp(key, "axis")) snprintf(tmp, sizeof tmp, "%ld", c->axis);
     else if (!strcmp(key, "scaling")) v = c->recipe;
     else if (!strcmp(key, "recipe")) v = kind_name(c->sc.kind);
+    else if (!strcmp(key, "stats")) v = c->counts_only ? "counts" : "full";
     else return -1;
     return snprintf(buf, len, "%s", v);
 }
@@ -234,6 +240,7 @@ int fpemu_caster_stats_text(fpemu_caster *c, char *buf, size_t len) {
     size_t v[5];
     counts(F, v);
     for (int i = 0; i < 5; i++) put(&o, "%-13s %zu (%.6g%%)\n", count_names[i], v[i], 100 * frac(v[i], F->n));
+    if (!c->have_errors) return o.pos > (size_t)INT32_MAX ? -1 : (int)o.pos; /* stats=counts */
     put(&o, "max_abs_err   %.9g\nmax_rel_err   %.9g\nrms_err       %.9g\nsqnr_db       %.6g\n", F->max_abs, F->max_rel, rms_of(F),
         sqnr_of(F));
     return o.pos > (size_t)INT32_MAX ? -1 : (int)o.pos;
@@ -272,6 +279,10 @@ int fpemu_caster_stats_json(fpemu_caster *c, char *buf, size_t len) {
         put(&o, ", \"%s\": %zu, \"%s_frac\": ", count_names[i], v[i], count_names[i]);
         put_num(&o, frac(v[i], F->n));
     }
+    if (!c->have_errors) { /* stats=counts: the error figures were not computed */
+        put(&o, ", \"compared\": null, \"max_abs_err\": null, \"max_rel_err\": null, \"rms_err\": null, \"sqnr_db\": null}\n");
+        return o.pos > (size_t)INT32_MAX ? -1 : (int)o.pos;
+    }
     put(&o, ", \"compared\": %zu, \"max_abs_err\": ", F->compared);
     put_num(&o, F->max_abs);
     put(&o, ", \"max_rel_err\": ");
@@ -308,6 +319,9 @@ int fpemu_caster_stat(fpemu_caster *c, const char *key, double *value) {
     else if (!strcmp(key, "block_scales.min")) null = !F->nscales || !isfinite(F->smin), v = F->nscales ? F->smin : NAN;
     else if (!strcmp(key, "block_scales.max")) null = !F->nscales || !isfinite(F->smax), v = F->nscales ? F->smax : NAN;
     else if (!strcmp(key, "tensor_scale")) null = !F->tensor_scale || !isfinite(F->tensor_scale), v = F->tensor_scale ? F->tensor_scale : NAN;
+    else if (!c->have_errors && (!strcmp(key, "compared") || !strcmp(key, "max_abs_err") || !strcmp(key, "max_rel_err") ||
+                                 !strcmp(key, "rms_err") || !strcmp(key, "sqnr_db")))
+        return fail(c, "figure '%s' is computed with stats=full (this cast ran with stats=counts)", key);
     else if (!strcmp(key, "compared")) v = (double)F->compared;
     else if (!strcmp(key, "max_abs_err")) v = F->max_abs, null = !isfinite(v);
     else if (!strcmp(key, "max_rel_err")) v = F->max_rel, null = !isfinite(v);
@@ -355,6 +369,30 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (axis < -nd || axis >= nd) return fail(c, "axis %ld: the input is %d-d: the axis must lie in [%d, %d]", axis, nd, -nd, nd - 1);
     if (axis < 0) axis += nd;
     int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
+    if (c->counts_only && in_type == FPEMU_API_F32 && !scaled && values && !codes_out && !scaled_out && c->round != FPEMU_SR) {
+        /* stats=counts, f32 values to their values, no recipe: one array
+         * rounding, as the general path's quantisation does it (the same
+         * context: mode, NaN policy, saturation), with its counts */
+        figures F;
+        memset(&F, 0, sizeof F);
+        F.n = n;
+        const float *xf = x;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(xf[i]) && fabsf(xf[i]) > F.amax) F.amax = fabsf(xf[i]);
+        fpemu_ctx ctx;
+        fpemu_ctx_init(&ctx);
+        ctx.round = (fpemu_round)c->round;
+        ctx.nan_policy = (fpemu_nan_policy)c->nan_policy;
+        ctx.sat = c->sat;
+        fpemu_cast_stats cs;
+        memset(&cs, 0, sizeof cs);
+        fpemu_round_f32(f, values, xf, n, &ctx, &cs);
+        F.overflow = cs.overflow, F.saturated = cs.saturated, F.underflow = cs.underflow, F.subnormal = cs.subnormal;
+        F.nonfinite_in = cs.nonfinite_in;
+        c->F = F;
+        c->have = 1, c->have_errors = 0;
+        return 0;
+    }
     int rc = -1;
     double *xd = malloc(sizeof(double) * (n + 1)), *yd = malloc(sizeof(double) * (n + 1));
     double *xs = malloc(sizeof(double) * (n + 1));
@@ -496,7 +534,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         for (size_t i = 0; i < n; i++) fpemu_code_store(f, codes_out, i, codes[i]);
     if (scaled_out) memcpy(scaled_out, xs, sizeof(double) * n);
     c->F = F;
-    c->have = 1;
+    c->have = 1, c->have_errors = !c->counts_only;
     c->err[0] = 0;
     rc = 0;
 done:

@@ -730,6 +730,8 @@ class _RoundPlan:
 
     def __init__(self, fmt, sat=False):
         self.c = _Caster(fmt, sat=sat)
+        # the counts alone (a library from before the option computes every figure)
+        N.caster_set(self.c.h, b"stats", b"counts")
 
     def run(self, x):
         """x (C-contiguous float32, any shape) rounded: (values float32,

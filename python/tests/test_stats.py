@@ -2,6 +2,7 @@
 """fpemu.cast_stats is `fpemu cast --stats-json`: the same dict, key for key
 and number for number, on the same .npy (the figures have one owner,
 libfpemu's fpemu_caster); and a recomputation of a few figures in NumPy."""
+import ctypes
 import json
 import math
 
@@ -10,6 +11,7 @@ import pytest
 
 import fpemu
 from conftest import cli_args, run_cli
+from fpemu import _native as N
 
 CASES = [
     ("f32", "e4m3", {}), ("f32", "e4m3", {"sat": True}), ("f32", "e5m2", {"round": "sr", "seed": 3}),
@@ -111,3 +113,75 @@ def test_the_c_interface_figures_by_name_and_as_text(inputs, tmp_path):
         assert N.caster_stat(c.h, b"nope", None) == -1 and b"unknown figure" in N.caster_error(c.h)
         if opts.get("scaling") in (None, "none"):
             assert np.array_equal(scaled, x.astype(np.float64), equal_nan=True)
+
+
+def _run_f32(c, x):
+    """(values, figures by key or None where refused) of one caster run on float32 x."""
+    vals = np.empty_like(x)
+    shape = (ctypes.c_size_t * 1)(x.size)
+    assert N.caster_run(c.h, N.F32, None, x.ctypes.data, 1, shape, vals.ctypes.data, None, None) == 0, \
+        N.caster_error(c.h).decode()
+    figs, i = {}, 0
+    v = ctypes.c_double()
+    while N.caster_stat_key(i) is not None:
+        key = N.caster_stat_key(i)
+        rc = N.caster_stat(c.h, key, ctypes.byref(v))
+        figs[key.decode()] = None if rc < 0 else v.value
+        i += 1
+    return vals, figs
+
+
+ERROR_FIGURES = ("compared", "max_abs_err", "max_rel_err", "rms_err", "sqnr_db")
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "e4m3", "e5m2", "e2m1", "e3m2", "tf32"])
+@pytest.mark.parametrize("round,sat,nan", [("rne", 0, "canonical"), ("rtz", 1, "canonical"), ("rna", 0, "torch"),
+                                           ("rup", 1, "x86"), ("rdn", 0, "cuda"), ("rto", 1, "canonical")])
+def test_stats_counts_equals_full(fmt, round, sat, nan):
+    """stats=counts (one array rounding) gives the values, counts and amax of the full cast, bit for bit,
+    over every special: zeros, subnormals, overflow, inf, NaN with payloads, the formats' edges."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.standard_normal(3000) * s for s in (1e-9, 1e-5, 1e-2, 1, 1e2, 1e5, 1e9)]).astype(np.float32)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65520, 448, 464, 57344, 6, 7, 1e-45, -1e-40,
+                         3.4e38, -3.4e38], np.float32)
+    x = np.concatenate([x, specials, np.array([0x7FC01234, 0xFFA00001, 0x7F800001], np.uint32).view(np.float32)])
+    full = fpemu._core._Caster(fmt, round=round, sat=bool(sat), nan=nan)
+    cnt = fpemu._core._Caster(fmt, round=round, sat=bool(sat), nan=nan)
+    assert N.caster_set(cnt.h, b"stats", b"counts") == 0 and cnt.get("stats") == "counts" and full.get("stats") == "full"
+    v1, f1 = _run_f32(full, x)
+    v2, f2 = _run_f32(cnt, x)
+    assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32))
+    for k in f1:
+        if k in ERROR_FIGURES:
+            assert f2[k] is None and f1[k] is not None
+        elif f1[k] is None or np.isnan(f1[k]):
+            assert f2[k] is None or np.isnan(f2[k]), k
+        else:
+            assert f1[k] == f2[k], k
+    assert f1["overflow"] + f1["flushed"] + f1["subnormal"] + f1["nonfinite_in"] > 0  # the specials reached the counts
+
+
+def test_stats_counts_refusals_and_outputs():
+    x = np.array([1.0, 70000.0, 1e-8, np.nan], np.float32)
+    c = fpemu._core._Caster("f16")
+    assert N.caster_set(c.h, b"stats", b"some") == -1 and b"expected full or counts" in N.caster_error(c.h)
+    assert N.caster_set(c.h, b"stats", b"counts") == 0
+    _run_f32(c, x)
+    assert N.caster_stat(c.h, b"rms_err", None) == -1
+    assert b"stats=full" in N.caster_error(c.h)
+    n = N.caster_stats_json(c.h, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    N.caster_stats_json(c.h, buf, n + 1)
+    j = json.loads(buf.value.decode())
+    assert j["compared"] is None and j["rms_err"] is None and j["overflow"] == 1 and j["flushed"] == 1 and j["n"] == 4
+    n = N.caster_stats_text(c.h, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    N.caster_stats_text(c.h, buf, n + 1)
+    assert "overflow" in buf.value.decode() and "rms_err" not in buf.value.decode()
+    # codes wanted, or an sr cast: the general path, still counts only
+    c2 = fpemu._core._Caster("f16", round="sr", seed=5)
+    N.caster_set(c2.h, b"stats", b"counts")
+    full = fpemu._core._Caster("f16", round="sr", seed=5)
+    v1, f1 = _run_f32(full, x)
+    v2, f2 = _run_f32(c2, x)
+    assert np.array_equal(v1.view(np.uint32), v2.view(np.uint32)) and f2["rms_err"] is None and f1["overflow"] == f2["overflow"]
