@@ -308,8 +308,10 @@ def _cast_input(x, src):
                      "or integer codes with src=FMT)" % dt)
 
 
-def _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, want_values, want_codes):
+def _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, want_values, want_codes, counts_only=False):
     c = _Caster(fmt, round=round, sat=sat, seed=seed, scaling=scaling, axis=axis, nan=nan)
+    if counts_only:  # no error figures wanted: an unscaled f32 cast is then one array rounding
+        N.caster_set(c.h, b"stats", b"counts")
     kind, in_fmt, arr = _cast_input(x, src)
     shape = arr.shape
     if arr.ndim == 0:
@@ -338,7 +340,8 @@ def cast(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, codes
     if out not in (None, "numpy", "ml_dtypes"):
         raise FpemuError("out %r: expected None, 'numpy' or 'ml_dtypes'" % (out,))
     want_codes = bool(codes) or out == "ml_dtypes"
-    c, values, code_arr = _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, not want_codes, want_codes)
+    c, values, code_arr = _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, not want_codes, want_codes,
+                                counts_only=not return_stats)
     if out == "ml_dtypes":
         dt = ml_dtype(fmt)
         if dt is None:
