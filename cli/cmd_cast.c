@@ -387,6 +387,8 @@ int cmd_cast(int argc, char **argv) {
     xd = plot_path ? malloc(sizeof(double) * (n + 1)) : NULL;
     xs = plot_path ? malloc(sizeof(double) * (n + 1)) : NULL;
     if (!vals || (codes_out && !obuf) || (plot_path && (!xd || !xs))) { cli_error(SUB, "out of memory (%zu elements)", n); goto done; }
+    /* no figures asked for: the counts alone (an unscaled f32 cast to values is then one array rounding) */
+    if (!stats_path && !json_path) fpemu_caster_set(c, "stats", "counts");
     if (fpemu_caster_run(c, in_type, in_fmt, X.data, X.ndim, X.shape, vals, obuf, xs)) {
         cli_error(SUB, "%s: %s", in, fpemu_caster_error(c));
         goto done;
