@@ -53,6 +53,7 @@ typedef struct {
     fpemu_cast_stats *stats;
     void *dst;
     int kind;
+    int code32;     /* KIND_ROUND's kernels writing codes whose bits are the rounded f32's (tf32) */
     unsigned flags; /* OR of the elements' flags */
 } fixup;
 
@@ -62,7 +63,7 @@ __attribute__((noinline)) static void fix_one(fixup *fx, size_t i, uint32_t u) {
     fpemu_ctx one = *fx->ctx;
     one.flags = 0;
     uint64_t code = fpemu_convert(fx->fmt, fx->f32, u, &one);
-    if (fx->kind == KIND_ROUND) ((float *)fx->dst)[i] = fpemu_to_float(fx->fmt, code, &one);
+    if (fx->kind == KIND_ROUND && !fx->code32) ((float *)fx->dst)[i] = fpemu_to_float(fx->fmt, code, &one);
     else fpemu_code_store(fx->fmt, fx->dst, i, code);
     fx->flags |= one.flags;
     if (fx->stats) emu__count_cast(fx->fmt, fx->stats, emu__bitsf(u), code, one.flags, 0);
@@ -475,14 +476,16 @@ static kernel_fn pick(int kind, int st) {
 }
 
 /* Formats and contexts the kernels cover: rne without flush modes, IEEE-
- * like signed layouts inside f32's range with subnormals and no container
- * padding (an unsigned format's top bit is an exponent bit, and its
- * negative inputs are NaN with invalid: the generic path). */
-static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+ * like signed layouts inside f32's range with subnormals (an unsigned
+ * format's top bit is an exponent bit, and its negative inputs are NaN with
+ * invalid: the generic path). The rounded values (KIND_ROUND) take their
+ * sign from the f32 and never build a code, so a format with container
+ * padding (tf32's 13 low bits) is covered for them; the codes are not. */
+static int covered_values(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->is_signed && fmt->p <= 23 && fmt->mbits > 0 &&
-           fmt->ebits <= 8 &&
-           !fmt->pad && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
+           fmt->ebits <= 8 && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
 }
+static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) { return covered_values(fmt, ctx) && !fmt->pad; }
 
 static kparams params(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     kparams k;
@@ -513,9 +516,9 @@ static kparams params(const fpemu_format *fmt, const fpemu_ctx *ctx) {
 }
 
 static void run(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx, fpemu_cast_stats *stats,
-                int kind) {
+                int kind, int code32) {
     const kparams kp = params(fmt, ctx);
-    fixup fx = {fmt, emu__f32(), ctx, stats, dst, kind, 0};
+    fixup fx = {fmt, emu__f32(), ctx, stats, dst, kind, code32, 0};
     if (stats) stats->n += n;
     pick(kind, stats != NULL)(&fx, &kp, (const uint32_t *)(const void *)src, n);
 #if CAST_X86
@@ -529,17 +532,29 @@ static void run(const fpemu_format *fmt, void *dst, const float *src, size_t n, 
     ctx->flags |= fx.flags;
 }
 
+/* A format whose code is the f32 bit pattern of its value, its padding the
+ * low bits (tf32: 1 + 8 + 10 bits over 13 zero bits): f32's exponent field
+ * and bias, IEEE infinities and NaNs, -0, a 32-bit container. */
+static int code_is_f32_bits(const fpemu_format *fmt) {
+    return fmt->container == 32 && fmt->bits + fmt->pad == 32 && fmt->ebits == 8 && fmt->bias == 127 && fmt->is_signed &&
+           fmt->has_negzero && fmt->inf == FPEMU_INF_IEEE && fmt->nan == FPEMU_NANS_IEEE;
+}
+
 int emu__encode_fast(const fpemu_format *fmt, void *dst, const float *src, size_t n, fpemu_ctx *ctx,
                      fpemu_cast_stats *stats) {
+    if (covered_values(fmt, ctx) && code_is_f32_bits(fmt)) { /* the rounded f32's bits are the codes */
+        run(fmt, dst, src, n, ctx, stats, KIND_ROUND, 1);
+        return 1;
+    }
     if (!covered(fmt, ctx) || (fmt->container != 8 && fmt->container != 16)) return 0;
-    run(fmt, dst, src, n, ctx, stats, fmt->container == 8 ? KIND_CODE8 : KIND_CODE16);
+    run(fmt, dst, src, n, ctx, stats, fmt->container == 8 ? KIND_CODE8 : KIND_CODE16, 0);
     return 1;
 }
 
 int emu__round_fast(const fpemu_format *fmt, float *dst, const float *src, size_t n, fpemu_ctx *ctx,
                     fpemu_cast_stats *stats) {
-    if (!covered(fmt, ctx) || fmt->bits > 16) return 0;
-    run(fmt, dst, src, n, ctx, stats, KIND_ROUND);
+    if (!covered_values(fmt, ctx)) return 0;
+    run(fmt, dst, src, n, ctx, stats, KIND_ROUND, 0);
     return 1;
 }
 

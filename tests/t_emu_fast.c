@@ -84,7 +84,7 @@ static void ref_elem(const fpemu_format *f, const fpemu_ctx *tmpl, uint32_t u, r
 enum { GUARD = 40, MAXN = (1 << 16) + 64, NCALL = 3 };
 static const char *const call_name[NCALL] = {"encode_f32", "round_f32", "round_f32 in place"};
 static struct {
-    uint16_t enc[MAXN + 2 * GUARD]; /* 8-bit codes use the bytes */
+    uint32_t enc[MAXN + 2 * GUARD]; /* codes in their containers: 8, 16 or 32 bits (tf32) */
     uint32_t rnd[MAXN + 2 * GUARD], inpl[MAXN + 2 * GUARD];
     unsigned flags[NCALL];
     fpemu_cast_stats st[NCALL];
@@ -239,7 +239,7 @@ static size_t probes(const fpemu_format *f, uint32_t *p) {
 }
 
 static const char *const array_fmts[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "e2m3", "binary8p4e",
-                                         "e4m3fnuz", "e8m3", "e6m9"};
+                                         "e4m3fnuz", "e8m3", "e6m9", "tf32"};
 
 /* Each probe alone among fillers (1.0, an exact normal; +0 and -0, which
  * the kernels write themselves), at lanes of the vector loop and of the
