@@ -325,13 +325,21 @@ static int cublas_run(fpemu_gemmer *g, const fpemu_sumtree_bound *bd, int M, int
     return 0;
 }
 
-int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+/* What every run checks first: a handle, the sizes, the arrays a
+ * non-empty product needs. 0, or -1 with a message (the last run's figures
+ * dropped either way). */
+static int run_start(fpemu_gemmer *g, int M, int N, int K, const void *A, const void *B, const float *D) {
     if (!g) return -1;
     g->err[0] = 0;
     g->have = 0;
     if (gemm_sizes(g, M, N, K)) return -1;
     if (M && N && !D) return gfail(g, "no output array D given");
     if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
+    return 0;
+}
+
+int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
+    if (run_start(g, M, N, K, A, B, D)) return -1;
     if (g->cublas) {
         /* values cast to the element formats (scaling none), as `fpemu gemm --algo cublas` */
         fpemu_sumtree_bound bd;
@@ -356,12 +364,7 @@ int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, c
 }
 
 int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C, float *D) {
-    if (!g) return -1;
-    g->err[0] = 0;
-    g->have = 0;
-    if (gemm_sizes(g, M, N, K)) return -1;
-    if (M && N && !D) return gfail(g, "no output array D given");
-    if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
+    if (run_start(g, M, N, K, A, B, D)) return -1;
     if (g->cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE) return gfail(g, "codes input: scaling must be none (the codes are used as they are)");
     const fpemu_format *fs[2] = {g->cfg.afmt, g->cfg.bfmt};
     const uint64_t *xs[2] = {A, B};

@@ -1041,18 +1041,30 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     return 0;
 }
 
+/* The start of fpemu_gemm_f32 and of its scalar reference: the checks,
+ * the figures zeroed, A and B quantised into *q. 1: nothing to compute (M
+ * or N is 0); 0: *q ready (the caller frees it); otherwise quantise's
+ * error, *q freed. */
+static int gemm_enter(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                      const float *B, int ldb, int transB, int ldc, float *D, int ldd, fpemu_gemm_stats *st) {
+    if (fpemu_gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
+    memset(st, 0, sizeof *st);
+    if (M == 0 || N == 0) return 1;
+    if (!D || (K > 0 && (!A || !B))) return -1;
+    memset(q, 0, sizeof *q);
+    int rc = quantise(q, cfg, M, N, K, A, lda, transA, B, ldb, transB, st);
+    if (rc) qops_free(q);
+    return rc;
+}
+
 int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
                    int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats) {
-    if (fpemu_gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
     fpemu_gemm_stats local;
     fpemu_gemm_stats *st = stats ? stats : &local;
-    memset(st, 0, sizeof *st);
-    if (M == 0 || N == 0) return 0;
-    if (!D || (K > 0 && (!A || !B))) return -1;
     qops q;
-    memset(&q, 0, sizeof q);
-    int rc = quantise(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, st);
-    if (!rc) rc = run(&q, cfg, C, ldc, D, ldd, st);
+    int rc = gemm_enter(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, ldc, D, ldd, st);
+    if (rc) return rc == 1 ? 0 : rc;
+    rc = run(&q, cfg, C, ldc, D, ldd, st);
     qops_free(&q);
     return rc;
 }
@@ -1134,16 +1146,11 @@ int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const fl
 int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                              const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
                              fpemu_gemm_stats *stats) {
-    if (fpemu_gemm_check(cfg, M, N, K, lda, transA, ldb, transB, ldc, ldd, NULL, 0)) return -1;
     fpemu_gemm_stats local;
     fpemu_gemm_stats *st = stats ? stats : &local;
-    memset(st, 0, sizeof *st);
-    if (M == 0 || N == 0) return 0;
-    if (!D || (K > 0 && (!A || !B))) return -1;
     qops q;
-    memset(&q, 0, sizeof q);
-    int rc = quantise(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, st);
-    if (rc) { qops_free(&q); return rc; }
+    int rc = gemm_enter(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, ldc, D, ldd, st);
+    if (rc) return rc == 1 ? 0 : rc;
     /* one output at a time on the scalar model, chunk by chunk */
     int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     int nchunks = K > 0 ? cdiv(K, P) : 1;
