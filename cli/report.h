@@ -140,8 +140,14 @@ int rep_validate_inputs(const char *suite, const char *runs, char **paths, int n
 /* A run's cells in the summary tables (HTML and Markdown). */
 typedef struct {
     char loss[48], diff[48], acc[48], skip[32], ovf[32], unf[32];
+    char own[600]; /* the run's own settings (not the experiment's common ones), each after a space */
 } row_cells;
 void rep_row_of(const exp_data *x, const run_data *r, row_cells *c);
+/* The summary table's columns, in order (REP_SUMMARY_COLS of them). */
+#define REP_SUMMARY_COLS 10
+extern const char *const rep_summary_cols[REP_SUMMARY_COLS];
+/* How many claims the experiments xs[0..nx) reproduced, did not, and did not run. */
+void rep_verdict_counts(const exp_data *xs, int nx, int *reproduced, int *not_reproduced, int *not_run);
 /* The run's settings, space-separated (the experiment's common ones first). */
 void rep_settings_text(const run_data *r, char *b, size_t n);
 

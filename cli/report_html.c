@@ -37,12 +37,8 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
     snprintf(p, sizeof p, "%s/fragment.html", out);
     if (cli_atomic_open(&ah, p, "w")) return cli_error(SUB, "%s: cannot write: %s", p, strerror(errno));
     FILE *h = ah.f;
-    int nrep = 0, nnot = 0, nmiss = 0;
-    for (int e = 0; e < nx; e++)
-        for (int i = 0; i < xs[e].nruns; i++) {
-            int v = xs[e].runs[i].verdict;
-            nrep += v == 1; nnot += v == 2; nmiss += v == 3;
-        }
+    int nrep, nnot, nmiss;
+    rep_verdict_counts(xs, nx, &nrep, &nnot, &nmiss);
     /* header and the rules of the verdicts */
     fprintf(h, "<h2 id=\"training\">");
     html_esc(h, title);
@@ -59,10 +55,8 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
     }
     fprintf(h, "</ul></details>\n");
     /* the summary table */
-    const char *cols[] = {"experiment", "run", "policy", "final loss", "diff from baseline", "eval accuracy", "skipped steps",
-                          "overflow rate", "underflow rate", "verdict"};
     fprintf(h, "<table>\n<tr>");
-    for (int i = 0; i < 10; i++) fprintf(h, "<th>%s</th>", cols[i]);
+    for (int i = 0; i < REP_SUMMARY_COLS; i++) fprintf(h, "<th>%s</th>", rep_summary_cols[i]);
     fprintf(h, "</tr>\n");
     for (int e = 0; e < nx; e++) {
         exp_data *x = &xs[e];
@@ -70,13 +64,9 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
             run_data *r = &x->runs[i];
             row_cells rc;
             rep_row_of(x, r, &rc);
-            char own[600] = "";
-            size_t uo = 0;
-            for (int j = r->def ? r->def->ncommon : 0; r->def && j < r->def->nsets && uo < sizeof own; j++)
-                uo += (size_t)snprintf(own + uo, sizeof own - uo, " %s", r->def->sets[j]);
             fprintf(h, "<tr><td><a href=\"#exp-%s\">%s</a></td><td>%s</td><td><code>%s</code>%s</td><td>%s</td><td>%s</td>"
                        "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-                    x->def.name, x->def.name, r->name, r->policy, own, rc.loss, rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf,
+                    x->def.name, x->def.name, r->name, r->policy, rc.own, rc.loss, rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf,
                     r->verdict == 1 ? "<span style=\"color:#080\">reproduced</span>"
                     : r->verdict == 2 ? "<span style=\"color:#b00\">not reproduced</span>"
                     : r->verdict == 3 ? "<span style=\"color:#b60\">not run</span>" : "");

@@ -25,12 +25,8 @@ int rep_write_md(const char *out, exp_data *xs, int nx, figlist *figs, const cha
     snprintf(p, sizeof p, "%s/fragment.md", out);
     if (cli_atomic_open(&am, p, "w")) return cli_error(SUB, "%s: cannot write: %s", p, strerror(errno));
     FILE *m = am.f;
-    int nrep = 0, nnot = 0, nmiss = 0;
-    for (int e = 0; e < nx; e++)
-        for (int i = 0; i < xs[e].nruns; i++) {
-            int v = xs[e].runs[i].verdict;
-            nrep += v == 1; nnot += v == 2; nmiss += v == 3;
-        }
+    int nrep, nnot, nmiss;
+    rep_verdict_counts(xs, nx, &nrep, &nnot, &nmiss);
     fprintf(m, "## ");
     md_esc(m, title);
     fprintf(m, "\n\nEach experiment trains one model under several precision policies with the same seed and data order, "
@@ -38,12 +34,10 @@ int rep_write_md(const char *out, exp_data *xs, int nx, figlist *figs, const cha
                "(index.html lists the rules with their numbers). %d claims reproduced, %d not reproduced, %d not run.\n\n",
             nrep, nnot, nmiss);
     /* the summary table */
-    const char *cols[] = {"experiment", "run", "policy", "final loss", "diff from baseline", "eval accuracy", "skipped steps",
-                          "overflow rate", "underflow rate", "verdict"};
     fprintf(m, "|");
-    for (int i = 0; i < 10; i++) fprintf(m, " %s |", cols[i]);
+    for (int i = 0; i < REP_SUMMARY_COLS; i++) fprintf(m, " %s |", rep_summary_cols[i]);
     fprintf(m, "\n|");
-    for (int i = 0; i < 10; i++) fprintf(m, " --- |");
+    for (int i = 0; i < REP_SUMMARY_COLS; i++) fprintf(m, " --- |");
     fprintf(m, "\n");
     for (int e = 0; e < nx; e++) {
         exp_data *x = &xs[e];
@@ -51,11 +45,7 @@ int rep_write_md(const char *out, exp_data *xs, int nx, figlist *figs, const cha
             run_data *r = &x->runs[i];
             row_cells rc;
             rep_row_of(x, r, &rc);
-            char own[600] = "";
-            size_t uo = 0;
-            for (int j = r->def ? r->def->ncommon : 0; r->def && j < r->def->nsets && uo < sizeof own; j++)
-                uo += (size_t)snprintf(own + uo, sizeof own - uo, " %s", r->def->sets[j]);
-            fprintf(m, "| %s | %s | `%s`%s | %s | %s | %s | %s | %s | %s | %s |\n", x->def.name, r->name, r->policy, own, rc.loss,
+            fprintf(m, "| %s | %s | `%s`%s | %s | %s | %s | %s | %s | %s | %s |\n", x->def.name, r->name, r->policy, rc.own, rc.loss,
                     rc.diff, rc.acc, rc.skip, rc.ovf, rc.unf, rep_verdict_word(r->verdict));
         }
     }

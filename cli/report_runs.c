@@ -403,8 +403,26 @@ static void fmt_cell(char *b, size_t n, const char *fmt, double v) {
     else snprintf(b, n, fmt, v);
 }
 
+const char *const rep_summary_cols[REP_SUMMARY_COLS] = {"experiment",    "run",           "policy",        "final loss",
+                                                         "diff from baseline", "eval accuracy", "skipped steps",
+                                                         "overflow rate", "underflow rate", "verdict"};
+
+void rep_verdict_counts(const exp_data *xs, int nx, int *reproduced, int *not_reproduced, int *not_run) {
+    int n[4] = {0, 0, 0, 0};
+    for (int e = 0; e < nx; e++)
+        for (int i = 0; i < xs[e].nruns; i++) {
+            int v = xs[e].runs[i].verdict;
+            if (v >= 1 && v <= 3) n[v]++;
+        }
+    *reproduced = n[1], *not_reproduced = n[2], *not_run = n[3];
+}
+
 void rep_row_of(const exp_data *x, const run_data *r, row_cells *c) {
     const run_data *b = &x->runs[x->base];
+    size_t uo = 0;
+    c->own[0] = 0;
+    for (int j = r->def ? r->def->ncommon : 0; r->def && j < r->def->nsets && uo < sizeof c->own; j++)
+        uo += (size_t)snprintf(c->own + uo, sizeof c->own - uo, " %s", r->def->sets[j]);
     if (!r->have) {
         strcpy(c->loss, "not run"); strcpy(c->diff, "-"); strcpy(c->acc, "-"); strcpy(c->skip, "-");
         strcpy(c->ovf, "-"); strcpy(c->unf, "-");
