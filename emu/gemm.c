@@ -14,6 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdatomic.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include "gemm.h"
 #include "gemm_internal.h"
 #include "recipe.h"
@@ -808,6 +811,7 @@ typedef struct {
     unsigned char *flag;  /* M x Np */
     float *acc;           /* M x N promoted accumulator */
     float *cpad;          /* M x Np: C for the MMA's c (c_in_mma) */
+    float *dbc;           /* N: B's decode factor of the current chunk per column (AVX-512 promotion), or NULL */
     uint64_t slow;
     int err;
 } job;
@@ -874,6 +878,141 @@ static int c_special(float c) {
     return !isfinite(c) || (c == 0 && signbit(c));
 }
 
+/* One kernel call: rows [ib, ie), K tile [kk, ke) of the chunk starting at k0. */
+static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
+    const qops *q = J->q;
+    const fpemu_mma_model *m = &J->cfg->model;
+    const int N = q->N, K = q->K, Np = q->Np;
+    const int P = J->cfg->promote > 0 ? J->cfg->promote : (K > 0 ? K : 1);
+    const int B = q->use_g ? m->group_block : m->block > 0 ? m->block : P;
+    const float *C = J->C;
+    if (q->use_g) {
+        gkg_args gg = {
+            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .sav = q->gsav, .sbv = q->gsbv, .sae = q->gsae,
+            .sbe = q->gsbe, .nsb = (size_t)q->nsb, .ldsb = (size_t)Np,
+            .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .block = B, .group = m->group, .nfrac = m->group_nfrac, .q = m->out_mant, .zero_c = m->zero_c,
+            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+        };
+        emu__gemm_kernel_grp(J->isa, &gg);
+        return;
+    }
+    if (q->use_f) {
+        gkf_args gf = {
+            .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
+            .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
+            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+        };
+        emu__gemm_kernel_f32(J->isa, &gf);
+        return;
+    }
+    gk_args g = {
+        .av = q->av, .ae = q->ae, .lda = (size_t)K, .bv = q->bv, .be = q->be, .ldb = (size_t)Np,
+        .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+        .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == FPEMU_MMA_ALIGN_RD,
+        .floor2 = m->has_emax_floor ? ldexp(1.0, m->emax_floor) : 0,
+        /* a zero c that takes no part: a power of two below every
+         * product's alignment power (kernel_range_ok) that keeps
+         * 2^nfrac / emax finite (nfrac <= 28 here): with no product
+         * taking part either, the block sums to +0 as in the model
+         * (2^-1060 made that scale inf: 0 * inf = NaN, which SSE2's
+         * int32 truncation turned into -0) */
+        .zero_c_e = m->zero_c ? ldexp(1.0, m->fc->emin) : ldexp(1.0, m->nfrac - 1022),
+        .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
+        .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+        .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+    };
+    emu__gemm_kernel(J->isa, &g);
+}
+
+/* Output (i, j) after chunk ch ([k0, k1)): the kernel's partial sum (or the
+ * scalar model's, for flagged lanes and inf/NaN operands), promoted into
+ * acc or (one chunk) straight out through the epilogue. */
+static inline void finish_one(job *J, int i, int j, int ch, int k0, int k1) {
+    const qops *q = J->q;
+    const fpemu_gemm_config *cfg = J->cfg;
+    const int N = q->N, K = q->K, Np = q->Np;
+    const float *C = J->C;
+    const int cmma = q->c_in_mma && C;
+    size_t o = (size_t)i * Np + j;
+    float c0 = cmma ? C[(size_t)i * J->ldc + j] : 0.0f;
+    float part;
+    if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (cmma && c_special(c0))) {
+        part = scalar_partial(q, i, j, k0, k1, c0);
+        if (J->isa) J->slow++;
+    } else {
+        part = J->part[o];
+    }
+    float *acc = J->acc + (size_t)i * N + j;
+    if (cfg->promote > 0) *acc = promote_step(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
+    else J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, part, C, J->ldc); /* one chunk: straight out */
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Promotion of columns [0, N16) (a multiple of 16) of row i, 16 at a time,
+ * with AVX-512's fma: the same correctly rounded f32 fma as fmaf, and the
+ * same product of the two decode factors, for every group of 16 whose
+ * lanes are all ordinary (not flagged, no inf/NaN column, the partial sum,
+ * the factor and the accumulator finite: promote_step and mul_nan_first
+ * then reduce to the plain fma and product); any other group goes through
+ * finish_one, lane by lane, as before. dbc: B's decode factor of the
+ * chunk per column; dai: A's of row i. */
+__attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *J, int i, int ch, int k0, int k1, int N16,
+                                                                           const float *dbc, float dai) {
+    const qops *q = J->q;
+    const int Np = q->Np, N = q->N;
+    const float *part = J->part + (size_t)i * Np;
+    const unsigned char *flag = J->flag + (size_t)i * Np;
+    float *acc = J->acc + (size_t)i * N;
+    const __m512i expm = _mm512_set1_epi32(0x7F800000);
+    const __m512 va = _mm512_set1_ps(dai);
+    for (int j = 0; j < N16; j += 16) {
+        __m128i fl = _mm_or_si128(_mm_loadu_si128((const __m128i *)(flag + j)), _mm_loadu_si128((const __m128i *)(q->bcol_sp + j)));
+        __m512 p = _mm512_loadu_ps(part + j);
+        __m512 dq = _mm512_mul_ps(va, _mm512_loadu_ps(dbc + j));
+        __m512 a = ch == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + j);
+        __m512i e = _mm512_and_si512(_mm512_castps_si512(p), expm);
+        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(dq), expm));
+        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(a), expm));
+        if (_mm_test_all_zeros(fl, fl) && !_mm512_cmpeq_epi32_mask(e, expm)) {
+            _mm512_storeu_ps(acc + j, _mm512_fmadd_ps(p, dq, a));
+        } else {
+            for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
+        }
+    }
+}
+#endif
+
+/* Outputs of rows [ia, ie) after chunk ch; after the last chunk (promotion),
+ * their epilogue. */
+static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last, float *dbc) {
+    const qops *q = J->q;
+    const fpemu_gemm_config *cfg = J->cfg;
+    const int N = q->N;
+    int N16 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* the vector promotion: AVX-512 kernels, promotion, C not the MMA's c (it never is with promotion) */
+    if (J->isa == 3 && cfg->promote > 0 && q->K > 0 && !(q->c_in_mma && J->C) && dbc) N16 = N / 16 * 16;
+#endif
+    for (int i = ia; i < ie; i++) {
+        int j0 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (N16 && !q->arow_sp[i]) {
+            float dai = 1.0f;
+            if (q->da && q->nkb > 0) dai = q->da[(size_t)i * q->nkb + (q->nkb == 1 ? 0 : (size_t)(k0 / q->kb))];
+            promote_row_avx512(J, i, ch, k0, k1, N16, dbc, dai);
+            j0 = N16;
+        }
+#endif
+        for (int j = j0; j < N; j++) finish_one(J, i, j, ch, k0, k1);
+        if (last && cfg->promote > 0)
+            for (int j = 0; j < N; j++) J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], J->C, J->ldc);
+    }
+}
+
 static void *run_job(void *arg) {
     job *J = arg;
     const qops *q = J->q;
@@ -885,78 +1024,37 @@ static void *run_job(void *arg) {
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
-    const float *C = J->C;
+    /* B's decode factor of the chunk per column (the vector promotion) */
+    float *dbc = J->dbc;
     for (int ch = 0; ch < nchunks; ch++) {
         int k0 = ch * P, k1 = P < K - k0 ? k0 + P : K;
+        const int last = ch == nchunks - 1;
+        if (dbc) { /* as chunk_dq: no factors (or no blocks), 1 */
+            const int hasf = q->da && q->nkb > 0;
+            const size_t b = !hasf || q->nkb == 1 ? 0 : (size_t)(k0 / q->kb);
+            for (int j = 0; j < N; j++) dbc[j] = hasf ? q->db[(size_t)j * q->nkb + b] : 1.0f;
+        }
+        if (J->isa && K > 0 && cfg->promote > 0 && k1 - k0 <= kt) {
+            /* promotion, one kernel call per chunk and row tile: promote the
+             * tile's outputs while its partial sums are still in cache */
+            for (int ib = J->i0; ib < J->i1; ib += ITILE) {
+                int ie = ib + ITILE < J->i1 ? ib + ITILE : J->i1;
+                for (int i = ib; i < ie; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
+                kernel_tile(J, ib, ie, k0, k1, k0);
+                finish_rows(J, ib, ie, ch, k0, k1, last, dbc);
+            }
+            continue;
+        }
         if (J->isa && K > 0) {
             for (int i = J->i0; i < J->i1; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
             for (int kk = k0, ke; kk < k1; kk = ke) {
                 ke = kt < k1 - kk ? kk + kt : k1;
-                for (int ib = J->i0; ib < J->i1; ib += ITILE) {
-                    if (q->use_g) {
-                        gkg_args gg = {
-                            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .sav = q->gsav, .sbv = q->gsbv, .sae = q->gsae,
-                            .sbe = q->gsbe, .nsb = (size_t)q->nsb, .ldsb = (size_t)Np,
-                            .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                            .block = B, .group = m->group, .nfrac = m->group_nfrac, .q = m->out_mant, .zero_c = m->zero_c,
-                            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
-                            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
-                        };
-                        emu__gemm_kernel_grp(J->isa, &gg);
-                        continue;
-                    }
-                    if (q->use_f) {
-                        gkf_args gf = {
-                            .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
-                            .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
-                            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
-                            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
-                        };
-                        emu__gemm_kernel_f32(J->isa, &gf);
-                        continue;
-                    }
-                    gk_args g = {
-                        .av = q->av, .ae = q->ae, .lda = (size_t)K, .bv = q->bv, .be = q->be, .ldb = (size_t)Np,
-                        .i0 = ib, .i1 = ib + ITILE < J->i1 ? ib + ITILE : J->i1, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-                        .block = B, .nfrac = m->nfrac, .q = m->out_mant, .rd = m->align == FPEMU_MMA_ALIGN_RD,
-                        .floor2 = m->has_emax_floor ? ldexp(1.0, m->emax_floor) : 0,
-                        /* a zero c that takes no part: a power of two below every
-                         * product's alignment power (kernel_range_ok) that keeps
-                         * 2^nfrac / emax finite (nfrac <= 28 here): with no product
-                         * taking part either, the block sums to +0 as in the model
-                         * (2^-1060 made that scale inf: 0 * inf = NaN, which SSE2's
-                         * int32 truncation turned into -0) */
-                        .zero_c_e = m->zero_c ? ldexp(1.0, m->fc->emin) : ldexp(1.0, m->nfrac - 1022),
-                        .emin_d = ldexp(1.0, m->fd->emin), .ovf_d = ldexp(1.0, m->fd->emax + 1),
-                        .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
-                        .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
-                    };
-                    emu__gemm_kernel(J->isa, &g);
-                }
+                for (int ib = J->i0; ib < J->i1; ib += ITILE)
+                    kernel_tile(J, ib, ib + ITILE < J->i1 ? ib + ITILE : J->i1, kk, ke, k0);
             }
         }
-        const int cmma = q->c_in_mma && C;
-        for (int i = J->i0; i < J->i1; i++)
-            for (int j = 0; j < N; j++) {
-                size_t o = (size_t)i * Np + j;
-                float c0 = cmma ? C[(size_t)i * J->ldc + j] : 0.0f;
-                float part;
-                if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (cmma && c_special(c0))) {
-                    part = scalar_partial(q, i, j, k0, k1, c0);
-                    if (J->isa) J->slow++;
-                } else {
-                    part = J->part[o];
-                }
-                float *acc = J->acc + (size_t)i * N + j;
-                if (cfg->promote > 0) *acc = promote_step(part, chunk_dq(q, i, j, k0), ch == 0 ? 0.0f : *acc);
-                else J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, part, C, J->ldc); /* one chunk: straight out */
-            }
+        finish_rows(J, J->i0, J->i1, ch, k0, k1, last, dbc);
     }
-    if (cfg->promote > 0)
-        for (int i = J->i0; i < J->i1; i++)
-            for (int j = 0; j < N; j++)
-                J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], C, J->ldc);
     return NULL;
 }
 
@@ -1011,6 +1109,12 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
             }
     }
     int T = nthreads_of(cfg, M);
+    /* the AVX-512 promotion's per-chunk row of B's decode factors, one per job */
+    float *dbcs = NULL;
+    if (isa == 3 && cfg->promote > 0 && q->K > 0) {
+        dbcs = malloc(sizeof(float) * ((size_t)N + 1) * (size_t)(T < 64 ? T : 64));
+        if (!dbcs) { free(part), free(flag), free(acc), free(cpad); return -1; }
+    }
     job jobs[64];
     pthread_t th[64];
     int rows = (M + T - 1) / T;
@@ -1020,7 +1124,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         int i0 = t * rows, i1 = i0 + rows < M ? i0 + rows : M;
         if (i0 >= i1) break;
         jobs[nj] = (job){.q = q, .cfg = cfg, .C = C, .ldc = ldc, .D = D, .ldd = ldd, .i0 = i0, .i1 = i1, .isa = isa,
-                         .part = part, .flag = flag, .acc = acc, .cpad = cpad};
+                         .part = part, .flag = flag, .acc = acc, .cpad = cpad,
+                         .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL};
         nj++;
     }
     int started = 0;
@@ -1037,7 +1142,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }
-    free(part), free(flag), free(acc), free(cpad);
+    free(part), free(flag), free(acc), free(cpad), free(dbcs);
     return 0;
 }
 

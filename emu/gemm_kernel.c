@@ -351,6 +351,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         memcpy(&accb[r][h], &c, sizeof c);
                         memcpy(&mxb[r][h], &t, sizeof t);
                     }
+            } else if (!g->cin) {
+                /* c = +0 everywhere (promotion restarts each chunk from it): the
+                 * loop below's values, accb +0 and mxb 0, in two stores */
+                memset(accb, 0, sizeof accb);
+                memset(mxb, 0, sizeof mxb);
             } else {
                 for (int r = 0; r < RBF; r++)
                     for (int l = 0; l < PBF; l++) {

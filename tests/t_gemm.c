@@ -887,6 +887,56 @@ int main(void) {
         }
     }
 
+    /* blockwise at sizes past one row tile (64 rows) and one 16-lane group,
+     * K not a multiple of 128 (a short last chunk), with and without C:
+     * the vectorised promotion (AVX-512) against the scalar model on every
+     * kernel level and on 1 to 3 threads; then with inf/NaN in A and B,
+     * and with a row of A and a column of B near f32's top (the two decode
+     * factors' product overflows: the dequantisation's inf and NaN) and
+     * others near its bottom (the product underflows) */
+    {
+        enum { m = 150, n = 83, k = 300 };
+        static float a[m * k], b[k * n], c[m * n], d[m * n], r[m * n];
+        for (int t = 0; t < 4; t++) {
+            for (int i = 0; i < m * k; i++) a[i] = nrand() * (i % 13 == 0 ? 30 : 1);
+            for (int i = 0; i < k * n; i++) b[i] = nrand() * 0.1f;
+            for (int i = 0; i < m * n; i++) c[i] = nrand();
+            if (t == 1) { /* A's: their rows' outputs NaN; C's: their own */
+                a[3 * k + 200] = INFINITY, a[70 * k + 7] = NAN, a[71 * k + 299] = -INFINITY;
+                c[5 * n + 9] = INFINITY, c[100 * n + 33] = NAN, c[6 * n + 80] = -INFINITY;
+            }
+            if (t == 3) b[150 * n + 4] = -INFINITY, b[20 * n + 80] = NAN; /* every output NaN (the 128x128 blocks span n) */
+            if (t == 2) {
+                for (int kk = 0; kk < k; kk++) a[9 * k + kk] *= 1e30f, a[90 * k + kk] *= 1e-25f;
+                for (int kk = 0; kk < 128; kk++) b[kk * n + 17] *= 1e31f, b[kk * n + 40] *= 1e-30f;
+                for (int kk = 128; kk < k; kk++) b[kk * n + 70] *= 3e30f;
+                a[9 * k + 5] = 0, a[9 * k + 131] = 0;
+            }
+            for (int wc = 0; wc < 2; wc++) {
+                fpemu_gemm_config cfg;
+                fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+                fpemu_gemm_config_set_scaling(&cfg, "blockwise", NULL, 0);
+                const float *cu = wc ? c : NULL;
+                char what[128];
+                snprintf(what, sizeof what, "blockwise %dx%dx%d%s%s", m, n, k,
+                         t == 1 ? " inf/NaN in A" : t == 2 ? " extreme scales" : t == 3 ? " inf/NaN in B" : "", wc ? " +C" : "");
+                int lanes = 0;
+                unsigned long long slow = 0;
+                int bad = f32_vs_ref(&cfg, m, n, k, a, b, cu, &lanes, &slow, what);
+                fpemu_gemm_f32_reference(&cfg, m, n, k, a, k, 0, b, n, 0, cu, n, r, n, NULL);
+                for (int th = 1; th <= 3; th++) {
+                    cfg.nthreads = th;
+                    if (fpemu_gemm_f32(&cfg, m, n, k, a, k, 0, b, n, 0, cu, n, d, n, NULL)) bad++;
+                    bad += cmp(d, r, m * n, what);
+                }
+                int nonfin = 0;
+                for (int i = 0; i < m * n; i++) nonfin += !isfinite(r[i]);
+                ok(bad == 0 && lanes == 16, "%s: == the scalar model on every level, 1-3 threads (%d lanes, %llu scalar outputs, %d inf/NaN outputs)",
+                   what, lanes, slow, nonfin);
+            }
+        }
+    }
+
     /* ---- emu/recipe.h: the quantisation and the scaled GEMM the engine shares ---- */
     {
         enum { m = 13, n = 9, k = 300 };
