@@ -343,6 +343,21 @@ int fpemu_caster_stat(fpemu_caster *c, const char *key, double *value) {
 
 /* ---- the cast ------------------------------------------------------------- */
 
+/* The context of one run: the caster's mode, NaN policy and seed (the
+ * recipes set saturation themselves). */
+static void cast_ctx(const fpemu_caster *c, fpemu_ctx *ctx) {
+    fpemu_ctx_init(ctx);
+    ctx->round = (fpemu_round)c->round;
+    ctx->nan_policy = (fpemu_nan_policy)c->nan_policy;
+    ctx->seed = c->seed;
+}
+
+/* The cast's counts into the figures. */
+static void take_counts(figures *F, const fpemu_cast_stats *cs) {
+    F->overflow = cs->overflow, F->saturated = cs->saturated, F->underflow = cs->underflow, F->subnormal = cs->subnormal;
+    F->nonfinite_in = cs->nonfinite_in;
+}
+
 int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
                      void *values, void *codes_out, double *scaled_out) {
     if (!c) return -1;
@@ -380,15 +395,12 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         for (size_t i = 0; i < n; i++)
             if (isfinite(xf[i]) && fabsf(xf[i]) > F.amax) F.amax = fabsf(xf[i]);
         fpemu_ctx ctx;
-        fpemu_ctx_init(&ctx);
-        ctx.round = (fpemu_round)c->round;
-        ctx.nan_policy = (fpemu_nan_policy)c->nan_policy;
+        cast_ctx(c, &ctx);
         ctx.sat = c->sat;
         fpemu_cast_stats cs;
         memset(&cs, 0, sizeof cs);
         fpemu_round_f32(f, values, xf, n, &ctx, &cs);
-        F.overflow = cs.overflow, F.saturated = cs.saturated, F.underflow = cs.underflow, F.subnormal = cs.subnormal;
-        F.nonfinite_in = cs.nonfinite_in;
+        take_counts(&F, &cs);
         c->F = F;
         c->have = 1, c->have_errors = 0;
         return 0;
@@ -431,10 +443,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     size_t rows = blocky ? outer * inner : 1, cols = blocky ? L : n;
     if (blocky && n == 0) rows = cols = 0;
     fpemu_ctx ctx;
-    fpemu_ctx_init(&ctx);
-    ctx.round = (fpemu_round)c->round;
-    ctx.nan_policy = (fpemu_nan_policy)c->nan_policy;
-    ctx.seed = c->seed;
+    cast_ctx(c, &ctx);
     fpemu_cast_stats cs;
     memset(&cs, 0, sizeof cs);
     figures F;
@@ -523,8 +532,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         if (xb != xf) free(xb), free(cb), free(db);
         if (!ok) goto done;
     }
-    F.overflow = cs.overflow, F.saturated = cs.saturated, F.underflow = cs.underflow, F.subnormal = cs.subnormal;
-    F.nonfinite_in = cs.nonfinite_in;
+    take_counts(&F, &cs);
     errors(&F, xd, yd, n);
     if (values) { /* f64 values for an f64 input, else f32 */
         if (in_type == FPEMU_API_F64) memcpy(values, yd, sizeof(double) * n);
