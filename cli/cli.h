@@ -25,6 +25,8 @@ int cmd_compare(int argc, char **argv);
 
 /* Print "fpemu SUB: message" on stderr; returns 2 (the bad-input status). */
 int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s written into HTML text or an attribute: < > & " escaped (NULL: nothing). */
+void cli_html_esc(FILE *f, const char *s);
 /* True if s is "--help" or "-h". */
 int cli_is_help(const char *s);
 /* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */

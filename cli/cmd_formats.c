@@ -118,16 +118,6 @@ static void row_of(const fpemu_format *f, char cell[NCOL][160]) {
     snprintf(cell[C_ALIAS], 160, "%s", al ? al : "(custom)");
 }
 
-static void html_escape(FILE *out, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", out);
-        else if (*s == '>') fputs("&gt;", out);
-        else if (*s == '&') fputs("&amp;", out);
-        else if (*s == '"') fputs("&quot;", out);
-        else fputc(*s, out);
-    }
-}
-
 static void csv_field(FILE *out, const char *s) {
     if (strpbrk(s, ",\"\n")) {
         fputc('"', out);
@@ -178,13 +168,13 @@ static void print_table(FILE *out, const fpemu_format **fs, int n, int style) {
     }
     if (style == OUT_HTML) {
         fputs("<table class=\"catalogue\">\n<thead><tr>", out);
-        for (int c = 0; c < NCOL; c++) { fputs("<th>", out); html_escape(out, col_title[c]); fputs("</th>", out); }
+        for (int c = 0; c < NCOL; c++) { fputs("<th>", out); cli_html_esc(out, col_title[c]); fputs("</th>", out); }
         fputs("</tr></thead>\n<tbody>\n", out);
         for (int i = 0; i < n; i++) {
             fputs("<tr>", out);
             for (int c = 0; c < NCOL; c++) {
                 fputs(c == C_NAME ? "<td><code>" : "<td>", out);
-                html_escape(out, cells[i][c]);
+                cli_html_esc(out, cells[i][c]);
                 fputs(c == C_NAME ? "</code></td>" : "</td>", out);
             }
             fputs("</tr>\n", out);

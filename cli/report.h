@@ -146,6 +146,10 @@ void rep_row_of(const exp_data *x, const run_data *r, row_cells *c);
 /* The summary table's columns, in order (REP_SUMMARY_COLS of them). */
 #define REP_SUMMARY_COLS 10
 extern const char *const rep_summary_cols[REP_SUMMARY_COLS];
+/* The three parts of the standalone report, OUT/headline.EXT, keyplots.EXT
+ * and fragment.EXT, read whole into part[0..2] (NULL where one cannot be
+ * read; free each). */
+void rep_read_parts(const char *out, const char *ext, char *part[3]);
 /* How many claims the experiments xs[0..nx) reproduced, did not, and did not run. */
 void rep_verdict_counts(const exp_data *xs, int nx, int *reproduced, int *not_reproduced, int *not_run);
 /* The run's settings, space-separated (the experiment's common ones first). */

@@ -12,17 +12,6 @@
 #include <string.h>
 #include "report.h"
 
-static void html_esc(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
-    }
-}
-
-
 /* A plot of one run's telemetry (rates_RUN, fp8_RUN), not of the experiment. */
 static int is_run_plot(const char *file) { return !strncmp(file, "rates_", 6) || !strncmp(file, "fp8_", 4); }
 
@@ -41,7 +30,7 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
     rep_verdict_counts(xs, nx, &nrep, &nnot, &nmiss);
     /* header and the rules of the verdicts */
     fprintf(h, "<h2 id=\"training\">");
-    html_esc(h, title);
+    cli_html_esc(h, title);
     fprintf(h, "</h2>\n<p>Each experiment trains one model under several precision policies with the same seed and data "
                "order, against a baseline run (normally <code>%s</code>). Verdicts are computed from the runs' data by "
                "the rules written in each experiment's definition (<code>experiment.txt</code>, shown under each claim): a "
@@ -50,7 +39,7 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
     fprintf(h, "<details><summary>Metrics used by the rules</summary><ul>\n");
     for (int i = 0; rep_metric_names[i]; i++) {
         fprintf(h, "<li><code>%s(RUN)</code>: ", rep_metric_names[i]);
-        html_esc(h, rep_metric_docs[i]);
+        cli_html_esc(h, rep_metric_docs[i]);
         fprintf(h, "</li>\n");
     }
     fprintf(h, "</ul></details>\n");
@@ -78,14 +67,14 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
         exp_data *x = &xs[e];
         const char *n = x->def.name;
         fprintf(h, "<h3 id=\"exp-%s\">", n);
-        html_esc(h, x->def.title);
+        cli_html_esc(h, x->def.title);
         fprintf(h, "</h3>\n<p>Model <code>%s</code>, %ld steps, seed %llu, baseline <code>%s</code>. ", x->def.model,
                 x->def.steps, x->def.seed, x->def.baseline);
-        html_esc(h, x->def.about);
+        cli_html_esc(h, x->def.about);
         fprintf(h, "</p>\n");
         if (x->def.expected) {
             fprintf(h, "<p><b>Expected:</b> ");
-            html_esc(h, x->def.expected);
+            cli_html_esc(h, x->def.expected);
             fprintf(h, "</p>\n");
         }
         /* runs */
@@ -96,9 +85,9 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
             rep_settings_text(r, st, sizeof st);
             suite_train_args(&x->def, r->def, -1, args, sizeof args);
             fprintf(h, "<tr><td>%s%s</td><td><code>%s</code> ", r->name, i == x->base ? " (baseline)" : "", r->policy);
-            html_esc(h, st);
+            cli_html_esc(h, st);
             fprintf(h, "</td><td><code>fpemu train ");
-            html_esc(h, args);
+            cli_html_esc(h, args);
             fprintf(h, "</code>%s</td></tr>\n", r->have ? "" : " <span style=\"color:#b60\">(no data: not run)</span>");
         }
         fprintf(h, "</table>\n");
@@ -112,16 +101,16 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
                 for (int j = 0; j < x->def.nexpects; j++) any |= !strcmp(x->def.expects[j].run, r->name);
                 if (!cl && !any) continue;
                 fprintf(h, "<li><b>%s</b>: ", r->name);
-                html_esc(h, cl ? cl : "");
+                cli_html_esc(h, cl ? cl : "");
                 fprintf(h, " &rarr; <b style=\"color:%s\">%s</b>\n<ul>\n",
                         r->verdict == 1 ? "#080" : r->verdict == 2 ? "#b00" : "#b60", any ? rep_verdict_word(r->verdict) : "no rule");
                 for (int j = 0; j < x->def.nexpects; j++) {
                     if (strcmp(x->def.expects[j].run, r->name)) continue;
                     const char *hw = x->holds[j] == 1 ? "holds" : x->holds[j] == 0 ? "fails" : "no data";
                     fprintf(h, "<li><code>");
-                    html_esc(h, x->def.expects[j].text);
+                    cli_html_esc(h, x->def.expects[j].text);
                     fprintf(h, "</code>: %s (", hw);
-                    html_esc(h, x->explain[j]);
+                    cli_html_esc(h, x->explain[j]);
                     fprintf(h, ")</li>\n");
                 }
                 fprintf(h, "</ul></li>\n");
@@ -147,13 +136,13 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
             }
             fprintf(h, "<figure><a href=\"%s/%s.svg\"><img src=\"%s/%s.png\" alt=\"%s\" width=\"900\"></a>\n<figcaption>", n,
                     f->file, n, f->file, f->alt);
-            html_esc(h, f->caption);
+            cli_html_esc(h, f->caption);
             fprintf(h, "</figcaption></figure>\n");
         }
         if (nrun) fprintf(h, "</details>\n");
         if (figs[e].note) {
             fprintf(h, "<p class=\"note\">");
-            html_esc(h, figs[e].note);
+            cli_html_esc(h, figs[e].note);
             fprintf(h, "</p>\n");
         }
         fprintf(h, "<p>Data: <a href=\"%s/experiment.txt\">experiment.txt</a> (the definition)", n);
@@ -168,20 +157,14 @@ int rep_write_html(const char *out, exp_data *xs, int nx, figlist *figs, const c
     int ok = !ferror(h);
     if (cli_atomic_close(&ah, ok) || !ok) return cli_error(SUB, "%s: cannot write the report files: %s", out, strerror(errno));
     /* the standalone page: the verdict block, then the fragment */
-    static const char *const parts[3] = {"headline.html", "keyplots.html", "fragment.html"};
     char *part[3];
-    for (int i = 0; i < 3; i++) {
-        char fp[4400];
-        snprintf(fp, sizeof fp, "%s/%s", out, parts[i]);
-        size_t fl;
-        part[i] = csv_slurp(fp, &fl);
-    }
+    rep_read_parts(out, "html", part);
     snprintf(p, sizeof p, "%s/index.html", out);
     cli_atomic ai;
     if (part[0] && part[1] && part[2] && !cli_atomic_open(&ai, p, "w")) {
         fprintf(ai.f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
-        html_esc(ai.f, title);
+        cli_html_esc(ai.f, title);
         fprintf(ai.f, "</title>\n<style>body{font-family:sans-serif;margin:2em auto;max-width:1100px;line-height:1.4;padding:0 1em}"
                       "table{border-collapse:collapse;font-size:90%%;margin:1em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
                       "text-align:left}th{background:#f0f0f0}figure{margin:1.5em 0}figure img{max-width:100%%;height:auto;"

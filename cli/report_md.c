@@ -86,14 +86,8 @@ int rep_write_md(const char *out, exp_data *xs, int nx, figlist *figs, const cha
     int ok = !ferror(m);
     if (cli_atomic_close(&am, ok) || !ok) return cli_error(SUB, "%s: cannot write the report files: %s", out, strerror(errno));
     /* the standalone file: the verdict block, then the fragment */
-    static const char *const parts[3] = {"headline.md", "keyplots.md", "fragment.md"};
     char *part[3];
-    for (int i = 0; i < 3; i++) {
-        char fp[4400];
-        snprintf(fp, sizeof fp, "%s/%s", out, parts[i]);
-        size_t fl;
-        part[i] = csv_slurp(fp, &fl);
-    }
+    rep_read_parts(out, "md", part);
     snprintf(p, sizeof p, "%s/summary.md", out);
     cli_atomic ai;
     if (part[0] && part[1] && part[2] && !cli_atomic_open(&ai, p, "w")) {

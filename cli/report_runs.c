@@ -407,6 +407,16 @@ const char *const rep_summary_cols[REP_SUMMARY_COLS] = {"experiment",    "run", 
                                                          "diff from baseline", "eval accuracy", "skipped steps",
                                                          "overflow rate", "underflow rate", "verdict"};
 
+void rep_read_parts(const char *out, const char *ext, char *part[3]) {
+    static const char *const name[3] = {"headline", "keyplots", "fragment"};
+    for (int i = 0; i < 3; i++) {
+        char fp[4400];
+        snprintf(fp, sizeof fp, "%s/%s.%s", out, name[i], ext);
+        size_t fl;
+        part[i] = csv_slurp(fp, &fl);
+    }
+}
+
 void rep_verdict_counts(const exp_data *xs, int nx, int *reproduced, int *not_reproduced, int *not_run) {
     int n[4] = {0, 0, 0, 0};
     for (int e = 0; e < nx; e++)

@@ -25,16 +25,6 @@
 
 #define REP_KEY_PLOTS 3
 
-static void html_esc(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
-    }
-}
-
 /* ---- what was run --------------------------------------------------------------- */
 
 /* A list of distinct words, in the order added. */
@@ -67,7 +57,7 @@ static void words_print(FILE *f, const words *w, int html) {
     for (int i = 0; i < w->n; i++) {
         fputs(i == 0 ? "" : i == w->n - 1 ? " and " : ", ", f);
         fputs(html ? "<code>" : "`", f);
-        if (html) html_esc(f, w->v[i]); else fputs(w->v[i], f);
+        if (html) cli_html_esc(f, w->v[i]); else fputs(w->v[i], f);
         fputs(html ? "</code>" : "`", f);
     }
 }
@@ -198,7 +188,7 @@ static int pick_plots(const exp_data *xs, int nx, const figlist *figs, key_plot 
 
 static void print_plot_caption(FILE *f, const exp_data *x, const key_plot *p, int html) {
     const run_data *b = &x->runs[x->base];
-    if (html) { fputs("<b>", f); html_esc(f, x->def.title); fputs("</b>", f); }
+    if (html) { fputs("<b>", f); cli_html_esc(f, x->def.title); fputs("</b>", f); }
     else fprintf(f, "**%s**", x->def.title);
     fprintf(f, ": %s. ", !strcmp(p->file, "loss") ? "training loss against the baseline" : "loss minus the baseline's");
     if (p->failed) {
@@ -268,14 +258,14 @@ int rep_write_verdict(gp_ctx *g, const char *out, exp_data *xs, int nx, figlist 
                 const char *cl = suite_claim(&x->def, r->name);
                 fprintf(h, "<li><span class=\"%s\">%s</span>: <a href=\"#exp-%s\">%s</a> / <b>%s</b>: ", r->verdict == 2 ? "bad" : "warn",
                         rep_verdict_word(r->verdict), x->def.name, x->def.name, r->name);
-                html_esc(h, cl ? cl : "");
+                cli_html_esc(h, cl ? cl : "");
                 fprintf(m, "- %s: %s / **%s**: %s", rep_verdict_word(r->verdict), x->def.name, r->name, cl ? cl : "");
                 for (int j = 0; j < x->def.nexpects; j++) {
                     if (strcmp(x->def.expects[j].run, r->name) || x->holds[j] == 1) continue;
                     fprintf(h, "<br><code>");
-                    html_esc(h, x->def.expects[j].text);
+                    cli_html_esc(h, x->def.expects[j].text);
                     fprintf(h, "</code> %s: ", x->holds[j] == 0 ? "fails" : "has no data");
-                    html_esc(h, x->explain[j]);
+                    cli_html_esc(h, x->explain[j]);
                     fprintf(m, "\n  - `%s` %s: %s", x->def.expects[j].text, x->holds[j] == 0 ? "fails" : "has no data", x->explain[j]);
                 }
                 fprintf(h, "</li>\n");
@@ -302,7 +292,7 @@ int rep_write_verdict(gp_ctx *g, const char *out, exp_data *xs, int nx, figlist 
         snprintf(key, sizeof key, "key_%s", k[i].file);
         snprintf(img, sizeof img, "%s", fg && !g->no_plots && !rep_replot(g, x->dir, fg, key, 620, 380, "ttl=''") ? key : k[i].file);
         fprintf(h, "<figure><a href=\"#exp-%s\"><img src=\"%s/%s.png\" alt=\"", x->def.name, x->def.name, img);
-        html_esc(h, x->def.title);
+        cli_html_esc(h, x->def.title);
         fprintf(h, "\"></a>\n<figcaption>");
         print_plot_caption(h, x, &k[i], 1);
         fprintf(h, "</figcaption></figure>\n");

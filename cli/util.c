@@ -20,6 +20,16 @@ int cli_error(const char *sub, const char *fmt, ...) {
     return 2;
 }
 
+void cli_html_esc(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else if (*s == '"') fputs("&quot;", f);
+        else fputc(*s, f);
+    }
+}
+
 int cli_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
 int cli_parse_u64(const char *s, unsigned long long *out) {
