@@ -204,7 +204,7 @@ INSTALL_GP := $(wildcard reports/*.gp)
 INSTALLED = $(PREFIX)/bin/fpemu $(LIBDIR)/libfpemu.a $(LIBDIR)/libfpemu.so.$(VERSION) \
   $(LIBDIR)/libfpemu.so.$(SOVERSION) $(LIBDIR)/libfpemu.so $(LIBDIR)/pkgconfig/fpemu.pc \
   $(INCLUDEDIR)/fpemu.h $(addprefix $(INCLUDEDIR)/fpemu/,$(notdir $(INSTALL_HEADERS))) \
-  $(MANDIR)/man1/fpemu.1 $(DATADIR)/digits.csv.gz $(DATADIR)/cublas-h200.txt $(addprefix $(DATADIR)/,$(INSTALL_GP)) $(DOCDIR)/LICENSE $(DOCDIR)/README.md \
+  $(MANDIR)/man1/fpemu.1 $(DATADIR)/digits.csv.gz $(addprefix $(DATADIR)/,$(INSTALL_GP)) $(DOCDIR)/LICENSE $(DOCDIR)/README.md \
   $(DOCDIR)/digits-README.md $(DOCDIR)/CHANGELOG.md
 install: $(BINDIR)/fpemu $(LIBFPEMU) $(LIBFPEMU_SO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/fpemu \
@@ -219,7 +219,6 @@ install: $(BINDIR)/fpemu $(LIBFPEMU) $(LIBFPEMU_SO)
 	$(call fpemu_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) > $(DESTDIR)$(LIBDIR)/pkgconfig/fpemu.pc
 	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@DATADIR@|$(DATADIR)|' docs/fpemu.1 > $(DESTDIR)$(MANDIR)/man1/fpemu.1
 	install -m 644 experiments/data/digits.csv.gz $(DESTDIR)$(DATADIR)/digits.csv.gz
-	install -m 644 emu/cublas-h200.txt $(DESTDIR)$(DATADIR)/cublas-h200.txt
 	install -m 644 $(INSTALL_GP) $(DESTDIR)$(DATADIR)/reports/
 	install -m 644 LICENSE README.md CHANGELOG.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 experiments/data/README.md $(DESTDIR)$(DOCDIR)/digits-README.md

@@ -50,9 +50,8 @@ static void usage(FILE *out) {
             "  --fast-accum  with --algo cublas and fp8 inputs: torch._scaled_mm(use_fast_accum=True)\n"
             "  --call-shape MxNxK  with --algo cublas: A and B are rows and columns of a call of this shape\n"
             "                (the tree is looked up for it; a slice of a recorded call replays exactly)\n"
-            "  --table FILE  the tree table (default $FPEMU_CUBLAS_TABLE, else emu/cublas-h200.txt found\n"
-            "                under $FPEMU_ROOT, the current folder or beside the program, else the library's\n"
-            "                built-in copy of it)\n"
+            "  --table FILE  the tree table (default $FPEMU_CUBLAS_TABLE, else the library's built-in copy\n"
+            "                of emu/cublas-h200.txt)\n"
             "  --pairs FILE  fit a tree to pair-probe answers (an .npz of out_{f16,bf16,f32,tf32,e4m3}_MxNxK_iI arrays,\n"
             "                A all ones, B 2^-12 but +2^15 at i and -2^15 at j, or the file's pair_big_/pair_small_DTYPE)\n"
             "                for --afmt's dtype, every shape in the file or --shape MxNxK; prints the reading\n"
@@ -85,37 +84,18 @@ static int load_codes(const char *sub, const npy_array *X, const char *path, con
     return 0;
 }
 
-/* The tree table: --table, $FPEMU_CUBLAS_TABLE, else emu/cublas-h200.txt
- * under $FPEMU_ROOT, the current folder, or beside the program (BINDIR/..
- * of a build, PREFIX/share/fpemu of an install), else the copy built into
- * the library. 0, or 2 after a message. */
+/* The tree table: --table, else $FPEMU_CUBLAS_TABLE (a named file must
+ * load), else the library's copy of emu/cublas-h200.txt, compiled in from
+ * that file. 0, or 2 after a message. */
 static int load_table(const char *sub, const char *given, fpemu_sumtree_table *tab, char *path, size_t plen) {
-    char err[600], cand[5][4200];
-    int n = 0;
+    char err[600];
     const char *env = getenv("FPEMU_CUBLAS_TABLE");
-    if (given) snprintf(cand[n++], sizeof cand[0], "%s", given);
-    else if (env && *env) snprintf(cand[n++], sizeof cand[0], "%s", env);
-    else {
-        const char *root = getenv("FPEMU_ROOT");
-        if (root && *root) snprintf(cand[n++], sizeof cand[0], "%s/emu/cublas-h200.txt", root);
-        snprintf(cand[n++], sizeof cand[0], "emu/cublas-h200.txt");
-        char exe[4096];
-        ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (el > 0) {
-            exe[el] = 0;
-            for (int up = 0; up < 2; up++) { char *sl = strrchr(exe, '/'); if (sl) *sl = 0; }
-            snprintf(cand[n++], sizeof cand[0], "%s/share/fpemu/cublas-h200.txt", exe);
-            snprintf(cand[n++], sizeof cand[0], "%s/emu/cublas-h200.txt", exe);
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        int must = given || (env && *env); /* a named file must load */
-        if (!must && access(cand[i], R_OK)) continue;
-        if (fpemu_sumtree_table_read(tab, cand[i], err, sizeof err)) return cli_error(sub, "--algo cublas: %s", err);
-        snprintf(path, plen, "%.4199s", cand[i]);
+    const char *file = given ? given : env && *env ? env : NULL;
+    if (file) {
+        if (fpemu_sumtree_table_read(tab, file, err, sizeof err)) return cli_error(sub, "--algo cublas: %s", err);
+        snprintf(path, plen, "%.4199s", file);
         return 0;
     }
-    /* none of the files: the copy compiled into the library */
     if (fpemu_sumtree_table_builtin(tab, err, sizeof err)) return cli_error(sub, "--algo cublas: %s", err);
     snprintf(path, plen, "built into the library");
     return 0;
