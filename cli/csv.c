@@ -86,15 +86,21 @@ static long split_record(char **pp, char **out, long max, long *line, const char
  * csv_read, shared with csv_read_user. */
 static int parse_table(csv_table *t, const char *path, size_t len, size_t off, char *err, size_t errlen);
 
-int csv_read(csv_table *t, const char *path, char *err, size_t errlen) {
+/* t emptied and PATH read whole into t->buf (*len bytes): 0, or -1 with a message. */
+static int load_buf(csv_table *t, const char *path, size_t *len, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
-    size_t len;
-    t->buf = csv_slurp(path, &len);
+    t->buf = csv_slurp(path, len);
     if (!t->buf) {
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+int csv_read(csv_table *t, const char *path, char *err, size_t errlen) {
+    size_t len;
+    if (load_buf(t, path, &len, err, errlen)) return -1;
     return parse_table(t, path, len, 0, err, errlen);
 }
 
@@ -172,14 +178,8 @@ bad:
 }
 
 int csv_read_user(csv_table *t, const char *path, char *err, size_t errlen) {
-    memset(t, 0, sizeof *t);
-    snprintf(t->path, sizeof t->path, "%s", path);
     size_t len;
-    t->buf = csv_slurp(path, &len);
-    if (!t->buf) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
+    if (load_buf(t, path, &len, err, errlen)) return -1;
     size_t off = len >= 3 && !memcmp(t->buf, "\xEF\xBB\xBF", 3) ? 3 : 0;
     /* a CR that neither ends a CRLF line nor the file, outside quotes: the
      * old Mac line end, which the reader would take for one long line */
