@@ -130,31 +130,36 @@ class Recorder:
         torch = self.torch
         return {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m3fn}.get(dname, torch.float32)
 
-    def pairs(self, dname, M, N, K, R):
-        """Pair-probe answers of one shape (the output column c answers pair (i, j_c))."""
+    def pair_answers(self, what, dname, M, N, K, R, gemm):
+        """Pair-probe answers of one M x N x K call: gemm(V) runs it with V (K x N, f32) as the
+        operand that carries the pairs and the other all ones; output column c answers pair
+        (i, j_c): in V's column c every element is `small` except +big at row i and -big at j_c."""
         torch = self.torch
         big, small = (2.0 ** 8, 2.0 ** -6) if dname == "e4m3" else (2.0 ** 15, 2.0 ** -12)
         R["pair_big_" + dname] = np.array([big], np.float32)
         R["pair_small_" + dname] = np.array([small], np.float32)
-        dt = self.tdtype(dname)
         self.flags(dname)
-        A = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
-        kind = "f32out" if dname in ("f16", "bf16") else "fast0" if dname == "e4m3" else "f32"
         for i in sorted({0, 1, 37 % K, K // 2, K - 1}):
             res = np.zeros(K, np.float32)
             js = [j for j in range(K) if j != i]
             for s in range(0, len(js), N):
                 chunk = js[s:s + N]
-                B = torch.full((K, N), small, device=self.dev, dtype=torch.float32)
+                V = torch.full((K, N), small, device=self.dev, dtype=torch.float32)
                 cols = torch.arange(len(chunk), device=self.dev)
-                B[i, cols] = big
-                B[torch.tensor(chunk, device=self.dev), cols] = -big
-                D = self.call(dname, A, B.to(dt), kind).float()
-                d = D.cpu().numpy()
+                V[i, cols] = big
+                V[torch.tensor(chunk, device=self.dev), cols] = -big
+                d = gemm(V).float().cpu().numpy()
                 if not (d == d[0:1]).all():
-                    raise RuntimeError("pair probe %s %dx%dx%d i=%d: rows differ" % (dname, M, N, K, i))
+                    raise RuntimeError("%s pair probe %s %dx%dx%d i=%d: rows differ" % (what, dname, M, N, K, i))
                 res[chunk] = d[0, :len(chunk)]
             R["out_%s_%dx%dx%d_i%d" % (dname, M, N, K, i)] = res
+
+    def pairs(self, dname, M, N, K, R):
+        """Pair-probe answers of one shape of the grid: A all ones, B carries the pairs."""
+        dt = self.tdtype(dname)
+        A = self.torch.ones(M, K, device=self.dev, dtype=self.torch.float32).to(dt)
+        kind = "f32out" if dname in ("f16", "bf16") else "fast0" if dname == "e4m3" else "f32"
+        self.pair_answers("grid", dname, M, N, K, R, lambda V: self.call(dname, A, V.to(dt), kind))
 
     def linear_call(self, form, dname, P, Q, bias):
         """One of the Linear layer's GEMMs: fwd F.linear(P, Q, bias) (Q is OUT x IN), wgrad
@@ -168,42 +173,20 @@ class Recorder:
         return torch.mm(P, Q)
 
     def linear_pairs(self, form, dname, Bt, OUT, IN, R):
-        """Pair probes of one Linear GEMM form: output column c answers pair (i, j_c) over K."""
+        """Pair probes of one Linear GEMM form, the pairs in the operand laid out as autograd has it:
+        fwd x (B x IN) ones, W (OUT x IN) = V^T, bias 0 (the same epilogue); wgrad dY (B x OUT) ones,
+        X (B x IN) = V; dgrad dY (B x OUT) ones, W (OUT x IN) = V."""
         torch = self.torch
-        big, small = 2.0 ** 15, 2.0 ** -12
-        R["pair_big_" + dname] = np.array([big], np.float32)
-        R["pair_small_" + dname] = np.array([small], np.float32)
         dt = self.tdtype(dname)
-        self.flags(dname)
         M, N, K = {"fwd": (Bt, OUT, IN), "wgrad": (OUT, IN, Bt), "dgrad": (Bt, IN, OUT)}[form]
-        for i in sorted({0, 1, 37 % K, K // 2, K - 1}):
-            res = np.zeros(K, np.float32)
-            js = [j for j in range(K) if j != i]
-            for s0 in range(0, len(js), N):
-                chunk = js[s0:s0 + N]
-                cols = torch.arange(len(chunk), device=self.dev)
-                jt = torch.tensor(chunk, device=self.dev)
-                # the operand whose K x N view carries the pair, and the all-ones other one
-                V = torch.full((K, N), small, device=self.dev, dtype=torch.float32)
-                V[i, cols] = big
-                V[jt, cols] = -big
-                bias = None
-                if form == "fwd":  # x (B x IN) ones, W (OUT x IN) = V^T, bias 0 (the same epilogue)
-                    P = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
-                    Q = V.t().contiguous().to(dt)
-                    bias = torch.zeros(N, device=self.dev, dtype=torch.float32).to(dt)
-                elif form == "wgrad":  # dY (B x OUT) ones, X (B x IN) = V
-                    P = torch.ones(K, M, device=self.dev, dtype=torch.float32).to(dt)
-                    Q = V.contiguous().to(dt)
-                else:  # dY (B x OUT) ones, W (OUT x IN) = V
-                    P = torch.ones(M, K, device=self.dev, dtype=torch.float32).to(dt)
-                    Q = V.contiguous().to(dt)
-                D = self.linear_call(form, dname, P, Q, bias).float()
-                d = D.cpu().numpy()
-                if not (d == d[0:1]).all():
-                    raise RuntimeError("linear pair probe %s %s %dx%dx%d i=%d: rows differ" % (form, dname, M, N, K, i))
-                res[chunk] = d[0, :len(chunk)]
-            R["out_%s_%dx%dx%d_i%d" % (dname, M, N, K, i)] = res
+        ones = torch.ones((K, M) if form == "wgrad" else (M, K), device=self.dev, dtype=torch.float32).to(dt)
+        bias = torch.zeros(N, device=self.dev, dtype=torch.float32).to(dt) if form == "fwd" else None
+
+        def gemm(V):
+            Q = V.t().contiguous().to(dt) if form == "fwd" else V.contiguous().to(dt)
+            return self.linear_call(form, dname, ones, Q, bias)
+
+        self.pair_answers("linear " + form, dname, M, N, K, R, gemm)
 
     def linear_random(self, form, dname, Bt, OUT, IN, R, seed):
         """A random case of one Linear GEMM form: the whole operands' codes and the output's."""
