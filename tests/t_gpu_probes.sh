@@ -36,8 +36,9 @@ if [ -n "$CUOBJDUMP" ] && "$CUOBJDUMP" -sass "$TMP/ex2" >"$TMP/sass" 2>&1; then
 else skip "no cuobjdump: the SASS is not checked"; fi
 
 mkdir "$TMP/raw"
-if "$TMP/ex2" "$TMP/raw" --fake >"$TMP/fake.out" 2>&1 && grep -q "16777217 points, 16777217 equal" "$TMP/fake.out"; then
-    pass "--fake: every grid point written, each 2^x rounded to nearest"
+if "$TMP/ex2" "$TMP/raw" --fake >"$TMP/fake.out" 2>&1 && grep -q "grid: 16777217 points, sample: 262144 inputs" "$TMP/fake.out" \
+    && [ "$(stat -c %s "$TMP/raw/grid_out.bin")" = $((4 * 16777217)) ]; then
+    pass "--fake: every grid point and sample written"
 else fail "--fake: every grid point written" "$(cat "$TMP/fake.out")"; fi
 "$TMP/ex2" >"$TMP/usage.out" 2>&1
 rc=$?

@@ -19,7 +19,8 @@
 //   sample_out.bin  uint32 x 2^18: their results
 //   info.txt        the device, the driver and runtime versions, the seconds taken
 // --fake computes the results on the host as 2^x rounded to nearest (the
-// current model) instead of on a GPU, to test the pipeline without one.
+// current model) instead of on a GPU, to test the pipeline without one;
+// pack_ex2.py says how many results equal that model.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -139,14 +140,13 @@ int main(int argc, char **argv) {
         CK(cudaFree(di));
         CK(cudaFree(dout));
     }
-    long agree = 0;
-    for (long i = 0; i < GRID_N; i++) agree += grid[i] == model(fbits((float)(i - (1L << 23)) * 0x1p-23f));
     if (write_all(dir, "grid_out.bin", grid, GRID_N * 4) || write_all(dir, "sample_in.bin", sin_, SAMPLE_N * 4) ||
         write_all(dir, "sample_out.bin", sout, SAMPLE_N * 4))
         return 1;
     char info[1024];
-    int n = snprintf(info, sizeof info, "device: %s\ngrid: %ld points, %ld equal to 2^x rounded to nearest\nseconds: %ld\n", dev,
-                     GRID_N, agree, (long)(time(NULL) - t0));
+    /* how many equal the current model: pack_ex2.py counts them */
+    int n = snprintf(info, sizeof info, "device: %s\ngrid: %ld points, sample: %ld inputs\nseconds: %ld\n", dev, GRID_N,
+                     SAMPLE_N, (long)(time(NULL) - t0));
     if (write_all(dir, "info.txt", info, (size_t)n)) return 1;
     fputs(info, stdout);
     free(grid);
