@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         {"h100", "e4m3", "tensor"}, {"a100", "f16", "none"},  {"h100", "f16", "none"},
         {"a100", "bf16", "none"},   {"a100", "tf32", "none"}, {"v100", "f16", "none"},
         {"ada", "e4m3", "tensor"},  {"h100", "e4m3", "blockwise"}, {"b200", "e4m3", "mx-rceil"},
-        {"b200", "e2m1", "nvfp4"},  {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
+        {"b200", "e2m1", "nvfp4"},  {"b200", "e2m1", "mx-rceil"}, {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
     };
     /* --only: the rows named (every name must be a row) */
     int picked[sizeof cases / sizeof cases[0]];

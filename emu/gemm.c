@@ -695,21 +695,30 @@ static int build_scales_g(qops *q) {
     return 0;
 }
 
+/* The group kernel's wide mode: scales that are powers of two (no
+ * significand bits: e8m0) within 2^+-127, applied as exponents in double. */
+static int group_wide(const fpemu_format *s) {
+    return s->mbits == 0 && s->emax <= 127 && s->emin >= -127;
+}
+
 /* Can the group kernel run this model (gemm_kernel.c: the group rule, its
  * sums exact in f32 and double)? Block-scaled OCP e2m1 on a model with
- * groups of the scale block, a block of whole groups, RZ alignment and
- * result, no floor; scales of at most 4 bits with |E| <= 15; the block's
- * terms below 2^(group_nfrac + 12) each (group sums of at most
- * 16 * 36 < 2^10, scale products below 4 * 2^E) and their sum below 2^53. */
+ * groups of at most 16, scale blocks of whole groups (NVFP4's 16, MX's
+ * 32), a block of whole groups, RZ alignment and result, no floor; scales
+ * of at most 4 bits with |E| <= 15 (NVFP4's e4m3), or powers of two with
+ * |E| <= 127 (MX's e8m0: the kernel's wide mode, which keeps the scales'
+ * exponents out of f32); the block's terms below 2^(group_nfrac + 12) each
+ * (group sums of at most 16 * 36 < 2^10, scale significands below 4) and
+ * their sum below 2^53. */
 static int group_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
     if (!q->sa || m->group <= 0 || m->group > 16 || !emu__is_ocp_e2m1(m->fa) || !emu__is_ocp_e2m1(m->fb)) return 0;
-    if (q->sblock != m->group || m->group_block < m->group || m->group_block % m->group || m->group_nfrac < 1) return 0;
+    if (q->sblock % m->group || m->group_block < m->group || m->group_block % m->group || m->group_nfrac < 1) return 0;
     if (m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED ||
         m->out_round != FPEMU_RTZ || m->align != FPEMU_MMA_ALIGN_RZ || m->has_emax_floor || m->flush_subnormals)
         return 0;
     const fpemu_format *s = q->sfmt;
-    if (s->mbits > 3 || s->emax > 15 || s->emin < -15) return 0;
+    if (!group_wide(s) && (s->mbits > 3 || s->emax > 15 || s->emin < -15)) return 0;
     double terms = m->group_block / m->group + 1;
     return terms * ldexp(1.0, m->group_nfrac + 12) < ldexp(1.0, 53);
 }
@@ -891,7 +900,8 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .sav = q->gsav, .sbv = q->gsbv, .sae = q->gsae,
             .sbe = q->gsbe, .nsb = (size_t)q->nsb, .ldsb = (size_t)Np,
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-            .block = B, .group = m->group, .nfrac = m->group_nfrac, .q = m->out_mant, .zero_c = m->zero_c,
+            .block = B, .group = m->group, .sblock = q->sblock, .wide = group_wide(q->sfmt), .nfrac = m->group_nfrac,
+            .q = m->out_mant, .zero_c = m->zero_c,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };

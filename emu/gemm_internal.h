@@ -66,7 +66,8 @@ void emu__gemm_kernel_f32(int isa, const gkf_args *g);
  * NVFP4 on the b200), on the f32 kernel's packed values (av, bv; the
  * exponent words are not read) and the block scales as magnitudes and
  * exponents: A's sav/sae (M x nsb, stride nsb), B's sbv/sbe (nsb x ldsb).
- * Groups of `group` elements (= the scale block) from each block start,
+ * Groups of `group` elements from each block start (scale blocks of
+ * sblock, a multiple of group),
  * blocks of `block` (a multiple of group); nfrac = group_nfrac; zero_c:
  * a zero c counts in emax at 2^-126. Outputs as gkf_args (flag: the lane
  * left f32's normal range). See gemm_kernel.c for why it is exact. */
@@ -78,6 +79,8 @@ typedef struct gkg_args {
     size_t nsb, ldsb;
     int i0, i1, j0, j1, k0, k1;
     int block, group, nfrac, q, zero_c;
+    int sblock;        /* the scale block: a multiple of group (scales of group gs at gs / sblock) */
+    int wide;          /* scales are powers of two (e8m0): sav/sbv are not read, the exponents scale in double */
     const float *cin;
     size_t ldc;
     float *out;

@@ -500,7 +500,16 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * 2^(nfrac + 12); group_kernel_ok keeps a block's sum below 2^53: exact),
  * emax known before the sums (it depends on the scales and c only). A sum of zero is +0, as the model's (its group terms count as
  * nonzero: anynz). The result is exact in f32 unless it leaves f32's normal
- * range: those lanes are flagged for the scalar model. */
+ * range: those lanes are flagged for the scalar model.
+ *
+ * Scale blocks may hold several groups (MX: 32 elements, groups of 16): a
+ * group's scales are those of the block it starts in, as in the model.
+ * Wide mode (e8m0 scales, powers of two up to 2^+-127, which f32 cannot
+ * multiply): the scales' magnitudes are not read; each group sum G (exact,
+ * as above) is multiplied in double by 2^(nfrac - emax + Ea + Eb), a power
+ * of two built from its exponent, which lies in [nfrac - 508, nfrac]
+ * (emax >= Ea + Eb; |emax|, |Ea + Eb| <= 254): a normal double, so the
+ * product is exact and each term is below 2^(nfrac + 10). */
 #undef GTRUNC
 #if GEMM_KERNEL_PASS == 1
 #define GTRUNC(x) ({ vd _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_trunc(_x[_l]); _r; })
@@ -548,16 +557,18 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         emax[r] = (cz & isz) | (ec & ~isz);
                     }
                     for (int gs = kb; gs < ke; gs += g->group) {
-                        const size_t sg = (size_t)gs / (size_t)g->group;
+                        const size_t sg = (size_t)gs / (size_t)g->sblock;
                         const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) emax[r] = DMAX(emax[r], sbe + sae[r][sg]);
                     }
                     /* 2^(nfrac - emax) and c's cut term, in two halves of 8 doubles */
                     vd sc[RBF][2], S[RBF][2];
+                    vfi ebase[RBF];
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
                         vfi e = g->nfrac - emax[r] + 1023;
+                        ebase[r] = e;
                         vf c = FLOAD(accb[r]);
                         vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
                         vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -570,7 +581,7 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                     }
                     for (int gs = kb, ge; gs < ke; gs = ge) {
                         ge = g->group < ke - gs ? gs + g->group : ke;
-                        const size_t sg = (size_t)gs / (size_t)g->group;
+                        const size_t sg = (size_t)gs / (size_t)g->sblock;
                         vf G[RBF];
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) G[r] = (vf){0};
@@ -585,6 +596,22 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                                 G[r] += bv * ap[(size_t)k * RBF + r];
 #endif
                             }
+                        }
+                        if (g->wide) {
+                            /* G * 2^(nfrac - emax + Ea + Eb): the factor built as a double
+                             * from its exponent (>= nfrac - 508 + 1023 > 0) */
+                            const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) {
+                                vfi e = ebase[r] + sbe + sae[r][sg];
+                                vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
+                                vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
+                                vhf t0 = __builtin_shufflevector(G[r], G[r], 0, 1, 2, 3, 4, 5, 6, 7);
+                                vhf t1 = __builtin_shufflevector(G[r], G[r], 8, 9, 10, 11, 12, 13, 14, 15);
+                                S[r][0] += GTRUNC(__builtin_convertvector(t0, vd) * (vd)(__builtin_convertvector(e0, vl) << 52));
+                                S[r][1] += GTRUNC(__builtin_convertvector(t1, vd) * (vd)(__builtin_convertvector(e1, vl) << 52));
+                            }
+                            continue;
                         }
                         const vf sbv = FLOAD(g->sbv + sg * g->ldsb + (size_t)(j0 + h));
 #pragma GCC unroll 8

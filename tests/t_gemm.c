@@ -350,9 +350,9 @@ static void f32_lane_edges(void) {
             }
         }
         /* the rule's parameters as data: groups of 8 (scale blocks of 8),
-         * blocks of 32, 30 fraction bits; and groups that are not the scale
-         * block (the scalar model) */
-        static const struct { int group, gblock, gnfrac, sblock, lanes; } gp[] = {{8, 32, 30, 8, 16}, {16, 64, 35, 32, 0}};
+         * blocks of 32, 30 fraction bits; and groups of 16 in scale blocks of
+         * 32 (two groups share a scale) */
+        static const struct { int group, gblock, gnfrac, sblock, lanes; } gp[] = {{8, 32, 30, 8, 16}, {16, 64, 35, 32, 16}};
         for (int t = 0; t < 2; t++) {
             fpemu_gemm_config cfg;
             char err[256], v[3][16];
@@ -379,6 +379,46 @@ static void f32_lane_edges(void) {
             ok(bad == 0 && lanes == gp[t].lanes, "group = %d, group_block = %d, group_nfrac = %d, scale blocks of %d: %d lanes (want %d), == the scalar model on every level",
                gp[t].group, gp[t].gblock, gp[t].gnfrac, gp[t].sblock, lanes, gp[t].lanes);
             free(s1), free(s2);
+        }
+        /* MX: e8m0 scales (blocks of 32, two groups each) on the group rule,
+         * the kernel's wide mode: scales near 1, scales of every exponent
+         * from 2^-127 to 2^127, and extreme scales with NaN scales and
+         * special c's */
+        const fpemu_format *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+        enum { WB = (GK + 31) / 32 };
+        uint64_t wa[GM * WB], wb[WB * GN];
+        static const uint64_t s8[] = {0x00, 0x01, 0x02, 0x40, 0x70, 0x7F, 0x80, 0x85, 0xC0, 0xFD, 0xFE, 0x7E};
+        for (int t = 0; t < 3; t++) {
+            for (int i = 0; i < GM * GK; i++) a[i] = fpemu_random64(rs + 70 + t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < GK * GN; i++) b[i] = fpemu_random64(rs + 80 + t, (uint64_t)i) & 0xF;
+            for (int i = 0; i < GM * WB; i++) wa[i] = t == 0 ? 0x7C + (uint64_t)(i % 7) : s8[fpemu_random64(rs + 90 + t, (uint64_t)i) % 12];
+            for (int i = 0; i < WB * GN; i++) wb[i] = t == 0 ? 0x7B + (uint64_t)(i % 5) : s8[fpemu_random64(rs + 100 + t, (uint64_t)i) % 12];
+            for (int i = 0; i < GM * GN; i++) c[i] = t < 2 ? (i % 3 ? nrand() : 0.0f) : ldexpf(nrand(), (int)(urand() * 250) - 125);
+            if (t == 2) {
+                c[0] = -0.0f, c[1] = NAN, c[2] = 1e-40f, c[3] = 3.3e38f, c[4] = -3.3e38f, c[5] = 1e-30f, c[6] = INFINITY;
+                for (int g = 0; g < WB; g++) wa[4 * WB + g] = g % 2 ? 0xFE : 0x00, wb[g * GN + 9] = g % 2 ? 0x00 : 0xFE;
+                wa[2 * WB + 1] = 0xFF; /* NaN scales: row 2 and column 7 on the scalar model */
+                wb[3 * GN + 7] = 0xFF;
+            }
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
+            for (int promo = 0; promo < 2; promo++) {
+                cfg.promote = promo ? 64 : 0;
+                cfg.scalar_only = 1, cfg.nthreads = 1;
+                fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e8m0, wa, wb, 32, r, NULL);
+                cfg.scalar_only = 0;
+                int bad = 0;
+                for (int isa = 0; isa <= 2; isa++) {
+                    fpemu_gemm_stats st;
+                    cfg.isa = isa, cfg.nthreads = isa ? 1 : 3;
+                    bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e8m0, wa, wb, 32, d, &st) != 0 || cmp(d, r, GM * GN, "group kernel, e8m0");
+                    if (isa == 0) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
+                }
+                cfg.isa = 0;
+                static const char *ww[] = {"scales near 1", "scales of every exponent", "extreme and NaN scales, special c"};
+                ok(bad == 0 && lanes == 16, "b200 e2m1 with e8m0 scales (MX, group rule), %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level",
+                   ww[t], promo ? ", promote 64" : "", lanes, slow);
+            }
         }
         free(a), free(b);
     }
