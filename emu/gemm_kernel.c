@@ -495,26 +495,51 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * Here: G in f32 lanes (every partial sum a multiple of 1/4 below 2^10:
  * exact, so an fma and a multiply then add give the same), G * (sa * sb)
  * in f32 (scales of at most 4 bits and |E| <= 15, gemm.c group_kernel_ok:
- * at most 20 bits, in f32's normal range), each term times
- * 2^(nfrac - emax) in double and cut toward zero (terms below
- * 2^(nfrac + 12); group_kernel_ok keeps a block's sum below 2^53: exact),
- * emax known before the sums (it depends on the scales and c only). A sum of zero is +0, as the model's (its group terms count as
- * nonzero: anynz). The result is exact in f32 unless it leaves f32's normal
- * range: those lanes are flagged for the scalar model.
+ * at most 20 bits, in f32's normal range), times 2^(nfrac - emax) in f32
+ * too (emax is at least the least Ea + Eb >= -30 and at most c's 127, so
+ * the power is a normal float): the term is exact, or below 2^-126 where
+ * it cuts to 0 anyway. Each term is cut toward zero as it leaves f32: to
+ * int64 by vcvttps2qq on AVX-512, widened to double and truncated on the
+ * other levels (terms below 2^(nfrac + 12); group_kernel_ok keeps a
+ * block's sum below 2^53, so int64 and double sums are the same exact
+ * integer). c's term is cut in double (2^(nfrac - emax) can leave f32's
+ * range in wide mode). emax is known before the sums (it depends on the
+ * scales and c only). A sum of zero is +0, as the model's (its group terms
+ * count as nonzero: anynz). The result is exact in f32 unless it leaves
+ * f32's normal range: those lanes are flagged for the scalar model.
  *
  * Scale blocks may hold several groups (MX: 32 elements, groups of 16): a
  * group's scales are those of the block it starts in, as in the model.
  * Wide mode (e8m0 scales, powers of two up to 2^+-127, which f32 cannot
  * multiply): the scales' magnitudes are not read; each group sum G (exact,
- * as above) is multiplied in double by 2^(nfrac - emax + Ea + Eb), a power
- * of two built from its exponent, which lies in [nfrac - 508, nfrac]
- * (emax >= Ea + Eb; |emax|, |Ea + Eb| <= 254): a normal double, so the
- * product is exact and each term is below 2^(nfrac + 10). */
+ * as above) is multiplied by 2^(nfrac - emax + Ea + Eb), whose exponent is
+ * at most nfrac (emax >= Ea + Eb); below -126 the term cuts to 0 (|G| <
+ * 2^10), and the factor is taken as 2^-126, which cuts it to 0 as well.
+ * Every term is then below 2^(nfrac + 10). */
 #undef GTRUNC
 #if GEMM_KERNEL_PASS == 1
 #define GTRUNC(x) ({ vd _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_trunc(_x[_l]); _r; })
 #else
 #define GTRUNC(x) VTRUNC(x)
+#endif
+/* The block's sums: int64 lanes on AVX-512 (each f32 term cut toward zero
+ * by one vcvttps2qq), doubles elsewhere (the term widened, then cut); the
+ * same integers either way (below 2^53). GTERM: 8 f32 terms to sum lanes;
+ * GFROMD: an integral double to sum lanes; GTOD: sum lanes to double. */
+#undef GACC
+#undef GTERM
+#undef GFROMD
+#undef GTOD
+#if GEMM_KERNEL_PASS == 3
+#define GACC vl
+#define GTERM(t) ((vl)_mm512_cvttps_epi64((__m256)(t)))
+#define GFROMD(d) ((vl)_mm512_cvttpd_epi64((__m512d)(d)))
+#define GTOD(s) ((vd)_mm512_cvtepi64_pd((__m512i)(s)))
+#else
+#define GACC vd
+#define GTERM(t) GTRUNC(__builtin_convertvector((t), vd))
+#define GFROMD(d) (d)
+#define GTOD(s) ((s) + 0.0)
 #endif
 
 KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
@@ -540,8 +565,11 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                 float accb[RBF][16] __attribute__((aligned(64)));
                 vfi bad[RBF];
                 for (int r = 0; r < RBF; r++) {
-                    for (int l = 0; l < 16; l++)
-                        accb[r][l] = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
+                    if (g->cin && r < nr && h + 16 <= nc)
+                        memcpy(accb[r], g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h), sizeof accb[r]);
+                    else
+                        for (int l = 0; l < 16; l++)
+                            accb[r][l] = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
                     bad[r] = (vfi){0};
                 }
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
@@ -562,13 +590,18 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) emax[r] = DMAX(emax[r], sbe + sae[r][sg]);
                     }
-                    /* 2^(nfrac - emax) and c's cut term, in two halves of 8 doubles */
-                    vd sc[RBF][2], S[RBF][2];
+                    /* 2^(nfrac - emax) (as doubles in two halves of 8, and as floats: an
+                     * exponent in [nfrac - 127, nfrac + 30] without wide) and c's cut
+                     * term, in double */
+                    vd sc[RBF][2];
+                    GACC S[RBF][2];
                     vfi ebase[RBF];
+                    vf scf[RBF];
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
-                        vfi e = g->nfrac - emax[r] + 1023;
-                        ebase[r] = e;
+                        ebase[r] = g->nfrac - emax[r];
+                        vfi e = ebase[r] + 1023;
+                        scf[r] = (vf)((vfi)((vfu)(ebase[r] + 127) << 23));
                         vf c = FLOAD(accb[r]);
                         vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
                         vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -576,8 +609,8 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         vhf c1 = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
                         sc[r][0] = (vd)(__builtin_convertvector(e0, vl) << 52);
                         sc[r][1] = (vd)(__builtin_convertvector(e1, vl) << 52);
-                        S[r][0] = GTRUNC(__builtin_convertvector(c0, vd) * sc[r][0]);
-                        S[r][1] = GTRUNC(__builtin_convertvector(c1, vd) * sc[r][1]);
+                        S[r][0] = GFROMD(GTRUNC(__builtin_convertvector(c0, vd) * sc[r][0]));
+                        S[r][1] = GFROMD(GTRUNC(__builtin_convertvector(c1, vd) * sc[r][1]));
                     }
                     for (int gs = kb, ge; gs < ke; gs = ge) {
                         ge = g->group < ke - gs ? gs + g->group : ke;
@@ -597,30 +630,23 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
 #endif
                             }
                         }
+                        /* the term in f32: exact, or below 2^-126 where it cuts to 0 anyway */
+                        vf t[RBF];
                         if (g->wide) {
-                            /* G * 2^(nfrac - emax + Ea + Eb): the factor built as a double
-                             * from its exponent (>= nfrac - 508 + 1023 > 0) */
+                            /* G * 2^(nfrac - emax + Ea + Eb), the exponent at most nfrac;
+                             * one below -126 (the term cuts to 0) taken as -126 */
                             const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
 #pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) {
-                                vfi e = ebase[r] + sbe + sae[r][sg];
-                                vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
-                                vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
-                                vhf t0 = __builtin_shufflevector(G[r], G[r], 0, 1, 2, 3, 4, 5, 6, 7);
-                                vhf t1 = __builtin_shufflevector(G[r], G[r], 8, 9, 10, 11, 12, 13, 14, 15);
-                                S[r][0] += GTRUNC(__builtin_convertvector(t0, vd) * (vd)(__builtin_convertvector(e0, vl) << 52));
-                                S[r][1] += GTRUNC(__builtin_convertvector(t1, vd) * (vd)(__builtin_convertvector(e1, vl) << 52));
-                            }
-                            continue;
+                            for (int r = 0; r < RBF; r++) t[r] = G[r] * (vf)((DMAX(ebase[r] + sbe + sae[r][sg], (vfi){0} - 126) + 127) << 23);
+                        } else {
+                            const vf sbv = FLOAD(g->sbv + sg * g->ldsb + (size_t)(j0 + h));
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) t[r] = G[r] * (sbv * sav[r][sg]) * scf[r];
                         }
-                        const vf sbv = FLOAD(g->sbv + sg * g->ldsb + (size_t)(j0 + h));
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
-                            vf t = G[r] * (sbv * sav[r][sg]);
-                            vhf t0 = __builtin_shufflevector(t, t, 0, 1, 2, 3, 4, 5, 6, 7);
-                            vhf t1 = __builtin_shufflevector(t, t, 8, 9, 10, 11, 12, 13, 14, 15);
-                            S[r][0] += GTRUNC(__builtin_convertvector(t0, vd) * sc[r][0]);
-                            S[r][1] += GTRUNC(__builtin_convertvector(t1, vd) * sc[r][1]);
+                            S[r][0] += GTERM(__builtin_shufflevector(t[r], t[r], 0, 1, 2, 3, 4, 5, 6, 7));
+                            S[r][1] += GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15));
                         }
                     }
                     /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
@@ -630,7 +656,7 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         vl bl[2];
                         for (int x = 0; x < 2; x++) {
                             vd inv = (vd)(((vl){0} + (INT64_C(2046) << 52)) - (vl)sc[r][x]); /* 2^(emax - nfrac) */
-                            vd v = (vd)((vl)((S[r][x] + 0.0) * inv) & qmask);
+                            vd v = (vd)((vl)(GTOD(S[r][x]) * inv) & qmask);
                             vl a = (vl)v & absm;
                             bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
                             o[x] = __builtin_convertvector(v, vhf);
@@ -641,12 +667,21 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
                     }
                 }
-                for (int r = 0; r < nr; r++)
-                    for (int l = 0; l < 16 && h + l < nc; l++) {
-                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
-                        g->out[o] = accb[r][l];
-                        g->flag[o] |= bad[r][l] != 0;
+                for (int r = 0; r < nr; r++) {
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
+                    if (h + 16 <= nc) {
+                        vfb f, b8 = __builtin_convertvector(bad[r] != 0, vfb) & 1;
+                        memcpy(&f, g->flag + o, sizeof f);
+                        f |= b8;
+                        memcpy(g->flag + o, &f, sizeof f);
+                        memcpy(g->out + o, accb[r], sizeof accb[r]);
+                        continue;
                     }
+                    for (int l = 0; l < 16 && h + l < nc; l++) {
+                        g->out[o + (size_t)l] = accb[r][l];
+                        g->flag[o + (size_t)l] |= bad[r][l] != 0;
+                    }
+                }
             }
         }
     }
