@@ -170,6 +170,7 @@ typedef struct {
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
+    int use_s;              /* the fma-chain kernel (fma-seq): f32 panels */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
     float *avf, *bvf;
@@ -263,23 +264,6 @@ typedef struct {
     int rc;
 } qside;
 
-/* fpemu_scaling_amax_f32(x, n, 1) with the loop over magnitudes as
- * integers (they order as the values do; vectorised), and that function
- * itself where a NaN is (the first NaN is the one it returns). */
-static float amax_of(const float *x, size_t n) {
-    uint32_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &x[i], 4);
-        u &= 0x7FFFFFFFu;
-        m = u > m ? u : m;
-    }
-    if (m > 0x7F800000u) return fpemu_scaling_amax_f32(x, n, 1);
-    float r;
-    memcpy(&r, &m, 4);
-    return r;
-}
-
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
@@ -296,7 +280,7 @@ static void *quantise_side(void *arg) {
     } else {
         for (int r = 0; r < R; r++) memcpy(X + (size_t)r * K, d->src + (size_t)r * d->ld, sizeof(float) * (size_t)K);
     }
-    d->amax = amax_of(X, (size_t)R * K);
+    d->amax = fpemu_scaling_amax_f32(X, (size_t)R * K, 1);
     d->rc = emu__quantize(d->s, d->f, R, K, X, d->tile, d->sat, NULL, d->o, NULL, 0);
     free(X);
     return NULL;
@@ -723,9 +707,19 @@ static int group_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     return terms * ldexp(1.0, m->group_nfrac + 12) < ldexp(1.0, 53);
 }
 
+/* Can the fma-chain kernel run this model (gemm_kernel.c: the reference
+ * kind fma-seq, which is the host's fmaf chain when every input is a float
+ * and d is f32, rne, no flushing, no block scales)? */
+static int fs_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    return m->kind == FPEMU_MMA_KIND_FMA_SEQ && !q->sa && m->out_round == FPEMU_RNE && !m->flush_subnormals &&
+           !strcmp(m->fc->name, "f32") && !strcmp(m->fd->name, "f32") && emu__fits_f32(m->fa) && emu__fits_f32(m->fb);
+}
+
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
+    if (!cfg->scalar_only && fs_kernel_ok(cfg, q)) return 1;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
@@ -908,6 +902,15 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         emu__gemm_kernel_grp(J->isa, &gg);
         return;
     }
+    if (q->use_s) {
+        gkf_args gf = {
+            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+        };
+        emu__gemm_kernel_fs(J->isa, &gf);
+        return;
+    }
     if (q->use_f) {
         gkf_args gf = {
             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
@@ -1030,7 +1033,7 @@ static void *run_job(void *arg) {
     const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    const int B = q->use_g ? m->group_block : m->block > 0 ? m->block : P;
+    const int B = q->use_g ? m->group_block : q->use_s ? 1 : m->block > 0 ? m->block : P;
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -1087,7 +1090,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
     int split = 0, check = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
-    q->use_f = q->use_g || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+    q->use_s = isa && fs_kernel_ok(cfg, q);
+    q->use_f = q->use_g || q->use_s || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;

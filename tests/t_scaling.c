@@ -9,6 +9,7 @@
  * factors, the block cast to codes and to values. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "scaling.h"
 #include "recipe.h"
@@ -257,6 +258,38 @@ int main(void) {
         emu__scaled_cast(e4m3, emu__mx_encode_factor(120), x, 32, 1, cm, NULL, NULL);
         fpemu_scaling_mx_quantize_block(e4m3, 120, x, 32, 1, cq, NULL);
         ok(!memcmp(cm, cq, sizeof cm), "fpemu_scaling_mx_quantize_block is the scaled cast by the MX factor");
+    }
+    /* ---- amax: the vector pass (stride 1) against a plain loop: lengths
+     * around the 32-float step, zeros, -0, subnormals, inf, NaNs (the
+     * first NaN's bits with the sign cleared), strides ---- */
+    {
+        static float x[301];
+        int bad = 0;
+        uint64_t st = 12345;
+        for (int t = 0; t < 400; t++) {
+            size_t n = (size_t)(t % 100) + (t >= 300 ? 200 : 0);
+            for (size_t i = 0; i < n; i++) {
+                st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+                uint32_t u = (uint32_t)(st >> 32);
+                if (t % 4 == 0) u &= 0x80FFFFFFu; /* zeros and subnormals */
+                memcpy(&x[i], &u, 4);
+                if (t % 4 == 1 && isnan(x[i])) x[i] = 1.0f; /* no NaN: the vector result */
+                if (t % 4 == 2 && i == n / 2) x[i] = -INFINITY;
+            }
+            for (size_t stride = 1; stride <= 3; stride++) {
+                float want = 0;
+                uint32_t wb = 0, gb;
+                for (size_t i = 0; i * stride < n; i++) {
+                    float v = fabsf(x[i * stride]);
+                    if (isnan(v)) { want = v; break; }
+                    if (v > want) want = v;
+                }
+                float got = fpemu_scaling_amax_f32(x, n == 0 ? 0 : (n - 1) / stride + 1, stride);
+                memcpy(&wb, &want, 4), memcpy(&gb, &got, 4);
+                bad += wb != gb;
+            }
+        }
+        ok(bad == 0, "fpemu_scaling_amax_f32: the vector pass gives the plain loop's bits (1200 arrays, NaN, inf, -0, subnormals; %d differ)", bad);
     }
     return done_testing();
 }
