@@ -264,6 +264,36 @@ typedef struct {
     int rc;
 } qside;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* dst[i][j] = src[j][i] for a 16 x 16 tile (row strides ld, ldd): four
+ * rounds of shuffles (32-bit, 64-bit, then 128-bit lanes twice). */
+__attribute__((target("avx512f"))) static void transpose16_avx512(const float *src, size_t ld, float *dst, size_t ldd) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + (size_t)i * ld);
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d c = _mm512_castps_pd(t[4 * i + 2]), e = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, e));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, e));
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + j + 4], 0x88);
+            t[8 * i + j + 4] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + j + 4], 0xdd);
+        }
+    for (int j = 0; j < 8; j++) {
+        _mm512_storeu_ps(dst + (size_t)j * ldd, _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88));
+        _mm512_storeu_ps(dst + (size_t)(j + 8) * ldd, _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd));
+    }
+}
+#endif
+
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
@@ -272,9 +302,17 @@ static void *quantise_side(void *arg) {
     /* a transposed copy (B^T of a row-major B, rows of a transposed A) goes
      * 16 rows at a time, so that each source row is read in runs of 16 */
     if (d->isB ? !d->trans : d->trans) {
+        int avx512 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        avx512 = __builtin_cpu_supports("avx512f") != 0;
+#endif
         for (int r0 = 0; r0 < R; r0 += 16) {
-            int r1 = r0 + 16 < R ? r0 + 16 : R;
-            for (int k = 0; k < K; k++)
+            int r1 = r0 + 16 < R ? r0 + 16 : R, k = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (avx512 && r1 - r0 == 16)
+                for (; k + 16 <= K; k += 16) transpose16_avx512(d->src + (size_t)k * d->ld + r0, (size_t)d->ld, X + (size_t)r0 * K + k, (size_t)K);
+#endif
+            for (; k < K; k++)
                 for (int r = r0; r < r1; r++) X[(size_t)r * K + k] = d->src[(size_t)k * d->ld + r];
         }
     } else {
