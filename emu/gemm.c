@@ -297,11 +297,17 @@ __attribute__((target("avx512f"))) static void transpose16_avx512(const float *s
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
+    const int tr = d->isB ? !d->trans : d->trans;
+    if (!tr && (d->ld == K || R <= 1)) { /* the rows already lie one after another: quantise them in place */
+        d->amax = fpemu_scaling_amax_f32(d->src, (size_t)R * K, 1);
+        d->rc = emu__quantize(d->s, d->f, R, K, d->src, d->tile, d->sat, NULL, d->o, NULL, 0);
+        return NULL;
+    }
     float *X = malloc(sizeof(float) * ((size_t)R * K + 1));
     if (!X) { d->rc = -1; return NULL; }
     /* a transposed copy (B^T of a row-major B, rows of a transposed A) goes
      * 16 rows at a time, so that each source row is read in runs of 16 */
-    if (d->isB ? !d->trans : d->trans) {
+    if (tr) {
         int avx512 = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
         avx512 = __builtin_cpu_supports("avx512f") != 0;
@@ -476,16 +482,19 @@ static int build_values_f(qops *q) {
     int M = q->M, N = q->N, K = q->K;
     size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)(N + CP - 1) / CP * CP;
     q->Np = (int)Np;
+    /* the exponent words: for the f32 kernel only (the group and fma-chain
+     * kernels read the values alone) */
+    const int words = !q->use_g && !q->use_s;
     q->avf = calloc(Mp * K + 1, sizeof(float));
-    q->aw = malloc((Mp * K + 1) * sizeof(int32_t));
+    q->aw = words ? malloc((Mp * K + 1) * sizeof(int32_t)) : NULL;
     q->bvf = calloc(Np * K + 1, sizeof(float));
-    q->bw = malloc((Np * K + 1) * sizeof(int16_t));
+    q->bw = words ? malloc((Np * K + 1) * sizeof(int16_t)) : NULL;
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
-    if (!q->avf || !q->aw || !q->bvf || !q->bw || !q->arow_sp || !q->bcol_sp) return -1;
+    if (!q->avf || (words && (!q->aw || !q->bw)) || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
     const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
-    for (size_t i = (size_t)M / R * R * K; i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
-    for (size_t i = (size_t)N / CP * CP * K; i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
+    for (size_t i = (size_t)M / R * R * K; words && i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
+    for (size_t i = (size_t)N / CP * CP * K; words && i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
     for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
     q->f_bad[0] = q->f_bad[1] = 0;
     /* A here, B on a second thread where there is one */
@@ -517,31 +526,41 @@ static int build_pass_f(qops *q, int pass) {
         int own_tab = use_tab && !cached;
         if (cached) tab = *cached;
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
-        if (use_tab && !sc) { /* the common case: table look-ups, one panel row at a time */
+        if (use_tab && !sc) { /* the common case: table look-ups, a panel at a time in runs of 64 k (the
+                               * panel's lines stay in L1 while its rows fill them); no exponent words
+                               * where the kernel reads none (q->aw, q->bw NULL) */
             const int P = pass ? CP : R;
-            for (int r = 0; r < Rn; r++) {
-                const uint64_t *cr = codes + (size_t)r * K;
-                size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
-                unsigned char spr = 0;
-                if (pass) {
-                    float *ov = q->bvf + base;
-                    int16_t *ow = q->bw + base;
-                    for (int k = 0; k < K; k++) {
-                        uint64_t code = cr[k];
-                        spr |= tab.sp[code];
-                        ov[(size_t)k * CP] = tab.vf[code], ow[(size_t)k * CP] = tab.wb[code];
-                    }
-                } else {
-                    float *ov = q->avf + base;
-                    int32_t *ow = q->aw + base;
-                    for (int k = 0; k < K; k++) {
-                        uint64_t code = cr[k];
-                        uint16_t w = (uint16_t)tab.wa[code];
-                        spr |= tab.sp[code];
-                        ov[(size_t)k * R] = tab.vf[code], ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
+            for (int r0 = 0; r0 < Rn; r0 += P) {
+                const int r1 = r0 + P < Rn ? r0 + P : Rn;
+                for (int k0 = 0; k0 < K; k0 += 64) {
+                    const int k1 = k0 + 64 < K ? k0 + 64 : K;
+                    for (int r = r0; r < r1; r++) {
+                        const uint64_t *cr = codes + (size_t)r * K;
+                        size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
+                        unsigned char spr = 0;
+                        if (pass) {
+                            float *ov = q->bvf + base;
+                            int16_t *ow = q->bw ? q->bw + base : NULL;
+                            for (int k = k0; k < k1; k++) {
+                                uint64_t code = cr[k];
+                                spr |= tab.sp[code];
+                                ov[(size_t)k * CP] = tab.vf[code];
+                                if (ow) ow[(size_t)k * CP] = tab.wb[code];
+                            }
+                        } else {
+                            float *ov = q->avf + base;
+                            int32_t *ow = q->aw ? q->aw + base : NULL;
+                            for (int k = k0; k < k1; k++) {
+                                uint64_t code = cr[k];
+                                uint16_t w = (uint16_t)tab.wa[code];
+                                spr |= tab.sp[code];
+                                ov[(size_t)k * R] = tab.vf[code];
+                                if (ow) ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
+                            }
+                        }
+                        sp[r] |= spr;
                     }
                 }
-                sp[r] |= spr;
             }
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
@@ -579,11 +598,15 @@ static int build_pass_f(qops *q, int pass) {
                         if ((double)(float)v != v) q->f_bad[pass] = 1; /* beyond f32: the f64 kernel */
                         if (pass) {
                             size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
-                            q->bvf[o] = (float)v, q->bw[o] = f_word(e, 63);
+                            q->bvf[o] = (float)v;
+                            if (q->bw) q->bw[o] = f_word(e, 63);
                         } else {
                             size_t o = ((size_t)(r / R) * K + k) * R + r % R;
-                            uint16_t w = (uint16_t)f_word(e, 64);
-                            q->avf[o] = (float)v, q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
+                            q->avf[o] = (float)v;
+                            if (q->aw) {
+                                uint16_t w = (uint16_t)f_word(e, 64);
+                                q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
+                            }
                         }
                     }
                 }
@@ -599,7 +622,7 @@ static int build_pass_f(qops *q, int pass) {
  * takes part never decides emax against a nonzero term above thr, and a
  * block of zero terms sums to +0 whatever its emax). */
 static void f_range_pass(qops *q, int pass) {
-    if (!q->f_check) return;
+    if (!q->f_check || !q->aw) return;
     size_t n = pass ? (size_t)q->Np * q->K : (size_t)(q->M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS * q->K;
     int lo = INT_MAX / 4, hi = INT_MIN / 4;
     if (pass) {
