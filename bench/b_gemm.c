@@ -7,10 +7,9 @@
  * same thread count (--threads, default every online CPU:
  * openblas_set_num_threads and fpemu_gemm_config.nthreads).
  * Sizes: M = N = K = 512, then each of --sizes (default 2048), for every
- * preset that runs a vectorised kernel; what runs on the scalar model (the
- * reference kinds exact and fma-seq; anything else a probe call at n = 128
- * finds there) at n = 128 only, against sgemm at 128, and scaled by
- * (n/128)^3 in the n = 512 row.
+ * preset that runs a vectorised kernel; what runs on the scalar model (a
+ * probe call at n = 128 finds which) at n = 128 only, against sgemm at 128,
+ * and scaled by (n/128)^3 in the n = 512 row.
  * Target (issue 32, item 4): every preset at 2x sgemm or better on one
  * thread for n = 512..2048 (docs/benchmarks.md says which do and why).
  * A second table times the scalar model alone (fpemu_mma_dot /
@@ -202,8 +201,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         cfg.nthreads = 1;
-        on_scalar[ci] = !strcmp(cases[ci].model, "exact") || !strcmp(cases[ci].model, "fma-seq") ||
-                        (!scalar_only && fpemu_gemm_f32(&cfg, 128, 128, 128, A, 128, 0, B, 128, 0, NULL, 128, C, 128, &st) == 0 &&
+        on_scalar[ci] = (!scalar_only && fpemu_gemm_f32(&cfg, 128, 128, 128, A, 128, 0, B, 128, 0, NULL, 128, C, 128, &st) == 0 &&
                          st.kernel == 0);
     }
     for (int si = 0; si < nsizes; si++) {
@@ -237,10 +235,16 @@ int main(int argc, char **argv) {
             double scale = (double)n * n * n / ((double)nn * nn * nn);
             static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512"};
             char kern[64];
+            /* which 16-lane kernel: the group kernel for block-scaled e2m1 on the
+             * b200 (NVFP4, MX), the fma chain for fma-seq, else the f32 kernel */
+            const char *k16 = !strcmp(cases[ci].model, "fma-seq") ? " fma chain x16"
+                              : !strcmp(cases[ci].model, "exact")  ? " exact sum x16"
+                              : !strcmp(cases[ci].model, "b200") && !strcmp(cases[ci].fmt, "e2m1") &&
+                                        (!strcmp(cases[ci].recipe, "nvfp4") || !strncmp(cases[ci].recipe, "mx-", 3))
+                                  ? " groups x16"
+                                  : " f32 x16";
             snprintf(kern, sizeof kern, "%s%s%s", isa[ej.st.kernel],
-                     ej.st.lanes == 16 ? (!strcmp(cases[ci].recipe, "nvfp4") ? " groups x16" : " f32 x16")
-                                       : ej.st.lanes == 8 ? " f64 x8" : "",
-                     scalar ? " (n=128, scaled)" : "");
+                     ej.st.lanes == 16 ? k16 : ej.st.lanes == 8 ? " f64 x8" : "", scalar ? " (n=128, scaled)" : "");
             printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f  %s\n", cases[ci].model, cases[ci].fmt,
                    cases[ci].recipe, n, r.row_wall.med * scale, r.row_wall.min * scale, r.row_cpu.med * scale,
                    r.base_wall.med * scale, r.base_cpu.med * scale, r.ratio_wall.med, r.ratio_wall.min, r.ratio_cpu.med, kern);

@@ -171,6 +171,7 @@ typedef struct {
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
     int use_s;              /* the fma-chain kernel (fma-seq): f32 panels */
+    int use_x, x_lo, x_hi;  /* the exact-sum kernel (exact): f32 panels; its product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
     float *avf, *bvf;
@@ -482,9 +483,9 @@ static int build_values_f(qops *q) {
     int M = q->M, N = q->N, K = q->K;
     size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)(N + CP - 1) / CP * CP;
     q->Np = (int)Np;
-    /* the exponent words: for the f32 kernel only (the group and fma-chain
-     * kernels read the values alone) */
-    const int words = !q->use_g && !q->use_s;
+    /* the exponent words: for the f32 kernel only (the group, fma-chain and
+     * exact-sum kernels read the values alone) */
+    const int words = !q->use_g && !q->use_s && !q->use_x;
     q->avf = calloc(Mp * K + 1, sizeof(float));
     q->aw = words ? malloc((Mp * K + 1) * sizeof(int32_t)) : NULL;
     q->bvf = calloc(Np * K + 1, sizeof(float));
@@ -777,10 +778,26 @@ static int fs_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
            !strcmp(m->fc->name, "f32") && !strcmp(m->fd->name, "f32") && emu__fits_f32(m->fa) && emu__fits_f32(m->fb);
 }
 
+/* Can the exact-sum kernel run this model (gemm_kernel.c: the reference
+ * kind exact, f32 c and d, rne, no block scales, formats whose products
+ * are multiples of 2^lo below 2^hi with (K + 1) * 2^(hi - lo) <= 2^53, the
+ * products exact in double)? Sets lo and hi. */
+static int ex_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *lo, int *hi) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->kind != FPEMU_MMA_KIND_EXACT || q->sa || m->out_round != FPEMU_RNE || m->flush_subnormals ||
+        strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || !emu__fits_f32(m->fa) || !emu__fits_f32(m->fb) ||
+        m->fa->p + m->fb->p > 53)
+        return 0;
+    *lo = (m->fa->emin - m->fa->mbits) + (m->fb->emin - m->fb->mbits);
+    *hi = (m->fa->emax + 1) + (m->fb->emax + 1);
+    return ldexp((double)q->K + 1, *hi - *lo) <= ldexp(1.0, 53);
+}
+
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
-    if (!cfg->scalar_only && fs_kernel_ok(cfg, q)) return 1;
+    int lo, hi;
+    if (!cfg->scalar_only && (fs_kernel_ok(cfg, q) || ex_kernel_ok(cfg, q, &lo, &hi))) return 1;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
@@ -963,13 +980,15 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         emu__gemm_kernel_grp(J->isa, &gg);
         return;
     }
-    if (q->use_s) {
+    if (q->use_s || q->use_x) {
         gkf_args gf = {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .exlo = q->x_lo, .exhi = q->x_hi,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
-        emu__gemm_kernel_fs(J->isa, &gf);
+        if (q->use_x) emu__gemm_kernel_ex(J->isa, &gf);
+        else emu__gemm_kernel_fs(J->isa, &gf);
         return;
     }
     if (q->use_f) {
@@ -1094,7 +1113,7 @@ static void *run_job(void *arg) {
     const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    const int B = q->use_g ? m->group_block : q->use_s ? 1 : m->block > 0 ? m->block : P;
+    const int B = q->use_g ? m->group_block : q->use_s ? 1 : q->use_x ? P : m->block > 0 ? m->block : P; /* exact: one tile a chunk */
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -1152,7 +1171,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int split = 0, check = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->use_s = isa && fs_kernel_ok(cfg, q);
-    q->use_f = q->use_g || q->use_s || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+    q->use_x = isa && ex_kernel_ok(cfg, q, &q->x_lo, &q->x_hi);
+    q->use_f = q->use_g || q->use_s || q->use_x || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;

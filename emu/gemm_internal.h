@@ -55,6 +55,7 @@ typedef struct gkf_args {
     int i0, i1, j0, j1, k0, k1;
     int block, nfrac, q, thr_w;
     int split;         /* sum each block in two halves (int32 each) and flag lanes whose total leaves int32 */
+    int exlo, exhi;    /* the exact-sum kernel: products are multiples of 2^exlo below 2^exhi */
     const float *cin;
     size_t ldc;
     float *out;
@@ -62,6 +63,18 @@ typedef struct gkf_args {
     size_t ldo;
 } gkf_args;
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
+/* The fma-chain kernel (the reference kind fma-seq with f32 d: a chain of
+ * f32 fma per output, k in order), on the same packed values (av, bv; the
+ * exponent words and block parameters are not read); flag: the lane's result
+ * is inf or NaN. */
+void emu__gemm_kernel_fs(int isa, const gkf_args *g);
+/* The exact-sum kernel (the reference kind exact, f32 d, rne, formats whose
+ * products are multiples of 2^lo below 2^hi with (K + 1) * 2^(hi - lo) <=
+ * 2^53): a chain of double fma per output over the whole chunk (one call per
+ * chunk: K tiles would round), then one rounding to f32. lo/hi in the
+ * args' exlo/exhi; flag: c is not a multiple of 2^lo below 2^hi, or the
+ * result is inf or NaN. */
+void emu__gemm_kernel_ex(int isa, const gkf_args *g);
 /* The group kernel (block-scaled e2m1 with the MMA model's group rule:
  * NVFP4 on the b200), on the f32 kernel's packed values (av, bv; the
  * exponent words are not read) and the block scales as magnitudes and

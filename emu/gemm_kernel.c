@@ -19,6 +19,7 @@
  * The file includes itself once per instruction set (GEMM_KERNEL_PASS). */
 #ifndef GEMM_KERNEL_PASS
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -69,6 +70,26 @@ void emu__gemm_kernel_grp(int isa, const gkg_args *g) {
     case 2: emu__gemm_kernel_avx2_grp(g); break;
 #endif
     default: emu__gemm_kernel_generic_grp(g); break;
+    }
+}
+
+void emu__gemm_kernel_fs(int isa, const gkf_args *g) {
+    switch (isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    case 3: emu__gemm_kernel_avx512_fs(g); break;
+    case 2: emu__gemm_kernel_avx2_fs(g); break;
+#endif
+    default: emu__gemm_kernel_generic_fs(g); break;
+    }
+}
+
+void emu__gemm_kernel_ex(int isa, const gkf_args *g) {
+    switch (isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    case 3: emu__gemm_kernel_avx512_ex(g); break;
+    case 2: emu__gemm_kernel_avx2_ex(g); break;
+#endif
+    default: emu__gemm_kernel_generic_ex(g); break;
     }
 }
 
@@ -685,5 +706,154 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
             }
         }
     }
+}
+
+/* ---- the fma-chain kernel: the reference kind fma-seq, f32 d ---------------
+ * The model (mma.c dot_fma_seq): d = c, then d = fma(a_k, b_k, d) for k in
+ * order, each step one round-to-nearest-even to f32. With every input exact
+ * as a float that is the host's fmaf chain, which this kernel computes lane
+ * by lane in the same order: vfmadd on AVX-512 (one rounding per step,
+ * subnormals kept, IEEE signed zeros), fmaf per lane on the other levels.
+ * Any order of a and b gives the same exact product, so the bits are the
+ * scalar model's at every level. A lane whose result is inf or NaN is
+ * flagged: the scalar model gives its NaN's encoding. */
+#undef FSFMA
+#if GEMM_KERNEL_PASS == 3
+#define FSFMA(b, a, d) ((vf)_mm512_fmadd_ps((__m512)(b), _mm512_set1_ps(a), (__m512)(d)))
+#else
+#define FSFMA(b, a, d) ({ vf _d = (d), _b = (b); float _a = (a); for (int _l = 0; _l < 16; _l++) _d[_l] = __builtin_fmaf(_b[_l], _a, _d[_l]); _d; })
+#endif
+
+KTARGET static void CAT(KNAME, _fs)(const gkf_args *g) {
+    const size_t K = g->K;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            float accb[RBF][PBF] __attribute__((aligned(64)));
+            for (int r = 0; r < RBF; r++) {
+                if (g->cin && r < nr && nc == PBF)
+                    memcpy(accb[r], g->cin + (size_t)(i0 + r) * g->ldc + (size_t)j0, sizeof accb[r]);
+                else
+                    for (int l = 0; l < PBF; l++)
+                        accb[r][l] = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+            }
+            vf d0[RBF], d1[RBF];
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) d0[r] = FLOAD(&accb[r][0]), d1[r] = FLOAD(&accb[r][16]);
+            for (int k = g->k0; k < g->k1; k++) {
+                const vf b0 = FLOAD(bvp + (size_t)k * PBF), b1 = FLOAD(bvp + (size_t)k * PBF + 16);
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) {
+                    const float a = ap[(size_t)k * RBF + r];
+                    d0[r] = FSFMA(b0, a, d0[r]);
+                    d1[r] = FSFMA(b1, a, d1[r]);
+                }
+            }
+            for (int r = 0; r < nr; r++) {
+                memcpy(&accb[r][0], &d0[r], sizeof d0[r]), memcpy(&accb[r][16], &d1[r], sizeof d1[r]);
+                for (int h = 0; h < PBF; h += 16) {
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
+                    vfi e = ILOAD(&accb[r][h]) & vexpm;
+                    if (h + 16 <= nc) {
+                        vfb f, bad = __builtin_convertvector(e == vexpm, vfb) & 1;
+                        memcpy(&f, g->flag + o, sizeof f);
+                        f |= bad;
+                        memcpy(g->flag + o, &f, sizeof f);
+                        memcpy(g->out + o, &accb[r][h], 16 * sizeof(float));
+                    } else {
+                        for (int l = 0; h + l < nc && l < 16; l++) {
+                            g->out[o + (size_t)l] = accb[r][h + l];
+                            g->flag[o + (size_t)l] |= e[l] == 0x7F800000;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- the exact-sum kernel: the reference kind exact, f32 d ---------------
+ * The model (mma.c dot_exact): c plus every product, summed exactly, then
+ * one rounding to f32 (rne). Where the formats make every product a
+ * multiple of 2^lo below 2^hi, and (K + 1) * 2^(hi - lo) <= 2^53 (gemm.c
+ * ex_kernel_ok: fp8 e4m3, fp6, fp4), every partial sum of the products and
+ * of a c that is a multiple of 2^lo below 2^hi is a multiple of 2^lo below
+ * 2^53 * 2^lo: exact in double, so a chain of double fma (a product exact in
+ * double, then one exact add) holds the exact sum, whatever the order, and
+ * its conversion to float is the one rounding (rne, subnormal and overflow
+ * results included). Zeros: an exact zero sum of nonzero terms is +0 (rne)
+ * and a sum of zeros keeps IEEE's signs, as in the model. Lanes whose c is
+ * not such a multiple are flagged (the scalar model), and lanes whose result
+ * is inf or NaN too. One call per chunk: the kernel starts from cin and
+ * rounds once at its end. */
+#undef EXFMA
+#if GEMM_KERNEL_PASS == 3
+#define EXFMA(b, a, d) ((vd)_mm512_fmadd_pd((__m512d)(b), _mm512_set1_pd(a), (__m512d)(d)))
+#else
+#define EXFMA(b, a, d) ({ vd _d = (d), _b = (b); double _a = (a); for (int _l = 0; _l < 8; _l++) _d[_l] = __builtin_fma(_b[_l], _a, _d[_l]); _d; })
+#endif
+
+KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
+    const size_t K = g->K;
+    const int kn = g->k1 - g->k0;
+    const double ulo = __builtin_ldexp(1.0, g->exlo), uhi = __builtin_ldexp(1.0, g->exhi);
+    double *bd = malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * PBF));
+    if (!bd) { /* no memory: every lane to the scalar model */
+        for (int i = g->i0; i < g->i1; i++)
+            for (int j = g->j0; j < g->j1; j++) g->flag[(size_t)i * g->ldo + (size_t)j] = 1;
+        return;
+    }
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        /* this panel of B in double, once for every row */
+        for (int k = 0; k < kn; k++)
+            for (int l = 0; l < PBF; l++) bd[(size_t)k * PBF + (size_t)l] = bvp[(size_t)(g->k0 + k) * PBF + (size_t)l];
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            for (int h = 0; h < nc; h += 16) {
+                vd d0[RBF], d1[RBF];
+                unsigned char cbad[RBF][16];
+                for (int r = 0; r < RBF; r++) {
+                    double cv[16];
+                    for (int l = 0; l < 16; l++) {
+                        float c = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
+                        double q = (double)c / ulo; /* exact: a power of two */
+                        cbad[r][l] = !(__builtin_fabs(c) < uhi) || q != __builtin_trunc(q);
+                        cv[l] = cbad[r][l] ? 0.0 : c;
+                    }
+                    memcpy(&d0[r], cv, sizeof d0[r]), memcpy(&d1[r], cv + 8, sizeof d1[r]);
+                }
+                for (int k = 0; k < kn; k++) {
+                    const double *bk = bd + (size_t)k * PBF + h;
+                    const vd b0 = VLOAD(bk), b1 = VLOAD(bk + 8);
+                    /* the 8 rows' a of this k in double (one conversion), then broadcast */
+                    vhf a8;
+                    memcpy(&a8, ap + (size_t)(g->k0 + k) * RBF, sizeof a8);
+                    double ad[RBF] __attribute__((aligned(64)));
+                    const vd av = __builtin_convertvector(a8, vd);
+                    memcpy(ad, &av, sizeof ad);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        d0[r] = EXFMA(b0, ad[r], d0[r]);
+                        d1[r] = EXFMA(b1, ad[r], d1[r]);
+                    }
+                }
+                for (int r = 0; r < nr; r++)
+                    for (int l = 0; l < 16 && h + l < nc; l++) {
+                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
+                        float v = (float)(l < 8 ? d0[r][l] : d1[r][l - 8]);
+                        g->out[o] = v;
+                        g->flag[o] |= cbad[r][l] || !(__builtin_fabsf(v) <= 3.40282347e38f);
+                    }
+            }
+        }
+    }
+    free(bd);
 }
 #endif

@@ -425,6 +425,96 @@ static void f32_lane_edges(void) {
     free(A), free(B), free(C);
 }
 
+/* The fma-chain kernel (the reference kind fma-seq): f32, bf16 and e4m3
+ * inputs with subnormal, huge and special values, C with -0, subnormals and
+ * values that the products overflow past, promotion, every level and 1-3
+ * threads, against the scalar model; the kernel must run (16 lanes). */
+static void fma_chain_edges(void) {
+    enum { FM = 13, FN = 45, FK = 300 };
+    float *a = malloc(sizeof(float) * FM * FK), *b = malloc(sizeof(float) * FK * FN);
+    float c[FM * FN], d[FM * FN], r[FM * FN];
+    static const char *fm[] = {"f32", "bf16", "e4m3"};
+    for (int t = 0; t < 6; t++) {
+        const char *f = fm[t % 3];
+        for (int i = 0; i < FM * FK; i++) a[i] = t < 3 ? nrand() : ldexpf(nrand(), (int)(urand() * 120) - 70);
+        for (int i = 0; i < FK * FN; i++) b[i] = t < 3 ? nrand() * 0.1f : ldexpf(nrand(), (int)(urand() * 120) - 70);
+        for (int i = 0; i < FM * FN; i++) c[i] = t % 2 ? nrand() : ldexpf(nrand(), -140);
+        c[0] = -0.0f, c[1] = 1e-45f, c[2] = -3e38f, c[3] = 3e38f;
+        if (t >= 3) {
+            for (int k = 0; k < FK; k++) a[2 * FK + k] = k % 2 ? 1e30f : -1e30f; /* overflow both ways: inf - inf */
+            for (int k = 0; k < FK; k++) a[4 * FK + k] = -0.0f;                    /* -0 products into c */
+            a[5 * FK + 7] = INFINITY, b[(size_t)9 * FN + 3] = NAN;                  /* rows and columns with specials */
+        }
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "fma-seq", f, f, NULL, 0)) bail("fma-seq %s", f);
+        for (int promo = 0; promo < 2; promo++) {
+            cfg.promote = promo ? 64 : 0;
+            const float *Cu = promo ? NULL : c;
+            fpemu_gemm_f32_reference(&cfg, FM, FN, FK, a, FK, 0, b, FN, 0, Cu, FN, r, FN, NULL);
+            int bad = 0, lanes = -1;
+            unsigned long long slow = 0;
+            for (int isa = 0; isa <= 2; isa++)
+                for (int th = 1; th <= 3; th += 2) {
+                    fpemu_gemm_stats st;
+                    cfg.isa = isa, cfg.nthreads = th;
+                    bad += fpemu_gemm_f32(&cfg, FM, FN, FK, a, FK, 0, b, FN, 0, Cu, FN, d, FN, &st) != 0 || cmp(d, r, FM * FN, "fma chain");
+                    if (isa == 0 && th == 1) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
+                }
+            cfg.isa = 0;
+            ok(bad == 0 && lanes == 16, "fma-seq %s, %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level and thread count", f,
+               t < 3 ? "normal data" : "data from 2^-70 to 2^50 with overflow, -0 and specials", promo ? ", promote 64" : ", with C", lanes, slow);
+        }
+    }
+    free(a), free(b);
+}
+
+/* The exact-sum kernel (the reference kind exact): e4m3, e3m2 and e2m1
+ * without scaling (C is the MMA's c): c's that are multiples of the
+ * products' unit (the kernel) and c's that are not (the scalar model), -0,
+ * sums that cancel to zero, sums that round at f32; promotion; every level
+ * and 1-3 threads, against the scalar model; e5m2 (products beyond
+ * double's 53 bits) stays on the scalar model. */
+static void exact_sum_edges(void) {
+    enum { XM = 11, XN = 37, XK = 300 };
+    float *a = malloc(sizeof(float) * XM * XK), *b = malloc(sizeof(float) * XK * XN);
+    float c[XM * XN], d[XM * XN], r[XM * XN];
+    static const struct { const char *f; int lanes; } fm[] = {{"e4m3", 16}, {"e3m2", 16}, {"e2m1", 16}, {"e5m2", 0}};
+    for (int t = 0; t < 4; t++) {
+        for (int i = 0; i < XM * XK; i++) a[i] = nrand() * 4;
+        for (int i = 0; i < XK * XN; i++) b[i] = nrand() * 4;
+        for (int k = 0; k < XK; k++) a[3 * XK + k] = k % 2 ? 2.0f : -2.0f, b[(size_t)k * XN + 5] = 3.0f; /* cancels to 0 */
+        for (int k = 0; k < XK; k++) a[4 * XK + k] = -0.0f, b[(size_t)k * XN + 1] = fabsf(b[(size_t)k * XN + 1]); /* -0 products */
+        for (int i = 0; i < XM * XN; i++) c[i] = i % 3 == 0 ? ldexpf((float)(i % 97) - 48, -10) : i % 3 == 1 ? 0.0f : nrand();
+        c[4 * XN + 1] = -0.0f, c[3 * XN + 5] = 0.0f, c[0] = 1e30f, c[1] = -3e-39f;
+        /* c = 2^35 with products 2^11 and 2^-18: a double sum rounds the
+         * 2^-18 away at a tie of f32 (2^35 + 2^11) and rounds down, the exact
+         * sum rounds up; the kernel must leave that lane to the scalar model */
+        for (int k = 0; k < XK; k++) a[5 * XK + k] = k == 0 ? 256.0f : k == 1 ? 0x1p-9f : 0.0f;
+        b[6] = 8.0f, b[XN + 6] = 0x1p-9f, c[5 * XN + 6] = 0x1p35f;
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "exact", fm[t].f, fm[t].f, NULL, 0)) bail("exact %s", fm[t].f);
+        for (int promo = 0; promo < 2; promo++) {
+            cfg.promote = promo ? 64 : 0;
+            fpemu_gemm_f32_reference(&cfg, XM, XN, XK, a, XK, 0, b, XN, 0, c, XN, r, XN, NULL);
+            int bad = 0, lanes = -1;
+            unsigned long long slow = 0;
+            for (int isa = 0; isa <= 2; isa++)
+                for (int th = 1; th <= 3; th += 2) {
+                    fpemu_gemm_stats st;
+                    cfg.isa = isa, cfg.nthreads = th;
+                    bad += fpemu_gemm_f32(&cfg, XM, XN, XK, a, XK, 0, b, XN, 0, c, XN, d, XN, &st) != 0 || cmp(d, r, XM * XN, "exact sum");
+                    if (isa == 0 && th == 1) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
+                }
+            cfg.isa = 0;
+            if (t == 0 && !promo) /* the cases are the ones meant */
+                bad += memcmp(&r[3 * XN + 5], &(float){0.0f}, 4) != 0 || !signbit(r[4 * XN + 1]) || r[5 * XN + 6] != 0x1p35f + 4096;
+            ok(bad == 0 && lanes == fm[t].lanes, "exact %s%s: %d lanes (want %d), %llu scalar outputs, == the scalar model on every level and thread count",
+               fm[t].f, promo ? ", promote 64" : ", C in the MMA", lanes, fm[t].lanes, slow);
+        }
+    }
+    free(a), free(b);
+}
+
 int main(void) {
     rs = tap_seed(77);
     /* two shapes: 21 x 19 (partial register blocks and panels only) and
@@ -1118,6 +1208,8 @@ int main(void) {
     }
 
     f32_lane_edges();
+    fma_chain_edges();
+    exact_sum_edges();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
