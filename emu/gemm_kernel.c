@@ -801,7 +801,7 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
     const size_t K = g->K;
     const int kn = g->k1 - g->k0;
     const double ulo = __builtin_ldexp(1.0, g->exlo), uhi = __builtin_ldexp(1.0, g->exhi);
-    double *bd = malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * PBF));
+    double *bd = malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * (PBF + RBF)));
     if (!bd) { /* no memory: every lane to the scalar model */
         for (int i = g->i0; i < g->i1; i++)
             for (int j = g->j0; j < g->j1; j++) g->flag[(size_t)i * g->ldo + (size_t)j] = 1;
@@ -813,9 +813,17 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
         /* this panel of B in double, once for every row */
         for (int k = 0; k < kn; k++)
             for (int l = 0; l < PBF; l++) bd[(size_t)k * PBF + (size_t)l] = bvp[(size_t)(g->k0 + k) * PBF + (size_t)l];
+        double *adp = bd + (size_t)kn * PBF; /* this panel of A in double (the broadcasts come from memory) */
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
-            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF + (size_t)g->k0 * RBF;
+            _Static_assert(RBF == 8, "a k of the A panel is one vector of 8 floats");
+            for (size_t x = 0; x < (size_t)kn * RBF; x += 8) {
+                vhf a8;
+                memcpy(&a8, ap + x, sizeof a8);
+                const vd a8d = __builtin_convertvector(a8, vd);
+                memcpy(adp + x, &a8d, sizeof a8d);
+            }
             for (int h = 0; h < nc; h += 16) {
                 vd d0[RBF], d1[RBF];
                 unsigned char cbad[RBF][16];
@@ -832,12 +840,7 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
                 for (int k = 0; k < kn; k++) {
                     const double *bk = bd + (size_t)k * PBF + h;
                     const vd b0 = VLOAD(bk), b1 = VLOAD(bk + 8);
-                    /* the 8 rows' a of this k in double (one conversion), then broadcast */
-                    vhf a8;
-                    memcpy(&a8, ap + (size_t)(g->k0 + k) * RBF, sizeof a8);
-                    double ad[RBF] __attribute__((aligned(64)));
-                    const vd av = __builtin_convertvector(a8, vd);
-                    memcpy(ad, &av, sizeof ad);
+                    const double *ad = adp + (size_t)k * RBF;
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
                         d0[r] = EXFMA(b0, ad[r], d0[r]);
