@@ -508,10 +508,14 @@ static int build_values_f(qops *q) {
     /* the exponent words: for the f32 kernel only (the group, fma-chain and
      * exact-sum kernels read the values alone) */
     const int words = !q->use_g && !q->use_s && !q->use_x;
-    q->avf = big_alloc((Mp * K + 1) * sizeof(float), 1);
+    q->avf = big_alloc((Mp * K + 1) * sizeof(float), 0);
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
-    q->bvf = big_alloc((Np * K + 1) * sizeof(float), 1);
+    q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
     q->bw = words ? big_alloc((Np * K + 1) * sizeof(int16_t), 0) : NULL;
+    /* the packing writes every element of a real row or column: zero the
+     * last panel of each (its padding), the only place left unwritten */
+    if (q->avf && M > 0) memset(q->avf + (size_t)((M - 1) / R) * K * R, 0, (size_t)K * R * sizeof(float));
+    if (q->bvf && N > 0) memset(q->bvf + (size_t)((N - 1) / CP) * K * CP, 0, (size_t)K * CP * sizeof(float));
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
     if (!q->avf || (words && (!q->aw || !q->bw)) || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
