@@ -186,6 +186,9 @@ typedef struct {
     int kb, nkb;
     int rowseq;             /* no promotion: fl32(fl32(acc * da) * db), else fl32(acc * fl32(da * db)) */
     int c_in_mma;           /* C is the MMA's c input */
+    int use_pw;             /* the pairwise kernel (CDNA2), on the f32 kernel's panels (use_f set too) */
+    int pw_fma;             /* pw_prepare: no product overflows f32 (gkp_args fma) */
+    uint32_t pw_cthr;       /* pw_prepare: gkp_args cthr */
 } qops;
 
 static void qops_free(qops *q) {
@@ -714,9 +717,25 @@ static int group_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     return terms * ldexp(1.0, m->group_nfrac + 12) < ldexp(1.0, 53);
 }
 
+/* Can the pairwise kernel (gemm_kernel.c) run this model? Blocks of at
+ * most 64 products with ftz (AMD CDNA2's rule; block 0, one tree over K,
+ * stays on the scalar model), RNE, f32 c and d, inputs of at most 12 bits
+ * (products exact in f32) whose values are normal floats or subnormals
+ * of the format (read as +0), no block scales (the model's scaled tree is
+ * another path), chunks of whole blocks. */
+static int pw_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->kind != FPEMU_MMA_KIND_PAIRWISE || !m->ftz || m->block < 1 || m->block > 64 || m->out_round != FPEMU_RNE) return 0;
+    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || q->sa) return 0;
+    if (m->fa->p > 12 || m->fb->p > 12) return 0;
+    if (m->fa->emax > 127 || m->fb->emax > 127 || m->fa->emin < -126 || m->fb->emin < -126) return 0;
+    return cfg->promote == 0 || cfg->promote % m->block == 0;
+}
+
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
+    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && pw_kernel_ok(cfg, q);
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
@@ -794,6 +813,72 @@ static int f32_data_ok(const qops *q) {
     if (q->f_bad[0] || q->f_bad[1]) return 0;
     if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) return 1; /* an operand all zeros: no nonzero product */
     return f32_range_ok(m, q->f_wlo[0] + q->f_wlo[1], q->f_whi[0] + q->f_whi[1] + 2);
+}
+
+/* The pairwise kernel's side of the packed operands (gemm_kernel.c):
+ * subnormal inputs (below the format's 2^emin) become +0, as mma.c
+ * decode_ftz reads them (where the model's subnormals=flush has made the
+ * decode table give a zero of their sign already, that sign stays: the
+ * sign of a zero product never reaches d here, which is -0 only from a
+ * c = -0, and those outputs go to the scalar model, c_special); then the least exponent of a nonzero value per
+ * row of A and column of B decides which outputs the kernel may compute:
+ * those whose least product lsb, 2^lo with lo = ea + eb - (pa - 1) -
+ * (pb - 1), is at least 2^-126. Where some are not (bf16 data below about
+ * 2^-56), the rows of A or the columns of B that hold them, whichever
+ * costs fewer outputs, go to the scalar model (arow_sp, bcol_sp). The
+ * least lo left sets cthr (lo < -102: c below 2^-103 is flagged), the
+ * greatest exponents fma (products below 2^128). */
+static int pw_prepare(qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K;
+    const int none = INT_MAX / 4;
+    int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
+    if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
+    int hi[2] = {-none, -none}, lo[2] = {none, none};
+    for (int pass = 0; pass < 2; pass++) {
+        const int Rn = pass ? N : M, P = pass ? CP : R;
+        const uint32_t thr = (uint32_t)((pass ? m->fb : m->fa)->emin + 127) << 23; /* bits of 2^emin */
+        float *v = pass ? q->bvf : q->avf;
+        int *mn = pass ? cmin : rmin;
+        for (int r = 0; r < Rn; r++) {
+            float *x = v + (size_t)(r / P) * K * P + (size_t)(r % P);
+            int e0 = none, e1 = -none;
+            for (int k = 0; k < K; k++) {
+                uint32_t u;
+                memcpy(&u, &x[(size_t)k * P], 4);
+                u &= 0x7FFFFFFFu;
+                if (u == 0) continue;
+                if (u < thr) { x[(size_t)k * P] = 0.0f; continue; } /* subnormal: +0 */
+                int e = (int)(u >> 23) - 127;
+                e0 = e < e0 ? e : e0, e1 = e > e1 ? e : e1;
+            }
+            mn[r] = e0;
+            lo[pass] = e0 < lo[pass] ? e0 : lo[pass], hi[pass] = e1 > hi[pass] ? e1 : hi[pass];
+        }
+    }
+    /* lo of a lane: ea + eb - dp; the lanes with lo < -126 out, by rows or by columns */
+    const int dp = m->fa->p - 1 + m->fb->p - 1;
+    size_t costr = 0, costc = 0;
+    for (int i = 0; i < M; i++) costr += rmin[i] != none && rmin[i] + lo[1] - dp < -126 ? (size_t)N : 0;
+    for (int j = 0; j < N; j++) costc += cmin[j] != none && lo[0] + cmin[j] - dp < -126 ? (size_t)M : 0;
+    int least = none; /* the least lo of the lanes left */
+    if (costr <= costc) {
+        for (int i = 0; i < M; i++) {
+            if (rmin[i] == none || lo[1] == none) continue;
+            if (rmin[i] + lo[1] - dp < -126) q->arow_sp[i] = 1;
+            else least = rmin[i] + lo[1] - dp < least ? rmin[i] + lo[1] - dp : least;
+        }
+    } else {
+        for (int j = 0; j < N; j++) {
+            if (cmin[j] == none || lo[0] == none) continue;
+            if (lo[0] + cmin[j] - dp < -126) q->bcol_sp[j] = 1;
+            else least = lo[0] + cmin[j] - dp < least ? lo[0] + cmin[j] - dp : least;
+        }
+    }
+    q->pw_cthr = least < -102 ? (uint32_t)24 << 23 : 0; /* 2^-103 */
+    q->pw_fma = hi[0] + hi[1] + 2 <= 128;
+    free(rmin), free(cmin);
+    return 0;
 }
 
 /* ---- the driver ----------------------------------------------------------------- */
@@ -896,6 +981,16 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
         emu__gemm_kernel_grp(J->isa, &gg);
+        return;
+    }
+    if (q->use_pw) {
+        gkp_args gp = {
+            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .block = B, .fma = q->pw_fma, .cthr = q->pw_cthr,
+            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+        };
+        emu__gemm_kernel_pw(J->isa, &gp);
         return;
     }
     if (q->use_f) {
@@ -1079,8 +1174,11 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->use_f = q->use_g || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
+    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE; /* (kernel_ok: pw_kernel_ok) */
+    if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;
+    if (q->use_pw && pw_prepare(q)) return -1;
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         free(q->avf), free(q->aw), free(q->bvf), free(q->bw), free(q->arow_sp), free(q->bcol_sp);
         q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;
