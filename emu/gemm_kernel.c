@@ -743,29 +743,23 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
             vf acc[RBF][2];
-            unsigned char cf[RBF][PBF]; /* c in (0, cthr): flagged */
-            int anyc = 0;
+            vfb cf[RBF][2]; /* 1 where c lies in (0, cthr): flagged */
+            const vfu cthr = (vfu){0} + g->cthr;
             /* c in: +0 for none, a subnormal c +0 (mma.c decode_ftz) */
+#pragma GCC unroll 8
             for (int r = 0; r < RBF; r++) {
-                float cb[PBF] __attribute__((aligned(64)));
-                if (!g->cin || r >= nr) memset(cb, 0, sizeof cb);
-                else if (nc == PBF) memcpy(cb, g->cin + (size_t)(i0 + r) * g->ldc + (size_t)j0, sizeof cb);
-                else
-                    for (int l = 0; l < PBF; l++) cb[l] = l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
                 for (int h = 0; h < 2; h++) {
-                    vf c = FLOAD(cb + 16 * h);
+                    vf c = (vf){0};
+                    if (g->cin && r < nr) {
+                        const float *cp = g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + 16 * h);
+                        if (nc == PBF) c = FLOAD(cp);
+                        else
+                            for (int l = 0; l < 16 && 16 * h + l < nc; l++) c[l] = cp[l];
+                    }
                     vfu u = (vfu)c & 0x7FFFFFFFu;
                     vfi sub = (vfi)((u != 0) & (u < 0x00800000u));
                     acc[r][h] = (vf)((vfi)c & ~sub);
-                }
-                if (g->cthr) {
-                    for (int l = 0; l < PBF; l++) {
-                        uint32_t u;
-                        memcpy(&u, &cb[l], 4);
-                        u &= 0x7FFFFFFFu;
-                        cf[r][l] = u != 0 && u < g->cthr;
-                        anyc |= cf[r][l];
-                    }
+                    cf[r][h] = __builtin_convertvector((vfi)((u != 0) & (u < cthr)), vfb) & 1;
                 }
             }
             int k = g->k0;
@@ -781,24 +775,20 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
                 CAT(KNAME, _pwblock)(acc, ap, bvp, k, ke);
             }
             /* out, and the flag where the result is not finite (or c was tiny) */
-            for (int r = 0; r < nr; r++) {
-                float ob[PBF] __attribute__((aligned(64)));
-                unsigned char fb[PBF];
+            for (int r = 0; r < nr; r++)
                 for (int h = 0; h < 2; h++) {
-                    vfb bad = __builtin_convertvector(((vfi)acc[r][h] & vexpm) == vexpm, vfb) & 1;
-                    memcpy(ob + 16 * h, &acc[r][h], sizeof acc[r][h]);
-                    memcpy(fb + 16 * h, &bad, sizeof bad);
+                    vfb bad = (__builtin_convertvector(((vfi)acc[r][h] & vexpm) == vexpm, vfb) & 1) | cf[r][h];
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + 16 * h);
+                    if (nc == PBF) {
+                        vfb f;
+                        memcpy(&f, g->flag + o, sizeof f);
+                        f |= bad;
+                        memcpy(g->flag + o, &f, sizeof f);
+                        memcpy(g->out + o, &acc[r][h], sizeof acc[r][h]);
+                    } else {
+                        for (int l = 0; l < 16 && 16 * h + l < nc; l++) g->out[o + l] = acc[r][h][l], g->flag[o + l] |= bad[l];
+                    }
                 }
-                if (anyc)
-                    for (int l = 0; l < PBF; l++) fb[l] |= cf[r][l];
-                size_t o = (size_t)(i0 + r) * g->ldo + (size_t)j0;
-                if (nc == PBF) {
-                    memcpy(g->out + o, ob, sizeof ob);
-                    for (int l = 0; l < PBF; l++) g->flag[o + l] |= fb[l];
-                } else {
-                    for (int l = 0; l < nc; l++) g->out[o + l] = ob[l], g->flag[o + l] |= fb[l];
-                }
-            }
         }
     }
 }
