@@ -602,11 +602,13 @@ static void f_range_pass(qops *q, int pass) {
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
 static int build_scales_g(qops *q);
+static int build_values_pw(qops *q);
 
 static int build_values(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
     if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
+    if (q->use_pw) return build_values_pw(q);
     if (q->use_f) return build_values_f(q);
     q->Np = Np;
     size_t es = sizeof(double);
@@ -820,43 +822,20 @@ static int f32_data_ok(const qops *q) {
  * decode_ftz reads them (where the model's subnormals=flush has made the
  * decode table give a zero of their sign already, that sign stays: the
  * sign of a zero product never reaches d here, which is -0 only from a
- * c = -0, and those outputs go to the scalar model, c_special); then the least exponent of a nonzero value per
- * row of A and column of B decides which outputs the kernel may compute:
- * those whose least product lsb, 2^lo with lo = ea + eb - (pa - 1) -
- * (pb - 1), is at least 2^-126. Where some are not (bf16 data below about
- * 2^-56), the rows of A or the columns of B that hold them, whichever
- * costs fewer outputs, go to the scalar model (arow_sp, bcol_sp). The
- * least lo left sets cthr (lo < -102: c below 2^-103 is flagged), the
- * greatest exponents fma (products below 2^128). */
-static int pw_prepare(qops *q) {
+ * c = -0, and those outputs go to the scalar model, c_special); then
+ * the least exponent of a nonzero value per row of A and column of B
+ * (rmin, cmin; lo and hi: the least and greatest per operand) decides
+ * which outputs the kernel may compute: those whose least product lsb,
+ * 2^lo with lo = ea + eb - (pa - 1) - (pb - 1), is at least 2^-126.
+ * Where some are not (bf16 data below about 2^-56), the rows of A or the
+ * columns of B that hold them, whichever costs fewer outputs, go to the
+ * scalar model (arow_sp, bcol_sp). The least lo left sets cthr (lo <
+ * -102: c below 2^-103 is flagged), the greatest exponents fma (products
+ * below 2^128). */
+#define PW_NONE (INT_MAX / 4)
+static void pw_select(qops *q, const int *rmin, const int *cmin, const int lo[2], const int hi[2]) {
     const fpemu_mma_model *m = &q->cfg->model;
-    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K;
-    const int none = INT_MAX / 4;
-    int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
-    if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
-    int hi[2] = {-none, -none}, lo[2] = {none, none};
-    for (int pass = 0; pass < 2; pass++) {
-        const int Rn = pass ? N : M, P = pass ? CP : R;
-        const uint32_t thr = (uint32_t)((pass ? m->fb : m->fa)->emin + 127) << 23; /* bits of 2^emin */
-        float *v = pass ? q->bvf : q->avf;
-        int *mn = pass ? cmin : rmin;
-        for (int r = 0; r < Rn; r++) {
-            float *x = v + (size_t)(r / P) * K * P + (size_t)(r % P);
-            int e0 = none, e1 = -none;
-            for (int k = 0; k < K; k++) {
-                uint32_t u;
-                memcpy(&u, &x[(size_t)k * P], 4);
-                u &= 0x7FFFFFFFu;
-                if (u == 0) continue;
-                if (u < thr) { x[(size_t)k * P] = 0.0f; continue; } /* subnormal: +0 */
-                int e = (int)(u >> 23) - 127;
-                e0 = e < e0 ? e : e0, e1 = e > e1 ? e : e1;
-            }
-            mn[r] = e0;
-            lo[pass] = e0 < lo[pass] ? e0 : lo[pass], hi[pass] = e1 > hi[pass] ? e1 : hi[pass];
-        }
-    }
-    /* lo of a lane: ea + eb - dp; the lanes with lo < -126 out, by rows or by columns */
+    const int M = q->M, N = q->N, none = PW_NONE;
     const int dp = m->fa->p - 1 + m->fb->p - 1;
     size_t costr = 0, costc = 0;
     for (int i = 0; i < M; i++) costr += rmin[i] != none && rmin[i] + lo[1] - dp < -126 ? (size_t)N : 0;
@@ -877,6 +856,88 @@ static int pw_prepare(qops *q) {
     }
     q->pw_cthr = least < -102 ? (uint32_t)24 << 23 : 0; /* 2^-103 */
     q->pw_fma = hi[0] + hi[1] + 2 <= 128;
+}
+
+/* One operand (pass 0: A, 1: B) into the f32 kernel's value panels,
+ * through the decode table tab (or, tab NULL, from the panels
+ * build_values_f made), subnormals made +0, with its ranges. */
+typedef struct { qops *q; const dtable *tab; int pass, lo, hi; int *mn; } pw_arg;
+static void *pw_pack(void *arg) {
+    pw_arg *w = arg;
+    qops *q = w->q;
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int pass = w->pass, K = q->K, Rn = pass ? q->N : q->M, P = pass ? GEMM_F_COLS : GEMM_F_ROWS;
+    const uint32_t thr = (uint32_t)((pass ? m->fb : m->fa)->emin + 127) << 23; /* bits of 2^emin */
+    const uint64_t *codes = pass ? q->Btc : q->Ac;
+    unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+    float *v = pass ? q->bvf : q->avf;
+    int lo = PW_NONE, hi = -PW_NONE;
+    for (int r = 0; r < Rn; r++) {
+        float *x = v + (size_t)(r / P) * K * P + (size_t)(r % P);
+        const uint64_t *cr = codes + (size_t)r * K;
+        int e0 = PW_NONE, e1 = -PW_NONE;
+        unsigned char spr = 0;
+#define PW_PACK_ONE(F)                                                            \
+    do {                                                                          \
+        float f = (F);                                                            \
+        uint32_t u;                                                               \
+        memcpy(&u, &f, 4);                                                        \
+        u &= 0x7FFFFFFFu;                                                         \
+        if (u != 0 && u < thr) f = 0.0f, u = 0; /* subnormal: +0 */               \
+        x[(size_t)k * P] = f;                                                     \
+        int e = u ? (int)(u >> 23) - 127 : PW_NONE;                               \
+        e0 = e < e0 ? e : e0;                                                     \
+        e1 = u && e > e1 ? e : e1;                                                \
+    } while (0)
+        if (w->tab) {
+            const float *vf = w->tab->vf;
+            const unsigned char *tsp = w->tab->sp;
+            for (int k = 0; k < K; k++) {
+                spr |= tsp[cr[k]];
+                PW_PACK_ONE(vf[cr[k]]);
+            }
+        } else {
+            for (int k = 0; k < K; k++) PW_PACK_ONE(x[(size_t)k * P]);
+        }
+#undef PW_PACK_ONE
+        sp[r] |= spr;
+        w->mn[r] = e0;
+        lo = e0 < lo ? e0 : lo, hi = e1 > hi ? e1 : hi;
+    }
+    w->lo = lo, w->hi = hi;
+    return NULL;
+}
+
+/* The pairwise kernel's operands: value panels only (its exponent words
+ * are not read), packed, flushed and ranged in one pass per operand (A
+ * here, B on a second thread where there is one); formats without a
+ * cached decode table through build_values_f first. */
+static int build_values_pw(qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int M = q->M, N = q->N, K = q->K;
+    const dtable *ta = dtable_cached(m, m->fa), *tb = dtable_cached(m, m->fb);
+    if (!ta || !tb) {
+        if (build_values_f(q)) return -1;
+        ta = tb = NULL;
+    } else {
+        size_t Mp = (size_t)(M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS;
+        size_t Np = (size_t)(N + GEMM_F_COLS - 1) / GEMM_F_COLS * GEMM_F_COLS;
+        q->Np = (int)Np;
+        q->avf = calloc(Mp * K + 1, sizeof(float));
+        q->bvf = calloc(Np * K + 1, sizeof(float));
+        q->arow_sp = calloc((size_t)M + 1, 1);
+        q->bcol_sp = calloc((size_t)N + 1, 1);
+        if (!q->avf || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
+    }
+    int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
+    if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
+    pw_arg wa = {q, ta, 0, 0, 0, rmin}, wb = {q, tb, 1, 0, 0, cmin};
+    pthread_t th;
+    int threaded = q->cfg->nthreads != 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, pw_pack, &wb);
+    pw_pack(&wa);
+    if (threaded) pthread_join(th, NULL);
+    else pw_pack(&wb);
+    pw_select(q, rmin, cmin, (int[2]){wa.lo, wb.lo}, (int[2]){wa.hi, wb.hi});
     free(rmin), free(cmin);
     return 0;
 }
@@ -1178,7 +1239,6 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;
-    if (q->use_pw && pw_prepare(q)) return -1;
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         free(q->avf), free(q->aw), free(q->bvf), free(q->bw), free(q->arow_sp), free(q->bcol_sp);
         q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;
