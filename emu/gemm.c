@@ -187,8 +187,8 @@ typedef struct {
     int rowseq;             /* no promotion: fl32(fl32(acc * da) * db), else fl32(acc * fl32(da * db)) */
     int c_in_mma;           /* C is the MMA's c input */
     int use_pw;             /* the pairwise kernel (CDNA2), on the f32 kernel's panels (use_f set too) */
-    int pw_fma;             /* pw_prepare: no product overflows f32 (gkp_args fma) */
-    uint32_t pw_cthr;       /* pw_prepare: gkp_args cthr */
+    int pw_fma;             /* pw_select: no product overflows f32 (gkp_args fma) */
+    uint32_t pw_cthr;       /* pw_select: gkp_args cthr */
 } qops;
 
 static void qops_free(qops *q) {

@@ -645,7 +645,7 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
  *
  * Here the same operations in f32 lanes (16 per vector, 8 rows x 32
  * columns per register block), on the f32 kernel's packed values, where
- * gemm.c (pw_prepare) has already made the subnormal inputs +0. An IEEE
+ * gemm.c (build_values_pw) has already made the subnormal inputs +0. An IEEE
  * f32 product or sum rounded to nearest even is the model's add_round
  * whenever no operand and no result is subnormal (then the flush never
  * acts either). Every product and every sum of the tree is a multiple of
