@@ -1142,6 +1142,35 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
 }
 #endif
 
+/* Columns [0, N16) (N rounded down to 16) of row i where there is no
+ * promotion and nothing for the epilogue to do (no decode factors, C the
+ * MMA's c or none, no output format), 16 at a time: finish_one's value is
+ * the kernel's partial sum wherever no lane of the 16 is flagged, in an
+ * inf/NaN column or with a special c (c_special); any other group goes
+ * through finish_one lane by lane. Returns N16. */
+static int finish_row_plain(job *J, int i, int ch, int k0, int k1) {
+    const qops *q = J->q;
+    const int N16 = q->N / 16 * 16, Np = q->Np;
+    const float *part = J->part + (size_t)i * Np;
+    const unsigned char *flag = J->flag + (size_t)i * Np;
+    const float *C = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL;
+    float *D = J->D + (size_t)i * J->ldd;
+    for (int j = 0; j < N16; j += 16) {
+        unsigned bad = 0;
+        for (int l = 0; l < 16; l++) bad |= flag[j + l] | q->bcol_sp[j + l];
+        if (C)
+            for (int l = 0; l < 16; l++) {
+                uint32_t u;
+                memcpy(&u, &C[j + l], 4);
+                bad |= (u & 0x7F800000u) == 0x7F800000u || u == 0x80000000u; /* c_special */
+            }
+        if (!bad) memcpy(D + j, part + j, 16 * sizeof(float));
+        else
+            for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
+    }
+    return N16;
+}
+
 /* Outputs of rows [ia, ie) after chunk ch; after the last chunk (promotion),
  * their epilogue. */
 static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last, float *dbc) {
@@ -1163,6 +1192,8 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
             j0 = N16;
         }
 #endif
+        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->da && !(J->C && !q->c_in_mma) && !cfg->outfmt && !q->arow_sp[i])
+            j0 = finish_row_plain(J, i, ch, k0, k1);
         for (int j = j0; j < N; j++) finish_one(J, i, j, ch, k0, k1);
         if (last && cfg->promote > 0)
             for (int j = 0; j < N; j++) J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], J->C, J->ldc);
