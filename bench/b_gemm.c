@@ -152,6 +152,7 @@ int main(int argc, char **argv) {
         {"a100", "bf16", "none"},   {"a100", "tf32", "none"}, {"v100", "f16", "none"},
         {"ada", "e4m3", "tensor"},  {"h100", "e4m3", "blockwise"}, {"b200", "e4m3", "mx-rceil"},
         {"b200", "e2m1", "nvfp4"},  {"b200", "e2m1", "mx-rceil"}, {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
+        {"mi250", "f16", "none"},   {"mi250", "bf16", "none"},
     };
     /* --only: the rows named (every name must be a row) */
     int picked[sizeof cases / sizeof cases[0]];
@@ -238,6 +239,7 @@ int main(int argc, char **argv) {
             /* which 16-lane kernel: the group kernel for block-scaled e2m1 on the
              * b200 (NVFP4, MX), the fma chain for fma-seq, else the f32 kernel */
             const char *k16 = !strcmp(cases[ci].model, "fma-seq") ? " fma chain x16"
+                              : !strcmp(cases[ci].model, "mi250")  ? " pairwise x16"
                               : !strcmp(cases[ci].model, "exact")  ? " exact sum x16"
                               : !strcmp(cases[ci].model, "b200") && !strcmp(cases[ci].fmt, "e2m1") &&
                                         (!strcmp(cases[ci].recipe, "nvfp4") || !strncmp(cases[ci].recipe, "mx-", 3))

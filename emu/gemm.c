@@ -191,6 +191,9 @@ typedef struct {
     int kb, nkb;
     int rowseq;             /* no promotion: fl32(fl32(acc * da) * db), else fl32(acc * fl32(da * db)) */
     int c_in_mma;           /* C is the MMA's c input */
+    int use_pw;             /* the pairwise kernel (CDNA2), on the f32 kernel's panels (use_f set too) */
+    int pw_fma;             /* pw_select: no product overflows f32 (gkp_args fma) */
+    uint32_t pw_cthr;       /* pw_select: gkp_args cthr */
 } qops;
 
 static void qops_free(qops *q) {
@@ -671,11 +674,13 @@ static void f_range_pass(qops *q, int pass) {
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
 static int build_scales_g(qops *q);
+static int build_values_pw(qops *q);
 
 static int build_values(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
     if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
+    if (q->use_pw) return build_values_pw(q);
     if (q->use_f) return build_values_f(q);
     q->Np = Np;
     size_t es = sizeof(double);
@@ -819,9 +824,25 @@ static int ex_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *lo, in
     return ldexp((double)q->K + 1, *hi - *lo) <= ldexp(1.0, 53);
 }
 
+/* Can the pairwise kernel (gemm_kernel.c) run this model? Blocks of at
+ * most 64 products with ftz (AMD CDNA2's rule; block 0, one tree over K,
+ * stays on the scalar model), RNE, f32 c and d, inputs of at most 12 bits
+ * (products exact in f32) whose values are normal floats or subnormals
+ * of the format (read as +0), no block scales (the model's scaled tree is
+ * another path), chunks of whole blocks. */
+static int pw_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->kind != FPEMU_MMA_KIND_PAIRWISE || !m->ftz || m->block < 1 || m->block > 64 || m->out_round != FPEMU_RNE) return 0;
+    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || q->sa) return 0;
+    if (m->fa->p > 12 || m->fb->p > 12) return 0;
+    if (m->fa->emax > 127 || m->fb->emax > 127 || m->fa->emin < -126 || m->fb->emin < -126) return 0;
+    return cfg->promote == 0 || cfg->promote % m->block == 0;
+}
+
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
+    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && pw_kernel_ok(cfg, q);
     int lo, hi;
     if (!cfg->scalar_only && (fs_kernel_ok(cfg, q) || ex_kernel_ok(cfg, q, &lo, &hi))) return 1;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
@@ -901,6 +922,131 @@ static int f32_data_ok(const qops *q) {
     if (q->f_bad[0] || q->f_bad[1]) return 0;
     if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) return 1; /* an operand all zeros: no nonzero product */
     return f32_range_ok(m, q->f_wlo[0] + q->f_wlo[1], q->f_whi[0] + q->f_whi[1] + 2);
+}
+
+/* The pairwise kernel's side of the packed operands (gemm_kernel.c):
+ * subnormal inputs (below the format's 2^emin) become +0, as mma.c
+ * decode_ftz reads them (where the model's subnormals=flush has made the
+ * decode table give a zero of their sign already, that sign stays: the
+ * sign of a zero product never reaches d here, which is -0 only from a
+ * c = -0, and those outputs go to the scalar model, c_special); then
+ * the least exponent of a nonzero value per row of A and column of B
+ * (rmin, cmin; lo and hi: the least and greatest per operand) decides
+ * which outputs the kernel may compute: those whose least product lsb,
+ * 2^lo with lo = ea + eb - (pa - 1) - (pb - 1), is at least 2^-126.
+ * Where some are not (bf16 data below about 2^-56), the rows of A or the
+ * columns of B that hold them, whichever costs fewer outputs, go to the
+ * scalar model (arow_sp, bcol_sp). The least lo left sets cthr (lo <
+ * -102: c below 2^-103 is flagged), the greatest exponents fma (products
+ * below 2^128). */
+#define PW_NONE (INT_MAX / 4)
+static void pw_select(qops *q, const int *rmin, const int *cmin, const int lo[2], const int hi[2]) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int M = q->M, N = q->N, none = PW_NONE;
+    const int dp = m->fa->p - 1 + m->fb->p - 1;
+    size_t costr = 0, costc = 0;
+    for (int i = 0; i < M; i++) costr += rmin[i] != none && rmin[i] + lo[1] - dp < -126 ? (size_t)N : 0;
+    for (int j = 0; j < N; j++) costc += cmin[j] != none && lo[0] + cmin[j] - dp < -126 ? (size_t)M : 0;
+    int least = none; /* the least lo of the lanes left */
+    if (costr <= costc) {
+        for (int i = 0; i < M; i++) {
+            if (rmin[i] == none || lo[1] == none) continue;
+            if (rmin[i] + lo[1] - dp < -126) q->arow_sp[i] = 1;
+            else least = rmin[i] + lo[1] - dp < least ? rmin[i] + lo[1] - dp : least;
+        }
+    } else {
+        for (int j = 0; j < N; j++) {
+            if (cmin[j] == none || lo[0] == none) continue;
+            if (lo[0] + cmin[j] - dp < -126) q->bcol_sp[j] = 1;
+            else least = lo[0] + cmin[j] - dp < least ? lo[0] + cmin[j] - dp : least;
+        }
+    }
+    q->pw_cthr = least < -102 ? (uint32_t)24 << 23 : 0; /* 2^-103 */
+    q->pw_fma = hi[0] + hi[1] + 2 <= 128;
+}
+
+/* One operand (pass 0: A, 1: B) into the f32 kernel's value panels,
+ * through the decode table tab (or, tab NULL, from the panels
+ * build_values_f made), subnormals made +0, with its ranges. */
+typedef struct { qops *q; const dtable *tab; int pass, lo, hi; int *mn; } pw_arg;
+static void *pw_pack(void *arg) {
+    pw_arg *w = arg;
+    qops *q = w->q;
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int pass = w->pass, K = q->K, Rn = pass ? q->N : q->M, P = pass ? GEMM_F_COLS : GEMM_F_ROWS;
+    const uint32_t thr = (uint32_t)((pass ? m->fb : m->fa)->emin + 127) << 23; /* bits of 2^emin */
+    const uint64_t *codes = pass ? q->Btc : q->Ac;
+    unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+    float *v = pass ? q->bvf : q->avf;
+    int lo = PW_NONE, hi = -PW_NONE;
+    for (int r = 0; r < Rn; r++) {
+        float *x = v + (size_t)(r / P) * K * P + (size_t)(r % P);
+        const uint64_t *cr = codes + (size_t)r * K;
+        int e0 = PW_NONE, e1 = -PW_NONE;
+        unsigned char spr = 0;
+#define PW_PACK_ONE(F)                                                            \
+    do {                                                                          \
+        float f = (F);                                                            \
+        uint32_t u;                                                               \
+        memcpy(&u, &f, 4);                                                        \
+        u &= 0x7FFFFFFFu;                                                         \
+        if (u != 0 && u < thr) f = 0.0f, u = 0; /* subnormal: +0 */               \
+        x[(size_t)k * P] = f;                                                     \
+        int e = u ? (int)(u >> 23) - 127 : PW_NONE;                               \
+        e0 = e < e0 ? e : e0;                                                     \
+        e1 = u && e > e1 ? e : e1;                                                \
+    } while (0)
+        if (w->tab) {
+            const float *vf = w->tab->vf;
+            const unsigned char *tsp = w->tab->sp;
+            for (int k = 0; k < K; k++) {
+                spr |= tsp[cr[k]];
+                PW_PACK_ONE(vf[cr[k]]);
+            }
+        } else {
+            for (int k = 0; k < K; k++) PW_PACK_ONE(x[(size_t)k * P]);
+        }
+#undef PW_PACK_ONE
+        sp[r] |= spr;
+        w->mn[r] = e0;
+        lo = e0 < lo ? e0 : lo, hi = e1 > hi ? e1 : hi;
+    }
+    w->lo = lo, w->hi = hi;
+    return NULL;
+}
+
+/* The pairwise kernel's operands: value panels only (its exponent words
+ * are not read), packed, flushed and ranged in one pass per operand (A
+ * here, B on a second thread where there is one); formats without a
+ * cached decode table through build_values_f first. */
+static int build_values_pw(qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int M = q->M, N = q->N, K = q->K;
+    const dtable *ta = dtable_cached(m, m->fa), *tb = dtable_cached(m, m->fb);
+    if (!ta || !tb) {
+        if (build_values_f(q)) return -1;
+        ta = tb = NULL;
+    } else {
+        size_t Mp = (size_t)(M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS;
+        size_t Np = (size_t)(N + GEMM_F_COLS - 1) / GEMM_F_COLS * GEMM_F_COLS;
+        q->Np = (int)Np;
+        q->avf = calloc(Mp * K + 1, sizeof(float));
+        q->bvf = calloc(Np * K + 1, sizeof(float));
+        q->arow_sp = calloc((size_t)M + 1, 1);
+        q->bcol_sp = calloc((size_t)N + 1, 1);
+        if (!q->avf || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
+    }
+    int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
+    if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
+    pw_arg wa = {q, ta, 0, 0, 0, rmin}, wb = {q, tb, 1, 0, 0, cmin};
+    pthread_t th;
+    int threaded = q->cfg->nthreads != 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, pw_pack, &wb);
+    pw_pack(&wa);
+    if (threaded) pthread_join(th, NULL);
+    else pw_pack(&wb);
+    pw_select(q, rmin, cmin, (int[2]){wa.lo, wb.lo}, (int[2]){wa.hi, wb.hi});
+    free(rmin), free(cmin);
+    return 0;
 }
 
 /* ---- the driver ----------------------------------------------------------------- */
@@ -1017,6 +1163,16 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         else emu__gemm_kernel_fs(J->isa, &gf);
         return;
     }
+    if (q->use_pw) {
+        gkp_args gp = {
+            .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
+            .block = B, .fma = q->pw_fma, .cthr = q->pw_cthr,
+            .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
+            .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
+        };
+        emu__gemm_kernel_pw(J->isa, &gp);
+        return;
+    }
     if (q->use_f) {
         gkf_args gf = {
             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
@@ -1105,6 +1261,35 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
 }
 #endif
 
+/* Columns [0, N16) (N rounded down to 16) of row i where there is no
+ * promotion and nothing for the epilogue to do (no decode factors, C the
+ * MMA's c or none, no output format), 16 at a time: finish_one's value is
+ * the kernel's partial sum wherever no lane of the 16 is flagged, in an
+ * inf/NaN column or with a special c (c_special); any other group goes
+ * through finish_one lane by lane. Returns N16. */
+static int finish_row_plain(job *J, int i, int ch, int k0, int k1) {
+    const qops *q = J->q;
+    const int N16 = q->N / 16 * 16, Np = q->Np;
+    const float *part = J->part + (size_t)i * Np;
+    const unsigned char *flag = J->flag + (size_t)i * Np;
+    const float *C = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL;
+    float *D = J->D + (size_t)i * J->ldd;
+    for (int j = 0; j < N16; j += 16) {
+        unsigned bad = 0;
+        for (int l = 0; l < 16; l++) bad |= flag[j + l] | q->bcol_sp[j + l];
+        if (C)
+            for (int l = 0; l < 16; l++) {
+                uint32_t u;
+                memcpy(&u, &C[j + l], 4);
+                bad |= (u & 0x7F800000u) == 0x7F800000u || u == 0x80000000u; /* c_special */
+            }
+        if (!bad) memcpy(D + j, part + j, 16 * sizeof(float));
+        else
+            for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
+    }
+    return N16;
+}
+
 /* Outputs of rows [ia, ie) after chunk ch; after the last chunk (promotion),
  * their epilogue. */
 static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last, float *dbc) {
@@ -1126,6 +1311,8 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
             j0 = N16;
         }
 #endif
+        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->da && !(J->C && !q->c_in_mma) && !cfg->outfmt && !q->arow_sp[i])
+            j0 = finish_row_plain(J, i, ch, k0, k1);
         for (int j = j0; j < N; j++) finish_one(J, i, j, ch, k0, k1);
         if (last && cfg->promote > 0)
             for (int j = 0; j < N; j++) J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], J->C, J->ldc);
@@ -1200,6 +1387,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->use_x = isa && ex_kernel_ok(cfg, q, &q->x_lo, &q->x_hi);
     q->use_f = q->use_g || q->use_s || q->use_x || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
+    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE; /* (kernel_ok: pw_kernel_ok) */
+    if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */

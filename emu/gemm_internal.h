@@ -101,6 +101,27 @@ typedef struct gkg_args {
     size_t ldo;
 } gkg_args;
 void emu__gemm_kernel_grp(int isa, const gkg_args *g);
+/* The pairwise kernel (AMD CDNA2: mma.c dot_pairwise_blocks with ftz), on
+ * the f32 kernel's packed values (av, bv; subnormals made +0 by gemm.c,
+ * exponent words not read): blocks of `block` (<= 64) from k0, each a
+ * pairwise tree of f32 products added to d, all in f32 RNE. fma: no
+ * product can overflow (one fma may do a product and a sum); cthr: flag
+ * the lanes whose c has 0 < |c| < cthr (bits of |c|; 0: none). Outputs as
+ * gkf_args (flag: the result is not finite). See gemm_kernel.c for why it
+ * is exact. */
+typedef struct gkp_args {
+    const float *av, *bv;
+    size_t K;
+    int i0, i1, j0, j1, k0, k1;
+    int block, fma;
+    uint32_t cthr;
+    const float *cin;
+    size_t ldc;
+    float *out;
+    unsigned char *flag;
+    size_t ldo;
+} gkp_args;
+void emu__gemm_kernel_pw(int isa, const gkp_args *g);
 int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512 */
 void emu__gemm_kernel(int isa, const gk_args *g);
 

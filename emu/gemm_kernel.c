@@ -93,6 +93,16 @@ void emu__gemm_kernel_ex(int isa, const gkf_args *g) {
     }
 }
 
+void emu__gemm_kernel_pw(int isa, const gkp_args *g) {
+    switch (isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    case 3: emu__gemm_kernel_avx512_pw(g); break;
+    case 2: emu__gemm_kernel_avx2_pw(g); break;
+#endif
+    default: emu__gemm_kernel_generic_pw(g); break;
+    }
+}
+
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -859,4 +869,167 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
     }
     free(bd);
 }
+
+/* ---- the pairwise kernel: AMD CDNA2 (mma.c dot_pairwise_blocks, ftz) -----
+ * The model, per output: c (a subnormal c reads as +0); per block of
+ * `block` products from the start of K (the last one may be short), the
+ * products of the operands (a subnormal operand reads as +0) each rounded
+ * to f32, summed as a pairwise tree that splits [lo, hi) at
+ * lo + (hi - lo) / 2, and the tree's value added to the running d; every
+ * addition rounded to f32 to nearest even, every rounded value below f32's
+ * normal range flushed to zero (its sign kept).
+ *
+ * Here the same operations in f32 lanes (16 per vector, 8 rows x 32
+ * columns per register block), on the f32 kernel's packed values, where
+ * gemm.c (build_values_pw) has already made the subnormal inputs +0. An IEEE
+ * f32 product or sum rounded to nearest even is the model's add_round
+ * whenever no operand and no result is subnormal (then the flush never
+ * acts either). Every product and every sum of the tree is a multiple of
+ * 2^lo, lo the least product lsb over the data; gemm.c keeps the lanes
+ * with lo >= -126 here (the others go to the scalar model through their
+ * row or column), so none of them that is not zero is subnormal. The sums
+ * into d: a c that is 0 or at least 2^-103 is a multiple of 2^-126 too,
+ * and so is then every d. A smaller c (normal) is exact while the trees
+ * are 0; with lo >= -102 the first nonzero tree gives |c + t| >= 2^-103,
+ * a normal sum and a multiple of 2^-126 after rounding; with lo < -102
+ * gemm.c sets cthr (2^-103) and the lanes whose c lies in (0, cthr) are
+ * flagged (a K tile's c is the previous tile's d: flagging one of those
+ * only costs time). A subnormal c becomes +0, as the model reads it.
+ * Zeros: IEEE gives the sum of two zeros of one sign that sign, of two
+ * signs or of values that cancel +0, as the model's add_round does with
+ * RNE. Products or sums that overflow are inf in both, and inf or NaN
+ * never turns finite again: lanes whose result is not finite are flagged
+ * for the scalar model (which also gives the model's NaN).
+ *
+ * Products of inputs of at most 12 bits are exact in f32, so where they
+ * cannot overflow either (gemm.c sets fma: the data's greatest exponents
+ * allow it) the first sum of each pair, RNE(p0 + p1), is one fma
+ * fma(a0, b0, p1), the same value: AVX-512 takes it (2 multiplies, 2 fmas
+ * and 2 adds per 4 products and 16 lanes instead of 4 and 4); the other
+ * passes multiply and add. */
+#undef PWFMA
+#if GEMM_KERNEL_PASS == 3
+#define PWFMA(x, s, y) ((vf)_mm512_fmadd_ps((__m512)(x), _mm512_set1_ps(s), (__m512)(y)))
+#else
+#define PWFMA(x, s, y) ((x) * (s) + (y))
+#endif
+
+/* The tree over n products (mma.c pairwise_rec: [0, n/2) and [n/2, n)). */
+KTARGET static void CAT(KNAME, _pwtree)(vf *out, const vf *p, int n) {
+    if (n == 1) {
+        *out = p[0];
+        return;
+    }
+    vf l, r;
+    CAT(KNAME, _pwtree)(&l, p, n / 2);
+    CAT(KNAME, _pwtree)(&r, p + n / 2, n - n / 2);
+    *out = l + r;
+}
+
+/* One block [kb, ke) of any length (<= 64) into acc: the products in
+ * memory, then the tree (short blocks at the end of K, blocks other than
+ * 2 and 4). */
+KTARGET static void CAT(KNAME, _pwblock)(vf acc[RBF][2], const float *ap, const float *bvp, int kb, int ke) {
+    vf P[64];
+    const int n = ke - kb;
+    for (int r = 0; r < RBF; r++)
+        for (int h = 0; h < 2; h++) {
+            for (int k = kb; k < ke; k++) P[k - kb] = FLOAD(bvp + (size_t)k * PBF + 16 * h) * ap[(size_t)k * RBF + r];
+            vf t;
+            CAT(KNAME, _pwtree)(&t, P, n);
+            acc[r][h] = acc[r][h] + t;
+        }
+}
+
+/* Blocks of 4: ((p0 + p1) + (p2 + p3)); FIRST(x0, a0, x1, a1) is p0 + p1. */
+#define PW4_LOOP(FIRST)                                                                              \
+    for (; k + 4 <= g->k1; k += 4) {                                                                 \
+        const float *bp = bvp + (size_t)k * PBF, *a = ap + (size_t)k * RBF;                          \
+        const vf b00 = FLOAD(bp), b01 = FLOAD(bp + 16), b10 = FLOAD(bp + 32), b11 = FLOAD(bp + 48);  \
+        const vf b20 = FLOAD(bp + 64), b21 = FLOAD(bp + 80), b30 = FLOAD(bp + 96), b31 = FLOAD(bp + 112); \
+        _Pragma("GCC unroll 8") for (int r = 0; r < RBF; r++) {                                      \
+            const float a0 = a[r], a1 = a[RBF + r], a2 = a[2 * RBF + r], a3 = a[3 * RBF + r];        \
+            vf s0 = FIRST(b00, a0, b10, a1), s1 = FIRST(b20, a2, b30, a3);                           \
+            vf t0 = FIRST(b01, a0, b11, a1), t1 = FIRST(b21, a2, b31, a3);                           \
+            acc[r][0] = acc[r][0] + (s0 + s1);                                                       \
+            acc[r][1] = acc[r][1] + (t0 + t1);                                                       \
+        }                                                                                            \
+    }
+/* Blocks of 2: p0 + p1. */
+#define PW2_LOOP(FIRST)                                                                              \
+    for (; k + 2 <= g->k1; k += 2) {                                                                 \
+        const float *bp = bvp + (size_t)k * PBF, *a = ap + (size_t)k * RBF;                          \
+        const vf b00 = FLOAD(bp), b01 = FLOAD(bp + 16), b10 = FLOAD(bp + 32), b11 = FLOAD(bp + 48);  \
+        _Pragma("GCC unroll 8") for (int r = 0; r < RBF; r++) {                                      \
+            const float a0 = a[r], a1 = a[RBF + r];                                                  \
+            acc[r][0] = acc[r][0] + FIRST(b00, a0, b10, a1);                                         \
+            acc[r][1] = acc[r][1] + FIRST(b01, a0, b11, a1);                                         \
+        }                                                                                            \
+    }
+#define PW_PLAIN(x0, s0, x1, s1) ((x0) * (s0) + (x1) * (s1))
+#define PW_FMA(x0, s0, x1, s1) PWFMA(x0, s0, (x1) * (s1))
+
+KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
+    const size_t K = g->K;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            vf acc[RBF][2];
+            vfb cf[RBF][2]; /* 1 where c lies in (0, cthr): flagged */
+            const vfu cthr = (vfu){0} + g->cthr;
+            /* c in: +0 for none, a subnormal c +0 (mma.c decode_ftz) */
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
+                for (int h = 0; h < 2; h++) {
+                    vf c = (vf){0};
+                    if (g->cin && r < nr) {
+                        const float *cp = g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + 16 * h);
+                        if (nc == PBF) c = FLOAD(cp);
+                        else
+                            for (int l = 0; l < 16 && 16 * h + l < nc; l++) c[l] = cp[l];
+                    }
+                    vfu u = (vfu)c & 0x7FFFFFFFu;
+                    vfi sub = (vfi)((u != 0) & (u < 0x00800000u));
+                    acc[r][h] = (vf)((vfi)c & ~sub);
+                    cf[r][h] = __builtin_convertvector((vfi)((u != 0) & (u < cthr)), vfb) & 1;
+                }
+            }
+            int k = g->k0;
+            if (g->block == 4) {
+                if (g->fma) PW4_LOOP(PW_FMA)
+                else PW4_LOOP(PW_PLAIN)
+            } else if (g->block == 2) {
+                if (g->fma) PW2_LOOP(PW_FMA)
+                else PW2_LOOP(PW_PLAIN)
+            }
+            for (int ke; k < g->k1; k = ke) { /* other blocks, and a short block at the end */
+                ke = g->block < g->k1 - k ? k + g->block : g->k1;
+                CAT(KNAME, _pwblock)(acc, ap, bvp, k, ke);
+            }
+            /* out, and the flag where the result is not finite (or c was tiny) */
+            for (int r = 0; r < nr; r++)
+                for (int h = 0; h < 2; h++) {
+                    vfb bad = (__builtin_convertvector(((vfi)acc[r][h] & vexpm) == vexpm, vfb) & 1) | cf[r][h];
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + 16 * h);
+                    if (nc == PBF) {
+                        vfb f;
+                        memcpy(&f, g->flag + o, sizeof f);
+                        f |= bad;
+                        memcpy(g->flag + o, &f, sizeof f);
+                        memcpy(g->out + o, &acc[r][h], sizeof acc[r][h]);
+                    } else {
+                        for (int l = 0; l < 16 && 16 * h + l < nc; l++) g->out[o + l] = acc[r][h][l], g->flag[o + l] |= bad[l];
+                    }
+                }
+        }
+    }
+}
+#undef PW4_LOOP
+#undef PW2_LOOP
+#undef PW_PLAIN
+#undef PW_FMA
 #endif

@@ -425,6 +425,158 @@ static void f32_lane_edges(void) {
     free(A), free(B), free(C);
 }
 
+/* The pairwise kernel (AMD CDNA2, mi250: blocks of 4 or, --set block=2, of
+ * 2 products as f32 pairwise trees, ftz) against the scalar model: K tails
+ * of 1 to 3 products, other block sizes, K tiles (K above 256), every
+ * kernel level and 1 to 3 threads, and the data its argument rests on:
+ * subnormal f16/bf16 inputs (+0), subnormal and tiny c, c = -0, inf/NaN
+ * inputs and c, products and sums that overflow, zero and -0 rows, bf16
+ * products below f32's normal range (their rows go to the scalar model)
+ * and products near it (c below 2^-103 flagged). */
+static int pw_case(const char *fmt, const char *key, const char *val, int M, int N, int K, const float *A, const float *B, const float *C,
+                   int isa, int threads, fpemu_gemm_stats *st, const char *what) {
+    fpemu_gemm_config cfg;
+    char err[256];
+    if (fpemu_gemm_config_init(&cfg, "mi250", fmt, fmt, err, sizeof err) ||
+        fpemu_gemm_config_set_scaling(&cfg, "none", err, sizeof err) ||
+        (key && fpemu_mma_model_set(&cfg.model, key, val, err, sizeof err)))
+        bail("%s", err);
+    cfg.sat = 0;
+    float *D = malloc(sizeof(float) * (size_t)M * N), *R = malloc(sizeof(float) * (size_t)M * N);
+    fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+    cfg.isa = isa, cfg.nthreads = threads;
+    int bad = fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, st) ? 1 : 0;
+    bad += cmp(D, R, M * N, what);
+    free(D), free(R);
+    return bad;
+}
+
+static void pw_edges(void) {
+    enum { M = 13, N = 37, KX = 301 };
+    float *A = malloc(sizeof(float) * M * KX), *B = malloc(sizeof(float) * KX * N), *C = malloc(sizeof(float) * M * N);
+    char what[160];
+    fpemu_gemm_stats st;
+    static const char *fmts[] = {"f16", "bf16"};
+    /* plain data: K tails, blocks 4, 2, 3 (the generic tree), 1; K tiles; every level, 1-3 threads */
+    for (int i = 0; i < M * KX; i++) A[i] = nrand();
+    for (int i = 0; i < KX * N; i++) B[i] = nrand() * 0.25f;
+    for (int i = 0; i < M * N; i++) C[i] = nrand();
+    static const int Ks[] = {1, 2, 3, 5, 6, 7, 70, 301};
+    static const char *blocks[] = {NULL, "2", "3", "1", "16"};
+    for (int fi = 0; fi < 2; fi++)
+        for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++)
+            for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+                int bad = 0, lanes_ok = 1, slow = 0;
+                for (int isa = 1; isa <= 3; isa++) {
+                    int threads = 1 + (int)((ki + (size_t)isa) % 3);
+                    snprintf(what, sizeof what, "mi250 %s block=%s K=%d isa %d", fmts[fi], blocks[bi] ? blocks[bi] : "4", Ks[ki], isa);
+                    bad += pw_case(fmts[fi], blocks[bi] ? "block" : NULL, blocks[bi], M, N, Ks[ki], A, B, ki % 2 ? C : NULL, isa, threads, &st, what);
+                    lanes_ok &= st.lanes == 16 && st.kernel >= 1 && st.kernel <= isa;
+                    slow += (int)st.slow_outputs;
+                }
+                ok(bad == 0 && lanes_ok && slow == 0, "mi250 %s block=%s K=%d%s, isa 1-3, 1-3 threads: pairwise kernel (16 lanes, %d scalar outputs) == reference",
+                   fmts[fi], blocks[bi] ? blocks[bi] : "4", Ks[ki], ki % 2 ? " +C" : "", slow);
+            }
+    /* special data, K = 70 */
+    const int K = 70;
+    for (int fi = 0; fi < 2; fi++) {
+        int bf = fi == 1;
+        for (int i = 0; i < M * K; i++) A[i] = nrand();
+        for (int i = 0; i < K * N; i++) B[i] = nrand() * 0.25f;
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        float sub = bf ? 3e-39f : 3e-6f; /* subnormal in the format */
+        for (int k = 0; k < K; k += 3) A[1 * K + k] = k % 2 ? sub : -sub; /* subnormal inputs: +0 */
+        for (int k = 0; k < K; k++) A[2 * K + k] = 0;                      /* a zero row */
+        for (int k = 0; k < K; k++) A[3 * K + k] = -0.0f;                  /* a -0 row */
+        for (int k = 0; k < K; k++) B[(size_t)k * N + 5] = k % 4 ? sub : -0.0f; /* a column of subnormals and -0 */
+        A[4 * K + 3] = INFINITY, A[5 * K + 9] = NAN;
+        if (bf) {
+            A[6 * K + 10] = 3e38f, A[6 * K + 11] = 3e38f;   /* products that overflow */
+            A[7 * K + 0] = 1e38f, A[7 * K + 4] = -1e38f;    /* a sum that overflows (or not) */
+            A[8 * K + 8] = 5.5e36f, A[8 * K + 9] = -1e36f;  /* p0 overflows, p0 + p1 would not: inf (no fma) */
+            for (int k = 0; k < K; k++) B[(size_t)k * N + 7] = 64.0f;
+        } else {
+            A[6 * K + 10] = 60000.0f, A[6 * K + 11] = 60000.0f; /* large products, finite */
+        }
+        C[0] = -0.0f, C[1] = 1e-40f, C[2] = -1e-40f, C[3] = 1e-35f, C[4] = -1e-33f, C[5] = NAN, C[6] = INFINITY;
+        for (int j = 0; j < N; j++) C[2 * N + j] = j % 3 == 0 ? -0.0f : j % 3 == 1 ? 1e-41f : 0.0f;
+        for (int j = 0; j < N; j++) C[3 * N + j] = j % 2 ? -0.0f : 0.0f;
+        for (int isa = 1; isa <= 3; isa++) {
+            int bad = 0;
+            /* subnormals=keep: the model's other input rule, which ftz overrides (mma.c decode_ftz) */
+            for (int wc = 0; wc < 4; wc++) {
+                snprintf(what, sizeof what, "mi250 %s special isa %d%s%s", fmts[fi], isa, wc % 2 ? " +C" : "", wc / 2 ? " subnormals=keep" : "");
+                bad += pw_case(fmts[fi], wc / 2 ? "subnormals" : NULL, "keep", M, N, K, A, B, wc % 2 ? C : NULL, isa, isa, &st, what);
+                bad += st.lanes != 16;
+            }
+            ok(bad == 0, "mi250 %s (and subnormals=keep): subnormal inputs, zero and -0 rows, inf/NaN, overflow, subnormal/tiny/-0 c: kernel isa %d == reference",
+               fmts[fi], isa);
+        }
+    }
+    /* zero signs: every product -0, c +0, -0 or none */
+    {
+        float Az[4 * 6], Bz[6 * 4], Cz[16], Dz[16];
+        for (int i = 0; i < 24; i++) Az[i] = -0.0f, Bz[i] = 1.0f + (float)(i % 3);
+        for (int cs = 0; cs < 3; cs++) {
+            for (int i = 0; i < 16; i++) Cz[i] = cs == 1 ? -0.0f : 0.0f;
+            int bad = 0;
+            for (int isa = 1; isa <= 3; isa++)
+                bad += pw_case("bf16", NULL, NULL, 4, 4, 6, Az, Bz, cs == 2 ? NULL : Cz, isa, 1, &st, "zero signs");
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "mi250", "bf16", "bf16", NULL, 0);
+            fpemu_gemm_f32(&cfg, 4, 4, 6, Az, 6, 0, Bz, 4, 0, cs == 2 ? NULL : Cz, 4, Dz, 4, NULL);
+            int neg = 0;
+            for (int i = 0; i < 16; i++) neg += Dz[i] == 0 && signbit(Dz[i]);
+            ok(bad == 0 && neg == (cs == 1 ? 16 : 0), "mi250: 6 products -0, c %s: %s0 (kernel == reference)",
+               cs == 0 ? "+0" : cs == 1 ? "-0" : "none", cs == 1 ? "-" : "+");
+        }
+    }
+    /* bf16 products below f32's normal range: one row of A near 2^-110
+     * (its row to the scalar model), then all of A and B near 2^-65 (every
+     * row), then products near 2^-96 (lsb 2^-110: the kernel, c below
+     * 2^-103 flagged), and pairs of them that cancel (d = c) */
+    for (int t = 0; t < 4; t++) {
+        for (int i = 0; i < M * K; i++) A[i] = nrand();
+        for (int i = 0; i < K * N; i++) B[i] = nrand();
+        for (int i = 0; i < M * N; i++) C[i] = ldexpf(nrand(), -100 - (int)(urand() * 40));
+        if (t == 0) for (int k = 0; k < K; k++) A[4 * K + k] = ldexpf((float)(1 + urand()), -110) * (k % 2 ? 1 : -1);
+        if (t == 1) for (int i = 0; i < M * K; i++) A[i] = ldexpf(A[i], -65), B[i % (K * N)] = ldexpf(nrand(), -65);
+        if (t >= 2) {
+            for (int i = 0; i < M * K; i++) A[i] = ldexpf((float)(1 + urand()), -48) * (i % 3 ? 1 : -1);
+            for (int i = 0; i < K * N; i++) B[i] = ldexpf((float)(1 + urand()), -48) * (i % 5 ? 1 : -1);
+        }
+        if (t == 3) /* pairs that cancel: a_k b_k + a_(k+1) b_(k+1) = 0 or tiny */
+            for (int i = 0; i < M; i++)
+                for (int k = 0; k + 1 < K; k += 2) A[i * K + k + 1] = -A[i * K + k], B[(size_t)(k + 1) * N + i % N] = B[(size_t)k * N + i % N];
+        int bad = 0;
+        unsigned long long slow = 0;
+        for (int isa = 1; isa <= 3; isa++)
+            for (int wc = 0; wc < 2; wc++) {
+                snprintf(what, sizeof what, "mi250 bf16 tiny t=%d isa %d%s", t, isa, wc ? " +C" : "");
+                bad += pw_case("bf16", NULL, NULL, M, N, K, A, B, wc ? C : NULL, isa, 2, &st, what);
+                bad += st.lanes != 16;
+                slow += st.slow_outputs;
+            }
+        ok(bad == 0 && (t == 1 ? slow == 6ULL * M * N : t == 0 ? slow == 6ULL * N : slow > 0 && slow < 3ULL * M * N),
+           "mi250 bf16 data %s: kernel isa 1-3 == reference (%llu scalar outputs)",
+           t == 0 ? "with a row near 2^-110" : t == 1 ? "near 2^-65 (every product below 2^-126)" : t == 2 ? "near 2^-48, c near 2^-120" : "near 2^-48, cancelling pairs",
+           slow);
+    }
+    /* the reference kind (one tree over K: block 0) and MX scales stay on the scalar model */
+    {
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, "mi250", "f16", "f16", err, sizeof err) || fpemu_mma_model_set(&cfg.model, "block", "0", err, sizeof err))
+            bail("%s", err);
+        float *D = malloc(sizeof(float) * M * N);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, NULL, N, D, N, &st);
+        ok(st.kernel == 0 && st.slow_outputs == (uint64_t)M * N, "mi250 block=0 (one tree): the scalar model");
+        free(D);
+    }
+    free(A), free(B), free(C);
+}
+
+
 /* The fma-chain kernel (the reference kind fma-seq): f32, bf16 and e4m3
  * inputs with subnormal, huge and special values, C with -0, subnormals and
  * values that the products overflow past, promotion, every level and 1-3
@@ -539,6 +691,9 @@ int main(void) {
         {"b200", "e4m3", "mx-floor"}, {"b200", "e4m3", "mx-rceil"}, {"b200", "e2m1", "nvfp4"},
         {"b200", "e2m1", "mx-floor"}, {"b200", "e3m2", "mx-rceil"}, {"exact", "e4m3", "tensor"},
         {"fma-seq", "f16", "none"},  {"pairwise", "bf16", "rowwise"}, {"t4", "f16", "none"},
+        {"mi250", "f16", "none"},    {"mi250", "bf16", "none"},     {"mi250", "bf16", "none"},
+        {"mi250", "f16", "none"},    {"mi250", "f16", "tensor"},    {"mi250", "f16", "blockwise"},
+        {"mi250", "bf16", "rowwise"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         fpemu_gemm_config cfg;
@@ -555,6 +710,11 @@ int main(void) {
         snprintf(what, sizeof what, "%dx%dx%d %s %s %s%s", M, N, K, cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
         ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: fpemu_gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
            (unsigned long long)st.slow_outputs);
+        if (!strcmp(cases[ci].model, "mi250")) { /* (bf16 rowwise: values up to bf16's max, every product overflows) */
+            int ovf = !strcmp(cases[ci].recipe, "rowwise");
+            ok(st.lanes == 16 && st.kernel >= 1 && st.slow_outputs == (ovf ? (uint64_t)M * N : 0),
+               "%s: the pairwise kernel (%d lanes; %s)", what, st.lanes, ovf ? "every output flagged: inf" : "no output flagged");
+        }
         /* transposed operands, 1 and 3 threads, scalar only: same bits */
         cfg.nthreads = 3;
         fpemu_gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
@@ -1210,6 +1370,7 @@ int main(void) {
     f32_lane_edges();
     fma_chain_edges();
     exact_sum_edges();
+    pw_edges();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
