@@ -53,55 +53,25 @@
 #undef KTARGET
 #endif
 
-void emu__gemm_kernel_f32(int isa, const gkf_args *g) {
-    switch (isa) {
+/* The entry of each kernel: the instruction set's pass (3 AVX-512, 2 AVX2,
+ * else the generic C one). */
 #if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512_f32(g); break;
-    case 2: emu__gemm_kernel_avx2_f32(g); break;
-#endif
-    default: emu__gemm_kernel_generic_f32(g); break;
+#define KERNEL_ENTRY(SUFFIX, ARGS)                                                  \
+    void emu__gemm_kernel##SUFFIX(int isa, const ARGS *g) {                         \
+        if (isa == 3) emu__gemm_kernel_avx512##SUFFIX(g);                           \
+        else if (isa == 2) emu__gemm_kernel_avx2##SUFFIX(g);                        \
+        else emu__gemm_kernel_generic##SUFFIX(g);                                   \
     }
-}
-
-void emu__gemm_kernel_grp(int isa, const gkg_args *g) {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512_grp(g); break;
-    case 2: emu__gemm_kernel_avx2_grp(g); break;
+#else
+#define KERNEL_ENTRY(SUFFIX, ARGS) \
+    void emu__gemm_kernel##SUFFIX(int isa, const ARGS *g) { (void)isa, emu__gemm_kernel_generic##SUFFIX(g); }
 #endif
-    default: emu__gemm_kernel_generic_grp(g); break;
-    }
-}
-
-void emu__gemm_kernel_fs(int isa, const gkf_args *g) {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512_fs(g); break;
-    case 2: emu__gemm_kernel_avx2_fs(g); break;
-#endif
-    default: emu__gemm_kernel_generic_fs(g); break;
-    }
-}
-
-void emu__gemm_kernel_ex(int isa, const gkf_args *g) {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512_ex(g); break;
-    case 2: emu__gemm_kernel_avx2_ex(g); break;
-#endif
-    default: emu__gemm_kernel_generic_ex(g); break;
-    }
-}
-
-void emu__gemm_kernel_pw(int isa, const gkp_args *g) {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512_pw(g); break;
-    case 2: emu__gemm_kernel_avx2_pw(g); break;
-#endif
-    default: emu__gemm_kernel_generic_pw(g); break;
-    }
-}
+KERNEL_ENTRY(, gk_args)
+KERNEL_ENTRY(_f32, gkf_args)
+KERNEL_ENTRY(_grp, gkg_args)
+KERNEL_ENTRY(_fs, gkf_args)
+KERNEL_ENTRY(_ex, gkf_args)
+KERNEL_ENTRY(_pw, gkp_args)
 
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -112,16 +82,6 @@ int emu__gemm_kernel_best(void) {
     if (__builtin_cpu_supports("avx2")) return 2;
 #endif
     return 1;
-}
-
-void emu__gemm_kernel(int isa, const gk_args *g) {
-    switch (isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    case 3: emu__gemm_kernel_avx512(g); break;
-    case 2: emu__gemm_kernel_avx2(g); break;
-#endif
-    default: emu__gemm_kernel_generic(g); break;
-    }
 }
 
 #else /* ---- the kernel body, compiled once per pass ------------------------- */
