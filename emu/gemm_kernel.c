@@ -62,6 +62,16 @@ void emu__gemm_kernel_f32(int isa, const gkf_args *g) {
     }
 }
 
+void emu__gemm_kernel_f32f(int isa, const gkf_args *g) {
+    switch (isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    case 3: emu__gemm_kernel_avx512_f32f(g); break;
+    case 2: emu__gemm_kernel_avx2_f32f(g); break;
+#endif
+    default: emu__gemm_kernel_generic_f32f(g); break;
+    }
+}
+
 void emu__gemm_kernel_grp(int isa, const gkg_args *g) {
     switch (isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -482,6 +492,185 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
         }
     }
 }
+/* ---- the f32 kernel's fused variant: AMD CDNA3's two-stage block ----------
+ * The model (mma.c fused_sum, fuse_nfrac > 0 with one half: the mi300's
+ * f16, bf16 and xf32): per block, the products alone (c takes no part) are
+ * cut toward zero at 2^(ep - nfrac), ep their emax, and summed exactly into
+ * S; then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
+ * exponent alone when no product takes part), S * 2^(ep - nfrac) is cut to
+ * the quantum 2^(E - fuse_nfrac) and c to 2^(E - nfrac), both toward -inf
+ * (fuse_rd; toward zero otherwise), the two added exactly and rounded to
+ * nearest-even in f32; blocks chain through that result.
+ *
+ * Here pass 1 and pass 2 are the f32 kernel's with c left out: emax over
+ * the products as exponent words from thr = 2^(nfrac - 126) (which keeps
+ * 2^(nfrac - ep) a normal float, and which no product that is not zero
+ * reaches: gemm.c f32_range_ok, lo > nfrac - 126; so a word above thr
+ * means a product takes part, and then the clamp changed nothing), each
+ * term cvttps2dq((a*b) * 2^(nfrac - ep)) (exact as in the f32 kernel),
+ * summed in int32 (gemm.c fused_kernel_ok: B terms below 2^(nfrac+2) fit).
+ * The epilogue, per lane in doubles: E's exponent field is the max of ep's
+ * field (0 where no product takes part) and c's (0 for a zero c); Y =
+ * floor(S * 2^(ep - nfrac - E + fuse_nfrac)) and Cq = floor(c *
+ * 2^(nfrac - E)), each the conversion of an exact integer or float to
+ * double, times a power of two built from its exponent field (E between
+ * 2^-127 and 2^128: every scale a normal double), so exact, then one
+ * floor (or trunc): exact. Both are integers: |Y| <= 2^31 * 2^(fuse_nfrac
+ * - nfrac) and |Cq| <= 2^(nfrac+1), so T = Y + Cq * 2^(fuse_nfrac - nfrac)
+ * is an integer below 2^52 (fused_kernel_ok), exact in double, as is T *
+ * 2^(E - fuse_nfrac) (a power of two, T >= 1 or 0, far inside double's
+ * range). That exact value is the model's sum; its one conversion to
+ * float rounds to nearest-even (AVX-512: explicitly; SSE2/AVX2: the
+ * default MXCSR mode, as every f32 operation of the library assumes), and
+ * that is the model's rounding where the result is a normal float. A zero
+ * sum is +0 (T + 0.0), the model's zero whenever a term is nonzero or c is
+ * +0; a c of -0 or a subnormal c coming in is flagged (its zero sign or
+ * its exponent emin differ), as are results of magnitude at most 2^-126
+ * (subnormal: the next block would read its exponent as a zero's) and
+ * results or c's at inf or NaN (the running max of exponent fields);
+ * flagged lanes are recomputed on the scalar model by the caller. No
+ * other rounding happens, so every instruction set gives the same bits. */
+#undef FZ_RD
+#undef FZ_RZ
+#if GEMM_KERNEL_PASS == 1
+#define FZ_RD(x) ({ vd8 _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_floor(_x[_l]); _r; })
+#define FZ_RZ(x) ({ vd8 _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_trunc(_x[_l]); _r; })
+#else
+#define FZ_RD(x) VFLOOR(x)
+#define FZ_RZ(x) VTRUNC(x)
+#endif
+#undef FZ_CVTF
+#if GEMM_KERNEL_PASS == 3
+#define FZ_CVTF(v) ((vhf)_mm512_cvt_roundpd_ps((__m512d)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define FZ_CVTF(v) __builtin_convertvector((v), vhf)
+#endif
+
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)(const gkf_args *g, const int rd) {
+    const size_t K = g->K;
+    const int nf = g->nfrac, ff = g->fuse_nfrac;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + nf) << 23); /* 2^nfrac / 2^ep = scb - ep (bits) */
+    const vw vthr = (vw){0} + (int16_t)g->thr_w;
+    const vfi vthrb = (vfi){0} + (int32_t)((uint32_t)g->thr_w << 23);
+    /* exponent fields (bias 1023) of s3 = 2^(E - ff): E's f32 field + k3; of
+     * s1 = 2^(ep - nf - E + ff): ep's - E's + k1; s2 = 2^(nf - E) as bits: k2 - s3's */
+    const vfi k3 = (vfi){0} + (1023 - 127 - ff), k1 = (vfi){0} + (1023 + ff - nf);
+    const vl8 k2 = (vl8){0} + (int64_t)((uint64_t)(2046 + nf - ff) << 52);
+    const vd8 cfac = (vd8){0} + __builtin_ldexp(1.0, ff - nf);
+    const vfu tinyb = (vfu){0} + 0x00800000u;
+
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int16_t *bwp = g->bw + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
+            float accb[RBF][PBF] __attribute__((aligned(64)));
+            int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
+            int16_t wb[RBF][PBF] __attribute__((aligned(64)));
+            /* c in; a subnormal c or a -0 starts at the inf exponent (flagged) */
+            for (int r = 0; r < RBF; r++)
+                for (int l = 0; l < PBF; l++) {
+                    float c = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+                    uint32_t u;
+                    memcpy(&u, &c, 4);
+                    accb[r][l] = c;
+                    mxb[r][l] = (u & 0x7F800000u) == 0 && u != 0 ? 0x7F800000 : 0;
+                }
+            for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
+                /* pass 1: emax of the products as biased exponent words (from thr) */
+                vw W[RBF];
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) W[r] = vthr;
+                for (int k = kb; k < ke; k++) {
+                    const vw bw = WLOAD(bwp + (size_t)k * PBF);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
+                        W[r] = WMAX(t, W[r]);
+                    }
+                }
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+                /* pass 2, half panel by half panel: the products alone */
+                for (int h = 0; h < PBF; h += 16) {
+                    vf sc[RBF];
+                    vfi S[RBF];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vfi emp = W16TO32(&wb[r][h]) << 23;
+                        sc[r] = (vf)((vfu)vscb - (vfu)emp);
+                        S[r] = (vfi){0};
+                    }
+                    for (int k = kb; k < ke; k++) {
+                        const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                    }
+                    /* the fused epilogue */
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vf c = FLOAD(&accb[r][h]);
+                        vfi cb = (vfi)c & vexpm;
+                        vfi emp = W16TO32(&wb[r][h]) << 23;
+                        vfi Eb = DMAX(emp & (vfi)(emp > vthrb), cb);
+                        vfi f3 = (Eb >> 23) + k3, f1 = ((emp - Eb) >> 23) + k1;
+                        vhf o[2];
+#pragma GCC unroll 2
+                        for (int x = 0; x < 2; x++) {
+                            vhi sx, f3x, f1x;
+                            vhf cx;
+                            if (x == 0) {
+                                sx = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
+                                f3x = __builtin_shufflevector(f3, f3, 0, 1, 2, 3, 4, 5, 6, 7);
+                                f1x = __builtin_shufflevector(f1, f1, 0, 1, 2, 3, 4, 5, 6, 7);
+                                cx = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+                            } else {
+                                sx = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
+                                f3x = __builtin_shufflevector(f3, f3, 8, 9, 10, 11, 12, 13, 14, 15);
+                                f1x = __builtin_shufflevector(f1, f1, 8, 9, 10, 11, 12, 13, 14, 15);
+                                cx = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+                            }
+                            vl8 b3 = __builtin_convertvector(f3x, vl8) << 52;
+                            vd8 s1 = (vd8)(__builtin_convertvector(f1x, vl8) << 52), s2 = (vd8)(k2 - b3);
+                            vd8 xs = __builtin_convertvector(sx, vd8) * s1, xc = __builtin_convertvector(cx, vd8) * s2;
+                            vd8 Y = rd ? FZ_RD(xs) : FZ_RZ(xs), Cq = rd ? FZ_RD(xc) : FZ_RZ(xc);
+                            vd8 T = (Y + Cq * cfac) + 0.0;
+                            o[x] = FZ_CVTF(T * (vd8)b3);
+                        }
+                        vf v = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                        memcpy(&accb[r][h], &v, sizeof v);
+                        /* flags: c at inf or NaN; a result of magnitude in (0, 2^-126] */
+                        vfi tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb);
+                        vfi mx = DMAX(ILOAD(&mxb[r][h]), cb);
+                        mx = DMAX(mx, tiny & vexpm);
+                        memcpy(&mxb[r][h], &mx, sizeof mx);
+                    }
+                }
+            }
+            /* out, and the flag where c or the result reached inf or NaN (or was flagged) */
+            for (int r = 0; r < nr; r++)
+                for (int l = 0; l < nc; l++) {
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
+                    uint32_t u;
+                    memcpy(&u, &accb[r][l], 4);
+                    int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
+                    g->out[o] = accb[r][l];
+                    g->flag[o] |= mx == 0x7F800000;
+                }
+        }
+    }
+}
+
+KTARGET static void CAT(KNAME, _f32f)(const gkf_args *g) {
+    if (g->fuse_rd) CAT(KNAME, _f32f_body)(g, 1);
+    else CAT(KNAME, _f32f_body)(g, 0);
+}
+
 /* ---- the group kernel: block-scaled e2m1 with the group rule (NVFP4) --------
  * The model (mma.c group_term, block_sum): per block of `block` elements
  * from the chunk start, one term per group of `group` (the scale block):

@@ -409,6 +409,12 @@ int main(void) {
         {"b200", "e4m3", "mx-floor"}, {"b200", "e4m3", "mx-rceil"}, {"b200", "e2m1", "nvfp4"},
         {"b200", "e2m1", "mx-floor"}, {"b200", "e3m2", "mx-rceil"}, {"exact", "e4m3", "tensor"},
         {"fma-seq", "f16", "none"},  {"pairwise", "bf16", "rowwise"}, {"t4", "f16", "none"},
+        /* AMD CDNA3 (the f32 kernel's fused variant), each with C (odd
+         * index) and without */
+        {"mi300", "f16", "none"},    {"mi300", "f16", "none"},      {"mi300", "bf16", "none"},
+        {"mi300", "bf16", "none"},   {"mi300", "tf32", "none"},     {"mi300", "f32", "none"},
+        {"mi300", "f32", "none"},    {"mi300", "tf32", "none"},     {"mi300", "f16", "tensor"},
+        {"mi300", "f16", "tensor"},  {"mi300", "bf16", "rowwise"},  {"mi300", "bf16", "rowwise"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         fpemu_gemm_config cfg;
@@ -425,6 +431,13 @@ int main(void) {
         snprintf(what, sizeof what, "%dx%dx%d %s %s %s%s", M, N, K, cases[ci].model, cases[ci].fmt, cases[ci].recipe, Cuse ? " +C" : "");
         ok(rc == 0 && cmp(D, R, M * N, what) == 0, "%s: fpemu_gemm_f32 == reference (kernel %d, %llu scalar outputs)", what, st.kernel,
            (unsigned long long)st.slow_outputs);
+        /* mi300: the fused f32 kernel; bf16 rowwise scales each row's amax
+         * to bf16's max, products beyond the f32 kernel's range: the scalar model */
+        if (!strcmp(cases[ci].model, "mi300") && strcmp(cases[ci].recipe, "rowwise"))
+            ok(st.kernel > 0 && st.lanes == 16 && st.slow_outputs < (uint64_t)M * N / 4, "%s: the fused f32 kernel (%d lanes)", what,
+               st.lanes);
+        else if (!strcmp(cases[ci].model, "mi300"))
+            ok(st.lanes == 0, "%s: data beyond the f32 kernel's range: the scalar model", what);
         /* transposed operands, 1 and 3 threads, scalar only: same bits */
         cfg.nthreads = 3;
         fpemu_gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
