@@ -153,6 +153,7 @@ int main(int argc, char **argv) {
         {"a100", "bf16", "none"},   {"a100", "tf32", "none"}, {"v100", "f16", "none"},
         {"ada", "e4m3", "tensor"},  {"h100", "e4m3", "blockwise"}, {"b200", "e4m3", "mx-rceil"},
         {"b200", "e2m1", "nvfp4"},  {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
+        {"mi300", "f16", "none"},   {"mi300", "bf16", "none"},
     };
     /* --only: the rows named (every name must be a row) */
     int picked[sizeof cases / sizeof cases[0]];

@@ -523,13 +523,16 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * float rounds to nearest-even (AVX-512: explicitly; SSE2/AVX2: the
  * default MXCSR mode, as every f32 operation of the library assumes), and
  * that is the model's rounding where the result is a normal float. A zero
- * sum is +0 (T + 0.0), the model's zero whenever a term is nonzero or c is
- * +0; a c of -0 or a subnormal c coming in is flagged (its zero sign or
- * its exponent emin differ), as are results of magnitude at most 2^-126
- * (subnormal: the next block would read its exponent as a zero's) and
- * results or c's at inf or NaN (the running max of exponent fields);
- * flagged lanes are recomputed on the scalar model by the caller. No
- * other rounding happens, so every instruction set gives the same bits. */
+ * T is +0, the model's zero whenever a term is nonzero or c is +0 (T is
+ * -0 only if Y and Cq both are: Cq = 0 needs c = 0 or E = ep > c's
+ * exponent, and then Y = S * 2^(fuse_nfrac - nfrac) is exact, -0 never).
+ * A c of -0 or a subnormal c coming in is flagged (its zero sign and its
+ * exponent emin), as are results of magnitude at most 2^-126 (a guard:
+ * with products at 2^lo or above, lo >= 2 nfrac - 124 (f32_range_ok), a
+ * nonzero result is at least 2^(lo - fuse_nfrac), and without products it
+ * is c) and results or c's at inf or NaN (the running max of exponent
+ * fields); flagged lanes are recomputed on the scalar model by the caller.
+ * No other rounding happens, so every instruction set gives the same bits. */
 #undef FZ_RD
 #undef FZ_RZ
 #if GEMM_KERNEL_PASS == 1
@@ -639,7 +642,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                             vd8 s1 = (vd8)(__builtin_convertvector(f1x, vl8) << 52), s2 = (vd8)(k2 - b3);
                             vd8 xs = __builtin_convertvector(sx, vd8) * s1, xc = __builtin_convertvector(cx, vd8) * s2;
                             vd8 Y = rd ? FZ_RD(xs) : FZ_RZ(xs), Cq = rd ? FZ_RD(xc) : FZ_RZ(xc);
-                            vd8 T = (Y + Cq * cfac) + 0.0;
+                            vd8 T = Y + Cq * cfac;
                             o[x] = FZ_CVTF(T * (vd8)b3);
                         }
                         vf v = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);

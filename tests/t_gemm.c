@@ -385,6 +385,120 @@ static void f32_lane_edges(void) {
     free(A), free(B), free(C);
 }
 
+/* AMD CDNA3 (mi300: two-stage blocks, the f32 kernel's fused variant)
+ * against the scalar model: c that dominates the products (E = c's
+ * exponent, the products' sum cut toward -inf), c far below them (c cut),
+ * c of the same size, zero and negative zero c, rows and columns of zeros
+ * and all-zero blocks, results at the edges of f32's range (c subnormal or
+ * at 2^-126, products at the least exponent the kernel takes; sums past
+ * f32's max), inf/NaN in A, B and C, K of whole, partial and several K
+ * tiles (the kernel called again with c = its output), every instruction
+ * set and 1 to 3 threads, fuse_align rz; and that the fused kernel ran. */
+static void mi300_fused(void) {
+    enum { M = 19, N = 45, KMAX = 600 };
+    float *A = malloc(sizeof(float) * M * KMAX), *B = malloc(sizeof(float) * KMAX * N), *C = malloc(sizeof(float) * M * N);
+    float *D = malloc(sizeof(float) * M * N), *R = malloc(sizeof(float) * M * N);
+    static const struct { const char *fmt, *opt; } fm[] = {{"f16", NULL}, {"bf16", NULL}, {"tf32", NULL}, {"f32", NULL},
+                                                            {"f16", "rz"}, {"bf16", "rz"}};
+    static const int Ks[] = {8, 37, 300};
+    static const char *scen[] = {"c dominates", "c far below", "c alike", "zero c, -0 c, zero rows/blocks", "range edges",
+                                 "inf/NaN"};
+    int best = -1;
+    for (size_t fi = 0; fi < sizeof fm / sizeof fm[0]; fi++)
+        for (int sc = 0; sc < 6; sc++)
+            for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+                const int K = Ks[ki];
+                const int edges = sc == 4;
+                if (edges && strcmp(fm[fi].fmt, "bf16")) continue; /* only bf16 reaches f32's edges through the kernel */
+                fpemu_gemm_config cfg;
+                char err[256], what[200];
+                if (fpemu_gemm_config_init(&cfg, "mi300", fm[fi].fmt, fm[fi].fmt, err, sizeof err)) bail("%s", err);
+                if (fm[fi].opt && fpemu_mma_model_set(&cfg.model, "fuse_align", fm[fi].opt, err, sizeof err)) bail("%s", err);
+                cfg.sat = 0;
+                snprintf(what, sizeof what, "mi300 %s%s%s %dx%dx%d, %s", fm[fi].fmt, fm[fi].opt ? " fuse_align=" : "",
+                         fm[fi].opt ? fm[fi].opt : "", M, N, K, scen[sc]);
+                /* products about N(0,1), c scaled per scenario */
+                double cs = sc == 0 ? 0x1p12 : sc == 1 ? 0x1p-30 : 1;
+                for (int i = 0; i < M * K; i++) A[i] = nrand();
+                for (int i = 0; i < K * N; i++) B[i] = nrand();
+                for (int i = 0; i < M * N; i++) C[i] = (float)(nrand() * cs);
+                if (sc == 0)
+                    for (int i = 0; i < M * N; i += 3) C[i] = (float)(nrand() * 16); /* E = c's, a few bits above */
+                if (sc == 3) {
+                    for (int i = 0; i < M * N; i++) C[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? -0.0f : C[i];
+                    for (int k = 0; k < K; k++) A[2 * K + k] = 0, A[5 * K + k] = -0.0f;
+                    for (int k = 0; k < K; k++) B[(size_t)k * N + 7] = 0;
+                    for (int i = 0; i < M; i++)
+                        for (int k = 8; k < 16 && k < K; k++) A[(size_t)i * K + k] = 0; /* a block of zero products */
+                }
+                if (edges) {
+                    /* element exponents in [-38, 59]: products from 2^-76 (the
+                     * least the kernel takes) to below 2^120 (the most) */
+                    for (int i = 0; i < M; i++)
+                        for (int k = 0; k < K; k++) {
+                            int e = i == 0 ? -38 : i == 1 ? 59 : i == 2 ? 57 : -38 + (int)(urand() * 98);
+                            A[(size_t)i * K + k] = ldexpf(1.0f + (float)((i + k) % 7) / 8, e) * (k % 3 ? 1 : -1);
+                        }
+                    for (int k = 0; k < K; k++)
+                        for (int j = 0; j < N; j++) {
+                            int e = j == 0 ? -38 : j == 1 ? 59 : j == 2 ? 58 : -38 + (int)(urand() * 98);
+                            B[(size_t)k * N + j] = ldexpf(1.0f + (float)((j + 2 * k) % 4) / 4, e) * ((k + j) % 4 ? 1 : -1);
+                        }
+                    static const float ce[] = {0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-126f, 0x1.fffffep-127f, 0x1p-100f,
+                                               -0x1.000002p-110f, 0x1.234568p-104f, 0x1.fffffep127f, -0x1.fffffep127f, 0x1p127f, -0x1.8p126f, 0, -0.0f, 1};
+                    for (int i = 0; i < M * N; i++) C[i] = ce[(size_t)i % (sizeof ce / sizeof ce[0])];
+                    /* row 3: two blocks without products first, c (down to
+                     * 2^-126 and below thr) passing through them unchanged */
+                    for (int k = 0; k < 16 && k < K; k++) A[3 * K + k] = 0;
+                }
+                if (sc == 5) {
+                    A[3 * K + K / 2] = INFINITY, A[4 * K + 1] = NAN, A[6 * K] = -INFINITY;
+                    B[(size_t)(K - 1) * N + 4] = -INFINITY, B[9] = NAN;
+                    C[11] = INFINITY, C[N + 2] = -INFINITY, C[2 * N + 3] = NAN;
+                }
+                fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+                int bad = 0, notk = 0;
+                unsigned long long slow = 0;
+                if (best < 0) { /* the best level the CPU has: what isa 3 gets */
+                    fpemu_gemm_stats st;
+                    cfg.isa = 3, cfg.nthreads = 1;
+                    fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st);
+                    best = st.kernel;
+                }
+                for (int isa = 1; isa <= 3; isa++)
+                    for (int t = 1; t <= 3; t++) {
+                        fpemu_gemm_stats st;
+                        cfg.isa = isa, cfg.nthreads = t;
+                        if (fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st)) bad++;
+                        char w2[240];
+                        snprintf(w2, sizeof w2, "%s, isa %d, %d threads", what, isa, t);
+                        bad += cmp(D, R, M * N, w2);
+                        if (st.lanes != 16 || st.kernel != (isa < best ? isa : best)) notk++;
+                        if (isa == 1 && t == 1) slow = (unsigned long long)st.slow_outputs;
+                    }
+                cfg.isa = 0, cfg.nthreads = 0;
+                ok(bad == 0, "%s: == scalar model on isa 1-3, 1-3 threads (%llu outputs recomputed)", what, slow);
+                ok(notk == 0, "%s: the fused f32 kernel ran (16 lanes) at each level", what);
+            }
+    /* what keeps the fused kernel off: a zero product that takes part in
+     * emax (the scalar model, still equal) */
+    {
+        fpemu_gemm_config cfg;
+        fpemu_gemm_stats st;
+        const int K = 37;
+        fpemu_gemm_config_init(&cfg, "mi300", "f16", "f16", NULL, 0);
+        fpemu_mma_model_set(&cfg.model, "zero_product", "emin", NULL, 0);
+        for (int i = 0; i < M * K; i++) A[i] = i % 5 ? nrand() : 0;
+        for (int i = 0; i < K * N; i++) B[i] = nrand();
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st);
+        ok(st.lanes == 0 && cmp(D, R, M * N, "mi300 zero_product=emin") == 0,
+           "mi300 f16 zero_product=emin: not the fused kernel (%d lanes), == scalar model", st.lanes);
+    }
+    free(A), free(B), free(C), free(D), free(R);
+}
+
 int main(void) {
     rs = tap_seed(77);
     /* two shapes: 21 x 19 (partial register blocks and panels only) and
@@ -1091,6 +1205,7 @@ int main(void) {
     }
 
     f32_lane_edges();
+    mi300_fused();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
