@@ -543,6 +543,52 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #define FZ_RZ(x) VTRUNC(x)
 #endif
 #undef FZ_CVTF
+#undef FZ_CVTI
+#undef FZ_PD_F
+#undef FZ_PD_I
+#undef FZ_JOIN
+#if GEMM_KERNEL_PASS == 3
+/* half x (0: lanes 0-7, 1: 8-15) of 16 floats or int32 as 8 doubles; two halves of 8 floats joined */
+#define FZ_PD_F(v, x) ((vd8)_mm512_cvtps_pd((x) ? (__m256)_mm512_extractf64x4_pd((__m512d)(v), 1) : _mm512_castps512_ps256((__m512)(v))))
+#define FZ_PD_I(v, x) ((vd8)_mm512_cvtepi32_pd((x) ? _mm512_extracti64x4_epi64((__m512i)(v), 1) : _mm512_castsi512_si256((__m512i)(v))))
+#define FZ_JOIN(a, b) ((vf)_mm512_insertf64x4(_mm512_castpd256_pd512((__m256d)(a)), (__m256d)(b), 1))
+#else
+#define FZ_PD_F(v, x) ({ vf _v = (v); vhf _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
+#define FZ_PD_I(v, x) ({ vfi _v = (v); vhi _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
+#define FZ_JOIN(a, b) __builtin_shufflevector((a), (b), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#endif
+#if GEMM_KERNEL_PASS == 3
+#define FZ_CVTI(v) ((vf)_mm512_cvt_roundepi32_ps((__m512i)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define FZ_CVTI(v) __builtin_convertvector((v), vf)
+#endif
+#undef FZ_RDF
+#undef FZ_RZF
+#if GEMM_KERNEL_PASS == 3
+#define FZ_RDF(x) ((vf)_mm512_roundscale_ps((__m512)(x), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC))
+#define FZ_RZF(x) ((vf)_mm512_roundscale_ps((__m512)(x), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
+#elif GEMM_KERNEL_PASS == 2
+#define FZ_RDF(x) ({ vf _x = (x), _r; __m256 _lo, _hi; memcpy(&_lo, &_x, 32); memcpy(&_hi, (char *)&_x + 32, 32);  \
+                     _lo = _mm256_round_ps(_lo, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                  \
+                     _hi = _mm256_round_ps(_hi, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                  \
+                     memcpy(&_r, &_lo, 32); memcpy((char *)&_r + 32, &_hi, 32); _r; })
+#define FZ_RZF(x) ({ vf _x = (x), _r; __m256 _lo, _hi; memcpy(&_lo, &_x, 32); memcpy(&_hi, (char *)&_x + 32, 32);  \
+                     _lo = _mm256_round_ps(_lo, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);                     \
+                     _hi = _mm256_round_ps(_hi, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);                     \
+                     memcpy(&_r, &_lo, 32); memcpy((char *)&_r + 32, &_hi, 32); _r; })
+#else
+#define FZ_RDF(x) ({ vf _x = (x), _r; for (int _l = 0; _l < 16; _l++) _r[_l] = __builtin_floorf(_x[_l]); _r; })
+#define FZ_RZF(x) ({ vf _x = (x), _r; for (int _l = 0; _l < 16; _l++) _r[_l] = __builtin_truncf(_x[_l]); _r; })
+#endif
+#undef FZ_ALL
+#if GEMM_KERNEL_PASS == 3
+#define FZ_ALL(m) (_mm512_movepi32_mask((__m512i)(m)) == 0xFFFF)
+#elif GEMM_KERNEL_PASS == 2
+#define FZ_ALL(m) ({ vfi _m = (m); __m256i _a, _b; memcpy(&_a, &_m, 32); memcpy(&_b, (char *)&_m + 32, 32); \
+                     _mm256_movemask_ps((__m256)_mm256_and_si256(_a, _b)) == 0xFF; })
+#else
+#define FZ_ALL(m) ({ vfi _m = (m); int32_t _all = -1; for (int _l = 0; _l < 16; _l++) _all &= _m[_l]; _all != 0; })
+#endif
 #if GEMM_KERNEL_PASS == 3
 #define FZ_CVTF(v) ((vhf)_mm512_cvt_roundpd_ps((__m512d)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
 #else
@@ -562,6 +608,12 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
     const vl8 k2 = (vl8){0} + (int64_t)((uint64_t)(2046 + nf - ff) << 52);
     const vd8 cfac = (vd8){0} + __builtin_ldexp(1.0, ff - nf);
     const vfu tinyb = (vfu){0} + 0x00800000u;
+    /* the fast tiers' windows of c's exponent - ep: [-100, dint] (int32 sums:
+     * |S| < block * 2^(nfrac+2), |c's cut| <= 2^(nfrac+1+d)), [-100, ff - nf] */
+    int dint = ff - nf;
+    while (dint > -100 && (double)g->block * __builtin_ldexp(1.0, nf + 2) + __builtin_ldexp(1.0, nf + 1 + dint) > 2147483648.0) dint--;
+    const vfu vfast1 = (vfu){0} + ((uint32_t)(100 + dint) << 23), vfast2 = (vfu){0} + ((uint32_t)(100 + ff - nf) << 23);
+    const vfi v254 = (vfi){0} + (int32_t)(254u << 23); /* 2^ep / 2^nfrac = v254 - sc (bits) */
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
@@ -617,38 +669,66 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                     /* the fused epilogue */
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
-                        vf c = FLOAD(&accb[r][h]);
-                        vfi cb = (vfi)c & vexpm;
-                        vfi emp = W16TO32(&wb[r][h]) << 23;
-                        vfi Eb = DMAX(emp & (vfi)(emp > vthrb), cb);
-                        vfi f3 = (Eb >> 23) + k3, f1 = ((emp - Eb) >> 23) + k1;
-                        vhf o[2];
+                        vf c = FLOAD(&accb[r][h]), v;
+                        vfi cb = (vfi)c & vexpm, tiny = (vfi){0};
+                        vfi emp = (vfi)((vfu)vscb - (vfu)sc[r]);      /* ep's f32 field (thr at least) */
+                        vf inv = (vf)((vfu)v254 - (vfu)sc[r]);        /* 2^(ep - nfrac) */
+                        vfu dd = (vfu)(cb - emp) + (100u << 23);       /* (c's exponent - ep + 100) << 23 */
+                        /* every lane: c = 0, or a product takes part and dd is in the tier's window */
+#if GEMM_KERNEL_PASS == 3
+                        const __mmask16 kz = _mm512_cmp_ps_mask((__m512)c, _mm512_setzero_ps(), _CMP_EQ_OQ);
+                        const __mmask16 kp = _mm512_cmpgt_epi32_mask((__m512i)emp, (__m512i)vthrb);
+#define FZ_TIER(lim) ((uint16_t)(_mm512_mask_cmple_epu32_mask(kp, (__m512i)dd, (__m512i)(lim)) | kz) == 0xFFFF)
+#else
+                        const vfi cz = (vfi)(c == 0), pp = (vfi)(emp > vthrb);
+#define FZ_TIER(lim) FZ_ALL(cz | (pp & (vfi)(dd <= (lim))))
+#endif
+                        if (FZ_TIER(vfast1)) {
+                            /* tier 1: T = S + cut(c * 2^(nfrac - ep)) in int32 */
+                            vf xc = c * sc[r];
+                            xc = rd ? FZ_RDF(xc) : FZ_RZF(xc);
+                            vfi T = S[r] + __builtin_convertvector(xc, vfi);
+                            v = FZ_CVTI(T) * inv;
+                        } else if (FZ_TIER(vfast2)) {
+                            /* tier 2: the same T in doubles */
+                            vf xc = c * sc[r];
+                            xc = rd ? FZ_RDF(xc) : FZ_RZF(xc);
+                            vhf o0 = FZ_CVTF(FZ_PD_F(xc, 0) + FZ_PD_I(S[r], 0)), o1 = FZ_CVTF(FZ_PD_F(xc, 1) + FZ_PD_I(S[r], 1));
+                            v = FZ_JOIN(o0, o1) * inv;
+                        } else {
+                            /* the general case: E, both cuts, in doubles */
+                            emp = W16TO32(&wb[r][h]) << 23;
+                            vfi Eb = DMAX(emp & (vfi)(emp > vthrb), cb);
+                            vfi f3 = (Eb >> 23) + k3, f1 = ((emp - Eb) >> 23) + k1;
+                            vhf o[2];
 #pragma GCC unroll 2
-                        for (int x = 0; x < 2; x++) {
-                            vhi sx, f3x, f1x;
-                            vhf cx;
-                            if (x == 0) {
-                                sx = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
-                                f3x = __builtin_shufflevector(f3, f3, 0, 1, 2, 3, 4, 5, 6, 7);
-                                f1x = __builtin_shufflevector(f1, f1, 0, 1, 2, 3, 4, 5, 6, 7);
-                                cx = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
-                            } else {
-                                sx = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
-                                f3x = __builtin_shufflevector(f3, f3, 8, 9, 10, 11, 12, 13, 14, 15);
-                                f1x = __builtin_shufflevector(f1, f1, 8, 9, 10, 11, 12, 13, 14, 15);
-                                cx = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+                            for (int x = 0; x < 2; x++) {
+                                vhi sx, f3x, f1x;
+                                vhf cx;
+                                if (x == 0) {
+                                    sx = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
+                                    f3x = __builtin_shufflevector(f3, f3, 0, 1, 2, 3, 4, 5, 6, 7);
+                                    f1x = __builtin_shufflevector(f1, f1, 0, 1, 2, 3, 4, 5, 6, 7);
+                                    cx = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+                                } else {
+                                    sx = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
+                                    f3x = __builtin_shufflevector(f3, f3, 8, 9, 10, 11, 12, 13, 14, 15);
+                                    f1x = __builtin_shufflevector(f1, f1, 8, 9, 10, 11, 12, 13, 14, 15);
+                                    cx = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+                                }
+                                vl8 b3 = __builtin_convertvector(f3x, vl8) << 52;
+                                vd8 s1 = (vd8)(__builtin_convertvector(f1x, vl8) << 52), s2 = (vd8)(k2 - b3);
+                                vd8 xs = __builtin_convertvector(sx, vd8) * s1, xc = __builtin_convertvector(cx, vd8) * s2;
+                                vd8 Y = rd ? FZ_RD(xs) : FZ_RZ(xs), Cq = rd ? FZ_RD(xc) : FZ_RZ(xc);
+                                vd8 T = Y + Cq * cfac;
+                                o[x] = FZ_CVTF(T * (vd8)b3);
                             }
-                            vl8 b3 = __builtin_convertvector(f3x, vl8) << 52;
-                            vd8 s1 = (vd8)(__builtin_convertvector(f1x, vl8) << 52), s2 = (vd8)(k2 - b3);
-                            vd8 xs = __builtin_convertvector(sx, vd8) * s1, xc = __builtin_convertvector(cx, vd8) * s2;
-                            vd8 Y = rd ? FZ_RD(xs) : FZ_RZ(xs), Cq = rd ? FZ_RD(xc) : FZ_RZ(xc);
-                            vd8 T = Y + Cq * cfac;
-                            o[x] = FZ_CVTF(T * (vd8)b3);
+                            v = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                            tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb); /* magnitude in (0, 2^-126] */
                         }
-                        vf v = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#undef FZ_TIER
                         memcpy(&accb[r][h], &v, sizeof v);
-                        /* flags: c at inf or NaN; a result of magnitude in (0, 2^-126] */
-                        vfi tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb);
+                        /* flags: c at inf or NaN, a tiny result */
                         vfi mx = DMAX(ILOAD(&mxb[r][h]), cb);
                         mx = DMAX(mx, tiny & vexpm);
                         memcpy(&mxb[r][h], &mx, sizeof mx);

@@ -450,6 +450,9 @@ static void mi300_fused(void) {
                     /* row 3: two blocks without products first, c (down to
                      * 2^-126 and below thr) passing through them unchanged */
                     for (int k = 0; k < 16 && k < K; k++) A[3 * K + k] = 0;
+                    /* row 4 likewise, its c's all below thr (whole panels of them) */
+                    for (int k = 0; k < 16 && k < K; k++) A[4 * K + k] = 0;
+                    for (int j = 0; j < N; j++) C[4 * N + j] = ldexpf(j % 2 ? -1.0f - 0x1p-23f * (float)j : 1.0f + 0x1p-22f * (float)j, -104 - j % 20);
                 }
                 if (sc == 5) {
                     A[3 * K + K / 2] = INFINITY, A[4 * K + 1] = NAN, A[6 * K] = -INFINITY;
