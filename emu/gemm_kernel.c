@@ -509,29 +509,51 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * means a product takes part, and then the clamp changed nothing), each
  * term cvttps2dq((a*b) * 2^(nfrac - ep)) (exact as in the f32 kernel),
  * summed in int32 (gemm.c fused_kernel_ok: B terms below 2^(nfrac+2) fit).
- * The epilogue, per lane in doubles: E's exponent field is the max of ep's
- * field (0 where no product takes part) and c's (0 for a zero c); Y =
- * floor(S * 2^(ep - nfrac - E + fuse_nfrac)) and Cq = floor(c *
- * 2^(nfrac - E)), each the conversion of an exact integer or float to
- * double, times a power of two built from its exponent field (E between
- * 2^-127 and 2^128: every scale a normal double), so exact, then one
- * floor (or trunc): exact. Both are integers: |Y| <= 2^31 * 2^(fuse_nfrac
- * - nfrac) and |Cq| <= 2^(nfrac+1), so T = Y + Cq * 2^(fuse_nfrac - nfrac)
- * is an integer below 2^52 (fused_kernel_ok), exact in double, as is T *
- * 2^(E - fuse_nfrac) (a power of two, T >= 1 or 0, far inside double's
- * range). That exact value is the model's sum; its one conversion to
- * float rounds to nearest-even (AVX-512: explicitly; SSE2/AVX2: the
- * default MXCSR mode, as every f32 operation of the library assumes), and
- * that is the model's rounding where the result is a normal float. A zero
- * T is +0, the model's zero whenever a term is nonzero or c is +0 (T is
- * -0 only if Y and Cq both are: Cq = 0 needs c = 0 or E = ep > c's
- * exponent, and then Y = S * 2^(fuse_nfrac - nfrac) is exact, -0 never).
- * A c of -0 or a subnormal c coming in is flagged (its zero sign and its
- * exponent emin), as are results of magnitude at most 2^-126 (a guard:
- * with products at 2^lo or above, lo >= 2 nfrac - 124 (f32_range_ok), a
- * nonzero result is at least 2^(lo - fuse_nfrac), and without products it
- * is c) and results or c's at inf or NaN (the running max of exponent
- * fields); flagged lanes are recomputed on the scalar model by the caller.
+ *
+ * The epilogue, general case, per lane in doubles: E's exponent field is
+ * the max of ep's field (0 where no product takes part) and c's (0 for a
+ * zero c); Y = floor(S * 2^(ep - nfrac - E + fuse_nfrac)) and Cq =
+ * floor(c * 2^(nfrac - E)), each the conversion of an exact integer or
+ * float to double, times a power of two built from its exponent field (E
+ * between 2^-127 and 2^128: every scale a normal double), so exact, then
+ * one floor (or trunc): exact. Both are integers: |Y| <= 2^31 *
+ * 2^(fuse_nfrac - nfrac) and |Cq| <= 2^(nfrac+1), so T = Y + Cq *
+ * 2^(fuse_nfrac - nfrac) is an integer below 2^52 (fused_kernel_ok), exact
+ * in double, as is T * 2^(E - fuse_nfrac) (a power of two, T >= 1 or 0,
+ * far inside double's range). That exact value is the model's sum; its one
+ * conversion to float rounds to nearest-even (AVX-512: explicitly;
+ * SSE2/AVX2: the default MXCSR mode, as every f32 operation of the library
+ * assumes), and that is the model's rounding where the result is a normal
+ * float.
+ *
+ * The fast path, taken for 16 lanes at once where in each a product takes
+ * part and ep - 100 <= c's exponent <= ep + fuse_nfrac - nfrac (or c = +0
+ * everywhere: the call's first block without cin): there E - ep <=
+ * fuse_nfrac - nfrac, so the cut of the sum (a multiple of 2^(ep - nfrac))
+ * at 2^(E - fuse_nfrac) is a no-op, and c's cut at 2^(E - nfrac) equals its
+ * cut at 2^(ep - nfrac) (for E = ep the same; for E > ep both are no-ops,
+ * c's last bit being at 2^(E - 23) >= 2^(ep - nfrac)). So the model's sum
+ * is (S + floor(c * 2^(nfrac - ep))) * 2^(ep - nfrac): c * 2^(nfrac - ep) is
+ * an exact f32 product (for a normal c, between 2^(nfrac - 100) and
+ * 2^(fuse_nfrac + 1); a zero c gives 0; a subnormal c is in a flagged lane),
+ * its floor exact; that integer plus S (both below 2^31) is exact in
+ * double, its conversion to float is the one rounding to nearest-even, and the times
+ * 2^(ep - nfrac) (>= 2^-126: thr) is exact unless it overflows (inf,
+ * flagged). A product-less lane may not take it: there E is c's exponent,
+ * which may lie below thr, and c must not be cut at 2^(thr - nfrac).
+ *
+ * A zero T is +0, the model's zero whenever a term is nonzero or c is +0
+ * (T is -0 only if both of its parts are: in the general case Cq = 0
+ * needs c = 0 or E = ep > c's exponent, and then Y = S * 2^(fuse_nfrac -
+ * nfrac) is exact, -0 never; in the fast path S converts to +0). A c of -0
+ * or a subnormal c coming in is flagged (its zero sign and its exponent
+ * emin), as are, in the general case, results of magnitude at most 2^-126
+ * (a guard: with products at 2^lo or above, lo >= 2 nfrac - 124
+ * (f32_range_ok), a nonzero result is at least 2^(lo - fuse_nfrac), and
+ * without products it is c) and results or c's at inf or NaN (the running
+ * max of exponent fields; an inf or NaN c never takes the fast path, its
+ * exponent being outside the window); flagged lanes are recomputed on the
+ * scalar model by the caller.
  * No other rounding happens, so every instruction set gives the same bits. */
 #undef FZ_RD
 #undef FZ_RZ
@@ -543,7 +565,6 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #define FZ_RZ(x) VTRUNC(x)
 #endif
 #undef FZ_CVTF
-#undef FZ_CVTI
 #undef FZ_PD_F
 #undef FZ_PD_I
 #undef FZ_JOIN
@@ -556,11 +577,6 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #define FZ_PD_F(v, x) ({ vf _v = (v); vhf _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
 #define FZ_PD_I(v, x) ({ vfi _v = (v); vhi _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
 #define FZ_JOIN(a, b) __builtin_shufflevector((a), (b), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-#endif
-#if GEMM_KERNEL_PASS == 3
-#define FZ_CVTI(v) ((vf)_mm512_cvt_roundepi32_ps((__m512i)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
-#else
-#define FZ_CVTI(v) __builtin_convertvector((v), vf)
 #endif
 #undef FZ_RDF
 #undef FZ_RZF
@@ -608,11 +624,8 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
     const vl8 k2 = (vl8){0} + (int64_t)((uint64_t)(2046 + nf - ff) << 52);
     const vd8 cfac = (vd8){0} + __builtin_ldexp(1.0, ff - nf);
     const vfu tinyb = (vfu){0} + 0x00800000u;
-    /* the fast tiers' windows of c's exponent - ep: [-100, dint] (int32 sums:
-     * |S| < block * 2^(nfrac+2), |c's cut| <= 2^(nfrac+1+d)), [-100, ff - nf] */
-    int dint = ff - nf;
-    while (dint > -100 && (double)g->block * __builtin_ldexp(1.0, nf + 2) + __builtin_ldexp(1.0, nf + 1 + dint) > 2147483648.0) dint--;
-    const vfu vfast1 = (vfu){0} + ((uint32_t)(100 + dint) << 23), vfast2 = (vfu){0} + ((uint32_t)(100 + ff - nf) << 23);
+    /* the fast path's window: c's exponent - ep in [-100, fuse_nfrac - nfrac] */
+    const vfu vfast = (vfu){0} + ((uint32_t)(100 + ff - nf) << 23);
     const vfi v254 = (vfi){0} + (int32_t)(254u << 23); /* 2^ep / 2^nfrac = v254 - sc (bits) */
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
@@ -637,6 +650,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                 }
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
+                const int c0 = kb == g->k0 && !g->cin; /* c = +0 in every lane */
                 /* pass 1: emax of the products as biased exponent words (from thr) */
                 vw W[RBF];
 #pragma GCC unroll 8
@@ -670,27 +684,21 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
                         vf c = FLOAD(&accb[r][h]), v;
-                        vfi cb = (vfi)c & vexpm, tiny = (vfi){0};
+                        vfi cb = (vfi)c & vexpm;
                         vfi emp = (vfi)((vfu)vscb - (vfu)sc[r]);      /* ep's f32 field (thr at least) */
                         vf inv = (vf)((vfu)v254 - (vfu)sc[r]);        /* 2^(ep - nfrac) */
                         vfu dd = (vfu)(cb - emp) + (100u << 23);       /* (c's exponent - ep + 100) << 23 */
-                        /* every lane: c = 0, or a product takes part and dd is in the tier's window */
+                        /* the fast path where in every lane a product takes part and dd is in
+                         * the window; or the block is the call's first and c = +0 everywhere */
 #if GEMM_KERNEL_PASS == 3
-                        const __mmask16 kz = _mm512_cmp_ps_mask((__m512)c, _mm512_setzero_ps(), _CMP_EQ_OQ);
                         const __mmask16 kp = _mm512_cmpgt_epi32_mask((__m512i)emp, (__m512i)vthrb);
-#define FZ_TIER(lim) ((uint16_t)(_mm512_mask_cmple_epu32_mask(kp, (__m512i)dd, (__m512i)(lim)) | kz) == 0xFFFF)
+#define FZ_FAST(lim) ((uint16_t)_mm512_mask_cmple_epu32_mask(kp, (__m512i)dd, (__m512i)(lim)) == 0xFFFF)
 #else
-                        const vfi cz = (vfi)(c == 0), pp = (vfi)(emp > vthrb);
-#define FZ_TIER(lim) FZ_ALL(cz | (pp & (vfi)(dd <= (lim))))
+                        const vfi pp = (vfi)(emp > vthrb);
+#define FZ_FAST(lim) FZ_ALL(pp & (vfi)(dd <= (lim)))
 #endif
-                        if (FZ_TIER(vfast1)) {
-                            /* tier 1: T = S + cut(c * 2^(nfrac - ep)) in int32 */
-                            vf xc = c * sc[r];
-                            xc = rd ? FZ_RDF(xc) : FZ_RZF(xc);
-                            vfi T = S[r] + __builtin_convertvector(xc, vfi);
-                            v = FZ_CVTI(T) * inv;
-                        } else if (FZ_TIER(vfast2)) {
-                            /* tier 2: the same T in doubles */
+                        if (c0 || FZ_FAST(vfast)) {
+                            /* the fast path: T = S + cut(c * 2^(nfrac - ep)) in doubles */
                             vf xc = c * sc[r];
                             xc = rd ? FZ_RDF(xc) : FZ_RZF(xc);
                             vhf o0 = FZ_CVTF(FZ_PD_F(xc, 0) + FZ_PD_I(S[r], 0)), o1 = FZ_CVTF(FZ_PD_F(xc, 1) + FZ_PD_I(S[r], 1));
@@ -723,15 +731,16 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                                 vd8 T = Y + Cq * cfac;
                                 o[x] = FZ_CVTF(T * (vd8)b3);
                             }
-                            v = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                            tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb); /* magnitude in (0, 2^-126] */
+                            v = FZ_JOIN(o[0], o[1]);
+                            /* flags: c at inf or NaN (only this path sees them: their
+                             * exponent is outside the fast path's window), a tiny result */
+                            vfi tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb); /* magnitude in (0, 2^-126] */
+                            vfi mx = DMAX(ILOAD(&mxb[r][h]), cb);
+                            mx = DMAX(mx, tiny & vexpm);
+                            memcpy(&mxb[r][h], &mx, sizeof mx);
                         }
-#undef FZ_TIER
+#undef FZ_FAST
                         memcpy(&accb[r][h], &v, sizeof v);
-                        /* flags: c at inf or NaN, a tiny result */
-                        vfi mx = DMAX(ILOAD(&mxb[r][h]), cb);
-                        mx = DMAX(mx, tiny & vexpm);
-                        memcpy(&mxb[r][h], &mx, sizeof mx);
                     }
                 }
             }

@@ -402,12 +402,13 @@ static void mi300_fused(void) {
                                                             {"f16", "rz"}, {"bf16", "rz"}};
     static const int Ks[] = {8, 37, 300};
     static const char *scen[] = {"c dominates", "c far below", "c alike", "zero c, -0 c, zero rows/blocks", "range edges",
-                                 "inf/NaN"};
+                                 "inf/NaN", "c at 2^7 and 2^8 times the products' emax"};
     int best = -1;
     for (size_t fi = 0; fi < sizeof fm / sizeof fm[0]; fi++)
-        for (int sc = 0; sc < 6; sc++)
+        for (int sc = 0; sc < 7; sc++)
             for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
                 const int K = Ks[ki];
+                if (sc == 6 && K != 8) continue; /* one block: c as chosen */
                 const int edges = sc == 4;
                 if (edges && strcmp(fm[fi].fmt, "bf16")) continue; /* only bf16 reaches f32's edges through the kernel */
                 fpemu_gemm_config cfg;
@@ -453,6 +454,23 @@ static void mi300_fused(void) {
                     /* row 4 likewise, its c's all below thr (whole panels of them) */
                     for (int k = 0; k < 16 && k < K; k++) A[4 * K + k] = 0;
                     for (int j = 0; j < N; j++) C[4 * N + j] = ldexpf(j % 2 ? -1.0f - 0x1p-23f * (float)j : 1.0f + 0x1p-22f * (float)j, -104 - j % 20);
+                }
+                if (sc == 6) {
+                    /* exact f16 values; per output the products' emax ep (the sum
+                     * of the exponents), and c with exponent ep + 7 (row i even:
+                     * the sum's cut at 2^(E - 31) is a no-op) or ep + 8 (odd: it
+                     * is not) */
+                    for (int i = 0; i < M * K; i++) A[i] = ldexpf(1.0f + (float)(int)(urand() * 1024) / 1024, -6 + (int)(urand() * 10)) * (urand() < 0.5 ? -1 : 1);
+                    for (int i = 0; i < K * N; i++) B[i] = ldexpf(1.0f + (float)(int)(urand() * 1024) / 1024, -6 + (int)(urand() * 10)) * (urand() < 0.5 ? -1 : 1);
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            int ep = INT_MIN;
+                            for (int k = 0; k < K; k++) {
+                                int e = ilogbf(A[(size_t)i * K + k]) + ilogbf(B[(size_t)k * N + j]);
+                                ep = e > ep ? e : ep;
+                            }
+                            C[(size_t)i * N + j] = ldexpf(1.0f + (float)(int)(urand() * 8388608) / 8388608, ep + 7 + i % 2) * (urand() < 0.5 ? -1 : 1);
+                        }
                 }
                 if (sc == 5) {
                     A[3 * K + K / 2] = INFINITY, A[4 * K + 1] = NAN, A[6 * K] = -INFINITY;
