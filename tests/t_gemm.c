@@ -501,6 +501,28 @@ static void mi300_fused(void) {
                 ok(bad == 0, "%s: == scalar model on isa 1-3, 1-3 threads (%llu outputs recomputed)", what, slow);
                 ok(notk == 0, "%s: the fused f32 kernel ran (16 lanes) at each level", what);
             }
+    /* promotion every 64 (chunks restart from c = +0: the first-block
+     * fast path) and every 12 (not whole blocks: the scalar model) */
+    for (int pv = 0; pv < 2; pv++) {
+        fpemu_gemm_config cfg;
+        fpemu_gemm_stats st;
+        const int K = 300;
+        fpemu_gemm_config_init(&cfg, "mi300", "bf16", "bf16", NULL, 0);
+        cfg.promote = pv ? 12 : 64;
+        for (int i = 0; i < M * K; i++) A[i] = nrand();
+        for (int i = 0; i < K * N; i++) B[i] = nrand();
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        int bad = 0, lanes = 0;
+        for (int isa = 1; isa <= 3; isa++) {
+            cfg.isa = isa, cfg.nthreads = isa;
+            bad += fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st) != 0;
+            bad += cmp(D, R, M * N, pv ? "mi300 bf16 promote 12" : "mi300 bf16 promote 64");
+            lanes |= st.lanes;
+        }
+        ok(bad == 0 && lanes == (pv ? 0 : 16), "mi300 bf16 + C, promote %d: == scalar model on isa 1-3 (%s)", cfg.promote,
+           pv ? "not whole blocks: the scalar model" : "the fused kernel");
+    }
     /* what keeps the fused kernel off: a zero product that takes part in
      * emax (the scalar model, still equal) */
     {
