@@ -169,6 +169,7 @@ typedef struct {
     double *bv, *be;        /* K x Np */
     int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
     int f_split;            /* its blocks summed in two halves (f32_kernel_ok) */
+    int use_fz;             /* its fused variant (fused_kernel_ok: CDNA3's two-stage blocks) */
     int f_check;            /* the formats' range does not prove it exact: check the data's */
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
@@ -839,6 +840,8 @@ static int pw_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     return cfg->promote == 0 || cfg->promote % m->block == 0;
 }
 
+static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *check);
+
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
@@ -846,6 +849,10 @@ static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     int lo, hi;
     if (!cfg->scalar_only && (fs_kernel_ok(cfg, q) || ex_kernel_ok(cfg, q, &lo, &hi))) return 1;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
+    if (m->fuse_nfrac > 0) { /* two-stage blocks: the f32 kernel's fused variant or nothing */
+        int check;
+        return fused_kernel_ok(cfg, q, &check);
+    }
     if (m->out_round != FPEMU_RTZ || m->nfrac > 28) return 0;
     if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
     if (m->fa->p > 24 || m->fb->p > 24) return 0;
@@ -912,6 +919,32 @@ static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split
     else return 0;
     int lo = m->fa->emin + m->fb->emin, hi = (m->fa->emax + 1) + (m->fb->emax + 1);
     *check = q->sa || !f32_range_ok(m, lo, hi);
+    return 1;
+}
+
+/* Can the f32 kernel's fused variant (gemm_kernel.c _f32f) run this model?
+ * Two-stage blocks of one half (fuse_nfrac > 0, split != 2: the mi300's
+ * f16, bf16 and xf32), RZ alignment of the products, results rounded to
+ * nearest-even in f32 (c and d f32), inputs of at most 12 bits (a tf32
+ * truncation of f32 inputs counts as 11), no block scales, zeros that take
+ * no part in emax (a zero product below thr could otherwise decide E), and
+ * sums that fit: the products' int32 (B terms below 2^(nfrac + 2)) and the
+ * epilogue's integer T below 2^52 (2^(31 + fuse_nfrac - nfrac) +
+ * 2^(fuse_nfrac + 1)). *check as f32_kernel_ok's. */
+static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *check) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->kind != FPEMU_MMA_KIND_BLOCK || m->fuse_nfrac <= 0 || m->split == 2 || m->group > 0) return 0;
+    if (m->align != FPEMU_MMA_ALIGN_RZ || m->fuse_align > FPEMU_MMA_ALIGN_RD || m->zero_product) return 0;
+    if (m->out_round != FPEMU_RNE || m->out_mant != 23 || strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
+    if (q->sa || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
+    int pa = m->fa->p, pb = m->fb->p;
+    if (m->tf32_truncate && m->fa->ebits == 8 && m->fa->mbits == 23 && m->fa->pad == 0) pa = 11;
+    if (m->tf32_truncate && m->fb->ebits == 8 && m->fb->mbits == 23 && m->fb->pad == 0) pb = 11;
+    if (pa > 12 || pb > 12 || m->nfrac < 1 || m->nfrac > 28) return 0;
+    if (m->fuse_nfrac < m->nfrac || m->fuse_nfrac - m->nfrac > 20 || m->fuse_nfrac > 50) return 0;
+    if (m->block <= 0 || (double)m->block * ldexp(1.0, m->nfrac + 2) >= 2147483648.0) return 0;
+    int lo = m->fa->emin + m->fb->emin, hi = (m->fa->emax + 1) + (m->fb->emax + 1);
+    *check = !f32_range_ok(m, lo, hi);
     return 1;
 }
 
@@ -1181,7 +1214,12 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
-        emu__gemm_kernel_f32(J->isa, &gf);
+        if (q->use_fz) {
+            gf.fuse_nfrac = m->fuse_nfrac, gf.fuse_rd = m->fuse_align == FPEMU_MMA_ALIGN_RD;
+            emu__gemm_kernel_f32f(J->isa, &gf);
+        } else {
+            emu__gemm_kernel_f32(J->isa, &gf);
+        }
         return;
     }
     gk_args g = {
@@ -1389,8 +1427,14 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE; /* (kernel_ok: pw_kernel_ok) */
     if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
+    if (isa && cfg->model.fuse_nfrac > 0) { /* (kernel_ok: fused_kernel_ok) the fused variant, or the scalar model */
+        q->use_f = q->use_fz = fused_kernel_ok(cfg, q, &check) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
+        split = 0;
+        if (!q->use_fz) isa = 0;
+    }
     q->f_split = split, q->f_check = check;
     if (isa && build_values(q)) return -1;
+    if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         free(q->avf), free(q->aw), free(q->bvf), free(q->bw), free(q->arow_sp), free(q->bcol_sp);
         q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;

@@ -68,6 +68,7 @@
 #endif
 KERNEL_ENTRY(, gk_args)
 KERNEL_ENTRY(_f32, gkf_args)
+KERNEL_ENTRY(_f32f, gkf_args)
 KERNEL_ENTRY(_grp, gkg_args)
 KERNEL_ENTRY(_fs, gkf_args)
 KERNEL_ENTRY(_ex, gkf_args)
@@ -473,6 +474,277 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
         }
     }
 }
+/* ---- the f32 kernel's fused variant: AMD CDNA3's two-stage block ----------
+ * The model (mma.c fused_sum, fuse_nfrac > 0 with one half: the mi300's
+ * f16, bf16 and xf32): per block, the products alone (c takes no part) are
+ * cut toward zero at 2^(ep - nfrac), ep their emax, and summed exactly into
+ * S; then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
+ * exponent alone when no product takes part), S * 2^(ep - nfrac) is cut to
+ * the quantum 2^(E - fuse_nfrac) and c to 2^(E - nfrac), both toward -inf
+ * (fuse_rd; toward zero otherwise), the two added exactly and rounded to
+ * nearest-even in f32; blocks chain through that result.
+ *
+ * Here pass 1 and pass 2 are the f32 kernel's with c left out: emax over
+ * the products as exponent words from thr = 2^(nfrac - 126) (which keeps
+ * 2^(nfrac - ep) a normal float, and which no product that is not zero
+ * reaches: gemm.c f32_range_ok, lo > nfrac - 126; so a word above thr
+ * means a product takes part, and then the clamp changed nothing), each
+ * term cvttps2dq((a*b) * 2^(nfrac - ep)) (exact as in the f32 kernel),
+ * summed in int32 (gemm.c fused_kernel_ok: B terms below 2^(nfrac+2) fit).
+ *
+ * The epilogue, general case, per lane in doubles: E's exponent field is
+ * the max of ep's field (0 where no product takes part) and c's (0 for a
+ * zero c); Y = floor(S * 2^(ep - nfrac - E + fuse_nfrac)) and Cq =
+ * floor(c * 2^(nfrac - E)), each the conversion of an exact integer or
+ * float to double, times a power of two built from its exponent field (E
+ * between 2^-127 and 2^128: every scale a normal double), so exact, then
+ * one floor (or trunc): exact. Both are integers: |Y| <= 2^31 *
+ * 2^(fuse_nfrac - nfrac) and |Cq| <= 2^(nfrac+1), so T = Y + Cq *
+ * 2^(fuse_nfrac - nfrac) is an integer below 2^52 (fused_kernel_ok), exact
+ * in double, as is T * 2^(E - fuse_nfrac) (a power of two, T >= 1 or 0,
+ * far inside double's range). That exact value is the model's sum; its one
+ * conversion to float rounds to nearest-even (AVX-512: explicitly;
+ * SSE2/AVX2: the default MXCSR mode, as every f32 operation of the library
+ * assumes), and that is the model's rounding where the result is a normal
+ * float.
+ *
+ * The fast path, taken for 16 lanes at once where in each a product takes
+ * part and ep - 100 <= c's exponent <= ep + fuse_nfrac - nfrac (or c = +0
+ * everywhere: the call's first block without cin): there E - ep <=
+ * fuse_nfrac - nfrac, so the cut of the sum (a multiple of 2^(ep - nfrac))
+ * at 2^(E - fuse_nfrac) is a no-op, and c's cut at 2^(E - nfrac) equals its
+ * cut at 2^(ep - nfrac) (for E = ep the same; for E > ep both are no-ops,
+ * c's last bit being at 2^(E - 23) >= 2^(ep - nfrac)). So the model's sum
+ * is (S + floor(c * 2^(nfrac - ep))) * 2^(ep - nfrac): c * 2^(nfrac - ep) is
+ * an exact f32 product (for a normal c, between 2^(nfrac - 100) and
+ * 2^(fuse_nfrac + 1); a zero c gives 0; a subnormal c is in a flagged lane),
+ * its floor exact; that integer plus S (both below 2^31) is exact in
+ * double, its conversion to float is the one rounding to nearest-even, and the times
+ * 2^(ep - nfrac) (>= 2^-126: thr) is exact unless it overflows (inf,
+ * flagged). A product-less lane may not take it: there E is c's exponent,
+ * which may lie below thr, and c must not be cut at 2^(thr - nfrac).
+ *
+ * A zero T is +0, the model's zero whenever a term is nonzero or c is +0
+ * (T is -0 only if both of its parts are: in the general case Cq = 0
+ * needs c = 0 or E = ep > c's exponent, and then Y = S * 2^(fuse_nfrac -
+ * nfrac) is exact, -0 never; in the fast path S converts to +0). A c of -0
+ * or a subnormal c coming in is flagged (its zero sign and its exponent
+ * emin), as are, in the general case, results of magnitude at most 2^-126
+ * (a guard: with products at 2^lo or above, lo >= 2 nfrac - 124
+ * (f32_range_ok), a nonzero result is at least 2^(lo - fuse_nfrac), and
+ * without products it is c) and results or c's at inf or NaN (the running
+ * max of exponent fields; an inf or NaN c never takes the fast path, its
+ * exponent being outside the window); flagged lanes are recomputed on the
+ * scalar model by the caller.
+ * No other rounding happens, so every instruction set gives the same bits. */
+#undef FZ_RD
+#undef FZ_RZ
+#if GEMM_KERNEL_PASS == 1
+#define FZ_RD(x) ({ vd8 _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_floor(_x[_l]); _r; })
+#define FZ_RZ(x) ({ vd8 _x = (x), _r; for (int _l = 0; _l < 8; _l++) _r[_l] = __builtin_trunc(_x[_l]); _r; })
+#else
+#define FZ_RD(x) VFLOOR(x)
+#define FZ_RZ(x) VTRUNC(x)
+#endif
+#undef FZ_CVTF
+#undef FZ_PD_F
+#undef FZ_PD_I
+#undef FZ_JOIN
+#if GEMM_KERNEL_PASS == 3
+/* half x (0: lanes 0-7, 1: 8-15) of 16 floats or int32 as 8 doubles; two halves of 8 floats joined */
+#define FZ_PD_F(v, x) ((vd8)_mm512_cvtps_pd((x) ? (__m256)_mm512_extractf64x4_pd((__m512d)(v), 1) : _mm512_castps512_ps256((__m512)(v))))
+#define FZ_PD_I(v, x) ((vd8)_mm512_cvtepi32_pd((x) ? _mm512_extracti64x4_epi64((__m512i)(v), 1) : _mm512_castsi512_si256((__m512i)(v))))
+#define FZ_JOIN(a, b) ((vf)_mm512_insertf64x4(_mm512_castpd256_pd512((__m256d)(a)), (__m256d)(b), 1))
+#else
+#define FZ_PD_F(v, x) ({ vf _v = (v); vhf _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
+#define FZ_PD_I(v, x) ({ vfi _v = (v); vhi _h; memcpy(&_h, (char *)&_v + 32 * (x), 32); __builtin_convertvector(_h, vd8); })
+#define FZ_JOIN(a, b) __builtin_shufflevector((a), (b), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#endif
+#undef FZ_RDF
+#undef FZ_RZF
+#if GEMM_KERNEL_PASS == 3
+#define FZ_RDF(x) ((vf)_mm512_roundscale_ps((__m512)(x), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC))
+#define FZ_RZF(x) ((vf)_mm512_roundscale_ps((__m512)(x), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC))
+#elif GEMM_KERNEL_PASS == 2
+#define FZ_RDF(x) ({ vf _x = (x), _r; __m256 _lo, _hi; memcpy(&_lo, &_x, 32); memcpy(&_hi, (char *)&_x + 32, 32);  \
+                     _lo = _mm256_round_ps(_lo, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                  \
+                     _hi = _mm256_round_ps(_hi, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);                  \
+                     memcpy(&_r, &_lo, 32); memcpy((char *)&_r + 32, &_hi, 32); _r; })
+#define FZ_RZF(x) ({ vf _x = (x), _r; __m256 _lo, _hi; memcpy(&_lo, &_x, 32); memcpy(&_hi, (char *)&_x + 32, 32);  \
+                     _lo = _mm256_round_ps(_lo, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);                     \
+                     _hi = _mm256_round_ps(_hi, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);                     \
+                     memcpy(&_r, &_lo, 32); memcpy((char *)&_r + 32, &_hi, 32); _r; })
+#else
+#define FZ_RDF(x) ({ vf _x = (x), _r; for (int _l = 0; _l < 16; _l++) _r[_l] = __builtin_floorf(_x[_l]); _r; })
+#define FZ_RZF(x) ({ vf _x = (x), _r; for (int _l = 0; _l < 16; _l++) _r[_l] = __builtin_truncf(_x[_l]); _r; })
+#endif
+#undef FZ_ALL
+#if GEMM_KERNEL_PASS == 3
+#define FZ_ALL(m) (_mm512_movepi32_mask((__m512i)(m)) == 0xFFFF)
+#elif GEMM_KERNEL_PASS == 2
+#define FZ_ALL(m) ({ vfi _m = (m); __m256i _a, _b; memcpy(&_a, &_m, 32); memcpy(&_b, (char *)&_m + 32, 32); \
+                     _mm256_movemask_ps((__m256)_mm256_and_si256(_a, _b)) == 0xFF; })
+#else
+#define FZ_ALL(m) ({ vfi _m = (m); int32_t _all = -1; for (int _l = 0; _l < 16; _l++) _all &= _m[_l]; _all != 0; })
+#endif
+#if GEMM_KERNEL_PASS == 3
+#define FZ_CVTF(v) ((vhf)_mm512_cvt_roundpd_ps((__m512d)(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define FZ_CVTF(v) __builtin_convertvector((v), vhf)
+#endif
+
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)(const gkf_args *g, const int rd) {
+    const size_t K = g->K;
+    const int nf = g->nfrac, ff = g->fuse_nfrac;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + nf) << 23); /* 2^nfrac / 2^ep = scb - ep (bits) */
+    const vw vthr = (vw){0} + (int16_t)g->thr_w;
+    const vfi vthrb = (vfi){0} + (int32_t)((uint32_t)g->thr_w << 23);
+    /* exponent fields (bias 1023) of s3 = 2^(E - ff): E's f32 field + k3; of
+     * s1 = 2^(ep - nf - E + ff): ep's - E's + k1; s2 = 2^(nf - E) as bits: k2 - s3's */
+    const vfi k3 = (vfi){0} + (1023 - 127 - ff), k1 = (vfi){0} + (1023 + ff - nf);
+    const vl8 k2 = (vl8){0} + (int64_t)((uint64_t)(2046 + nf - ff) << 52);
+    const vd8 cfac = (vd8){0} + __builtin_ldexp(1.0, ff - nf);
+    const vfu tinyb = (vfu){0} + 0x00800000u;
+    /* the fast path's window: c's exponent - ep in [-100, fuse_nfrac - nfrac] */
+    const vfu vfast = (vfu){0} + ((uint32_t)(100 + ff - nf) << 23);
+    const vfi v254 = (vfi){0} + (int32_t)(254u << 23); /* 2^ep / 2^nfrac = v254 - sc (bits) */
+
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int16_t *bwp = g->bw + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
+            float accb[RBF][PBF] __attribute__((aligned(64)));
+            int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
+            int16_t wb[RBF][PBF] __attribute__((aligned(64)));
+            /* c in; a subnormal c or a -0 starts at the inf exponent (flagged) */
+            for (int r = 0; r < RBF; r++)
+                for (int l = 0; l < PBF; l++) {
+                    float c = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+                    uint32_t u;
+                    memcpy(&u, &c, 4);
+                    accb[r][l] = c;
+                    mxb[r][l] = (u & 0x7F800000u) == 0 && u != 0 ? 0x7F800000 : 0;
+                }
+            for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
+                const int c0 = kb == g->k0 && !g->cin; /* c = +0 in every lane */
+                /* pass 1: emax of the products as biased exponent words (from thr) */
+                vw W[RBF];
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) W[r] = vthr;
+                for (int k = kb; k < ke; k++) {
+                    const vw bw = WLOAD(bwp + (size_t)k * PBF);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
+                        W[r] = WMAX(t, W[r]);
+                    }
+                }
+#pragma GCC unroll 8
+                for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+                /* pass 2, half panel by half panel: the products alone */
+                for (int h = 0; h < PBF; h += 16) {
+                    vf sc[RBF];
+                    vfi S[RBF];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vfi emp = W16TO32(&wb[r][h]) << 23;
+                        sc[r] = (vf)((vfu)vscb - (vfu)emp);
+                        S[r] = (vfi){0};
+                    }
+                    for (int k = kb; k < ke; k++) {
+                        const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                    }
+                    /* the fused epilogue */
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        vf c = FLOAD(&accb[r][h]), v;
+                        vfi cb = (vfi)c & vexpm;
+                        vfi emp = (vfi)((vfu)vscb - (vfu)sc[r]);      /* ep's f32 field (thr at least) */
+                        vf inv = (vf)((vfu)v254 - (vfu)sc[r]);        /* 2^(ep - nfrac) */
+                        vfu dd = (vfu)(cb - emp) + (100u << 23);       /* (c's exponent - ep + 100) << 23 */
+                        /* the fast path where in every lane a product takes part and dd is in
+                         * the window; or the block is the call's first and c = +0 everywhere */
+#if GEMM_KERNEL_PASS == 3
+                        const __mmask16 kp = _mm512_cmpgt_epi32_mask((__m512i)emp, (__m512i)vthrb);
+#define FZ_FAST(lim) ((uint16_t)_mm512_mask_cmple_epu32_mask(kp, (__m512i)dd, (__m512i)(lim)) == 0xFFFF)
+#else
+                        const vfi pp = (vfi)(emp > vthrb);
+#define FZ_FAST(lim) FZ_ALL(pp & (vfi)(dd <= (lim)))
+#endif
+                        if (c0 || FZ_FAST(vfast)) {
+                            /* the fast path: T = S + cut(c * 2^(nfrac - ep)) in doubles */
+                            vf xc = c * sc[r];
+                            xc = rd ? FZ_RDF(xc) : FZ_RZF(xc);
+                            vhf o0 = FZ_CVTF(FZ_PD_F(xc, 0) + FZ_PD_I(S[r], 0)), o1 = FZ_CVTF(FZ_PD_F(xc, 1) + FZ_PD_I(S[r], 1));
+                            v = FZ_JOIN(o0, o1) * inv;
+                        } else {
+                            /* the general case: E, both cuts, in doubles */
+                            emp = W16TO32(&wb[r][h]) << 23;
+                            vfi Eb = DMAX(emp & (vfi)(emp > vthrb), cb);
+                            vfi f3 = (Eb >> 23) + k3, f1 = ((emp - Eb) >> 23) + k1;
+                            vhf o[2];
+#pragma GCC unroll 2
+                            for (int x = 0; x < 2; x++) {
+                                vhi sx, f3x, f1x;
+                                vhf cx;
+                                if (x == 0) {
+                                    sx = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
+                                    f3x = __builtin_shufflevector(f3, f3, 0, 1, 2, 3, 4, 5, 6, 7);
+                                    f1x = __builtin_shufflevector(f1, f1, 0, 1, 2, 3, 4, 5, 6, 7);
+                                    cx = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+                                } else {
+                                    sx = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
+                                    f3x = __builtin_shufflevector(f3, f3, 8, 9, 10, 11, 12, 13, 14, 15);
+                                    f1x = __builtin_shufflevector(f1, f1, 8, 9, 10, 11, 12, 13, 14, 15);
+                                    cx = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+                                }
+                                vl8 b3 = __builtin_convertvector(f3x, vl8) << 52;
+                                vd8 s1 = (vd8)(__builtin_convertvector(f1x, vl8) << 52), s2 = (vd8)(k2 - b3);
+                                vd8 xs = __builtin_convertvector(sx, vd8) * s1, xc = __builtin_convertvector(cx, vd8) * s2;
+                                vd8 Y = rd ? FZ_RD(xs) : FZ_RZ(xs), Cq = rd ? FZ_RD(xc) : FZ_RZ(xc);
+                                vd8 T = Y + Cq * cfac;
+                                o[x] = FZ_CVTF(T * (vd8)b3);
+                            }
+                            v = FZ_JOIN(o[0], o[1]);
+                            /* flags: c at inf or NaN (only this path sees them: their
+                             * exponent is outside the fast path's window), a tiny result */
+                            vfi tiny = (vfi)(((vfu)v & 0x7FFFFFFFu) - 1u < tinyb); /* magnitude in (0, 2^-126] */
+                            vfi mx = DMAX(ILOAD(&mxb[r][h]), cb);
+                            mx = DMAX(mx, tiny & vexpm);
+                            memcpy(&mxb[r][h], &mx, sizeof mx);
+                        }
+#undef FZ_FAST
+                        memcpy(&accb[r][h], &v, sizeof v);
+                    }
+                }
+            }
+            /* out, and the flag where c or the result reached inf or NaN (or was flagged) */
+            for (int r = 0; r < nr; r++)
+                for (int l = 0; l < nc; l++) {
+                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
+                    uint32_t u;
+                    memcpy(&u, &accb[r][l], 4);
+                    int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
+                    g->out[o] = accb[r][l];
+                    g->flag[o] |= mx == 0x7F800000;
+                }
+        }
+    }
+}
+
+KTARGET static void CAT(KNAME, _f32f)(const gkf_args *g) {
+    if (g->fuse_rd) CAT(KNAME, _f32f_body)(g, 1);
+    else CAT(KNAME, _f32f_body)(g, 0);
+}
+
 /* ---- the group kernel: block-scaled e2m1 with the group rule (NVFP4) --------
  * The model (mma.c group_term, block_sum): per block of `block` elements
  * from the chunk start, one term per group of `group` (the scale block):

@@ -577,6 +577,164 @@ static void pw_edges(void) {
 }
 
 
+/* AMD CDNA3 (mi300: two-stage blocks, the f32 kernel's fused variant)
+ * against the scalar model: c that dominates the products (E = c's
+ * exponent, the products' sum cut toward -inf), c far below them (c cut),
+ * c of the same size, zero and negative zero c, rows and columns of zeros
+ * and all-zero blocks, results at the edges of f32's range (c subnormal or
+ * at 2^-126, products at the least exponent the kernel takes; sums past
+ * f32's max), inf/NaN in A, B and C, K of whole, partial and several K
+ * tiles (the kernel called again with c = its output), every instruction
+ * set and 1 to 3 threads, fuse_align rz; and that the fused kernel ran. */
+static void mi300_fused(void) {
+    enum { M = 19, N = 45, KMAX = 600 };
+    float *A = malloc(sizeof(float) * M * KMAX), *B = malloc(sizeof(float) * KMAX * N), *C = malloc(sizeof(float) * M * N);
+    float *D = malloc(sizeof(float) * M * N), *R = malloc(sizeof(float) * M * N);
+    static const struct { const char *fmt, *opt; } fm[] = {{"f16", NULL}, {"bf16", NULL}, {"tf32", NULL}, {"f32", NULL},
+                                                            {"f16", "rz"}, {"bf16", "rz"}};
+    static const int Ks[] = {8, 37, 300};
+    static const char *scen[] = {"c dominates", "c far below", "c alike", "zero c, -0 c, zero rows/blocks", "range edges",
+                                 "inf/NaN", "c at 2^7 and 2^8 times the products' emax"};
+    int best = -1;
+    for (size_t fi = 0; fi < sizeof fm / sizeof fm[0]; fi++)
+        for (int sc = 0; sc < 7; sc++)
+            for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+                const int K = Ks[ki];
+                if (sc == 6 && K != 8) continue; /* one block: c as chosen */
+                const int edges = sc == 4;
+                if (edges && strcmp(fm[fi].fmt, "bf16")) continue; /* only bf16 reaches f32's edges through the kernel */
+                fpemu_gemm_config cfg;
+                char err[256], what[200];
+                if (fpemu_gemm_config_init(&cfg, "mi300", fm[fi].fmt, fm[fi].fmt, err, sizeof err)) bail("%s", err);
+                if (fm[fi].opt && fpemu_mma_model_set(&cfg.model, "fuse_align", fm[fi].opt, err, sizeof err)) bail("%s", err);
+                cfg.sat = 0;
+                snprintf(what, sizeof what, "mi300 %s%s%s %dx%dx%d, %s", fm[fi].fmt, fm[fi].opt ? " fuse_align=" : "",
+                         fm[fi].opt ? fm[fi].opt : "", M, N, K, scen[sc]);
+                /* products about N(0,1), c scaled per scenario */
+                double cs = sc == 0 ? 0x1p12 : sc == 1 ? 0x1p-30 : 1;
+                for (int i = 0; i < M * K; i++) A[i] = nrand();
+                for (int i = 0; i < K * N; i++) B[i] = nrand();
+                for (int i = 0; i < M * N; i++) C[i] = (float)(nrand() * cs);
+                if (sc == 0)
+                    for (int i = 0; i < M * N; i += 3) C[i] = (float)(nrand() * 16); /* E = c's, a few bits above */
+                if (sc == 3) {
+                    for (int i = 0; i < M * N; i++) C[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? -0.0f : C[i];
+                    for (int k = 0; k < K; k++) A[2 * K + k] = 0, A[5 * K + k] = -0.0f;
+                    for (int k = 0; k < K; k++) B[(size_t)k * N + 7] = 0;
+                    for (int i = 0; i < M; i++)
+                        for (int k = 8; k < 16 && k < K; k++) A[(size_t)i * K + k] = 0; /* a block of zero products */
+                }
+                if (edges) {
+                    /* element exponents in [-38, 59]: products from 2^-76 (the
+                     * least the kernel takes) to below 2^120 (the most) */
+                    for (int i = 0; i < M; i++)
+                        for (int k = 0; k < K; k++) {
+                            int e = i == 0 ? -38 : i == 1 ? 59 : i == 2 ? 57 : -38 + (int)(urand() * 98);
+                            A[(size_t)i * K + k] = ldexpf(1.0f + (float)((i + k) % 7) / 8, e) * (k % 3 ? 1 : -1);
+                        }
+                    for (int k = 0; k < K; k++)
+                        for (int j = 0; j < N; j++) {
+                            int e = j == 0 ? -38 : j == 1 ? 59 : j == 2 ? 58 : -38 + (int)(urand() * 98);
+                            B[(size_t)k * N + j] = ldexpf(1.0f + (float)((j + 2 * k) % 4) / 4, e) * ((k + j) % 4 ? 1 : -1);
+                        }
+                    static const float ce[] = {0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-126f, 0x1.fffffep-127f, 0x1p-100f,
+                                               -0x1.000002p-110f, 0x1.234568p-104f, 0x1.fffffep127f, -0x1.fffffep127f, 0x1p127f, -0x1.8p126f, 0, -0.0f, 1};
+                    for (int i = 0; i < M * N; i++) C[i] = ce[(size_t)i % (sizeof ce / sizeof ce[0])];
+                    /* row 3: two blocks without products first, c (down to
+                     * 2^-126 and below thr) passing through them unchanged */
+                    for (int k = 0; k < 16 && k < K; k++) A[3 * K + k] = 0;
+                    /* row 4 likewise, its c's all below thr (whole panels of them) */
+                    for (int k = 0; k < 16 && k < K; k++) A[4 * K + k] = 0;
+                    for (int j = 0; j < N; j++) C[4 * N + j] = ldexpf(j % 2 ? -1.0f - 0x1p-23f * (float)j : 1.0f + 0x1p-22f * (float)j, -104 - j % 20);
+                }
+                if (sc == 6) {
+                    /* exact f16 values; per output the products' emax ep (the sum
+                     * of the exponents), and c with exponent ep + 7 (row i even:
+                     * the sum's cut at 2^(E - 31) is a no-op) or ep + 8 (odd: it
+                     * is not) */
+                    for (int i = 0; i < M * K; i++) A[i] = ldexpf(1.0f + (float)(int)(urand() * 1024) / 1024, -6 + (int)(urand() * 10)) * (urand() < 0.5 ? -1 : 1);
+                    for (int i = 0; i < K * N; i++) B[i] = ldexpf(1.0f + (float)(int)(urand() * 1024) / 1024, -6 + (int)(urand() * 10)) * (urand() < 0.5 ? -1 : 1);
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            int ep = INT_MIN;
+                            for (int k = 0; k < K; k++) {
+                                int e = ilogbf(A[(size_t)i * K + k]) + ilogbf(B[(size_t)k * N + j]);
+                                ep = e > ep ? e : ep;
+                            }
+                            C[(size_t)i * N + j] = ldexpf(1.0f + (float)(int)(urand() * 8388608) / 8388608, ep + 7 + i % 2) * (urand() < 0.5 ? -1 : 1);
+                        }
+                }
+                if (sc == 5) {
+                    A[3 * K + K / 2] = INFINITY, A[4 * K + 1] = NAN, A[6 * K] = -INFINITY;
+                    B[(size_t)(K - 1) * N + 4] = -INFINITY, B[9] = NAN;
+                    C[11] = INFINITY, C[N + 2] = -INFINITY, C[2 * N + 3] = NAN;
+                }
+                fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+                int bad = 0, notk = 0;
+                unsigned long long slow = 0;
+                if (best < 0) { /* the best level the CPU has: what isa 3 gets */
+                    fpemu_gemm_stats st;
+                    cfg.isa = 3, cfg.nthreads = 1;
+                    fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st);
+                    best = st.kernel;
+                }
+                for (int isa = 1; isa <= 3; isa++)
+                    for (int t = 1; t <= 3; t++) {
+                        fpemu_gemm_stats st;
+                        cfg.isa = isa, cfg.nthreads = t;
+                        if (fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st)) bad++;
+                        char w2[240];
+                        snprintf(w2, sizeof w2, "%s, isa %d, %d threads", what, isa, t);
+                        bad += cmp(D, R, M * N, w2);
+                        if (st.lanes != 16 || st.kernel != (isa < best ? isa : best)) notk++;
+                        if (isa == 1 && t == 1) slow = (unsigned long long)st.slow_outputs;
+                    }
+                cfg.isa = 0, cfg.nthreads = 0;
+                ok(bad == 0, "%s: == scalar model on isa 1-3, 1-3 threads (%llu outputs recomputed)", what, slow);
+                ok(notk == 0, "%s: the fused f32 kernel ran (16 lanes) at each level", what);
+            }
+    /* promotion every 64 (chunks restart from c = +0: the first-block
+     * fast path) and every 12 (not whole blocks: the scalar model) */
+    for (int pv = 0; pv < 2; pv++) {
+        fpemu_gemm_config cfg;
+        fpemu_gemm_stats st;
+        const int K = 300;
+        fpemu_gemm_config_init(&cfg, "mi300", "bf16", "bf16", NULL, 0);
+        cfg.promote = pv ? 12 : 64;
+        for (int i = 0; i < M * K; i++) A[i] = nrand();
+        for (int i = 0; i < K * N; i++) B[i] = nrand();
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        int bad = 0, lanes = 0;
+        for (int isa = 1; isa <= 3; isa++) {
+            cfg.isa = isa, cfg.nthreads = isa;
+            bad += fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st) != 0;
+            bad += cmp(D, R, M * N, pv ? "mi300 bf16 promote 12" : "mi300 bf16 promote 64");
+            lanes |= st.lanes;
+        }
+        ok(bad == 0 && lanes == (pv ? 0 : 16), "mi300 bf16 + C, promote %d: == scalar model on isa 1-3 (%s)", cfg.promote,
+           pv ? "not whole blocks: the scalar model" : "the fused kernel");
+    }
+    /* what keeps the fused kernel off: a zero product that takes part in
+     * emax (the scalar model, still equal) */
+    {
+        fpemu_gemm_config cfg;
+        fpemu_gemm_stats st;
+        const int K = 37;
+        fpemu_gemm_config_init(&cfg, "mi300", "f16", "f16", NULL, 0);
+        fpemu_mma_model_set(&cfg.model, "zero_product", "emin", NULL, 0);
+        for (int i = 0; i < M * K; i++) A[i] = i % 5 ? nrand() : 0;
+        for (int i = 0; i < K * N; i++) B[i] = nrand();
+        for (int i = 0; i < M * N; i++) C[i] = nrand();
+        fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
+        fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st);
+        ok(st.lanes == 0 && cmp(D, R, M * N, "mi300 zero_product=emin") == 0,
+           "mi300 f16 zero_product=emin: not the fused kernel (%d lanes), == scalar model", st.lanes);
+    }
+    free(A), free(B), free(C), free(D), free(R);
+}
+
+
 /* The fma-chain kernel (the reference kind fma-seq): f32, bf16 and e4m3
  * inputs with subnormal, huge and special values, C with -0, subnormals and
  * values that the products overflow past, promotion, every level and 1-3
@@ -694,6 +852,12 @@ int main(void) {
         {"mi250", "f16", "none"},    {"mi250", "bf16", "none"},     {"mi250", "bf16", "none"},
         {"mi250", "f16", "none"},    {"mi250", "f16", "tensor"},    {"mi250", "f16", "blockwise"},
         {"mi250", "bf16", "rowwise"},
+        /* AMD CDNA3 (the f32 kernel's fused variant), each with C (odd
+         * index) and without */
+        {"mi300", "f16", "none"},    {"mi300", "f16", "none"},      {"mi300", "bf16", "none"},
+        {"mi300", "bf16", "none"},   {"mi300", "tf32", "none"},     {"mi300", "f32", "none"},
+        {"mi300", "f32", "none"},    {"mi300", "tf32", "none"},     {"mi300", "f16", "tensor"},
+        {"mi300", "f16", "tensor"},  {"mi300", "bf16", "rowwise"},  {"mi300", "bf16", "rowwise"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         fpemu_gemm_config cfg;
@@ -715,6 +879,13 @@ int main(void) {
             ok(st.lanes == 16 && st.kernel >= 1 && st.slow_outputs == (ovf ? (uint64_t)M * N : 0),
                "%s: the pairwise kernel (%d lanes; %s)", what, st.lanes, ovf ? "every output flagged: inf" : "no output flagged");
         }
+        /* mi300: the fused f32 kernel; bf16 rowwise scales each row's amax
+         * to bf16's max, products beyond the f32 kernel's range: the scalar model */
+        if (!strcmp(cases[ci].model, "mi300") && strcmp(cases[ci].recipe, "rowwise"))
+            ok(st.kernel > 0 && st.lanes == 16 && st.slow_outputs < (uint64_t)M * N / 4, "%s: the fused f32 kernel (%d lanes)", what,
+               st.lanes);
+        else if (!strcmp(cases[ci].model, "mi300"))
+            ok(st.lanes == 0, "%s: data beyond the f32 kernel's range: the scalar model", what);
         /* transposed operands, 1 and 3 threads, scalar only: same bits */
         cfg.nthreads = 3;
         fpemu_gemm_f32(&cfg, M, N, K, At, M, 1, Bt, K, 1, Cuse, N, X, N, NULL);
@@ -1371,6 +1542,7 @@ int main(void) {
     fma_chain_edges();
     exact_sum_edges();
     pw_edges();
+    mi300_fused();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
