@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
         {"ada", "e4m3", "tensor"},  {"h100", "e4m3", "blockwise"}, {"b200", "e4m3", "mx-rceil"},
         {"b200", "e2m1", "nvfp4"},  {"b200", "e2m1", "mx-rceil"}, {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
         {"mi250", "f16", "none"},   {"mi250", "bf16", "none"},
-        {"mi300", "f16", "none"},   {"mi300", "bf16", "none"},
+        {"mi300", "f16", "none"},   {"mi300", "bf16", "none"},   {"pairwise", "f16", "none"},
     };
     /* --only: the rows named (every name must be a row) */
     int picked[sizeof cases / sizeof cases[0]];
@@ -241,6 +241,7 @@ int main(int argc, char **argv) {
              * b200 (NVFP4, MX), the fma chain for fma-seq, else the f32 kernel */
             const char *k16 = !strcmp(cases[ci].model, "fma-seq") ? " fma chain x16"
                               : !strcmp(cases[ci].model, "mi250")  ? " pairwise x16"
+                              : !strcmp(cases[ci].model, "pairwise") ? " tree x16"
                               : !strcmp(cases[ci].model, "mi300")  ? " f32 fused x16"
                               : !strcmp(cases[ci].model, "exact")  ? " exact sum x16"
                               : !strcmp(cases[ci].model, "b200") && !strcmp(cases[ci].fmt, "e2m1") &&

@@ -176,6 +176,7 @@ typedef struct {
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
     int use_s;              /* the fma-chain kernel (fma-seq): f32 panels */
     int use_x, x_lo, x_hi;  /* the exact-sum kernel (exact): f32 panels; its product bounds 2^lo, 2^hi */
+    int use_t;              /* the pairwise-tree kernel (pairwise, block 0): f32 panels */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
     float *avf, *bvf;
@@ -511,7 +512,7 @@ static int build_values_f(qops *q) {
     q->Np = (int)Np;
     /* the exponent words: for the f32 kernel only (the group, fma-chain and
      * exact-sum kernels read the values alone) */
-    const int words = !q->use_g && !q->use_s && !q->use_x;
+    const int words = !q->use_g && !q->use_s && !q->use_x && !q->use_t;
     q->avf = big_alloc((Mp * K + 1) * sizeof(float), 0);
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
     q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
@@ -825,6 +826,18 @@ static int ex_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *lo, in
     return ldexp((double)q->K + 1, *hi - *lo) <= ldexp(1.0, 53);
 }
 
+/* Can the pairwise-tree kernel run this model (gemm_kernel.c: the
+ * reference kind pairwise with one tree over K, no ftz, rne, f32 c and d,
+ * no block scales; every product an f32 value: inputs of at most 12 bits
+ * whose products lie between f32's least subnormal and its largest
+ * power)? */
+static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    if (m->kind != FPEMU_MMA_KIND_PAIRWISE || m->ftz || m->block != 0 || m->out_round != FPEMU_RNE || q->sa) return 0;
+    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || m->fa->p > 12 || m->fb->p > 12) return 0;
+    return (m->fa->emin - m->fa->mbits) + (m->fb->emin - m->fb->mbits) >= -149 && (m->fa->emax + 1) + (m->fb->emax + 1) <= 127;
+}
+
 /* Can the pairwise kernel (gemm_kernel.c) run this model? Blocks of at
  * most 64 products with ftz (AMD CDNA2's rule; block 0, one tree over K,
  * stays on the scalar model), RNE, f32 c and d, inputs of at most 12 bits
@@ -845,7 +858,7 @@ static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *che
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
-    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && pw_kernel_ok(cfg, q);
+    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && (pw_kernel_ok(cfg, q) || pt_kernel_ok(cfg, q));
     int lo, hi;
     if (!cfg->scalar_only && (fs_kernel_ok(cfg, q) || ex_kernel_ok(cfg, q, &lo, &hi))) return 1;
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
@@ -1185,7 +1198,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         emu__gemm_kernel_grp(J->isa, &gg);
         return;
     }
-    if (q->use_s || q->use_x) {
+    if (q->use_s || q->use_x || q->use_t) {
         gkf_args gf = {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .exlo = q->x_lo, .exhi = q->x_hi,
@@ -1193,6 +1206,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
         if (q->use_x) emu__gemm_kernel_ex(J->isa, &gf);
+        else if (q->use_t) emu__gemm_kernel_pt(J->isa, &gf);
         else emu__gemm_kernel_fs(J->isa, &gf);
         return;
     }
@@ -1364,7 +1378,7 @@ static void *run_job(void *arg) {
     const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    const int B = q->use_g ? m->group_block : q->use_s ? 1 : q->use_x ? P : m->block > 0 ? m->block : P; /* exact: one tile a chunk */
+    const int B = q->use_g ? m->group_block : q->use_s ? 1 : q->use_x || q->use_t ? P : m->block > 0 ? m->block : P; /* exact, tree: one tile a chunk */
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -1423,9 +1437,10 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->use_s = isa && fs_kernel_ok(cfg, q);
     q->use_x = isa && ex_kernel_ok(cfg, q, &q->x_lo, &q->x_hi);
-    q->use_f = q->use_g || q->use_s || q->use_x || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+    q->use_t = isa && pt_kernel_ok(cfg, q);
+    q->use_f = q->use_g || q->use_s || q->use_x || q->use_t || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
-    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE; /* (kernel_ok: pw_kernel_ok) */
+    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->use_t; /* (kernel_ok: pw_kernel_ok) */
     if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
     if (isa && cfg->model.fuse_nfrac > 0) { /* (kernel_ok: fused_kernel_ok) the fused variant, or the scalar model */
         q->use_f = q->use_fz = fused_kernel_ok(cfg, q, &check) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);

@@ -83,6 +83,11 @@ void emu__gemm_kernel_fs(int isa, const gkf_args *g);
  * args' exlo/exhi; flag: c is not a multiple of 2^lo below 2^hi, or the
  * result is inf or NaN. */
 void emu__gemm_kernel_ex(int isa, const gkf_args *g);
+/* The pairwise-tree kernel (the reference kind pairwise: one tree over the
+ * chunk, f32 rne additions, then c + tree; inputs whose products are f32
+ * values), on the same packed values; one call per chunk; flag: the result
+ * is inf or NaN. */
+void emu__gemm_kernel_pt(int isa, const gkf_args *g);
 /* The group kernel (block-scaled e2m1 with the MMA model's group rule:
  * NVFP4 on the b200), on the f32 kernel's packed values (av, bv; the
  * exponent words are not read) and the block scales as magnitudes and

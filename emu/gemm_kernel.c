@@ -73,6 +73,7 @@ KERNEL_ENTRY(_grp, gkg_args)
 KERNEL_ENTRY(_fs, gkf_args)
 KERNEL_ENTRY(_ex, gkf_args)
 KERNEL_ENTRY(_pw, gkp_args)
+KERNEL_ENTRY(_pt, gkf_args)
 
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1264,4 +1265,88 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
 #undef PW2_LOOP
 #undef PW_PLAIN
 #undef PW_FMA
+
+/* ---- the pairwise-tree kernel: the reference kind pairwise, one tree ------
+ * The model (mma.c dot_pairwise without blocks or ftz): the exact products
+ * summed as a binary tree over the chunk, [lo, hi) split at lo + (hi -
+ * lo) / 2, each addition rounded to nearest-even in f32, then d = c + tree
+ * rounded once more. Where every product is an f32 value (gemm.c
+ * pt_kernel_ok: inputs of at most 12 bits, products within f32's range
+ * down to its least subnormal), each of the model's additions is an IEEE
+ * f32 addition of two f32 values: this kernel does the same additions on 16
+ * lanes, the same tree (recursion down to four products, whose trees are
+ * written out). On AVX-512 the first addition of a pair, p0 + p1, is one
+ * fma of a1, b1 and p0: the same value, since p1 is exact. Lanes whose
+ * result is inf or NaN are flagged (the scalar model gives the NaN's
+ * encoding). One call per chunk. */
+#undef PTPAIR
+#if GEMM_KERNEL_PASS == 3
+#define PTPAIR(b0, a0, b1, a1) ((vf)_mm512_fmadd_ps((__m512)(b1), _mm512_set1_ps(a1), (__m512)((b0) * (a0))))
+#else
+#define PTPAIR(b0, a0, b1, a1) ((b0) * (a0) + (b1) * (a1))
+#endif
+
+KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
+    const int n = hi - lo;
+    if (n > 4) {
+        const int mid = lo + n / 2;
+        vf L[RBF], R[RBF];
+        CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
+        CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) out[r] = L[r] + R[r];
+        return;
+    }
+    const float *a = ap + (size_t)lo * RBF;
+    const vf b0 = FLOAD(bp + (size_t)lo * PBF);
+    if (n == 1) {
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) out[r] = b0 * a[r];
+        return;
+    }
+    const vf b1 = FLOAD(bp + (size_t)(lo + 1) * PBF);
+    if (n == 2) {
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]);
+        return;
+    }
+    const vf b2 = FLOAD(bp + (size_t)(lo + 2) * PBF);
+    if (n == 3) { /* p0 + (p1 + p2) */
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) out[r] = b0 * a[r] + PTPAIR(b1, a[RBF + r], b2, a[2 * RBF + r]);
+        return;
+    }
+    const vf b3 = FLOAD(bp + (size_t)(lo + 3) * PBF);
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
+}
+
+KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
+    const size_t K = g->K;
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            for (int h = 0; h < nc; h += 16) {
+                vf t[RBF];
+                CAT(KNAME, _pt_rec)(ap, bvp + h, g->k0, g->k1, t);
+                for (int r = 0; r < nr; r++) {
+                    float cv[16] __attribute__((aligned(64)));
+                    for (int l = 0; l < 16; l++)
+                        cv[l] = g->cin && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
+                    vf d = FLOAD(cv) + t[r];
+                    vfi e = (vfi)d & vexpm;
+                    for (int l = 0; l < 16 && h + l < nc; l++) {
+                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
+                        g->out[o] = d[l];
+                        g->flag[o] |= e[l] == 0x7F800000;
+                    }
+                }
+            }
+        }
+    }
+}
 #endif
