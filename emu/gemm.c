@@ -1024,39 +1024,44 @@ static void *pw_pack(void *arg) {
     const uint64_t *codes = pass ? q->Btc : q->Ac;
     unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
     float *v = pass ? q->bvf : q->avf;
-    int lo = PW_NONE, hi = -PW_NONE;
-    for (int r = 0; r < Rn; r++) {
-        float *x = v + (size_t)(r / P) * K * P + (size_t)(r % P);
-        const uint64_t *cr = codes + (size_t)r * K;
-        int e0 = PW_NONE, e1 = -PW_NONE;
-        unsigned char spr = 0;
-#define PW_PACK_ONE(F)                                                            \
-    do {                                                                          \
-        float f = (F);                                                            \
-        uint32_t u;                                                               \
-        memcpy(&u, &f, 4);                                                        \
-        u &= 0x7FFFFFFFu;                                                         \
-        if (u != 0 && u < thr) f = 0.0f, u = 0; /* subnormal: +0 */               \
-        x[(size_t)k * P] = f;                                                     \
-        int e = u ? (int)(u >> 23) - 127 : PW_NONE;                               \
-        e0 = e < e0 ? e : e0;                                                     \
-        e1 = u && e > e1 ? e : e1;                                                \
-    } while (0)
-        if (w->tab) {
-            const float *vf = w->tab->vf;
-            const unsigned char *tsp = w->tab->sp;
-            for (int k = 0; k < K; k++) {
-                spr |= tsp[cr[k]];
-                PW_PACK_ONE(vf[cr[k]]);
+    /* a panel at a time in runs of 64 k (the panel's lines stay in L1 while
+     * its rows fill them); per row the least and greatest magnitude bits of
+     * a nonzero value (umin of u - 1: a zero wraps to the top) */
+    uint32_t lo_u = UINT32_MAX, hi_u = 0;
+    for (int r0 = 0; r0 < Rn; r0 += P) {
+        const int nr = Rn - r0 < P ? Rn - r0 : P;
+        float *xp = v + (size_t)(r0 / P) * K * P;
+        uint32_t mn1[GEMM_F_COLS], mx[GEMM_F_COLS];
+        unsigned char spr[GEMM_F_COLS];
+        for (int l = 0; l < nr; l++) mn1[l] = UINT32_MAX, mx[l] = 0, spr[l] = 0;
+        for (int k0 = 0; k0 < K; k0 += 64) {
+            const int k1 = k0 + 64 < K ? k0 + 64 : K;
+            for (int l = 0; l < nr; l++) {
+                const uint64_t *cr = codes + (size_t)(r0 + l) * K;
+                float *x = xp + l;
+                uint32_t a = mn1[l], b = mx[l];
+                unsigned char t = 0;
+                for (int k = k0; k < k1; k++) {
+                    float f;
+                    if (w->tab) t |= w->tab->sp[cr[k]], f = w->tab->vf[cr[k]];
+                    else f = x[(size_t)k * P];
+                    uint32_t u;
+                    memcpy(&u, &f, 4);
+                    u &= 0x7FFFFFFFu;
+                    if (u - 1 < thr - 1) f = 0.0f, u = 0; /* subnormal: +0 (a zero keeps its sign) */
+                    x[(size_t)k * P] = f;
+                    a = u - 1 < a ? u - 1 : a, b = u > b ? u : b;
+                }
+                mn1[l] = a, mx[l] = b, spr[l] |= t;
             }
-        } else {
-            for (int k = 0; k < K; k++) PW_PACK_ONE(x[(size_t)k * P]);
         }
-#undef PW_PACK_ONE
-        sp[r] |= spr;
-        w->mn[r] = e0;
-        lo = e0 < lo ? e0 : lo, hi = e1 > hi ? e1 : hi;
+        for (int l = 0; l < nr; l++) {
+            sp[r0 + l] |= spr[l];
+            w->mn[r0 + l] = mx[l] ? (int)((mn1[l] + 1) >> 23) - 127 : PW_NONE;
+            lo_u = mn1[l] < lo_u ? mn1[l] : lo_u, hi_u = mx[l] > hi_u ? mx[l] : hi_u;
+        }
     }
+    int lo = hi_u ? (int)((lo_u + 1) >> 23) - 127 : PW_NONE, hi = hi_u ? (int)(hi_u >> 23) - 127 : -PW_NONE;
     w->lo = lo, w->hi = hi;
     return NULL;
 }
