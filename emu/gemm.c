@@ -1081,11 +1081,14 @@ static int build_values_pw(qops *q) {
         size_t Mp = (size_t)(M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS;
         size_t Np = (size_t)(N + GEMM_F_COLS - 1) / GEMM_F_COLS * GEMM_F_COLS;
         q->Np = (int)Np;
-        q->avf = calloc(Mp * K + 1, sizeof(float));
-        q->bvf = calloc(Np * K + 1, sizeof(float));
+        q->avf = big_alloc((Mp * K + 1) * sizeof(float), 0);
+        q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
         q->arow_sp = calloc((size_t)M + 1, 1);
         q->bcol_sp = calloc((size_t)N + 1, 1);
         if (!q->avf || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
+        /* pw_pack writes every element of a real row or column: the last panels hold the padding */
+        if (M > 0) memset(q->avf + (size_t)((M - 1) / GEMM_F_ROWS) * K * GEMM_F_ROWS, 0, (size_t)K * GEMM_F_ROWS * sizeof(float));
+        if (N > 0) memset(q->bvf + (size_t)((N - 1) / GEMM_F_COLS) * K * GEMM_F_COLS, 0, (size_t)K * GEMM_F_COLS * sizeof(float));
     }
     int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
     if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
