@@ -839,8 +839,9 @@ static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
 }
 
 /* Can the pairwise kernel (gemm_kernel.c) run this model? Blocks of at
- * most 64 products with ftz (AMD CDNA2's rule; block 0, one tree over K,
- * stays on the scalar model), RNE, f32 c and d, inputs of at most 12 bits
+ * most 64 products with ftz (AMD CDNA2's rule; block 0 with ftz, one
+ * flushed tree over K, stays on the scalar model, and the reference kind
+ * without ftz has the pairwise-tree kernel), RNE, f32 c and d, inputs of at most 12 bits
  * (products exact in f32) whose values are normal floats or subnormals
  * of the format (read as +0), no block scales (the model's scaled tree is
  * another path), chunks of whole blocks. */
