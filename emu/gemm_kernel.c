@@ -92,6 +92,7 @@ int emu__gemm_kernel_best(void) {
 #define GEMM_KERNEL_TYPES
 typedef double vd __attribute__((vector_size(64)));
 typedef int64_t vl __attribute__((vector_size(64)));
+typedef uint64_t vul __attribute__((vector_size(64)));
 typedef int32_t vi __attribute__((vector_size(32)));
 #define RB 4 /* rows per register block */
 #define VSEL(m, a, b) ((vd)(((vl)(a) & (m)) | ((vl)(b) & ~(m))))
@@ -794,13 +795,18 @@ KTARGET static void CAT(KNAME, _f32f)(const gkf_args *g) {
 #undef GTERM
 #undef GFROMD
 #undef GTOD
+#undef GADD
 #if GEMM_KERNEL_PASS == 3
 #define GACC vl
+/* (wrapping: a lane whose c is inf or NaN converts to INT64_MIN and is
+ * flagged; its sum must not be signed overflow) */
+#define GADD(s, t) ((vl)((vul)(s) + (vul)(t)))
 #define GTERM(t) ((vl)_mm512_cvttps_epi64((__m256)(t)))
 #define GFROMD(d) ((vl)_mm512_cvttpd_epi64((__m512d)(d)))
 #define GTOD(s) ((vd)_mm512_cvtepi64_pd((__m512i)(s)))
 #else
 #define GACC vd
+#define GADD(s, t) ((s) + (t))
 #define GTERM(t) GTRUNC(__builtin_convertvector((t), vd))
 #define GFROMD(d) (d)
 #define GTOD(s) ((s) + 0.0)
@@ -909,8 +915,8 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         }
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
-                            S[r][0] += GTERM(__builtin_shufflevector(t[r], t[r], 0, 1, 2, 3, 4, 5, 6, 7));
-                            S[r][1] += GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15));
+                            S[r][0] = GADD(S[r][0], GTERM(__builtin_shufflevector(t[r], t[r], 0, 1, 2, 3, 4, 5, 6, 7)));
+                            S[r][1] = GADD(S[r][1], GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15)));
                         }
                     }
                     /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
