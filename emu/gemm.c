@@ -198,10 +198,12 @@ typedef struct {
     uint32_t pw_cthr;       /* pw_select: gkp_args cthr */
 } qops;
 
+static void big_free(void *p);
+
 static void qops_free(qops *q) {
-    free(q->Ac), free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
+    big_free(q->Ac), big_free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
-    free(q->avf), free(q->aw), free(q->bvf), free(q->bw);
+    big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw);
     free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
     memset(q, 0, sizeof *q);
 }
@@ -273,23 +275,78 @@ typedef struct {
     int rc;
 } qside;
 
-/* A large work buffer (n bytes, zeroed if zero): where Linux offers
- * transparent huge pages on request, aligned to 2 MiB and asked for them,
- * so that filling it takes a fault per 2 MiB rather than per 4 KiB (the
- * GEMM's buffers are touched once per call: their page faults were about
- * a tenth of a call at n = 2048). Freed with free(). */
+/* The GEMM's large work buffers (the copied rows, the codes, the packed
+ * panels, the partial sums and flags: about 160 MB at n = 2048), with
+ * big_alloc/big_free:
+ * - blocks of 4 MiB and more are aligned to 2 MiB and, where Linux offers
+ *   transparent huge pages on request, asked for them (a fault per 2 MiB
+ *   rather than per 4 KiB);
+ * - a freed one is kept for the next call, up to WS_CAP bytes in WS_SLOTS
+ *   blocks, instead of going back to the system: memory fresh from the
+ *   system is faulted in and cleared by the kernel page by page, which took
+ *   10-34% of a call at n = 1024-2048 on the dev VM. A block is reused for
+ *   a request of at least half its size; the cache is emptied at exit.
+ * Each block starts with a 64-byte header holding its size (0: not
+ * cacheable, from malloc). */
+#define WS_MIN ((size_t)4 << 20)
+#define WS_CAP ((size_t)256 << 20)
+#define WS_SLOTS 16
+#define WS_HDR ((size_t)64)
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *ws_blk[WS_SLOTS];
+static size_t ws_len[WS_SLOTS], ws_bytes;
+
 static void *big_alloc(size_t n, int zero) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (n >= ((size_t)4 << 20)) {
-        void *p = NULL;
-        size_t rn = (n + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
-        if (posix_memalign(&p, (size_t)2 << 20, rn)) return NULL;
-        madvise(p, rn, MADV_HUGEPAGE);
-        if (zero) memset(p, 0, n);
-        return p;
+    if (n + WS_HDR < n) return NULL;
+    if (n < WS_MIN) {
+        char *b = zero ? calloc(n + WS_HDR, 1) : malloc(n + WS_HDR);
+        if (!b) return NULL;
+        *(size_t *)b = 0;
+        return b + WS_HDR;
     }
+    const size_t align = (size_t)2 << 20, rn = (n + WS_HDR + align - 1) & ~(align - 1);
+    char *b = NULL;
+    pthread_mutex_lock(&ws_lock);
+    int best = -1;
+    for (int i = 0; i < WS_SLOTS; i++)
+        if (ws_blk[i] && ws_len[i] >= rn && ws_len[i] / 2 <= rn && (best < 0 || ws_len[i] < ws_len[best])) best = i;
+    if (best >= 0) b = ws_blk[best], ws_blk[best] = NULL, ws_bytes -= ws_len[best];
+    pthread_mutex_unlock(&ws_lock);
+    if (b) {
+        if (zero) memset(b + WS_HDR, 0, n);
+        return b + WS_HDR;
+    }
+    void *v = NULL;
+    if (posix_memalign(&v, align, rn)) return NULL;
+    b = v;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(b, rn, MADV_HUGEPAGE);
 #endif
-    return zero ? calloc(n, 1) : malloc(n);
+    *(size_t *)b = rn;
+    if (zero) memset(b + WS_HDR, 0, n);
+    return b + WS_HDR;
+}
+
+static void big_free(void *p) {
+    if (!p) return;
+    char *b = (char *)p - WS_HDR;
+    size_t rn = *(size_t *)b;
+    if (rn) {
+        pthread_mutex_lock(&ws_lock);
+        int slot = -1;
+        for (int i = 0; i < WS_SLOTS && slot < 0; i++)
+            if (!ws_blk[i]) slot = i;
+        if (slot >= 0 && ws_bytes + rn <= WS_CAP) ws_blk[slot] = b, ws_len[slot] = rn, ws_bytes += rn, b = NULL;
+        pthread_mutex_unlock(&ws_lock);
+    }
+    free(b);
+}
+
+__attribute__((destructor)) static void ws_release(void) {
+    pthread_mutex_lock(&ws_lock);
+    for (int i = 0; i < WS_SLOTS; i++) free(ws_blk[i]), ws_blk[i] = NULL;
+    ws_bytes = 0;
+    pthread_mutex_unlock(&ws_lock);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -354,7 +411,7 @@ static void *quantise_side(void *arg) {
     }
     d->amax = fpemu_scaling_amax_f32(X, (size_t)R * K, 1);
     d->rc = emu__quantize(d->s, d->f, R, K, X, d->tile, d->sat, NULL, d->o, NULL, 0);
-    free(X);
+    big_free(X);
     return NULL;
 }
 
@@ -1460,7 +1517,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     if (isa && build_values(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
-        free(q->avf), free(q->aw), free(q->bvf), free(q->bw), free(q->arow_sp), free(q->bcol_sp);
+        big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);
         q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;
         q->use_f = 0;
         if (build_values(q)) return -1;
@@ -1476,10 +1533,10 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     unsigned char *flag = big_alloc((size_t)M * Np + 8, 1);
     float *acc = malloc(sizeof(float) * ((size_t)M * N + 1));
     float *cpad = NULL;
-    if (!part || !flag || !acc) { free(part), free(flag), free(acc); return -1; }
+    if (!part || !flag || !acc) { big_free(part), big_free(flag), free(acc); return -1; }
     if (isa && q->c_in_mma && C) {
         cpad = calloc((size_t)M * Np + 8, sizeof(float));
-        if (!cpad) { free(part), free(flag), free(acc); return -1; }
+        if (!cpad) { big_free(part), big_free(flag), free(acc); return -1; }
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 float c = C[(size_t)i * ldc + j];
@@ -1491,7 +1548,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     float *dbcs = NULL;
     if (isa == 3 && cfg->promote > 0 && q->K > 0) {
         dbcs = malloc(sizeof(float) * ((size_t)N + 1) * (size_t)(T < 64 ? T : 64));
-        if (!dbcs) { free(part), free(flag), free(acc), free(cpad); return -1; }
+        if (!dbcs) { big_free(part), big_free(flag), free(acc), free(cpad); return -1; }
     }
     job jobs[64];
     pthread_t th[64];
@@ -1520,7 +1577,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }
-    free(part), free(flag), free(acc), free(cpad), free(dbcs);
+    big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs);
     return 0;
 }
 
@@ -1567,8 +1624,8 @@ int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const ui
     memset(&q, 0, sizeof q);
     q.cfg = &c2, q.M = M, q.N = N, q.K = K;
     q.c_in_mma = c2.promote == 0;
-    q.Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
-    q.Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
+    q.Ac = big_alloc(sizeof(uint64_t) * ((size_t)M * K + 1), 0);
+    q.Btc = big_alloc(sizeof(uint64_t) * ((size_t)N * K + 1), 0);
     int rc = -1;
     if (!q.Ac || !q.Btc) goto out;
     /* codes masked to their fields: bits outside are ignored (fpemu.h), and
@@ -1612,8 +1669,8 @@ int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const fl
     memset(&q, 0, sizeof q);
     q.cfg = &c2, q.M = M, q.N = N, q.K = K;
     q.da = da, q.db = db, q.kb = da ? kb : 1, q.nkb = nkb, q.rowseq = rowseq;
-    q.Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1));
-    q.Btc = malloc(sizeof(uint64_t) * ((size_t)N * K + 1));
+    q.Ac = big_alloc(sizeof(uint64_t) * ((size_t)M * K + 1), 0);
+    q.Btc = big_alloc(sizeof(uint64_t) * ((size_t)N * K + 1), 0);
     int rc = -1;
     if (q.Ac && q.Btc) {
         /* values of afmt / bfmt: their codes, exactly (NONE with cfg's sat, as fpemu_gemm_f32 casts) */
