@@ -493,10 +493,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     }
 }
 /* ---- the f32 kernel's fused variant: AMD CDNA3's two-stage block ----------
- * The model (mma.c fused_sum, fuse_nfrac > 0 with one half: the mi300's
- * f16, bf16 and xf32): per block, the products alone (c takes no part) are
- * cut toward zero at 2^(ep - nfrac), ep their emax, and summed exactly into
- * S; then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
+ * The model (mma.c fused_sum, fuse_nfrac > 0: the mi300's f16, bf16, xf32
+ * and fp8): per block, the products alone (c takes no part) are cut toward
+ * zero at 2^(ep - nfrac), ep their emax, and summed exactly into S (split =
+ * 2, fp8: the even and the odd products so, each at its own emax, and each
+ * half's sum cut toward zero to the larger emax ep, then added); then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
  * exponent alone when no product takes part), S * 2^(ep - nfrac) is cut to
  * the quantum 2^(E - fuse_nfrac) and c to 2^(E - nfrac), both toward -inf
  * (fuse_rd; toward zero otherwise), the two added exactly and rounded to
@@ -509,6 +510,9 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * means a product takes part, and then the clamp changed nothing), each
  * term cvttps2dq((a*b) * 2^(nfrac - ep)) (exact as in the f32 kernel),
  * summed in int32 (gemm.c fused_kernel_ok: B terms below 2^(nfrac+2) fit).
+ * With split, two emax and two sums, one per half; each half's sum is cut
+ * to the larger emax by a logical shift of its magnitude (exact: the
+ * model's toward-zero cut), and the two added (still below 2^31).
  *
  * The epilogue, general case, per lane in doubles: E's exponent field is
  * the max of ep's field (0 where no product takes part) and c's (0 for a
@@ -536,8 +540,9 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * is (S + floor(c * 2^(nfrac - ep))) * 2^(ep - nfrac): c * 2^(nfrac - ep) is
  * an exact f32 product (for a normal c, between 2^(nfrac - 100) and
  * 2^(fuse_nfrac + 1); a zero c gives 0; a subnormal c is in a flagged lane),
- * its floor exact; that integer plus S (both below 2^31) is exact in
- * double, its conversion to float is the one rounding to nearest-even, and the times
+ * its floor exact; that integer (at most 2^(fuse_nfrac + 1) <= 2^51) plus S
+ * (below 2^31) is exact in double, its conversion to float is the one
+ * rounding to nearest-even, and the times
  * 2^(ep - nfrac) (>= 2^-126: thr) is exact unless it overflows (inf,
  * flagged). A product-less lane may not take it: there E is c's exponent,
  * which may lie below thr, and c must not be cut at 2^(thr - nfrac).
