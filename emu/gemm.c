@@ -994,8 +994,8 @@ static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split
 }
 
 /* Can the f32 kernel's fused variant (gemm_kernel.c _f32f) run this model?
- * Two-stage blocks of one half (fuse_nfrac > 0, split != 2: the mi300's
- * f16, bf16 and xf32), RZ alignment of the products, results rounded to
+ * Two-stage blocks (fuse_nfrac > 0: the mi300's f16, bf16 and xf32, and
+ * with split = 2 its fp8), RZ alignment of the products (and halves), results rounded to
  * nearest-even in f32 (c and d f32), inputs of at most 12 bits (a tf32
  * truncation of f32 inputs counts as 11), no block scales, zeros that take
  * no part in emax (a zero product below thr could otherwise decide E), and
@@ -1004,7 +1004,7 @@ static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split
  * 2^(fuse_nfrac + 1)). *check as f32_kernel_ok's. */
 static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *check) {
     const fpemu_mma_model *m = &cfg->model;
-    if (m->kind != FPEMU_MMA_KIND_BLOCK || m->fuse_nfrac <= 0 || m->split == 2 || m->group > 0) return 0;
+    if (m->kind != FPEMU_MMA_KIND_BLOCK || m->fuse_nfrac <= 0 || m->group > 0) return 0;
     if (m->align != FPEMU_MMA_ALIGN_RZ || m->fuse_align > FPEMU_MMA_ALIGN_RD || m->zero_product) return 0;
     if (m->out_round != FPEMU_RNE || m->out_mant != 23 || strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32")) return 0;
     if (q->sa || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
@@ -1295,7 +1295,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
         if (q->use_fz) {
-            gf.fuse_nfrac = m->fuse_nfrac, gf.fuse_rd = m->fuse_align == FPEMU_MMA_ALIGN_RD;
+            gf.fuse_nfrac = m->fuse_nfrac, gf.fuse_rd = m->fuse_align == FPEMU_MMA_ALIGN_RD, gf.fuse_split = m->split == 2;
             emu__gemm_kernel_f32f(J->isa, &gf);
         } else {
             emu__gemm_kernel_f32(J->isa, &gf);

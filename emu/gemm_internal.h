@@ -61,14 +61,16 @@ typedef struct gkf_args {
     float *out;
     unsigned char *flag;
     size_t ldo;
-    int fuse_nfrac, fuse_rd; /* the fused variant only (emu__gemm_kernel_f32f) */
+    int fuse_nfrac, fuse_rd, fuse_split; /* the fused variant only (emu__gemm_kernel_f32f) */
 } gkf_args;
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
 /* Its fused variant (AMD CDNA3's two-stage block: gemm.c fused_kernel_ok):
  * the same passes over the products without c, then per lane the sum cut
  * at fuse_nfrac bits and c at nfrac bits below their larger exponent
  * (toward -inf with fuse_rd, else toward zero), added, rounded to nearest
- * even in f32; split and q are not read. Flags as the f32 kernel's, and
+ * even in f32; fuse_split: the products summed first as even and odd
+ * halves at their own emax (cut toward zero to the larger); split and q
+ * are not read. Flags as the f32 kernel's, and
  * results of magnitude at most 2^-126. See gemm_kernel.c. */
 void emu__gemm_kernel_f32f(int isa, const gkf_args *g);
 /* The fma-chain kernel (the reference kind fma-seq with f32 d: a chain of

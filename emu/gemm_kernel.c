@@ -477,10 +477,11 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     }
 }
 /* ---- the f32 kernel's fused variant: AMD CDNA3's two-stage block ----------
- * The model (mma.c fused_sum, fuse_nfrac > 0 with one half: the mi300's
- * f16, bf16 and xf32): per block, the products alone (c takes no part) are
- * cut toward zero at 2^(ep - nfrac), ep their emax, and summed exactly into
- * S; then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
+ * The model (mma.c fused_sum, fuse_nfrac > 0: the mi300's f16, bf16, xf32
+ * and fp8): per block, the products alone (c takes no part) are cut toward
+ * zero at 2^(ep - nfrac), ep their emax, and summed exactly into S (split =
+ * 2, fp8: the even and the odd products so, each at its own emax, and each
+ * half's sum cut toward zero to the larger emax ep, then added); then, with E = max(ep, c's exponent) (ep alone for a zero c; c's
  * exponent alone when no product takes part), S * 2^(ep - nfrac) is cut to
  * the quantum 2^(E - fuse_nfrac) and c to 2^(E - nfrac), both toward -inf
  * (fuse_rd; toward zero otherwise), the two added exactly and rounded to
@@ -493,6 +494,9 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * means a product takes part, and then the clamp changed nothing), each
  * term cvttps2dq((a*b) * 2^(nfrac - ep)) (exact as in the f32 kernel),
  * summed in int32 (gemm.c fused_kernel_ok: B terms below 2^(nfrac+2) fit).
+ * With split, two emax and two sums, one per half; each half's sum is cut
+ * to the larger emax by a logical shift of its magnitude (exact: the
+ * model's toward-zero cut), and the two added (still below 2^31).
  *
  * The epilogue, general case, per lane in doubles: E's exponent field is
  * the max of ep's field (0 where no product takes part) and c's (0 for a
@@ -520,8 +524,9 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * is (S + floor(c * 2^(nfrac - ep))) * 2^(ep - nfrac): c * 2^(nfrac - ep) is
  * an exact f32 product (for a normal c, between 2^(nfrac - 100) and
  * 2^(fuse_nfrac + 1); a zero c gives 0; a subnormal c is in a flagged lane),
- * its floor exact; that integer plus S (both below 2^31) is exact in
- * double, its conversion to float is the one rounding to nearest-even, and the times
+ * its floor exact; that integer (at most 2^(fuse_nfrac + 1) <= 2^51) plus S
+ * (below 2^31) is exact in double, its conversion to float is the one
+ * rounding to nearest-even, and the times
  * 2^(ep - nfrac) (>= 2^-126: thr) is exact unless it overflows (inf,
  * flagged). A product-less lane may not take it: there E is c's exponent,
  * which may lie below thr, and c must not be cut at 2^(thr - nfrac).
@@ -595,7 +600,8 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #define FZ_CVTF(v) __builtin_convertvector((v), vhf)
 #endif
 
-KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)(const gkf_args *g, const int rd) {
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)(const gkf_args *g, const int rd,
+                                                                                 const int split) {
     const size_t K = g->K;
     const int nf = g->nfrac, ff = g->fuse_nfrac;
     const vfi vexpm = (vfi){0} + 0x7F800000;
@@ -622,7 +628,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
             const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
             float accb[RBF][PBF] __attribute__((aligned(64)));
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
-            int16_t wb[RBF][PBF] __attribute__((aligned(64)));
+            int16_t wb[RBF][PBF] __attribute__((aligned(64))), wb2[split ? RBF : 1][PBF] __attribute__((aligned(64)));
             /* c in; a subnormal c or a -0 starts at the inf exponent (flagged) */
             for (int r = 0; r < RBF; r++)
                 for (int l = 0; l < PBF; l++) {
@@ -635,20 +641,26 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                 const int c0 = kb == g->k0 && !g->cin; /* c = +0 in every lane */
-                /* pass 1: emax of the products as biased exponent words (from thr) */
-                vw W[RBF];
+                /* pass 1: emax of the products as biased exponent words (from thr);
+                 * split: of the even products (from the block start) in W, the odd in W2 */
+                vw W[RBF], W2[RBF];
 #pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) W[r] = vthr;
+                for (int r = 0; r < RBF; r++) W[r] = W2[r] = vthr;
                 for (int k = kb; k < ke; k++) {
                     const vw bw = WLOAD(bwp + (size_t)k * PBF);
+                    if (split && (k - kb) & 1) {
 #pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-                        vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
-                        W[r] = WMAX(t, W[r]);
+                        for (int r = 0; r < RBF; r++) W2[r] = WMAX(bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]), W2[r]);
+                    } else {
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) W[r] = WMAX(bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]), W[r]);
                     }
                 }
 #pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+                for (int r = 0; r < RBF; r++) {
+                    memcpy(wb[r], &W[r], sizeof W[r]);
+                    if (split) memcpy(wb2[r], &W2[r], sizeof W2[r]);
+                }
                 /* pass 2, half panel by half panel: the products alone */
                 for (int h = 0; h < PBF; h += 16) {
                     vf sc[RBF];
@@ -659,10 +671,44 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                         sc[r] = (vf)((vfu)vscb - (vfu)emp);
                         S[r] = (vfi){0};
                     }
-                    for (int k = kb; k < ke; k++) {
-                        const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+                    if (!split) {
+                        for (int k = kb; k < ke; k++) {
+                            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                            for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                        }
+                    } else {
+                        /* the odd products at their own emax, in S2; then each half
+                         * cut toward zero to the larger emax (the model's align RZ)
+                         * and added: exact, |S| < block * 2^(nfrac+2) */
+                        vf sc2[RBF];
+                        vfi S2[RBF];
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            sc2[r] = (vf)((vfu)vscb - (vfu)(W16TO32(&wb2[r][h]) << 23));
+                            S2[r] = (vfi){0};
+                        }
+                        for (int k = kb; k < ke; k++) {
+                            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+                            if ((k - kb) & 1) {
+#pragma GCC unroll 8
+                                for (int r = 0; r < RBF; r++) S2[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc2[r], vfi);
+                            } else {
+#pragma GCC unroll 8
+                                for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                            }
+                        }
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            vfi e0 = W16TO32(&wb[r][h]), e1 = W16TO32(&wb2[r][h]), em = DMAX(e0, e1);
+                            vfi d0 = em - e0, d1 = em - e1;
+                            vfi b0 = (vfi)(d0 > 31), b1 = (vfi)(d1 > 31); /* shifts of 31 or more: 0 */
+                            d0 = (d0 & ~b0) | (b0 & 31), d1 = (d1 & ~b1) | (b1 & 31);
+                            vfi m0 = S[r] >> 31, m1 = S2[r] >> 31; /* toward zero: magnitude shifted, sign back */
+                            vfi t0 = (vfi)((vfu)((S[r] ^ m0) - m0) >> (vfu)d0), t1 = (vfi)((vfu)((S2[r] ^ m1) - m1) >> (vfu)d1);
+                            S[r] = ((t0 ^ m0) - m0) + ((t1 ^ m1) - m1);
+                            sc[r] = (vf)((vfu)vscb - (vfu)(em << 23));
+                        }
                     }
                     /* the fused epilogue */
 #pragma GCC unroll 8
@@ -689,7 +735,6 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                             v = FZ_JOIN(o0, o1) * inv;
                         } else {
                             /* the general case: E, both cuts, in doubles */
-                            emp = W16TO32(&wb[r][h]) << 23;
                             vfi Eb = DMAX(emp & (vfi)(emp > vthrb), cb);
                             vfi f3 = (Eb >> 23) + k3, f1 = ((emp - Eb) >> 23) + k1;
                             vhf o[2];
@@ -743,8 +788,13 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
 }
 
 KTARGET static void CAT(KNAME, _f32f)(const gkf_args *g) {
-    if (g->fuse_rd) CAT(KNAME, _f32f_body)(g, 1);
-    else CAT(KNAME, _f32f_body)(g, 0);
+    if (g->fuse_split) {
+        if (g->fuse_rd) CAT(KNAME, _f32f_body)(g, 1, 1);
+        else CAT(KNAME, _f32f_body)(g, 0, 1);
+    } else {
+        if (g->fuse_rd) CAT(KNAME, _f32f_body)(g, 1, 0);
+        else CAT(KNAME, _f32f_body)(g, 0, 0);
+    }
 }
 
 /* ---- the group kernel: block-scaled e2m1 with the group rule (NVFP4) --------

@@ -591,25 +591,29 @@ static void mi300_fused(void) {
     enum { M = 19, N = 45, KMAX = 600 };
     float *A = malloc(sizeof(float) * M * KMAX), *B = malloc(sizeof(float) * KMAX * N), *C = malloc(sizeof(float) * M * N);
     float *D = malloc(sizeof(float) * M * N), *R = malloc(sizeof(float) * M * N);
-    static const struct { const char *fmt, *opt; } fm[] = {{"f16", NULL}, {"bf16", NULL}, {"tf32", NULL}, {"f32", NULL},
-                                                            {"f16", "rz"}, {"bf16", "rz"}};
+    static const struct { const char *fmt, *bfmt, *opt; } fm[] = {
+        {"f16", "f16", NULL}, {"bf16", "bf16", NULL}, {"tf32", "tf32", NULL}, {"f32", "f32", NULL}, {"f16", "f16", "rz"},
+        {"bf16", "bf16", "rz"}, {"e4m3fnuz", "e4m3fnuz", NULL}, {"e5m2fnuz", "e5m2fnuz", NULL}, {"e4m3fnuz", "e5m2fnuz", NULL}};
     static const int Ks[] = {8, 37, 300};
     static const char *scen[] = {"c dominates", "c far below", "c alike", "zero c, -0 c, zero rows/blocks", "range edges",
-                                 "inf/NaN", "c at 2^7 and 2^8 times the products' emax"};
+                                 "inf/NaN", "c at 2^7 and 2^8 times the products' emax",
+                                 "fp8 halves: even products near 2^10, odd near 2^-12"};
     int best = -1;
     for (size_t fi = 0; fi < sizeof fm / sizeof fm[0]; fi++)
-        for (int sc = 0; sc < 7; sc++)
+        for (int sc = 0; sc < 8; sc++)
             for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
                 const int K = Ks[ki];
                 if (sc == 6 && K != 8) continue; /* one block: c as chosen */
+                if (sc == 7 && !strstr(fm[fi].fmt, "fnuz")) continue; /* split = 2 (fp8) only */
                 const int edges = sc == 4;
                 if (edges && strcmp(fm[fi].fmt, "bf16")) continue; /* only bf16 reaches f32's edges through the kernel */
                 fpemu_gemm_config cfg;
                 char err[256], what[200];
-                if (fpemu_gemm_config_init(&cfg, "mi300", fm[fi].fmt, fm[fi].fmt, err, sizeof err)) bail("%s", err);
+                if (fpemu_gemm_config_init(&cfg, "mi300", fm[fi].fmt, fm[fi].bfmt, err, sizeof err)) bail("%s", err);
                 if (fm[fi].opt && fpemu_mma_model_set(&cfg.model, "fuse_align", fm[fi].opt, err, sizeof err)) bail("%s", err);
                 cfg.sat = 0;
-                snprintf(what, sizeof what, "mi300 %s%s%s %dx%dx%d, %s", fm[fi].fmt, fm[fi].opt ? " fuse_align=" : "",
+                snprintf(what, sizeof what, "mi300 %s%s%s%s%s %dx%dx%d, %s", fm[fi].fmt, strcmp(fm[fi].fmt, fm[fi].bfmt) ? " x " : "",
+                         strcmp(fm[fi].fmt, fm[fi].bfmt) ? fm[fi].bfmt : "", fm[fi].opt ? " fuse_align=" : "",
                          fm[fi].opt ? fm[fi].opt : "", M, N, K, scen[sc]);
                 /* products about N(0,1), c scaled per scenario */
                 double cs = sc == 0 ? 0x1p12 : sc == 1 ? 0x1p-30 : 1;
@@ -664,6 +668,16 @@ static void mi300_fused(void) {
                             }
                             C[(size_t)i * N + j] = ldexpf(1.0f + (float)(int)(urand() * 8388608) / 8388608, ep + 7 + i % 2) * (urand() < 0.5 ? -1 : 1);
                         }
+                }
+                if (sc == 7) {
+                    /* the odd half's sum has bits below the even half's 2^(emax -
+                     * 24): cut toward zero once, as a sum (not term by term) */
+                    for (int i = 0; i < M; i++)
+                        for (int k = 0; k < K; k++)
+                            A[(size_t)i * K + k] = ldexpf(1.0f + (float)(int)(urand() * 4) / 4, k % 2 ? -6 : 5) * (urand() < 0.5 ? -1 : 1);
+                    for (int k = 0; k < K; k++)
+                        for (int j = 0; j < N; j++)
+                            B[(size_t)k * N + j] = ldexpf(1.0f + (float)(int)(urand() * 4) / 4, k % 2 ? -6 : 5) * (urand() < 0.5 ? -1 : 1);
                 }
                 if (sc == 5) {
                     A[3 * K + K / 2] = INFINITY, A[4 * K + 1] = NAN, A[6 * K] = -INFINITY;
@@ -901,6 +915,8 @@ int main(void) {
         {"mi300", "bf16", "none"},   {"mi300", "tf32", "none"},     {"mi300", "f32", "none"},
         {"mi300", "f32", "none"},    {"mi300", "tf32", "none"},     {"mi300", "f16", "tensor"},
         {"mi300", "f16", "tensor"},  {"mi300", "bf16", "rowwise"},  {"mi300", "bf16", "rowwise"},
+        {"mi300", "e4m3fnuz", "tensor"}, {"mi300", "e4m3fnuz", "tensor"}, {"mi300", "e5m2fnuz", "none"},
+        {"mi300", "e5m2fnuz", "none"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         fpemu_gemm_config cfg;
