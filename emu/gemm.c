@@ -1177,6 +1177,7 @@ typedef struct {
     float *acc;           /* M x N promoted accumulator */
     float *cpad;          /* M x Np: C for the MMA's c (c_in_mma) */
     float *dbc;           /* N: B's decode factor of the current chunk per column (AVX-512 promotion), or NULL */
+    double *xs;           /* the exact-sum kernel's scratch (gkf_args.scratch), or NULL */
     uint64_t slow;
     int err;
 } job;
@@ -1267,7 +1268,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
     if (q->use_s || q->use_x || q->use_t) {
         gkf_args gf = {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-            .exlo = q->x_lo, .exhi = q->x_hi,
+            .exlo = q->x_lo, .exhi = q->x_hi, .scratch = J->xs,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -1550,6 +1551,11 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         dbcs = malloc(sizeof(float) * ((size_t)N + 1) * (size_t)(T < 64 ? T : 64));
         if (!dbcs) { big_free(part), big_free(flag), free(acc), free(cpad); return -1; }
     }
+    /* the exact-sum kernel's panels in double, one set per job (else a
+     * malloc per kernel call, which two threads' calls serialised on) */
+    const size_t xsn = q->use_x ? (size_t)q->K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 : 0; /* (+8: the kernel aligns it) */
+    double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
+    if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
     job jobs[64];
     pthread_t th[64];
     int rows = (M + T - 1) / T;
@@ -1560,7 +1566,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         if (i0 >= i1) break;
         jobs[nj] = (job){.q = q, .cfg = cfg, .C = C, .ldc = ldc, .D = D, .ldd = ldd, .i0 = i0, .i1 = i1, .isa = isa,
                          .part = part, .flag = flag, .acc = acc, .cpad = cpad,
-                         .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL};
+                         .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL, .xs = xs ? xs + (size_t)nj * xsn : NULL};
         nj++;
     }
     int started = 0;
@@ -1577,7 +1583,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }
-    big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs);
+    big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs), big_free(xs);
     return 0;
 }
 

@@ -1100,7 +1100,8 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
     const size_t K = g->K;
     const int kn = g->k1 - g->k0;
     const double ulo = __builtin_ldexp(1.0, g->exlo), uhi = __builtin_ldexp(1.0, g->exhi);
-    double *bd = malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * (PBF + RBF)));
+    double *raw = g->scratch ? g->scratch : malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * (PBF + RBF) + 8));
+    double *bd = raw ? (double *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : NULL; /* whole cache lines */
     if (!bd) { /* no memory: every lane to the scalar model */
         for (int i = g->i0; i < g->i1; i++)
             for (int j = g->j0; j < g->j1; j++) g->flag[(size_t)i * g->ldo + (size_t)j] = 1;
@@ -1156,7 +1157,7 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
             }
         }
     }
-    free(bd);
+    if (raw != g->scratch) free(raw);
 }
 
 /* ---- the pairwise kernel: AMD CDNA2 (mma.c dot_pairwise_blocks, ftz) -----
