@@ -106,6 +106,26 @@ static int f32_vs_ref(fpemu_gemm_config *cfg, int M, int N, int K, const float *
     return bad;
 }
 
+/* fpemu_gemm_codes on the scalar model (r), then on each kernel level (d;
+ * level 0, the best, on 3 threads): how many levels differ from r; lanes and
+ * slow outputs of the best level. */
+static int codes_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *a, const uint64_t *b, const float *c,
+                             const fpemu_format *sf, const uint64_t *sa, const uint64_t *sb, int sblock, float *d, float *r,
+                             const char *what, int *lanes, unsigned long long *slow) {
+    cfg->scalar_only = 1, cfg->nthreads = 1;
+    fpemu_gemm_codes(cfg, M, N, K, a, b, c, sf, sa, sb, sblock, r, NULL);
+    cfg->scalar_only = 0;
+    int bad = 0;
+    for (int isa = 0; isa <= 2; isa++) {
+        fpemu_gemm_stats st;
+        cfg->isa = isa, cfg->nthreads = isa ? 1 : 3;
+        bad += fpemu_gemm_codes(cfg, M, N, K, a, b, c, sf, sa, sb, sblock, d, &st) != 0 || cmp(d, r, M * N, what);
+        if (isa == 0) *lanes = st.lanes, *slow = (unsigned long long)st.slow_outputs;
+    }
+    cfg->isa = 0;
+    return bad;
+}
+
 /* The f32 kernel (16 lanes) on the presets whose formats do not prove it
  * exact (bf16, tf32: their range is checked on the data; h100 f16 and the
  * b200's 32-product blocks: block sums in two int32 halves) and on MX
@@ -331,18 +351,8 @@ static void f32_lane_edges(void) {
             fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
             for (int promo = 0; promo < 2; promo++) {
                 cfg.promote = promo ? 32 : 0;
-                cfg.scalar_only = 1, cfg.nthreads = 1;
-                fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, sa, sb, 16, r, NULL);
-                cfg.scalar_only = 0;
-                int bad = 0;
-                for (int isa = 0; isa <= 2; isa++) {
-                    fpemu_gemm_stats st;
-                    cfg.isa = isa, cfg.nthreads = isa ? 1 : 3;
-                    bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, sa, sb, 16, d, &st) != 0 || cmp(d, r, GM * GN, "group kernel");
-                    if (isa == 0) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
-                }
+                int bad = codes_every_level(&cfg, GM, GN, GK, a, b, c, e4m3, sa, sb, 16, d, r, "group kernel", &lanes, &slow);
                 if (t == 2 && !promo) bad += memcmp(&r[3 * GN + 4], &(float){0.0f}, 4) != 0; /* the case is the one meant */
-                cfg.isa = 0;
                 static const char *gw[] = {"normal scales", "scales of every class", "zero groups beside negative ones",
                                            "special c and NaN scales"};
                 ok(bad == 0 && lanes == 16, "b200 e2m1 with e4m3 scales (group rule), %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level",
@@ -366,16 +376,7 @@ static void f32_lane_edges(void) {
             uint64_t *s1 = malloc(sizeof(uint64_t) * GM * nb), *s2 = malloc(sizeof(uint64_t) * nb * GN);
             for (int i = 0; i < GM * nb; i++) s1[i] = sc_set[fpemu_random64(rs + 50, (uint64_t)i) % 12] % 0x7F;
             for (int i = 0; i < nb * GN; i++) s2[i] = sc_set[fpemu_random64(rs + 60, (uint64_t)i) % 12] % 0x7F;
-            cfg.scalar_only = 1, cfg.nthreads = 1;
-            fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, s1, s2, gp[t].sblock, r, NULL);
-            cfg.scalar_only = 0;
-            int bad = 0;
-            for (int isa = 0; isa <= 2; isa++) {
-                fpemu_gemm_stats st;
-                cfg.isa = isa, cfg.nthreads = isa ? 1 : 2;
-                bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e4m3, s1, s2, gp[t].sblock, d, &st) != 0 || cmp(d, r, GM * GN, "group parameters");
-                if (isa == 0) lanes = st.lanes;
-            }
+            int bad = codes_every_level(&cfg, GM, GN, GK, a, b, c, e4m3, s1, s2, gp[t].sblock, d, r, "group parameters", &lanes, &slow);
             ok(bad == 0 && lanes == gp[t].lanes, "group = %d, group_block = %d, group_nfrac = %d, scale blocks of %d: %d lanes (want %d), == the scalar model on every level",
                gp[t].group, gp[t].gblock, gp[t].gnfrac, gp[t].sblock, lanes, gp[t].lanes);
             free(s1), free(s2);
@@ -404,17 +405,7 @@ static void f32_lane_edges(void) {
             fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
             for (int promo = 0; promo < 2; promo++) {
                 cfg.promote = promo ? 64 : 0;
-                cfg.scalar_only = 1, cfg.nthreads = 1;
-                fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e8m0, wa, wb, 32, r, NULL);
-                cfg.scalar_only = 0;
-                int bad = 0;
-                for (int isa = 0; isa <= 2; isa++) {
-                    fpemu_gemm_stats st;
-                    cfg.isa = isa, cfg.nthreads = isa ? 1 : 3;
-                    bad += fpemu_gemm_codes(&cfg, GM, GN, GK, a, b, c, e8m0, wa, wb, 32, d, &st) != 0 || cmp(d, r, GM * GN, "group kernel, e8m0");
-                    if (isa == 0) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
-                }
-                cfg.isa = 0;
+                int bad = codes_every_level(&cfg, GM, GN, GK, a, b, c, e8m0, wa, wb, 32, d, r, "group kernel, e8m0", &lanes, &slow);
                 static const char *ww[] = {"scales near 1", "scales of every exponent", "extreme and NaN scales, special c"};
                 ok(bad == 0 && lanes == 16, "b200 e2m1 with e8m0 scales (MX, group rule), %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level",
                    ww[t], promo ? ", promote 64" : "", lanes, slow);
@@ -750,6 +741,24 @@ static void mi300_fused(void) {
 }
 
 
+/* fpemu_gemm_f32 on the scalar model's reference (r), then on each kernel
+ * level with 1 and 3 threads (d): how many runs differ from r; lanes and
+ * slow outputs of the best level on one thread. */
+static int f32_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const float *a, const float *b, const float *c, float *d,
+                           float *r, const char *what, int *lanes, unsigned long long *slow) {
+    fpemu_gemm_f32_reference(cfg, M, N, K, a, K, 0, b, N, 0, c, N, r, N, NULL);
+    int bad = 0;
+    for (int isa = 0; isa <= 2; isa++)
+        for (int th = 1; th <= 3; th += 2) {
+            fpemu_gemm_stats st;
+            cfg->isa = isa, cfg->nthreads = th;
+            bad += fpemu_gemm_f32(cfg, M, N, K, a, K, 0, b, N, 0, c, N, d, N, &st) != 0 || cmp(d, r, M * N, what);
+            if (isa == 0 && th == 1) *lanes = st.lanes, *slow = (unsigned long long)st.slow_outputs;
+        }
+    cfg->isa = 0;
+    return bad;
+}
+
 /* The fma-chain kernel (the reference kind fma-seq): f32, bf16 and e4m3
  * inputs with subnormal, huge and special values, C with -0, subnormals and
  * values that the products overflow past, promotion, every level and 1-3
@@ -774,18 +783,9 @@ static void fma_chain_edges(void) {
         if (fpemu_gemm_config_init(&cfg, "fma-seq", f, f, NULL, 0)) bail("fma-seq %s", f);
         for (int promo = 0; promo < 2; promo++) {
             cfg.promote = promo ? 64 : 0;
-            const float *Cu = promo ? NULL : c;
-            fpemu_gemm_f32_reference(&cfg, FM, FN, FK, a, FK, 0, b, FN, 0, Cu, FN, r, FN, NULL);
-            int bad = 0, lanes = -1;
+            int lanes = -1;
             unsigned long long slow = 0;
-            for (int isa = 0; isa <= 2; isa++)
-                for (int th = 1; th <= 3; th += 2) {
-                    fpemu_gemm_stats st;
-                    cfg.isa = isa, cfg.nthreads = th;
-                    bad += fpemu_gemm_f32(&cfg, FM, FN, FK, a, FK, 0, b, FN, 0, Cu, FN, d, FN, &st) != 0 || cmp(d, r, FM * FN, "fma chain");
-                    if (isa == 0 && th == 1) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
-                }
-            cfg.isa = 0;
+            int bad = f32_every_level(&cfg, FM, FN, FK, a, b, promo ? NULL : c, d, r, "fma chain", &lanes, &slow);
             ok(bad == 0 && lanes == 16, "fma-seq %s, %s%s: %d lanes, %llu scalar outputs, == the scalar model on every level and thread count", f,
                t < 3 ? "normal data" : "data from 2^-70 to 2^50 with overflow, -0 and specials", promo ? ", promote 64" : ", with C", lanes, slow);
         }
@@ -820,17 +820,9 @@ static void exact_sum_edges(void) {
         if (fpemu_gemm_config_init(&cfg, "exact", fm[t].f, fm[t].f, NULL, 0)) bail("exact %s", fm[t].f);
         for (int promo = 0; promo < 2; promo++) {
             cfg.promote = promo ? 64 : 0;
-            fpemu_gemm_f32_reference(&cfg, XM, XN, XK, a, XK, 0, b, XN, 0, c, XN, r, XN, NULL);
-            int bad = 0, lanes = -1;
+            int lanes = -1;
             unsigned long long slow = 0;
-            for (int isa = 0; isa <= 2; isa++)
-                for (int th = 1; th <= 3; th += 2) {
-                    fpemu_gemm_stats st;
-                    cfg.isa = isa, cfg.nthreads = th;
-                    bad += fpemu_gemm_f32(&cfg, XM, XN, XK, a, XK, 0, b, XN, 0, c, XN, d, XN, &st) != 0 || cmp(d, r, XM * XN, "exact sum");
-                    if (isa == 0 && th == 1) lanes = st.lanes, slow = (unsigned long long)st.slow_outputs;
-                }
-            cfg.isa = 0;
+            int bad = f32_every_level(&cfg, XM, XN, XK, a, b, c, d, r, "exact sum", &lanes, &slow);
             if (t == 0 && !promo) /* the cases are the ones meant */
                 bad += memcmp(&r[3 * XN + 5], &(float){0.0f}, 4) != 0 || !signbit(r[4 * XN + 1]) || r[5 * XN + 6] != 0x1p35f + 4096;
             ok(bad == 0 && lanes == fm[t].lanes, "exact %s%s: %d lanes (want %d), %llu scalar outputs, == the scalar model on every level and thread count",
@@ -865,14 +857,10 @@ static void pairwise_tree_edges(void) {
             if (fpemu_gemm_config_init(&cfg, "pairwise", fm[t].f, fm[t].f, NULL, 0)) bail("pairwise %s", fm[t].f);
             for (int promo = 0; promo < 2; promo++) {
                 cfg.promote = promo ? 2 : 0;
-                fpemu_gemm_f32_reference(&cfg, TM, TN, K, a, K, 0, b, TN, 0, c, TN, r, TN, NULL);
-                for (int isa = 0; isa <= 2; isa++)
-                    for (int th = 1; th <= 3; th += 2) {
-                        fpemu_gemm_stats st;
-                        cfg.isa = isa, cfg.nthreads = th;
-                        bad += fpemu_gemm_f32(&cfg, TM, TN, K, a, K, 0, b, TN, 0, c, TN, d, TN, &st) != 0 || cmp(d, r, TM * TN, "pairwise tree");
-                        if (isa == 0 && th == 1 && st.lanes != fm[t].lanes) used = 0, diag("pairwise %s K %d: %d lanes", fm[t].f, K, st.lanes);
-                    }
+                int lanes = -1;
+                unsigned long long slow = 0;
+                bad += f32_every_level(&cfg, TM, TN, K, a, b, c, d, r, "pairwise tree", &lanes, &slow);
+                if (lanes != fm[t].lanes) used = 0, diag("pairwise %s K %d: %d lanes", fm[t].f, K, lanes);
                 if (t == 1 && !promo && K == 157 && !signbit(r[2 * TN + 3])) bad++, diag("the -0 case is not one: %a", r[2 * TN + 3]); /* the case is the one meant */
                 runs++;
             }
