@@ -1380,31 +1380,55 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
 }
 #endif
 
-/* Columns [0, N16) (N rounded down to 16) of row i where there is no
- * promotion and nothing for the epilogue to do (no decode factors, C the
- * MMA's c or none, no output format), 16 at a time: finish_one's value is
- * the kernel's partial sum wherever no lane of the 16 is flagged, in an
- * inf/NaN column or with a special c (c_special); any other group goes
- * through finish_one lane by lane. Returns N16. */
-static int finish_row_plain(job *J, int i, int ch, int k0, int k1) {
+/* Columns [0, N16) (N rounded down to 16) of row i without promotion, 16
+ * at a time: where no lane of the 16 is flagged, in an inf/NaN column or
+ * with a special c (c_special), finish_one's value is epilogue() of the
+ * kernel's partial sum, made here with the same operations in the same
+ * order (the decode factors' products, C's add, the output format's
+ * rounding, elementwise); mul_nan_first orders NaN operands, so a group
+ * with a NaN partial sum or factor goes through finish_one, as does every
+ * other group, lane by lane. Returns N16. */
+static int finish_row16(job *J, int i, int ch, int k0, int k1) {
     const qops *q = J->q;
+    const fpemu_gemm_config *cfg = J->cfg;
     const int N16 = q->N / 16 * 16, Np = q->Np;
     const float *part = J->part + (size_t)i * Np;
     const unsigned char *flag = J->flag + (size_t)i * Np;
-    const float *C = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL;
+    const float *Cm = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL;  /* C as the MMA's c */
+    const float *Ca = !q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL; /* C added after */
+    const float a = q->da ? q->da[(size_t)i * q->nkb] : 1.0f;                  /* (one chunk: nkb is 1) */
     float *D = J->D + (size_t)i * J->ldd;
     for (int j = 0; j < N16; j += 16) {
         unsigned bad = 0;
         for (int l = 0; l < 16; l++) bad |= flag[j + l] | q->bcol_sp[j + l];
-        if (C)
+        if (Cm)
             for (int l = 0; l < 16; l++) {
                 uint32_t u;
-                memcpy(&u, &C[j + l], 4);
+                memcpy(&u, &Cm[j + l], 4);
                 bad |= (u & 0x7F800000u) == 0x7F800000u || u == 0x80000000u; /* c_special */
             }
-        if (!bad) memcpy(D + j, part + j, 16 * sizeof(float));
-        else
+        float x[16];
+        memcpy(x, part + j, sizeof x);
+        if (!bad && q->da) {
+            bad |= isnan(a);
+            for (int l = 0; l < 16; l++) bad |= isnan(x[l]) || isnan(q->db[(size_t)(j + l) * q->nkb]);
+            for (int l = 0; l < 16 && !bad; l++) {
+                float b = q->db[(size_t)(j + l) * q->nkb];
+                x[l] = q->rowseq ? x[l] * a * b : x[l] * (a * b);
+            }
+        }
+        if (bad) {
             for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
+            continue;
+        }
+        if (Ca)
+            for (int l = 0; l < 16; l++) x[l] = x[l] + Ca[j + l];
+        if (cfg->outfmt) {
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            fpemu_round_f32(cfg->outfmt, x, x, 16, &ctx, NULL);
+        }
+        memcpy(D + j, x, sizeof x);
     }
     return N16;
 }
@@ -1430,8 +1454,7 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
             j0 = N16;
         }
 #endif
-        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->da && !(J->C && !q->c_in_mma) && !cfg->outfmt && !q->arow_sp[i])
-            j0 = finish_row_plain(J, i, ch, k0, k1);
+        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->arow_sp[i]) j0 = finish_row16(J, i, ch, k0, k1);
         for (int j = j0; j < N; j++) finish_one(J, i, j, ch, k0, k1);
         if (last && cfg->promote > 0)
             for (int j = 0; j < N; j++) J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], J->C, J->ldc);

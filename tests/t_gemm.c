@@ -759,6 +759,48 @@ static int f32_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const fl
     return bad;
 }
 
+/* The one-chunk epilogue 16 outputs at a time (gemm.c finish_row16): the
+ * decode factors of tensor, rowwise and given scaling (rowwise multiplies
+ * by a, then b; the others by a * b), C added after the MMA, an output
+ * format, with NaN and inf in A, B and C; whole and partial groups of 16,
+ * against the scalar model and with the kernel on every level. */
+static void epilogue16_edges(void) {
+    enum { EM = 13, EN = 53, EK = 96 };
+    float *A = malloc(sizeof(float) * EM * EK), *B = malloc(sizeof(float) * EK * EN);
+    float C[EM * EN], d[EM * EN], r[EM * EN];
+    static const char *rec[] = {"tensor", "rowwise", "given", "tensor-torchao"};
+    static const char *of[] = {NULL, "bf16", "f16"};
+    int bad = 0, runs = 0;
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < EM * EK; i++) A[i] = nrand() * (1 + i % 7);
+        for (int i = 0; i < EK * EN; i++) B[i] = nrand() * 0.03f * (1 + i % 5);
+        for (int i = 0; i < EM * EN; i++) C[i] = nrand();
+        if (t) A[3 * EK + 5] = NAN, B[7 * EN + 20] = INFINITY, C[2 * EN + 33] = NAN, C[4 * EN + 1] = -INFINITY;
+        for (size_t ri = 0; ri < sizeof rec / sizeof rec[0]; ri++)
+            for (size_t oi = 0; oi < sizeof of / sizeof of[0]; oi++) {
+                fpemu_gemm_config cfg;
+                char err[200];
+                if (fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err) ||
+                    fpemu_gemm_config_set_scaling(&cfg, rec[ri], err, sizeof err))
+                    bail("%s", err);
+                if (cfg.scaling.kind == FPEMU_GEMM_SCALING_GIVEN) cfg.scaling.scale_a = 3.7f, cfg.scaling.scale_b = 90.3f;
+                cfg.outfmt = of[oi] ? fpemu_format_get(of[oi], NULL, 0) : NULL;
+                for (int withc = 0; withc < 2; withc++) {
+                    const float *Cu = withc ? C : NULL;
+                    fpemu_gemm_f32_reference(&cfg, EM, EN, EK, A, EK, 0, B, EN, 0, Cu, EN, r, EN, NULL);
+                    for (int isa = 0; isa <= 2; isa++) {
+                        cfg.isa = isa, cfg.nthreads = isa ? 1 : 2;
+                        bad += fpemu_gemm_f32(&cfg, EM, EN, EK, A, EK, 0, B, EN, 0, Cu, EN, d, EN, NULL) != 0 || cmp(d, r, EM * EN, rec[ri]);
+                    }
+                    runs++;
+                }
+            }
+    }
+    ok(bad == 0, "the one-chunk epilogue, 16 at a time: tensor, rowwise, given and torchao factors, C added, outputs in bf16 and f16, "
+                 "NaN and inf in A, B and C: == the scalar model on every level (%d runs)", runs);
+    free(A), free(B);
+}
+
 /* The fma-chain kernel (the reference kind fma-seq): f32, bf16 and e4m3
  * inputs with subnormal, huge and special values, C with -0, subnormals and
  * values that the products overflow past, promotion, every level and 1-3
@@ -1591,6 +1633,7 @@ int main(void) {
     pw_edges();
     mi300_fused();
     pairwise_tree_edges();
+    epilogue16_edges();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
