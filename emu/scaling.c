@@ -79,31 +79,36 @@ float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) {
 
 /* The largest |x| bit pattern of x[0 .. n) (the magnitude as an integer:
  * the order of non-NaN magnitudes; a NaN is above 0x7F800000), 16 lanes at
- * a time on AVX-512, four running maxima elsewhere. */
+ * a time on AVX-512 (a masked load for the last few: NVFP4 asks for blocks
+ * of 16), four running maxima elsewhere. */
 #if defined(__x86_64__) && defined(__GNUC__)
-typedef uint32_t amax_v16 __attribute__((vector_size(64)));
 __attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float *x, size_t n) {
-    amax_v16 m0 = {0}, m1 = {0};
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512i m0 = _mm512_setzero_si512(), m1 = _mm512_setzero_si512();
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        amax_v16 u0, u1;
-        memcpy(&u0, x + i, 64), memcpy(&u1, x + i + 16, 64);
-        u0 &= 0x7FFFFFFFu, u1 &= 0x7FFFFFFFu;
-        m0 = (amax_v16)_mm512_max_epu32((__m512i)m0, (__m512i)u0);
-        m1 = (amax_v16)_mm512_max_epu32((__m512i)m1, (__m512i)u1);
+        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(x + i), abs));
+        m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(x + i + 16), abs));
     }
-    uint32_t m = _mm512_reduce_max_epu32(_mm512_max_epu32((__m512i)m0, (__m512i)m1));
-    for (; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, 4);
-        u &= 0x7FFFFFFFu;
-        m = u > m ? u : m;
+    for (; i < n; i += 16) { /* the last 1-31: whole 16s, then a masked load (inactive lanes read as 0) */
+        __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_maskz_loadu_epi32(k, x + i), abs));
     }
-    return m;
+    return _mm512_reduce_max_epu32(_mm512_max_epu32(m0, m1));
 }
 #endif
 
 static uint32_t amax_bits(const float *x, size_t n) {
+    if (n < 64) { /* short arrays (NVFP4's blocks of 16): the plain loop costs less than the vector set-up */
+        uint32_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, x + i, 4);
+            u &= 0x7FFFFFFFu;
+            m = u > m ? u : m;
+        }
+        return m;
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
     static int avx512 = -1;
     if (avx512 < 0) {
