@@ -1602,7 +1602,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
     if (st) {
         st->kernel = isa;
-        st->lanes = isa ? (q->use_f ? 16 : 8) : 0; /* (the group kernel: 16 f32 lanes) */
+        st->lanes = isa ? (q->use_f ? 16 : 8) : 0; /* (use_f: every 16-lane kernel, on the f32 panels) */
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }

@@ -110,7 +110,7 @@ typedef struct fpemu_gemm_stats {
     float scale_a, scale_b;     /* per-tensor encode scales used (1 if none/not per-tensor) */
     uint64_t slow_outputs;      /* outputs recomputed on the scalar model */
     int kernel;                 /* 0 scalar, 1 sse2, 2 avx2, 3 avx512 */
-    int lanes;                  /* 16: the f32 or the group kernel, 8: the f64 kernel, 0: scalar model */
+    int lanes;                  /* 16: a 16-lane kernel (every kernel but the f64 one), 8: the f64 kernel, 0: scalar model */
 } fpemu_gemm_stats;
 
 /* Set up cfg for a model preset and element formats ("h100", "e4m3",
