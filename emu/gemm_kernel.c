@@ -302,6 +302,39 @@ typedef unsigned char vfb __attribute__((vector_size(16)));
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 
+/* The f32 kernel's (and its fused variant's) outputs of a register block:
+ * out, and the flag where c or the result reached the inf/NaN exponent
+ * (mxb: the running max of c's exponent bits, set to it for a c that is
+ * flagged from the start); 16 lanes at a time in a whole panel. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_out)(const gkf_args *g, int i0, int j0, int nr, int nc,
+                                                                               float accb[RBF][PBF], int32_t mxb[RBF][PBF]) {
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    if (nc == PBF) {
+        for (int r = 0; r < nr; r++)
+            for (int h = 0; h < PBF; h += 16) {
+                vf v = FLOAD(&accb[r][h]);
+                vfi mx = DMAX(ILOAD(&mxb[r][h]), (vfi)v & vexpm);
+                vfb bad = __builtin_convertvector(mx == vexpm, vfb) & 1;
+                size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
+                vfb f;
+                memcpy(&f, g->flag + o, sizeof f);
+                f |= bad;
+                memcpy(g->flag + o, &f, sizeof f);
+                memcpy(g->out + o, &v, sizeof v);
+            }
+        return;
+    }
+    for (int r = 0; r < nr; r++)
+        for (int l = 0; l < nc; l++) {
+            size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
+            uint32_t u;
+            memcpy(&u, &accb[r][l], 4);
+            int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
+            g->out[o] = accb[r][l];
+            g->flag[o] |= mx == 0x7F800000;
+        }
+}
+
 KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     const size_t K = g->K;
     const vfi vexpm = (vfi){0} + 0x7F800000;
@@ -449,30 +482,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 }
             }
             /* out, and the flag where c or the result reached inf or NaN (or c was tiny) */
-            if (nc == PBF) {
-                for (int r = 0; r < nr; r++)
-                    for (int h = 0; h < PBF; h += 16) {
-                        vf v = FLOAD(&accb[r][h]);
-                        vfi mx = DMAX(ILOAD(&mxb[r][h]), (vfi)v & vexpm);
-                        vfb bad = __builtin_convertvector(mx == vexpm, vfb) & 1;
-                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
-                        vfb f;
-                        memcpy(&f, g->flag + o, sizeof f);
-                        f |= bad;
-                        memcpy(g->flag + o, &f, sizeof f);
-                        memcpy(g->out + o, &v, sizeof v);
-                    }
-            } else {
-                for (int r = 0; r < nr; r++)
-                    for (int l = 0; l < nc; l++) {
-                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
-                        uint32_t u;
-                        memcpy(&u, &accb[r][l], 4);
-                        int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
-                        g->out[o] = accb[r][l];
-                        g->flag[o] |= mx == 0x7F800000;
-                    }
-            }
+            CAT(KNAME, _f32_out)(g, i0, j0, nr, nc, accb, mxb);
         }
     }
 }
@@ -774,15 +784,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                 }
             }
             /* out, and the flag where c or the result reached inf or NaN (or was flagged) */
-            for (int r = 0; r < nr; r++)
-                for (int l = 0; l < nc; l++) {
-                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + l);
-                    uint32_t u;
-                    memcpy(&u, &accb[r][l], 4);
-                    int32_t mx = mxb[r][l] > (int32_t)(u & 0x7F800000u) ? mxb[r][l] : (int32_t)(u & 0x7F800000u);
-                    g->out[o] = accb[r][l];
-                    g->flag[o] |= mx == 0x7F800000;
-                }
+            CAT(KNAME, _f32_out)(g, i0, j0, nr, nc, accb, mxb);
         }
     }
 }
