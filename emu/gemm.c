@@ -342,6 +342,12 @@ static void big_free(void *p) {
     free(b);
 }
 
+/* fork() while another thread holds ws_lock would leave it held in the
+ * child: take it around the fork, as glibc does for malloc's locks. */
+static void ws_fork_prepare(void) { pthread_mutex_lock(&ws_lock); }
+static void ws_fork_done(void) { pthread_mutex_unlock(&ws_lock); }
+__attribute__((constructor)) static void ws_init(void) { pthread_atfork(ws_fork_prepare, ws_fork_done, ws_fork_done); }
+
 __attribute__((destructor)) static void ws_release(void) {
     pthread_mutex_lock(&ws_lock);
     for (int i = 0; i < WS_SLOTS; i++) free(ws_blk[i]), ws_blk[i] = NULL;
