@@ -1345,17 +1345,10 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
 #define PTPAIR(b0, a0, b1, a1) ((b0) * (a0) + (b1) * (a1))
 #endif
 
-KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
+/* a tree of n = hi - lo <= 4 products, written out */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(const float *ap, const float *bp, int lo, int hi,
+                                                                                vf *out) {
     const int n = hi - lo;
-    if (n > 4) {
-        const int mid = lo + n / 2;
-        vf L[RBF], R[RBF];
-        CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
-        CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
-#pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) out[r] = L[r] + R[r];
-        return;
-    }
     const float *a = ap + (size_t)lo * RBF;
     const vf b0 = FLOAD(bp + (size_t)lo * PBF);
     if (n == 1) {
@@ -1378,6 +1371,24 @@ KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo
     const vf b3 = FLOAD(bp + (size_t)(lo + 3) * PBF);
 #pragma GCC unroll 8
     for (int r = 0; r < RBF; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
+}
+
+KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
+    const int n = hi - lo, mid = lo + n / 2;
+    if (n <= 4) {
+        CAT(KNAME, _pt_leaf)(ap, bp, lo, hi, out);
+        return;
+    }
+    vf L[RBF], R[RBF];
+    if (n <= 8) { /* both halves written out: no call for the last level */
+        CAT(KNAME, _pt_leaf)(ap, bp, lo, mid, L);
+        CAT(KNAME, _pt_leaf)(ap, bp, mid, hi, R);
+    } else {
+        CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
+        CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) out[r] = L[r] + R[r];
 }
 
 KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
