@@ -174,9 +174,8 @@ typedef struct {
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
-    int use_s;              /* the fma-chain kernel (fma-seq): f32 panels */
-    int use_x, x_lo, x_hi;  /* the exact-sum kernel (exact): f32 panels; its product bounds 2^lo, 2^hi */
-    int use_t;              /* the pairwise-tree kernel (pairwise, block 0): f32 panels */
+    int vk, x_lo, x_hi;     /* the kernel on values alone (values_kernel: VK_*), on the f32 panels;
+                             * the exact-sum kernel's product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
     float *avf, *bvf;
@@ -575,7 +574,7 @@ static int build_values_f(qops *q) {
     q->Np = (int)Np;
     /* the exponent words: for the f32 kernel only (the group, fma-chain and
      * exact-sum kernels read the values alone) */
-    const int words = !q->use_g && !q->use_s && !q->use_x && !q->use_t;
+    const int words = !q->use_g && !q->vk;
     q->avf = big_alloc((Mp * K + 1) * sizeof(float), 0);
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
     q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
@@ -901,6 +900,17 @@ static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     return (m->fa->emin - m->fa->mbits) + (m->fb->emin - m->fb->mbits) >= -149 && (m->fa->emax + 1) + (m->fb->emax + 1) <= 127;
 }
 
+/* The kernels that read the packed values alone (gkf_args av, bv, no
+ * exponent words): which one runs this model, if any (lo, hi: the
+ * exact-sum kernel's bounds). */
+enum { VK_NONE, VK_FS, VK_EX, VK_PT };
+static int values_kernel(const fpemu_gemm_config *cfg, const qops *q, int *lo, int *hi) {
+    if (fs_kernel_ok(cfg, q)) return VK_FS;
+    if (ex_kernel_ok(cfg, q, lo, hi)) return VK_EX;
+    if (pt_kernel_ok(cfg, q)) return VK_PT;
+    return VK_NONE;
+}
+
 /* Can the pairwise kernel (gemm_kernel.c) run this model? Blocks of at
  * most 64 products with ftz (AMD CDNA2's rule; block 0 with ftz, one
  * flushed tree over K, stays on the scalar model, and the reference kind
@@ -922,9 +932,9 @@ static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *che
 /* Can a vectorised kernel run this model? */
 static int kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
     const fpemu_mma_model *m = &cfg->model;
-    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && (pw_kernel_ok(cfg, q) || pt_kernel_ok(cfg, q));
     int lo, hi;
-    if (!cfg->scalar_only && (fs_kernel_ok(cfg, q) || ex_kernel_ok(cfg, q, &lo, &hi))) return 1;
+    if (!cfg->scalar_only && values_kernel(cfg, q, &lo, &hi)) return 1;
+    if (m->kind == FPEMU_MMA_KIND_PAIRWISE) return !cfg->scalar_only && pw_kernel_ok(cfg, q);
     if (cfg->scalar_only || m->kind != FPEMU_MMA_KIND_BLOCK || m->norm != FPEMU_MMA_NORM_END || m->chain != FPEMU_MMA_CHAIN_ROUNDED) return 0;
     if (m->fuse_nfrac > 0) { /* two-stage blocks: the f32 kernel's fused variant or nothing */
         int check;
@@ -1271,15 +1281,15 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         emu__gemm_kernel_grp(J->isa, &gg);
         return;
     }
-    if (q->use_s || q->use_x || q->use_t) {
+    if (q->vk) {
         gkf_args gf = {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .exlo = q->x_lo, .exhi = q->x_hi, .scratch = J->xs,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
-        if (q->use_x) emu__gemm_kernel_ex(J->isa, &gf);
-        else if (q->use_t) emu__gemm_kernel_pt(J->isa, &gf);
+        if (q->vk == VK_EX) emu__gemm_kernel_ex(J->isa, &gf);
+        else if (q->vk == VK_PT) emu__gemm_kernel_pt(J->isa, &gf);
         else emu__gemm_kernel_fs(J->isa, &gf);
         return;
     }
@@ -1474,7 +1484,7 @@ static void *run_job(void *arg) {
     const fpemu_mma_model *m = &cfg->model;
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
-    const int B = q->use_g ? m->group_block : q->use_s ? 1 : q->use_x || q->use_t ? P : m->block > 0 ? m->block : P; /* exact, tree: one tile a chunk */
+    const int B = q->use_g ? m->group_block : q->vk == VK_FS ? 1 : q->vk ? P : m->block > 0 ? m->block : P; /* exact, tree: one tile a chunk */
     const int ktile = q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -1531,12 +1541,10 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
     int split = 0, check = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
-    q->use_s = isa && fs_kernel_ok(cfg, q);
-    q->use_x = isa && ex_kernel_ok(cfg, q, &q->x_lo, &q->x_hi);
-    q->use_t = isa && pt_kernel_ok(cfg, q);
-    q->use_f = q->use_g || q->use_s || q->use_x || q->use_t || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+    q->vk = isa ? values_kernel(cfg, q, &q->x_lo, &q->x_hi) : VK_NONE;
+    q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
-    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->use_t; /* (kernel_ok: pw_kernel_ok) */
+    q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->vk; /* (kernel_ok: pw_kernel_ok) */
     if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
     if (isa && cfg->model.fuse_nfrac > 0) { /* (kernel_ok: fused_kernel_ok) the fused variant, or the scalar model */
         q->use_f = q->use_fz = fused_kernel_ok(cfg, q, &check) && (cfg->promote == 0 || cfg->promote % cfg->model.block == 0);
@@ -1582,7 +1590,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     }
     /* the exact-sum kernel's panels in double, one set per job (else a
      * malloc per kernel call, which two threads' calls serialised on) */
-    const size_t xsn = q->use_x ? (size_t)q->K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 : 0; /* (+8: the kernel aligns it) */
+    const size_t xsn = q->vk == VK_EX ? (size_t)q->K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 : 0; /* (+8: the kernel aligns it) */
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
     job jobs[64];
