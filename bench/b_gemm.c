@@ -237,8 +237,9 @@ int main(int argc, char **argv) {
             double scale = (double)n * n * n / ((double)nn * nn * nn);
             static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512"};
             char kern[64];
-            /* which 16-lane kernel: the group kernel for block-scaled e2m1 on the
-             * b200 (NVFP4, MX), the fma chain for fma-seq, else the f32 kernel */
+            /* which 16-lane kernel, by row (the stats say only how many lanes):
+             * the reference kinds' and the AMD presets' own, the group kernel
+             * for block-scaled e2m1 on the b200 (NVFP4, MX), else the f32 kernel */
             const char *k16 = !strcmp(cases[ci].model, "fma-seq") ? " fma chain x16"
                               : !strcmp(cases[ci].model, "mi250")  ? " pairwise x16"
                               : !strcmp(cases[ci].model, "pairwise") ? " tree x16"

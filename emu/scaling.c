@@ -78,9 +78,9 @@ float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) {
 }
 
 /* The largest |x| bit pattern of x[0 .. n) (the magnitude as an integer:
- * the order of non-NaN magnitudes; a NaN is above 0x7F800000), 16 lanes at
- * a time on AVX-512 (a masked load for the last few: NVFP4 asks for blocks
- * of 16), four running maxima elsewhere. */
+ * the order of non-NaN magnitudes; a NaN is above 0x7F800000): 16 lanes at
+ * a time on AVX-512 (a masked load for the last few), a plain loop
+ * elsewhere. */
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float *x, size_t n) {
     const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
@@ -99,41 +99,18 @@ __attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float 
 #endif
 
 static uint32_t amax_bits(const float *x, size_t n) {
-    if (n < 64) { /* short arrays (NVFP4's blocks of 16): the plain loop costs less than the vector set-up */
-        uint32_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, x + i, 4);
-            u &= 0x7FFFFFFFu;
-            m = u > m ? u : m;
-        }
-        return m;
-    }
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int avx512 = -1;
-    if (avx512 < 0) {
-        __builtin_cpu_init();
-        avx512 = __builtin_cpu_supports("avx512f") != 0;
-    }
-    if (avx512) return amax_bits_avx512(x, n);
+    /* (short arrays, NVFP4's blocks of 16: the plain loop costs less than the vector set-up) */
+    if (n >= 64 && __builtin_cpu_supports("avx512f")) return amax_bits_avx512(x, n);
 #endif
-    uint32_t m[4] = {0, 0, 0, 0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int l = 0; l < 4; l++) {
-            uint32_t u;
-            memcpy(&u, x + i + l, 4);
-            u &= 0x7FFFFFFFu;
-            m[l] = u > m[l] ? u : m[l];
-        }
-    for (; i < n; i++) {
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, x + i, 4);
         u &= 0x7FFFFFFFu;
-        m[0] = u > m[0] ? u : m[0];
+        m = u > m ? u : m;
     }
-    uint32_t a = m[0] > m[1] ? m[0] : m[1], b = m[2] > m[3] ? m[2] : m[3];
-    return a > b ? a : b;
+    return m;
 }
 
 float fpemu_scaling_amax_f32(const float *x, size_t n, size_t stride) {
