@@ -799,6 +799,41 @@ KTARGET static void CAT(KNAME, _f32f)(const gkf_args *g) {
     }
 }
 
+/* ---- c in and results out, 16 lanes of a row at a time --------------------
+ * (the group, fma-chain, exact-sum and pairwise-tree kernels) */
+/* c of row i, columns j .. j + 16 of which the first n are real (the rest,
+ * and all of them without cin, +0) */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _c16)(vf *c, const float *cin, size_t ldc, int i, int j,
+                                                                           int n) {
+    *c = (vf){0};
+    if (!cin) return;
+    const float *src = cin + (size_t)i * ldc + (size_t)j;
+    if (n >= 16) memcpy(c, src, sizeof *c);
+    else
+        for (int l = 0; l < n; l++) (*c)[l] = src[l];
+}
+
+/* v to out (row i, columns j .. j + min(n, 16)), and the flag OR-ed with 1
+ * where a lane of bad is set or v is inf or NaN (a guard: the fma-chain,
+ * exact-sum and tree kernels make no NaN from finite inputs, and inf is
+ * the model's inf; a NaN would take the scalar model's encoding) */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _out16)(float *out, unsigned char *flag, size_t ldo, int i,
+                                                                             int j, int n, const vf *vp, const vfi *bad) {
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    const vf v = *vp;
+    const vfb b8 = __builtin_convertvector((*bad != 0) | (((vfi)v & vexpm) == vexpm), vfb) & 1;
+    const size_t o = (size_t)i * ldo + (size_t)j;
+    if (n >= 16) {
+        vfb f;
+        memcpy(&f, flag + o, sizeof f);
+        f |= b8;
+        memcpy(flag + o, &f, sizeof f);
+        memcpy(out + o, &v, sizeof v);
+        return;
+    }
+    for (int l = 0; l < n; l++) out[o + (size_t)l] = v[l], flag[o + (size_t)l] |= b8[l];
+}
+
 /* ---- the group kernel: block-scaled e2m1 with the group rule (NVFP4) --------
  * The model (mma.c group_term, block_sum): per block of `block` elements
  * from the chunk start, one term per group of `group` (the scale block):
@@ -887,11 +922,9 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                 float accb[RBF][16] __attribute__((aligned(64)));
                 vfi bad[RBF];
                 for (int r = 0; r < RBF; r++) {
-                    if (g->cin && r < nr && h + 16 <= nc)
-                        memcpy(accb[r], g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h), sizeof accb[r]);
-                    else
-                        for (int l = 0; l < 16; l++)
-                            accb[r][l] = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
+                    vf c;
+                    CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
+                    memcpy(accb[r], &c, sizeof c);
                     bad[r] = (vfi){0};
                 }
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
@@ -989,20 +1022,10 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                         bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
                     }
                 }
+                /* (an inf or NaN result is in bad already: outside the normal range) */
                 for (int r = 0; r < nr; r++) {
-                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
-                    if (h + 16 <= nc) {
-                        vfb f, b8 = __builtin_convertvector(bad[r] != 0, vfb) & 1;
-                        memcpy(&f, g->flag + o, sizeof f);
-                        f |= b8;
-                        memcpy(g->flag + o, &f, sizeof f);
-                        memcpy(g->out + o, accb[r], sizeof accb[r]);
-                        continue;
-                    }
-                    for (int l = 0; l < 16 && h + l < nc; l++) {
-                        g->out[o + (size_t)l] = accb[r][l];
-                        g->flag[o + (size_t)l] |= bad[r][l] != 0;
-                    }
+                    const vf v = FLOAD(accb[r]);
+                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &bad[r]);
                 }
             }
         }
@@ -1027,24 +1050,18 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
 
 KTARGET static void CAT(KNAME, _fs)(const gkf_args *g) {
     const size_t K = g->K;
-    const vfi vexpm = (vfi){0} + 0x7F800000;
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
-            float accb[RBF][PBF] __attribute__((aligned(64)));
-            for (int r = 0; r < RBF; r++) {
-                if (g->cin && r < nr && nc == PBF)
-                    memcpy(accb[r], g->cin + (size_t)(i0 + r) * g->ldc + (size_t)j0, sizeof accb[r]);
-                else
-                    for (int l = 0; l < PBF; l++)
-                        accb[r][l] = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
-            }
             vf d0[RBF], d1[RBF];
 #pragma GCC unroll 8
-            for (int r = 0; r < RBF; r++) d0[r] = FLOAD(&accb[r][0]), d1[r] = FLOAD(&accb[r][16]);
+            for (int r = 0; r < RBF; r++) {
+                const float *cin = r < nr ? g->cin : NULL;
+                CAT(KNAME, _c16)(&d0[r], cin, g->ldc, i0 + r, j0, nc), CAT(KNAME, _c16)(&d1[r], cin, g->ldc, i0 + r, j0 + 16, nc - 16);
+            }
             for (int k = g->k0; k < g->k1; k++) {
                 const vf b0 = FLOAD(bvp + (size_t)k * PBF), b1 = FLOAD(bvp + (size_t)k * PBF + 16);
 #pragma GCC unroll 8
@@ -1054,24 +1071,10 @@ KTARGET static void CAT(KNAME, _fs)(const gkf_args *g) {
                     d1[r] = FSFMA(b1, a, d1[r]);
                 }
             }
+            const vfi none = (vfi){0};
             for (int r = 0; r < nr; r++) {
-                memcpy(&accb[r][0], &d0[r], sizeof d0[r]), memcpy(&accb[r][16], &d1[r], sizeof d1[r]);
-                for (int h = 0; h < PBF; h += 16) {
-                    size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h);
-                    vfi e = ILOAD(&accb[r][h]) & vexpm;
-                    if (h + 16 <= nc) {
-                        vfb f, bad = __builtin_convertvector(e == vexpm, vfb) & 1;
-                        memcpy(&f, g->flag + o, sizeof f);
-                        f |= bad;
-                        memcpy(g->flag + o, &f, sizeof f);
-                        memcpy(g->out + o, &accb[r][h], 16 * sizeof(float));
-                    } else {
-                        for (int l = 0; h + l < nc && l < 16; l++) {
-                            g->out[o + (size_t)l] = accb[r][h + l];
-                            g->flag[o + (size_t)l] |= e[l] == 0x7F800000;
-                        }
-                    }
-                }
+                CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0, nc, &d0[r], &none);
+                if (nc > 16) CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + 16, nc - 16, &d1[r], &none);
             }
         }
     }
@@ -1128,14 +1131,15 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
             }
             for (int h = 0; h < nc; h += 16) {
                 vd d0[RBF], d1[RBF];
-                unsigned char cbad[RBF][16];
+                vfi cbad[RBF];
                 for (int r = 0; r < RBF; r++) {
+                    vf c;
+                    CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
                     double cv[16];
                     for (int l = 0; l < 16; l++) {
-                        float c = g->cin && r < nr && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
-                        double q = (double)c / ulo; /* exact: a power of two */
-                        cbad[r][l] = !(__builtin_fabs(c) < uhi) || q != __builtin_trunc(q);
-                        cv[l] = cbad[r][l] ? 0.0 : c;
+                        double q = (double)c[l] / ulo; /* exact: a power of two */
+                        cbad[r][l] = !(__builtin_fabs(c[l]) < uhi) || q != __builtin_trunc(q);
+                        cv[l] = cbad[r][l] ? 0.0 : c[l];
                     }
                     memcpy(&d0[r], cv, sizeof d0[r]), memcpy(&d1[r], cv + 8, sizeof d1[r]);
                 }
@@ -1149,13 +1153,12 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
                         d1[r] = EXFMA(b1, ad[r], d1[r]);
                     }
                 }
-                for (int r = 0; r < nr; r++)
-                    for (int l = 0; l < 16 && h + l < nc; l++) {
-                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
-                        float v = (float)(l < 8 ? d0[r][l] : d1[r][l - 8]);
-                        g->out[o] = v;
-                        g->flag[o] |= cbad[r][l] || !(__builtin_fabsf(v) <= 3.40282347e38f);
-                    }
+                for (int r = 0; r < nr; r++) {
+                    /* the one rounding: each double (exact) to float */
+                    const vf v = __builtin_shufflevector(__builtin_convertvector(d0[r], vhf), __builtin_convertvector(d1[r], vhf), 0, 1,
+                                                         2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &cbad[r]);
+                }
             }
         }
     }
@@ -1393,7 +1396,6 @@ KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo
 
 KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
     const size_t K = g->K;
-    const vfi vexpm = (vfi){0} + 0x7F800000;
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
@@ -1404,16 +1406,11 @@ KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
                 vf t[RBF];
                 CAT(KNAME, _pt_rec)(ap, bvp + h, g->k0, g->k1, t);
                 for (int r = 0; r < nr; r++) {
-                    float cv[16] __attribute__((aligned(64)));
-                    for (int l = 0; l < 16; l++)
-                        cv[l] = g->cin && h + l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + h + l)] : 0.0f;
-                    vf d = FLOAD(cv) + t[r];
-                    vfi e = (vfi)d & vexpm;
-                    for (int l = 0; l < 16 && h + l < nc; l++) {
-                        size_t o = (size_t)(i0 + r) * g->ldo + (size_t)(j0 + h + l);
-                        g->out[o] = d[l];
-                        g->flag[o] |= e[l] == 0x7F800000;
-                    }
+                    vf d;
+                    CAT(KNAME, _c16)(&d, g->cin, g->ldc, i0 + r, j0 + h, nc - h);
+                    d = d + t[r];
+                    const vfi none = (vfi){0};
+                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &d, &none);
                 }
             }
         }

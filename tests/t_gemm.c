@@ -30,6 +30,15 @@ static int cmp(const float *x, const float *y, int n, const char *what) {
     return bad;
 }
 
+/* cmp, NaNs included: their sign and payload too (the kernels flag a NaN
+ * lane, so that the scalar model gives its encoding) */
+static int cmp_bits(const float *x, const float *y, int n, const char *what) {
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (memcmp(&x[i], &y[i], 4) && bad++ < 3) diag("%s: element %d: %a vs %a (bits differ)", what, i, x[i], y[i]);
+    return bad;
+}
+
 /* Direct loop for recipe "tensor" (TE current scaling), independent of gemm.c. */
 static void direct_tensor(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
     const fpemu_mma_model *m = &cfg->model;
@@ -752,7 +761,7 @@ static int f32_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const fl
         for (int th = 1; th <= 3; th += 2) {
             fpemu_gemm_stats st;
             cfg->isa = isa, cfg->nthreads = th;
-            bad += fpemu_gemm_f32(cfg, M, N, K, a, K, 0, b, N, 0, c, N, d, N, &st) != 0 || cmp(d, r, M * N, what);
+            bad += fpemu_gemm_f32(cfg, M, N, K, a, K, 0, b, N, 0, c, N, d, N, &st) != 0 || cmp_bits(d, r, M * N, what);
             if (isa == 0 && th == 1) *lanes = st.lanes, *slow = (unsigned long long)st.slow_outputs;
         }
     cfg->isa = 0;
