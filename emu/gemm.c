@@ -1241,18 +1241,30 @@ static float chunk_dq(const qops *q, int i, int j, int k0) {
     return mul_nan_first(q->da[(size_t)i * q->nkb + b], q->db[(size_t)j * q->nkb + b]);
 }
 
-/* The final f32 value of output (i, j) from its accumulated MMA result. */
-static inline float epilogue(const qops *q, const fpemu_gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
+/* The final f32 values of outputs (i, j .. j + n) from their accumulated
+ * MMA results x (in place): one owner of the epilogue's operations, for
+ * one output (epilogue) or a run of them (finish_row16). */
+static inline void epilogue_n(const qops *q, const fpemu_gemm_config *cfg, int i, int j, float *x, int n, const float *C,
+                              int ldc) {
     if (cfg->promote == 0 && q->da) { /* one chunk: dequantise here (nkb is 1) */
-        float a = q->da[(size_t)i * q->nkb], b = q->db[(size_t)j * q->nkb];
-        x = q->rowseq ? mul_nan_first(mul_nan_first(x, a), b) : mul_nan_first(x, mul_nan_first(a, b));
+        const float a = q->da[(size_t)i * q->nkb];
+        for (int l = 0; l < n; l++) {
+            const float b = q->db[(size_t)(j + l) * q->nkb];
+            x[l] = q->rowseq ? mul_nan_first(mul_nan_first(x[l], a), b) : mul_nan_first(x[l], mul_nan_first(a, b));
+        }
     }
-    if (C && !q->c_in_mma) x = x + C[(size_t)i * ldc + j];
+    if (C && !q->c_in_mma)
+        for (int l = 0; l < n; l++) x[l] = x[l] + C[(size_t)i * ldc + (size_t)(j + l)];
     if (cfg->outfmt) {
         fpemu_ctx ctx;
         fpemu_ctx_init(&ctx);
-        fpemu_round_f32(cfg->outfmt, &x, &x, 1, &ctx, NULL);
+        fpemu_round_f32(cfg->outfmt, x, x, (size_t)n, &ctx, NULL);
     }
+}
+
+/* The final f32 value of output (i, j) from its accumulated MMA result. */
+static inline float epilogue(const qops *q, const fpemu_gemm_config *cfg, int i, int j, float x, const float *C, int ldc) {
+    epilogue_n(q, cfg, i, j, &x, 1, C, ldc);
     return x;
 }
 
@@ -1398,52 +1410,26 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
 
 /* Columns [0, N16) (N rounded down to 16) of row i without promotion, 16
  * at a time: where no lane of the 16 is flagged, in an inf/NaN column or
- * with a special c (c_special), finish_one's value is epilogue() of the
- * kernel's partial sum, made here with the same operations in the same
- * order (the decode factors' products, C's add, the output format's
- * rounding, elementwise); mul_nan_first orders NaN operands, so a group
- * with a NaN partial sum or factor goes through finish_one, as does every
- * other group, lane by lane. Returns N16. */
+ * with a special c (c_special), the kernel's partial sums through
+ * epilogue_n, finish_one's values without its checks lane by lane; any
+ * other group goes through finish_one. Returns N16. */
 static int finish_row16(job *J, int i, int ch, int k0, int k1) {
     const qops *q = J->q;
-    const fpemu_gemm_config *cfg = J->cfg;
     const int N16 = q->N / 16 * 16, Np = q->Np;
     const float *part = J->part + (size_t)i * Np;
     const unsigned char *flag = J->flag + (size_t)i * Np;
-    const float *Cm = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL;  /* C as the MMA's c */
-    const float *Ca = !q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL; /* C added after */
-    const float a = q->da ? q->da[(size_t)i * q->nkb] : 1.0f;                  /* (one chunk: nkb is 1) */
+    const float *Cm = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL; /* C as the MMA's c */
     float *D = J->D + (size_t)i * J->ldd;
     for (int j = 0; j < N16; j += 16) {
         unsigned bad = 0;
-        for (int l = 0; l < 16; l++) bad |= flag[j + l] | q->bcol_sp[j + l];
-        if (Cm)
-            for (int l = 0; l < 16; l++) {
-                uint32_t u;
-                memcpy(&u, &Cm[j + l], 4);
-                bad |= (u & 0x7F800000u) == 0x7F800000u || u == 0x80000000u; /* c_special */
-            }
-        float x[16];
-        memcpy(x, part + j, sizeof x);
-        if (!bad && q->da) {
-            bad |= isnan(a);
-            for (int l = 0; l < 16; l++) bad |= isnan(x[l]) || isnan(q->db[(size_t)(j + l) * q->nkb]);
-            for (int l = 0; l < 16 && !bad; l++) {
-                float b = q->db[(size_t)(j + l) * q->nkb];
-                x[l] = q->rowseq ? x[l] * a * b : x[l] * (a * b);
-            }
-        }
+        for (int l = 0; l < 16; l++) bad |= flag[j + l] | q->bcol_sp[j + l] | (Cm && c_special(Cm[j + l]));
         if (bad) {
             for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
             continue;
         }
-        if (Ca)
-            for (int l = 0; l < 16; l++) x[l] = x[l] + Ca[j + l];
-        if (cfg->outfmt) {
-            fpemu_ctx ctx;
-            fpemu_ctx_init(&ctx);
-            fpemu_round_f32(cfg->outfmt, x, x, 16, &ctx, NULL);
-        }
+        float x[16];
+        memcpy(x, part + j, sizeof x);
+        epilogue_n(q, J->cfg, i, j, x, 16, J->C, J->ldc);
         memcpy(D + j, x, sizeof x);
     }
     return N16;
