@@ -56,7 +56,7 @@ typedef struct gkf_args {
     int block, nfrac, q, thr_w;
     int split;         /* sum each block in two halves (int32 each) and flag lanes whose total leaves int32 */
     int exlo, exhi;    /* the exact-sum kernel: products are multiples of 2^exlo below 2^exhi */
-    double *scratch;   /* the exact-sum kernel: K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 doubles, or NULL (it allocates) */
+    double *scratch;   /* the exact-sum kernel: (k1 - k0) * (GEMM_F_COLS + GEMM_F_ROWS) + 8 doubles (the driver's, per job) */
     const float *cin;
     size_t ldc;
     float *out;

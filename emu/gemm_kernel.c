@@ -19,7 +19,6 @@
  * The file includes itself once per instruction set (GEMM_KERNEL_PASS). */
 #ifndef GEMM_KERNEL_PASS
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -1105,13 +1104,7 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
     const size_t K = g->K;
     const int kn = g->k1 - g->k0;
     const double ulo = __builtin_ldexp(1.0, g->exlo), uhi = __builtin_ldexp(1.0, g->exhi);
-    double *raw = g->scratch ? g->scratch : malloc(sizeof(double) * ((size_t)(kn > 0 ? kn : 1) * (PBF + RBF) + 8));
-    double *bd = raw ? (double *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : NULL; /* whole cache lines */
-    if (!bd) { /* no memory: every lane to the scalar model */
-        for (int i = g->i0; i < g->i1; i++)
-            for (int j = g->j0; j < g->j1; j++) g->flag[(size_t)i * g->ldo + (size_t)j] = 1;
-        return;
-    }
+    double *bd = (double *)(((uintptr_t)g->scratch + 63) & ~(uintptr_t)63); /* whole cache lines */
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
@@ -1162,7 +1155,6 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
             }
         }
     }
-    if (raw != g->scratch) free(raw);
 }
 
 /* ---- the pairwise kernel: AMD CDNA2 (mma.c dot_pairwise_blocks, ftz) -----
