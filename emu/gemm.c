@@ -311,17 +311,15 @@ static void *big_alloc(size_t n, int zero) {
         if (ws_blk[i] && ws_len[i] >= rn && ws_len[i] / 2 <= rn && (best < 0 || ws_len[i] < ws_len[best])) best = i;
     if (best >= 0) b = ws_blk[best], ws_blk[best] = NULL, ws_bytes -= ws_len[best];
     pthread_mutex_unlock(&ws_lock);
-    if (b) {
-        if (zero) memset(b + WS_HDR, 0, n);
-        return b + WS_HDR;
-    }
-    void *v = NULL;
-    if (posix_memalign(&v, align, rn)) return NULL;
-    b = v;
+    if (!b) {
+        void *v = NULL;
+        if (posix_memalign(&v, align, rn)) return NULL;
+        b = v;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(b, rn, MADV_HUGEPAGE);
+        madvise(b, rn, MADV_HUGEPAGE);
 #endif
-    *(size_t *)b = rn;
+        *(size_t *)b = rn;
+    }
     if (zero) memset(b + WS_HDR, 0, n);
     return b + WS_HDR;
 }
