@@ -283,7 +283,7 @@ typedef struct {
  * - a freed one is kept for the next call, up to WS_CAP bytes in WS_SLOTS
  *   blocks, instead of going back to the system: memory fresh from the
  *   system is faulted in and cleared by the kernel page by page, which took
- *   10-34% of a call at n = 1024-2048 on the dev VM. A block is reused for
+ *   6-30% of a call at n = 2048 on the dev VM (perf). A block is reused for
  *   a request of at least half its size; the cache is emptied at exit.
  * Each block starts with a 64-byte header holding its size (0: not
  * cacheable, from malloc). */
