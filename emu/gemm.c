@@ -190,7 +190,7 @@ typedef struct {
     const float *da, *db;
     float *da_own, *db_own;
     int kb, nkb;
-    int rowseq;             /* no promotion: fl32(fl32(acc * da) * db), else fl32(acc * fl32(da * db)) */
+    int rowseq;             /* no promotion: fl32(fl32(acc * db) * da) (cuBLASLt's outer-vector order), else fl32(acc * fl32(da * db)) */
     int c_in_mma;           /* C is the MMA's c input */
     int use_pw;             /* the pairwise kernel (CDNA2), on the f32 kernel's panels (use_f set too) */
     int pw_fma;             /* pw_select: no product overflows f32 (gkp_args fma) */
@@ -1248,7 +1248,7 @@ static inline void epilogue_n(const qops *q, const fpemu_gemm_config *cfg, int i
         const float a = q->da[(size_t)i * q->nkb];
         for (int l = 0; l < n; l++) {
             const float b = q->db[(size_t)(j + l) * q->nkb];
-            x[l] = q->rowseq ? mul_nan_first(mul_nan_first(x[l], a), b) : mul_nan_first(x[l], mul_nan_first(a, b));
+            x[l] = q->rowseq ? mul_nan_first(mul_nan_first(x[l], b), a) : mul_nan_first(x[l], mul_nan_first(a, b));
         }
     }
     if (C && !q->c_in_mma)

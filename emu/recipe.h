@@ -104,7 +104,8 @@ float emu__scaling_delayed_scale(float amax, float fmt_max, float margin, float 
  * cfg->nthreads apply. da (M x nkb) and db (N x nkb), nkb = ceil(K / kb),
  * are the decode factors per row and K block (NULL, both: none):
  *   promote = 0 (nkb must be 1): D = fl32(acc * fl32(da_i * db_j)), or with
- *            rowseq D = fl32(fl32(acc * da_i) * db_j);
+ *            rowseq D = fl32(fl32(acc * db_j) * da_i) (B's factor first, as
+ *            torch._scaled_mm's rowwise scales on an H200: docs/scaling.md);
  *   promote > 0 (kb a multiple of promote when nkb > 1): each chunk of
  *            promote elements from c = 0, acc = fmaf(partial, fl32(da_ib *
  *            db_jb), acc) in f32, b the chunk's block; D = acc.

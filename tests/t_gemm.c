@@ -770,7 +770,7 @@ static int f32_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const fl
 
 /* The one-chunk epilogue 16 outputs at a time (gemm.c finish_row16): the
  * decode factors of tensor, rowwise and given scaling (rowwise multiplies
- * by a, then b; the others by a * b), C added after the MMA, an output
+ * by b, then a; the others by a * b), C added after the MMA, an output
  * format, with NaN and inf in A, B and C; whole and partial groups of 16,
  * against the scalar model and with the kernel on every level. */
 static void epilogue16_edges(void) {
@@ -919,6 +919,64 @@ static void pairwise_tree_edges(void) {
     ok(bad == 0 && used, "pairwise (one tree): f16, e4m3, e2m1 on the kernel and bf16 on the scalar model, K 1..300, C with -0, "
                          "subnormals and huge values, promotion: == the scalar model on every level and thread count (%d runs)", runs);
     free(a), free(b);
+}
+
+/* Rowwise scales as the H200 applies them (tests/data/rowwise-h200, from
+ * gpu/probes/rowwise_epilogue.py): torch._scaled_mm of e4m3 codes with one
+ * f32 factor per row of A and per column of B, factors in [0.5, 2) that are
+ * not powers of two, so the two orders of the multiplies differ. The h100
+ * model's accumulator must be the H200's (the same call with factors 1),
+ * then emu__gemm_scaled's rowwise epilogue gives the recorded f32 and bf16
+ * outputs bit for bit; the other order must miss some of them, or the data
+ * could not tell the two apart. */
+static void rowwise_h200(void) {
+    static const int shapes[][3] = {{64, 64, 16}, {64, 64, 32}};
+    const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
+    const char *root = getenv("FPEMU_ROOT");
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+        char path[4200];
+        snprintf(path, sizeof path, "%s/tests/data/rowwise-h200/%dx%dx%d.bin", root && *root ? root : ".", M, N, K);
+        size_t want = (size_t)(M + N) * K + 4 * ((size_t)M + N + 3 * (size_t)M * N), got = 0;
+        unsigned char *buf = malloc(want + 1);
+        FILE *f = fopen(path, "rb");
+        if (f) got = fread(buf, 1, want + 1, f), fclose(f);
+        if (!f || got != want) {
+            ok(0, "%s: %s (expected %zu bytes)", path, f ? "wrong size" : "not found (run in the repository, or set FPEMU_ROOT)", want);
+            free(buf);
+            continue;
+        }
+        float *va = malloc(sizeof(float) * M * K), *vb = malloc(sizeof(float) * N * K);
+        float *sa = malloc(sizeof(float) * M), *sb = malloc(sizeof(float) * N);
+        float *rec = malloc(sizeof(float) * 3 * M * N), *d = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < M * K; i++) va[i] = (float)fpemu_to_double(e4m3, buf[i]);
+        for (int i = 0; i < N * K; i++) vb[i] = (float)fpemu_to_double(e4m3, buf[M * K + i]);
+        const unsigned char *p = buf + (size_t)(M + N) * K;
+        memcpy(sa, p, 4 * (size_t)M), memcpy(sb, p + 4 * (size_t)M, 4 * (size_t)N);
+        memcpy(rec, p + 4 * ((size_t)M + N), 12 * (size_t)M * N);
+        const float *acc = rec, *out32 = rec + M * N, *out16 = rec + 2 * M * N;
+        fpemu_gemm_config cfg;
+        fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+        cfg.nthreads = 2;
+        int rc = emu__gemm_scaled(&cfg, M, N, K, va, vb, NULL, NULL, K, 0, d, NULL);
+        ok(!rc && !cmp_bits(d, acc, M * N, "accumulator"), "rowwise %dx%dx%d: the h100 model's accumulator is the H200's", M, N, K);
+        rc = emu__gemm_scaled(&cfg, M, N, K, va, vb, sa, sb, K, 1, d, NULL);
+        ok(!rc && !cmp_bits(d, out32, M * N, "f32 out"), "rowwise %dx%dx%d: f32 outputs fl32(fl32(acc * sb_j) * sa_i), as the H200's", M, N,
+           K);
+        cfg.outfmt = fpemu_format_get("bf16", NULL, 0);
+        rc = emu__gemm_scaled(&cfg, M, N, K, va, vb, sa, sb, K, 1, d, NULL);
+        ok(!rc && !cmp_bits(d, out16, M * N, "bf16 out"), "rowwise %dx%dx%d: bf16 outputs, that f32 rounded to bf16, as the H200's", M, N,
+           K);
+        int other = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                volatile float t = acc[i * N + j] * sa[i];
+                float x = t * sb[j];
+                other += memcmp(&x, &out32[i * N + j], 4) != 0;
+            }
+        ok(other > 0, "rowwise %dx%dx%d: A's factor first misses %d of %d recorded outputs", M, N, K, other, M * N);
+        free(va), free(vb), free(sa), free(sb), free(rec), free(d), free(buf);
+    }
 }
 
 int main(void) {
@@ -1643,6 +1701,7 @@ int main(void) {
     mi300_fused();
     pairwise_tree_edges();
     epilogue16_edges();
+    rowwise_h200();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     return done_testing();
