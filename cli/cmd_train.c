@@ -249,6 +249,29 @@ static int build_checkpoint(sbuf *out, trn_run *run, long steps, const sbuf *m, 
     return 0;
 }
 
+/* The run's latest checkpoint, replacing *ck (0, or an error naming OUT's
+ * checkpoint.bin when out of memory). */
+static int take_checkpoint(sbuf *ck, trn_run *run, unsigned long long steps, const sbuf *m, const sbuf *t, const sbuf *e,
+                           const char *out) {
+    sbuf nb = {0};
+    if (build_checkpoint(&nb, run, (long)steps, m, t, e)) return cli_error(SUB, "%s/checkpoint.bin: cannot write: out of memory", out);
+    free(ck->p);
+    *ck = nb;
+    return 0;
+}
+
+/* A checkpoint kept from before --resume --steps changed the run's length
+ * names the new length, as one written by this run would: its step count
+ * (the default --steps of the next --resume) and CRC-32 rewritten. */
+static void restamp_checkpoint(sbuf *ck, unsigned long long steps) {
+    size_t ml = strlen(CK_MAGIC);
+    if (!ck->p || ck->n < ml + 12) return;
+    unsigned char *p = (unsigned char *)ck->p;
+    for (int i = 0; i < 8; i++) p[ml + (size_t)i] = (unsigned char)(steps >> (8 * i));
+    uint32_t crc = trn_crc32(p, ck->n - 4);
+    for (int i = 0; i < 4; i++) p[ck->n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+}
+
 /* A checkpoint as read: its bytes (kept: the run folder's checkpoint.bin
  * until the run writes a newer one), the steps it was written for, its
  * state and rows, and the file's identity (to notice a replacement). */
@@ -417,9 +440,9 @@ static int load_checkpoint(const char *dir, trn_run **run, ck_file *ck, sbuf *m,
     long step = trn_steps_done(*run);
     const trn_settings *s = trn_run_settings(*run);
     int bad = 0;
-    if (step >= ck->steps) {
-        snprintf(err, sizeof err, "the state is at step %ld, not below the run's %ld steps (a checkpoint is written before the "
-                 "last step)", step, ck->steps);
+    if (step > ck->steps) {
+        snprintf(err, sizeof err, "the state is at step %ld, beyond the run's %ld steps (a checkpoint is written at or before "
+                 "the last step)", step, ck->steps);
         bad = 1;
     }
     for (int i = 0; i < 3 && !bad; i++) bad = check_rows(i, ck->blob[i + 1], ck->blen[i + 1], step, s, err, sizeof err) != 0;
@@ -1097,22 +1120,26 @@ int cmd_train(int argc, char **argv) {
                           (unsigned long long)tr.subnormal, (unsigned long long)tr.nonfinite_in);
             }
         }
-        if ((s->eval_every > 0 && rec.step % s->eval_every == 0) || rec.step == (long)steps) {
+        /* A checkpoint holds the rows of any run that passes its step: at
+         * the last step it is taken before the evaluation that only the end
+         * of the run adds (eval_every does not divide the step), so that
+         * --resume --steps N > step goes on as an N-step run would. */
+        int scheduled_eval = s->eval_every > 0 && rec.step % s->eval_every == 0;
+        int ck_due = s->checkpoint_every > 0 && rec.step % s->checkpoint_every == 0;
+        if (ck_due && !scheduled_eval && rec.step == (long)steps && take_checkpoint(&ck_bytes, run, steps, &met, &ten, &ev, out))
+            goto done;
+        if (scheduled_eval || rec.step == (long)steps) {
             if (trn_eval(run, &eval_loss, &eval_acc)) { cli_error(SUB, "evaluation at step %ld: out of memory", rec.step); goto done; }
             sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, csv_num(eval_loss), csv_num(eval_acc));
         }
         if (met.failed || ten.failed || ev.failed) { cli_error(SUB, "step %ld: out of memory for the rows", rec.step); goto done; }
-        if (s->checkpoint_every > 0 && rec.step % s->checkpoint_every == 0 && rec.step < (long)steps) {
-            sbuf nb = {0};
-            if (build_checkpoint(&nb, run, (long)steps, &met, &ten, &ev)) {
-                cli_error(SUB, "%s/checkpoint.bin: cannot write: out of memory", out);
-                goto done;
-            }
-            free(ck_bytes.p);
-            ck_bytes = nb;
-            /* the folder holds this run's checkpoint alone: never a checkpoint beside another run's results */
+        if (ck_due && (scheduled_eval || rec.step < (long)steps)) {
+            if (take_checkpoint(&ck_bytes, run, steps, &met, &ten, &ev, out)) goto done;
+            /* the folder holds this run's checkpoint alone: never a checkpoint
+             * beside another run's results. The last step's goes out with the
+             * run's final commit below. */
             outfile f = {"checkpoint.bin", ck_bytes.p, ck_bytes.n};
-            if (outdir_commit(&od, &f, 1)) goto done;
+            if (rec.step < (long)steps && outdir_commit(&od, &f, 1)) goto done;
         }
         double t = now_s();
         if (!quiet && (t - last_print > 0.5 || rec.step == (long)steps)) {
@@ -1124,10 +1151,25 @@ int cmd_train(int argc, char **argv) {
         }
     }
     double wall = now_s() - t0;
-    if (start_step == (long)steps && isnan(eval_loss) && trn_eval(run, &eval_loss, &eval_acc)) {
-        cli_error(SUB, "evaluation at step %ld: out of memory", start_step);
-        goto done;
+    if (start_step == (long)steps && isnan(eval_loss)) {
+        if (trn_eval(run, &eval_loss, &eval_acc)) {
+            cli_error(SUB, "evaluation at step %ld: out of memory", start_step);
+            goto done;
+        }
+        /* resumed at its last step, no step run: the last step's loss
+         * from its metrics row (written with %.9g, as summary.json's) */
+        const char *last = NULL;
+        for (const char *l = met.p ? strchr(met.p, '\n') : NULL; l && l[1]; l = strchr(l + 1, '\n')) last = l + 1;
+        const char *f = last ? strchr(last, ',') : NULL;
+        if (f) rec.loss = strtod(f + 1, NULL);
+        /* and the evaluation the end of a run adds (a checkpoint's rows
+         * hold only the scheduled ones) */
+        if (start_step > 0 && !(s->eval_every > 0 && start_step % s->eval_every == 0)) {
+            sb_printf(&ev, "%ld,%.9g,%.9g\n", start_step, csv_num(eval_loss), csv_num(eval_acc));
+            if (ev.failed) { cli_error(SUB, "step %ld: out of memory for the rows", start_step); goto done; }
+        }
     }
+    restamp_checkpoint(&ck_bytes, steps);
     /* summary.json: everything to reproduce the run; "timing" is the only
      * part that differs between identical runs */
     outfile files[5] = {

@@ -142,7 +142,7 @@ int main(void) {
         {"parameter count 0", "parameters", 0, 24, NULL, "0"},
         {"header step count 2^62", "step count", 2, 0, NULL, "4611686018427387904"},
         {"header step count 0", "step count", 2, 0, NULL, "0"},
-        {"header step count equal to the state's step", "not below", 2, 0, NULL, "4"},
+        {"header step count below the state's step", "beyond", 2, 0, NULL, "3"},
         {"another model's name over these weights", "not the evaluation", 1, 0, "model=mlp-digits\n", "model=deep-mlp\n"},
         {"another policy's name over these weights", "not the evaluation", 1, 0, "policy=16-mixed\n", "policy=bf16-true\n"},
         {"another seed", "not the evaluation", 0, 0, NULL, "8"},

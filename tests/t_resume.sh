@@ -114,4 +114,29 @@ if "$BIN" train --resume "$TMP/ref" --quiet 2>"$TMP/again.err" && [ -z "$(same "
 else
     fail "resuming a finished run leaves its files as they were" "$(tail -3 "$TMP/again.err")" "$(same "$TMP/ref0" "$TMP/ref")"
 fi
+# the last step as a checkpoint step, and --resume --steps other than the run's
+BASE=(train --model mlp-digits --policy 16-mixed --seed 7 --quiet --set hidden=24 --set depth=2 --set tensors_every=5 --set eval_every=10)
+plain() { "$BIN" "${BASE[@]}" --steps "$1" --set checkpoint_every="$2" --out "$3" 2>>"$TMP/more.err"; }
+: >"$TMP/more.err"
+# checkpoint_every = steps: the finished run keeps its last step's state, so it can be extended
+plain 12 12 "$TMP/e12" && plain 16 12 "$TMP/e16" && "$BIN" train --resume "$TMP/e12" --steps 16 --quiet 2>>"$TMP/more.err"
+d=$(same "$TMP/e16" "$TMP/e12")
+if [ -f "$TMP/e16/checkpoint.bin" ] && [ -z "$d" ]; then
+    pass "checkpoint_every = steps keeps a checkpoint; --resume --steps 16 of that 12-step run = a 16-step run, checkpoint.bin included"
+else fail "checkpoint_every = steps: extended = a 16-step run" "differences:${d:- none}" "$(tail -3 "$TMP/more.err")"; fi
+# --resume --steps equal to the checkpoint's step: the run that long, with its final evaluation row
+plain 16 12 "$TMP/s16" && "$BIN" train --resume "$TMP/s16" --steps 12 --out "$TMP/s12" --quiet 2>>"$TMP/more.err"
+plain 12 12 "$TMP/p12"
+d=$(same "$TMP/p12" "$TMP/s12")
+if [ -z "$d" ] && grep -q '^12,' "$TMP/s12/eval.csv"; then
+    pass "--resume --steps 12 from a step-12 checkpoint of a 16-step run = a 12-step run (its step-12 evaluation row too)"
+else fail "--resume --steps = the checkpoint's step = a run that long" "differences:${d:- none}" "$(cat "$TMP/s12/eval.csv" 2>&1)"; fi
+# a checkpoint kept across --resume --steps names the new length: resuming again goes on to it
+plain 20 10 "$TMP/k20" && "$BIN" train --resume "$TMP/k20" --steps 24 --quiet 2>>"$TMP/more.err" \
+    && "$BIN" train --resume "$TMP/k20" --quiet 2>>"$TMP/more.err"
+plain 24 10 "$TMP/k24"
+d=$(same "$TMP/k24" "$TMP/k20")
+if [ -z "$d" ]; then pass "a 20-step run extended to 24 and resumed again without --steps = a 24-step run (the kept checkpoint names 24)"
+else fail "a kept checkpoint names the extended length" "differences:${d:- none}" "$(tail -3 "$TMP/more.err")"; fi
+
 echo "1..$n"
