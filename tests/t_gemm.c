@@ -921,14 +921,15 @@ static void pairwise_tree_edges(void) {
     free(a), free(b);
 }
 
-/* Rowwise scales as the H200 applies them (tests/data/rowwise-h200, from
- * gpu/probes/rowwise_epilogue.py): torch._scaled_mm of e4m3 codes with one
- * f32 factor per row of A and per column of B, factors in [0.5, 2) that are
- * not powers of two, so the two orders of the multiplies differ. The h100
- * model's accumulator must be the H200's (the same call with factors 1),
- * then emu__gemm_scaled's rowwise epilogue gives the recorded f32 and bf16
- * outputs bit for bit; the other order must miss some of them, or the data
- * could not tell the two apart. */
+/* Rowwise and tensorwise scales as the H200 applies them
+ * (tests/data/rowwise-h200, from gpu/probes/rowwise_epilogue.py):
+ * torch._scaled_mm of e4m3 codes with one f32 factor per row of A and per
+ * column of B, or one for each operand, factors in [0.5, 2) that are not
+ * powers of two, so the orders of the multiplies differ. The h100 model's
+ * accumulator must be the H200's (the same call with factors 1), then
+ * emu__gemm_scaled's epilogues give the recorded f32 and bf16 outputs bit
+ * for bit; another order must miss some of them, or the data could not
+ * tell the orders apart. */
 static void rowwise_h200(void) {
     static const int shapes[][3] = {{64, 64, 16}, {64, 64, 32}};
     const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0);
@@ -937,7 +938,7 @@ static void rowwise_h200(void) {
         const int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
         char path[4200];
         snprintf(path, sizeof path, "%s/tests/data/rowwise-h200/%dx%dx%d.bin", root && *root ? root : ".", M, N, K);
-        size_t want = (size_t)(M + N) * K + 4 * ((size_t)M + N + 3 * (size_t)M * N), got = 0;
+        size_t want = (size_t)(M + N) * K + 4 * ((size_t)M + N + 5 * (size_t)M * N), got = 0;
         unsigned char *buf = malloc(want + 1);
         FILE *f = fopen(path, "rb");
         if (f) got = fread(buf, 1, want + 1, f), fclose(f);
@@ -948,13 +949,13 @@ static void rowwise_h200(void) {
         }
         float *va = malloc(sizeof(float) * M * K), *vb = malloc(sizeof(float) * N * K);
         float *sa = malloc(sizeof(float) * M), *sb = malloc(sizeof(float) * N);
-        float *rec = malloc(sizeof(float) * 3 * M * N), *d = malloc(sizeof(float) * M * N);
+        float *rec = malloc(sizeof(float) * 5 * M * N), *d = malloc(sizeof(float) * M * N);
         for (int i = 0; i < M * K; i++) va[i] = (float)fpemu_to_double(e4m3, buf[i]);
         for (int i = 0; i < N * K; i++) vb[i] = (float)fpemu_to_double(e4m3, buf[M * K + i]);
         const unsigned char *p = buf + (size_t)(M + N) * K;
         memcpy(sa, p, 4 * (size_t)M), memcpy(sb, p + 4 * (size_t)M, 4 * (size_t)N);
-        memcpy(rec, p + 4 * ((size_t)M + N), 12 * (size_t)M * N);
-        const float *acc = rec, *out32 = rec + M * N, *out16 = rec + 2 * M * N;
+        memcpy(rec, p + 4 * ((size_t)M + N), 20 * (size_t)M * N);
+        const float *acc = rec, *out32 = rec + M * N, *out16 = rec + 2 * M * N, *t32 = rec + 3 * M * N, *t16 = rec + 4 * M * N;
         fpemu_gemm_config cfg;
         fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
         cfg.nthreads = 2;
@@ -975,6 +976,21 @@ static void rowwise_h200(void) {
                 other += memcmp(&x, &out32[i * N + j], 4) != 0;
             }
         ok(other > 0, "rowwise %dx%dx%d: A's factor first misses %d of %d recorded outputs", M, N, K, other, M * N);
+        /* tensorwise: the same call with one factor each, sa[0] and sb[0]:
+         * fl32(acc * fl32(sa * sb)), which one factor after the other misses */
+        for (int i = 0; i < M; i++) sa[i] = sa[0];
+        for (int j = 0; j < N; j++) sb[j] = sb[0];
+        for (int of = 0; of < 2; of++) {
+            cfg.outfmt = of ? fpemu_format_get("bf16", NULL, 0) : NULL;
+            rc = emu__gemm_scaled(&cfg, M, N, K, va, vb, sa, sb, K, 0, d, NULL);
+            ok(!rc && !cmp_bits(d, of ? t16 : t32, M * N, "tensorwise"), "tensorwise %dx%dx%d: %s outputs fl32(acc * fl32(sa * sb)), as the H200's",
+               M, N, K, of ? "bf16" : "f32");
+        }
+        cfg.outfmt = NULL;
+        emu__gemm_scaled(&cfg, M, N, K, va, vb, sa, sb, K, 1, d, NULL);
+        other = 0;
+        for (int i = 0; i < M * N; i++) other += memcmp(&d[i], &t32[i], 4) != 0;
+        ok(other > 0, "tensorwise %dx%dx%d: one factor after the other misses %d of %d recorded outputs", M, N, K, other, M * N);
         free(va), free(vb), free(sa), free(sb), free(rec), free(d), free(buf);
     }
 }

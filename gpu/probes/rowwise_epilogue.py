@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Record the epilogue order of torch._scaled_mm with rowwise scales (docs/scaling.md).
+"""Record the epilogue order of torch._scaled_mm with rowwise and tensorwise scales (docs/scaling.md).
 
 torchao's rowwise recipe hands _scaled_mm one f32 factor per row of A (scale_a, M x 1) and
 per column of B (scale_b, 1 x N). With power-of-two factors every order of the two
@@ -12,6 +12,8 @@ Needs PyTorch with CUDA and NumPy; no network. From the repository root on a len
 
     OUT=/path/to/out python3 gpu/probes/rowwise_epilogue.py
 
+Each shape is also called with tensorwise factors (one scalar each: the first row's and the
+first column's factor; keys ending in _tensor, sa/sb stored broadcast, no codes kept).
 Writes OUT/rowwise.npz (keys per case C: acc_C, out_C (f32 values; bf16 outputs widened
 exactly), sa_C, sb_C, a_C, b_C (the e4m3 codes, A row-major M x K, B as K x N)) and
 OUT/rowwise.json (versions, the cases, what torch refused and why).
@@ -47,6 +49,22 @@ def main():
         ones_b = torch.ones((1, n), dtype=torch.float32, device=dev)
         for od_name, od in (("f32", torch.float32), ("bf16", torch.bfloat16)):
             for fast in (False, True):
+                # tensorwise: one scalar factor each (the first row's and column's)
+                key = "%dx%dx%d_%s_fast%d_tensor" % (m, n, k, od_name, int(fast))
+                try:
+                    acc = torch._scaled_mm(a, bt, scale_a=ones_a[:1, 0].reshape(()), scale_b=ones_b[0, :1].reshape(()),
+                                           out_dtype=torch.float32, use_fast_accum=fast)
+                    res = torch._scaled_mm(a, bt, scale_a=sa[:1, 0].reshape(()), scale_b=sb[0, :1].reshape(()), out_dtype=od,
+                                           use_fast_accum=fast)
+                    torch.cuda.synchronize()
+                    arrays["acc_" + key] = acc.float().cpu().numpy()
+                    arrays["out_" + key] = res.float().cpu().numpy()
+                    arrays["sa_" + key] = np.full((m, 1), sa[0, 0].item(), dtype=np.float32)
+                    arrays["sb_" + key] = np.full((1, n), sb[0, 0].item(), dtype=np.float32)
+                    meta["cases"][key] = {"m": m, "n": n, "k": k, "out": od_name, "fast_accum": fast, "scales": "tensor"}
+                    print(key, "recorded", flush=True)
+                except Exception as e:
+                    meta["refused"][key] = "".join(traceback.format_exception_only(type(e), e)).strip()[:400]
                 key = "%dx%dx%d_%s_fast%d" % (m, n, k, od_name, int(fast))
                 try:
                     acc = torch._scaled_mm(a, bt, scale_a=ones_a, scale_b=ones_b, out_dtype=torch.float32,

@@ -6,9 +6,9 @@
 For each recorded case, counts the outputs each candidate epilogue reproduces bit for bit
 from the recorded accumulator acc (the same call with factors 1) and the factors sa_i, sb_j:
 
-  a_then_b   fl(fl(acc * sa_i) * sb_j)        (fpemu's rowwise epilogue, docs/scaling.md)
-  b_then_a   fl(fl(acc * sb_j) * sa_i)
-  ab_first   fl(acc * fl(sa_i * sb_j))
+  a_then_b   fl(fl(acc * sa_i) * sb_j)
+  b_then_a   fl(fl(acc * sb_j) * sa_i)        (fpemu's rowwise epilogue, docs/scaling.md)
+  ab_first   fl(acc * fl(sa_i * sb_j))        (fpemu's per-tensor epilogue)
   exact      fl(acc * sa_i * sb_j), the product taken exactly, rounded once
 
 fl is f32 round-to-nearest-even; for bf16 outputs the f32 result is then rounded to bf16
