@@ -63,7 +63,7 @@ if [ "${1:-all}" = new ]; then
 fi
 step s1 50 sh -c "$G validate --cases 100000 --seed 1 --stdout --max-lines 3000 --record $OUT/rec-s1.bin >$OUT/s1.md 2>>$INFO"
 step new-s1 25 sh -c "$G validate $NEW --cases 100000 --seed 1 --stdout --max-lines 3000 --record $OUT/rec-f16acc-s1.bin >/dev/null 2>>$INFO"
-step probe 25 sh -c "$G probe --record $OUT/probe.rec >$OUT/probe.txt 2>&1"
+step probe 25 sh -c "$G probe --record $OUT/probe.rec >$OUT/probe.txt 2>>$INFO"
 step seed2 100 sh -c "$G validate --cases 1000000 --seed 2 --stdout --max-lines 200 >$OUT/seed2.md 2>>$INFO"
 step chain16 30 sh -c "$G validate $WG --cases 200000 --seed 3 --chain 16 --stdout --max-lines 200 >$OUT/chain16.md 2>>$INFO"
 step device 30 sh -c "FPEMU_BIN=bin/fpemu sh tests/t_gpu_device.sh >>$INFO 2>&1"
