@@ -144,9 +144,17 @@ static __device__ __forceinline__ uint64_t smem_desc(const void *p) {
 #endif
 
 template <int KIND> struct Wgmma;
+// acc16 = 0: D is 4 f32 registers per thread (m64n8, .dtype .f32). acc16 =
+// 1 (.dtype .f16): D is N/4 = 2 .f16x2 registers per thread, holding the
+// elements of the f32 form's registers 0,1 and 2,3 (the lower index in the
+// low half), as mma.sync's f16 C/D. The images keep one element per word
+// like the f32 kinds, so the tile packs C into acc[0..1] before the chain
+// and unpacks D after wait_group: no ordinary instruction touches the
+// accumulators between two wgmma.
 #if HAVE_WGMMA
 #define WGMMA_OP(KIND, PTX, TAIL)                                                         \
     template <> struct Wgmma<KIND> {                                                      \
+        static const int acc16 = 0;                                                       \
         static __device__ __forceinline__ void run(uint32_t (&d)[4], uint64_t da, uint64_t db) { \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n" PTX                  \
                          " {%0,%1,%2,%3}, %4, %5, p, 1, 1" TAIL ";\n}\n"                  \
@@ -154,9 +162,27 @@ template <int KIND> struct Wgmma;
                          : "l"(da), "l"(db), "r"(1));                                     \
         }                                                                                 \
     };
+#define WGMMA16_OP(KIND, PTX, TAIL)                                                       \
+    template <> struct Wgmma<KIND> {                                                      \
+        static const int acc16 = 1;                                                       \
+        static __device__ __forceinline__ void run(uint32_t (&d)[4], uint64_t da, uint64_t db) { \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n" PTX                  \
+                         " {%0,%1}, %2, %3, p, 1, 1" TAIL ";\n}\n"                        \
+                         : "+r"(d[0]), "+r"(d[1])                                         \
+                         : "l"(da), "l"(db), "r"(1));                                     \
+        }                                                                                 \
+    };
 #else
 #define WGMMA_OP(KIND, PTX, TAIL)                                                         \
     template <> struct Wgmma<KIND> {                                                      \
+        static const int acc16 = 0;                                                       \
+        static __device__ __forceinline__ void run(uint32_t (&d)[4], uint64_t da, uint64_t db) { \
+            (void)d, (void)da, (void)db;                                                  \
+        }                                                                                 \
+    };
+#define WGMMA16_OP(KIND, PTX, TAIL)                                                       \
+    template <> struct Wgmma<KIND> {                                                      \
+        static const int acc16 = 1;                                                       \
         static __device__ __forceinline__ void run(uint32_t (&d)[4], uint64_t da, uint64_t db) { \
             (void)d, (void)da, (void)db;                                                  \
         }                                                                                 \
@@ -167,6 +193,9 @@ WGMMA_OP(GPU_WGMMA_F16, "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", ", 
 WGMMA_OP(GPU_WGMMA_BF16, "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16", ", 0, 0")
 WGMMA_OP(GPU_WGMMA_E4M3, "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", "")
 WGMMA_OP(GPU_WGMMA_E5M2, "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", "")
+WGMMA16_OP(GPU_WGMMA_F16_F16, "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", ", 0, 0")
+WGMMA16_OP(GPU_WGMMA_E4M3_F16, "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", "")
+WGMMA16_OP(GPU_WGMMA_E5M2_F16, "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", "")
 
 template <int KIND>
 static __device__ __forceinline__ void wgmma_tile(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
@@ -183,6 +212,10 @@ static __device__ __forceinline__ void wgmma_tile(const uint32_t *__restrict__ a
         sb[i] = b[(size_t)tile * steps * GPU_WGMMA_B_WORDS + i];
     uint32_t acc[4];
     for (int r = 0; r < 4; r++) acc[r] = c[((size_t)tile * GPU_BLOCK_THREADS + t) * 4 + r];
+    if (Wgmma<KIND>::acc16) {
+        acc[0] = (acc[0] & 0xFFFFu) | acc[1] << 16;
+        acc[1] = (acc[2] & 0xFFFFu) | acc[3] << 16;
+    }
 #if HAVE_WGMMA
     // Generic-proxy stores must be made visible to the async proxy that
     // wgmma reads shared memory through, then every thread synchronises.
@@ -199,6 +232,10 @@ static __device__ __forceinline__ void wgmma_tile(const uint32_t *__restrict__ a
 #else
     __syncthreads();
 #endif
+    if (Wgmma<KIND>::acc16) {
+        uint32_t p0 = acc[0], p1 = acc[1];
+        acc[0] = p0 & 0xFFFFu, acc[1] = p0 >> 16, acc[2] = p1 & 0xFFFFu, acc[3] = p1 >> 16;
+    }
     for (int r = 0; r < 4; r++) d[((size_t)tile * GPU_BLOCK_THREADS + t) * 4 + r] = acc[r];
 }
 
@@ -210,6 +247,9 @@ WGMMA_KERNEL(gpu_k_wgmma_f16, GPU_WGMMA_F16)
 WGMMA_KERNEL(gpu_k_wgmma_bf16, GPU_WGMMA_BF16)
 WGMMA_KERNEL(gpu_k_wgmma_e4m3, GPU_WGMMA_E4M3)
 WGMMA_KERNEL(gpu_k_wgmma_e5m2, GPU_WGMMA_E5M2)
+WGMMA_KERNEL(gpu_k_wgmma_f16_f16, GPU_WGMMA_F16_F16)
+WGMMA_KERNEL(gpu_k_wgmma_e4m3_f16, GPU_WGMMA_E4M3_F16)
+WGMMA_KERNEL(gpu_k_wgmma_e5m2_f16, GPU_WGMMA_E5M2_F16)
 
 // ---- conversions from f32 -------------------------------------------------
 
@@ -261,6 +301,9 @@ CVT8_KERNEL(gpu_k_cvt_e5m2, "cvt.rn.satfinite.e5m2x2.f32")
 // ---- host side ------------------------------------------------------------
 
 static int is_cvt(int id) { return id >= GPU_CVT_E4M3 && id <= GPU_CVT_BF16_RP; }
+static int is_wgmma(int id) {
+    return (id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2) || (id >= GPU_WGMMA_F16_F16 && id <= GPU_WGMMA_E5M2_F16);
+}
 
 static const void *kernel_of(int id) {
     switch (id) {
@@ -278,6 +321,9 @@ static const void *kernel_of(int id) {
     case GPU_WGMMA_BF16: return (const void *)gpu_k_wgmma_bf16;
     case GPU_WGMMA_E4M3: return (const void *)gpu_k_wgmma_e4m3;
     case GPU_WGMMA_E5M2: return (const void *)gpu_k_wgmma_e5m2;
+    case GPU_WGMMA_F16_F16: return (const void *)gpu_k_wgmma_f16_f16;
+    case GPU_WGMMA_E4M3_F16: return (const void *)gpu_k_wgmma_e4m3_f16;
+    case GPU_WGMMA_E5M2_F16: return (const void *)gpu_k_wgmma_e5m2_f16;
     case GPU_CVT_E4M3: return (const void *)gpu_k_cvt_e4m3;
     case GPU_CVT_E5M2: return (const void *)gpu_k_cvt_e5m2;
     case GPU_CVT_F16_RN: return (const void *)gpu_k_cvt_f16_rn;
@@ -366,7 +412,7 @@ extern "C" int gpu_rt_run_mma(int id, int ntiles, int steps, const uint32_t *a, 
     uint32_t *da = NULL, *db = NULL, *dc = NULL, *dd = NULL;
     int *dst = NULL, rc = -1, blocks;
     const void *f = kernel_of(id);
-    const int wg = id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2;
+    const int wg = is_wgmma(id);
     const size_t na = (size_t)ntiles * steps * a_words, nb = (size_t)ntiles * steps * b_words;
     const size_t ncd = (size_t)ntiles * cd_words;
     if (!f || is_cvt(id) || ntiles < 1 || steps < 1 || steps > GPU_MAX_STEPS) {

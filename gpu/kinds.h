@@ -37,6 +37,10 @@ typedef enum gpu_kind_id {
     /* mma.sync with f16 accumulators (sm_80+; after the conversions so that
      * the ids of the kinds above, which recordings hold, stay as they were) */
     GPU_MMA_F16_F16,   /* m16n8k16.row.col.f16.f16.f16.f16 */
+    /* wgmma with f16 accumulators (sm_90a; appended for the same reason) */
+    GPU_WGMMA_F16_F16,  /* m64n8k16.f16.f16.f16 */
+    GPU_WGMMA_E4M3_F16, /* m64n8k32.f16.e4m3.e4m3 */
+    GPU_WGMMA_E5M2_F16, /* m64n8k32.f16.e5m2.e5m2 */
     GPU_KIND_COUNT
 } gpu_kind_id;
 

@@ -6,7 +6,9 @@
 # for bit, the recorded probe must still match the h100 preset, and the
 # model parameters fitted to the hardware must each matter (changing one
 # brings mismatches back), so a model change that the silicon contradicts
-# fails here, without a GPU.
+# fails here, without a GPU. The H200's recordings of 2026-11-27 (the three
+# wgmma kinds with f16 accumulators, and a probe of every floating-point
+# kind) are replayed the same way.
 bindir=$(dirname "${FPEMU_BIN:-bin/fpemu}")
 bin="$bindir/fpemu-gpu"
 rec=reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.rec.xz
@@ -63,6 +65,46 @@ check "emax floor one lower" emax_floor=-134 '^instruction=(mma|wgmma)[.][^ ]*(b
 check "a zero c counted at emin" zero_c=emin '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)'
 check "IEEE signs of zero" zero_sign=ieee '^instruction=(mma[.]m16n8k16|mma[.]m16n8k8|wgmma)[.]'
 
+# the H200's recording of the three wgmma kinds with f16 accumulators
+# (reports/gpu/NVIDIA-H200-2026-11-27.f16acc.*: gpu/f16acc-job.sh new)
+frec=reports/gpu/NVIDIA-H200-2026-11-27.f16acc.rec.xz
+xz -dc "$frec" >"$tmp/frec"
+freplay() {
+    "$bin" validate --replay "$tmp/frec" --kind wgmma.m64n8k16.f16.f16.f16 --kind wgmma.m64n8k32.f16.e4m3.e4m3 \
+        --kind wgmma.m64n8k32.f16.e5m2.e5m2 --cases 100000 --seed 1 --stdout "$@" >"$tmp/out" 2>"$tmp/err"
+}
+freplay
+rc=$?
+lines=$(grep -c '^instruction=wgmma[.][^ ]*[.]f16[.].* mismatches=0$' "$tmp/out")
+f16floor=$(grep -c '^emax floor: bits at 2^-47 cut, at 2^-46 kept: with nfrac 25 the floor is -21[.]$' "$tmp/out")
+fp8zero=$(grep -c '^- f16 floor j=-3[0-2]: gpu 00000001 .*kept; model 00000001$' "$tmp/out")
+if [ $rc -eq 0 ] && [ "$lines" -eq 3 ] && [ "$f16floor" -eq 1 ] && [ "$fp8zero" -eq 3 ] &&
+    grep -q '^- device: NVIDIA H200' "$tmp/out"; then
+    pass "the H200 f16-accumulator wgmma recording: 3 kinds, 0 mismatches; floor -21 for f16 inputs; e5m2 keeps 2^-32 beside 2^-25 with c = 0"
+else
+    fail "the H200 f16-accumulator wgmma recording: exit $rc, $lines of 3 kinds without mismatches, $f16floor floor lines, $fp8zero e5m2 tie lines" \
+        "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
+fi
+fcheck() { # what, set option, kinds that must now mismatch (grep -E), kinds that must not
+    what=$1 opt=$2 kinds=$3 others=$4
+    freplay --set "$opt"
+    rc=$?
+    bad=$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^instruction=\([^ ]*\).*/\1/' | tr '\n' ' ')
+    want=$(grep '^instruction=' "$tmp/out" | grep -E "$kinds" | grep -c -v 'mismatches=0$')
+    all=$(grep '^instruction=' "$tmp/out" | grep -c -E "$kinds")
+    clean=$(grep '^instruction=' "$tmp/out" | grep -E "$others" | grep -c -v 'mismatches=0$')
+    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ] && [ "$clean" -eq 0 ]; then
+        pass "f16 accumulators, $what (--set $opt): mismatches in $bad"
+    else fail "f16 accumulators, $what (--set $opt): exit $rc, mismatching kinds: $bad"; fi
+}
+fcheck "nfrac 24" nfrac=24 '.' '^$'
+fcheck "fp8 at nfrac 14" nfrac=14 '.' '^$'
+fcheck "blocks of 16 for fp8" block=16 'e4m3|e5m2' 'f16[.]f16[.]f16 '
+fcheck "round to nearest, ties away" out_round=rna '.' '^$'
+fcheck "a zero c counted at emin" zero_c=emin 'f16[.]f16[.]f16 |e5m2' 'e4m3'
+fcheck "emax floor one lower" emax_floor=-22 'f16[.]f16[.]f16 ' 'e4m3|e5m2'
+fcheck "IEEE signs of zero" zero_sign=ieee '.' '^$'
+
 # the recorded probe: every kind the preset models agrees with it
 "$bin" probe --replay "$tmp/prec" >"$tmp/probe" 2>"$tmp/perr"
 rc=$?
@@ -71,5 +113,16 @@ if [ $rc -eq 0 ] && [ "$agree" -eq 8 ]; then
     pass "the recorded probe: 8 kinds agree with preset h100 (the 2 fp8 mma.sync kinds have no preset)"
 else
     fail "the recorded probe: exit $rc, $agree of 8 agree" "$(grep -E '^(==|verdict)' "$tmp/probe")" "$(head -5 "$tmp/perr")"
+fi
+# the H200's probe of 2026-11-27 (every floating-point kind, the three
+# f16-accumulator wgmma kinds included)
+xz -dc reports/gpu/NVIDIA-H200-2026-11-27.probe.rec.xz >"$tmp/prec2"
+"$bin" probe --replay "$tmp/prec2" >"$tmp/probe" 2>"$tmp/perr"
+rc=$?
+agree=$(grep -c '^verdict: agrees with preset h100' "$tmp/probe")
+if [ $rc -eq 0 ] && [ "$agree" -eq 11 ] && grep -q '^== wgmma.m64n8k32.f16.e5m2.e5m2 ' "$tmp/probe"; then
+    pass "the H200 probe: 11 kinds agree with preset h100, the 3 f16-accumulator wgmma kinds among them"
+else
+    fail "the H200 probe: exit $rc, $agree of 11 agree" "$(grep -E '^(==|verdict)' "$tmp/probe")" "$(head -5 "$tmp/perr")"
 fi
 tap_end

@@ -470,6 +470,20 @@ static void open_point_cases(builder *bd) {
     }
     add_value_case(bd, "open point f16 output overflow: 65504 + 16", 65504, sixteen, ones, 1);
     add_value_case(bd, "open point f16 output: 65504 + 15", 65504, fifteen, ones, 1);
+    if (bd->f->a->bits != 8) return;
+    /* fp8 inputs with f16 accumulators only (the f16 kinds' case sets stay
+     * as they were): the same tie, 2^-25 + 2^j, from factors an 8-bit
+     * format holds (2^-13 x 2^-12, and 2^j as two powers of two no smaller
+     * than 2^-16: e5m2 only; e4m3's least product, 2^-18, is too big for
+     * the tie). With a zero c ignored, emax is -25 and every 2^j with
+     * j >= -25 - nfrac (-38 for nfrac 13) is kept, whatever a floor up to
+     * -19 does; a zero c counted at f16's emin (-14) cuts j <= -28. */
+    for (int j = -32; j <= -26; j++) {
+        char what[64];
+        double pa[2] = {0x1p-13, ldexp(1.0, j - j / 2)}, pb[2] = {0x1p-12, ldexp(1.0, j / 2)};
+        snprintf(what, sizeof what, "open point f16 floor j=%d", j);
+        add_value_case(bd, what, 0.0, pa, pb, 2);
+    }
 }
 
 static void adversarial_float(builder *bd) {

@@ -537,9 +537,12 @@ int gpu_report_write(FILE *f, const gpu_report_info *info, const gpu_kind_result
                 r->floor_cut + 1 == r->floor_kept)
                 fprintf(f, "\nemax floor: bits at 2^%d cut, at 2^%d kept: with nfrac %d the floor is %d.\n",
                         r->floor_cut, r->floor_kept, r->nfrac, r->floor_kept + r->nfrac);
+            else if (r->floor_seen && r->floor_cut == INT_MIN)
+                fprintf(f, "\nemax floor: not placed by these cases (lowest kept 2^%d, none cut).\n",
+                        r->floor_kept == INT_MAX ? 0 : r->floor_kept);
             else if (r->floor_seen)
                 fprintf(f, "\nemax floor: not placed by these cases (lowest kept 2^%d, highest cut 2^%d).\n",
-                        r->floor_kept == INT_MAX ? 0 : r->floor_kept, r->floor_cut == INT_MIN ? 0 : r->floor_cut);
+                        r->floor_kept == INT_MAX ? 0 : r->floor_kept, r->floor_cut);
         }
     }
     int nskip = 0;

@@ -13,8 +13,9 @@ enum { R_RNE = 0, R_RTZ = 2, R_RUP = 3, R_RDN = 4 };
 
 #define MMA(id, nm, ptx, ker, m, n, k, a, b, c, d, sat, cc, s80, s89, s90, note) \
     [id] = {id, nm, ptx, ker, GPU_OP_MMA, m, n, k, a, b, c, d, sat, 0, cc, 0, {s80, s89, s90}, note}
-#define WGMMA(id, nm, ptx, ker, k, a, b, s90) \
-    [id] = {id, nm, ptx, ker, GPU_OP_WGMMA, 64, 8, k, a, b, "f32", "f32", 0, 0, 90, 1, {NULL, NULL, s90}, NULL}
+#define WGMMA(id, nm, ptx, ker, k, a, b, s90) WGMMA_ACC(id, nm, ptx, ker, k, a, b, "f32", s90)
+#define WGMMA_ACC(id, nm, ptx, ker, k, a, b, acc, s90) \
+    [id] = {id, nm, ptx, ker, GPU_OP_WGMMA, 64, 8, k, a, b, acc, acc, 0, 0, 90, 1, {NULL, NULL, s90}, NULL}
 #define CVT(id, nm, ptx, ker, d, sat, rnd, cc, s80, s89, s90) \
     [id] = {id, nm, ptx, ker, GPU_OP_CVT, 0, 0, 0, "f32", NULL, NULL, d, sat, rnd, cc, 0, {s80, s89, s90}, NULL}
 
@@ -98,6 +99,15 @@ static const gpu_kind kinds[GPU_KIND_COUNT] = {
         "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", "gpu_k_mma_f16_f16",
         16, 8, 16, "f16", "f16", "f16", "f16", 0, 80,
         "HMMA.16816.F16", "HMMA.16816.F16", "HMMA.16816.F16", NULL),
+    WGMMA_ACC(GPU_WGMMA_F16_F16, "wgmma.m64n8k16.f16.f16.f16",
+              "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", "gpu_k_wgmma_f16_f16",
+              16, "f16", "f16", "f16", "HGMMA.64x8x16.F16"),
+    WGMMA_ACC(GPU_WGMMA_E4M3_F16, "wgmma.m64n8k32.f16.e4m3.e4m3",
+              "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", "gpu_k_wgmma_e4m3_f16",
+              32, "e4m3", "e4m3", "f16", "QGMMA.64x8x32.F16.E4M3.E4M3"),
+    WGMMA_ACC(GPU_WGMMA_E5M2_F16, "wgmma.m64n8k32.f16.e5m2.e5m2",
+              "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", "gpu_k_wgmma_e5m2_f16",
+              32, "e5m2", "e5m2", "f16", "QGMMA.64x8x32.F16.E5M2.E5M2"),
 };
 
 const gpu_kind *gpu_kind_get(int id) {
