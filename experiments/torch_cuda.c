@@ -114,7 +114,8 @@ int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, co
     if (fpemu_mma_model_check_name(mma, err, errlen)) return -1;
     char e2[300];
     if (fpemu_sumtree_table_builtin(&m->tab, e2, sizeof e2)) {
-        snprintf(err, errlen, "torch-cuda: the cuBLAS table: %s", e2);
+        if (strstr(e2, "out of memory")) snprintf(err, errlen, "out of memory"); /* the engine's OOM message */
+        else snprintf(err, errlen, "torch-cuda: the cuBLAS table: %s", e2);
         return -1;
     }
     /* the table's trees must be this device's: the first Linear's forward
