@@ -50,6 +50,9 @@ static void usage(FILE *out) {
             "  --fast-accum  with --algo cublas and fp8 inputs: torch._scaled_mm(use_fast_accum=True)\n"
             "  --call-shape MxNxK  with --algo cublas: A and B are rows and columns of a call of this shape\n"
             "                (the tree is looked up for it; a slice of a recorded call replays exactly)\n"
+            "  --op OP       with --algo cublas: the call the tree is looked up for: mm (default: torch.mm/matmul),\n"
+            "                mm-ta (torch.mm(P.t(), Q), a Linear's weight gradient) or linear (F.linear(x, W, bias):\n"
+            "                B is W^T, the bias is --c, an M x N broadcast of it)\n"
             "  --table FILE  the tree table (default $FPEMU_CUBLAS_TABLE, else the library's built-in copy\n"
             "                of emu/cublas-h200.txt)\n"
             "  --pairs FILE  fit a tree to pair-probe answers (an .npz of out_{f16,bf16,f32,tf32,e4m3}_MxNxK_iI arrays,\n"
@@ -58,6 +61,8 @@ static void usage(FILE *out) {
             "                and the trees that fit\n"
             "  --answers D   with --pairs, --shape, --a and --b (codes): D.npy, the recorded f32 outputs of A x B,\n"
             "                joins the evidence (up to 256 outputs)\n"
+            "  --outfmt F    with --pairs: the answers are the call's F outputs (torch.mm in bf16 returns bf16):\n"
+            "                the trees are fitted with that output rounding\n"
             "Codes must lie in the format's field (e2m1: 0..15 in a '|u1' byte; e3m2, e2m3: 0..63).\n"
             "D is written as '<f4' (C order): a regular file atomically, a symbolic link's target\n"
             "(the link stays), a device or FIFO in place. Bad input: a message and exit status 2.\n", names);
@@ -126,8 +131,8 @@ static double npz_scalar(const npz_file *z, const char *name, double dflt) {
 /* Recorded outputs of random inputs as more evidence for the fit: A and B
  * codes (M x K, K x N) and D (M x N, f32) of the shape; up to 256 outputs,
  * strided. 0, or 2 after a message. */
-static int add_answers(const char *sub, fpemu_sumtree_evidence *e, const fpemu_format *fa, const char *pa, const char *pb,
-                       const char *pd, int M, int N, int K) {
+static int add_answers(const char *sub, fpemu_sumtree_evidence *e, const fpemu_format *fa, const fpemu_format *fo,
+                       const char *pa, const char *pb, const char *pd, int M, int N, int K) {
     char err[600];
     npy_array A, B, D;
     int rc = 0;
@@ -149,7 +154,13 @@ static int add_answers(const char *sub, fpemu_sumtree_evidence *e, const fpemu_f
     for (size_t t = 0; t < total; t += step) {
         size_t i = t / B.cols, j = t % B.cols;
         for (int k = 0; k < K; k++) a[k] = npy_code(&A, i, (size_t)k), b[k] = npy_code(&B, (size_t)k, j);
-        if (fpemu_sumtree_evidence_add(e, a, b, 0, npy_code(&D, i, j), FPEMU_SUMTREE_Q_RANDOM)) { rc = cli_error(sub, "out of memory"); goto out; }
+        uint64_t d = npy_code(&D, i, j);
+        if (fo && strcmp(fo->name, "f32")) { /* the f32 value of an output of fo, as its code */
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            d = fpemu_from_double(fo, npy_get(&D, i, j), &ctx);
+        }
+        if (fpemu_sumtree_evidence_add(e, a, b, 0, d, FPEMU_SUMTREE_Q_RANDOM)) { rc = cli_error(sub, "out of memory"); goto out; }
     }
 out:
     npy_free(&A), npy_free(&B), npy_free(&D);
@@ -161,8 +172,8 @@ out:
  * file (pairprobe.py's design: A all ones, B small but +big at i and -big
  * at j, answers in f32; big and small are 2^15 and 2^-12 unless the file
  * holds pair_big_DTYPE and pair_small_DTYPE, as record_cublas.py writes). */
-static int run_pairs(const char *sub, const char *model, const fpemu_format *fa, const char *path, const char *shape,
-                     const char *pa, const char *pb, const char *pd) {
+static int run_pairs(const char *sub, const char *model, const fpemu_format *fa, const fpemu_format *fo, const char *path,
+                     const char *shape, const char *pa, const char *pb, const char *pd) {
     char err[600];
     const char *dt = pair_dtype(fa);
     if (!dt) return cli_error(sub, "--pairs: --afmt must be f16, bf16, f32, tf32 or e4m3 (the recorded dtypes), not %s", fa->name);
@@ -197,7 +208,7 @@ static int run_pairs(const char *sub, const char *model, const fpemu_format *fa,
             break;
         }
         fpemu_sumtree_evidence e;
-        fpemu_sumtree_evidence_init(&e, fa, fa, NULL, K);
+        fpemu_sumtree_evidence_init(&e, fa, fa, fo, K);
         int anchors[32], na = 0;
         for (int q = 0; q < z.count && !rc; q++) {
             char pre2[80];
@@ -215,13 +226,23 @@ static int run_pairs(const char *sub, const char *model, const fpemu_format *fa,
                 if (j == i) continue;
                 uint32_t u;
                 memcpy(&u, (const char *)a.data + 4 * (size_t)j, 4);
-                if (fpemu_sumtree_evidence_add_pair(&e, i, j, one, one, sm, big, neg, 0, u)) { rc = cli_error(sub, "out of memory"); break; }
+                uint64_t d = u;
+                if (fo && strcmp(fo->name, "f32")) { /* the answer as a code of the output format (exact, or refused) */
+                    float v;
+                    memcpy(&v, &u, 4);
+                    d = fpemu_from_double(fo, v, &ctx);
+                    if (fpemu_to_double(fo, d) != (double)v && v == v) {
+                        rc = cli_error(sub, "%s: %s[%d] = %g is not a %s value (--outfmt %s)", path, z.m[q].name, j, (double)v, fo->name, fo->name);
+                        break;
+                    }
+                }
+                if (fpemu_sumtree_evidence_add_pair(&e, i, j, one, one, sm, big, neg, 0, d)) { rc = cli_error(sub, "out of memory"); break; }
             }
             npy_free(&a);
             if (na < 32) anchors[na++] = i;
         }
         int npairs = e.n;
-        if (!rc && pd) rc = add_answers(sub, &e, fa, pa, pb, pd, M, N, K);
+        if (!rc && pd) rc = add_answers(sub, &e, fa, fo, pa, pb, pd, M, N, K);
         if (rc) { fpemu_sumtree_evidence_free(&e); break; }
         printf("shape=%s dtype=%s answers=%d anchors=%d outputs=%d\n", shp, dt, npairs, na, e.n - npairs);
         int *lost = malloc(sizeof(int) * (size_t)K);
@@ -261,7 +282,7 @@ int cmd_gemm(int argc, char **argv) {
     const char *sub = "gemm";
     const char *model = NULL, *pa = NULL, *pb = NULL, *pc = NULL, *afmt = NULL, *bfmt = NULL, *recipe = "none";
     const char *outfmt = NULL, *out = NULL, *sets[32], *algo = "plain", *table = NULL, *pairs = NULL, *shape = NULL;
-    const char *answers = NULL, *call_shape = NULL;
+    const char *answers = NULL, *call_shape = NULL, *op = NULL;
     int nsets = 0, ta = 0, tb = 0, fast_accum = 0, have_scaling = 0;
     unsigned long long promote = 0, threads = 0;
     int have_promote = 0;
@@ -284,6 +305,7 @@ int cmd_gemm(int argc, char **argv) {
         else if (!strcmp(s, "--shape")) dst = &shape;
         else if (!strcmp(s, "--answers")) dst = &answers;
         else if (!strcmp(s, "--call-shape")) dst = &call_shape;
+        else if (!strcmp(s, "--op")) dst = &op;
         if (dst == &recipe) have_scaling = 1;
         if (dst) {
             if (i + 1 >= argc) return cli_error(sub, "%s needs a value", s);
@@ -317,11 +339,14 @@ int cmd_gemm(int argc, char **argv) {
         const fpemu_format *f = fpemu_format_get(afmt, e2, sizeof e2);
         if (!f) return cli_error(sub, "--afmt: %s", e2);
         if (fpemu_mma_model_check_name(model, e2, sizeof e2)) return cli_error(sub, "%s", e2);
-        return run_pairs(sub, model, f, pairs, shape, pa, pb, answers);
+        const fpemu_format *fo = NULL;
+        if (outfmt && !(fo = fpemu_format_get(outfmt, e2, sizeof e2))) return cli_error(sub, "--outfmt: %s", e2);
+        return run_pairs(sub, model, f, fo, pairs, shape, pa, pb, answers);
     }
     if (shape || answers) return cli_error(sub, "%s goes with --pairs", shape ? "--shape" : "--answers");
-    if (!cublas && (fast_accum || table || call_shape))
-        return cli_error(sub, "%s goes with --algo cublas", fast_accum ? "--fast-accum" : table ? "--table" : "--call-shape");
+    if (!cublas && (fast_accum || table || call_shape || op))
+        return cli_error(sub, "%s goes with --algo cublas",
+                         fast_accum ? "--fast-accum" : table ? "--table" : call_shape ? "--call-shape" : "--op");
     int cM = 0, cN = 0, cK = 0;
     if (call_shape) {
         char extra;
@@ -401,8 +426,8 @@ int cmd_gemm(int argc, char **argv) {
         const fpemu_sumtree_row *row;
         fpemu_sumtree tree;
         fpemu_sumtree_bound bd;
-        if (fpemu_sumtree_resolve(&tab, model, cfg.afmt, cfg.bfmt, cfg.outfmt, fast_accum, tM, tN, (int)K, &tree, &row, err,
-                                  sizeof err)) {
+        if (fpemu_sumtree_resolve_op(&tab, op, model, cfg.afmt, cfg.bfmt, cfg.outfmt, fast_accum, tM, tN, (int)K, &tree, &row,
+                                     err, sizeof err)) {
             rc = cli_error(sub, "--algo cublas: %s", err);
             goto done;
         }
@@ -437,6 +462,7 @@ int cmd_gemm(int argc, char **argv) {
         fpemu_sumtree_format(&tree, tb2, sizeof tb2);
         char as[80] = "";
         if (call_shape) snprintf(as, sizeof as, " (of a %d x %d x %zu call)", tM, tN, K);
+        if (op && strcmp(op, "mm")) snprintf(as + strlen(as), sizeof as - strlen(as), ", op %s", op);
         if (row)
             fprintf(stderr, "fpemu gemm: %zu x %zu x %zu%s, model %s (%s x %s -> %s%s), algo cublas: table %s line %d (checked: %s): %s; "
                     "stands for %s\n", M, N, K, as, model, cfg.afmt->name, cfg.bfmt->name, dname, fp8 ? (fast_accum ? ", fast accum" : ", no fast accum") : "",

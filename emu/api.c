@@ -133,6 +133,7 @@ struct fpemu_gemmer {
     int cublas, fast_accum;
     int tuned;                  /* promote or a model parameter was set: not a library call's tree */
     int cM, cN, cK;             /* call_shape; cK = 0: none (the matrices are the call) */
+    char op[16];                /* the call the tree is looked up for (FPEMU_SUMTREE_OPS; "" = mm) */
     char *table_path;           /* NULL: the table built into the library */
     fpemu_sumtree_table tab;
     int have_tab;
@@ -199,6 +200,10 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
     } else if (!strcmp(key, "fast_accum")) {
         if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
         g->fast_accum = (int)v;
+    } else if (!strcmp(key, "op")) {
+        if (strcmp(value, "mm") && strcmp(value, "mm-ta") && strcmp(value, "linear"))
+            return gfail(g, "expected one of %s", FPEMU_SUMTREE_OPS);
+        snprintf(g->op, sizeof g->op, "%s", value);
     } else if (!strcmp(key, "call_shape")) {
         int m, n, k;
         char extra;
@@ -264,6 +269,7 @@ int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t l
     const char *v;
     if (!strcmp(key, "algo")) v = g->cublas ? "cublas" : "plain";
     else if (!strcmp(key, "fast_accum")) v = g->fast_accum ? "1" : "0";
+    else if (!strcmp(key, "op")) v = g->op[0] ? g->op : "mm";
     else if (!strcmp(key, "call_shape")) {
         if (g->cK) snprintf(num, sizeof num, "%dx%dx%d", g->cM, g->cN, g->cK);
         else num[0] = 0;
@@ -299,7 +305,7 @@ static int cublas_tree(fpemu_gemmer *g, int M, int N, int K, fpemu_sumtree_bound
                      g->cN, g->cK, M, N, K);
     fpemu_sumtree tree;
     const fpemu_sumtree_row *row;
-    if (fpemu_sumtree_resolve(&g->tab, g->model, g->cfg.afmt, g->cfg.bfmt, g->cfg.outfmt, g->fast_accum, g->cK ? g->cM : M,
+    if (fpemu_sumtree_resolve_op(&g->tab, g->op[0] ? g->op : "mm", g->model, g->cfg.afmt, g->cfg.bfmt, g->cfg.outfmt, g->fast_accum, g->cK ? g->cM : M,
                               g->cK ? g->cN : N, K, &tree, &row, g->err, sizeof g->err) ||
         fpemu_sumtree_bind(bd, &tree, g->cfg.afmt, g->cfg.bfmt, g->err, sizeof g->err))
         return -1;
@@ -312,8 +318,8 @@ static int cublas_tree(fpemu_gemmer *g, int M, int N, int K, fpemu_sumtree_bound
 
 /* The options of algo cublas are refused under algo plain, as `fpemu gemm` does. */
 static int plain_options(fpemu_gemmer *g) {
-    if (g->fast_accum || g->cK || g->table_path)
-        return gfail(g, "%s goes with algo cublas", g->fast_accum ? "fast_accum" : g->cK ? "call_shape" : "table");
+    if (g->fast_accum || g->cK || g->table_path || (g->op[0] && strcmp(g->op, "mm")))
+        return gfail(g, "%s goes with algo cublas", g->fast_accum ? "fast_accum" : g->cK ? "call_shape" : g->table_path ? "table" : "op");
     return 0;
 }
 

@@ -189,17 +189,20 @@ const char *fpemu_gemmer_error(const fpemu_gemmer *g);
  *   call_shape  MxNxK: A and B are rows and columns of a call of that shape
  *            (the same K), whose tree is used; "" or "none": the matrices
  *            are the call
+ *   op       the call the tree is looked up for: mm (default: torch.mm),
+ *            mm-ta (torch.mm(P.t(), Q)) or linear (F.linear(x, W, bias): B
+ *            is W^T, C the bias broadcast over rows; docs/cublas.md)
  *   table    a table file (read when set: its errors name the file and
  *            line); "" or "builtin": the library's copy of
  *            emu/cublas-h200.txt (the default)
  *   anything else: a model parameter (fpemu_mma_model_set, `--set K=V`)
- * fast_accum, call_shape and table go with algo cublas: a run under algo
- * plain with one of them set is refused.
+ * fast_accum, call_shape, op (other than mm) and table go with algo
+ * cublas: a run under algo plain with one of them set is refused.
  * 0, or -1 with a message (the configuration unchanged). */
 int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value);
 /* The value of an option, or what the last run used, as text (snprintf
  * semantics: the length of the value; -1 for an unknown key):
- *   algo, fast_accum, call_shape ("" when unset), table ("builtin", a
+ *   algo, fast_accum, call_shape ("" when unset), op, table ("builtin", a
  *   path, or "" before algo cublas is set), table_name and stands_for (the
  *   table's header lines);
  *   resolved    after a run under algo cublas: "table" (a row gave the

@@ -388,6 +388,11 @@ out:
 
 /* ---- tables ---------------------------------------------------------------- */
 
+/* one of FPEMU_SUMTREE_OPS */
+static int valid_op(const char *op) {
+    return !strcmp(op, "mm") || !strcmp(op, "mm-ta") || !strcmp(op, "linear");
+}
+
 typedef struct {
     fpemu_sumtree_row *row;
     int have_m, have_n, have_k, have_a;
@@ -402,6 +407,11 @@ static int row_token(void *u, const char *key, const char *v, char *err, size_t 
         char *dst = key[0] == 'a' ? r->a : key[0] == 'b' ? r->b : r->d;
         snprintf(dst, 16, "%.15s", f->name);
         if (key[0] == 'a') rc->have_a = 1;
+        return 0;
+    }
+    if (!strcmp(key, "op")) {
+        if (!valid_op(v)) { emu__errf(err, errlen, "op=%s: one of %s", v, FPEMU_SUMTREE_OPS); return -1; }
+        snprintf(r->op, sizeof r->op, "%s", v);
         return 0;
     }
     if (!strcmp(key, "fast")) {
@@ -478,14 +488,15 @@ int fpemu_sumtree_table_parse(fpemu_sumtree_table *tab, const char *text, const 
         }
         if (!r->b[0]) snprintf(r->b, sizeof r->b, "%s", r->a);
         if (!r->d[0]) snprintf(r->d, sizeof r->d, "f32");
+        if (!r->op[0]) snprintf(r->op, sizeof r->op, "mm");
         if (!r->status[0]) snprintf(r->status, sizeof r->status, "unchecked");
         fpemu_sumtree_bound bd;
         if (fpemu_sumtree_bind(&bd, &r->tree, F(r->a), F(r->b), e2, sizeof e2)) { emu__errf(err, errlen, "%s:%d: %s", what, line, e2); goto fail; }
         for (int i = 0; i < tab->nrows; i++) {
             fpemu_sumtree_row *o = &tab->rows[i];
-            if (!strcmp(o->a, r->a) && !strcmp(o->b, r->b) && !strcmp(o->d, r->d) && o->fast == r->fast && o->M == r->M &&
-                o->N == r->N && o->K == r->K) {
-                emu__errf(err, errlen, "%s:%d: the same formats and shape as line %d", what, line, o->line);
+            if (!strcmp(o->op, r->op) && !strcmp(o->a, r->a) && !strcmp(o->b, r->b) && !strcmp(o->d, r->d) && o->fast == r->fast &&
+                o->M == r->M && o->N == r->N && o->K == r->K) {
+                emu__errf(err, errlen, "%s:%d: the same call, formats and shape as line %d", what, line, o->line);
                 goto fail;
             }
         }
@@ -525,11 +536,17 @@ void fpemu_sumtree_table_free(fpemu_sumtree_table *tab) {
 
 const fpemu_sumtree_row *fpemu_sumtree_table_find(const fpemu_sumtree_table *tab, const char *a, const char *b,
                                                   const char *d, int fast, int M, int N, int K) {
+    return fpemu_sumtree_table_find_op(tab, "mm", a, b, d, fast, M, N, K);
+}
+
+const fpemu_sumtree_row *fpemu_sumtree_table_find_op(const fpemu_sumtree_table *tab, const char *op, const char *a,
+                                                     const char *b, const char *d, int fast, int M, int N, int K) {
     const fpemu_format *fa = F(a), *fb = F(b ? b : a), *fd = F(d ? d : "f32");
     if (!fa || !fb || !fd) return NULL;
+    if (!op) op = "mm";
     for (int i = 0; i < tab->nrows; i++) {
         const fpemu_sumtree_row *r = &tab->rows[i];
-        if (strcmp(r->a, fa->name) || strcmp(r->b, fb->name) || strcmp(r->d, fd->name)) continue;
+        if (strcmp(r->op, op) || strcmp(r->a, fa->name) || strcmp(r->b, fb->name) || strcmp(r->d, fd->name)) continue;
         if (r->fast >= 0 && fast >= 0 && r->fast != fast) continue;
         if (r->fast >= 0 && fast < 0 && r->fast != 0) continue;
         if (r->M == M && r->N == N && r->K == K) return r;
@@ -552,13 +569,21 @@ static int is_fp8(const fpemu_format *f) { return f->bits == 8; }
 int fpemu_sumtree_resolve(const fpemu_sumtree_table *tab, const char *model, const fpemu_format *fa,
                           const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
                           fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen) {
+    return fpemu_sumtree_resolve_op(tab, "mm", model, fa, fb, out, fast_accum, M, N, K, tree, row, err, errlen);
+}
+
+int fpemu_sumtree_resolve_op(const fpemu_sumtree_table *tab, const char *op, const char *model, const fpemu_format *fa,
+                             const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
+                             fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen) {
     *row = NULL;
     if (!tab || !model || !fa || !fb || !tree) return emu__errf(err, errlen, "no table, model or format given");
+    if (!op) op = "mm";
+    if (!valid_op(op)) return emu__errf(err, errlen, "call op '%s': expected one of %s", op, FPEMU_SUMTREE_OPS);
     int fp8 = is_fp8(fa) && is_fp8(fb);
     if (fast_accum && !fp8)
         return emu__errf(err, errlen, "fast accumulation is for fp8 inputs (torch._scaled_mm), not %s x %s", fa->name, fb->name);
     const char *dname = out ? out->name : "f32";
-    const fpemu_sumtree_row *r = fpemu_sumtree_table_find(tab, fa->name, fb->name, dname, fp8 ? fast_accum : -1, M, N, K);
+    const fpemu_sumtree_row *r = fpemu_sumtree_table_find_op(tab, op, fa->name, fb->name, dname, fp8 ? fast_accum : -1, M, N, K);
     if (r) {
         *tree = r->tree;
         /* a row fitted to another device's tensor cores is not this model's call */

@@ -111,6 +111,7 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
 /* ---- tables ---------------------------------------------------------------- */
 
 typedef struct fpemu_sumtree_row {
+    char op[16];              /* the call (FPEMU_SUMTREE_OPS): "mm" (default), "mm-ta", "linear" */
     char a[16], b[16], d[16]; /* input formats and the call's output format */
     int fast;                 /* fp8: use_fast_accum (0/1); -1 = any */
     int M, N, K;
@@ -136,10 +137,25 @@ int fpemu_sumtree_table_parse(fpemu_sumtree_table *tab, const char *text, const 
 /* Read and parse a table file (at most 1 MiB). */
 int fpemu_sumtree_table_read(fpemu_sumtree_table *tab, const char *path, char *err, size_t errlen);
 void fpemu_sumtree_table_free(fpemu_sumtree_table *tab);
-/* The row for these formats and shape (fast: -1 when not an fp8 call), or
- * NULL: shapes not in the table are the caller's fallback. */
+/* The calls a row can stand for (its `op` key; cuBLAS may pick another
+ * kernel for each at the same M x N x K):
+ *   mm      torch.mm / torch.matmul / torch._scaled_mm of row-major A (M x K)
+ *           and B (K x N) (the default; the rows written before the key);
+ *   mm-ta   torch.mm(P.t(), Q): A is the transposed view of a row-major K x M
+ *           tensor (autograd's weight gradient of a Linear, dY^T X);
+ *   linear  F.linear(x, W, bias): A = x (M x K), B = W^T with W a row-major
+ *           N x K tensor, the 1-d bias added by cuBLASLt's BIAS epilogue: it
+ *           is the call's C (broadcast over rows, beta 1), entering as the
+ *           tree's c key says. */
+#define FPEMU_SUMTREE_OPS "mm mm-ta linear"
+/* The row for these formats and shape (fast: -1 when not an fp8 call) of
+ * a torch.mm call (op "mm"), or NULL: shapes not in the table are the
+ * caller's fallback. */
 const fpemu_sumtree_row *fpemu_sumtree_table_find(const fpemu_sumtree_table *tab, const char *a, const char *b,
                                                   const char *d, int fast, int M, int N, int K);
+/* The same for the call op (one of FPEMU_SUMTREE_OPS; NULL = "mm"). */
+const fpemu_sumtree_row *fpemu_sumtree_table_find_op(const fpemu_sumtree_table *tab, const char *op, const char *a,
+                                                     const char *b, const char *d, int fast, int M, int N, int K);
 /* The table built into the library: the text of emu/cublas-h200.txt when
  * the library was built (the Makefile compiles it in), so a program, the
  * shared library and the Python package need no file. Parsed into *tab as
@@ -163,6 +179,12 @@ const char *fpemu_sumtree_table_builtin_text(void);
 int fpemu_sumtree_resolve(const fpemu_sumtree_table *tab, const char *model, const fpemu_format *fa,
                           const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
                           fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen);
+/* fpemu_sumtree_resolve for the call op (one of FPEMU_SUMTREE_OPS; NULL =
+ * "mm", what fpemu_sumtree_resolve looks up): the row of that op, else the
+ * same plain model. An unknown op: -1 with a message naming it. */
+int fpemu_sumtree_resolve_op(const fpemu_sumtree_table *tab, const char *op, const char *model, const fpemu_format *fa,
+                             const fpemu_format *fb, const fpemu_format *out, int fast_accum, int M, int N, int K,
+                             fpemu_sumtree *tree, const fpemu_sumtree_row **row, char *err, size_t errlen);
 
 /* ---- the probe ------------------------------------------------------------- */
 

@@ -5,9 +5,13 @@
  *  - F.linear(x, W, b) is addmm(b, x, W^T); for f32/f16/bf16 with a 1-d
  *    bias it runs cuBLASLt with the BIAS epilogue (Blas.cpp), which adds
  *    the bias to the f32 accumulator and rounds once to the output type.
- *    The accumulator: f16/bf16 through the tensor-core model (the h100
- *    model reproduces cuBLAS bit for bit for K <= 512, docs/gpu.md); f32
- *    with TF32 off: one FMA per term in K order from 0 (SIMT sgemm).
+ *    Every GEMM (the forward's F.linear, the weight gradient mm(dY.t(), X),
+ *    the input gradient mm(dY, W)) takes its summation tree from the
+ *    library's cuBLAS table (emu/cublas-h200.txt: rows op=linear, mm-ta,
+ *    mm, fitted to these calls on an H200, docs/cublas.md), resolved by
+ *    fpemu_sumtree_resolve_op; a shape it does not list gets the plain
+ *    model (f16/bf16: one chain of the tensor-core model; f32 with TF32
+ *    off: one fma per term in K order from 0).
  *  - log_softmax over 10 classes: the persistent warp kernel
  *    (PersistentSoftmax.cuh): 16 lanes, max and sum by xor-butterfly
  *    (offsets 8, 4, 2, 1), out = x - max - log(sum); its backward
@@ -103,11 +107,26 @@ int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, co
         if (dims[i] > wmax) wmax = dims[i];
     }
     for (int i = 0; i < nlin; i++) m->nparams += (size_t)dims[i] * dims[i + 1] + dims[i + 1];
-    if (lo) {
-        m->lo = lo;
-        if (fpemu_gemm_config_init(&m->gcfg, mma, lo->name, lo->name, err, errlen)) return -1;
-        m->gcfg.inputs_prerounded = 1;
-        m->gcfg.nthreads = 1;
+    m->lo = lo;
+    m->f32 = fpemu_format_get("f32", NULL, 0);
+    if (!mma || strlen(mma) >= sizeof m->mma) { snprintf(err, errlen, "torch-cuda: bad mma model"); return -1; }
+    snprintf(m->mma, sizeof m->mma, "%s", mma);
+    if (fpemu_mma_model_check_name(mma, err, errlen)) return -1;
+    char e2[300];
+    if (fpemu_sumtree_table_builtin(&m->tab, e2, sizeof e2)) {
+        if (strstr(e2, "out of memory")) snprintf(err, errlen, "out of memory"); /* the engine's OOM message */
+        else snprintf(err, errlen, "torch-cuda: the cuBLAS table: %s", e2);
+        return -1;
+    }
+    /* the table's trees must be this device's: the first Linear's forward
+     * at the largest batch resolves now, so a refusal names itself here */
+    fpemu_sumtree tr;
+    const fpemu_sumtree_row *row;
+    const fpemu_format *f = lo ? lo : m->f32;
+    if (fpemu_sumtree_resolve_op(&m->tab, "linear", mma, f, f, lo, 0, Bmax, dims[1], dims[0], &tr, &row, e2, sizeof e2)) {
+        snprintf(err, errlen, "torch-cuda: mma=%s: %s", mma, e2);
+        fpemu_sumtree_table_free(&m->tab);
+        return -1;
     }
     m->a = calloc((size_t)nlin + 1, sizeof *m->a);
     m->h = calloc((size_t)nlin, sizeof *m->h);
@@ -118,7 +137,12 @@ int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, co
     m->g2 = malloc(bw * sizeof(float));
     m->tmp = malloc((size_t)wmax * (wmax > Bmax ? wmax : Bmax) * sizeof(float));
     m->tgt = malloc((size_t)Bmax * sizeof(int));
-    int bad = !m->a || !m->h || !m->wlo || !m->logp || !m->g1 || !m->g2 || !m->tmp || !m->tgt;
+    size_t w2 = (size_t)wmax * (wmax > Bmax ? wmax : Bmax);
+    m->ccap = w2;
+    m->ca = malloc(w2 * sizeof(uint64_t));
+    m->cb = malloc(w2 * sizeof(uint64_t));
+    m->cc = malloc(w2 * sizeof(float));
+    int bad = !m->ca || !m->cb || !m->cc || !m->a || !m->h || !m->wlo || !m->logp || !m->g1 || !m->g2 || !m->tmp || !m->tgt;
     for (int i = 0; !bad && i < nlin; i++) {
         m->a[i] = malloc((size_t)Bmax * dims[i] * sizeof(float));
         m->h[i] = malloc((size_t)Bmax * dims[i + 1] * sizeof(float));
@@ -132,6 +156,8 @@ void tc_mlp_free(tc_mlp *m) {
     for (int i = 0; m->a && i < m->nlin; i++) free(m->a[i]);
     for (int i = 0; m->h && i < m->nlin; i++) free(m->h[i]);
     free(m->a); free(m->h); free(m->wlo); free(m->logp); free(m->g1); free(m->g2); free(m->tmp); free(m->tgt);
+    free(m->ca); free(m->cb); free(m->cc);
+    fpemu_sumtree_table_free(&m->tab);
     memset(m, 0, sizeof *m);
 }
 
@@ -151,17 +177,37 @@ static void to_lo(const tc_mlp *m, float *x, size_t n, int lin, int cls) {
     m->note(m->note_ctx, lin, cls, &st, amax);
 }
 
-/* D[M][N] = sum_k A[m][k] * B[n][k] as the f32 accumulator of cuBLAS. */
-static int gemm_acc(tc_mlp *m, int M, int N, int K, const float *A, const float *B, float *D) {
-    if (m->lo) return fpemu_gemm_f32(&m->gcfg, M, N, K, A, K, 0, B, K, 1, NULL, N, D, N, NULL);
-    for (int i = 0; i < M; i++)
+/* D[M][N] = the call `op` of A (M x K) and B (given as N x K: B[n][k])
+ * with the bias (op linear: N values, the call's C broadcast over rows;
+ * else NULL), as cuBLAS computes it before the rounding to the output type:
+ * the tree of the table's row for the call (formats, output format, shape),
+ * or the plain model. The tree's output rounding is left to the caller's
+ * to_lo, which counts the casts; the tree rounds last, so this is the same
+ * value. */
+static int gemm_acc(tc_mlp *m, const char *op, int M, int N, int K, const float *A, const float *B, const float *bias,
+                    float *D) {
+    const fpemu_format *f = m->lo ? m->lo : m->f32;
+    size_t na = (size_t)M * K, nb = (size_t)K * N;
+    if (na > m->ccap || nb > m->ccap || (size_t)M * N > m->ccap) return -1;
+    fpemu_sumtree tr;
+    const fpemu_sumtree_row *row;
+    fpemu_sumtree_bound bd;
+    char e2[300];
+    if (fpemu_sumtree_resolve_op(&m->tab, op, m->mma, f, f, m->lo, 0, M, N, K, &tr, &row, e2, sizeof e2)) return -1;
+    tr.out = NULL;
+    if (fpemu_sumtree_bind(&bd, &tr, f, f, e2, sizeof e2)) return -1;
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    /* the operands hold values of f (rounded by to_lo): their codes */
+    for (size_t i = 0; i < na; i++) m->ca[i] = f == m->f32 ? ubits(A[i]) : fpemu_from_double(f, A[i], &c);
+    for (int k = 0; k < K; k++)
         for (int j = 0; j < N; j++) {
-            const float *a = A + (size_t)i * K, *b = B + (size_t)j * K;
-            float acc = 0.0f;
-            for (int k = 0; k < K; k++) acc = fmaf(a[k], b[k], acc);
-            D[(size_t)i * N + j] = acc;
+            float v = B[(size_t)j * K + k];
+            m->cb[(size_t)k * N + j] = f == m->f32 ? ubits(v) : fpemu_from_double(f, v, &c);
         }
-    return 0;
+    if (bias)
+        for (int i = 0; i < M; i++) memcpy(m->cc + (size_t)i * N, bias, (size_t)N * sizeof(float));
+    return fpemu_sumtree_gemm_codes(&bd, M, N, K, m->ca, m->cb, bias ? m->cc : NULL, 1, D, e2, sizeof e2);
 }
 
 /* log_softmax of one row of n <= 32 values, the warp kernel's order */
@@ -219,9 +265,7 @@ static int forward(tc_mlp *m, const float *params, const float *x, int B) {
         const float *W = w + off, *b = w + off + (size_t)in * out;
         off += (size_t)in * out + out;
         float *h = m->h[i];
-        if (gemm_acc(m, B, out, in, m->a[i], W, h)) return -1;
-        for (int r = 0; r < B; r++)
-            for (int o = 0; o < out; o++) h[(size_t)r * out + o] += b[o];
+        if (gemm_acc(m, "linear", B, out, in, m->a[i], W, b, h)) return -1; /* the bias epilogue: fl32(acc + b) */
         to_lo(m, h, (size_t)B * out, i, CLS_OUT);
         if (i + 1 < m->nlin)
             for (size_t k = 0; k < (size_t)B * out; k++) m->a[i + 1][k] = h[k] > 0 ? h[k] : 0.0f;
@@ -286,12 +330,12 @@ int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float s
         transpose(dh, dhT, B, out);
         float *aT = da; /* da is free until the input gradient below */
         transpose(m->a[i], aT, B, in);
-        if (gemm_acc(m, out, in, B, dhT, aT, gW)) return -1;
+        if (gemm_acc(m, "mm-ta", out, in, B, dhT, aT, NULL, gW)) return -1;
         to_lo(m, gW, (size_t)in * out, i, CLS_GRAD_W);
         if (i == 0) break;
         /* grad_a[r][k] = sum_o dh[r][o] W[o][k]: W^T as the B operand */
         transpose(W, m->tmp, out, in);
-        if (gemm_acc(m, B, in, out, dh, m->tmp, da)) return -1;
+        if (gemm_acc(m, "mm", B, in, out, dh, m->tmp, NULL, da)) return -1;
         to_lo(m, da, (size_t)B * in, i, CLS_GRAD_IN);
         /* ReLU backward: the gradient where the output is positive */
         const float *act = m->a[i];

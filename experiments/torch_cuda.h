@@ -11,8 +11,10 @@
 #ifndef FPEMU_TORCH_CUDA_H
 #define FPEMU_TORCH_CUDA_H
 #include <stddef.h>
+#include <stdint.h>
 #include "fpemu.h"
 #include "gemm.h"
+#include "sumtree.h"
 
 enum { TC_ADAMW_SINGLE = 0, TC_ADAMW_FOREACH }; /* torch.optim.AdamW(foreach=False / True) */
 
@@ -21,7 +23,15 @@ typedef struct tc_mlp {
     int dims[260];          /* dims[0] inputs ... dims[nlin] outputs */
     int Bmax;
     const fpemu_format *lo; /* the autocast format (NULL: f32, no autocast) */
-    fpemu_gemm_config gcfg; /* the tensor-core model of the low-precision GEMMs */
+    /* the GEMMs: each call's summation tree from the library's built-in
+     * cuBLAS table (fpemu_sumtree_resolve_op: op linear, mm-ta or mm, its
+     * formats and shape), else the plain model; leaves of device `mma` */
+    fpemu_sumtree_table tab;
+    char mma[32];
+    const fpemu_format *f32;
+    uint64_t *ca, *cb;      /* the operands' codes */
+    float *cc;              /* the forward's bias, broadcast over rows (the call's C) */
+    size_t ccap;            /* elements of ca, cb and cc */
     size_t nparams;
     /* per layer: input activations a[i] (Bmax x dims[i]) and outputs h[i]
      * (Bmax x dims[i+1]); low-precision copies of the weights and biases */
@@ -35,9 +45,10 @@ typedef struct tc_mlp {
     void *note_ctx;
 } tc_mlp;
 
-/* 0, or -1 with a message (out of memory, bad sizes, unknown mma model). */
+/* 0, or -1 with a message (out of memory, bad sizes, unknown mma model, a
+ * table whose trees are another device's). */
 /* lo: the autocast format (f16, bf16), NULL for f32; mma: the tensor-core
- * model of its GEMMs. */
+ * model of its GEMMs (the device the table's trees must be of). */
 int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, const char *mma, int Bmax, char *err,
                 size_t errlen);
 void tc_mlp_free(tc_mlp *m);

@@ -7,8 +7,9 @@
 # for at least the steps measured when this test was written (a longer
 # agreement passes; a shorter one is a regression; deep-mlp bf16-mixed is
 # identical at all 200 steps), and the loss-scale and skip sequences are
-# equal over the whole run. deep-mlp 32-true, whose f32
-# GEMM order is not modelled, differs from step 1 by 1 ulp: pinned as such.
+# equal over the whole run; the same for the six AdamW(foreach=True) runs
+# of tests/data/real-runs/h200-2026-11-27 (--set adamw_impl=foreach), two
+# of which also end with the H200's evaluation loss, bit for bit.
 # Also: the same replay twice is identical, a replay resumed from a
 # checkpoint equals the uninterrupted one, and the models and policies
 # torch-cuda does not model are refused by name. Prints TAP.
@@ -22,6 +23,7 @@ cd "$ROOT" || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_replay.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 D=tests/data/real-runs/h200-2026-11-26
+D2=tests/data/real-runs/h200-2026-11-27
 
 # replay MODEL POLICY OUT [ARGS...]: the recorded run's settings (record.py)
 replay() {
@@ -33,35 +35,42 @@ replay() {
         --set numerics=torch-cuda --set weight_decay=0.01 --out "$out" "$@" >"$TMP/train.out" 2>&1
 }
 
-# model policy steps-known-identical (measured at this commit)
-while read -r m p k; do
+# model policy AdamW-impl steps-known-identical eval-loss (measured at this
+# commit): single is AdamW(foreach=False), the 2026-11-26 traces; foreach is
+# foreach=True, h200-2026-11-27's MODEL-POLICY-foreach1.csv; eval "equal":
+# the final evaluation's loss is bit-identical too (pinned), "differs": not
+while read -r m p impl k ev; do
     run=$TMP/$m-$p
-    if ! replay "$m" "$p" "$run"; then fail "$m $p: replay runs" "$(cat "$TMP/train.out")"; continue; fi
-    "$BIN" compare "$run" "$D/$m-$p.csv" >"$TMP/cmp" 2>&1
+    trace=$D/$m-$p.csv
+    if [ "$impl" = foreach ]; then run=$TMP/$m-$p-foreach; trace=$D2/$m-$p-foreach1.csv; fi
+    if ! replay "$m" "$p" "$run" --set adamw_impl="$impl"; then fail "$m $p $impl: replay runs" "$(cat "$TMP/train.out")"; continue; fi
+    "$BIN" compare "$run" "$trace" >"$TMP/cmp" 2>&1
     rc=$?
-    if [ "$rc" -gt 1 ]; then fail "$m $p: compare runs" "$(cat "$TMP/cmp")"; continue; fi
-    if [ "$k" -gt 0 ]; then
-        "$BIN" compare "$run" "$D/$m-$p.csv" --steps "$k" >"$TMP/cmpk" 2>&1
-        if grep -q "^loss: identical at every step" "$TMP/cmpk"; then
-            pass "$m $p: loss bit-identical to the H200 for the first $k steps"
-        else fail "$m $p: loss bit-identical to the H200 for the first $k steps" "$(cat "$TMP/cmpk")"; fi
-    else
-        if grep -q "first difference at step 1: .*: 1 ulp" "$TMP/cmp"; then
-            pass "$m $p: step 1 within 1 ulp of the H200 (the f32 GEMM order is not modelled)"
-        elif [ "$rc" = 0 ] || grep -q "first difference at step [2-9]" "$TMP/cmp"; then
-            pass "$m $p: matches the H200 beyond step 1 (better than when this test was written)"
-        else fail "$m $p: step 1 within 1 ulp of the H200" "$(cat "$TMP/cmp")"; fi
-    fi
+    if [ "$rc" -gt 1 ]; then fail "$m $p $impl: compare runs" "$(cat "$TMP/cmp")"; continue; fi
+    "$BIN" compare "$run" "$trace" --steps "$k" >"$TMP/cmpk" 2>&1
+    if grep -q "^loss: identical at every step" "$TMP/cmpk"; then
+        pass "$m $p $impl: loss bit-identical to the H200 for the first $k steps"
+    else fail "$m $p $impl: loss bit-identical to the H200 for the first $k steps" "$(cat "$TMP/cmpk")"; fi
     if grep -q "loss scale: equal at every step" "$TMP/cmp" && grep -q "skipped: equal at every step" "$TMP/cmp"; then
-        pass "$m $p: loss-scale and skip sequences equal the H200's"
-    else fail "$m $p: loss-scale and skip sequences equal the H200's" "$(cat "$TMP/cmp")"; fi
+        pass "$m $p $impl: loss-scale and skip sequences equal the H200's"
+    else fail "$m $p $impl: loss-scale and skip sequences equal the H200's" "$(cat "$TMP/cmp")"; fi
+    if [ "$ev" = equal ]; then
+        if grep -q "^eval_loss: .*: equal" "$TMP/cmp"; then pass "$m $p $impl: the evaluation loss is bit-identical to the H200's"
+        else fail "$m $p $impl: the evaluation loss is bit-identical to the H200's" "$(cat "$TMP/cmp")"; fi
+    fi
 done <<'EOF'
-mlp-digits 32-true 8
-mlp-digits 16-mixed 22
-mlp-digits bf16-mixed 6
-deep-mlp 32-true 0
-deep-mlp 16-mixed 116
-deep-mlp bf16-mixed 200
+mlp-digits 32-true single 16 differs
+mlp-digits 16-mixed single 22 differs
+mlp-digits bf16-mixed single 6 differs
+deep-mlp 32-true single 4 differs
+deep-mlp 16-mixed single 116 differs
+deep-mlp bf16-mixed single 200 differs
+mlp-digits 32-true foreach 8 equal
+mlp-digits 16-mixed foreach 11 differs
+mlp-digits bf16-mixed foreach 6 differs
+deep-mlp 32-true foreach 7 differs
+deep-mlp 16-mixed foreach 114 differs
+deep-mlp bf16-mixed foreach 200 equal
 EOF
 
 # the casts to the autocast type are counted (tensors.csv, metrics.csv's

@@ -285,6 +285,30 @@ static void text_and_tables(void) {
         ok(r && r1 && r->tree.chunk == 128 && r1->tree.chunk == 0, "fast=0 and fast=1 rows are told apart");
         fpemu_sumtree_table_free(&tab);
     }
+    /* the call (op): the same formats and shape, one row per call */
+    const char *ops = "fpemu_sumtree_table = 1\n"
+                      "a=f32 m=32 n=64 k=64 leaf=fma-seq split=2 unit=32\n"
+                      "op=linear a=f32 m=32 n=64 k=64 leaf=fma-seq split=4 unit=16\n"
+                      "op=mm-ta a=f32 m=32 n=64 k=64 leaf=fma-seq\n";
+    rc = fpemu_sumtree_table_parse(&tab, ops, "ops.txt", err, sizeof err);
+    ok(rc == 0 && tab.nrows == 3, "rows of three calls at one shape load (%s)", rc ? err : "3 rows");
+    if (!rc) {
+        const fpemu_sumtree_row *rm = fpemu_sumtree_table_find(&tab, "f32", "f32", "f32", -1, 32, 64, 64);
+        const fpemu_sumtree_row *rm2 = fpemu_sumtree_table_find_op(&tab, NULL, "f32", "f32", "f32", -1, 32, 64, 64);
+        const fpemu_sumtree_row *rl = fpemu_sumtree_table_find_op(&tab, "linear", "f32", "f32", "f32", -1, 32, 64, 64);
+        const fpemu_sumtree_row *rt = fpemu_sumtree_table_find_op(&tab, "mm-ta", "f32", "f32", "f32", -1, 32, 64, 64);
+        ok(rm && rm == rm2 && !strcmp(rm->op, "mm") && rm->tree.split == 2 && rl && rl->tree.split == 4 && rt && rt->tree.split == 1,
+           "op mm (the default), linear and mm-ta rows are told apart");
+        const fpemu_sumtree_row *row;
+        fpemu_sumtree ot;
+        rc = fpemu_sumtree_resolve_op(&tab, "linear", "h100", F("f32"), F("f32"), NULL, 0, 32, 64, 64, &ot, &row, err, sizeof err);
+        ok(rc == 0 && row == rl && ot.split == 4 && ot.unit == 16, "resolve_op linear: its row");
+        rc = fpemu_sumtree_resolve_op(&tab, "linear", "h100", F("f32"), F("f32"), NULL, 0, 32, 10, 64, &ot, &row, err, sizeof err);
+        ok(rc == 0 && !row && !strcmp(ot.leaf, "fma-seq") && ot.split == 1, "resolve_op linear, a shape not listed: the plain model");
+        rc = fpemu_sumtree_resolve_op(&tab, "addmm", "h100", F("f32"), F("f32"), NULL, 0, 32, 64, 64, &ot, &row, err, sizeof err);
+        ok(rc == -1 && strstr(err, "addmm") && strstr(err, FPEMU_SUMTREE_OPS), "resolve_op: an unknown call refused: %s", err);
+        fpemu_sumtree_table_free(&tab);
+    }
     static const struct { const char *text, *msg; } bad[] = {
         {"a=f16 m=1 n=1 k=1\n", "before"},
         {"fpemu_sumtree_table = 2\n", "version 1"},
@@ -295,6 +319,8 @@ static void text_and_tables(void) {
         {"fpemu_sumtree_table = 1\ncolour = red\n", "colour"},
         {"fpemu_sumtree_table = 1\na=f16 m=1 n=1 k=1 c=init beta=2\n", "beta"},
         {"", "no 'fpemu_sumtree_table"},
+        {"fpemu_sumtree_table = 1\nop=addmm a=f16 m=1 n=1 k=1\n", "op=addmm"},
+        {"fpemu_sumtree_table = 1\nop=linear a=f16 m=1 n=1 k=1\nop=linear a=f16 m=1 n=1 k=1 leaf=h100\n", "line 2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rc = fpemu_sumtree_table_parse(&tab, bad[i].text, "bad.txt", err, sizeof err);

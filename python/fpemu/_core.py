@@ -438,7 +438,8 @@ def _call_shape(v):
 
 
 def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, outfmt=None, c=None, threads=0,
-         sat=True, set=None, return_stats=False, algo="plain", fast_accum=False, call_shape=None, table=None):
+         sat=True, set=None, return_stats=False, algo="plain", fast_accum=False, call_shape=None, table=None,
+         op=None):
     """D = A x B (+ C) through the emulated GEMM, as `fpemu gemm` computes it.
 
     a (M x K) and b (K x N): float arrays of values (float64 is rounded to
@@ -458,7 +459,10 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     `fpemu gemm --algo cublas` (docs/cublas.md): unscaled inputs, no promote
     or set. fast_accum: fp8 inputs, torch._scaled_mm(use_fast_accum=True).
     call_shape 'MxNxK' or (M, N, K): a and b are rows and columns of a call
-    of that shape (the same K), whose tree is used. A shape the table does
+    of that shape (the same K), whose tree is used. op: the call the tree is
+    looked up for: "mm" (None: torch.mm/matmul), "mm-ta" (torch.mm(P.t(), Q))
+    or "linear" (F.linear(x, W, bias): b is W^T, c the bias broadcast over
+    rows). A shape the table does
     not list gets the plain model and a CublasFallbackWarning; the telemetry
     dict (return_stats=True) says which under "cublas": {"resolved":
     "table" or "plain", "table", "table_line", "row_status", "tree"}."""
@@ -482,9 +486,10 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     if algo not in ("plain", "cublas"):
         raise FpemuError("algo %r: expected 'plain' or 'cublas'" % (algo,))
     cublas = algo == "cublas"
-    if not cublas and (fast_accum or call_shape is not None or table is not None):
+    if not cublas and (fast_accum or call_shape is not None or table is not None or op is not None):
         raise FpemuError("gemm: %s goes with algo='cublas'"
-                         % ("fast_accum" if fast_accum else "call_shape" if call_shape is not None else "table"))
+                         % ("fast_accum" if fast_accum else "call_shape" if call_shape is not None
+                            else "table" if table is not None else "op"))
     if cublas and N.gemmer_get is None:
         raise FpemuError("gemm: algo='cublas' needs a libfpemu with fpemu_gemmer_get (the loaded %s is older)" % N.path)
     g = _Gemmer(model, afmt, bfmt)
@@ -505,6 +510,8 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
         g.set("fast_accum", bool(fast_accum))
         if call_shape is not None:
             g.set("call_shape", _call_shape(call_shape))
+        if op is not None:
+            g.set("op", op)
     a_match = ka == "own" and _canon(fa_own) == _canon(afmt)
     b_match = kb == "own" and _canon(fb_own) == _canon(bfmt)
     use_codes = "int" in (ka, kb) or (a_match and b_match and scaling in (None, "none"))

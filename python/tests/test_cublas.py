@@ -139,6 +139,8 @@ B16 = np.ones((64, 4), np.float16)
     ({"algo": "cublas", "promote": 128}, r"no scaling, promote or model parameters"),
     ({"algo": "cublas", "scaling": "tensor"}, r"no scaling, promote or model parameters"),
     ({"algo": "cublas", "set": {"nfrac": 30}}, r"no scaling, promote or model parameters"),
+    ({"op": "linear"}, r"op goes with algo='cublas'"),
+    ({"algo": "cublas", "op": "addmm"}, r"expected one of mm mm-ta linear"),
     ({"algo": "cublas", "table": "/nonexistent/nosuch.txt"}, r"table '/nonexistent/nosuch.txt': /nonexistent/nosuch.txt: No such file"),
 ])
 def test_refused(kw, pattern):
@@ -155,3 +157,23 @@ def test_refused_tables(tmp_path):
     v100.write_text("fpemu_sumtree_table = 1\nname = v\na=f16 m=4 n=4 k=64 leaf=v100 split=2 unit=32\n")
     with pytest.raises(fpemu.FpemuError, match=r"the table v models v100 \(line 3\); the model is h100"):
         fpemu.gemm(A16, B16, algo="cublas", table=v100)
+
+
+def test_op_linear_rows(tmp_path):
+    """The rows of a call (op): F.linear's f32 32 x 64 x 64 (4 partitions of
+    16) is not torch.mm's at the same shape (2 of 32); the slice of the
+    recorded F.linear call (tests/data/cublas-h200-linear, its bias as c)
+    replays bit for bit with op="linear", as `fpemu gemm --op linear`."""
+    z = np.load(ROOT / "tests" / "data" / "cublas-h200-linear" / "linear-slice.npz")
+    key = "fwd_f32_32x64x64_"
+    A, B = z[key + "A"].view(np.float32), z[key + "B"].view(np.float32)
+    C = np.broadcast_to(z[key + "bias"].view(np.float32)[None, :], (4, 4)).copy()
+    R = z[key + "D"]
+    D, st = fpemu.gemm(A, B, afmt="f32", c=C, algo="cublas", op="linear", call_shape=(32, 64, 64), return_stats=True)
+    assert np.array_equal(D.view(np.uint32), R) and "split=4 unit=16" in st["cublas"]["tree"]
+    np.save(tmp_path / "A.npy", A), np.save(tmp_path / "B.npy", B), np.save(tmp_path / "C.npy", C)
+    run_cli("gemm", "--model", "h100", "--afmt", "f32", "--a", tmp_path / "A.npy", "--b", tmp_path / "B.npy", "--c",
+            tmp_path / "C.npy", "--algo", "cublas", "--op", "linear", "--call-shape", "32x64x64", "--out", tmp_path / "D.npy")
+    assert np.array_equal(load_npy(tmp_path / "D.npy").view(np.uint32), R)
+    Dm, stm = fpemu.gemm(A, B, afmt="f32", c=C, algo="cublas", call_shape=(32, 64, 64), return_stats=True)
+    assert "split=2 unit=32" in stm["cublas"]["tree"] and not np.array_equal(Dm.view(np.uint32), R)
