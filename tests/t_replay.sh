@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: MIT
 # t_replay.sh: `fpemu train --set numerics=torch-cuda` replays the six
 # torch.amp runs recorded on an NVIDIA H200 (tests/data/real-runs/, docs/
-# replay.md) from their initial weights and batch order, and `fpemu compare`
-# holds it to the recording: each run's loss is bit-identical to the H200's
-# for at least the steps measured when this test was written (a longer
-# agreement passes; a shorter one is a regression; deep-mlp bf16-mixed is
-# identical at all 200 steps), and the loss-scale and skip sequences are
-# equal over the whole run. deep-mlp 32-true, whose f32
-# GEMM order is not modelled, differs from step 1 by 1 ulp: pinned as such.
+# replay.md) from their initial weights and batch order, with AdamW
+# foreach=False (h200-2026-11-26) and foreach=True (`--set
+# adamw_impl=foreach`, h200-2026-11-27), and `fpemu compare` holds it to
+# the recording: each run's loss is bit-identical to the H200's for at
+# least the steps measured when this test was written (a longer agreement
+# passes; a shorter one is a regression); a run pinned at every step must
+# also match the H200's evaluation (compare's "result: identical"); and the
+# loss-scale and skip sequences are equal over the whole run. The two
+# 32-true runs of each model differ through the f32 GEMM order, which is
+# not modelled: mlp-digits from step 9 by 1 ulp (pinned at 8 steps),
+# deep-mlp from step 1 by 1 ulp (pinned as such).
 # Also: the same replay twice is identical, a replay resumed from a
 # checkpoint equals the uninterrupted one, and the models and policies
 # torch-cuda does not model are refused by name. Prints TAP.
@@ -22,6 +26,7 @@ cd "$ROOT" || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_replay.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 D=tests/data/real-runs/h200-2026-11-26
+E=tests/data/real-runs/h200-2026-11-27
 
 # replay MODEL POLICY OUT [ARGS...]: the recorded run's settings (record.py)
 replay() {
@@ -33,35 +38,48 @@ replay() {
         --set numerics=torch-cuda --set weight_decay=0.01 --out "$out" "$@" >"$TMP/train.out" 2>&1
 }
 
-# model policy steps-known-identical (measured at this commit)
-while read -r m p k; do
-    run=$TMP/$m-$p
-    if ! replay "$m" "$p" "$run"; then fail "$m $p: replay runs" "$(cat "$TMP/train.out")"; continue; fi
-    "$BIN" compare "$run" "$D/$m-$p.csv" >"$TMP/cmp" 2>&1
+# model policy AdamW-foreach steps-known-identical (measured at this commit)
+while read -r m p fe k; do
+    if [ "$fe" = 1 ]; then run=$TMP/$m-$p-foreach; trace=$E/$m-$p-foreach1.csv; set -- --set adamw_impl=foreach
+    else run=$TMP/$m-$p; trace=$D/$m-$p.csv; set --; fi
+    m_p="$m $p foreach=$([ "$fe" = 1 ] && echo True || echo False)"
+    if ! replay "$m" "$p" "$run" "$@"; then fail "$m_p: replay runs" "$(cat "$TMP/train.out")"; continue; fi
+    "$BIN" compare "$run" "$trace" >"$TMP/cmp" 2>&1
     rc=$?
-    if [ "$rc" -gt 1 ]; then fail "$m $p: compare runs" "$(cat "$TMP/cmp")"; continue; fi
-    if [ "$k" -gt 0 ]; then
-        "$BIN" compare "$run" "$D/$m-$p.csv" --steps "$k" >"$TMP/cmpk" 2>&1
+    if [ "$rc" -gt 1 ]; then fail "$m_p: compare runs" "$(cat "$TMP/cmp")"; continue; fi
+    steps=300; [ "$m" = deep-mlp ] && steps=200
+    if [ "$k" = "$steps" ]; then
+        if [ "$rc" = 0 ] && grep -q "^loss: identical at every step" "$TMP/cmp" && grep -q "^result: identical" "$TMP/cmp"; then
+            pass "$m_p: loss bit-identical to the H200 at all $k steps, and the evaluation too"
+        else fail "$m_p: loss bit-identical to the H200 at all $k steps, and the evaluation too" "$(cat "$TMP/cmp")"; fi
+    elif [ "$k" -gt 0 ]; then
+        "$BIN" compare "$run" "$trace" --steps "$k" >"$TMP/cmpk" 2>&1
         if grep -q "^loss: identical at every step" "$TMP/cmpk"; then
-            pass "$m $p: loss bit-identical to the H200 for the first $k steps"
-        else fail "$m $p: loss bit-identical to the H200 for the first $k steps" "$(cat "$TMP/cmpk")"; fi
+            pass "$m_p: loss bit-identical to the H200 for the first $k steps"
+        else fail "$m_p: loss bit-identical to the H200 for the first $k steps" "$(cat "$TMP/cmpk")"; fi
     else
         if grep -q "first difference at step 1: .*: 1 ulp" "$TMP/cmp"; then
-            pass "$m $p: step 1 within 1 ulp of the H200 (the f32 GEMM order is not modelled)"
+            pass "$m_p: step 1 within 1 ulp of the H200 (the f32 GEMM order is not modelled)"
         elif [ "$rc" = 0 ] || grep -q "first difference at step [2-9]" "$TMP/cmp"; then
-            pass "$m $p: matches the H200 beyond step 1 (better than when this test was written)"
-        else fail "$m $p: step 1 within 1 ulp of the H200" "$(cat "$TMP/cmp")"; fi
+            pass "$m_p: matches the H200 beyond step 1 (better than when this test was written)"
+        else fail "$m_p: step 1 within 1 ulp of the H200" "$(cat "$TMP/cmp")"; fi
     fi
     if grep -q "loss scale: equal at every step" "$TMP/cmp" && grep -q "skipped: equal at every step" "$TMP/cmp"; then
-        pass "$m $p: loss-scale and skip sequences equal the H200's"
-    else fail "$m $p: loss-scale and skip sequences equal the H200's" "$(cat "$TMP/cmp")"; fi
+        pass "$m_p: loss-scale and skip sequences equal the H200's"
+    else fail "$m_p: loss-scale and skip sequences equal the H200's" "$(cat "$TMP/cmp")"; fi
 done <<'EOF'
-mlp-digits 32-true 8
-mlp-digits 16-mixed 22
-mlp-digits bf16-mixed 6
-deep-mlp 32-true 0
-deep-mlp 16-mixed 116
-deep-mlp bf16-mixed 200
+mlp-digits 32-true 0 8
+mlp-digits 16-mixed 0 300
+mlp-digits bf16-mixed 0 300
+deep-mlp 32-true 0 0
+deep-mlp 16-mixed 0 200
+deep-mlp bf16-mixed 0 200
+mlp-digits 32-true 1 8
+mlp-digits 16-mixed 1 300
+mlp-digits bf16-mixed 1 300
+deep-mlp 32-true 1 0
+deep-mlp 16-mixed 1 200
+deep-mlp bf16-mixed 1 200
 EOF
 
 # the casts to the autocast type are counted (tensors.csv, metrics.csv's
