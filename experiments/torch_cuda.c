@@ -63,11 +63,13 @@ static float fd(uint64_t u) { double d; memcpy(&d, &u, 8); return (float)d; }
  *    leading one; sq is a truncated squarer (ex2_square);
  *  - a result below 2^-126 is +0 (ftz), above the f32 range +inf.
  * The table is sfu_ex2_table.h, derived from the recording by
- * gpu/probes/fit_ex2.py (the only integer B, C and the only shared R that
- * fit); it equals envytools' Tesla table row for row (their A minus 3,
- * their R 0x77E2 being 0x17E2 + 3 * 2^13). Only |x| < 2 was recorded: the
- * integer part's path beyond that, inf and NaN follow the structure
- * above unrecorded (tc_expf gives it r in about [-25, 2]). */
+ * gpu/probes/fit_ex2.py (the only integer B, C near a least-squares fit
+ * and the only shared R that fit); it equals envytools' Tesla table row for row (each A here is
+ * theirs + 3, as their R, 0x77E2, is 0x17E2 + 3 * 2^13). Only |x| < 2 was
+ * recorded: the integer part's path beyond that, inf and NaN follow the
+ * structure above unrecorded (tc_expf gives it r in [-24.04, 2) for every
+ * f32 a in [-104, 88.7228], and r <= -2 only where its result is below
+ * 2^-126). */
 #include "sfu_ex2_table.h"
 
 /* for each set bit j of the 17-bit t, the partial product t * 2^j / 2^18

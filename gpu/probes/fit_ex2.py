@@ -16,7 +16,8 @@ half of the grid is checked against the same table by tests/t_ex2_approx.c):
 per segment, a least-squares fit gives real (K, B, C); every integer B and C within 6
 of it is tried, and K = A * 2^13 + R must lie in the interval the 2^17 recorded results
 allow. It stops with a message unless exactly one (B, C) fits each segment and exactly
-one R < 2^13 fits them all. NumPy only; about a minute.
+one R < 2^13 fits them all. NumPy only; a few seconds. tests/t_ex2_fit.sh checks that the
+committed header is what this script writes.
 """
 import sys
 
@@ -48,7 +49,8 @@ def main():
     # x = k / 2^23 for k = 0 .. 2^23 - 1 lies at grid index 2^23 + k; its result is in [1, 2)
     bits = grid[(1 << 23):(1 << 24)]
     if bits.min() < 0x3F800000 or bits.max() > 0x3FFFFFFF:
-        raise SystemExit("fit_ex2.py: results for x in [0, 1) outside [1, 2): not an ex2 recording")
+        raise SystemExit("fit_ex2.py: %s: results for x in [0, 1) outside [1, 2) (expected 2^x): not an ex2 recording"
+                         % sys.argv[1])
     sig = bits - 0x3F800000 + (1 << 23)  # the significand with its leading one
     t = np.arange(1 << SEG_BITS, dtype=np.int64)
     sq = squarer(t)
