@@ -5,7 +5,8 @@
  * 2^24 + 1 grid results x = k / 2^23 in [-1, 1] and every one of the 2^18
  * sample results (inputs just off the grid, and small inputs of exponent
  * -40 .. 0, either sign), bit for bit. That the recording is the one meant:
- * the packer's count of grid results equal to 2^x rounded to nearest. */
+ * the packer's count of grid results equal to 2^x rounded to nearest. And
+ * what the model does beyond the recording (|x| >= 2, inf, NaN). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,6 +95,15 @@ int main(void) {
            ub(tc_ex2_approx(0.5f + 0x1p-25f)) == ub(tc_ex2_approx(0.5f)) &&
            ub(tc_ex2_approx(-0.5f - 0x1p-25f)) == ub(tc_ex2_approx(-0.5f)),
        "the bits below 2^-23 are dropped: 2^(+-2^-30) = 1, and 0.5 + 2^-25 gives 2^0.5's result, either sign");
+    /* beyond the recording (|x| >= 2): the integer part goes to the exponent */
+    int badint = 0;
+    for (int k = -126; k <= 127; k++)
+        if (tc_ex2_approx((float)k) != ldexpf(1.0f, k) && badint++ < 3) diag("2^%d: model %a", k, (double)tc_ex2_approx((float)k));
+    ok(!badint && tc_ex2_approx(-127.0f) == 0.0f && isinf(tc_ex2_approx(128.0f)) && isinf(tc_ex2_approx(INFINITY)) &&
+           tc_ex2_approx(-INFINITY) == 0.0f && isnan(tc_ex2_approx(NAN)) &&
+           ub(tc_ex2_approx(5.25f)) == ub(tc_ex2_approx(0.25f)) + (5u << 23),
+       "unrecorded |x| >= 2: 2^k exact for integers -126..127, 2^-127 flushed to 0, 2^128 and 2^inf inf, 2^-inf 0, NaN; "
+       "2^5.25 = 2^5 * 2^0.25's result");
     npy_free(&first);
     npy_free(&diff);
     npy_free(&sin_);
