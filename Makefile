@@ -164,6 +164,11 @@ $(BUILD)/tests/t_train_oom: $(BUILD)/tests/t_train_oom.o $(TESTLIB) $(ALL_LIBS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $< $(TESTLIB) \
 	  $(ALL_LIBS) $(LDLIBS_ALL)
 
+# t_ex2_approx reads its recording (an .npz) with the program's own readers.
+$(BUILD)/tests/t_ex2_approx: $(BUILD)/tests/t_ex2_approx.o $(call obj,cli/npz.c cli/npy.c cli/util.c) $(TESTLIB) $(ALL_LIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,cli/npz.c cli/npy.c cli/util.c) $(TESTLIB) $(ALL_LIBS) $(LDLIBS_ALL)
+
 # Test programs find bin/fpemu and the repository through these.
 export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
 export FPEMU_BUILD = $(abspath $(BUILD))

@@ -18,15 +18,15 @@ static int fail(char *err, size_t len, const char *path, const char *msg) {
 }
 
 const char *npy_dtype_name(npy_dtype t) {
-    static const char *n[] = {"<f4", "<f2", "|u1", "<u2", "<f8", "<i4", "<i8"};
+    static const char *n[] = {"<f4", "<f2", "|u1", "<u2", "<f8", "<i4", "<i8", "<u4", "|i1"};
     return n[t];
 }
 
 static size_t itemsize(npy_dtype t) {
     switch (t) {
-    case NPY_U1: return 1;
+    case NPY_U1: case NPY_I1: return 1;
     case NPY_F2: case NPY_U2: return 2;
-    case NPY_F4: case NPY_I4: return 4;
+    case NPY_F4: case NPY_I4: case NPY_U4: return 4;
     default: return 8;
     }
 }
@@ -49,7 +49,7 @@ const char *npy_header_key(const char *h, const char *key) {
     return p;
 }
 
-/* wide: also '<f8', '<i4' and '<i8' (npy_parse); npy_read keeps to its four */
+/* wide: also '<f8', '<i4', '<i8', '<u4' and '|i1' (npy_parse); npy_read keeps to its four */
 static int parse_header(const char *h, npy_array *a, char *msg, size_t len, int wide) {
     const char *p = h;
     while (*p == ' ') p++;
@@ -70,8 +70,10 @@ static int parse_header(const char *h, npy_array *a, char *msg, size_t len, int 
     else if (wide && !strcmp(descr, "<f8")) a->dtype = NPY_F8;
     else if (wide && !strcmp(descr, "<i4")) a->dtype = NPY_I4;
     else if (wide && !strcmp(descr, "<i8")) a->dtype = NPY_I8;
+    else if (wide && !strcmp(descr, "<u4")) a->dtype = NPY_U4;
+    else if (wide && (!strcmp(descr, "|i1") || !strcmp(descr, "<i1"))) a->dtype = NPY_I1;
     else if (wide) {
-        snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f8', '<f2', '<i4', '<i8', '|u1' or '<u2')", descr);
+        snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f8', '<f2', '<i4', '<i8', '<u4', '|i1', '|u1' or '<u2')", descr);
         return -1;
     } else {
         snprintf(msg, len, "unsupported dtype '%s' (expected '<f4', '<f2', '|u1' or '<u2')", descr);
@@ -195,6 +197,7 @@ int64_t npy_int(const npy_array *a, size_t i, size_t j) {
     uint64_t c = npy_code(a, i, j);
     switch (a->dtype) {
     case NPY_I4: return (int64_t)(int32_t)(uint32_t)c;
+    case NPY_I1: return (int64_t)(int8_t)(uint8_t)c;
     case NPY_I8: return (int64_t)c;
     default: return (int64_t)c;
     }
@@ -215,7 +218,7 @@ double npy_get(const npy_array *a, size_t i, size_t j) {
         memcpy(&x, &c, 8);
         return x;
     }
-    case NPY_I4: case NPY_I8: return (double)npy_int(a, i, j);
+    case NPY_I4: case NPY_I8: case NPY_I1: return (double)npy_int(a, i, j);
     default: return (double)c;
     }
 }

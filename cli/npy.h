@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
-/* NPY_F8, NPY_I4 and NPY_I8 ('<f8', '<i4', '<i8') come only from npy_parse. */
-typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2, NPY_F8, NPY_I4, NPY_I8 } npy_dtype;
+/* NPY_F8, NPY_I4, NPY_I8, NPY_U4 and NPY_I1 ('<f8', '<i4', '<i8', '<u4',
+ * '|i1') come only from npy_parse. */
+typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2, NPY_F8, NPY_I4, NPY_I8, NPY_U4, NPY_I1 } npy_dtype;
 
 typedef struct npy_array {
     npy_dtype dtype;
@@ -24,13 +25,13 @@ typedef struct npy_array {
 /* Read PATH. Returns 0, or -1 with a message in err. */
 int npy_read(const char *path, npy_array *a, char *err, size_t errlen);
 /* Parse the n bytes of a whole .npy file in memory (a member of an .npz):
- * the dtypes above and '<f8', '<i4', '<i8'; exactly the header's data, no
+ * the dtypes above and '<f8', '<i4', '<i8', '<u4', '|i1'; exactly the header's data, no
  * byte after it. NAME is the file's name in messages. Returns 0 (a->data
  * malloc'ed: npy_free), or -1 with a message in err. */
 int npy_parse(const void *buf, size_t n, const char *name, npy_array *a, char *err, size_t errlen);
 /* Bytes per element of a dtype. */
 size_t npy_itemsize(npy_dtype t);
-/* Element (i, j) of an integer array ('<i4', '<i8'; u1/u2 as codes). */
+/* Element (i, j) of an integer array ('<i4', '<i8', '|i1'; u1/u2/u4 as codes). */
 int64_t npy_int(const npy_array *a, size_t i, size_t j);
 void npy_free(npy_array *a);
 /* Element (i, j) of a 2-D array as a double (f2 decoded exactly; u1/u2 as

@@ -25,8 +25,10 @@
  *  - CUDA's expf and logf are libdevice's __nv_expf / __nv_logf: logf is
  *    a polynomial of fmaf steps (reproduced exactly here); expf reduces
  *    its argument with fmaf and calls ex2.approx.ftz.f32, the special
- *    function unit's 2^x, whose bits no document gives: here it is 2^r
- *    rounded to nearest (the one op not known to be exact).
+ *    function unit's 2^x, whose bits no document gives: here it is the
+ *    table-and-quadratic model fitted to an H200's results
+ *    (tc_ex2_approx, exact on all 2^24 + 1 recorded grid points and
+ *    2^18 recorded other inputs).
  *  - AdamW (torch/optim/adam.py, _single_tensor_adam / _multi_tensor_adam)
  *    (tc_adamw). GradScaler (torch/amp/grad_scaler.py, AmpKernels.cu) is
  *    the engine's own trn_scaler and unscale, shared with the default
@@ -48,10 +50,64 @@ static uint32_t ubits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 /* an f32 constant written as the double LLVM's IR prints */
 static float fd(uint64_t u) { double d; memcpy(&d, &u, 8); return (float)d; }
 
-/* ex2.approx.ftz.f32 for |r| <= 1: modelled as 2^r rounded to nearest. */
-static float ex2_approx(float r) {
-    if (fabsf(r) < 0x1p-126f) r = 0;
-    return (float)exp2((double)r);
+/* ex2.approx.ftz.f32, the special function unit's 2^x, as an H200 returns it
+ * (tests/data/ex2-approx/: every x = k / 2^23 in [-1, 1] and 2^18 inputs off
+ * that grid or small, all reproduced bit for bit by tests/t_ex2_approx.c).
+ * The structure is the one envytools (nvhw/sfu.c, Tesla's SFU) describes:
+ *  - the input becomes a sign-magnitude fixed-point number with 23
+ *    fraction bits, truncated (the bits below 2^-23 are dropped, towards
+ *    zero; an input under 2^-23 in magnitude, subnormals included, is 0);
+ *  - for x >= 0, integer part n and fraction f: 2^n * P(f). For x < 0 the
+ *    fraction is complemented bitwise, not negated: n' = -n - 1 and
+ *    f' = 2^23 - 1 - f (so 2^x is taken at x - 2^-23, about an ulp low),
+ *    and f = 0 gives 2^-n exactly;
+ *  - P: the top 6 bits of f pick one of 64 segments, whose table row
+ *    (A, B, C) the low 17 bits t feed into one fixed-point sum,
+ *    (A * 2^13 + R + B * t + C * sq(t)) >> 15, the significand with its
+ *    leading one; sq is a truncated squarer (ex2_square);
+ *  - a result below 2^-126 is +0 (ftz), above the f32 range +inf.
+ * The table is sfu_ex2_table.h, derived from the recording by
+ * gpu/probes/fit_ex2.py (the only integer B, C near a least-squares fit
+ * and the only shared R that fit); it equals envytools' Tesla table row for row (each A here is
+ * theirs + 3, as their R, 0x77E2, is 0x17E2 + 3 * 2^13). Only |x| < 2 was
+ * recorded: the integer part's path beyond that, inf and NaN follow the
+ * structure above unrecorded (tc_expf gives it r in [-24.04, 2) for every
+ * f32 a in [-104, 88.7228], and r <= -2 only where its result is below
+ * 2^-126). */
+#include "sfu_ex2_table.h"
+
+/* for each set bit j of the 17-bit t, the partial product t * 2^j / 2^18
+ * truncated; the sum halved, truncated: about t^2 / 2^19 */
+static int64_t ex2_square(uint32_t t) {
+    int64_t acc = 0;
+    for (int j = 0; j < 17; j++)
+        if (t >> j & 1) acc += t >> (18 - j);
+    return acc >> 1;
+}
+
+float tc_ex2_approx(float x) {
+    uint32_t u = ubits(x), neg = u >> 31;
+    int e = (int)(u >> 23 & 0xFF);
+    uint32_t m = (u & 0x7FFFFFu) | 0x800000u;
+    if (e == 0xFF) return (u & 0x7FFFFFu) ? fbits(0x7FFFFFFFu) : (neg ? 0.0f : x);
+    if (e >= 127 + 7) return neg ? 0.0f : fbits(0x7F800000u); /* |x| >= 128 */
+    /* the 7.23 fixed-point magnitude, truncated */
+    uint32_t q = e == 0 ? 0 : (e >= 127 ? m << (e - 127) : (127 - e > 24 ? 0 : m >> (127 - e)));
+    int n = (int)(q >> 23);
+    uint32_t f = q & 0x7FFFFFu;
+    if (neg) {
+        if (f) n = -n - 1, f = ~f & 0x7FFFFFu;
+        else n = -n;
+    }
+    const int32_t *row = sfu_ex2_table[f >> 17];
+    uint32_t t = f & 0x1FFFFu;
+    int64_t s = ((int64_t)row[0] << 13) + SFU_EX2_R + (int64_t)row[1] * t + (int64_t)row[2] * ex2_square(t);
+    uint32_t sig = (uint32_t)(s >> 15); /* in [2^23, 2^24] */
+    if (sig >> 24) sig >>= 1, n++;
+    int be = n + 127;
+    if (be <= 0) return 0.0f;
+    if (be >= 255) return fbits(0x7F800000u);
+    return fbits((uint32_t)be << 23 | (sig & 0x7FFFFFu));
 }
 
 float tc_expf(float a) {
@@ -66,7 +122,7 @@ float tc_expf(float a) {
     float r = fmaf(a, l2e, jneg);
     r = fmaf(a, l2e_lo, r);
     float scale = fbits(ubits(j4) << 23);
-    return ex2_approx(r) * scale;
+    return tc_ex2_approx(r) * scale;
 }
 
 float tc_logf(float a) {

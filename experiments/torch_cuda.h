@@ -69,8 +69,10 @@ int tc_mlp_eval(tc_mlp *m, const float *params, const float *x, const int *y, in
 void tc_adamw(int impl, float *p, const float *g, float *m, float *v, size_t n, double step, double lr, double beta1,
               double beta2, double eps, double weight_decay);
 
-/* CUDA's expf and logf (libdevice; expf's ex2.approx as 2^r rounded to
- * nearest), exposed for tests/t_torch_cuda.c. */
+/* CUDA's expf and logf (libdevice), exposed for tests/t_torch_cuda.c, and
+ * the SFU's ex2.approx.ftz.f32 inside expf, as an H200 computes it
+ * (torch_cuda.c), for tests/t_ex2_approx.c. */
 float tc_expf(float a);
+float tc_ex2_approx(float x);
 float tc_logf(float a);
 #endif

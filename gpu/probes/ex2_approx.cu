@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // ex2_approx.cu: records what the special function unit's ex2.approx.ftz.f32
 // (PTX ISA: "ex2.approx.ftz.f32 d, a", 2^a with an implementation-defined
-// error) returns, so that numerics=torch-cuda can replace its
-// round-to-nearest model of it inside CUDA's expf (docs/replay.md). Run by
-// gpu/session.sh on a lent GPU; not built by the Makefile.
+// error) returns, so that numerics=torch-cuda could replace its
+// round-to-nearest model of it inside CUDA's expf (docs/replay.md; the H200's
+// recording of 2026-11-27 is tests/data/ex2-approx/, and the model fitted to
+// it tc_ex2_approx). Run by gpu/session.sh on a lent GPU; not built by the
+// Makefile.
 //
 //   nvcc -O2 -arch=sm_90 gpu/probes/ex2_approx.cu -o ex2_approx
 //   ./ex2_approx DIR [--fake]
@@ -19,7 +21,7 @@
 //   sample_out.bin  uint32 x 2^18: their results
 //   info.txt        the device, the driver and runtime versions, the seconds taken
 // --fake computes the results on the host as 2^x rounded to nearest (the
-// current model) instead of on a GPU, to test the pipeline without one;
+// earlier model) instead of on a GPU, to test the pipeline without one;
 // pack_ex2.py says how many results equal that model.
 #include <cstdint>
 #include <cstdio>
@@ -54,7 +56,7 @@ __global__ void list_kernel(const uint32_t *in, uint32_t *out, long n) {
 static uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-// the current model: flush a subnormal input to zero, then 2^x rounded to nearest
+// the earlier model: flush a subnormal input to zero, then 2^x rounded to nearest
 static uint32_t model(uint32_t xb) {
     float x = bitsf(xb);
     if (fabsf(x) < 0x1p-126f) x = 0;
@@ -144,7 +146,7 @@ int main(int argc, char **argv) {
         write_all(dir, "sample_out.bin", sout, SAMPLE_N * 4))
         return 1;
     char info[1024];
-    /* how many equal the current model: pack_ex2.py counts them */
+    /* how many equal the earlier model: pack_ex2.py counts them */
     int n = snprintf(info, sizeof info, "device: %s\ngrid: %ld points, sample: %ld inputs\nseconds: %ld\n", dev, GRID_N,
                      SAMPLE_N, (long)(time(NULL) - t0));
     if (write_all(dir, "info.txt", info, (size_t)n)) return 1;

@@ -7,7 +7,7 @@ OUT.npz holds: grid_first (uint32, the bits of ex2.approx(-1)), grid_diff (the d
 consecutive result bits over the grid x = (i - 2^23) * 2^-23, i = 0 .. 2^24: small integers,
 int8 when they fit, else int32; cumsum restores the bits exactly), sample_in and sample_out
 (uint32 bits), info (the text of info.txt). Prints, for the grid and the sample, how many
-results equal 2^x rounded to nearest (the model numerics=torch-cuda uses now), and for the
+results equal 2^x rounded to nearest (numerics=torch-cuda's model before the recording), and for the
 sample points just off the grid how many equal the result at the grid point below them in
 magnitude (the bits under 2^-23 ignored). NumPy only.
 """
@@ -28,7 +28,7 @@ def load(path, n):
 
 
 def rn_model(xbits):
-    """2^x rounded to nearest, subnormal inputs flushed to zero (the current model)."""
+    """2^x rounded to nearest, subnormal inputs flushed to zero (the earlier model)."""
     x = xbits.view(np.float32).astype(np.float64)
     x[np.abs(x) < 2.0 ** -126] = 0.0
     return np.exp2(x).astype(np.float32).view(np.uint32)
