@@ -281,9 +281,12 @@ int trn_settings_set(trn_settings *s, const char *key, const char *value, char *
  * master weights, optimiser state and losses, Linear inputs cast to the
  * autocast type (f32, f16 or bf16) with no scaling recipe, nothing else. */
 static int torch_cuda_models(const pol_def *p) {
+    /* the torch.amp policies, and fp8-current as gpu/torch/record_runs.py
+     * records it (bf16 autocast, Linear layers through torch._scaled_mm) */
+    int amp = (!strcmp(p->lo, "f32") || !strcmp(p->lo, "f16") || !strcmp(p->lo, "bf16")) && p->recipe == RECIPE_NONE;
+    int fp8 = !strcmp(p->lo, "bf16") && p->recipe == RECIPE_CURRENT;
     return !strcmp(p->param, "f32") && !strcmp(p->hi, "f32") && !strcmp(p->m_fmt, "f32") && !strcmp(p->v_fmt, "f32") &&
-           (!strcmp(p->lo, "f32") || !strcmp(p->lo, "f16") || !strcmp(p->lo, "bf16")) && p->recipe == RECIPE_NONE &&
-           !p->gw_fmt && !p->m_scaled && !p->sr_update && !p->int8_eval && !p->msamp;
+           (amp || fp8) && !p->gw_fmt && !p->m_scaled && !p->sr_update && !p->int8_eval && !p->msamp;
 }
 
 int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
@@ -330,6 +333,11 @@ int trn_settings_check(const trn_settings *s, char *err, size_t errlen) {
         }
         if (!strcmp(s->scaler, "static")) {
             snprintf(err, errlen, "numerics=torch-cuda: scaler=static is not modelled (expected dynamic or none)");
+            return -1;
+        }
+        if (pol->recipe == RECIPE_CURRENT && (s->power_2_scale || !strcmp(s->fp8_scaling, "none"))) {
+            snprintf(err, errlen, "numerics=torch-cuda: %s is not modelled with %s (the recorded recipe: fmax/amax scales, "
+                     "power_2_scale=0, fp8_scaling=recipe)", s->policy, s->power_2_scale ? "power_2_scale=1" : "fp8_scaling=none");
             return -1;
         }
     }

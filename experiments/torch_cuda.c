@@ -49,6 +49,8 @@ static float fbits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static uint32_t ubits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 /* an f32 constant written as the double LLVM's IR prints */
 static float fd(uint64_t u) { double d; memcpy(&d, &u, 8); return (float)d; }
+/* n rounded up to a multiple of 16 (torch._scaled_mm's operand sizes) */
+static int pad16(int n) { return (n + 15) / 16 * 16; }
 
 /* ex2.approx.ftz.f32, the special function unit's 2^x, as an H200 returns it
  * (tests/data/ex2-approx/: every x = k / 2^23 in [-1, 1] and 2^18 inputs off
@@ -193,7 +195,8 @@ int tc_mlp_init(tc_mlp *m, int nlin, const int *dims, const fpemu_format *lo, co
     m->g2 = malloc(bw * sizeof(float));
     m->tmp = malloc((size_t)wmax * (wmax > Bmax ? wmax : Bmax) * sizeof(float));
     m->tgt = malloc((size_t)Bmax * sizeof(int));
-    size_t w2 = (size_t)wmax * (wmax > Bmax ? wmax : Bmax);
+    /* operands up to wmax x max(wmax, Bmax), padded to multiples of 16 (the fp8 calls) */
+    size_t w2 = (size_t)pad16(wmax) * pad16(wmax > Bmax ? wmax : Bmax);
     m->ccap = w2;
     m->ca = malloc(w2 * sizeof(uint64_t));
     m->cb = malloc(w2 * sizeof(uint64_t));
@@ -213,8 +216,33 @@ void tc_mlp_free(tc_mlp *m) {
     for (int i = 0; m->h && i < m->nlin; i++) free(m->h[i]);
     free(m->a); free(m->h); free(m->wlo); free(m->logp); free(m->g1); free(m->g2); free(m->tmp); free(m->tgt);
     free(m->ca); free(m->cb); free(m->cc);
+    for (int i = 0; m->x8 && i < m->nlin; i++) free(m->x8[i]);
+    free(m->x8); free(m->w8); free(m->g8); free(m->sx); free(m->sw); free(m->woff); free(m->tmp8);
     fpemu_sumtree_table_free(&m->tab);
     memset(m, 0, sizeof *m);
+}
+
+int tc_mlp_fp8(tc_mlp *m, const fpemu_format *fwd, const fpemu_format *bwd, int head, char *err, size_t errlen) {
+    if (!m->lo || !fwd || !bwd) { snprintf(err, errlen, "torch-cuda: fp8 Linear layers need an autocast type and two fp8 formats"); return -1; }
+    m->f8_fwd = fwd, m->f8_bwd = bwd, m->fp8_head = head;
+    int wmax = 0;
+    for (int i = 0; i <= m->nlin; i++) if (m->dims[i] > wmax) wmax = m->dims[i];
+    m->x8 = calloc((size_t)m->nlin, sizeof *m->x8);
+    m->woff = malloc((size_t)m->nlin * sizeof *m->woff);
+    m->sx = malloc((size_t)m->nlin * sizeof(float));
+    m->sw = malloc((size_t)m->nlin * sizeof(float));
+    m->w8 = malloc(m->nparams * sizeof(float));
+    m->g8 = malloc((size_t)m->Bmax * wmax * sizeof(float));
+    m->tmp8 = malloc(3 * m->ccap * sizeof(float));
+    int bad = !m->x8 || !m->woff || !m->sx || !m->sw || !m->w8 || !m->g8 || !m->tmp8;
+    for (int i = 0, o = 0; !bad && i < m->nlin; i++) {
+        m->woff[i] = (size_t)o;
+        o += m->dims[i] * m->dims[i + 1] + m->dims[i + 1];
+        m->x8[i] = malloc((size_t)m->Bmax * m->dims[i] * sizeof(float));
+        bad = !m->x8[i];
+    }
+    if (bad) { snprintf(err, errlen, "out of memory"); return -1; }
+    return 0;
 }
 
 /* round to the autocast type in place (.to(dtype): rne, overflow to inf);
@@ -230,40 +258,160 @@ static void to_lo(const tc_mlp *m, float *x, size_t n, int lin, int cls) {
     fpemu_cast_stats st;
     memset(&st, 0, sizeof st);
     fpemu_round_f32(m->lo, x, x, n, &c, &st);
-    m->note(m->note_ctx, lin, cls, &st, amax);
+    m->note(m->note_ctx, lin, cls, m->lo, &st, amax, 1.0);
 }
 
-/* D[M][N] = the call `op` of A (M x K) and B (given as N x K: B[n][k])
- * with the bias (op linear: N values, the call's C broadcast over rows;
- * else NULL), as cuBLAS computes it before the rounding to the output type:
- * the tree of the table's row for the call (formats, output format, shape),
- * or the plain model. The tree's output rounding is left to the caller's
- * to_lo, which counts the casts; the tree rounds last, so this is the same
- * value. */
-static int gemm_acc(tc_mlp *m, const char *op, int M, int N, int K, const float *A, const float *B, const float *bias,
-                    float *D) {
-    const fpemu_format *f = m->lo ? m->lo : m->f32;
+/* D[M][N] = the call `op` of A (M x K, values of fa) and B (given as N x K:
+ * B[n][k], values of fb) with the bias (op linear: N values, the call's C
+ * broadcast over rows; else NULL), as cuBLAS computes it before the
+ * rounding to the output type: the tree of the table's row for the call
+ * (formats, output format, fast accumulation, shape), or the plain model.
+ * The tree's output rounding is left to the caller's to_lo, which counts
+ * the casts; the tree rounds last, so this is the same value. */
+static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fpemu_format *fb, int fast, int M, int N,
+                     int K, const float *A, const float *B, const float *bias, float *D) {
     size_t na = (size_t)M * K, nb = (size_t)K * N;
     if (na > m->ccap || nb > m->ccap || (size_t)M * N > m->ccap) return -1;
     fpemu_sumtree tr;
     const fpemu_sumtree_row *row;
     fpemu_sumtree_bound bd;
     char e2[300];
-    if (fpemu_sumtree_resolve_op(&m->tab, op, m->mma, f, f, m->lo, 0, M, N, K, &tr, &row, e2, sizeof e2)) return -1;
+    const fpemu_format *out = fa == m->lo && fb == m->lo ? m->lo : NULL;
+    if (fpemu_sumtree_resolve_op(&m->tab, op, m->mma, fa, fb, out, fast, M, N, K, &tr, &row, e2, sizeof e2)) return -1;
     tr.out = NULL;
-    if (fpemu_sumtree_bind(&bd, &tr, f, f, e2, sizeof e2)) return -1;
+    if (fpemu_sumtree_bind(&bd, &tr, fa, fb, e2, sizeof e2)) return -1;
     fpemu_ctx c;
     fpemu_ctx_init(&c);
-    /* the operands hold values of f (rounded by to_lo): their codes */
-    for (size_t i = 0; i < na; i++) m->ca[i] = f == m->f32 ? ubits(A[i]) : fpemu_from_double(f, A[i], &c);
+    /* the operands hold values of their formats (rounded by to_lo or the fp8 casts): their codes */
+    for (size_t i = 0; i < na; i++) m->ca[i] = fa == m->f32 ? ubits(A[i]) : fpemu_from_double(fa, A[i], &c);
     for (int k = 0; k < K; k++)
         for (int j = 0; j < N; j++) {
             float v = B[(size_t)j * K + k];
-            m->cb[(size_t)k * N + j] = f == m->f32 ? ubits(v) : fpemu_from_double(f, v, &c);
+            m->cb[(size_t)k * N + j] = fb == m->f32 ? ubits(v) : fpemu_from_double(fb, v, &c);
         }
     if (bias)
         for (int i = 0; i < M; i++) memcpy(m->cc + (size_t)i * N, bias, (size_t)N * sizeof(float));
     return fpemu_sumtree_gemm_codes(&bd, M, N, K, m->ca, m->cb, bias ? m->cc : NULL, 1, D, e2, sizeof e2);
+}
+
+/* the GEMMs of the autocast type (f32 under 32-true) */
+static int gemm_acc(tc_mlp *m, const char *op, int M, int N, int K, const float *A, const float *B, const float *bias,
+                    float *D) {
+    const fpemu_format *f = m->lo ? m->lo : m->f32;
+    return gemm_call(m, op, f, f, 0, M, N, K, A, B, bias, D);
+}
+
+/* ---- fp8 Linear layers (gpu/torch/record_runs.py, Fp8LinearFn) -------------------- */
+
+/* column sums of G (B x n) as Reduce.cuh orders them */
+static void col_sum(const float *G, int B, int n, float *out) {
+    for (int j = 0; j < n; j++) {
+        float acc[4] = {0, 0, 0, 0};
+        int r = 0;
+        for (; r + 3 < B; r += 4)
+            for (int u = 0; u < 4; u++) acc[u] += G[(size_t)(r + u) * n + j];
+        for (int u = 0; r < B; r++, u++) acc[u] += G[(size_t)r * n + j];
+        out[j] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
+    }
+}
+
+static void transpose(const float *src, float *dst, int rows, int cols) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
+}
+
+
+/* torchao's amax_to_scale: fmax / max(amax, 1e-12), the division in
+ * double (amax widened), the quotient rounded to f32; a NaN stays NaN */
+static float f8_scale(const float *x, size_t n, double fmax, double *amax_out) {
+    double amax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = fabs((double)x[i]);
+        if (a != a || a > amax) amax = a; /* torch's max propagates NaN */
+        if (amax != amax) break;
+    }
+    *amax_out = amax;
+    return (float)(fmax / (amax < 1e-12 ? 1e-12 : amax));
+}
+
+/* (x * scale) in f32, clamped to [-fmax, fmax], cast to fmt (rne) into
+ * dst; counted for the telemetry as class cls of layer lin */
+static void f8_cast(const tc_mlp *m, const float *x, float *dst, size_t n, const fpemu_format *fmt, float fmax, float scale,
+                    double amax, int lin, int cls) {
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i] * scale;
+        dst[i] = v > fmax ? fmax : (v < -fmax ? -fmax : v); /* NaN passes through */
+    }
+    fpemu_ctx c;
+    fpemu_ctx_init(&c);
+    fpemu_cast_stats st;
+    memset(&st, 0, sizeof st);
+    fpemu_round_f32(fmt, dst, dst, n, &c, m->note ? &st : NULL);
+    if (m->note) m->note(m->note_ctx, lin, cls, fmt, &st, amax, scale);
+}
+
+/* torch._scaled_mm(a8, b8_t.t(), 1/sa, 1/sb, out f32): A (M x K) and B (N x
+ * K) are padded with zeros to multiples of 16 in both sizes, as the
+ * recorder pads them; the tensorwise epilogue is fl32(acc * fl32(1/sa *
+ * 1/sb)), each reciprocal an f32 division (measured on an H200:
+ * docs/scaling.md, "The epilogue's order"). D is M x N. */
+static int scaled_mm(tc_mlp *m, const fpemu_format *fa, const fpemu_format *fb, int fast, int M, int N, int K,
+                     const float *A, const float *B, float sa, float sb, float *D) {
+    int Mp = pad16(M), Np = pad16(N), Kp = pad16(K);
+    size_t np = (size_t)(Mp > Np ? Mp : Np) * Kp;
+    if (np > m->ccap || (size_t)Mp * Np > m->ccap) return -1;
+    float *pa = m->tmp8, *pb = m->tmp8 + m->ccap, *pd = m->tmp8 + 2 * m->ccap;
+    memset(pa, 0, sizeof(float) * (size_t)Mp * Kp);
+    memset(pb, 0, sizeof(float) * (size_t)Np * Kp);
+    for (int i = 0; i < M; i++) memcpy(pa + (size_t)i * Kp, A + (size_t)i * K, sizeof(float) * (size_t)K);
+    for (int j = 0; j < N; j++) memcpy(pb + (size_t)j * Kp, B + (size_t)j * K, sizeof(float) * (size_t)K);
+    if (gemm_call(m, "mm", fa, fb, fast, Mp, Np, Kp, pa, pb, NULL, pd)) return -1;
+    const float ab = (1.0f / sa) * (1.0f / sb);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) D[(size_t)i * N + j] = pd[(size_t)i * Np + j] * ab;
+    return 0;
+}
+
+static int lin_is_fp8(const tc_mlp *m, int i) { return m->f8_fwd && (i + 1 < m->nlin || m->fp8_head); }
+
+/* Fp8LinearFn.forward of layer i on B rows: h = (y + b) in the autocast type */
+static int fp8_forward(tc_mlp *m, int i, const float *W, const float *b, int B) {
+    int in = m->dims[i], out = m->dims[i + 1];
+    const float f8max = (float)m->f8_fwd->max_finite;
+    double ax, aw;
+    m->sx[i] = f8_scale(m->a[i], (size_t)B * in, f8max, &ax);
+    m->sw[i] = f8_scale(W, (size_t)in * out, f8max, &aw);
+    float *w8 = m->w8 + m->woff[i];
+    f8_cast(m, m->a[i], m->x8[i], (size_t)B * in, m->f8_fwd, f8max, m->sx[i], ax, i, CLS_ACT);
+    f8_cast(m, W, w8, (size_t)in * out, m->f8_fwd, f8max, m->sw[i], aw, i, CLS_WEIGHT);
+    float *h = m->h[i];
+    if (scaled_mm(m, m->f8_fwd, m->f8_fwd, 1, B, out, in, m->x8[i], w8, m->sx[i], m->sw[i], h)) return -1;
+    for (int r = 0; r < B; r++)
+        for (int j = 0; j < out; j++) h[(size_t)r * out + j] += b[j];
+    to_lo(m, h, (size_t)B * out, i, CLS_OUT);
+    return 0;
+}
+
+/* Fp8LinearFn.backward of layer i: dh (B x out, the autocast type) ->
+ * gW (f32), gb (f32) and, unless i is 0, da (B x in, the autocast type) */
+static int fp8_backward(tc_mlp *m, int i, const float *dh, float *gW, float *gb, float *da, int B) {
+    int in = m->dims[i], out = m->dims[i + 1];
+    const float gmax = (float)m->f8_bwd->max_finite;
+    double ag;
+    float sg = f8_scale(dh, (size_t)B * out, gmax, &ag);
+    f8_cast(m, dh, m->g8, (size_t)B * out, m->f8_bwd, gmax, sg, ag, i, CLS_GRAD_OUT);
+    col_sum(dh, B, out, gb); /* dy.float().sum(0), kept in f32 */
+    /* dW = _scaled_mm(g8^T (out x B), x8^T (in x B)), no fast accumulation, kept in f32 */
+    float *gT = m->tmp, *xT = da;
+    transpose(m->g8, gT, B, out);
+    transpose(m->x8[i], xT, B, in);
+    if (scaled_mm(m, m->f8_bwd, m->f8_fwd, 0, out, in, B, gT, xT, sg, m->sx[i], gW)) return -1;
+    if (i == 0) return 0;
+    /* dx = _scaled_mm(g8 (B x out), (w8^T) (in x out)), then to the autocast type */
+    transpose(m->w8 + m->woff[i], m->tmp, out, in);
+    if (scaled_mm(m, m->f8_bwd, m->f8_fwd, 0, B, in, out, m->g8, m->tmp, sg, m->sw[i], da)) return -1;
+    to_lo(m, da, (size_t)B * in, i, CLS_GRAD_IN);
+    return 0;
 }
 
 /* log_softmax of one row of n <= 32 values, the warp kernel's order */
@@ -308,7 +456,7 @@ static int forward(tc_mlp *m, const float *params, const float *x, int B) {
         memcpy(m->wlo, params, m->nparams * sizeof(float));
         for (size_t i = 0, o = 0; i < (size_t)m->nlin; i++) { /* each Linear's weight and bias */
             size_t n = (size_t)m->dims[i] * m->dims[i + 1] + m->dims[i + 1];
-            to_lo(m, m->wlo + o, n, (int)i, CLS_WEIGHT);
+            if (!lin_is_fp8(m, (int)i)) to_lo(m, m->wlo + o, n, (int)i, CLS_WEIGHT); /* fp8: the f32 master's own casts */
             o += n;
         }
         w = m->wlo;
@@ -321,8 +469,12 @@ static int forward(tc_mlp *m, const float *params, const float *x, int B) {
         const float *W = w + off, *b = w + off + (size_t)in * out;
         off += (size_t)in * out + out;
         float *h = m->h[i];
-        if (gemm_acc(m, "linear", B, out, in, m->a[i], W, b, h)) return -1; /* the bias epilogue: fl32(acc + b) */
-        to_lo(m, h, (size_t)B * out, i, CLS_OUT);
+        if (lin_is_fp8(m, i)) {
+            if (fp8_forward(m, i, params + m->woff[i], params + m->woff[i] + (size_t)in * out, B)) return -1;
+        } else {
+            if (gemm_acc(m, "linear", B, out, in, m->a[i], W, b, h)) return -1; /* the bias epilogue: fl32(acc + b) */
+            to_lo(m, h, (size_t)B * out, i, CLS_OUT);
+        }
         if (i + 1 < m->nlin)
             for (size_t k = 0; k < (size_t)B * out; k++) m->a[i + 1][k] = h[k] > 0 ? h[k] : 0.0f;
     }
@@ -337,23 +489,6 @@ int tc_mlp_forward(tc_mlp *m, const float *params, const float *x, const int *tg
     memcpy(m->tgt, tgt, (size_t)B * sizeof(int));
     *loss = nll_mean(m->logp, tgt, B, C);
     return 0;
-}
-
-/* column sums of G (B x n) as Reduce.cuh orders them */
-static void col_sum(const float *G, int B, int n, float *out) {
-    for (int j = 0; j < n; j++) {
-        float acc[4] = {0, 0, 0, 0};
-        int r = 0;
-        for (; r + 3 < B; r += 4)
-            for (int u = 0; u < 4; u++) acc[u] += G[(size_t)(r + u) * n + j];
-        for (int u = 0; r < B; r++, u++) acc[u] += G[(size_t)r * n + j];
-        out[j] = ((acc[0] + acc[1]) + acc[2]) + acc[3];
-    }
-}
-
-static void transpose(const float *src, float *dst, int rows, int cols) {
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < cols; c++) dst[(size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
 int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float scale) {
@@ -379,6 +514,13 @@ int tc_mlp_backward(tc_mlp *m, const float *params, float *grads, int B, float s
         off -= (size_t)in * out + out;
         float *gW = grads + off, *gb = grads + off + (size_t)in * out;
         const float *W = w + off;
+        if (lin_is_fp8(m, i)) {
+            if (fp8_backward(m, i, dh, gW, gb, da, B)) return -1;
+            if (i == 0) break;
+            const float *act = m->a[i];
+            for (size_t k = 0; k < (size_t)B * in; k++) dh[k] = act[k] > 0 ? da[k] : 0.0f;
+            continue;
+        }
         col_sum(dh, B, out, gb);
         to_lo(m, gb, (size_t)out, i, CLS_GRAD_W);
         /* grad_W[o][k] = sum_r dh[r][o] a[r][k]: (out x B) (B x in) */
@@ -467,9 +609,10 @@ struct trn_tc {
 
 /* the casts' telemetry into the engine's slots (tensors.csv, and the step's
  * cast and overflow counts of metrics.csv), as its own layers account them */
-static void tc_note(void *ctx, int lin, int cls, const fpemu_cast_stats *st, double amax) {
+static void tc_note(void *ctx, int lin, int cls, const fpemu_format *fmt, const fpemu_cast_stats *st, double amax,
+                    double scale) {
     struct trn_tc *t = ctx;
-    trn__account(t->run, t->layer[lin], cls, t->m.lo, st, amax, 1.0);
+    trn__account(t->run, t->layer[lin], cls, fmt, st, amax, scale);
 }
 
 int trn__tc_open(trn_run *r, int nlin, const int *dims, const int *layers, int Bmax, char *err, size_t errlen) {
@@ -496,6 +639,12 @@ int trn__tc_open(trn_run *r, int nlin, const int *dims, const int *layers, int B
         trn__tc_close(r);
         r->oom = 1;
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* fp8-current: the Linear layers through torch._scaled_mm (the recorder's Fp8LinearFn) */
+    if (r->pol->recipe == RECIPE_CURRENT && tc_mlp_fp8(&t->m, r->f8_fwd, r->f8_bwd, (int)r->cfg.fp8_head, err, errlen)) {
+        if (!strcmp(err, "out of memory")) r->oom = 1;
+        trn__tc_close(r);
         return -1;
     }
     return 0;

@@ -11,7 +11,9 @@
 # also match the H200's evaluation (compare's "result: identical"); and the
 # loss-scale and skip sequences are equal over the whole run. Since the
 # GEMMs take their trees from the cuBLAS table and expf the recorded
-# ex2.approx model, all twelve runs are pinned at every step.
+# ex2.approx model, all twelve runs are pinned at every step, and so are
+# the four fp8-current runs (the recorder's torch._scaled_mm Linear layers,
+# h200-2026-11-27's MODEL-fp8-current-foreach{0,1}.csv).
 # Also: the same replay twice is identical, a replay resumed from a
 # checkpoint equals the uninterrupted one, and the models and policies
 # torch-cuda does not model are refused by name. Prints TAP.
@@ -41,6 +43,7 @@ replay() {
 while read -r m p fe k; do
     if [ "$fe" = 1 ]; then run=$TMP/$m-$p-foreach; trace=$E/$m-$p-foreach1.csv; set -- --set adamw_impl=foreach
     else run=$TMP/$m-$p; trace=$D/$m-$p.csv; set --; fi
+    [ -e "$trace" ] || trace=$E/$m-$p-foreach$fe.csv # fp8-current: both traces are 2026-11-27's
     m_p="$m $p foreach=$([ "$fe" = 1 ] && echo True || echo False)"
     if ! replay "$m" "$p" "$run" "$@"; then fail "$m_p: replay runs" "$(cat "$TMP/train.out")"; continue; fi
     "$BIN" compare "$run" "$trace" >"$TMP/cmp" 2>&1
@@ -73,6 +76,10 @@ mlp-digits bf16-mixed 1 300
 deep-mlp 32-true 1 200
 deep-mlp 16-mixed 1 200
 deep-mlp bf16-mixed 1 200
+mlp-digits fp8-current 0 300
+mlp-digits fp8-current 1 300
+deep-mlp fp8-current 0 200
+deep-mlp fp8-current 1 200
 EOF
 
 # the casts to the autocast type are counted (tensors.csv, metrics.csv's
@@ -88,6 +95,14 @@ else fail "deep-mlp 16-mixed replay: tensors.csv counts every Linear's f16 casts
 sk=$(awk -F, 'NR > 1 { n++; s += $5; if (($5 == 1) != ($6 > 0) || $9 == 0) bad++ } END { print n + 0, s + 0, bad + 0 }' "$run/metrics.csv")
 if [ "$sk" = "200 13 0" ]; then pass "deep-mlp 16-mixed replay: the 13 skipped steps are exactly those whose casts overflowed, and every step counts casts"
 else fail "deep-mlp 16-mixed replay: skipped steps are those whose casts overflowed" "steps, skipped, disagreeing: $sk"; fi
+
+# fp8-current: every Linear's activation and weight cast to e4m3 and its
+# output gradient to e5m2 at step 1, each with its scale, beside the bf16 casts
+run=$TMP/mlp-digits-fp8-current
+rows=$(awk -F, '$1 == 1 && ($4 == "e4m3" || $4 == "e5m2") && $7 > 1 { print $2 "," $3 "," $4 }' "$run/tensors.csv" 2>/dev/null | sort | tr '\n' ' ')
+want="fc1,activation,e4m3 fc1,grad_output,e5m2 fc1,weight,e4m3 fc2,activation,e4m3 fc2,grad_output,e5m2 fc2,weight,e4m3 fc3,activation,e4m3 fc3,grad_output,e5m2 fc3,weight,e4m3 "
+if [ "$rows" = "$want" ]; then pass "mlp-digits fp8-current replay: tensors.csv counts each Linear's e4m3 and e5m2 casts with their scales"
+else fail "mlp-digits fp8-current replay: tensors.csv counts the fp8 casts" "got: $rows" "want: $want"; fi
 
 # deterministic, and resumable
 if replay deep-mlp 16-mixed "$TMP/again" && cmp -s "$TMP/again/metrics.csv" "$TMP/deep-mlp-16-mixed/metrics.csv" \
@@ -113,7 +128,11 @@ refused() {
     else fail "$desc" "exit $rc" "$(cat "$TMP/ref.out")"; fi
 }
 refused "torch-cuda refuses tiny-transformer" "model tiny-transformer is not modelled" --model tiny-transformer --policy 32-true
-refused "torch-cuda refuses an fp8 policy" "is not modelled" --model mlp-digits --policy fp8-current
+refused "torch-cuda refuses an fp8 policy other than fp8-current" "is not modelled" --model mlp-digits --policy fp8-delayed
+refused "torch-cuda refuses fp8-current with power-of-two scales" "power_2_scale=1" --model mlp-digits --policy fp8-current \
+    --set power_2_scale=1
+refused "torch-cuda refuses fp8-current without scales" "fp8_scaling=none" --model mlp-digits --policy fp8-current \
+    --set fp8_scaling=none
 refused "torch-cuda refuses sgd" "optimizer sgd is not modelled" --model mlp-digits --policy 32-true --set optimizer=sgd
 "$BIN" train --model mlp-digits --policy 32-true --steps 1 --set numerics=cuda --out "$TMP/bad" >"$TMP/bad.out" 2>&1
 if [ $? != 0 ] && grep -q "fpemu|torch-cuda" "$TMP/bad.out"; then pass "an unknown numerics names the choices"

@@ -140,6 +140,7 @@ static const cfg g_cfgs[] = {
     {"mlp-digits", "fp8-rowwise", "hidden=16 depth=2 batch_size=8"},
     {"mlp-digits", "msamp-o2", "hidden=16 depth=2 batch_size=8"},
     {"mlp-digits", "16-mixed", "hidden=16 depth=2 batch_size=8 numerics=torch-cuda"},
+    {"mlp-digits", "fp8-current", "hidden=16 depth=2 batch_size=8 numerics=torch-cuda"},
     {"tiny-transformer", "32-true", "d_model=8 heads=2 d_ff=16 depth=1 seq_digits=2 batch_size=4"},
     {"tiny-transformer", "bf16-true-sr", "d_model=8 heads=2 d_ff=16 depth=1 seq_digits=2 batch_size=4"},
     {"tiny-transformer", "transformer-engine", "d_model=8 heads=2 d_ff=16 depth=1 seq_digits=2 batch_size=4 amax_history_len=4"},
