@@ -88,6 +88,8 @@ static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err,
         if (parse_double(v, &t->alpha)) { emu__errf(err, errlen, "alpha=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "beta")) {
         if (parse_double(v, &t->beta)) { emu__errf(err, errlen, "beta=%s: a finite number", v); return -1; }
+    } else if (!strcmp(key, "kpad")) {
+        if (parse_int(v, 0, 1 << 20, &t->kpad)) { emu__errf(err, errlen, "kpad=%s: an integer >= 0 (0: no padding)", v); return -1; }
     } else if (!strcmp(key, "out")) {
         const fpemu_format *f = F(v);
         if (!f || f->bits > 32) { emu__errf(err, errlen, "out=%s: a format of at most 32 bits", v); return -1; }
@@ -123,7 +125,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad)", key);
     return rc ? -1 : 0;
 }
 
@@ -136,19 +138,21 @@ int fpemu_sumtree_parse(fpemu_sumtree *t, const char *text, char *err, size_t er
 
 int fpemu_sumtree_format(const fpemu_sumtree *t, char *buf, size_t len) {
     const char *chain = t->chain < 0 ? "preset" : t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded";
+    char pad[32] = "";
+    if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad); /* shown only when set */
     return snprintf(buf, len,
                     "leaf=%s block=%d chain=%s chunk=%d split=%d unit=%d layout=%s reduce=%s reduce_fmt=%s c=%s "
-                    "alpha=%.17g beta=%.17g out=%s",
+                    "alpha=%.17g beta=%.17g out=%s%s",
                     t->leaf, t->block, chain, t->chunk, t->split, t->unit, t->interleaved ? "interleaved" : "contiguous",
                     t->reduce == FPEMU_SUMTREE_PAIRWISE ? "pairwise" : "seq", t->reduce_fmt ? t->reduce_fmt->name : "f32",
-                    t->c_init ? "init" : "epilogue", t->alpha, t->beta, t->out ? t->out->name : "f32");
+                    t->c_init ? "init" : "epilogue", t->alpha, t->beta, t->out ? t->out->name : "f32", pad);
 }
 
 int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
     return !strcmp(x->leaf, y->leaf) && x->block == y->block && x->chain == y->chain && x->chunk == y->chunk &&
            x->split == y->split && x->unit == y->unit && x->interleaved == y->interleaved && x->reduce == y->reduce &&
            x->reduce_fmt == y->reduce_fmt && x->c_init == y->c_init && x->alpha == y->alpha && x->beta == y->beta &&
-           x->out == y->out;
+           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0);
 }
 
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
@@ -275,7 +279,29 @@ static uint64_t epilogue(const fpemu_sumtree_bound *b, uint64_t v, uint64_t c, i
     return v;
 }
 
+/* kpad: the padded length, or k when there is nothing to pad */
+static int padded_k(const fpemu_sumtree_bound *b, int k) {
+    int P = b->t.kpad;
+    return P > 1 && k > 0 && k % P ? (int)(((long)k + P - 1) / P * P) : k;
+}
+
 uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, const uint64_t *bv, int k, uint64_t c) {
+    int kp = padded_k(b, k);
+    if (kp != k) { /* zero products first (codes 0), then the tree without padding over kp */
+        fpemu_sumtree_bound u = *b;
+        u.t.kpad = 0;
+        uint64_t *pa = calloc((size_t)kp, sizeof(uint64_t)), *pb = calloc((size_t)kp, sizeof(uint64_t));
+        if (!pa || !pb) {
+            free(pa), free(pb);
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            return fpemu_from_double(b->t.out ? b->t.out : b->f32, NAN, &ctx);
+        }
+        memcpy(pa + (kp - k), a, sizeof(uint64_t) * (size_t)k), memcpy(pb + (kp - k), bv, sizeof(uint64_t) * (size_t)k);
+        uint64_t v = fpemu_sumtree_dot(&u, pa, pb, kp, c);
+        free(pa), free(pb);
+        return v;
+    }
     int np = fpemu_sumtree_partitions(&b->t, k, NULL);
     if (np < 1) np = 1;
     uint64_t *ga = malloc(sizeof(uint64_t) * ((size_t)k + 1)), *gb = malloc(sizeof(uint64_t) * ((size_t)k + 1));
@@ -302,6 +328,18 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
 int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, const uint64_t *A, const uint64_t *B,
                              const float *C, int nthreads, float *D, char *err, size_t errlen) {
     if (M < 0 || N < 0 || K < 0) { emu__errf(err, errlen, "sumtree gemm: negative size"); return -1; }
+    int kp = padded_k(b, K);
+    if (kp != K) { /* as fpemu_sumtree_dot: zero products first, the tree without padding over kp */
+        fpemu_sumtree_bound u = *b;
+        u.t.kpad = 0;
+        uint64_t *PA = calloc((size_t)M * kp + 1, sizeof(uint64_t)), *PB = calloc((size_t)kp * N + 1, sizeof(uint64_t));
+        if (!PA || !PB) { free(PA), free(PB); emu__errf(err, errlen, "sumtree gemm: out of memory"); return -1; }
+        for (int i = 0; i < M; i++) memcpy(PA + (size_t)i * kp + (kp - K), A + (size_t)i * K, sizeof(uint64_t) * (size_t)K);
+        memcpy(PB + (size_t)(kp - K) * N, B, sizeof(uint64_t) * (size_t)K * N);
+        int rc = fpemu_sumtree_gemm_codes(&u, M, N, kp, PA, PB, C, nthreads, D, err, errlen);
+        free(PA), free(PB);
+        return rc;
+    }
     size_t MN = (size_t)M * N;
     int np = K > 0 ? fpemu_sumtree_partitions(&b->t, K, NULL) : 1;
     int *part = malloc(sizeof(int) * ((size_t)K + 1));
