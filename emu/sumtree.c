@@ -279,32 +279,17 @@ static uint64_t epilogue(const fpemu_sumtree_bound *b, uint64_t v, uint64_t c, i
     return v;
 }
 
-/* kpad: the padded length, or k when there is nothing to pad */
-static int padded_k(const fpemu_sumtree_bound *b, int k) {
+/* kpad: a partition of n products runs over padded(n) (zero products first) */
+static int padded(const fpemu_sumtree_bound *b, int n) {
     int P = b->t.kpad;
-    return P > 1 && k > 0 && k % P ? (int)(((long)k + P - 1) / P * P) : k;
+    return P > 1 && n > 0 && n % P ? (int)(((long)n + P - 1) / P * P) : n;
 }
 
 uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, const uint64_t *bv, int k, uint64_t c) {
-    int kp = padded_k(b, k);
-    if (kp != k) { /* zero products first (codes 0), then the tree without padding over kp */
-        fpemu_sumtree_bound u = *b;
-        u.t.kpad = 0;
-        uint64_t *pa = calloc((size_t)kp, sizeof(uint64_t)), *pb = calloc((size_t)kp, sizeof(uint64_t));
-        if (!pa || !pb) {
-            free(pa), free(pb);
-            fpemu_ctx ctx;
-            fpemu_ctx_init(&ctx);
-            return fpemu_from_double(b->t.out ? b->t.out : b->f32, NAN, &ctx);
-        }
-        memcpy(pa + (kp - k), a, sizeof(uint64_t) * (size_t)k), memcpy(pb + (kp - k), bv, sizeof(uint64_t) * (size_t)k);
-        uint64_t v = fpemu_sumtree_dot(&u, pa, pb, kp, c);
-        free(pa), free(pb);
-        return v;
-    }
     int np = fpemu_sumtree_partitions(&b->t, k, NULL);
     if (np < 1) np = 1;
-    uint64_t *ga = malloc(sizeof(uint64_t) * ((size_t)k + 1)), *gb = malloc(sizeof(uint64_t) * ((size_t)k + 1));
+    size_t cap = (size_t)k + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1;
+    uint64_t *ga = malloc(sizeof(uint64_t) * cap), *gb = malloc(sizeof(uint64_t) * cap);
     uint64_t *p = malloc(sizeof(uint64_t) * (size_t)np);
     int *part = malloc(sizeof(int) * ((size_t)k + 1));
     if (!ga || !gb || !p || !part) {
@@ -316,9 +301,12 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
     fpemu_sumtree_partitions(&b->t, k, part);
     for (int q = 0; q < np; q++) {
         int n = 0;
-        for (int i = 0; i < k; i++)
-            if (part[i] == q) ga[n] = a[i], gb[n] = bv[i], n++;
-        p[q] = partition_value(b, ga, gb, n, (q == 0 && b->t.c_init) ? c : 0);
+        for (int i = 0; i < k; i++) n += part[i] == q;
+        int z = padded(b, n) - n; /* kpad: z zero products (codes 0) first */
+        for (int t = 0; t < z; t++) ga[t] = 0, gb[t] = 0;
+        for (int i = 0, m = z; i < k; i++)
+            if (part[i] == q) ga[m] = a[i], gb[m] = bv[i], m++;
+        p[q] = partition_value(b, ga, gb, n + z, (q == 0 && b->t.c_init) ? c : 0);
     }
     uint64_t v = reduce_parts(b, p, np);
     free(ga), free(gb), free(p), free(part);
@@ -328,27 +316,16 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
 int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, const uint64_t *A, const uint64_t *B,
                              const float *C, int nthreads, float *D, char *err, size_t errlen) {
     if (M < 0 || N < 0 || K < 0) { emu__errf(err, errlen, "sumtree gemm: negative size"); return -1; }
-    int kp = padded_k(b, K);
-    if (kp != K) { /* as fpemu_sumtree_dot: zero products first, the tree without padding over kp */
-        fpemu_sumtree_bound u = *b;
-        u.t.kpad = 0;
-        uint64_t *PA = calloc((size_t)M * kp + 1, sizeof(uint64_t)), *PB = calloc((size_t)kp * N + 1, sizeof(uint64_t));
-        if (!PA || !PB) { free(PA), free(PB); emu__errf(err, errlen, "sumtree gemm: out of memory"); return -1; }
-        for (int i = 0; i < M; i++) memcpy(PA + (size_t)i * kp + (kp - K), A + (size_t)i * K, sizeof(uint64_t) * (size_t)K);
-        memcpy(PB + (size_t)(kp - K) * N, B, sizeof(uint64_t) * (size_t)K * N);
-        int rc = fpemu_sumtree_gemm_codes(&u, M, N, kp, PA, PB, C, nthreads, D, err, errlen);
-        free(PA), free(PB);
-        return rc;
-    }
     size_t MN = (size_t)M * N;
     int np = K > 0 ? fpemu_sumtree_partitions(&b->t, K, NULL) : 1;
     int *part = malloc(sizeof(int) * ((size_t)K + 1));
-    int *idx = malloc(sizeof(int) * ((size_t)K + 1));
+    int *idx = malloc(sizeof(int) * ((size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1));
     /* a sequential reduction runs as the partitions come (R, and P for the
      * current one); a pairwise one keeps every partition's results */
     int stream = np > 1 && b->t.reduce == FPEMU_SUMTREE_SEQ;
     uint64_t *acc = malloc(sizeof(uint64_t) * (MN * (size_t)(stream ? 2 : np) + 1));
-    uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)M * K + 1)), *sb = malloc(sizeof(uint64_t) * ((size_t)K * N + 1));
+    size_t KP = (size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0);
+    uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)M * KP + 1)), *sb = malloc(sizeof(uint64_t) * (KP * N + 1));
     float *tmp = malloc(sizeof(float) * (MN + 1));
     uint64_t *pp = malloc(sizeof(uint64_t) * (size_t)np);
     int rc = -1;
@@ -365,7 +342,12 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
     for (int q = 0; q < np; q++) {
         int n = 0;
         for (int i = 0; i < K; i++)
-            if (part[i] == q) idx[n++] = i;
+            if (part[i] == q) n++;
+        int z = padded(b, n) - n; /* kpad: z zero products first (index -1) */
+        for (int t = 0; t < z; t++) idx[t] = -1;
+        for (int i = 0, m = z; i < K; i++)
+            if (part[i] == q) idx[m++] = i;
+        n += z;
         int step = b->t.chunk > 0 ? b->t.chunk : (n > 0 ? n : 1);
         uint64_t *P = acc + MN * (size_t)(stream ? 1 : q);
         for (size_t e = 0; e < MN; e++) P[e] = 0;
@@ -373,9 +355,9 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
             int len = n - s < step ? n - s : step;
             const float *c0 = (q == 0 && s == 0 && b->t.c_init) ? C : NULL;
             for (int i = 0; i < M; i++)
-                for (int t = 0; t < len; t++) sa[(size_t)i * len + t] = A[(size_t)i * K + idx[s + t]];
+                for (int t = 0; t < len; t++) sa[(size_t)i * len + t] = idx[s + t] < 0 ? 0 : A[(size_t)i * K + idx[s + t]];
             for (int t = 0; t < len; t++)
-                for (int j = 0; j < N; j++) sb[(size_t)t * N + j] = B[(size_t)idx[s + t] * N + j];
+                for (int j = 0; j < N; j++) sb[(size_t)t * N + j] = idx[s + t] < 0 ? 0 : B[(size_t)idx[s + t] * N + j];
             if (b->add_seq) {
                 uint64_t *ra = malloc(sizeof(uint64_t) * ((size_t)len + 1)), *rb = malloc(sizeof(uint64_t) * ((size_t)len + 1));
                 if (!ra || !rb) { free(ra), free(rb); emu__errf(err, errlen, "sumtree gemm: out of memory"); goto out; }
