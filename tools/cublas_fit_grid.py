@@ -247,8 +247,8 @@ def main():
                                 if tried >= 4:
                                     break
                             if not found:
-                                why += "; the search found no tree that gives the random outputs (best %d/%d) and %s" % (
-                                    best[0], best[1], "the pair answers" if tried else "")
+                                why += "; the search found no tree that gives the random outputs%s (best %d/%d)" % (
+                                    " and the pair answers" if tried else "", best[0], best[1])
                         probe_tree = found
                     else:
                         cands = []
