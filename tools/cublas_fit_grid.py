@@ -106,15 +106,15 @@ def n_variants(kind, t):
 
 def search_space(dt, kind, K):
     """Trees to try when the pair fit gives none that reproduces the random outputs: splits of
-    tiles of 64, 128, 32, 8, 16 (each cut of K once), with each partition padded at the front
-    to a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it, in order
-    of size."""
-    leaf = "leaf=fma-seq" if dt == "f32" else "leaf=h100"
+    tiles of 64, 128, 32, 8, 16 (each cut of K once), with each partition padded at the front to
+    a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it, in order of
+    size; for f16/bf16 all of them again with blocks of 8."""
+    leaves = ["leaf=fma-seq"] if dt == "f32" else ["leaf=h100", "leaf=h100 block=8"] if dt in ("f16", "bf16") else ["leaf=h100"]
     extra = (" chunk=128" if kind in ("fast0", "bf16out") else "") + (" out=%s" % dt if dt in ("f16", "bf16") and kind != "f32out" else "") + (
         " out=bf16" if kind == "bf16out" else "")
     seen = set()
     blk = 8 if dt == "tf32" else 16
-    for pad in ([0] + ([blk] if K % blk and dt != "f32" else [])):
+    for leaf, pad in [(lf, p) for lf in leaves for p in ([0] + ([blk] if K % blk and dt != "f32" else []))]:
         for S in list(range(1, 33)) + [48, 64, 96, 128, 192, 256]:
             for U in (64, 128, 32, 8, 16):
                 T = -(-K // U)
@@ -122,9 +122,9 @@ def search_space(dt, kind, K):
                 cut = tuple(min(per * U * (q + 1), K) for q in range(-(-T // per)))
                 if S > 1 and len(cut) != S:
                     continue
-                if (pad, cut) in seen:
+                if (leaf, pad, cut) in seen:
                     continue
-                seen.add((pad, cut))
+                seen.add((leaf, pad, cut))
                 yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + extra + (" kpad=%d" % pad if pad else "")).strip()
 
 
@@ -141,7 +141,7 @@ def emit(work, table):
     for n, line in enumerate(open(table), 1):
         if "=" in line and not line.startswith("#") and " = " not in line:
             have[row_key(line)] = (n, line.strip())
-    out = collections.defaultdict(list)
+    out, mine = collections.defaultdict(list), {}
     for f in sorted(os.listdir(work)):
         if not (f.startswith("rows-") and f.endswith(".txt")):
             continue
@@ -155,6 +155,11 @@ def emit(work, table):
                 if -(-T // int(kv["split"])) == 2:
                     line = line.replace(" split=%s unit=64" % kv["split"], " chunk=128")
             key = row_key(line)
+            if key in mine:  # a later run over some shapes again (--shapes): one row per key
+                if mine[key] != line:
+                    print("two rows for %s: %s / %s (the first kept)" % (key, mine[key], line), file=sys.stderr)
+                continue
+            mine[key] = line
             if key in have:
                 print("line %d already has %s: %s (grid: %s)" % (have[key][0], key, have[key][1], line), file=sys.stderr)
                 continue
@@ -172,6 +177,7 @@ def main():
     ap.add_argument("--fpemu", default="bin/fpemu")
     ap.add_argument("--dtypes", default="f32,tf32,f16,bf16,e4m3")
     ap.add_argument("--partial", action="store_true", help="use WORK_DIR/{dt}.txt as it is, even incomplete")
+    ap.add_argument("--shapes", default="", help="MxNxK,...: only these shapes (rows-DTYPES-shapes.txt)")
     ap.add_argument("--emit", metavar="TABLE", help="print WORK_DIR's rows as a section for TABLE (no fitting)")
     args = ap.parse_args()
     if args.emit:
@@ -195,6 +201,8 @@ def main():
                 if m and m.group(1) == dt:
                     cases.setdefault(m.group(3), []).append(m.group(2))
             for shape in sorted(cases, key=lambda s: tuple(int(x) for x in s.split("x"))):
+                if args.shapes and shape not in args.shapes.split(","):
+                    continue
                 kinds = sorted(cases[shape], key=lambda k: k not in PROBE_KIND)  # the pair probes' kind first
                 M, N, K = shape.split("x")
                 base = "m=%s n=%s k=%s" % (M, N, K)
@@ -284,7 +292,7 @@ def main():
                         left.append("%s %s %s: %s" % (dt, kind, shape, why if kind in PROBE_KIND else
                                                       ("no variant of the %s tree gives the outputs (best %d/%d)" % (PROBE_KIND_OF[dt], best[0], best[1]) if probe_tree
                                                        else "no %s row to derive it from" % PROBE_KIND_OF[dt])))
-    tag = args.dtypes.replace(",", "-")
+    tag = args.dtypes.replace(",", "-") + ("-shapes" if args.shapes else "")
     with open(os.path.join(args.work, "rows-%s.txt" % tag), "w") as f:
         f.write("\n".join(rows) + "\n")
     with open(os.path.join(args.work, "left-%s.txt" % tag), "w") as f:
