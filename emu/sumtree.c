@@ -88,6 +88,8 @@ static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err,
         if (parse_double(v, &t->alpha)) { emu__errf(err, errlen, "alpha=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "beta")) {
         if (parse_double(v, &t->beta)) { emu__errf(err, errlen, "beta=%s: a finite number", v); return -1; }
+    } else if (!strcmp(key, "kpad")) {
+        if (parse_int(v, 0, 1 << 20, &t->kpad)) { emu__errf(err, errlen, "kpad=%s: an integer >= 0 (0: no padding)", v); return -1; }
     } else if (!strcmp(key, "out")) {
         const fpemu_format *f = F(v);
         if (!f || f->bits > 32) { emu__errf(err, errlen, "out=%s: a format of at most 32 bits", v); return -1; }
@@ -123,7 +125,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad)", key);
     return rc ? -1 : 0;
 }
 
@@ -136,19 +138,21 @@ int fpemu_sumtree_parse(fpemu_sumtree *t, const char *text, char *err, size_t er
 
 int fpemu_sumtree_format(const fpemu_sumtree *t, char *buf, size_t len) {
     const char *chain = t->chain < 0 ? "preset" : t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded";
+    char pad[32] = "";
+    if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad); /* shown only when set */
     return snprintf(buf, len,
                     "leaf=%s block=%d chain=%s chunk=%d split=%d unit=%d layout=%s reduce=%s reduce_fmt=%s c=%s "
-                    "alpha=%.17g beta=%.17g out=%s",
+                    "alpha=%.17g beta=%.17g out=%s%s",
                     t->leaf, t->block, chain, t->chunk, t->split, t->unit, t->interleaved ? "interleaved" : "contiguous",
                     t->reduce == FPEMU_SUMTREE_PAIRWISE ? "pairwise" : "seq", t->reduce_fmt ? t->reduce_fmt->name : "f32",
-                    t->c_init ? "init" : "epilogue", t->alpha, t->beta, t->out ? t->out->name : "f32");
+                    t->c_init ? "init" : "epilogue", t->alpha, t->beta, t->out ? t->out->name : "f32", pad);
 }
 
 int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
     return !strcmp(x->leaf, y->leaf) && x->block == y->block && x->chain == y->chain && x->chunk == y->chunk &&
            x->split == y->split && x->unit == y->unit && x->interleaved == y->interleaved && x->reduce == y->reduce &&
            x->reduce_fmt == y->reduce_fmt && x->c_init == y->c_init && x->alpha == y->alpha && x->beta == y->beta &&
-           x->out == y->out;
+           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0);
 }
 
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
@@ -275,10 +279,17 @@ static uint64_t epilogue(const fpemu_sumtree_bound *b, uint64_t v, uint64_t c, i
     return v;
 }
 
+/* kpad: a partition of n products runs over padded(n) (zero products first) */
+static int padded(const fpemu_sumtree_bound *b, int n) {
+    int P = b->t.kpad;
+    return P > 1 && n > 0 && n % P ? (int)(((long)n + P - 1) / P * P) : n;
+}
+
 uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, const uint64_t *bv, int k, uint64_t c) {
     int np = fpemu_sumtree_partitions(&b->t, k, NULL);
     if (np < 1) np = 1;
-    uint64_t *ga = malloc(sizeof(uint64_t) * ((size_t)k + 1)), *gb = malloc(sizeof(uint64_t) * ((size_t)k + 1));
+    size_t cap = (size_t)k + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1;
+    uint64_t *ga = malloc(sizeof(uint64_t) * cap), *gb = malloc(sizeof(uint64_t) * cap);
     uint64_t *p = malloc(sizeof(uint64_t) * (size_t)np);
     int *part = malloc(sizeof(int) * ((size_t)k + 1));
     if (!ga || !gb || !p || !part) {
@@ -290,9 +301,12 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
     fpemu_sumtree_partitions(&b->t, k, part);
     for (int q = 0; q < np; q++) {
         int n = 0;
-        for (int i = 0; i < k; i++)
-            if (part[i] == q) ga[n] = a[i], gb[n] = bv[i], n++;
-        p[q] = partition_value(b, ga, gb, n, (q == 0 && b->t.c_init) ? c : 0);
+        for (int i = 0; i < k; i++) n += part[i] == q;
+        int z = padded(b, n) - n; /* kpad: z zero products (codes 0) first */
+        for (int t = 0; t < z; t++) ga[t] = 0, gb[t] = 0;
+        for (int i = 0, m = z; i < k; i++)
+            if (part[i] == q) ga[m] = a[i], gb[m] = bv[i], m++;
+        p[q] = partition_value(b, ga, gb, n + z, (q == 0 && b->t.c_init) ? c : 0);
     }
     uint64_t v = reduce_parts(b, p, np);
     free(ga), free(gb), free(p), free(part);
@@ -305,12 +319,13 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
     size_t MN = (size_t)M * N;
     int np = K > 0 ? fpemu_sumtree_partitions(&b->t, K, NULL) : 1;
     int *part = malloc(sizeof(int) * ((size_t)K + 1));
-    int *idx = malloc(sizeof(int) * ((size_t)K + 1));
+    int *idx = malloc(sizeof(int) * ((size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1));
     /* a sequential reduction runs as the partitions come (R, and P for the
      * current one); a pairwise one keeps every partition's results */
     int stream = np > 1 && b->t.reduce == FPEMU_SUMTREE_SEQ;
     uint64_t *acc = malloc(sizeof(uint64_t) * (MN * (size_t)(stream ? 2 : np) + 1));
-    uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)M * K + 1)), *sb = malloc(sizeof(uint64_t) * ((size_t)K * N + 1));
+    size_t KP = (size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0);
+    uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)M * KP + 1)), *sb = malloc(sizeof(uint64_t) * (KP * N + 1));
     float *tmp = malloc(sizeof(float) * (MN + 1));
     uint64_t *pp = malloc(sizeof(uint64_t) * (size_t)np);
     int rc = -1;
@@ -327,7 +342,12 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
     for (int q = 0; q < np; q++) {
         int n = 0;
         for (int i = 0; i < K; i++)
-            if (part[i] == q) idx[n++] = i;
+            if (part[i] == q) n++;
+        int z = padded(b, n) - n; /* kpad: z zero products first (index -1) */
+        for (int t = 0; t < z; t++) idx[t] = -1;
+        for (int i = 0, m = z; i < K; i++)
+            if (part[i] == q) idx[m++] = i;
+        n += z;
         int step = b->t.chunk > 0 ? b->t.chunk : (n > 0 ? n : 1);
         uint64_t *P = acc + MN * (size_t)(stream ? 1 : q);
         for (size_t e = 0; e < MN; e++) P[e] = 0;
@@ -335,9 +355,9 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
             int len = n - s < step ? n - s : step;
             const float *c0 = (q == 0 && s == 0 && b->t.c_init) ? C : NULL;
             for (int i = 0; i < M; i++)
-                for (int t = 0; t < len; t++) sa[(size_t)i * len + t] = A[(size_t)i * K + idx[s + t]];
+                for (int t = 0; t < len; t++) sa[(size_t)i * len + t] = idx[s + t] < 0 ? 0 : A[(size_t)i * K + idx[s + t]];
             for (int t = 0; t < len; t++)
-                for (int j = 0; j < N; j++) sb[(size_t)t * N + j] = B[(size_t)idx[s + t] * N + j];
+                for (int j = 0; j < N; j++) sb[(size_t)t * N + j] = idx[s + t] < 0 ? 0 : B[(size_t)idx[s + t] * N + j];
             if (b->add_seq) {
                 uint64_t *ra = malloc(sizeof(uint64_t) * ((size_t)len + 1)), *rb = malloc(sizeof(uint64_t) * ((size_t)len + 1));
                 if (!ra || !rb) { free(ra), free(rb); emu__errf(err, errlen, "sumtree gemm: out of memory"); goto out; }

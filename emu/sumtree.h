@@ -22,6 +22,10 @@
  *   given) enters as the c of partition 0's first chain (c=init) or in the
  *   epilogue as v = fl32(v + fl32(beta * C)) (c=epilogue); the output is v
  *   rounded (rne) to `out` (NULL: f32).
+ *   kpad = P > 1: each partition's n products are preceded by zero products
+ *   (codes 0) up to a multiple of P, so that its first leaf block (and chunk)
+ *   holds the n mod P leftover products (a residue-first mainloop in every
+ *   split). The text form shows kpad only when it is set.
  *
  * Text form (fpemu_sumtree_format / fpemu_sumtree_parse): space-separated
  * key=value tokens, e.g.
@@ -60,6 +64,7 @@ typedef struct fpemu_sumtree {
     int c_init;                 /* 1: C is the first chain's c; 0: epilogue */
     double alpha, beta;
     const fpemu_format *out;    /* output rounding (rne); NULL = f32 */
+    int kpad;                   /* 0; or P > 1: each partition starts with zero products, to a multiple of P */
 } fpemu_sumtree;
 
 /* Defaults: leaf "h100", one partition, unit 1, seq, f32, c in the

@@ -5,7 +5,9 @@
 # 64 x 64 x K recordings, K = 16 ... 4096; docs/cublas.md): for f16 and bf16
 # with f32 and native outputs, and e4m3 with and without fast accumulation and
 # with a bf16 output, at least as many outputs bit for bit as when this test
-# was written (a regression fails; more passes). Also: shapes not in the table
+# was written (a regression fails; more passes). The grid of 2026-11-27: one
+# row and four columns of 15 calls (grid-* files), one per class of its rows,
+# all 4/4 from a status=gemm row. Also: shapes not in the table
 # fall back to the plain model and say so; the fit of `--pairs` on the recorded
 # pair probes (with and without recorded outputs); the options' errors. Prints TAP.
 set -u
@@ -129,6 +131,51 @@ else fail "--pairs with 16 recorded outputs: resolved" "$(cat "$TMP/fit")"; fi
 if grep -q "^shape=64x64x512 dtype=tf32" "$TMP/fit" && grep -q "^fits leaf=h100 .* split=8 unit=64 .* reduce=seq reduce_fmt=f32" "$TMP/fit"; then
     pass "--pairs tf32 64x64x512: 8 partitions of 64 fit"
 else fail "--pairs tf32 64x64x512" "$(cat "$TMP/fit")"; fi
+
+# grid small, 2026-11-27 (record_cublas.py): one row and four columns of a
+# call per row class (tests/data/cublas-h200/README.md); every output bit for
+# bit, from a row checked against the recording's random outputs
+while read -r dt shape kind opts; do
+    [ -z "$dt" ] && continue
+    g=grid-${dt}_${shape}
+    unz "${g}_A"; unz "${g}_B"; unz "${g}_D_${kind}"
+    # shellcheck disable=SC2086
+    if ! "$BIN" gemm --model h100 --afmt "$dt" --a "$TMP/${g}_A.npy" --b "$TMP/${g}_B.npy" --algo cublas --call-shape "$shape" $opts \
+        --out "$TMP/c.npy" 2>"$TMP/c.err"; then
+        fail "grid $dt $shape $kind: fpemu gemm --algo cublas runs" "$(cat "$TMP/c.err")"
+        continue
+    fi
+    got=$(same "$TMP/c.npy" "$TMP/${g}_D_${kind}.npy")
+    row=$(grep -o "line [0-9]* (checked: gemm): [^;]*" "$TMP/c.err" | sed 's/ c=epilogue alpha=1 beta=1//')
+    if [ "$got" = 4 ] && [ -n "$row" ]; then pass "grid $dt $shape $kind: 4/4 outputs bit for bit ($row)"
+    else fail "grid $dt $shape $kind: $got/4 outputs bit for bit" "$(cat "$TMP/c.err")"; fi
+done <<'EOF2'
+f16 64x64x130 f32out
+f16 64x64x130 native --outfmt f16
+f16 33x65x1000 f32out
+f16 33x65x1000 native --outfmt f16
+f16 127x255x1000 f32out
+f16 64x64x8192 f32out
+f16 64x64x8192 native --outfmt f16
+bf16 256x256x130 f32out
+bf16 256x256x130 native --outfmt bf16
+bf16 33x65x512 f32out
+bf16 33x65x512 native --outfmt bf16
+bf16 16x16x4096 f32out
+bf16 16x16x4096 native --outfmt bf16
+e4m3 16x16x48 bf16out --outfmt bf16
+e4m3 16x16x48 fast0
+e4m3 16x16x48 fast1 --fast-accum
+e4m3 64x64x8192 bf16out --outfmt bf16
+e4m3 64x64x8192 fast0
+e4m3 64x64x8192 fast1 --fast-accum
+tf32 33x65x48 f32
+tf32 1024x1024x130 f32
+tf32 256x256x1000 f32
+f32 1024x1024x48 f32
+f32 511x1024x512 f32
+f32 16x16x1000 f32
+EOF2
 
 # errors: a message and exit status 2
 err() {

@@ -258,6 +258,15 @@ static void text_and_tables(void) {
     ok(fpemu_sumtree_parse(&u, "colour=red", err, sizeof err) == -1 && strstr(err, "colour"), "unknown key named: %s", err);
     ok(fpemu_sumtree_parse(&u, "reduce_fmt=e4m3", err, sizeof err) == -1, "reduce_fmt e4m3 refused: %s", err);
     ok(fpemu_sumtree_parse(&u, "split", err, sizeof err) == -1, "a token without '=' refused: %s", err);
+    /* kpad: shown only when set; round-trips; refused when negative */
+    ok(!strstr(buf, "kpad"), "no kpad in the text form when it is not set: %s", buf);
+    u = t;
+    ok(fpemu_sumtree_parse(&u, "kpad=16", err, sizeof err) == 0 && u.kpad == 16 && !fpemu_sumtree_equal(&t, &u), "kpad=16 parses");
+    fpemu_sumtree_format(&u, buf, sizeof buf);
+    fpemu_sumtree_init(&t);
+    ok(fpemu_sumtree_parse(&t, buf, err, sizeof err) == 0 && fpemu_sumtree_equal(&t, &u) && strstr(buf, " kpad=16"),
+       "kpad round-trips: %s", buf);
+    ok(fpemu_sumtree_parse(&u, "kpad=-1", err, sizeof err) == -1 && strstr(err, "kpad=-1"), "kpad=-1 refused: %s", err);
     /* partitions: 4096 in tiles of 64, 3 ways: 1408, 1408, 1280 */
     fpemu_sumtree_init(&t);
     fpemu_sumtree_parse(&t, "split=3 unit=64", err, sizeof err);
@@ -423,6 +432,38 @@ static void offline(const char *tree, int k, const char *label) {
     free(a), free(b);
 }
 
+/* kpad=P is the tree without padding over zero products first: K = 130,
+ * P = 16 is 14 zeros and then the 130 products (the first block of 16 holds
+ * products 0 and 1); and it differs from the unpadded tree on these inputs */
+static void kpad_is_zeros_first(void) {
+    enum { K = 130, KP = 144 };
+    fpemu_sumtree t, u;
+    fpemu_sumtree_bound bt, bu, bn;
+    char err[300];
+    fpemu_sumtree_init(&t), fpemu_sumtree_init(&u);
+    fpemu_sumtree_parse(&t, "leaf=h100 kpad=16", err, sizeof err);
+    fpemu_sumtree_parse(&u, "leaf=h100", err, sizeof err);
+    const fpemu_format *f16 = F("f16");
+    int b1 = fpemu_sumtree_bind(&bt, &t, f16, f16, err, sizeof err), b2 = fpemu_sumtree_bind(&bu, &u, f16, f16, err, sizeof err);
+    bn = bu;
+    uint64_t a[KP] = {0}, b[KP] = {0};
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    int same = 0, differ = 0;
+    for (int r = 0; r < 32; r++) {
+        for (int i = 0; i < K; i++) {
+            uint64_t x = fpemu_random64(77 + (uint64_t)r, (uint64_t)i);
+            a[KP - K + i] = fpemu_from_double(f16, ldexp(1.0 + (double)(x >> 40) / 16777216.0, (int)(x % 13) - 6) * ((x >> 9 & 1) ? -1 : 1), &ctx);
+            b[KP - K + i] = fpemu_from_double(f16, ldexp(1.0 + (double)(x >> 20 & 0xFFFFF) / 1048576.0, (int)(x >> 5 & 7) - 3), &ctx);
+        }
+        uint64_t padded = fpemu_sumtree_dot(&bt, a + (KP - K), b + (KP - K), K, 0);
+        same += padded == fpemu_sumtree_dot(&bu, a, b, KP, 0);
+        differ += padded != fpemu_sumtree_dot(&bn, a + (KP - K), b + (KP - K), K, 0);
+    }
+    ok(!b1 && !b2 && same == 32 && differ > 0, "kpad=16 at K = 130: the unpadded tree over 14 zeros and the products (32/32: %d), "
+       "not the unpadded tree over the products (%d/32 differ)", same, differ);
+}
+
 int main(void) {
     text_and_tables();
     builtin_and_resolve();
@@ -434,6 +475,9 @@ int main(void) {
     gemm_equals_dot("leaf=fma-seq chunk=64 c=init", "f32", NULL, 3, 4, 200, 1);
     gemm_equals_dot("leaf=add-seq split=2 unit=16 alpha=0.5 beta=2", "f16", "f16", 3, 3, 64, 1);
     gemm_equals_dot("leaf=h100 block=32 chain=f32-add split=8 unit=16 reduce_fmt=f64", "f16", NULL, 4, 4, 256, 0);
+    gemm_equals_dot("leaf=h100 kpad=16", "f16", "f16", 3, 5, 130, 1);
+    gemm_equals_dot("leaf=h100 split=2 unit=64 kpad=64", "bf16", NULL, 4, 3, 1000, 0);
+    kpad_is_zeros_first();
 
     /* trees the probe must resolve */
     resolves("sequential fma (f16)", "leaf=fma-seq", "f16", NULL, 256, "leaf=fma-seq");
