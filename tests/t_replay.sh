@@ -104,6 +104,16 @@ want="fc1,activation,e4m3 fc1,grad_output,e5m2 fc1,weight,e4m3 fc2,activation,e4
 if [ "$rows" = "$want" ]; then pass "mlp-digits fp8-current replay: tensors.csv counts each Linear's e4m3 and e5m2 casts with their scales"
 else fail "mlp-digits fp8-current replay: tensors.csv counts the fp8 casts" "got: $rows" "want: $want"; fi
 
+# the tiny transformer's recording (no torch-cuda model): the default engine
+# from its init.npz, with the recorder's settings, gives the H200's first two
+# 32-true losses bit for bit: the state, its keys and the batches line up
+TT=$E/tiny-transformer
+if "$BIN" train --quiet --model tiny-transformer --policy 32-true --steps 2 --init "$TT/init.npz" --set weight_decay=0.01 \
+        --out "$TMP/tt" >"$TMP/train.out" 2>&1 \
+    && "$BIN" compare "$TMP/tt" "$TT/32-true-foreach0.csv" --steps 2 >"$TMP/cmp" 2>&1 && grep -q "^loss: identical at every step" "$TMP/cmp"; then
+    pass "tiny-transformer: the default engine from the recorded init.npz gives the H200's first 2 losses bit for bit"
+else fail "tiny-transformer: the recorded init.npz lines up with the engine" "$(cat "$TMP/train.out" "$TMP/cmp" 2>/dev/null)"; fi
+
 # deterministic, and resumable
 if replay deep-mlp 16-mixed "$TMP/again" && cmp -s "$TMP/again/metrics.csv" "$TMP/deep-mlp-16-mixed/metrics.csv" \
     && cmp -s "$TMP/again/eval.csv" "$TMP/deep-mlp-16-mixed/eval.csv"; then
