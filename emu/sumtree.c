@@ -983,9 +983,16 @@ static int explains(const fpemu_sumtree_bound *x, const fpemu_sumtree_evidence *
     return 1;
 }
 
-static int bind_for(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpemu_sumtree_evidence *e) {
+/* tree t as the evidence's call runs it: its answers rounded to the call's
+ * output format (none for f32) */
+static fpemu_sumtree as_called(const fpemu_sumtree *t, const fpemu_sumtree_evidence *e) {
     fpemu_sumtree u = *t;
     u.out = strcmp(e->fd->name, "f32") ? e->fd : NULL;
+    return u;
+}
+
+static int bind_for(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpemu_sumtree_evidence *e) {
+    fpemu_sumtree u = as_called(t, e);
     return fpemu_sumtree_bind(b, &u, e->fa, e->fb, NULL, 0);
 }
 
@@ -1088,7 +1095,7 @@ static int fit(fpemu_sumtree_evidence *e, const fpemu_sumtree *base, const fpemu
     }
     out->survived[2] = nalive;
     out->nalt = 0;
-    for (int t = 0; t < nalive && out->nalt < FPEMU_SUMTREE_MAXALT; t++) out->alt[out->nalt++] = L.c[alive[t]];
+    for (int t = 0; t < nalive && out->nalt < FPEMU_SUMTREE_MAXALT; t++) out->alt[out->nalt++] = as_called(&L.c[alive[t]], e);
     if (nalive == 0) {
         out->status = FPEMU_SUMTREE_UNRESOLVED;
         snprintf(out->note, sizeof out->note,
