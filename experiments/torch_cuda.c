@@ -268,8 +268,8 @@ static void to_lo(const tc_mlp *m, float *x, size_t n, int lin, int cls) {
  * (formats, output format, fast accumulation, shape), or the plain model.
  * The tree's output rounding is left to the caller's to_lo, which counts
  * the casts; the tree rounds last, so this is the same value. */
-static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fpemu_format *fb, int fast, int M, int N,
-                     int K, const float *A, const float *B, const float *bias, float *D) {
+static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fpemu_format *fb, int fast, float alpha, int M,
+                     int N, int K, const float *A, const float *B, const float *bias, float *D) {
     size_t na = (size_t)M * K, nb = (size_t)K * N;
     if (na > m->ccap || nb > m->ccap || (size_t)M * N > m->ccap) return -1;
     fpemu_sumtree tr;
@@ -279,6 +279,7 @@ static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fp
     const fpemu_format *out = fa == m->lo && fb == m->lo ? m->lo : NULL;
     if (fpemu_sumtree_resolve_op(&m->tab, op, m->mma, fa, fb, out, fast, M, N, K, &tr, &row, e2, sizeof e2)) return -1;
     tr.out = NULL;
+    tr.alpha = alpha; /* the call's alpha: the epilogue's fl32(alpha * acc) */
     if (fpemu_sumtree_bind(&bd, &tr, fa, fb, e2, sizeof e2)) return -1;
     fpemu_ctx c;
     fpemu_ctx_init(&c);
@@ -298,7 +299,7 @@ static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fp
 static int gemm_acc(tc_mlp *m, const char *op, int M, int N, int K, const float *A, const float *B, const float *bias,
                     float *D) {
     const fpemu_format *f = m->lo ? m->lo : m->f32;
-    return gemm_call(m, op, f, f, 0, M, N, K, A, B, bias, D);
+    return gemm_call(m, op, f, f, 0, 1.0f, M, N, K, A, B, bias, D);
 }
 
 /* ---- fp8 Linear layers (gpu/torch/record_runs.py, Fp8LinearFn) -------------------- */
@@ -354,7 +355,7 @@ static void f8_cast(const tc_mlp *m, const float *x, float *dst, size_t n, const
  * K) are padded with zeros to multiples of 16 in both sizes, as the
  * recorder pads them; the tensorwise epilogue is fl32(acc * fl32(1/sa *
  * 1/sb)), each reciprocal an f32 division (measured on an H200:
- * docs/scaling.md, "The epilogue's order"). D is M x N. */
+ * docs/scaling.md, "The epilogue's order"): the tree's alpha. D is M x N. */
 static int scaled_mm(tc_mlp *m, const fpemu_format *fa, const fpemu_format *fb, int fast, int M, int N, int K,
                      const float *A, const float *B, float sa, float sb, float *D) {
     int Mp = pad16(M), Np = pad16(N), Kp = pad16(K);
@@ -365,10 +366,9 @@ static int scaled_mm(tc_mlp *m, const fpemu_format *fa, const fpemu_format *fb, 
     memset(pb, 0, sizeof(float) * (size_t)Np * Kp);
     for (int i = 0; i < M; i++) memcpy(pa + (size_t)i * Kp, A + (size_t)i * K, sizeof(float) * (size_t)K);
     for (int j = 0; j < N; j++) memcpy(pb + (size_t)j * Kp, B + (size_t)j * K, sizeof(float) * (size_t)K);
-    if (gemm_call(m, "mm", fa, fb, fast, Mp, Np, Kp, pa, pb, NULL, pd)) return -1;
-    const float ab = (1.0f / sa) * (1.0f / sb);
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) D[(size_t)i * N + j] = pd[(size_t)i * Np + j] * ab;
+    /* cuBLASLt's per-tensor scales are the call's alpha, scale_a * scale_b in f32 */
+    if (gemm_call(m, "mm", fa, fb, fast, (1.0f / sa) * (1.0f / sb), Mp, Np, Kp, pa, pb, NULL, pd)) return -1;
+    for (int i = 0; i < M; i++) memcpy(D + (size_t)i * N, pd + (size_t)i * Np, sizeof(float) * (size_t)N);
     return 0;
 }
 
