@@ -31,6 +31,10 @@ int emu__quant_nkb(const fpemu_gemm_scaling *s, int cols) {
     }
 }
 
+/* Elements cast per call of fpemu_encode_f32 (the codes path): each call
+ * costs its set-up, so the chunk is large; the buffers stay in L1. */
+#define QCAST_CHUNK 1024
+
 /* The element casts of one call, through the caller's context: element
  * (r, c) takes draw r * cols + c of its stream, whatever order the recipe
  * visits its blocks in; to codes or (codes NULL) to values. */
@@ -42,14 +46,14 @@ typedef struct {
     uint64_t *codes;
     float *vals;
     fpemu_cast_stats *st;
-    float buf[128];
-    uint64_t cbuf[128];
+    float buf[QCAST_CHUNK];
+    uint64_t cbuf[QCAST_CHUNK];
 } qcast;
 
 /* Cast n elements x[0..n) into elements (r, c0 ..) (a run of the row-major
  * array, rows included): times f first when mul (every scaled recipe
  * multiplies, a factor of 1 included), as they are for NONE. Codes go
- * through a buffer of 128; values are scaled in place and cast in one call
+ * through a buffer of QCAST_CHUNK; values are scaled in place and cast in one call
  * (x may be the values' own memory). */
 static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, int mul, float f) {
     const size_t at0 = r * e->cols + c0;
@@ -64,8 +68,8 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         fpemu_round_f32(e->fmt, v, v, n, e->ctx, e->st);
         return;
     }
-    for (size_t i0 = 0; i0 < n; i0 += 128) {
-        size_t m = n - i0 < 128 ? n - i0 : 128;
+    for (size_t i0 = 0; i0 < n; i0 += QCAST_CHUNK) {
+        size_t m = n - i0 < QCAST_CHUNK ? n - i0 : QCAST_CHUNK;
         const float *src = x + i0;
         if (mul) {
             for (size_t i = 0; i < m; i++) e->buf[i] = x[i0 + i] * f;
@@ -74,7 +78,12 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         size_t at = at0 + i0;
         emu__array_at(e->ctx, e->base, e->pos, at);
         fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
-        for (size_t i = 0; i < m; i++) e->codes[at + i] = fpemu_code_load(e->fmt, e->cbuf, i);
+        uint64_t *out = e->codes + at;
+        switch (e->fmt->container) { /* widened without a call per element */
+        case 8: for (size_t i = 0; i < m; i++) out[i] = ((const uint8_t *)e->cbuf)[i]; break;
+        case 16: for (size_t i = 0; i < m; i++) out[i] = ((const uint16_t *)e->cbuf)[i]; break;
+        default: for (size_t i = 0; i < m; i++) out[i] = fpemu_code_load(e->fmt, e->cbuf, i); break;
+        }
     }
 }
 
