@@ -382,6 +382,13 @@ __attribute__((target("avx512f"))) static void transpose16_avx512(const float *s
 }
 #endif
 
+/* fn on A's side (args[0]) and on B's (args[1]): on two threads when
+ * threaded (emu__parallel), else one after the other. */
+static void both_sides(int threaded, void *(*fn)(void *), void *args, size_t size) {
+    if (threaded) emu__parallel(2, fn, args, size);
+    else fn(args), fn((char *)args + size);
+}
+
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
@@ -462,17 +469,13 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     }
     emu_quant oa = {.codes = q->Ac, .dec = rows_dec ? q->da_own : NULL, .scode = q->sa, .st = &st->a};
     emu_quant ob = {.codes = q->Btc, .dec = rows_dec ? q->db_own : NULL, .scode = q->sbt, .st = &st->b};
-    qside sa = {.s = s, .f = fa, .src = A, .ld = lda, .trans = transA, .rows = M, .K = K, .tile = s->block_a_rows,
-                .sat = cfg->sat, .isB = 0, .o = &oa};
-    qside sb = {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
-                .sat = cfg->sat, .isB = 1, .o = &ob};
-    pthread_t th;
-    int threaded = nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, quantise_side, &sb);
-    quantise_side(&sa);
-    if (threaded) pthread_join(th, NULL);
-    else quantise_side(&sb);
-    st->amax_a = sa.amax, st->amax_b = sb.amax;
-    int rc = sa.rc || sb.rc ? -1 : 0;
+    qside sd[2] = {{.s = s, .f = fa, .src = A, .ld = lda, .trans = transA, .rows = M, .K = K, .tile = s->block_a_rows,
+                    .sat = cfg->sat, .isB = 0, .o = &oa},
+                   {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
+                    .sat = cfg->sat, .isB = 1, .o = &ob}};
+    both_sides(nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536, quantise_side, sd, sizeof sd[0]);
+    st->amax_a = sd[0].amax, st->amax_b = sd[1].amax;
+    int rc = sd[0].rc || sd[1].rc ? -1 : 0;
     if (!rc) {
         switch (s->kind) {
         case FPEMU_GEMM_SCALING_TENSOR:
@@ -589,14 +592,10 @@ static int build_values_f(qops *q) {
     for (size_t i = (size_t)N / CP * CP * K; words && i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
     for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
     q->f_bad[0] = q->f_bad[1] = 0;
-    /* A here, B on a second thread where there is one */
-    bpf_arg b = {q, 1, 0};
-    pthread_t th;
-    int threaded = q->cfg->nthreads != 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, build_pass_f_thread, &b);
-    int rc = build_pass_f(q, 0);
-    if (threaded) pthread_join(th, NULL);
-    else b.rc = build_pass_f(q, 1);
-    return rc || b.rc ? -1 : 0;
+    /* A and B, on two threads where the GEMM has more than one */
+    bpf_arg b[2] = {{q, 0, 0}, {q, 1, 0}};
+    both_sides(q->cfg->nthreads != 1 && (size_t)N * K >= 65536, build_pass_f_thread, b, sizeof b[0]);
+    return b[0].rc || b[1].rc ? -1 : 0;
 }
 
 /* One operand of build_values_f (pass 0: A, 1: B). */
@@ -1164,13 +1163,9 @@ static int build_values_pw(qops *q) {
     }
     int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
     if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
-    pw_arg wa = {q, ta, 0, 0, 0, rmin}, wb = {q, tb, 1, 0, 0, cmin};
-    pthread_t th;
-    int threaded = q->cfg->nthreads != 1 && (size_t)N * K >= 65536 && !pthread_create(&th, NULL, pw_pack, &wb);
-    pw_pack(&wa);
-    if (threaded) pthread_join(th, NULL);
-    else pw_pack(&wb);
-    pw_select(q, rmin, cmin, (int[2]){wa.lo, wb.lo}, (int[2]){wa.hi, wb.hi});
+    pw_arg w[2] = {{q, ta, 0, 0, 0, rmin}, {q, tb, 1, 0, 0, cmin}};
+    both_sides(q->cfg->nthreads != 1 && (size_t)N * K >= 65536, pw_pack, w, sizeof w[0]);
+    pw_select(q, rmin, cmin, (int[2]){w[0].lo, w[1].lo}, (int[2]){w[0].hi, w[1].hi});
     free(rmin), free(cmin);
     return 0;
 }
@@ -1578,7 +1573,6 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
     job jobs[64];
-    pthread_t th[64];
     int rows = (M + T - 1) / T;
     rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
     int nj = 0;
@@ -1590,14 +1584,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
                          .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL, .xs = xs ? xs + (size_t)nj * xsn : NULL};
         nj++;
     }
-    int started = 0;
-    for (int t = 1; t < nj; t++) {
-        if (pthread_create(&th[t], NULL, run_job, &jobs[t])) break;
-        started = t;
-    }
-    run_job(&jobs[0]);
-    for (int t = started + 1; t < nj; t++) run_job(&jobs[t]); /* threads that failed to start: run here */
-    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    emu__parallel(nj, run_job, jobs, sizeof jobs[0]);
     if (st) {
         st->kernel = isa;
         st->lanes = isa ? (q->use_f ? 16 : 8) : 0; /* (use_f: every 16-lane kernel, on the f32 panels) */

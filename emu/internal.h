@@ -45,6 +45,12 @@ static inline int emu__is_ocp_e2m1(const fpemu_format *f) {
            f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
 }
 
+/* fn(args + i * size) for i in [0, n) (n <= 64), item 0 on the calling
+ * thread and the others on the library's worker threads (pool.c); returns
+ * when every item has. Items that no thread could be started for run on
+ * the caller. */
+void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size);
+
 /* Classify a stripped code. */
 fpemu_class emu__classify(const fpemu_format *f, uint64_t c);
 /* Exact decode of a stripped finite code (class ZERO/SUBNORMAL/NORMAL). */
