@@ -7,11 +7,13 @@
  * the second thread of a phase began 0.5 ms after the first (the idle vCPU
  * is woken through the hypervisor), three times per call, against calls
  * of 3 ms at n = 512. The workers here are started once and, after an
- * item, wait for the next one by spinning for up to POOL_SPIN_NS before
- * they sleep on a condition variable, as OpenMP runtimes and OpenBLAS do:
- * the phases of one call, and calls made one after another, find them
- * awake. The spinning costs CPU time after the last call, at most
- * POOL_SPIN_NS per worker.
+ * item, wait for the next one by spinning for up to POOL_SPIN_NS (0.1 ms)
+ * before they sleep on a condition variable: the next phase of the call
+ * finds them awake. Past the first microseconds the spin calls
+ * sched_yield(), so that a thread that needs the CPU gets it. The spin is
+ * short on purpose: calls made one after another ran no faster with 2 ms
+ * (the pool was awake anyway), and interleaved with OpenBLAS, whose idle
+ * threads wait the same way, longer spins only took CPU from each other.
  *
  * One caller at a time has the pool (pool_lock); a caller that finds it
  * taken (another thread's GEMM) starts its own threads, as before. Work
@@ -25,7 +27,7 @@
 #include "internal.h"
 
 #define POOL_MAX 63
-#define POOL_SPIN_NS 2000000L
+#define POOL_SPIN_NS 100000L
 
 typedef struct {
     pthread_t th;
@@ -62,8 +64,12 @@ static void *worker_main(void *p) {
         if (s == seen) { /* spin, then sleep */
             long t0 = now_ns();
             for (int i = 0; (s = atomic_load(&w->seq)) == seen; i++) {
-                relax();
-                if ((i & 255) == 255 && now_ns() - t0 > POOL_SPIN_NS) break;
+                if (i < 1024) { /* the next phase of this call: microseconds away */
+                    relax();
+                    continue;
+                }
+                if (now_ns() - t0 > POOL_SPIN_NS) break;
+                sched_yield(); /* a thread that wants this CPU (the caller's other work, BLAS) gets it */
             }
             if (s == seen) {
                 pthread_mutex_lock(&w->mu);

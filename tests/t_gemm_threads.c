@@ -5,7 +5,7 @@
  * - 2, 3 and 5 threads, on kernels that split A, B and the rows apart
  *   (h100 e4m3 with tensor scaling, fma-seq f16, mi250 f16, a100 bf16);
  * - calls one after another with pauses that let the workers fall asleep
- *   (above the 2 ms they spin), and without;
+ *   (past the 0.1 ms they spin), and without;
  * - three threads of the caller's at once (one has the pool, the others
  *   start threads of their own);
  * - a fork()ed child, which starts with no workers, and the parent after it.
