@@ -279,17 +279,21 @@ typedef struct {
  * big_alloc/big_free:
  * - blocks of 4 MiB and more are aligned to 2 MiB and, where Linux offers
  *   transparent huge pages on request, asked for them (a fault per 2 MiB
- *   rather than per 4 KiB);
+ *   rather than per 4 KiB); blocks from WS_MIN (256 KiB) up are rounded up
+ *   to 64 KiB and aligned to a page;
  * - a freed one is kept for the next call, up to WS_CAP bytes in WS_SLOTS
  *   blocks, instead of going back to the system: memory fresh from the
  *   system is faulted in and cleared by the kernel page by page, which took
- *   6-30% of a call at n = 2048 on the dev VM (perf). A block is reused for
- *   a request of at least half its size; the cache is emptied at exit.
+ *   6-30% of a call at n = 2048 on the dev VM (perf), and at n = 512 (2 MB
+ *   blocks, which glibc's malloc gave back and took again call after call)
+ *   the faults were 8% of b_gemm's samples. A block is reused for a request
+ *   of at least half its size; the cache is emptied at exit.
  * Each block starts with a 64-byte header holding its size (0: not
  * cacheable, from malloc). */
-#define WS_MIN ((size_t)4 << 20)
+#define WS_MIN ((size_t)256 << 10)
+#define WS_HUGE ((size_t)4 << 20)
 #define WS_CAP ((size_t)256 << 20)
-#define WS_SLOTS 16
+#define WS_SLOTS 32
 #define WS_HDR ((size_t)64)
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *ws_blk[WS_SLOTS];
@@ -303,7 +307,8 @@ static void *big_alloc(size_t n, int zero) {
         *(size_t *)b = 0;
         return b + WS_HDR;
     }
-    const size_t align = (size_t)2 << 20, rn = (n + WS_HDR + align - 1) & ~(align - 1);
+    const int huge = n >= WS_HUGE;
+    const size_t align = huge ? (size_t)2 << 20 : (size_t)64 << 10, rn = (n + WS_HDR + align - 1) & ~(align - 1);
     char *b = NULL;
     pthread_mutex_lock(&ws_lock);
     int best = -1;
@@ -313,10 +318,10 @@ static void *big_alloc(size_t n, int zero) {
     pthread_mutex_unlock(&ws_lock);
     if (!b) {
         void *v = NULL;
-        if (posix_memalign(&v, align, rn)) return NULL;
+        if (posix_memalign(&v, huge ? align : (size_t)4096, rn)) return NULL;
         b = v;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        madvise(b, rn, MADV_HUGEPAGE);
+        if (huge) madvise(b, rn, MADV_HUGEPAGE);
 #endif
         *(size_t *)b = rn;
     }
