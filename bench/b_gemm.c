@@ -16,8 +16,12 @@
  * fpemu_mma_dot_scaled, one dot product of K = 4096 at a time, one thread)
  * in ns per product, interleaved with a native f32 dot-product loop of the
  * same length, thread CPU time.
+ * --speedup: instead, the emulator on --threads N (default 2) against
+ * itself on one thread, interleaved the same way, no BLAS in the process's
+ * way (OpenBLAS's idle threads wait spinning); the speed-up is one thread's
+ * wall time over N threads', pair by pair (issue 32, item 4: near 2x on 2).
  * Options: b_gemm [--quick] (512 only, the first two presets, 3 pairs)
- * [--scalar] (the second table only) [--threads N] [--pairs N]
+ * [--scalar] (the second table only) [--speedup] [--threads N] [--pairs N]
  * [--sizes 512,1024,2048] (the sizes beyond 512). */
 #include <cblas.h>
 #include <math.h>
@@ -127,12 +131,13 @@ static int scalar_model_table(const float *x, const float *y, int quick, int pai
 }
 
 int main(int argc, char **argv) {
-    int quick = 0, scalar_only = 0, threads = 0, pairs = 0;
+    int quick = 0, scalar_only = 0, threads = 0, pairs = 0, speedup = 0;
     int big[8] = {512, 2048}, nbig = 2;
     const char *only = NULL; /* --only MODEL/INPUT/SCALING[,...]: those rows alone */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--scalar")) scalar_only = 1;
+        else if (!strcmp(argv[i], "--speedup")) speedup = 1;
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -140,13 +145,13 @@ int main(int argc, char **argv) {
             nbig = 0;
             for (char *t = strtok(argv[++i], ","); t && nbig < 8; t = strtok(NULL, ",")) big[nbig++] = atoi(t);
         } else {
-            fprintf(stderr, "usage: b_gemm [--quick] [--scalar] [--threads N] [--pairs N] [--sizes 512,2048] "
+            fprintf(stderr, "usage: b_gemm [--quick] [--scalar] [--speedup] [--threads N] [--pairs N] [--sizes 512,2048] "
                             "[--only MODEL/INPUT/SCALING,...]\n");
             return 2;
         }
     }
-    if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    openblas_set_num_threads(threads);
+    if (threads <= 0) threads = speedup ? 2 : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (!speedup) openblas_set_num_threads(threads); /* (--speedup: OpenBLAS's threads not started) */
     static const struct { const char *model, *fmt, *recipe; } cases[] = {
         {"h100", "e4m3", "tensor"}, {"a100", "f16", "none"},  {"h100", "f16", "none"},
         {"a100", "bf16", "none"},   {"a100", "tf32", "none"}, {"v100", "f16", "none"},
@@ -184,11 +189,20 @@ int main(int argc, char **argv) {
     float *C = malloc(sizeof(float) * maxn * maxn);
     if (!A || !B || !C) { fprintf(stderr, "b_gemm: out of memory\n"); return 1; }
     for (size_t i = 0; i < maxn * maxn; i++) A[i] = nrand(), B[i] = nrand() * 0.05f;
-    printf("b_gemm: emulated GEMM D = A x B (A ~ N(0,1), B ~ N(0,0.05^2)) against OpenBLAS cblas_sgemm on the same A, B,\n"
-           "interleaved in pairs (A B, B A, ...); %d thread%s each side; seconds per GEMM, wall and process CPU time;\n"
-           "x = emu / sgemm pair by pair (median, min)\n", threads, threads == 1 ? "" : "s");
+    if (speedup)
+        printf("b_gemm --speedup: emulated GEMM D = A x B (A ~ N(0,1), B ~ N(0,0.05^2)) on %d threads against itself on 1,\n"
+               "interleaved in pairs (A B, B A, ...); seconds per GEMM, wall time; speed-up = 1-thread wall / %d-thread wall\n"
+               "pair by pair (median, min); cpu = the %d-thread call's process CPU time / its wall time\n",
+               threads, threads, threads);
+    else
+        printf("b_gemm: emulated GEMM D = A x B (A ~ N(0,1), B ~ N(0,0.05^2)) against OpenBLAS cblas_sgemm on the same A, B,\n"
+               "interleaved in pairs (A B, B A, ...); %d thread%s each side; seconds per GEMM, wall and process CPU time;\n"
+               "x = emu / sgemm pair by pair (median, min)\n", threads, threads == 1 ? "" : "s");
     bench_print_machine("# ");
-    if (!scalar_only)
+    if (speedup && !scalar_only)
+        printf("%-8s %-6s %-10s %5s %9s %9s %9s %9s %7s %7s %5s  %s\n", "model", "input", "scaling", "n", "1t wall", "1t min",
+               "Nt wall", "Nt min", "speedup", "min", "cpu", "kernel");
+    else if (!scalar_only)
         printf("%-8s %-6s %-10s %5s %9s %9s %9s %9s %9s %7s %7s %7s  %s\n", "model", "input", "scaling", "n", "emu wall",
                "emu min", "emu cpu", "blas wall", "blas cpu", "x wall", "x min", "x cpu", "kernel");
     /* which presets run on the scalar model: a probe call at n = 128 */
@@ -205,6 +219,42 @@ int main(int argc, char **argv) {
         cfg.nthreads = 1;
         on_scalar[ci] = (!scalar_only && fpemu_gemm_f32(&cfg, 128, 128, 128, A, 128, 0, B, 128, 0, NULL, 128, C, 128, &st) == 0 &&
                          st.kernel == 0);
+    }
+    for (int si = 0; si < nsizes && speedup; si++) { /* the emulator on N threads against itself on one */
+        int n = sizes[si];
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            if (on_scalar[ci] || (quick && ci > 1) || !picked[ci]) continue;
+            fpemu_gemm_config c1, cn;
+            char err[256];
+            if (fpemu_gemm_config_init(&c1, cases[ci].model, cases[ci].fmt, cases[ci].fmt, err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&c1, cases[ci].recipe, err, sizeof err)) {
+                fprintf(stderr, "b_gemm: %s\n", err);
+                return 1;
+            }
+            cn = c1;
+            c1.nthreads = 1, cn.nthreads = threads;
+            int np = pairs > 0 ? pairs : quick ? 3 : n >= 2048 ? 3 : 5;
+            gemm_job one = {.n = n, .A = A, .B = B, .C = C, .cfg = &c1}, many = one;
+            many.cfg = &cn;
+            bench_cmp r;
+            bench_compare(run_emu, &one, 1, run_emu, &many, 1, np, BENCH_PROCESS, &r);
+            if (one.failed || many.failed) {
+                fprintf(stderr, "b_gemm: fpemu_gemm_f32 failed\n");
+                return 1;
+            }
+            /* speed-up pair by pair is 1 / (N-thread / 1-thread): its median is 1 / the ratio's
+             * median, its least value 1 / the ratio's greatest, which bench_compare does not keep:
+             * the minimum shown is 1-thread min / N-thread min */
+            printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %5.2f  %s\n", cases[ci].model, cases[ci].fmt,
+                   cases[ci].recipe, n, r.base_wall.med, r.base_wall.min, r.row_wall.med, r.row_wall.min,
+                   1.0 / r.ratio_wall.med, r.base_wall.min / r.row_wall.min, r.row_cpu.med / r.row_wall.med,
+                   many.st.lanes == 16 ? "16 lanes" : many.st.lanes == 8 ? "f64 x8" : "scalar");
+            fflush(stdout);
+        }
+    }
+    if (speedup) {
+        free(A), free(B), free(C);
+        return 0;
     }
     for (int si = 0; si < nsizes; si++) {
         int n = sizes[si];
