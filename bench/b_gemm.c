@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "bench.h"
 #include "gemm.h"
@@ -151,7 +152,13 @@ int main(int argc, char **argv) {
         }
     }
     if (threads <= 0) threads = speedup ? 2 : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (!speedup) openblas_set_num_threads(threads); /* (--speedup: OpenBLAS's threads not started) */
+    if (!speedup) openblas_set_num_threads(threads);
+    /* OpenBLAS starts its threads when it loads, and an idle one waits
+     * spinning (sched_yield) for about 0.1 s (its thread timeout, 2^28
+     * cycles) before it sleeps: the first rows timed would share the CPUs
+     * with them (their process CPU time was twice their wall time). */
+    struct timespec settle = {0, 300000000L};
+    nanosleep(&settle, NULL);
     static const struct { const char *model, *fmt, *recipe; } cases[] = {
         {"h100", "e4m3", "tensor"}, {"a100", "f16", "none"},  {"h100", "f16", "none"},
         {"a100", "bf16", "none"},   {"a100", "tf32", "none"}, {"v100", "f16", "none"},
