@@ -25,7 +25,7 @@
  *           operand, and for bf16 add an exponent gap above 15. Baseline:
  *           the native op as above, on the same values.
  *  array    fpemu_encode_f32 and fpemu_round_f32 of 65536 floats (in cache)
- *           to bf16, f16, e4m3, e5m2: rne, rne sat, rne in place with stats,
+ *           to bf16, f16, e4m3, e5m2, binary8p1: rne, rne sat, rne in place with stats,
  *           sr; and for f16 and bf16 encode_f32 in rne with the context's
  *           flags cleared before each call ("rne fresh": the rne row's
  *           context keeps its flags from call to call, as a caller's does,
@@ -412,7 +412,7 @@ static void run_conv(void *p) {
 }
 
 static void bench_array(int quick) {
-    static const char *fmts[] = {"bf16", "f16", "e4m3", "e5m2"};
+    static const char *fmts[] = {"bf16", "f16", "e4m3", "e5m2", "binary8p1"};
     static const char *isa[] = {"portable C", "AVX2", "AVX-512"};
     static float src[NA], out[NA], cp[NA];
     static uint8_t dst[NA * 4];

@@ -39,7 +39,7 @@ void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uin
  * it). *sr32 is set when this applies; its fields are the cut's constants. */
 static emu_sr_cut sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     emu_sr_cut k = {0};
-    if (ctx->round != FPEMU_SR || ctx->sr_stream || !emu__small(fmt) || fmt->mbits < 1 || fmt->mbits > 22 ||
+    if (ctx->round != FPEMU_SR || ctx->sr_stream || !emu__small(fmt) || fmt->mbits > 22 ||
         fmt->emin < -126 || fmt->emax > 127)
         return k;
     k.ok = 1;

@@ -29,11 +29,16 @@
  * r = a rounded to the format's precision (rne) = (a + half - 1 + lsb) >> sh
  * is, for a normal finite result, the result's magnitude in f32's exponent
  * frame; the code's magnitude is r - rebias and the rounded f32 is r << sh.
+ * A tie goes to the even significand: lsb = ((a >> sh) & lsbm) ^ lsbx is
+ * the kept significand's last bit, (a >> sh) & 1, where the format has
+ * fraction bits (lsbm 1, lsbx 0); without them (P3109's binary8p1) the
+ * kept bit is the leading 1 of 1.0 x 2^e, odd against 10.0 x 2^e, so a
+ * tie goes up in magnitude (lsbm 0, lsbx 1), as the generic path does.
  * The result is normal and finite iff a >= amin (|x| >= min normal, so never
  * tiny either way tininess is detected) and r <= rmax (the largest finite
  * magnitude, which also rejects inf/NaN inputs: emax <= 127). */
 typedef struct {
-    uint32_t sh, half1, amin, rmax, rebias, lowmask;
+    uint32_t sh, half1, amin, rmax, rebias, lowmask, lsbm, lsbx;
     uint32_t signpos, signbit; /* code's sign = (u >> signpos) & signbit */
     uint32_t zsign_code, zsign_f32; /* sign kept by a zero result: 0 for formats without -0 */
     /* Results below min normal (0 < a < amin): the code's magnitude is c =
@@ -100,7 +105,7 @@ __attribute__((noinline)) static void fix_chunk(fixup *fx, size_t i0, size_t m, 
 
 INL uint32_t pelem(uint32_t u, const kparams *p, int kind, uint32_t *ok, uint32_t *nx) {
     uint32_t a = u & 0x7FFFFFFFu;
-    uint32_t r = (a + p->half1 + ((a >> p->sh) & 1)) >> p->sh;
+    uint32_t r = (a + p->half1 + (((a >> p->sh) & p->lsbm) ^ p->lsbx)) >> p->sh;
     uint32_t good = (a >= p->amin) & (r <= p->rmax), z = a == 0;
     *ok = good | z;
     *nx = good & ((a & p->lowmask) != 0);
@@ -221,7 +226,8 @@ INL void portable_body(fixup *fx, const kparams *p, const uint32_t *in, size_t n
  * zeros and results below min normal done here and the rest noted in cb. */
 T512 void step512(const kparams *p, const uint32_t *src, char *dst, size_t j, __mmask16 live, int full, int kind, int st,
                   chunkbuf *cb_, unsigned *any, __mmask16 *nx, __mmask16 *uf, __m512i *amax, uint64_t *unf, uint64_t *sub) {
-    const __m512i half1 = _mm512_set1_epi32((int)p->half1), one = _mm512_set1_epi32(1);
+    const __m512i half1 = _mm512_set1_epi32((int)p->half1), one = _mm512_set1_epi32(1), lsbx = _mm512_set1_epi32((int)p->lsbx),
+                  lsbm = _mm512_set1_epi32((int)p->lsbm);
     const __m512i amin = _mm512_set1_epi32((int)p->amin), rmax = _mm512_set1_epi32((int)p->rmax);
     const __m512i rebias = _mm512_set1_epi32((int)p->rebias), lowmask = _mm512_set1_epi32((int)p->lowmask);
     const __m512i signbit = _mm512_set1_epi32((int)p->signbit), fsign = _mm512_set1_epi32((int)0x80000000u);
@@ -231,7 +237,7 @@ T512 void step512(const kparams *p, const uint32_t *src, char *dst, size_t j, __
     chunkbuf *cb = cb_;
     __m512i u = full ? _mm512_loadu_si512(src + j) : _mm512_maskz_loadu_epi32(live, src + j);
     __m512i a = _mm512_andnot_si512(fsign, u);
-    __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(a, sh), one);
+    __m512i lsb = _mm512_ternarylogic_epi32(_mm512_srl_epi32(a, sh), lsbm, lsbx, 0x6A); /* 0x6A = (A & B) ^ C */
     __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, half1), lsb), sh);
     __mmask16 ok = _mm512_mask_cmple_epu32_mask(_mm512_mask_cmpge_epu32_mask(live, a, amin), r, rmax);
     *nx |= _mm512_mask_test_epi32_mask(ok, a, lowmask);
@@ -319,7 +325,8 @@ T512 void body512(fixup *fx, const kparams *pp, const uint32_t *in, size_t n, in
 T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int kind, int st) {
     /* every quantity is below 2^31, so the signed compares of AVX2 do */
     const kparams kp = *p;
-    const __m256i half1 = _mm256_set1_epi32((int)p->half1), one = _mm256_set1_epi32(1);
+    const __m256i half1 = _mm256_set1_epi32((int)p->half1), one = _mm256_set1_epi32(1), lsbx = _mm256_set1_epi32((int)p->lsbx),
+                  lsbm = _mm256_set1_epi32((int)p->lsbm);
     const __m256i amin1 = _mm256_set1_epi32((int)p->amin - 1), rmax = _mm256_set1_epi32((int)p->rmax);
     const __m256i rebias = _mm256_set1_epi32((int)p->rebias), lowmask = _mm256_set1_epi32((int)p->lowmask);
     const __m256i signbit = _mm256_set1_epi32((int)p->signbit), fsign = _mm256_set1_epi32((int)0x80000000u);
@@ -338,7 +345,7 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
         for (; j + 8 <= m; j += 8) {
             __m256i u = _mm256_loadu_si256((const __m256i *)(src + j));
             __m256i a = _mm256_andnot_si256(fsign, u);
-            __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(a, sh), one);
+            __m256i lsb = _mm256_xor_si256(_mm256_and_si256(_mm256_srl_epi32(a, sh), lsbm), lsbx);
             __m256i r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_add_epi32(a, half1), lsb), sh);
             __m256i okv = _mm256_andnot_si256(_mm256_cmpgt_epi32(r, rmax), _mm256_cmpgt_epi32(a, amin1));
             nxv = _mm256_or_si256(nxv, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, lowmask), zero), okv));
@@ -482,7 +489,7 @@ static kernel_fn pick(int kind, int st) {
  * sign from the f32 and never build a code, so a format with container
  * padding (tf32's 13 low bits) is covered for them; the codes are not. */
 static int covered_values(const fpemu_format *fmt, const fpemu_ctx *ctx) {
-    return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->is_signed && fmt->p <= 23 && fmt->mbits > 0 &&
+    return ctx->round == FPEMU_RNE && !ctx->daz && !ctx->ftz && fmt->is_signed && fmt->p <= 23 &&
            fmt->ebits <= 8 && fmt->has_subnormals && fmt->emin >= -126 && fmt->emax <= 127;
 }
 static int covered(const fpemu_format *fmt, const fpemu_ctx *ctx) { return covered_values(fmt, ctx) && !fmt->pad; }
@@ -496,6 +503,7 @@ static kparams params(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     k.amin = (uint32_t)(fmt->emin + 127) << 23;
     k.rmax = ((uint32_t)(fmt->emax + 127) << m) | (uint32_t)fmt->maxmant;
     k.rebias = (uint32_t)(127 - fmt->bias) << m;
+    k.lsbm = m > 0, k.lsbx = m == 0;
     k.signpos = (uint32_t)(31 - ss);
     k.signbit = 1u << ss;
     k.zsign_code = fmt->has_negzero ? k.signbit : 0;

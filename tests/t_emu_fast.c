@@ -238,7 +238,7 @@ static size_t probes(const fpemu_format *f, uint32_t *p) {
     return k;
 }
 
-static const char *const array_fmts[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "e2m3", "binary8p4e",
+static const char *const array_fmts[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "e2m3", "binary8p4e", "binary8p1e", "binary8p1f",
                                          "e4m3fnuz", "e8m3", "e6m9", "tf32"};
 
 /* Each probe alone among fillers (1.0, an exact normal; +0 and -0, which
