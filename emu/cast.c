@@ -31,9 +31,10 @@
  * frame; the code's magnitude is r - rebias and the rounded f32 is r << sh.
  * A tie goes to the even significand: lsb = ((a >> sh) & lsbm) ^ lsbx is
  * the kept significand's last bit, (a >> sh) & 1, where the format has
- * fraction bits (lsbm 1, lsbx 0); without them (P3109's binary8p1) the
- * kept bit is the leading 1 of 1.0 x 2^e, odd against 10.0 x 2^e, so a
- * tie goes up in magnitude (lsbm 0, lsbx 1), as the generic path does.
+ * fraction bits (lsbm 1, lsbx 0). Without them (P3109's binary8p1) both
+ * neighbours' significands are 1, both odd, and IEEE 754-2019 4.3.1 then
+ * delivers the larger magnitude: lsb is 1 (lsbm 0, lsbx 1), as on the
+ * generic path.
  * The result is normal and finite iff a >= amin (|x| >= min normal, so never
  * tiny either way tininess is detected) and r <= rmax (the largest finite
  * magnitude, which also rejects inf/NaN inputs: emax <= 127). */
