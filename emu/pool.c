@@ -18,7 +18,10 @@
  * One caller at a time has the pool (pool_lock); a caller that finds it
  * taken (another thread's GEMM) starts its own threads, as before. Work
  * is split the same way whichever thread runs it, so results never
- * depend on it. fork() is safe: the child starts with no workers. */
+ * depend on it. fork() is safe: the child starts with no workers. When
+ * the library goes (exit, or dlclose of libfpemu.so or of a plugin that
+ * carries libfpemu.a), a destructor stops and joins the workers, so that
+ * none runs on in code that is no longer mapped. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -43,6 +46,7 @@ typedef struct {
 
 static worker pool[POOL_MAX];
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int pool_quit; /* set by the destructor: workers return */
 
 static long now_ns(void) {
     struct timespec t;
@@ -63,7 +67,7 @@ static void *worker_main(void *p) {
         unsigned s = atomic_load(&w->seq);
         if (s == seen) { /* spin, then sleep */
             long t0 = now_ns();
-            for (int i = 0; (s = atomic_load(&w->seq)) == seen; i++) {
+            for (int i = 0; (s = atomic_load(&w->seq)) == seen && !atomic_load(&pool_quit); i++) {
                 if (i < 1024) { /* the next phase of this call: microseconds away */
                     relax();
                     continue;
@@ -74,11 +78,12 @@ static void *worker_main(void *p) {
             if (s == seen) {
                 pthread_mutex_lock(&w->mu);
                 atomic_store(&w->sleeping, 1);
-                while ((s = atomic_load(&w->seq)) == seen) pthread_cond_wait(&w->cv, &w->mu);
+                while ((s = atomic_load(&w->seq)) == seen && !atomic_load(&pool_quit)) pthread_cond_wait(&w->cv, &w->mu);
                 atomic_store(&w->sleeping, 0);
                 pthread_mutex_unlock(&w->mu);
             }
         }
+        if (s == seen) return NULL; /* pool_quit */
         seen = s;
         w->fn(w->arg);
         atomic_store_explicit(&w->done, 1, memory_order_release);
@@ -92,12 +97,7 @@ static int give(worker *w, void *(*fn)(void *), void *arg) {
     atomic_store(&w->done, 0);
     if (!w->started) {
         atomic_store(&w->seq, 1);
-        pthread_attr_t at;
-        if (pthread_attr_init(&at)) return -1;
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&w->th, &at, worker_main, w);
-        pthread_attr_destroy(&at);
-        if (rc) {
+        if (pthread_create(&w->th, NULL, worker_main, w)) {
             atomic_store(&w->seq, 0);
             return -1;
         }
@@ -165,6 +165,23 @@ static void pool_child(void) {
         pthread_cond_init(&w->cv, NULL);
     }
     pthread_mutex_init(&pool_lock, NULL);
+}
+
+/* The library is going: each worker returns once its item (if any) is
+ * done, and is joined. A sleeping one is woken under its mutex. */
+__attribute__((destructor)) static void pool_fini(void) {
+    pthread_mutex_lock(&pool_lock);
+    atomic_store(&pool_quit, 1);
+    for (int i = 0; i < POOL_MAX; i++) {
+        worker *w = &pool[i];
+        if (!w->started) continue;
+        pthread_mutex_lock(&w->mu);
+        pthread_cond_signal(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+        w->started = 0;
+    }
+    pthread_mutex_unlock(&pool_lock);
 }
 
 __attribute__((constructor)) static void pool_init(void) {

@@ -126,6 +126,55 @@ $CC -o "$tmp/prog2" "$tmp/main.c" -L"$tmp" -lplug 2>"$tmp/so2.log"
 got=$(LD_LIBRARY_PATH="$tmp" "$tmp/prog2" 2>&1)
 check "a program through that shared object gives the same: got '$got'" [ "$got" = "$want" ]
 
+# the GEMM's worker threads go with the library: dlopen libfpemu.so (and
+# a plugin that carries all of libfpemu.a), a GEMM on two threads, dlclose,
+# three times over; a worker left running would execute unmapped code
+cat >"$tmp/dl.c" <<'EOF'
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <fpemu/gemm.h>
+typedef int (*init_fn)(fpemu_gemm_config *, const char *, const char *, const char *, char *, size_t);
+typedef int (*gemm_fn)(const fpemu_gemm_config *, int, int, int, const float *, int, int, const float *, int, int,
+                       const float *, int, float *, int, fpemu_gemm_stats *);
+static float A[64 * 1024], B[1024 * 64], D[64 * 64];
+int main(int argc, char **argv) {
+    (void)argc;
+    for (int i = 0; i < 64 * 1024; i++) A[i] = (float)(i % 7) - 3.0f, B[i] = (float)(i % 5) * 0.25f;
+    for (int round = 0; round < 3; round++) {
+        void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+        if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
+        init_fn init;
+        gemm_fn gemm;
+        void *pi = dlsym(h, "fpemu_gemm_config_init"), *pg = dlsym(h, "fpemu_gemm_f32");
+        memcpy(&init, &pi, sizeof init), memcpy(&gemm, &pg, sizeof gemm);
+        fpemu_gemm_config cfg;
+        char err[200];
+        if (!pi || !pg || init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err)) { puts("no gemm"); return 1; }
+        cfg.nthreads = 2;
+        if (gemm(&cfg, 64, 64, 1024, A, 1024, 0, B, 64, 0, NULL, 64, D, 64, NULL)) { puts("gemm failed"); return 1; }
+        if (dlclose(h)) { puts("dlclose failed"); return 1; }
+        struct timespec t = {0, 20000000L};
+        nanosleep(&t, NULL);
+    }
+    printf("ok %g\n", (double)D[0]);
+    return 0;
+}
+EOF
+# shellcheck disable=SC2086
+if $CC -std=c99 $cflags -o "$tmp/dl" "$tmp/dl.c" -ldl 2>"$tmp/dl.log"; then
+    got=$("$tmp/dl" "$stage$prefix/lib/libfpemu.so.$major" 2>&1)
+    check "dlopen libfpemu.so, a GEMM on 2 threads, dlclose, three times: the workers stop with the library: got '$got'" \
+        [ "${got%% *}" = ok ]
+    if $CC -shared -fPIC -o "$tmp/libwhole.so" -Wl,--whole-archive "$stage$prefix/lib/libfpemu.a" -Wl,--no-whole-archive \
+        -lm -pthread 2>"$tmp/whole.log"; then
+        got=$("$tmp/dl" "$tmp/libwhole.so" 2>&1)
+        check "the same through a plugin that carries all of libfpemu.a: got '$got'" [ "${got%% *}" = ok ]
+    else fail "a plugin that carries all of libfpemu.a" "$(cat "$tmp/whole.log")"; fi
+else fail "a program that dlopens libfpemu.so" "$(cat "$tmp/dl.log")"; fi
+
 # the library's names stay in its namespace: every global symbol of the
 # installed libfpemu.a is fpemu_* or emu__* (internal; an ASan build adds
 # its __odr_asan.NAME indicators), and a program with
