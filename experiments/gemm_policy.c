@@ -321,11 +321,11 @@ static void recipe_of(const trn_run *r, const fpemu_format *fmt, int K, int weig
 static float given_scale(trn_run *r, dscale *ds, int recompute, double amax, int nan_in, const fpemu_format *fmt) {
     if (r->fp8_unscaled) return 1.0f;
     if (r->pol->recipe == RECIPE_DELAYED) {
-        if (r->tel_on && !r->in_eval && amax > ds->cur_amax) ds->cur_amax = amax; /* NaNs ignored, as TE's fmaxf */
-        return ds->scale;
+        if (r->tel_on && !r->in_eval && !isnan(amax)) fpemu_scaling_delayed_record(&ds->d, (float)amax); /* NaNs ignored, as TE's fmaxf */
+        return ds->d.scale;
     }
-    if (!recompute) ds->scale = fpemu_scaling_msamp_scale(nan_in ? NAN : (float)amax, fmt->max_finite, ds->scale);
-    return ds->scale;
+    if (!recompute) ds->d.scale = fpemu_scaling_msamp_scale(nan_in ? NAN : (float)amax, fmt->max_finite, ds->d.scale);
+    return ds->d.scale;
 }
 
 /* Blocks along K of an operand of fmt (its scales per row: rows x this). */
@@ -498,21 +498,21 @@ int trn__linear_init(trn_run *r, lin_state *L, int layer, int in, int out, size_
     L->wq_scale_cap = (size_t)out * q_nkb_max(r, in) + 1;
     L->wq_scale_buf = malloc(L->wq_scale_cap * sizeof(double));
     int bad = !L->wq || !L->bq || !L->wq_scale_buf;
-    long hl = r->cfg.amax_history_len;
-    for (int i = 0; i < ROLE_COUNT; i++) {
-        L->ds[i].hist = calloc((size_t)hl, sizeof(double));
-        L->ds[i].scale = 1.0f;
-        bad |= !L->ds[i].hist;
-    }
+    /* the operands' scales start at 1; delayed scaling's history (every
+     * policy has one: a checkpoint holds it) is the library's */
+    const fpemu_scaling_amax_algo algo =
+        !strcmp(r->cfg.amax_compute_algo, "most_recent") ? FPEMU_SCALING_AMAX_MOST_RECENT : FPEMU_SCALING_AMAX_MAX;
+    for (int i = 0; i < ROLE_COUNT; i++)
+        bad |= fpemu_scaling_delayed_init(&L->ds[i].d, (i == ROLE_DY ? r->f8_bwd : r->f8_fwd)->max_finite,
+                                          (int)r->cfg.amax_history_len, algo, (float)r->cfg.margin) != 0;
     if (bad) { r->oom = 1; return -1; }
     return 0;
 }
 
 void trn__linear_free(lin_state *L) {
     free(L->wq); free(L->bq); free(L->wq_scale_buf);
-    for (int i = 0; i < ROLE_COUNT; i++) free(L->ds[i].hist);
+    for (int i = 0; i < ROLE_COUNT; i++) fpemu_scaling_delayed_free(&L->ds[i].d);
     L->wq = L->bq = L->wq_scale = L->wq_scale_buf = NULL;
-    for (int i = 0; i < ROLE_COUNT; i++) L->ds[i].hist = NULL;
 }
 
 /* Grow the run's scratch for a GEMM of M x N x K through scaled_gemm: the
@@ -770,20 +770,10 @@ void trn__linear_bwd(trn_run *r, lin_state *L, double *dinp, const fpemu_format 
 void trn__linear_step_end(trn_run *r, lin_state *L) {
     L->wq_valid = 0;
     if (r->pol->recipe != RECIPE_DELAYED || L->hp) return;
-    const fpemu_format *fmts[ROLE_COUNT] = {r->f8_fwd, r->f8_fwd, r->f8_bwd};
-    long hl = r->cfg.amax_history_len;
-    for (int i = 0; i < ROLE_COUNT; i++) {
-        dscale *d = &L->ds[i];
-        /* the history rolls: this step's amax becomes slot 0 */
-        memmove(d->hist + 1, d->hist, (size_t)(hl - 1) * sizeof(double));
-        d->hist[0] = d->cur_amax;
-        d->cur_amax = 0;
-        double amax = d->hist[0];
-        if (!strcmp(r->cfg.amax_compute_algo, "max"))
-            for (long k = 1; k < hl; k++) if (d->hist[k] > amax) amax = d->hist[k];
-        /* TE's scale from it (emu): the old scale stays when amax is 0, inf or NaN */
-        d->scale = emu__scaling_delayed_scale((float)amax, (float)fmts[i]->max_finite, (float)r->cfg.margin, d->scale);
-    }
+    /* TE's amax_and_scale_update (emu/scaling.c): the history's max (or this
+     * step's amax) gives the scale, the old one staying when that is 0, inf
+     * or NaN; then the history rolls */
+    for (int i = 0; i < ROLE_COUNT; i++) fpemu_scaling_delayed_update(&L->ds[i].d);
 }
 
 void trn__bmm(trn_run *r, int layer, int M, int N, int K, const double *A, const double *B, double *C,

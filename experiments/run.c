@@ -293,10 +293,17 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     int nl;
     lin_state **lins = all_linears((trn_run *)r, &nl);
     if (!lins) { free(b.p); return -1; }
+    /* delayed scaling's histories as doubles, the newest first (the state's
+     * layout): between steps the library's slot len - 1 is the newest, slot
+     * 1 the oldest, slot 0 (this step's, empty) is written last */
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
-            wput(&b, lins[i]->ds[k].hist, (size_t)r->cfg.amax_history_len * sizeof(double));
-            wput(&b, &lins[i]->ds[k].scale, sizeof(float));
+            const fpemu_scaling_delayed *d = &lins[i]->ds[k].d;
+            for (int j = 0; j < d->len; j++) {
+                double h = d->history[j + 1 < d->len ? d->len - 1 - j : 0];
+                wput(&b, &h, sizeof h);
+            }
+            wput(&b, &d->scale, sizeof(float));
         }
     free(lins);
     if (v2) {
@@ -512,21 +519,26 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
     r->scaler.growth_tracker = (long)gt;
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
-            double *h = lins[i]->ds[k].hist;
+            fpemu_scaling_delayed *d = &lins[i]->ds[k].d;
             float fs;
-            if (!h) { snprintf(err, errlen, "out of memory"); goto bad; }
-            memcpy(h, buf + pos, hl * sizeof(double));
+            if (!d->history || (size_t)d->len != hl) { snprintf(err, errlen, "out of memory"); goto bad; }
+            for (size_t j = 0; j < hl; j++) { /* the newest first, into slots len - 1 .. 1 */
+                double h;
+                memcpy(&h, buf + pos + j * sizeof h, sizeof h);
+                if (h < 0) { snprintf(err, errlen, "Linear %d: amax history entry %zu is negative (%g)", i, j, h); goto bad; }
+                /* the last entry is slot 0, this step's, empty between steps (states
+                 * written before 2026-11-27 hold there an amax no later step read) */
+                d->history[j + 1 < hl ? hl - 1 - j : 0] = j + 1 < hl ? (float)h : 0.0f;
+            }
             pos += hl * sizeof(double);
             memcpy(&fs, buf + pos, sizeof(float));
             pos += sizeof(float);
-            for (size_t j = 0; j < hl; j++)
-                if (h[j] < 0) { snprintf(err, errlen, "Linear %d: amax history entry %zu is negative (%g)", i, j, h[j]); goto bad; }
             /* 0 is possible: an amax near DBL_MAX gives fp8_max / amax below the least f32 */
             if (!(fs >= 0 && isfinite(fs))) {
                 snprintf(err, errlen, "Linear %d: delayed scale %g is not a finite non-negative number", i, (double)fs);
                 goto bad;
             }
-            lins[i]->ds[k].scale = fs;
+            d->scale = fs;
         }
     if (version == 2 && state_load_start(r, buf, len, pos, err, errlen)) goto bad;
     free(lins);

@@ -3,6 +3,7 @@
 #ifndef FPEMU_TRAIN_INTERNAL_H
 #define FPEMU_TRAIN_INTERNAL_H
 #include "fpemu.h"
+#include "scaling.h"
 #include "train.h"
 
 /* Telemetry classes (tensors.csv `class` column). */
@@ -59,11 +60,11 @@ typedef struct tel_slot {
     const fpemu_format *fmt;
 } tel_slot;
 
-/* Delayed-scaling state of one GEMM operand (TransformerEngine). */
+/* The per-tensor scale of one GEMM operand: delayed scaling's history and
+ * scale (TransformerEngine; the library's fpemu_scaling_delayed, emu/scaling.c,
+ * slot 0 collecting this step's amax), or MS-AMP's scale alone (d.scale). */
 typedef struct dscale {
-    double *hist;     /* amax history, slot 0 the newest */
-    double cur_amax;  /* this step's amax so far */
-    float scale;
+    fpemu_scaling_delayed d;
 } dscale;
 
 enum { ROLE_X = 0, ROLE_W, ROLE_DY, ROLE_COUNT };
