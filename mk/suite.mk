@@ -28,7 +28,7 @@ SUITE_CACHE ?= $(BUILD)/suite-runs
 SUITE_JOBS ?= 2
 DRIFT_BASELINE ?= experiments/baseline
 DRIFT_TOLERANCES ?= experiments/drift-tolerances.txt
-DRIFT_FILES += catalogue/formats.csv errk/*.csv training/summary.csv \
+DRIFT_FILES += catalogue/formats.csv errk/*.csv training/summary.csv training/summary-seeds.csv \
   training/*/*/seed-*/metrics.csv training/*/*/seed-*/eval.csv training/*/*/seed-*/tensors.csv \
   training/*/*/metrics.csv training/*/*/eval.csv training/*/*/tensors.csv
 
