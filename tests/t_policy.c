@@ -350,7 +350,8 @@ int main(void) {
             for (int l = 0; l < nl; l++) {
                 int eq = 1;
                 for (int k = 0; k < ROLE_COUNT; k++)
-                    eq &= a[l]->ds[k].scale == b[l]->ds[k].scale && !memcmp(a[l]->ds[k].hist, b[l]->ds[k].hist, 4 * sizeof(double));
+                    eq &= a[l]->ds[k].d.scale == b[l]->ds[k].d.scale && a[l]->ds[k].d.len == b[l]->ds[k].d.len &&
+                          !memcmp(a[l]->ds[k].d.history, b[l]->ds[k].d.history, (size_t)a[l]->ds[k].d.len * sizeof(float));
                 same += eq;
             }
             free(a); free(b);
@@ -379,10 +380,10 @@ int main(void) {
         for (int i = 0; i < BT * L->out; i++) dout[i] = (double)((i % 11) - 5) / 16;
         dout[3] = INFINITY;
         trn__linear_fwd(r, L, out, in, r->f_lo, BT, r->f_lo);
-        L->ds[ROLE_DY].scale = 4;
+        L->ds[ROLE_DY].d.scale = 4;
         trn__linear_bwd(r, L, dinp, r->f_lo, dout, in, BT, r->f_lo);
-        ok(L->ds[ROLE_DY].scale == 0.25f, "msamp-o1: an inf in grad_output gives its cast scale 1/previous (4 -> %g), which the "
-           "weight-gradient GEMM's recomputation reuses", L->ds[ROLE_DY].scale);
+        ok(L->ds[ROLE_DY].d.scale == 0.25f, "msamp-o1: an inf in grad_output gives its cast scale 1/previous (4 -> %g), which the "
+           "weight-gradient GEMM's recomputation reuses", (double)L->ds[ROLE_DY].d.scale);
         free(in); free(out); free(dout); free(dinp);
         trn_close(r);
     }
