@@ -45,10 +45,10 @@ static inline int emu__is_ocp_e2m1(const fpemu_format *f) {
            f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
 }
 
-/* fn(args + i * size) for i in [0, n) (n <= 64), item 0 on the calling
- * thread and the others on the library's worker threads (pool.c); returns
- * when every item has. Items that no thread could be started for run on
- * the caller. */
+/* fn(args + i * size) for i in [0, n), item 0 on the calling thread and
+ * up to 63 others on the library's worker threads (pool.c); returns when
+ * every item has. Items beyond those, or that no thread could be started
+ * for, run on the caller. */
 void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size);
 
 /* Classify a stripped code. */

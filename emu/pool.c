@@ -24,6 +24,7 @@
  * none runs on in code that is no longer mapped. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -97,7 +98,14 @@ static int give(worker *w, void *(*fn)(void *), void *arg) {
     atomic_store(&w->done, 0);
     if (!w->started) {
         atomic_store(&w->seq, 1);
-        if (pthread_create(&w->th, NULL, worker_main, w)) {
+        /* the worker blocks every signal: the program's handlers run on its
+         * own threads, never on the library's */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&w->th, NULL, worker_main, w);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc) {
             atomic_store(&w->seq, 0);
             return -1;
         }
@@ -113,11 +121,12 @@ static int give(worker *w, void *(*fn)(void *), void *arg) {
     return 0;
 }
 
-/* Without the pool: a thread per item, joined (n - 1 at most 63). */
+/* Without the pool: a thread per item (POOL_MAX at most; the caller runs
+ * the rest), joined. */
 static void run_fresh(int n, void *(*fn)(void *), char *args, size_t size) {
     pthread_t th[POOL_MAX];
     int started = 0;
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; i < n && i <= POOL_MAX; i++) {
         if (pthread_create(&th[i - 1], NULL, fn, args + (size_t)i * size)) break;
         started = i;
     }
@@ -132,17 +141,19 @@ void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size) {
         if (n == 1) fn(a);
         return;
     }
-    if (n > POOL_MAX + 1) n = POOL_MAX + 1; /* (callers make at most 64 items) */
     if (pthread_mutex_trylock(&pool_lock)) {
         run_fresh(n, fn, a, size);
         return;
     }
+    /* items 1 .. POOL_MAX to the workers; the caller runs item 0, those
+     * whose worker could not start, and any beyond POOL_MAX */
+    const int nw = n - 1 < POOL_MAX ? n - 1 : POOL_MAX;
     int given[POOL_MAX];
-    for (int i = 1; i < n; i++) given[i - 1] = !give(&pool[i - 1], fn, a + (size_t)i * size);
+    for (int i = 1; i <= nw; i++) given[i - 1] = !give(&pool[i - 1], fn, a + (size_t)i * size);
     fn(a);
     for (int i = 1; i < n; i++)
-        if (!given[i - 1]) fn(a + (size_t)i * size);
-    for (int i = 1; i < n; i++) {
+        if (i > nw || !given[i - 1]) fn(a + (size_t)i * size);
+    for (int i = 1; i <= nw; i++) {
         if (!given[i - 1]) continue;
         for (int s = 0; !atomic_load_explicit(&pool[i - 1].done, memory_order_acquire); s++) {
             relax();

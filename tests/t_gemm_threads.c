@@ -8,7 +8,9 @@
  *   (past the 0.1 ms they spin), and without;
  * - three threads of the caller's at once (one has the pool, the others
  *   start threads of their own);
- * - a fork()ed child, which starts with no workers, and the parent after it.
+ * - a fork()ed child, which starts with no workers, and the parent after it;
+ * - emu__parallel itself with up to 100 items (63 workers, the rest on the
+ *   caller).
  * A lost wake-up would hang a call: an alarm fails the program after 300 s.
  * Prints TAP. */
 #include <pthread.h>
@@ -60,6 +62,18 @@ static void pause_ms(int ms) {
     nanosleep(&t, NULL);
 }
 
+/* emu__parallel alone (internal.h): every item runs once, more items than
+ * workers included */
+void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size);
+typedef struct {
+    int hits;
+    char pad[60]; /* one item a cache line */
+} item;
+static void *hit(void *p) {
+    ((item *)p)->hits++;
+    return NULL;
+}
+
 static int user_bad[3];
 static void *user(void *arg) {
     int u = (int)(size_t)arg;
@@ -87,6 +101,16 @@ int main(void) {
         pause_ms(r % 2 ? 5 : 0); /* 5 ms: past the workers' spin, they sleep */
     }
     ok(!bad, "calls one after another, with and without 5 ms pauses: %d differ", bad);
+    static item items[100];
+    int wrong = 0;
+    static const int counts[] = {0, 1, 2, 3, 97, 100};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        const int n = counts[c];
+        memset(items, 0, sizeof items);
+        emu__parallel(n, hit, items, sizeof items[0]);
+        for (int i = 0; i < 100; i++) wrong += items[i].hits != (i < n);
+    }
+    ok(!wrong, "emu__parallel runs each of 0, 1, 2, 3, 97 and 100 items once (64 threads at most): %d wrong", wrong);
     pthread_t th[3];
     int started = 0;
     for (int u = 0; u < 3; u++) started += !pthread_create(&th[u], NULL, user, (void *)(size_t)u);
