@@ -394,6 +394,45 @@ static void both_sides(int threaded, void *(*fn)(void *), void *args, size_t siz
     else fn(args), fn((char *)args + size);
 }
 
+/* Rows [r0, r1) of X (R x K, row r = column r of src, a K x R array of
+ * row stride ld): a transposed copy (B^T of a row-major B, rows of a
+ * transposed A), 16 rows at a time so that each source row is read in runs
+ * of 16. */
+static void transpose_rows(const float *src, size_t ld, float *X, int K, int r0, int r1) {
+    int avx512 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    avx512 = __builtin_cpu_supports("avx512f") != 0;
+#endif
+    for (int a = r0; a < r1; a += 16) {
+        int b = a + 16 < r1 ? a + 16 : r1, k = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (avx512 && b - a == 16)
+            for (; k + 16 <= K; k += 16) transpose16_avx512(src + (size_t)k * ld + a, ld, X + (size_t)a * K + k, (size_t)K);
+#endif
+        for (; k < K; k++)
+            for (int r = a; r < b; r++) X[(size_t)r * K + k] = src[(size_t)k * ld + r];
+    }
+}
+
+/* One thread's half of the transposed copies quantise makes before the
+ * sides are quantised (X[s] NULL: side s needs none). */
+typedef struct {
+    const float *src[2];
+    size_t ld[2];
+    float *X[2];
+    int R[2], K, half;
+} tcopy;
+static void *transpose_half(void *arg) {
+    tcopy *t = arg;
+    for (int s = 0; s < 2; s++) {
+        if (!t->X[s]) continue;
+        int mid = (t->R[s] / 2 + 15) / 16 * 16; /* a multiple of 16: whole tiles on each side of it */
+        mid = mid < t->R[s] ? mid : t->R[s];
+        transpose_rows(t->src[s], t->ld[s], t->X[s], t->K, t->half ? mid : 0, t->half ? t->R[s] : mid);
+    }
+    return NULL;
+}
+
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
@@ -405,22 +444,8 @@ static void *quantise_side(void *arg) {
     }
     float *X = big_alloc(sizeof(float) * ((size_t)R * K + 1), 0);
     if (!X) { d->rc = -1; return NULL; }
-    /* a transposed copy (B^T of a row-major B, rows of a transposed A) goes
-     * 16 rows at a time, so that each source row is read in runs of 16 */
     if (tr) {
-        int avx512 = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-        avx512 = __builtin_cpu_supports("avx512f") != 0;
-#endif
-        for (int r0 = 0; r0 < R; r0 += 16) {
-            int r1 = r0 + 16 < R ? r0 + 16 : R, k = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-            if (avx512 && r1 - r0 == 16)
-                for (; k + 16 <= K; k += 16) transpose16_avx512(d->src + (size_t)k * d->ld + r0, (size_t)d->ld, X + (size_t)r0 * K + k, (size_t)K);
-#endif
-            for (; k < K; k++)
-                for (int r = r0; r < r1; r++) X[(size_t)r * K + k] = d->src[(size_t)k * d->ld + r];
-        }
+        transpose_rows(d->src, (size_t)d->ld, X, K, 0, R);
     } else {
         for (int r = 0; r < R; r++) memcpy(X + (size_t)r * K, d->src + (size_t)r * d->ld, sizeof(float) * (size_t)K);
     }
@@ -478,7 +503,31 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
                     .sat = cfg->sat, .isB = 0, .o = &oa},
                    {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
                     .sat = cfg->sat, .isB = 1, .o = &ob}};
-    both_sides(nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536, quantise_side, sd, sizeof sd[0]);
+    const int threaded = nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536;
+    /* on two threads, a side's transposed copy (B^T of a row-major B, or a
+     * transposed A) is made first, each thread half of it: the copy was
+     * one side's alone, and the quantisation after it is the same work on
+     * both (at n = 512, B's side took 0.46 ms against A's 0.28) */
+    float *xt[2] = {NULL, NULL};
+    if (threaded) {
+        tcopy tc[2];
+        memset(tc, 0, sizeof tc);
+        for (int sdx = 0; sdx < 2; sdx++) {
+            qside *d = &sd[sdx];
+            if (!(d->isB ? !d->trans : d->trans) || d->rows <= 1) continue;
+            if (!(xt[sdx] = big_alloc(sizeof(float) * ((size_t)d->rows * K + 1), 0))) continue; /* quantise_side tries */
+            for (int h = 0; h < 2; h++)
+                tc[h].src[sdx] = d->src, tc[h].ld[sdx] = (size_t)d->ld, tc[h].X[sdx] = xt[sdx], tc[h].R[sdx] = d->rows;
+        }
+        if (xt[0] || xt[1]) {
+            tc[0].K = tc[1].K = K, tc[1].half = 1;
+            emu__parallel(2, transpose_half, tc, sizeof tc[0]);
+            for (int sdx = 0; sdx < 2; sdx++)
+                if (xt[sdx]) sd[sdx].src = xt[sdx], sd[sdx].ld = K, sd[sdx].trans = sd[sdx].isB; /* rows in place now */
+        }
+    }
+    both_sides(threaded, quantise_side, sd, sizeof sd[0]);
+    big_free(xt[0]), big_free(xt[1]);
     st->amax_a = sd[0].amax, st->amax_b = sd[1].amax;
     int rc = sd[0].rc || sd[1].rc ? -1 : 0;
     if (!rc) {

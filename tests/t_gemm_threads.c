@@ -10,7 +10,8 @@
  *   start threads of their own);
  * - a fork()ed child, which starts with no workers, and the parent after it;
  * - emu__parallel itself with up to 100 items (63 workers, the rest on the
- *   caller).
+ *   caller);
+ * - A and B given transposed (the threads share the transposed copies).
  * A lost wake-up would hang a call: an alarm fails the program after 300 s.
  * Prints TAP. */
 #include <pthread.h>
@@ -95,6 +96,32 @@ int main(void) {
         for (int t = 2; t <= 5; t += t == 3 ? 2 : 1)
             ok(same(p, t), "%s/%s/%s on %d threads: the one-thread bits and statistics", presets[p].model, presets[p].fmt,
                presets[p].scaling, t);
+    /* transposed operands: A given as A^T (transA, M columns), B as B^T
+     * (transB: rows in place, no copy); on 2 and 3 threads the copies of
+     * A^T are made half on each thread */
+    {
+        static float At[K * M], Bt[N * K], D[M * N];
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++) At[(size_t)k * M + i] = A[(size_t)i * K + k];
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) Bt[(size_t)j * K + k] = B[(size_t)k * N + j];
+        int tbad = 0;
+        for (int p = 0; p < NP; p++)
+            for (int t = 1; t <= 3; t++)
+                for (int ta = 0; ta < 2; ta++)
+                    for (int tb = 0; tb < 2; tb++) {
+                        fpemu_gemm_config cfg;
+                        char err[256];
+                        if (fpemu_gemm_config_init(&cfg, presets[p].model, presets[p].fmt, presets[p].fmt, err, sizeof err) ||
+                            fpemu_gemm_config_set_scaling(&cfg, presets[p].scaling, err, sizeof err))
+                            bail("%s", err);
+                        cfg.nthreads = t;
+                        int rc = fpemu_gemm_f32(&cfg, M, N, K, ta ? At : A, ta ? M : K, ta, tb ? Bt : B, tb ? K : N, tb, NULL, N, D,
+                                                N, NULL);
+                        tbad += rc || memcmp(D, ref[p], sizeof D);
+                    }
+        ok(!tbad, "A or B given transposed, 1-3 threads, 4 presets: the reference's bits (%d of 48 differ)", tbad);
+    }
     int bad = 0;
     for (int r = 0; r < 8; r++) {
         bad += !same(r % NP, 2);
