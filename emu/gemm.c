@@ -28,6 +28,8 @@
 #define KTILE 256  /* K extent of a kernel call (rounded to the model block) */
 #define KTILE_F 256 /* the same for the f32 and group kernels: a B panel of 256 k (48 KiB) mostly in L1, and half the
                      * passes over the partial sums of 128 (2-6% at n = 2048) */
+#define KTILE_PW 1024 /* the pairwise kernel's (mi250): each call's partial sums in and out, per register block, were
+                      * about a tenth of its time at 256 (n = 2048: 0.209-0.211 s at 256, 0.183-0.186 s at 1024) */
 #define ITILE 64   /* rows of a kernel call */
 
 static void seterr(char *err, size_t len, const char *msg) {
@@ -1518,7 +1520,7 @@ static void *run_job(void *arg) {
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     const int B = q->use_g ? m->group_block : q->vk == VK_FS ? 1 : q->vk ? P : m->block > 0 ? m->block : P; /* exact, tree: one tile a chunk */
-    const int ktile = q->use_f ? KTILE_F : KTILE;
+    const int ktile = q->use_pw ? KTILE_PW : q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
     /* B's decode factor of the chunk per column (the vector promotion) */

@@ -452,16 +452,17 @@ static int pw_case(const char *fmt, const char *key, const char *val, int M, int
 }
 
 static void pw_edges(void) {
-    enum { M = 13, N = 37, KX = 301 };
+    enum { M = 13, N = 37, KX = 1027 };
     float *A = malloc(sizeof(float) * M * KX), *B = malloc(sizeof(float) * KX * N), *C = malloc(sizeof(float) * M * N);
     char what[160];
     fpemu_gemm_stats st;
     static const char *fmts[] = {"f16", "bf16"};
-    /* plain data: K tails, blocks 4, 2, 3 (the generic tree), 1; K tiles; every level, 1-3 threads */
+    /* plain data: K tails, blocks 4, 2, 3 (the generic tree), 1; K tiles (1027: past the
+     * pairwise kernel's 1024); every level, 1-3 threads */
     for (int i = 0; i < M * KX; i++) A[i] = nrand();
     for (int i = 0; i < KX * N; i++) B[i] = nrand() * 0.25f;
     for (int i = 0; i < M * N; i++) C[i] = nrand();
-    static const int Ks[] = {1, 2, 3, 5, 6, 7, 70, 301};
+    static const int Ks[] = {1, 2, 3, 5, 6, 7, 70, 301, 1027};
     static const char *blocks[] = {NULL, "2", "3", "1", "16"};
     for (int fi = 0; fi < 2; fi++)
         for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++)
