@@ -268,6 +268,12 @@ static lin_state **all_linears(trn_run *r, int *nl) {
     return lins;
 }
 
+/* Where entry j of a state's amax history (len doubles, the newest first)
+ * lives in the library's fpemu_scaling_delayed between steps: slot len - 1
+ * holds the newest, slot 1 the oldest, and slot 0 (this step's, empty) is
+ * the state's last entry. */
+static size_t hist_slot(size_t j, size_t len) { return j + 1 < len ? len - 1 - j : 0; }
+
 int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     wbuf b = {0};
     char line[512], val[256];
@@ -293,14 +299,12 @@ int trn_state_save(const trn_run *r, unsigned char **buf, size_t *len) {
     int nl;
     lin_state **lins = all_linears((trn_run *)r, &nl);
     if (!lins) { free(b.p); return -1; }
-    /* delayed scaling's histories as doubles, the newest first (the state's
-     * layout): between steps the library's slot len - 1 is the newest, slot
-     * 1 the oldest, slot 0 (this step's, empty) is written last */
+    /* delayed scaling's histories as doubles, the newest first (hist_slot) */
     for (int i = 0; i < nl; i++)
         for (int k = 0; k < ROLE_COUNT; k++) {
             const fpemu_scaling_delayed *d = &lins[i]->ds[k].d;
             for (int j = 0; j < d->len; j++) {
-                double h = d->history[j + 1 < d->len ? d->len - 1 - j : 0];
+                double h = d->history[hist_slot((size_t)j, (size_t)d->len)];
                 wput(&b, &h, sizeof h);
             }
             wput(&b, &d->scale, sizeof(float));
@@ -528,7 +532,7 @@ int trn_state_load(trn_run **out, const unsigned char *buf, size_t len, char *er
                 if (h < 0) { snprintf(err, errlen, "Linear %d: amax history entry %zu is negative (%g)", i, j, h); goto bad; }
                 /* the last entry is slot 0, this step's, empty between steps (states
                  * written before 2026-11-27 hold there an amax no later step read) */
-                d->history[j + 1 < hl ? hl - 1 - j : 0] = j + 1 < hl ? (float)h : 0.0f;
+                d->history[hist_slot(j, hl)] = j + 1 < hl ? (float)h : 0.0f;
             }
             pos += hl * sizeof(double);
             memcpy(&fs, buf + pos, sizeof(float));
