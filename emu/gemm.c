@@ -171,6 +171,7 @@ typedef struct {
     double *bv, *be;        /* K x Np */
     int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
     int f_split;            /* its blocks summed in two halves (f32_kernel_ok) */
+    int f_count;            /* its AVX-512 count pass: build the lsb words (f32_kernel_ok) */
     int use_fz;             /* its fused variant (fused_kernel_ok: CDNA3's two-stage blocks) */
     int f_check;            /* the formats' range does not prove it exact: check the data's */
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
@@ -183,6 +184,7 @@ typedef struct {
     float *avf, *bvf;
     int32_t *aw;
     int16_t *bw;
+    uint8_t *al, *bl;       /* the count pass's lsb bytes (gemm_internal.h), or NULL */
     unsigned char *arow_sp, *bcol_sp; /* rows/columns holding inf/NaN */
     const fpemu_format *sfmt;
     int sblock;
@@ -204,7 +206,7 @@ static void big_free(void *p);
 static void qops_free(qops *q) {
     big_free(q->Ac), big_free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
-    big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw);
+    big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), big_free(q->al), big_free(q->bl);
     free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
     memset(q, 0, sizeof *q);
 }
@@ -561,9 +563,11 @@ typedef struct {
     unsigned char *sp;
     float *vf;       /* v as a float (the f32 kernel) */
     int16_t *wa, *wb; /* e as the f32 kernel's exponent words of A and B (gemm.h gkf_args) */
+    uint8_t *la, *lb; /* v as the count pass's lsb bytes of A and B (gemm_internal.h) */
 } dtable;
 
 static int16_t f_word(double e, int bias);
+static uint8_t f_lsb(double v, int pass);
 
 static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable *t) {
     size_t n = (size_t)1 << f->container;
@@ -573,16 +577,22 @@ static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable 
     t->vf = malloc(n * sizeof(float));
     t->wa = malloc(n * sizeof(int16_t));
     t->wb = malloc(n * sizeof(int16_t));
-    if (!t->v || !t->e || !t->sp || !t->vf || !t->wa || !t->wb) return -1;
+    t->la = malloc(n);
+    t->lb = malloc(n);
+    if (!t->v || !t->e || !t->sp || !t->vf || !t->wa || !t->wb || !t->la || !t->lb) return -1;
     for (size_t c = 0; c < n; c++) {
         t->sp[c] = (unsigned char)decode_elem(m, f, (uint64_t)c, &t->v[c], &t->e[c]);
         t->vf[c] = (float)t->v[c];
         t->wa[c] = f_word(t->e[c], 64);
         t->wb[c] = f_word(t->e[c], 63);
+        t->la[c] = f_lsb(t->v[c], 0);
+        t->lb[c] = f_lsb(t->v[c], 1);
     }
     return 0;
 }
-static void dtable_free(dtable *t) { free(t->v), free(t->e), free(t->sp), free(t->vf), free(t->wa), free(t->wb); }
+static void dtable_free(dtable *t) {
+    free(t->v), free(t->e), free(t->sp), free(t->vf), free(t->wa), free(t->wb), free(t->la), free(t->lb);
+}
 
 /* The decode table depends only on the format and three model flags, so
  * registry formats keep one per process (built on first use, published
@@ -616,6 +626,19 @@ static int16_t f_word(double e, int bias) {
     return (int16_t)((int)((u >> 52) & 0x7FF) - 1023 + bias);
 }
 
+/* The count pass's lsb byte of a value (gemm_internal.h; pass 0: A, 1: B):
+ * v is a value of a format whose lsb exponents f32_kernel_ok has checked. */
+static uint8_t f_lsb(double v, int pass) {
+    if (v == 0 || !isfinite(v)) return pass ? GEMM_F_LSB_ZB : GEMM_F_LSB_ZA; /* (inf/NaN: the scalar model's lanes) */
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    int be = (int)(u >> 52 & 0x7FF);
+    uint64_t m = (u & ((UINT64_C(1) << 52) - 1)) | (be ? UINT64_C(1) << 52 : 0);
+    int q = (be ? be : 1) - 1075 + __builtin_ctzll(m);
+    int neg = (int)(u >> 63);
+    return (uint8_t)(pass ? q + GEMM_F_LSB_BIAS - (neg ? 0 : GEMM_F_LSB_SIGN) : q + (neg ? GEMM_F_LSB_SIGN : 0));
+}
+
 /* Packed operands of the f32 kernel: A in panels of GEMM_F_ROWS rows, B in
  * panels of GEMM_F_COLS columns, values as floats and alignment exponents
  * as words (gemm.h). No block scales here (f32_kernel_ok). */
@@ -639,6 +662,9 @@ static int build_values_f(qops *q) {
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
     q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
     q->bw = words ? big_alloc((Np * K + 1) * sizeof(int16_t), 0) : NULL;
+    const size_t Kp = ((size_t)K + 1) / 2; /* the lsb bytes: k in pairs (gemm_internal.h) */
+    q->al = q->f_count ? big_alloc(Mp * Kp * 8 + 1, 0) : NULL;
+    q->bl = q->f_count ? big_alloc(Np * Kp * 2 + 1, 0) : NULL;
     /* the packing writes every element of a real row or column: zero the
      * last panel of each (its padding), the only place left unwritten */
     if (q->avf && M > 0) memset(q->avf + (size_t)((M - 1) / R) * K * R, 0, (size_t)K * R * sizeof(float));
@@ -646,9 +672,23 @@ static int build_values_f(qops *q) {
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
     if (!q->avf || (words && (!q->aw || !q->bw)) || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
+    if (q->f_count && (!q->al || !q->bl)) return -1;
     const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
     for (size_t i = (size_t)M / R * R * K; words && i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
     for (size_t i = (size_t)N / CP * CP * K; words && i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
+    /* the lsb bytes' padding reads as zeros: the last panel of each (the
+     * packing overwrites its real rows or columns), and with K odd the
+     * missing second k of every last pair */
+    if (q->al && M > 0) {
+        memset(q->al + (size_t)((M - 1) / R) * Kp * R * 4, GEMM_F_LSB_ZA, Kp * R * 4);
+        for (size_t p = 0; K % 2 && p < Mp / R; p++)
+            for (int r = 0; r < R; r++) q->al[((p * Kp + Kp - 1) * R + (size_t)r) * 4 + 1] = q->al[((p * Kp + Kp - 1) * R + (size_t)r) * 4 + 3] = GEMM_F_LSB_ZA;
+    }
+    if (q->bl && N > 0) {
+        memset(q->bl + (size_t)((N - 1) / CP) * Kp * 2 * CP, GEMM_F_LSB_ZB, Kp * 2 * CP);
+        for (size_t p = 0; K % 2 && p < Np / CP; p++)
+            for (int c = 0; c < CP; c++) q->bl[(p * Kp + Kp - 1) * 2 * CP + 2 * (size_t)c + 1] = GEMM_F_LSB_ZB;
+    }
     for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
     q->f_bad[0] = q->f_bad[1] = 0;
     /* A and B, on two threads where the GEMM has more than one */
@@ -664,6 +704,7 @@ static int build_pass_f(qops *q, int pass) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
     int M = q->M, N = q->N, K = q->K;
+    const size_t Kp = ((size_t)K + 1) / 2; /* the lsb bytes' k pairs */
     {
         int Rn = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
@@ -691,21 +732,25 @@ static int build_pass_f(qops *q, int pass) {
                         if (pass) {
                             float *ov = q->bvf + base;
                             int16_t *ow = q->bw ? q->bw + base : NULL;
+                            uint8_t *ol = q->bl ? q->bl + (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P) : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * CP] = tab.vf[code];
                                 if (ow) ow[(size_t)k * CP] = tab.wb[code];
+                                if (ol) ol[(size_t)(k / 2) * 2 * CP + k % 2] = tab.lb[code];
                             }
                         } else {
                             float *ov = q->avf + base;
                             int32_t *ow = q->aw ? q->aw + base : NULL;
+                            uint8_t *ol = q->al ? q->al + ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4 : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 uint16_t w = (uint16_t)tab.wa[code];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * R] = tab.vf[code];
                                 if (ow) ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
+                                if (ol) ol[(size_t)(k / 2) * R * 4 + k % 2] = ol[(size_t)(k / 2) * R * 4 + k % 2 + 2] = tab.la[code];
                             }
                         }
                         sp[r] |= spr;
@@ -750,12 +795,17 @@ static int build_pass_f(qops *q, int pass) {
                             size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
                             q->bvf[o] = (float)v;
                             if (q->bw) q->bw[o] = f_word(e, 63);
+                            if (q->bl) q->bl[((size_t)(r / CP) * Kp + (size_t)(k / 2)) * 2 * CP + 2 * (size_t)(r % CP) + k % 2] = f_lsb(v, 1);
                         } else {
                             size_t o = ((size_t)(r / R) * K + k) * R + r % R;
                             q->avf[o] = (float)v;
                             if (q->aw) {
                                 uint16_t w = (uint16_t)f_word(e, 64);
                                 q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
+                            }
+                            if (q->al) {
+                                uint8_t *ol = q->al + (((size_t)(r / R) * Kp + (size_t)(k / 2)) * R + (size_t)(r % R)) * 4 + k % 2;
+                                ol[0] = ol[2] = f_lsb(v, 0);
                             }
                         }
                     }
@@ -1044,10 +1094,15 @@ static int f32_range_ok(const fpemu_mma_model *m, int lo, int hi) {
  * smax_a * smax_b * 2^nfrac (smax = 2 - 2^(1-p), the largest significand)
  * and c's below 2^(nfrac+1); where a whole block may not fit, each half
  * must (*split: h100 f16 with 16 products at nfrac 25, the b200's 32) and
- * the kernel flags the lanes whose total leaves int32. *check: the
+ * the kernel flags the lanes whose total leaves int32. *count: the blocks
+ * are small enough for the AVX-512 count pass. *check: the
  * formats' exponent range does not prove f32_range_ok (bf16, tf32, block
  * scales), so the packed data's range decides (run). */
-static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split, int *check) {
+/* Are a format's lsb exponents (its least subnormal's to its greatest
+ * power of two) within the count pass's bytes (gemm_internal.h)? */
+static int lsb_ok(const fpemu_format *f) { return f->emin - (f->p - 1) >= GEMM_F_LSB_QMIN && f->emax <= GEMM_F_LSB_QMAX; }
+
+static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split, int *count, int *check) {
     const fpemu_mma_model *m = &cfg->model;
     if (m->align != FPEMU_MMA_ALIGN_RZ || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
     if (q->sa && q->sfmt->mbits != 0) return 0; /* (the group rule never reaches here: kernel_ok) */
@@ -1060,6 +1115,11 @@ static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split
     if (B * term + cterm < 2147483648.0) *split = 0;
     else if ((B + 1) / 2 * term + cterm < 2147483648.0) *split = 1;
     else return 0;
+    /* the count pass (gemm_kernel.c): one chain's terms, each below term + 1
+     * quanta, stay below 2^22 of them; blocks of k pairs whose counts fit a
+     * byte; formats whose lsb exponents fit the bytes (fp8, fp6, fp4); no
+     * block scales (the lsb bytes are the values') */
+    *count = !*split && !q->sa && B % 2 == 0 && B <= 254 && B * (term + 1) < 4194304.0 && lsb_ok(m->fa) && lsb_ok(m->fb);
     int lo = m->fa->emin + m->fb->emin, hi = (m->fa->emax + 1) + (m->fb->emax + 1);
     *check = q->sa || !f32_range_ok(m, lo, hi);
     return 1;
@@ -1372,6 +1432,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
+            .al = J->isa == 3 ? q->al : NULL, .bl = J->isa == 3 ? q->bl : NULL,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -1577,10 +1638,10 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int M = q->M, N = q->N;
     int isa = kernel_ok(cfg, q) && q->K > 0 && kernel_range_ok(cfg, q) ? emu__gemm_kernel_best() : 0;
     if (isa && cfg->isa > 0 && cfg->isa < isa) isa = cfg->isa;
-    int split = 0, check = 0;
+    int split = 0, check = 0, count = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->vk = isa ? values_kernel(cfg, q, &q->x_lo, &q->x_hi) : VK_NONE;
-    q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &check) &&
+    q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &count, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->vk; /* (kernel_ok: pw_kernel_ok) */
     if (q->use_pw) q->use_f = 1, split = check = 0;                 /* the f32 kernel's panels, tiles and lanes */
@@ -1590,12 +1651,14 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         if (!q->use_fz) isa = 0;
     }
     q->f_split = split, q->f_check = check;
+    q->f_count = isa == 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
     if (isa && build_values(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);
-        q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL;
-        q->use_f = 0;
+        big_free(q->al), big_free(q->bl);
+        q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL, q->al = NULL, q->bl = NULL;
+        q->use_f = q->f_count = 0;
         if (build_values(q)) return -1;
     }
     if (!isa) {

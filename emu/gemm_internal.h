@@ -63,7 +63,27 @@ typedef struct gkf_args {
     unsigned char *flag;
     size_t ldo;
     int fuse_nfrac, fuse_rd, fuse_split; /* the fused variant only (emu__gemm_kernel_f32f) */
+    /* The f32 kernel's count pass (AVX-512; gemm.c f32_kernel_ok's *count;
+     * else NULL): lsb bytes. A value's lsb exponent q is that of its lowest
+     * set bit (v = odd * 2^q), within [GEMM_F_LSB_QMIN, GEMM_F_LSB_QMAX]
+     * (fp8, fp6, fp4); a's byte is q, plus GEMM_F_LSB_SIGN where a < 0; b's
+     * is q + GEMM_F_LSB_BIAS, minus GEMM_F_LSB_SIGN where b > 0; zeros (and
+     * padding) take GEMM_F_LSB_ZA and GEMM_F_LSB_ZB. The sum of a's byte and
+     * b's, mod 256, is then q_a + q_b + GEMM_F_LSB_BIAS, in [8, 70], exactly
+     * where the product is negative, and 84 or more where it is positive or
+     * zero (see gemm_kernel.c). Layout, k in pairs (kp = k / 2, Kp = (K +
+     * 1) / 2; a pair's missing second k is padding): B's byte of (k, j) at
+     * ((j / C) * Kp + kp) * 2C + 2 (j % C) + k % 2; A's of (i, k) at
+     * (((i / R) * Kp + kp) * R + i % R) * 4 + k % 2, repeated 2 bytes on. */
+    const uint8_t *al, *bl;
 } gkf_args;
+#define GEMM_F_LSB_QMIN (-16)
+#define GEMM_F_LSB_QMAX 15
+#define GEMM_F_LSB_SIGN 100
+#define GEMM_F_LSB_BIAS 40
+#define GEMM_F_LSB_ZA 200
+#define GEMM_F_LSB_ZB 140
+#define GEMM_F_LSB_TMAX 71 /* a threshold above every negative product's sum */
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
 /* Its fused variant (AMD CDNA3's two-stage block: gemm.c fused_kernel_ok):
  * the same passes over the products without c, then per lane the sum cut

@@ -334,19 +334,185 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_out)(c
         }
 }
 
+/* The start of a block for 16 lanes of one row: emax (em: the max of the
+ * products' exponent words and c's exponent, as f32 exponent bits), the
+ * scale 2^(nfrac - emax) (sc), c's term truncated toward zero (S), and the
+ * running max of c's exponent bits (mxb) updated. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_c)(const float *accp, const int16_t *wbp, int32_t *mxp,
+                                                                             vfi vscb, vfi *emo, vf *sc, vfi *S) {
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    vfi emp = W16TO32(wbp) << 23;
+    vf acc = FLOAD(accp);
+    vfi ae = (vfi)acc & vexpm;
+    vfi mx = ILOAD(mxp);
+    mx = DMAX(ae, mx);
+    memcpy(mxp, &mx, sizeof mx);
+    vfi em = DMAX(ae, emp);
+    *sc = (vf)((vfu)vscb - (vfu)em); /* wraps by design: unsigned (signed overflow is UB) */
+    *S = __builtin_convertvector(acc * *sc, vfi);
+    *emo = em;
+}
+
+/* The end of a block for 16 lanes: the int32 sum S times 2^(emax - nfrac)
+ * (sc's reciprocal), rounded toward zero to q bits, into dst. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_put)(vfi S, vf sc, int q, float *dst) {
+    const vfi v254 = (vfi){0} + (int32_t)(254u << 23); /* em / 2^nfrac = v254 - sc (bits) */
+#if GEMM_KERNEL_PASS == 3
+    /* the int32 sum converted with round-toward-zero (embedded rounding: RZ
+     * to 24 bits), masked to q bits, times 2^(emax - nfrac) (a power of two
+     * >= 2^-126: exact unless it overflows, which the next c check flags) */
+    const vfi qmask32 = (vfi){0} + (int32_t)~((UINT32_C(1) << (23 - q)) - 1);
+    vf z = (vf)_mm512_cvt_roundepi32_ps((__m512i)S, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    z = (vf)((vfi)z & qmask32);
+    vf v = z * (vf)(v254 - (vfi)sc);
+#else
+    /* the same in doubles (two halves of 8), then to float (exact, or inf
+     * when it overflows) */
+    const vl8 qmask = (vl8){0} + ~((INT64_C(1) << (52 - q)) - 1);
+    vf emi = (vf)(v254 - (vfi)sc);
+    vhi s0 = __builtin_shufflevector(S, S, 0, 1, 2, 3, 4, 5, 6, 7);
+    vhi s1 = __builtin_shufflevector(S, S, 8, 9, 10, 11, 12, 13, 14, 15);
+    vhf e0 = __builtin_shufflevector(emi, emi, 0, 1, 2, 3, 4, 5, 6, 7);
+    vhf e1 = __builtin_shufflevector(emi, emi, 8, 9, 10, 11, 12, 13, 14, 15);
+    vd8 v0 = (vd8)((vl8)__builtin_convertvector(s0, vd8) & qmask) * __builtin_convertvector(e0, vd8);
+    vd8 v1 = (vd8)((vl8)__builtin_convertvector(s1, vd8) & qmask) * __builtin_convertvector(e1, vd8);
+    vhf r0 = __builtin_convertvector(v0, vhf), r1 = __builtin_convertvector(v1, vhf);
+    vf v = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#endif
+    memcpy(dst, &v, sizeof v);
+}
+
+#if GEMM_KERNEL_PASS == 3
+/* The count pass (AVX-512; gemm.c f32_kernel_ok's *count: fp8, fp6 and
+ * fp4 blocks of an even size at small nfrac, as h100's and ada's fp8):
+ * pass 2's sum of the products cut toward zero, from one fma per 16
+ * products and a count.
+ *
+ * With g = 2^(emax - nfrac) the model's quantum, a product p cut toward
+ * zero is floor(p / g) g, or that plus g where p is negative and not a
+ * multiple of g. The floors: a chain T per lane starts at T0 = 1.5 x 2^23
+ * g, whose ulp is g, and fma(a, b, T) rounded toward -inf is exactly T +
+ * floor(a b / g) g while T stays in [2^23 g, 2^24 g) (the fma's product is
+ * exact before its one rounding; T is a multiple of g); the terms' sum
+ * stays below block x (smax_a smax_b 2^nfrac + 1) < 2^22 quanta (gemm.c).
+ * The count: p = a b is a multiple of g unless its lowest set bit is
+ * below g, and that bit is 2^(q_a + q_b) (a = odd x 2^q_a, b = odd x 2^q_b:
+ * the product of two odd numbers is odd). With the lsb bytes
+ * (gemm_internal.h) the sum of a's byte and b's, mod 256, is q_a + q_b +
+ * 40 (8 to 70) where p < 0, and 84 or more where p >= 0 or a factor is
+ * zero; so one unsigned compare against log2(g) + 40, clamped to [0, 71],
+ * finds the negative products below g: with log2(g) + 40 above 71 every
+ * negative product lies below g, and below 0 none. A masked subtract of
+ * -1 counts them, 64 products at a time (32 columns, a pair of k), in a
+ * byte per column and k parity (at most 127 a block). Then (T - T0)
+ * 2^(nfrac - emax) + count is exactly pass 2's sum of cvttps2dq terms,
+ * added to c's term S; the block's end is common.
+ *
+ * T0 must be a finite float with room above it: a block where some lane's
+ * emax exceeds 2^(103 + nfrac) (a c that large; products are far smaller)
+ * returns 0 and takes pass 2. Four fmas and three byte instructions per 64
+ * products, where pass 2 takes sixteen instructions. */
+KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_args *g, const float *ap, const uint8_t *alp,
+                                                                    const float *bvp, const uint8_t *blp, int kb, int ke,
+                                                                    float accb[RBF][PBF], int32_t mxb[RBF][PBF],
+                                                                    int16_t wb[RBF][PBF], vfi vscb) {
+    vf sc[RBF][2], t0[RBF][2];
+    vfi S[RBF][2];
+    uint8_t th[RBF][2 * PBF] __attribute__((aligned(64)));
+    const vfi lim = (vfi){0} + (int32_t)((uint32_t)(230 + g->nfrac) << 23);
+    const vfi t0o = (vfi){0} + (int32_t)(((uint32_t)(23 - g->nfrac) << 23) | 0x400000u);
+    const vfi tho = (vfi){0} + (GEMM_F_LSB_BIAS - 127 - g->nfrac);
+    const vfi tmax = (vfi){0} + GEMM_F_LSB_TMAX;
+    vfi bad = {0};
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            vfi em;
+            CAT(KNAME, _f32_c)(&accb[r][16 * h], &wb[r][16 * h], &mxb[r][16 * h], vscb, &em, &sc[r][h], &S[r][h]);
+            bad |= (vfi)(em > lim);
+            t0[r][h] = (vf)(em + t0o);
+            /* the count's threshold, log2(g) + 40 clamped to [0, 71], as a byte
+             * for each of the column's two k parities */
+            __m512i t = _mm512_min_epi32(_mm512_max_epi32((__m512i)((em >> 23) + tho), _mm512_setzero_si512()), (__m512i)tmax);
+            __m256i w = _mm512_cvtepi32_epi16(t);
+            _mm256_store_si256((__m256i *)&th[r][32 * h], _mm256_or_si256(w, _mm256_slli_epi16(w, 8)));
+        }
+    if (_mm512_test_epi32_mask((__m512i)bad, (__m512i)bad)) return 0;
+    const __m512i m1 = _mm512_set1_epi8(-1);
+    const int kp0 = kb / 2, npair = (ke - kb) / 2; /* kb is even (gemm.c) */
+#pragma GCC unroll 2
+    for (int rg = 0; rg < RBF; rg += 4) {
+        __m512 td[4][2];
+        __m512i cnt[4], thv[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            td[r][0] = (__m512)t0[rg + r][0], td[r][1] = (__m512)t0[rg + r][1];
+            cnt[r] = _mm512_setzero_si512();
+            thv[r] = _mm512_load_si512(th[rg + r]);
+        }
+        for (int p = 0; p <= npair; p++) {
+            const int k = kb + 2 * p;
+            if (k >= ke) break;
+            const __m512 b0 = _mm512_loadu_ps(bvp + (size_t)k * PBF), b1 = _mm512_loadu_ps(bvp + (size_t)k * PBF + 16);
+            const __m512i wl = _mm512_loadu_si512(blp + (size_t)(kp0 + p) * 2 * PBF);
+            if (k + 1 < ke) {
+                const __m512 c0 = _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF), c1 = _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF + 16);
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++) {
+                    const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]), a2 = _mm512_set1_ps(ap[(size_t)(k + 1) * RBF + rg + r]);
+                    td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    td[r][0] = _mm512_fmadd_round_ps(a2, c0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    td[r][1] = _mm512_fmadd_round_ps(a2, c1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    int32_t la;
+                    memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
+                    const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
+                    const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
+                    /* cnt -= -1 where below (written out: the compilers' merge-masked
+                     * subtract copied the register each time) */
+                    __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
+                }
+            } else { /* a block's odd last k: its pair's second byte is padding */
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++) {
+                    const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]);
+                    td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                    int32_t la;
+                    memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
+                    const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
+                    const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
+                    __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
+                }
+            }
+        }
+        const __m512i ones = _mm512_set1_epi8(1);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            const __m512i cw = _mm512_maddubs_epi16(cnt[r], ones); /* the column's two parities: 32 words */
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                vf x = ((vf)td[r][h] - t0[rg + r][h]) * sc[rg + r][h];
+                vfi c = (vfi)_mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(cw, 1) : _mm512_castsi512_si256(cw));
+                S[rg + r][h] += __builtin_convertvector(x, vfi) + c;
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) CAT(KNAME, _f32_put)(S[r][h], sc[r][h], g->q, &accb[r][16 * h]);
+    return 1;
+}
+#endif
+
 KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
     const size_t K = g->K;
     const vfi vexpm = (vfi){0} + 0x7F800000;
     const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* 2^nfrac / em = scb - em (bits) */
-    const vfi v254 = (vfi){0} + (int32_t)(254u << 23);                       /* em / 2^nfrac = v254 - sc (bits) */
     const vw vthr = (vw){0} + (int16_t)g->thr_w;
     const uint32_t thr_bits = (uint32_t)g->thr_w << 23;
-    const int32_t qm32 = (int32_t)~((UINT32_C(1) << (23 - g->q)) - 1);
-    const vfi qmask32 = (vfi){0} + qm32;
-    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
-    const vl8 qmask = (vl8){0} + qm;
-    const double inv_two_nfrac = __builtin_ldexp(1.0, -g->nfrac);
-    (void)qmask32, (void)qmask, (void)inv_two_nfrac, (void)v254;
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
@@ -408,21 +574,20 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 }
 #pragma GCC unroll 8
                 for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+#if GEMM_KERNEL_PASS == 3
+                if (g->al && CAT(KNAME, _f32_count)(g, ap, g->al + (size_t)(i0 / RBF) * ((K + 1) / 2) * RBF * 4, bvp,
+                                                    g->bl + (size_t)(j0 / PBF) * ((K + 1) / 2) * 2 * PBF, kb, ke, accb, mxb,
+                                                    wb, vscb))
+                    continue;
+#endif
                 /* pass 2, half panel by half panel */
                 for (int h = 0; h < PBF; h += 16) {
                     vf sc[RBF];
                     vfi S[RBF];
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
-                        vfi emp = W16TO32(&wb[r][h]) << 23;
-                        vf acc = FLOAD(&accb[r][h]);
-                        vfi ae = (vfi)acc & vexpm;
-                        vfi mx = ILOAD(&mxb[r][h]);
-                        mx = DMAX(ae, mx);
-                        memcpy(&mxb[r][h], &mx, sizeof mx);
-                        vfi em = DMAX(ae, emp);
-                        sc[r] = (vf)((vfu)vscb - (vfu)em); /* wraps by design: unsigned (signed overflow is UB) */
-                        S[r] = __builtin_convertvector(acc * sc[r], vfi);
+                        vfi em;
+                        CAT(KNAME, _f32_c)(&accb[r][h], &wb[r][h], &mxb[r][h], vscb, &em, &sc[r], &S[r]);
                     }
                     /* split: the first half of the block (and c) in S0, the second in S;
                      * each fits int32 (gemm.c f32_kernel_ok), their sum may not */
@@ -454,30 +619,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                         }
                     }
 #pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-#if GEMM_KERNEL_PASS == 3
-                        /* the int32 sum converted with round-toward-zero (embedded
-                         * rounding: RZ to 24 bits), masked to q bits, times
-                         * 2^(emax - nfrac) (a power of two >= 2^-126: exact unless
-                         * it overflows, which the next c check flags) */
-                        vf z = (vf)_mm512_cvt_roundepi32_ps((__m512i)S[r], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-                        z = (vf)((vfi)z & qmask32);
-                        vf v = z * (vf)(v254 - (vfi)sc[r]);
-#else
-                        /* the same in doubles (two halves of 8), then to float (exact,
-                         * or inf when it overflows) */
-                        vf emi = (vf)(v254 - (vfi)sc[r]);
-                        vhi s0 = __builtin_shufflevector(S[r], S[r], 0, 1, 2, 3, 4, 5, 6, 7);
-                        vhi s1 = __builtin_shufflevector(S[r], S[r], 8, 9, 10, 11, 12, 13, 14, 15);
-                        vhf e0 = __builtin_shufflevector(emi, emi, 0, 1, 2, 3, 4, 5, 6, 7);
-                        vhf e1 = __builtin_shufflevector(emi, emi, 8, 9, 10, 11, 12, 13, 14, 15);
-                        vd8 v0 = (vd8)((vl8)__builtin_convertvector(s0, vd8) & qmask) * __builtin_convertvector(e0, vd8);
-                        vd8 v1 = (vd8)((vl8)__builtin_convertvector(s1, vd8) & qmask) * __builtin_convertvector(e1, vd8);
-                        vhf r0 = __builtin_convertvector(v0, vhf), r1 = __builtin_convertvector(v1, vhf);
-                        vf v = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-#endif
-                        memcpy(&accb[r][h], &v, sizeof v);
-                    }
+                    for (int r = 0; r < RBF; r++) CAT(KNAME, _f32_put)(S[r], sc[r], g->q, &accb[r][h]);
                 }
             }
             /* out, and the flag where c or the result reached inf or NaN (or c was tiny) */

@@ -425,6 +425,49 @@ static void f32_lane_edges(void) {
     free(A), free(B), free(C);
 }
 
+/* The f32 kernel's count pass (AVX-512; gemm_kernel.c: one fma chain
+ * rounded down per lane, plus a count of the negative products below the
+ * quantum) for the fp8 presets whose blocks it takes: fp8 data of both
+ * signs whose products fall on and off the quantum (values spread over
+ * 2^-9 to 2^8, zeros of both signs, the formats' subnormals, a column
+ * of each format's greatest power of two), K that ends in a partial block,
+ * c in the MMA (scaling none): ordinary, large (up to 2^100, where every
+ * negative product counts), and so large that the chain's start would
+ * overflow (up to 3e38: those blocks take pass 2), against the scalar
+ * model on every level. */
+static void f32_count_pass(void) {
+    enum { M = 19, N = 45, K = 77 };
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
+    char what[160];
+    static const char *pm[][3] = {{"h100", "e4m3", "e4m3"}, {"h100", "e5m2", "e5m2"}, {"h100", "e4m3", "e5m2"}, {"ada", "e4m3", "e4m3"},
+                                  {"ada", "e5m2", "e4m3"}};
+    for (size_t pi = 0; pi < sizeof pm / sizeof pm[0]; pi++) {
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, pm[pi][0], pm[pi][1], pm[pi][2], err, sizeof err)) bail("%s", err);
+        /* the greatest lsb: a power of two near the format's top (2^15 in e5m2) */
+        const float biga = ldexpf(1.0f, cfg.model.fa->emax), bigb = ldexpf(1.0f, cfg.model.fb->emax);
+        for (int cs = 0; cs < 3; cs++) {
+            for (int i = 0; i < M * K; i++) A[i] = i % 17 == 0 ? 0.0f : ldexpf(1.0f + (float)(i % 8) / 8, (int)(urand() * 17) - 9) * (urand() < 0.5 ? -1 : 1);
+            for (int i = 0; i < K * N; i++) B[i] = i % 19 == 0 ? -0.0f : ldexpf(1.0f + (float)(i % 4) / 4, (int)(urand() * 17) - 9) * (urand() < 0.5 ? -1 : 1);
+            A[3] = ldexpf(1.0f, -9), B[5] = -ldexpf(3.0f, -16); /* subnormals (e4m3's least; e5m2's) */
+            for (int i = 0; i < M; i++) A[(size_t)i * K + 40] = i % 2 ? -biga : biga;
+            for (int j = 0; j < N; j++) B[40 * N + j] = j % 3 ? bigb : -bigb;
+            for (int i = 0; i < M * N; i++) C[i] = i % 7 == 0 ? 0.0f : nrand() * 4;
+            /* cs 1: c up to 2^100, where a quantum exceeds every product (each
+             * negative one counts); cs 2: c up to 2^127, whose blocks take pass 2 */
+            for (int i = 0; cs && i < M * N; i += 3) C[i] = ldexpf(i % 2 ? -1.25f : 1.75f, cs == 1 ? 32 + i % 69 : 100 + i % 28);
+            snprintf(what, sizeof what, "%s %s x %s count pass, case %d", pm[pi][0], pm[pi][1], pm[pi][2], cs);
+            int lanes;
+            unsigned long long slow;
+            int bad = f32_vs_ref(&cfg, M, N, K, A, B, C, &lanes, &slow, what);
+            ok(bad == 0 && lanes == 16, "%s %s x %s, fp8 data of both signs, K = %d%s: %d lanes, %llu scalar outputs, == reference on every level",
+               pm[pi][0], pm[pi][1], pm[pi][2], K, cs == 1 ? ", c up to 2^100" : cs == 2 ? ", c up to 2^127" : "", lanes, slow);
+        }
+    }
+    free(A), free(B), free(C);
+}
+
 /* The pairwise kernel (AMD CDNA2, mi250: blocks of 4 or, --set block=2, of
  * 2 products as f32 pairwise trees, ftz) against the scalar model: K tails
  * of 1 to 3 products, other block sizes, K tiles (K above 256), every
@@ -1712,6 +1755,7 @@ int main(void) {
     }
 
     f32_lane_edges();
+    f32_count_pass();
     fma_chain_edges();
     exact_sum_edges();
     pw_edges();
