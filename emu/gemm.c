@@ -185,6 +185,7 @@ typedef struct {
     int32_t *aw;
     int16_t *bw;
     uint8_t *al, *bl;       /* the count pass's lsb bytes (gemm_internal.h), or NULL */
+    int8_t *ax, *bx;        /* and its exponent bytes */
     unsigned char *arow_sp, *bcol_sp; /* rows/columns holding inf/NaN */
     const fpemu_format *sfmt;
     int sblock;
@@ -207,6 +208,7 @@ static void qops_free(qops *q) {
     big_free(q->Ac), big_free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
     big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), big_free(q->al), big_free(q->bl);
+    big_free(q->ax), big_free(q->bx);
     free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
     memset(q, 0, sizeof *q);
 }
@@ -564,10 +566,12 @@ typedef struct {
     float *vf;       /* v as a float (the f32 kernel) */
     int16_t *wa, *wb; /* e as the f32 kernel's exponent words of A and B (gemm.h gkf_args) */
     uint8_t *la, *lb; /* v as the count pass's lsb bytes of A and B (gemm_internal.h) */
+    int8_t *x;        /* e as its exponent bytes */
 } dtable;
 
 static int16_t f_word(double e, int bias);
 static uint8_t f_lsb(double v, int pass);
+static int8_t f_xbyte(double e);
 
 static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable *t) {
     size_t n = (size_t)1 << f->container;
@@ -579,7 +583,8 @@ static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable 
     t->wb = malloc(n * sizeof(int16_t));
     t->la = malloc(n);
     t->lb = malloc(n);
-    if (!t->v || !t->e || !t->sp || !t->vf || !t->wa || !t->wb || !t->la || !t->lb) return -1;
+    t->x = malloc(n);
+    if (!t->v || !t->e || !t->sp || !t->vf || !t->wa || !t->wb || !t->la || !t->lb || !t->x) return -1;
     for (size_t c = 0; c < n; c++) {
         t->sp[c] = (unsigned char)decode_elem(m, f, (uint64_t)c, &t->v[c], &t->e[c]);
         t->vf[c] = (float)t->v[c];
@@ -587,11 +592,12 @@ static int dtable_build(const fpemu_mma_model *m, const fpemu_format *f, dtable 
         t->wb[c] = f_word(t->e[c], 63);
         t->la[c] = f_lsb(t->v[c], 0);
         t->lb[c] = f_lsb(t->v[c], 1);
+        t->x[c] = f_xbyte(t->e[c]);
     }
     return 0;
 }
 static void dtable_free(dtable *t) {
-    free(t->v), free(t->e), free(t->sp), free(t->vf), free(t->wa), free(t->wb), free(t->la), free(t->lb);
+    free(t->v), free(t->e), free(t->sp), free(t->vf), free(t->wa), free(t->wb), free(t->la), free(t->lb), free(t->x);
 }
 
 /* The decode table depends only on the format and three model flags, so
@@ -639,6 +645,13 @@ static uint8_t f_lsb(double v, int pass) {
     return (uint8_t)(pass ? q + GEMM_F_LSB_BIAS - (neg ? 0 : GEMM_F_LSB_SIGN) : q + (neg ? GEMM_F_LSB_SIGN : 0));
 }
 
+/* The count pass's exponent byte of an alignment power e (gemm_internal.h):
+ * log2(e), within the lsb_ok formats' [-16, 15]. */
+static int8_t f_xbyte(double e) {
+    if (e == 0) return GEMM_F_XNOPART;
+    return (int8_t)ilogb(e);
+}
+
 /* Packed operands of the f32 kernel: A in panels of GEMM_F_ROWS rows, B in
  * panels of GEMM_F_COLS columns, values as floats and alignment exponents
  * as words (gemm.h). No block scales here (f32_kernel_ok). */
@@ -656,8 +669,9 @@ static int build_values_f(qops *q) {
     size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)(N + CP - 1) / CP * CP;
     q->Np = (int)Np;
     /* the exponent words: for the f32 kernel only (the group, fma-chain and
-     * exact-sum kernels read the values alone) */
-    const int words = !q->use_g && !q->vk;
+     * exact-sum kernels read the values alone; its count pass reads bytes,
+     * and the range check, which reads words, is for formats it never takes) */
+    const int words = !q->use_g && !q->vk && !(q->f_count && !q->f_check);
     q->avf = big_alloc((Mp * K + 1) * sizeof(float), 0);
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
     q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
@@ -665,6 +679,8 @@ static int build_values_f(qops *q) {
     const size_t Kp = ((size_t)K + 1) / 2; /* the lsb bytes: k in pairs (gemm_internal.h) */
     q->al = q->f_count ? big_alloc(Mp * Kp * 8 + 1, 0) : NULL;
     q->bl = q->f_count ? big_alloc(Np * Kp * 2 + 1, 0) : NULL;
+    q->ax = q->f_count ? big_alloc(Mp * Kp * 8 + 1, 0) : NULL;
+    q->bx = q->f_count ? big_alloc(Np * Kp * 2 + 1, 0) : NULL;
     /* the packing writes every element of a real row or column: zero the
      * last panel of each (its padding), the only place left unwritten */
     if (q->avf && M > 0) memset(q->avf + (size_t)((M - 1) / R) * K * R, 0, (size_t)K * R * sizeof(float));
@@ -672,7 +688,7 @@ static int build_values_f(qops *q) {
     q->arow_sp = calloc((size_t)M + 1, 1);
     q->bcol_sp = calloc((size_t)N + 1, 1);
     if (!q->avf || (words && (!q->aw || !q->bw)) || !q->bvf || !q->arow_sp || !q->bcol_sp) return -1;
-    if (q->f_count && (!q->al || !q->bl)) return -1;
+    if (q->f_count && (!q->al || !q->bl || !q->ax || !q->bx)) return -1;
     const int32_t nop2 = (int32_t)(((uint32_t)(uint16_t)GEMM_F_NOPART << 16) | (uint16_t)GEMM_F_NOPART);
     for (size_t i = (size_t)M / R * R * K; words && i < Mp * K; i++) q->aw[i] = nop2; /* padding rows take no part */
     for (size_t i = (size_t)N / CP * CP * K; words && i < Np * K; i++) q->bw[i] = GEMM_F_NOPART;
@@ -680,14 +696,23 @@ static int build_values_f(qops *q) {
      * packing overwrites its real rows or columns), and with K odd the
      * missing second k of every last pair */
     if (q->al && M > 0) {
-        memset(q->al + (size_t)((M - 1) / R) * Kp * R * 4, GEMM_F_LSB_ZA, Kp * R * 4);
+        const size_t p0 = (size_t)((M - 1) / R) * Kp * R * 4;
+        memset(q->al + p0, GEMM_F_LSB_ZA, Kp * R * 4), memset(q->ax + p0, (uint8_t)GEMM_F_XNOPART, Kp * R * 4);
         for (size_t p = 0; K % 2 && p < Mp / R; p++)
-            for (int r = 0; r < R; r++) q->al[((p * Kp + Kp - 1) * R + (size_t)r) * 4 + 1] = q->al[((p * Kp + Kp - 1) * R + (size_t)r) * 4 + 3] = GEMM_F_LSB_ZA;
+            for (int r = 0; r < R; r++)
+                for (int b = 1; b < 4; b += 2) {
+                    const size_t o = ((p * Kp + Kp - 1) * R + (size_t)r) * 4 + (size_t)b;
+                    q->al[o] = GEMM_F_LSB_ZA, q->ax[o] = GEMM_F_XNOPART;
+                }
     }
     if (q->bl && N > 0) {
-        memset(q->bl + (size_t)((N - 1) / CP) * Kp * 2 * CP, GEMM_F_LSB_ZB, Kp * 2 * CP);
+        const size_t p0 = (size_t)((N - 1) / CP) * Kp * 2 * CP;
+        memset(q->bl + p0, GEMM_F_LSB_ZB, Kp * 2 * CP), memset(q->bx + p0, (uint8_t)GEMM_F_XNOPART, Kp * 2 * CP);
         for (size_t p = 0; K % 2 && p < Np / CP; p++)
-            for (int c = 0; c < CP; c++) q->bl[(p * Kp + Kp - 1) * 2 * CP + 2 * (size_t)c + 1] = GEMM_F_LSB_ZB;
+            for (int c = 0; c < CP; c++) {
+                const size_t o = (p * Kp + Kp - 1) * 2 * CP + 2 * (size_t)c + 1;
+                q->bl[o] = GEMM_F_LSB_ZB, q->bx[o] = GEMM_F_XNOPART;
+            }
     }
     for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
     q->f_bad[0] = q->f_bad[1] = 0;
@@ -732,25 +757,35 @@ static int build_pass_f(qops *q, int pass) {
                         if (pass) {
                             float *ov = q->bvf + base;
                             int16_t *ow = q->bw ? q->bw + base : NULL;
-                            uint8_t *ol = q->bl ? q->bl + (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P) : NULL;
+                            const size_t lo = (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P);
+                            uint8_t *ol = q->bl ? q->bl + lo : NULL;
+                            int8_t *ox = q->bx ? q->bx + lo : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * CP] = tab.vf[code];
                                 if (ow) ow[(size_t)k * CP] = tab.wb[code];
-                                if (ol) ol[(size_t)(k / 2) * 2 * CP + k % 2] = tab.lb[code];
+                                if (ol) {
+                                    const size_t o = (size_t)(k / 2) * 2 * CP + (size_t)(k % 2);
+                                    ol[o] = tab.lb[code], ox[o] = tab.x[code];
+                                }
                             }
                         } else {
                             float *ov = q->avf + base;
                             int32_t *ow = q->aw ? q->aw + base : NULL;
-                            uint8_t *ol = q->al ? q->al + ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4 : NULL;
+                            const size_t lo = ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4;
+                            uint8_t *ol = q->al ? q->al + lo : NULL;
+                            int8_t *ox = q->ax ? q->ax + lo : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 uint16_t w = (uint16_t)tab.wa[code];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * R] = tab.vf[code];
                                 if (ow) ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
-                                if (ol) ol[(size_t)(k / 2) * R * 4 + k % 2] = ol[(size_t)(k / 2) * R * 4 + k % 2 + 2] = tab.la[code];
+                                if (ol) {
+                                    const size_t o = (size_t)(k / 2) * R * 4 + (size_t)(k % 2);
+                                    ol[o] = ol[o + 2] = tab.la[code], ox[o] = ox[o + 2] = tab.x[code];
+                                }
                             }
                         }
                         sp[r] |= spr;
@@ -795,7 +830,10 @@ static int build_pass_f(qops *q, int pass) {
                             size_t o = ((size_t)(r / CP) * K + k) * CP + r % CP;
                             q->bvf[o] = (float)v;
                             if (q->bw) q->bw[o] = f_word(e, 63);
-                            if (q->bl) q->bl[((size_t)(r / CP) * Kp + (size_t)(k / 2)) * 2 * CP + 2 * (size_t)(r % CP) + k % 2] = f_lsb(v, 1);
+                            if (q->bl) {
+                                const size_t ol = ((size_t)(r / CP) * Kp + (size_t)(k / 2)) * 2 * CP + 2 * (size_t)(r % CP) + (size_t)(k % 2);
+                                q->bl[ol] = f_lsb(v, 1), q->bx[ol] = f_xbyte(e);
+                            }
                         } else {
                             size_t o = ((size_t)(r / R) * K + k) * R + r % R;
                             q->avf[o] = (float)v;
@@ -804,8 +842,9 @@ static int build_pass_f(qops *q, int pass) {
                                 q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
                             }
                             if (q->al) {
-                                uint8_t *ol = q->al + (((size_t)(r / R) * Kp + (size_t)(k / 2)) * R + (size_t)(r % R)) * 4 + k % 2;
-                                ol[0] = ol[2] = f_lsb(v, 0);
+                                const size_t ol = (((size_t)(r / R) * Kp + (size_t)(k / 2)) * R + (size_t)(r % R)) * 4 + (size_t)(k % 2);
+                                q->al[ol] = q->al[ol + 2] = f_lsb(v, 0);
+                                q->ax[ol] = q->ax[ol + 2] = f_xbyte(e);
                             }
                         }
                     }
@@ -1433,6 +1472,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
             .al = J->isa == 3 ? q->al : NULL, .bl = J->isa == 3 ? q->bl : NULL,
+            .ax = J->isa == 3 ? q->ax : NULL, .bx = J->isa == 3 ? q->bx : NULL,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -1656,8 +1696,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);
-        big_free(q->al), big_free(q->bl);
-        q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL, q->al = NULL, q->bl = NULL;
+        big_free(q->al), big_free(q->bl), big_free(q->ax), big_free(q->bx);
+        q->avf = q->bvf = NULL, q->aw = NULL, q->bw = NULL, q->arow_sp = q->bcol_sp = NULL, q->al = q->bl = NULL, q->ax = q->bx = NULL;
         q->use_f = q->f_count = 0;
         if (build_values(q)) return -1;
     }

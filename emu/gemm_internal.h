@@ -76,7 +76,12 @@ typedef struct gkf_args {
      * ((j / C) * Kp + kp) * 2C + 2 (j % C) + k % 2; A's of (i, k) at
      * (((i / R) * Kp + kp) * R + i % R) * 4 + k % 2, repeated 2 bytes on. */
     const uint8_t *al, *bl;
+    /* With them, the alignment exponents as signed bytes in the same
+     * layout (log2 of ae or be; GEMM_F_XNOPART for an element that takes no
+     * part, and padding): the count pass's emax, 64 products at a time. */
+    const int8_t *ax, *bx;
 } gkf_args;
+#define GEMM_F_XNOPART (-128)
 #define GEMM_F_LSB_QMIN (-16)
 #define GEMM_F_LSB_QMAX 15
 #define GEMM_F_LSB_SIGN 100

@@ -413,9 +413,37 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_put)(v
  * returns 0 and takes pass 2. Four fmas and three byte instructions per 64
  * products, where pass 2 takes sixteen instructions. */
 KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_args *g, const float *ap, const uint8_t *alp,
-                                                                    const float *bvp, const uint8_t *blp, int kb, int ke,
-                                                                    float accb[RBF][PBF], int32_t mxb[RBF][PBF],
-                                                                    int16_t wb[RBF][PBF], vfi vscb) {
+                                                                    const int8_t *axp, const float *bvp, const uint8_t *blp,
+                                                                    const int8_t *bxp, int kb, int ke, float accb[RBF][PBF],
+                                                                    int32_t mxb[RBF][PBF], int16_t wb[RBF][PBF], vfi vscb) {
+    const int kp0 = kb / 2, npair = (ke - kb + 1) / 2; /* kb is even (gemm.c) */
+    /* pass 1 on bytes: emax of the products, 64 at a time (32 columns, a
+     * pair of k): a saturating add of the exponent bytes (a part that takes
+     * no part, -128, keeps the sum at -113 or below, under every product's),
+     * a max; then the max of the two k parities, as pass 1's words (from
+     * thr), into wb */
+    {
+        __m512i E[RBF];
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) E[r] = _mm512_set1_epi8(GEMM_F_XNOPART);
+        for (int p = 0; p < npair; p++) {
+            const __m512i bx = _mm512_loadu_si512(bxp + (size_t)(kp0 + p) * 2 * PBF);
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
+                int32_t ax;
+                memcpy(&ax, axp + ((size_t)(kp0 + p) * RBF + r) * 4, 4);
+                const __m512i t = _mm512_adds_epi8(bx, _mm512_set1_epi32(ax));
+                __asm__("vpmaxsb %[t], %[e], %[e]" : [e] "+v"(E[r]) : [t] "v"(t)); /* (as the count's subtract) */
+            }
+        }
+        const __m512i thr = _mm512_set1_epi16((short)g->thr_w), b127 = _mm512_set1_epi16(127);
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) {
+            __m512i m = _mm512_max_epi8(E[r], _mm512_srli_epi16(E[r], 8));         /* even bytes: the pair's max */
+            __m512i w = _mm512_srai_epi16(_mm512_slli_epi16(m, 8), 8);             /* as signed words */
+            _mm512_store_si512(wb[r], _mm512_max_epi16(_mm512_add_epi16(w, b127), thr)); /* biased, from thr */
+        }
+    }
     vf sc[RBF][2], t0[RBF][2];
     vfi S[RBF][2];
     uint8_t th[RBF][2 * PBF] __attribute__((aligned(64)));
@@ -440,7 +468,6 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
         }
     if (_mm512_test_epi32_mask((__m512i)bad, (__m512i)bad)) return 0;
     const __m512i m1 = _mm512_set1_epi8(-1);
-    const int kp0 = kb / 2, npair = (ke - kb) / 2; /* kb is even (gemm.c) */
 #pragma GCC unroll 2
     for (int rg = 0; rg < RBF; rg += 4) {
         __m512 td[4][2];
@@ -451,9 +478,8 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             cnt[r] = _mm512_setzero_si512();
             thv[r] = _mm512_load_si512(th[rg + r]);
         }
-        for (int p = 0; p <= npair; p++) {
+        for (int p = 0; p < npair; p++) {
             const int k = kb + 2 * p;
-            if (k >= ke) break;
             const __m512 b0 = _mm512_loadu_ps(bvp + (size_t)k * PBF), b1 = _mm512_loadu_ps(bvp + (size_t)k * PBF + 16);
             const __m512i wl = _mm512_loadu_si512(blp + (size_t)(kp0 + p) * 2 * PBF);
             if (k + 1 < ke) {
@@ -560,26 +586,29 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
             }
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
-                /* pass 1: emax of the products as biased exponent words */
-                vw W[RBF];
-#pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) W[r] = vthr;
-                for (int k = kb; k < ke; k++) {
-                    const vw bw = WLOAD(bwp + (size_t)k * PBF);
-#pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-                        vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
-                        W[r] = WMAX(t, W[r]);
-                    }
-                }
-#pragma GCC unroll 8
-                for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
 #if GEMM_KERNEL_PASS == 3
-                if (g->al && CAT(KNAME, _f32_count)(g, ap, g->al + (size_t)(i0 / RBF) * ((K + 1) / 2) * RBF * 4, bvp,
-                                                    g->bl + (size_t)(j0 / PBF) * ((K + 1) / 2) * 2 * PBF, kb, ke, accb, mxb,
-                                                    wb, vscb))
-                    continue;
+                if (g->al) { /* the count pass (its own pass 1; wb filled when it declines the block) */
+                    const size_t ao = (size_t)(i0 / RBF) * ((K + 1) / 2) * RBF * 4, bo = (size_t)(j0 / PBF) * ((K + 1) / 2) * 2 * PBF;
+                    if (CAT(KNAME, _f32_count)(g, ap, g->al + ao, g->ax + ao, bvp, g->bl + bo, g->bx + bo, kb, ke, accb, mxb, wb, vscb))
+                        continue;
+                } else
 #endif
+                {
+                    /* pass 1: emax of the products as biased exponent words */
+                    vw W[RBF];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) W[r] = vthr;
+                    for (int k = kb; k < ke; k++) {
+                        const vw bw = WLOAD(bwp + (size_t)k * PBF);
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            vw t = bw + (vw)((vfi){0} + awp[(size_t)k * RBF + r]);
+                            W[r] = WMAX(t, W[r]);
+                        }
+                    }
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) memcpy(wb[r], &W[r], sizeof W[r]);
+                }
                 /* pass 2, half panel by half panel */
                 for (int h = 0; h < PBF; h += 16) {
                     vf sc[RBF];
