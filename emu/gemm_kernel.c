@@ -478,39 +478,29 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             cnt[r] = _mm512_setzero_si512();
             thv[r] = _mm512_load_si512(th[rg + r]);
         }
+        /* a block's odd last k pairs with zeros (its second lsb byte is padding;
+         * the zero products add nothing to the chain) */
+        static const float zero[PBF] __attribute__((aligned(64)));
         for (int p = 0; p < npair; p++) {
-            const int k = kb + 2 * p;
+            const int k = kb + 2 * p, two = k + 1 < ke;
+            const float *bp2 = two ? bvp + (size_t)(k + 1) * PBF : zero, *ap2 = two ? ap + (size_t)(k + 1) * RBF : zero;
             const __m512 b0 = _mm512_loadu_ps(bvp + (size_t)k * PBF), b1 = _mm512_loadu_ps(bvp + (size_t)k * PBF + 16);
+            const __m512 c0 = _mm512_loadu_ps(bp2), c1 = _mm512_loadu_ps(bp2 + 16);
             const __m512i wl = _mm512_loadu_si512(blp + (size_t)(kp0 + p) * 2 * PBF);
-            if (k + 1 < ke) {
-                const __m512 c0 = _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF), c1 = _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF + 16);
 #pragma GCC unroll 4
-                for (int r = 0; r < 4; r++) {
-                    const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]), a2 = _mm512_set1_ps(ap[(size_t)(k + 1) * RBF + rg + r]);
-                    td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    td[r][0] = _mm512_fmadd_round_ps(a2, c0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    td[r][1] = _mm512_fmadd_round_ps(a2, c1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    int32_t la;
-                    memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
-                    const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
-                    const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
-                    /* cnt -= -1 where below (written out: the compilers' merge-masked
-                     * subtract copied the register each time) */
-                    __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
-                }
-            } else { /* a block's odd last k: its pair's second byte is padding */
-#pragma GCC unroll 4
-                for (int r = 0; r < 4; r++) {
-                    const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]);
-                    td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                    int32_t la;
-                    memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
-                    const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
-                    const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
-                    __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
-                }
+            for (int r = 0; r < 4; r++) {
+                const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]), a2 = _mm512_set1_ps(ap2[rg + r]);
+                td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                td[r][0] = _mm512_fmadd_round_ps(a2, c0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                td[r][1] = _mm512_fmadd_round_ps(a2, c1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                int32_t la;
+                memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
+                const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
+                const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
+                /* cnt -= -1 where below (written out: the compilers' merge-masked
+                 * subtract copied the register each time) */
+                __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
             }
         }
         const __m512i ones = _mm512_set1_epi8(1);
