@@ -55,6 +55,17 @@ typedef struct {
  * multiplies, a factor of 1 included), as they are for NONE. Codes go
  * through a buffer of QCAST_CHUNK; values are scaled in place and cast in one call
  * (x may be the values' own memory). */
+/* Codes of a format's container (cbuf, as fpemu_encode_f32 writes them)
+ * widened to uint64, without a call per element where the container is 8
+ * or 16 bits. */
+static void widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, size_t m) {
+    switch (fmt->container) {
+    case 8: for (size_t i = 0; i < m; i++) out[i] = ((const uint8_t *)cbuf)[i]; break;
+    case 16: for (size_t i = 0; i < m; i++) out[i] = ((const uint16_t *)cbuf)[i]; break;
+    default: for (size_t i = 0; i < m; i++) out[i] = fpemu_code_load(fmt, cbuf, i); break;
+    }
+}
+
 static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, int mul, float f) {
     const size_t at0 = r * e->cols + c0;
     if (!e->codes) {
@@ -78,20 +89,25 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         size_t at = at0 + i0;
         emu__array_at(e->ctx, e->base, e->pos, at);
         fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
-        uint64_t *out = e->codes + at;
-        switch (e->fmt->container) { /* widened without a call per element */
-        case 8: for (size_t i = 0; i < m; i++) out[i] = ((const uint8_t *)e->cbuf)[i]; break;
-        case 16: for (size_t i = 0; i < m; i++) out[i] = ((const uint16_t *)e->cbuf)[i]; break;
-        default: for (size_t i = 0; i < m; i++) out[i] = fpemu_code_load(e->fmt, e->cbuf, i); break;
-        }
+        widen_codes(e->fmt, e->codes + at, e->cbuf, m);
     }
 }
 
-/* One MX / NVFP4 block: its own context (emu__scaled_cast), into the
- * call's codes or values at element (r, c0). */
-static void block_cast(const emu_quant *o, const fpemu_format *fmt, float f, const float *x, size_t at, size_t n,
-                       fpemu_cast_stats *st) {
-    emu__scaled_cast(fmt, f, x, n, 1, o->codes ? o->codes + at : NULL, o->codes ? NULL : o->vals + at, st);
+/* A run of MX / NVFP4 blocks of one row, each already scaled by its own
+ * factor (into the values at element `at`, or into e->buf for codes), cast
+ * in one call through a context of their own (rne, saturating, flags kept
+ * from the caller's), as emu__scaled_cast casts one block: one call per
+ * run of up to QCAST_CHUNK elements instead of one per block of 16 or 32. */
+static void blocks_cast(qcast *e, const fpemu_format *ef, size_t at, size_t n) {
+    fpemu_ctx bc;
+    fpemu_ctx_init(&bc);
+    bc.sat = 1;
+    if (!e->codes) {
+        fpemu_round_f32(ef, e->vals + at, e->vals + at, n, &bc, e->st);
+        return;
+    }
+    fpemu_encode_f32(ef, e->cbuf, e->buf, n, &bc, e->st);
+    widen_codes(ef, e->codes + at, e->cbuf, n);
 }
 
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
@@ -188,19 +204,27 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
         const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
+        const int run = QCAST_CHUNK / sb; /* blocks cast together */
         for (int r = 0; r < rows; r++)
-            for (int b = 0; b < nkb; b++) {
-                int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
-                const float *x = X + (size_t)r * K + k0;
-                float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
-                uint8_t code = mx ? fpemu_scaling_mx_scale(s->mx_rule, fmt, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
-                float f = mx ? emu__mx_encode_factor(code) : emu__nvfp4_encode_factor(code, ts);
-                block_cast(o, ef, f, x, (size_t)r * K + k0, (size_t)(k1 - k0), st);
-                size_t at = (size_t)r * nkb + b;
-                if (o->scode) o->scode[at] = code;
-                if (o->dec) o->dec[at] = (float)fpemu_to_double(sf, code);
-                if (o->enc) o->enc[at] = f;
-                if (o->bamax) o->bamax[at] = am;
+            for (int b0 = 0; b0 < nkb; b0 += run) {
+                const int b1 = run < nkb - b0 ? b0 + run : nkb;
+                const size_t at0 = (size_t)r * K + (size_t)b0 * sb;
+                float *dst = o->codes ? e.buf : o->vals + at0; /* the scaled elements */
+                size_t n = 0;
+                for (int b = b0; b < b1; b++) {
+                    int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
+                    const float *x = X + (size_t)r * K + k0;
+                    float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
+                    uint8_t code = mx ? fpemu_scaling_mx_scale(s->mx_rule, fmt, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
+                    float f = mx ? emu__mx_encode_factor(code) : emu__nvfp4_encode_factor(code, ts);
+                    for (int k = k0; k < k1; k++) dst[n++] = x[k - k0] * f;
+                    size_t at = (size_t)r * nkb + b;
+                    if (o->scode) o->scode[at] = code;
+                    if (o->dec) o->dec[at] = (float)fpemu_to_double(sf, code);
+                    if (o->enc) o->enc[at] = f;
+                    if (o->bamax) o->bamax[at] = am;
+                }
+                blocks_cast(&e, ef, at0, n);
             }
         break;
     }
