@@ -796,10 +796,50 @@ static int build_pass_f(qops *q, int pass) {
             f_range_pass(q, pass);
             return 0;
         }
+        /* f32-layout codes (tf32, f32) without scales: decoded in the panel
+         * loops as decode_f32_layout decodes them, without its call, the
+         * double exponent and the index arithmetic per element */
+        const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
+        if (fast32 && !sc && !q->al) {
+            const int P = pass ? CP : R, bias = pass ? 63 : 64;
+            const uint32_t keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
+            const int16_t zw = m->zero_product ? (int16_t)(f->emin + bias) : (int16_t)GEMM_F_NOPART;
+            for (int r0 = 0; r0 < Rn; r0 += P) {
+                const int r1 = r0 + P < Rn ? r0 + P : Rn;
+                for (int k0 = 0; k0 < K; k0 += 64) {
+                    const int k1 = k0 + 64 < K ? k0 + 64 : K;
+                    for (int r = r0; r < r1; r++) {
+                        const uint64_t *cr = codes + (size_t)r * K;
+                        const size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
+                        float *ov = (pass ? q->bvf : q->avf) + base;
+                        unsigned char spr = 0;
+                        for (int k = k0; k < k1; k++) {
+                            const uint32_t u = (uint32_t)cr[k] & keep, ex = u >> 23 & 0xFF;
+                            float x = 0.0f;
+                            int16_t w;
+                            if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
+                                spr = 1, w = (int16_t)GEMM_F_NOPART;
+                            } else if (ex == 0 && (!(u & 0x7FFFFF) || m->flush_subnormals)) {
+                                x = u >> 31 ? -0.0f : 0.0f, w = zw;
+                            } else {
+                                memcpy(&x, &u, 4);
+                                w = (int16_t)((ex ? (int)ex - 127 : f->emin) + bias);
+                            }
+                            ov[(size_t)k * P] = x;
+                            if (pass && q->bw) q->bw[base + (size_t)k * P] = w;
+                            else if (!pass && q->aw) q->aw[base + (size_t)k * P] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
+                        }
+                        sp[r] |= spr;
+                    }
+                }
+            }
+            f_range_pass(q, pass);
+            return 0;
+        }
         /* element by element (formats above 16 bits), or with block scales
          * (power-of-two scales only: value times scale and exponent plus the
          * scale's, exact in double; f_range_pass checks that they are floats) */
-        const int sbk = sc ? q->sblock : 64, fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
+        const int sbk = sc ? q->sblock : 64;
         for (int r0 = 0; r0 < Rn; r0 += 64)
             for (int k0 = 0; k0 < K; k0 += sbk) {
                 int r1 = r0 + 64 < Rn ? r0 + 64 : Rn, k1 = k0 + sbk < K ? k0 + sbk : K;

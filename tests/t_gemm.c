@@ -1150,6 +1150,31 @@ int main(void) {
             snprintf(what, sizeof what, "%s %s %s=%s", opt[oi][0], opt[oi][1], opt[oi][2], opt[oi][3]);
             ok(cmp(D, R, M * N, what) == 0, "%s: kernel %d == reference", what, st.kernel);
         }
+        /* f32-layout inputs (tf32) are decoded in the packing loops: zeros of
+         * both signs and NaN, then subnormals (flushed, or kept) and inf,
+         * under the options that change their decoding */
+        for (int k = 0; k < K; k++) A3[3 * K + k] = k % 5 == 1 ? -0.0f : A[3 * K + k];
+        A3[6 * K + 1] = NAN;
+        static const char *t32[][2] = {{"subnormals", "keep"}, {"subnormals", "flush"}, {"zero_product", "emin"}};
+        for (int sub = 0; sub < 3; sub++)
+            for (size_t oi = 0; oi < sizeof t32 / sizeof t32[0]; oi++) {
+                fpemu_gemm_config cfg;
+                char err[256];
+                fpemu_gemm_config_init(&cfg, "a100", "tf32", "tf32", NULL, 0);
+                if (fpemu_mma_model_set(&cfg.model, t32[oi][0], t32[oi][1], err, sizeof err)) bail("%s", err);
+                if (sub) A3[3 * K + 5] = 1e-39f, A3[3 * K + 10] = -3e-40f; /* subnormal inputs */
+                if (sub == 2) A3[4 * K + 2] = INFINITY;                    /* (an inf input takes the f64 kernel) */
+                fpemu_gemm_stats st;
+                fpemu_gemm_f32(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, D, N, &st);
+                fpemu_gemm_f32_reference(&cfg, M, N, K, A3, K, 0, B, N, 0, C, N, R, N, NULL);
+                char what[96];
+                snprintf(what, sizeof what, "a100 tf32 %s=%s%s", t32[oi][0], t32[oi][1],
+                         sub == 2 ? ", subnormal and inf inputs" : sub ? ", subnormal inputs" : "");
+                /* the f32 kernel (16 lanes) unless a subnormal is kept or an inf comes in */
+                const int want16 = sub == 0 || (sub == 1 && oi == 1);
+                ok(cmp(D, R, M * N, what) == 0 && (!want16 || st.lanes == 16),
+                   "%s, zero, -0 and NaN inputs: kernel %d, %d lanes == reference", what, st.kernel, st.lanes);
+            }
         free(A3);
     }
 
