@@ -757,34 +757,34 @@ static int build_pass_f(qops *q, int pass) {
                         if (pass) {
                             float *ov = q->bvf + base;
                             int16_t *ow = q->bw ? q->bw + base : NULL;
-                            const size_t lo = (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P);
-                            uint8_t *ol = q->bl ? q->bl + lo : NULL;
-                            int8_t *ox = q->bx ? q->bx + lo : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * CP] = tab.vf[code];
                                 if (ow) ow[(size_t)k * CP] = tab.wb[code];
-                                if (ol) {
-                                    const size_t o = (size_t)(k / 2) * 2 * CP + (size_t)(k % 2);
-                                    ol[o] = tab.lb[code], ox[o] = tab.x[code];
+                            }
+                            if (q->bl) { /* the count pass's bytes (a loop apart: the others' stays as it was) */
+                                const size_t lo = (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P);
+                                for (int k = k0; k < k1; k++) {
+                                    const size_t o = lo + (size_t)(k / 2) * 2 * CP + (size_t)(k % 2);
+                                    q->bl[o] = tab.lb[cr[k]], q->bx[o] = tab.x[cr[k]];
                                 }
                             }
                         } else {
                             float *ov = q->avf + base;
                             int32_t *ow = q->aw ? q->aw + base : NULL;
-                            const size_t lo = ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4;
-                            uint8_t *ol = q->al ? q->al + lo : NULL;
-                            int8_t *ox = q->ax ? q->ax + lo : NULL;
                             for (int k = k0; k < k1; k++) {
                                 uint64_t code = cr[k];
                                 uint16_t w = (uint16_t)tab.wa[code];
                                 spr |= tab.sp[code];
                                 ov[(size_t)k * R] = tab.vf[code];
                                 if (ow) ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
-                                if (ol) {
-                                    const size_t o = (size_t)(k / 2) * R * 4 + (size_t)(k % 2);
-                                    ol[o] = ol[o + 2] = tab.la[code], ox[o] = ox[o + 2] = tab.x[code];
+                            }
+                            if (q->al) {
+                                const size_t lo = ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4;
+                                for (int k = k0; k < k1; k++) {
+                                    const size_t o = lo + (size_t)(k / 2) * R * 4 + (size_t)(k % 2);
+                                    q->al[o] = q->al[o + 2] = tab.la[cr[k]], q->ax[o] = q->ax[o + 2] = tab.x[cr[k]];
                                 }
                             }
                         }
