@@ -836,6 +836,52 @@ static int build_pass_f(qops *q, int pass) {
             f_range_pass(q, pass);
             return 0;
         }
+        /* table formats with block scales (MX): per row and scale block, the
+         * scale once, then each value times it (exact in double; not a float:
+         * the f64 kernel) and its exponent word plus the scale's exponent, as
+         * the element path below computes them, without its per-element
+         * double exponent and index arithmetic */
+        if (use_tab && sc && !q->al) {
+            const int P = pass ? CP : R, sbk = q->sblock;
+            for (int r0 = 0; r0 < Rn; r0 += P) {
+                const int r1 = r0 + P < Rn ? r0 + P : Rn;
+                for (int k0 = 0; k0 < K; k0 += sbk) {
+                    const int k1 = k0 + sbk < K ? k0 + sbk : K;
+                    for (int r = r0; r < r1; r++) {
+                        const uint64_t *cr = codes + (size_t)r * K;
+                        const size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
+                        const uint64_t scode = sc[(size_t)r * q->nsb + k0 / q->sblock];
+                        const int nan_scale = fpemu_is_nan(q->sfmt, scode);
+                        double sv = 0, s2 = 1;
+                        if (nan_scale) sp[r] = 1;
+                        else {
+                            s2 = scale_pow(q->sfmt, scode, &sv);
+                            if (sv != s2) q->f_bad[pass] = 1; /* not a power of two (or 0): the f64 kernel */
+                        }
+                        const int S = ilogb(s2);
+                        unsigned char spr = 0, bad = 0;
+                        float *ov = (pass ? q->bvf : q->avf) + base;
+                        for (int k = k0; k < k1; k++) {
+                            const uint64_t code = cr[k];
+                            const double v = nan_scale ? 0.0 : tab.v[code] * sv; /* (a NaN scale: the element takes no part) */
+                            const float x = (float)v;
+                            const int16_t w0 = pass ? tab.wb[code] : tab.wa[code];
+                            const int16_t w = nan_scale || w0 == (int16_t)GEMM_F_NOPART ? (int16_t)GEMM_F_NOPART : (int16_t)(w0 + S);
+                            spr |= tab.sp[code];
+                            bad |= (double)x != v;
+                            ov[(size_t)k * P] = x;
+                            if (pass && q->bw) q->bw[base + (size_t)k * P] = w;
+                            else if (!pass && q->aw) q->aw[base + (size_t)k * P] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
+                        }
+                        sp[r] |= spr;
+                        if (bad) q->f_bad[pass] = 1; /* beyond f32: the f64 kernel */
+                    }
+                }
+            }
+            if (own_tab) dtable_free(&tab);
+            f_range_pass(q, pass);
+            return 0;
+        }
         /* element by element (formats above 16 bits), or with block scales
          * (power-of-two scales only: value times scale and exponent plus the
          * scale's, exact in double; f_range_pass checks that they are floats) */
