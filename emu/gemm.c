@@ -725,6 +725,148 @@ static int build_values_f(qops *q) {
 /* One operand of build_values_f (pass 0: A, 1: B). */
 static void f_range_pass(qops *q, int pass);
 
+/* The packing's fast paths (build_pass_f): one row of A (or column of B)
+ * over a run of k [k0, k1), its panel element (r, k0) at base. */
+typedef struct {
+    qops *q;
+    const fpemu_mma_model *m;
+    const fpemu_format *f;
+    int pass, P, K;
+    size_t Kp;
+    const uint64_t *codes, *sc;
+    unsigned char *sp;
+    const dtable *tab;
+    int bias;      /* the exponent words' bias (63 for B, 64 for A) */
+    uint32_t keep; /* pack_row_f32: the code's bits */
+    int16_t zw;    /* pack_row_f32: a zero's word */
+} pack_ctx;
+typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t base);
+
+/* A row's (or column's) destination in the panels: values ov, exponent
+ * words ob (B) or oa (A, the word repeated in both halves of an int32),
+ * NULL where the kernel reads none. */
+typedef struct {
+    float *ov;
+    int16_t *ob;
+    int32_t *oa;
+} pack_dst;
+static inline __attribute__((always_inline)) pack_dst pack_dst_of(const pack_ctx *c, int pass, size_t base) {
+    const qops *q = c->q;
+    return (pack_dst){.ov = (pass ? q->bvf : q->avf) + base,
+                      .ob = pass && q->bw ? q->bw + base : NULL,
+                      .oa = !pass && q->aw ? q->aw + base : NULL};
+}
+static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass, size_t o, float x, int16_t w) {
+    d.ov[o] = x;
+    if (pass && d.ob) d.ob[o] = w;
+    if (!pass && d.oa) d.oa[o] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
+}
+
+/* The traversal: a panel of P rows (or columns) at a time, in runs of `run`
+ * k, so that the panel's lines stay in L1 while its rows fill them. */
+static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, int Rn, int run, pack_row_fn row) {
+    const int P = c->P, K = c->K;
+    for (int r0 = 0; r0 < Rn; r0 += P) {
+        const int r1 = r0 + P < Rn ? r0 + P : Rn;
+        for (int k0 = 0; k0 < K; k0 += run) {
+            const int k1 = k0 + run < K ? k0 + run : K;
+            for (int r = r0; r < r1; r++) row(c, r, k0, k1, (size_t)(r / P) * K * P + (size_t)(r % P));
+        }
+    }
+}
+
+/* Table look-ups (formats of at most 16 bits, no scales); with the count
+ * pass, its lsb and exponent bytes too, in a loop apart. pass is a
+ * constant in each caller (pack_row_tab), so each side gets its own loop. */
+static inline __attribute__((always_inline)) void pack_row_tab_p(const pack_ctx *c, int pass, int r, int k0, int k1, size_t base) {
+    qops *q = c->q;
+    const dtable *t = c->tab;
+    const uint64_t *cr = c->codes + (size_t)r * c->K;
+    const int P = c->P;
+    const pack_dst d = pack_dst_of(c, pass, base);
+    const int16_t *tw = pass ? t->wb : t->wa;
+    unsigned char spr = 0;
+    for (int k = k0; k < k1; k++) {
+        const uint64_t code = cr[k];
+        spr |= t->sp[code];
+        pack_put(d, pass, (size_t)k * P, t->vf[code], tw[code]);
+    }
+    if (pass && q->bl) {
+        const size_t lo = (size_t)(r / P) * c->Kp * 2 * P + 2 * (size_t)(r % P);
+        for (int k = k0; k < k1; k++) {
+            const size_t o = lo + (size_t)(k / 2) * 2 * P + (size_t)(k % 2);
+            q->bl[o] = t->lb[cr[k]], q->bx[o] = t->x[cr[k]];
+        }
+    } else if (!pass && q->al) {
+        const size_t lo = ((size_t)(r / P) * c->Kp * P + (size_t)(r % P)) * 4;
+        for (int k = k0; k < k1; k++) {
+            const size_t o = lo + (size_t)(k / 2) * P * 4 + (size_t)(k % 2);
+            q->al[o] = q->al[o + 2] = t->la[cr[k]], q->ax[o] = q->ax[o + 2] = t->x[cr[k]];
+        }
+    }
+    c->sp[r] |= spr;
+}
+static void pack_row_tab(const pack_ctx *c, int r, int k0, int k1, size_t base) {
+    if (c->pass) pack_row_tab_p(c, 1, r, k0, k1, base);
+    else pack_row_tab_p(c, 0, r, k0, k1, base);
+}
+
+/* f32-layout codes (tf32, f32) without scales, decoded as decode_f32_layout
+ * decodes them, without its call and double exponent per element. */
+static void pack_row_f32(const pack_ctx *c, int r, int k0, int k1, size_t base) {
+    const uint64_t *cr = c->codes + (size_t)r * c->K;
+    const pack_dst d = pack_dst_of(c, c->pass, base);
+    unsigned char spr = 0;
+    for (int k = k0; k < k1; k++) {
+        const uint32_t u = (uint32_t)cr[k] & c->keep, ex = u >> 23 & 0xFF;
+        float x = 0.0f;
+        int16_t w;
+        if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
+            spr = 1, w = (int16_t)GEMM_F_NOPART;
+        } else if (ex == 0 && (!(u & 0x7FFFFF) || c->m->flush_subnormals)) {
+            x = u >> 31 ? -0.0f : 0.0f, w = c->zw;
+        } else {
+            memcpy(&x, &u, 4);
+            w = (int16_t)((ex ? (int)ex - 127 : c->f->emin) + c->bias);
+        }
+        pack_put(d, c->pass, (size_t)k * c->P, x, w);
+    }
+    c->sp[r] |= spr;
+}
+
+/* Table formats with power-of-two block scales (MX; a run is a scale
+ * block): the scale once, then each value times it (exact in double; not a
+ * float: the f64 kernel) and its word plus the scale's exponent, as the
+ * element path computes them. */
+static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base) {
+    qops *q = c->q;
+    const dtable *t = c->tab;
+    const uint64_t *cr = c->codes + (size_t)r * c->K;
+    const uint64_t scode = c->sc[(size_t)r * q->nsb + k0 / q->sblock];
+    const int nan_scale = fpemu_is_nan(q->sfmt, scode);
+    double sv = 0, s2 = 1;
+    if (nan_scale) c->sp[r] = 1;
+    else {
+        s2 = scale_pow(q->sfmt, scode, &sv);
+        if (sv != s2) q->f_bad[c->pass] = 1; /* not a power of two (or 0): the f64 kernel */
+    }
+    const int S = ilogb(s2);
+    const pack_dst d = pack_dst_of(c, c->pass, base);
+    unsigned char spr = 0, bad = 0;
+    for (int k = k0; k < k1; k++) {
+        const uint64_t code = cr[k];
+        const double v = nan_scale ? 0.0 : t->v[code] * sv; /* (a NaN scale: the element takes no part) */
+        const float x = (float)v;
+        const int16_t w0 = c->pass ? t->wb[code] : t->wa[code];
+        spr |= t->sp[code];
+        bad |= (double)x != v;
+        pack_put(d, c->pass, (size_t)k * c->P, x,
+                 nan_scale || w0 == (int16_t)GEMM_F_NOPART ? (int16_t)GEMM_F_NOPART : (int16_t)(w0 + S));
+    }
+    c->sp[r] |= spr;
+    if (bad) q->f_bad[c->pass] = 1; /* beyond f32: the f64 kernel */
+}
+
 static int build_pass_f(qops *q, int pass) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
@@ -742,142 +884,19 @@ static int build_pass_f(qops *q, int pass) {
         int own_tab = use_tab && !cached;
         if (cached) tab = *cached;
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
-        if (use_tab && !sc) { /* the common case: table look-ups, a panel at a time in runs of 64 k (the
-                               * panel's lines stay in L1 while its rows fill them); no exponent words
-                               * where the kernel reads none (q->aw, q->bw NULL) */
-            const int P = pass ? CP : R;
-            for (int r0 = 0; r0 < Rn; r0 += P) {
-                const int r1 = r0 + P < Rn ? r0 + P : Rn;
-                for (int k0 = 0; k0 < K; k0 += 64) {
-                    const int k1 = k0 + 64 < K ? k0 + 64 : K;
-                    for (int r = r0; r < r1; r++) {
-                        const uint64_t *cr = codes + (size_t)r * K;
-                        size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
-                        unsigned char spr = 0;
-                        if (pass) {
-                            float *ov = q->bvf + base;
-                            int16_t *ow = q->bw ? q->bw + base : NULL;
-                            for (int k = k0; k < k1; k++) {
-                                uint64_t code = cr[k];
-                                spr |= tab.sp[code];
-                                ov[(size_t)k * CP] = tab.vf[code];
-                                if (ow) ow[(size_t)k * CP] = tab.wb[code];
-                            }
-                            if (q->bl) { /* the count pass's bytes (a loop apart: the others' stays as it was) */
-                                const size_t lo = (size_t)(r / P) * Kp * 2 * CP + 2 * (size_t)(r % P);
-                                for (int k = k0; k < k1; k++) {
-                                    const size_t o = lo + (size_t)(k / 2) * 2 * CP + (size_t)(k % 2);
-                                    q->bl[o] = tab.lb[cr[k]], q->bx[o] = tab.x[cr[k]];
-                                }
-                            }
-                        } else {
-                            float *ov = q->avf + base;
-                            int32_t *ow = q->aw ? q->aw + base : NULL;
-                            for (int k = k0; k < k1; k++) {
-                                uint64_t code = cr[k];
-                                uint16_t w = (uint16_t)tab.wa[code];
-                                spr |= tab.sp[code];
-                                ov[(size_t)k * R] = tab.vf[code];
-                                if (ow) ow[(size_t)k * R] = (int32_t)(((uint32_t)w << 16) | w);
-                            }
-                            if (q->al) {
-                                const size_t lo = ((size_t)(r / P) * Kp * R + (size_t)(r % P)) * 4;
-                                for (int k = k0; k < k1; k++) {
-                                    const size_t o = lo + (size_t)(k / 2) * R * 4 + (size_t)(k % 2);
-                                    q->al[o] = q->al[o + 2] = tab.la[cr[k]], q->ax[o] = q->ax[o + 2] = tab.x[cr[k]];
-                                }
-                            }
-                        }
-                        sp[r] |= spr;
-                    }
-                }
-            }
-            if (own_tab) dtable_free(&tab);
-            f_range_pass(q, pass);
-            return 0;
-        }
-        /* f32-layout codes (tf32, f32) without scales: decoded in the panel
-         * loops as decode_f32_layout decodes them, without its call, the
-         * double exponent and the index arithmetic per element */
+        /* the fast paths: a panel at a time, rows (or columns) in runs of k */
         const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
-        if (fast32 && !sc && !q->al) {
-            const int P = pass ? CP : R, bias = pass ? 63 : 64;
-            const uint32_t keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
-            const int16_t zw = m->zero_product ? (int16_t)(f->emin + bias) : (int16_t)GEMM_F_NOPART;
-            for (int r0 = 0; r0 < Rn; r0 += P) {
-                const int r1 = r0 + P < Rn ? r0 + P : Rn;
-                for (int k0 = 0; k0 < K; k0 += 64) {
-                    const int k1 = k0 + 64 < K ? k0 + 64 : K;
-                    for (int r = r0; r < r1; r++) {
-                        const uint64_t *cr = codes + (size_t)r * K;
-                        const size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
-                        float *ov = (pass ? q->bvf : q->avf) + base;
-                        unsigned char spr = 0;
-                        for (int k = k0; k < k1; k++) {
-                            const uint32_t u = (uint32_t)cr[k] & keep, ex = u >> 23 & 0xFF;
-                            float x = 0.0f;
-                            int16_t w;
-                            if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
-                                spr = 1, w = (int16_t)GEMM_F_NOPART;
-                            } else if (ex == 0 && (!(u & 0x7FFFFF) || m->flush_subnormals)) {
-                                x = u >> 31 ? -0.0f : 0.0f, w = zw;
-                            } else {
-                                memcpy(&x, &u, 4);
-                                w = (int16_t)((ex ? (int)ex - 127 : f->emin) + bias);
-                            }
-                            ov[(size_t)k * P] = x;
-                            if (pass && q->bw) q->bw[base + (size_t)k * P] = w;
-                            else if (!pass && q->aw) q->aw[base + (size_t)k * P] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
-                        }
-                        sp[r] |= spr;
-                    }
-                }
-            }
-            f_range_pass(q, pass);
-            return 0;
-        }
-        /* table formats with block scales (MX): per row and scale block, the
-         * scale once, then each value times it (exact in double; not a float:
-         * the f64 kernel) and its exponent word plus the scale's exponent, as
-         * the element path below computes them, without its per-element
-         * double exponent and index arithmetic */
-        if (use_tab && sc && !q->al) {
-            const int P = pass ? CP : R, sbk = q->sblock;
-            for (int r0 = 0; r0 < Rn; r0 += P) {
-                const int r1 = r0 + P < Rn ? r0 + P : Rn;
-                for (int k0 = 0; k0 < K; k0 += sbk) {
-                    const int k1 = k0 + sbk < K ? k0 + sbk : K;
-                    for (int r = r0; r < r1; r++) {
-                        const uint64_t *cr = codes + (size_t)r * K;
-                        const size_t base = (size_t)(r / P) * K * P + (size_t)(r % P);
-                        const uint64_t scode = sc[(size_t)r * q->nsb + k0 / q->sblock];
-                        const int nan_scale = fpemu_is_nan(q->sfmt, scode);
-                        double sv = 0, s2 = 1;
-                        if (nan_scale) sp[r] = 1;
-                        else {
-                            s2 = scale_pow(q->sfmt, scode, &sv);
-                            if (sv != s2) q->f_bad[pass] = 1; /* not a power of two (or 0): the f64 kernel */
-                        }
-                        const int S = ilogb(s2);
-                        unsigned char spr = 0, bad = 0;
-                        float *ov = (pass ? q->bvf : q->avf) + base;
-                        for (int k = k0; k < k1; k++) {
-                            const uint64_t code = cr[k];
-                            const double v = nan_scale ? 0.0 : tab.v[code] * sv; /* (a NaN scale: the element takes no part) */
-                            const float x = (float)v;
-                            const int16_t w0 = pass ? tab.wb[code] : tab.wa[code];
-                            const int16_t w = nan_scale || w0 == (int16_t)GEMM_F_NOPART ? (int16_t)GEMM_F_NOPART : (int16_t)(w0 + S);
-                            spr |= tab.sp[code];
-                            bad |= (double)x != v;
-                            ov[(size_t)k * P] = x;
-                            if (pass && q->bw) q->bw[base + (size_t)k * P] = w;
-                            else if (!pass && q->aw) q->aw[base + (size_t)k * P] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
-                        }
-                        sp[r] |= spr;
-                        if (bad) q->f_bad[pass] = 1; /* beyond f32: the f64 kernel */
-                    }
-                }
-            }
+        pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .Kp = Kp, .codes = codes, .sc = sc,
+                       .sp = sp, .tab = &tab, .bias = pass ? 63 : 64};
+        pack_row_fn row = NULL;
+        int run = 64;
+        if (use_tab && !sc) row = pack_row_tab;                  /* the common case: table look-ups */
+        else if (fast32 && !sc && !q->al) row = pack_row_f32;    /* tf32, f32 */
+        else if (use_tab && sc && !q->al) row = pack_row_mx, run = q->sblock; /* MX */
+        if (row) {
+            pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
+            pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
+            pack_walk(&pc, Rn, run, row);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;
