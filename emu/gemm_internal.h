@@ -39,7 +39,9 @@ typedef struct gk_args {
  * element (k, j) at ((j / C) * K + k) * C + j % C. av/bv: the exact values
  * as floats; bw: the alignment exponent of b as a 16-bit word, log2(be) + 63,
  * or GEMM_F_NOPART for an element that takes no part (be = 0); aw: the same
- * for a with bias 64, the word repeated in both halves of an int32. i0 a
+ * for a with bias 64, the word repeated in both halves of an int32
+ * (both NULL where the count pass, below, runs: it takes emax from its own
+ * bytes, for the blocks it declines too). i0 a
  * multiple of R, j0 of C; cin/out/flag row-major with strides ldc/ldo
  * (columns up to j1 only); thr_w = nfrac + 1 (the biased exponent of
  * 2^(nfrac - 126)); see gemm_kernel.c for when it is exact. */
