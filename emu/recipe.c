@@ -31,10 +31,6 @@ int emu__quant_nkb(const fpemu_gemm_scaling *s, int cols) {
     }
 }
 
-/* Elements cast per call of fpemu_encode_f32 (the codes path): each call
- * costs its set-up, so the chunk is large; the buffers stay in L1. */
-#define QCAST_CHUNK 1024
-
 /* The element casts of one call, through the caller's context: element
  * (r, c) takes draw r * cols + c of its stream, whatever order the recipe
  * visits its blocks in; to codes or (codes NULL) to values. */
@@ -46,26 +42,15 @@ typedef struct {
     uint64_t *codes;
     float *vals;
     fpemu_cast_stats *st;
-    float buf[QCAST_CHUNK];
-    uint64_t cbuf[QCAST_CHUNK];
+    float buf[EMU_CAST_CHUNK];
+    uint64_t cbuf[EMU_CAST_CHUNK];
 } qcast;
 
 /* Cast n elements x[0..n) into elements (r, c0 ..) (a run of the row-major
  * array, rows included): times f first when mul (every scaled recipe
  * multiplies, a factor of 1 included), as they are for NONE. Codes go
- * through a buffer of QCAST_CHUNK; values are scaled in place and cast in one call
+ * through a buffer of EMU_CAST_CHUNK; values are scaled in place and cast in one call
  * (x may be the values' own memory). */
-/* Codes of a format's container (cbuf, as fpemu_encode_f32 writes them)
- * widened to uint64, without a call per element where the container is 8
- * or 16 bits. */
-static void widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, size_t m) {
-    switch (fmt->container) {
-    case 8: for (size_t i = 0; i < m; i++) out[i] = ((const uint8_t *)cbuf)[i]; break;
-    case 16: for (size_t i = 0; i < m; i++) out[i] = ((const uint16_t *)cbuf)[i]; break;
-    default: for (size_t i = 0; i < m; i++) out[i] = fpemu_code_load(fmt, cbuf, i); break;
-    }
-}
-
 static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, int mul, float f) {
     const size_t at0 = r * e->cols + c0;
     if (!e->codes) {
@@ -79,8 +64,8 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         fpemu_round_f32(e->fmt, v, v, n, e->ctx, e->st);
         return;
     }
-    for (size_t i0 = 0; i0 < n; i0 += QCAST_CHUNK) {
-        size_t m = n - i0 < QCAST_CHUNK ? n - i0 : QCAST_CHUNK;
+    for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK) {
+        size_t m = n - i0 < EMU_CAST_CHUNK ? n - i0 : EMU_CAST_CHUNK;
         const float *src = x + i0;
         if (mul) {
             for (size_t i = 0; i < m; i++) e->buf[i] = x[i0 + i] * f;
@@ -89,25 +74,8 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         size_t at = at0 + i0;
         emu__array_at(e->ctx, e->base, e->pos, at);
         fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
-        widen_codes(e->fmt, e->codes + at, e->cbuf, m);
+        emu__widen_codes(e->fmt, e->codes + at, e->cbuf, m);
     }
-}
-
-/* A run of MX / NVFP4 blocks of one row, each already scaled by its own
- * factor (into the values at element `at`, or into e->buf for codes), cast
- * in one call through a context of their own (rne, saturating, flags kept
- * from the caller's), as emu__scaled_cast casts one block: one call per
- * run of up to QCAST_CHUNK elements instead of one per block of 16 or 32. */
-static void blocks_cast(qcast *e, const fpemu_format *ef, size_t at, size_t n) {
-    fpemu_ctx bc;
-    fpemu_ctx_init(&bc);
-    bc.sat = 1;
-    if (!e->codes) {
-        fpemu_round_f32(ef, e->vals + at, e->vals + at, n, &bc, e->st);
-        return;
-    }
-    fpemu_encode_f32(ef, e->cbuf, e->buf, n, &bc, e->st);
-    widen_codes(ef, e->codes + at, e->cbuf, n);
 }
 
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
@@ -204,12 +172,12 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
         const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
-        const int run = QCAST_CHUNK / sb; /* blocks cast together */
+        const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */
         for (int r = 0; r < rows; r++)
             for (int b0 = 0; b0 < nkb; b0 += run) {
                 const int b1 = run < nkb - b0 ? b0 + run : nkb;
                 const size_t at0 = (size_t)r * K + (size_t)b0 * sb;
-                float *dst = o->codes ? e.buf : o->vals + at0; /* the scaled elements */
+                float *dst = o->codes ? e.buf : o->vals + at0; /* the scaled elements, cast as one run */
                 size_t n = 0;
                 for (int b = b0; b < b1; b++) {
                     int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
@@ -224,7 +192,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                     if (o->enc) o->enc[at] = f;
                     if (o->bamax) o->bamax[at] = am;
                 }
-                blocks_cast(&e, ef, at0, n);
+                emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
             }
         break;
     }

@@ -84,10 +84,25 @@ float emu__mx_encode_factor(uint8_t code);
  * code) is 0. */
 float emu__nvfp4_encode_factor(uint8_t scale_code, float tensor_scale);
 
-/* The cast of n elements x[i * stride] times f (rne, saturating, the
- * format's canonical NaN, a context of its own): the block casts of MX and
- * NVFP4. To codes (fpemu_encode_f32) or, with codes NULL, to values
- * (fpemu_round_f32; vals may be x when stride is 1). */
+/* Elements cast per call of fpemu_encode_f32 where the recipes cast codes
+ * through a buffer: each call costs its set-up (more than 16 casts), so the
+ * chunk is large; the buffers stay in L1. */
+#define EMU_CAST_CHUNK 1024
+
+/* Codes of a format's container (cbuf, as fpemu_encode_f32 writes them)
+ * widened to uint64, without a call per element where the container is 8
+ * or 16 bits. */
+void emu__widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, size_t m);
+
+/* The cast of n floats y, already scaled (rne, saturating, the format's
+ * canonical NaN, a context of its own, whose flags nobody sees): the block
+ * casts of MX and NVFP4, one block or a row's run of blocks each scaled by
+ * its own factor. To codes (fpemu_encode_f32) or, with codes NULL, to
+ * values (fpemu_round_f32; vals may be y). */
+void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats);
+
+/* emu__own_cast of n elements x[i * stride] times f (vals may be x when
+ * stride is 1). */
 void emu__scaled_cast(const fpemu_format *fmt, float f, const float *x, size_t n, size_t stride, uint64_t *codes,
                       float *vals, fpemu_cast_stats *stats);
 

@@ -228,23 +228,42 @@ uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *e
  * normal range, where no element format can tell the difference) */
 float emu__mx_encode_factor(uint8_t code) { return code == 0xFF ? NAN : ldexpf(1.0f, 127 - (int)code); }
 
-void emu__scaled_cast(const fpemu_format *fmt, float f, const float *x, size_t n, size_t stride, uint64_t *codes,
-                      float *vals, fpemu_cast_stats *stats) {
+void emu__widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, size_t m) {
+    switch (fmt->container) {
+    case 8: for (size_t i = 0; i < m; i++) out[i] = ((const uint8_t *)cbuf)[i]; break;
+    case 16: for (size_t i = 0; i < m; i++) out[i] = ((const uint16_t *)cbuf)[i]; break;
+    default: for (size_t i = 0; i < m; i++) out[i] = fpemu_code_load(fmt, cbuf, i); break;
+    }
+}
+
+void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
-    if (!codes) { /* values: scaled in place, one cast */
-        for (size_t i = 0; i < n; i++) vals[i] = x[i * stride] * f;
-        fpemu_round_f32(fmt, vals, vals, n, &ctx, stats);
+    if (!codes) {
+        fpemu_round_f32(fmt, vals, y, n, &ctx, stats);
         return;
     }
-    float buf[64];
-    uint64_t out[64];
-    for (size_t i0 = 0; i0 < n; i0 += 64) {
-        size_t m = n - i0 < 64 ? n - i0 : 64;
+    uint64_t out[EMU_CAST_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK) {
+        size_t m = n - i0 < EMU_CAST_CHUNK ? n - i0 : EMU_CAST_CHUNK;
+        fpemu_encode_f32(fmt, out, y + i0, m, &ctx, stats);
+        emu__widen_codes(fmt, codes + i0, out, m);
+    }
+}
+
+void emu__scaled_cast(const fpemu_format *fmt, float f, const float *x, size_t n, size_t stride, uint64_t *codes,
+                      float *vals, fpemu_cast_stats *stats) {
+    if (!codes) { /* values: scaled in place, one cast */
+        for (size_t i = 0; i < n; i++) vals[i] = x[i * stride] * f;
+        emu__own_cast(fmt, vals, n, NULL, vals, stats);
+        return;
+    }
+    float buf[EMU_CAST_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK) {
+        size_t m = n - i0 < EMU_CAST_CHUNK ? n - i0 : EMU_CAST_CHUNK;
         for (size_t i = 0; i < m; i++) buf[i] = x[(i0 + i) * stride] * f;
-        fpemu_encode_f32(fmt, out, buf, m, &ctx, stats);
-        for (size_t i = 0; i < m; i++) codes[i0 + i] = fpemu_code_load(fmt, out, i);
+        emu__own_cast(fmt, buf, m, codes + i0, NULL, stats);
     }
 }
 
