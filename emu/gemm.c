@@ -676,11 +676,11 @@ static int build_values_f(qops *q) {
     q->aw = words ? big_alloc((Mp * K + 1) * sizeof(int32_t), 0) : NULL;
     q->bvf = big_alloc((Np * K + 1) * sizeof(float), 0);
     q->bw = words ? big_alloc((Np * K + 1) * sizeof(int16_t), 0) : NULL;
-    const size_t Kp = ((size_t)K + 1) / 2; /* the lsb bytes: k in pairs (gemm_internal.h) */
-    q->al = q->f_count ? big_alloc(Mp * Kp * 8 + 1, 0) : NULL;
-    q->bl = q->f_count ? big_alloc(Np * Kp * 2 + 1, 0) : NULL;
-    q->ax = q->f_count ? big_alloc(Mp * Kp * 8 + 1, 0) : NULL;
-    q->bx = q->f_count ? big_alloc(Np * Kp * 2 + 1, 0) : NULL;
+    const size_t abytes = gemm_f_byte_a((size_t)K, Mp, 0), bbytes = gemm_f_byte_b((size_t)K, Np, 0); /* (gemm_internal.h) */
+    q->al = q->f_count ? big_alloc(abytes + 1, 0) : NULL;
+    q->bl = q->f_count ? big_alloc(bbytes + 1, 0) : NULL;
+    q->ax = q->f_count ? big_alloc(abytes + 1, 0) : NULL;
+    q->bx = q->f_count ? big_alloc(bbytes + 1, 0) : NULL;
     /* the packing writes every element of a real row or column: zero the
      * last panel of each (its padding), the only place left unwritten */
     if (q->avf && M > 0) memset(q->avf + (size_t)((M - 1) / R) * K * R, 0, (size_t)K * R * sizeof(float));
@@ -696,23 +696,20 @@ static int build_values_f(qops *q) {
      * packing overwrites its real rows or columns), and with K odd the
      * missing second k of every last pair */
     if (q->al && M > 0) {
-        const size_t p0 = (size_t)((M - 1) / R) * Kp * R * 4;
-        memset(q->al + p0, GEMM_F_LSB_ZA, Kp * R * 4), memset(q->ax + p0, (uint8_t)GEMM_F_XNOPART, Kp * R * 4);
-        for (size_t p = 0; K % 2 && p < Mp / R; p++)
-            for (int r = 0; r < R; r++)
-                for (int b = 1; b < 4; b += 2) {
-                    const size_t o = ((p * Kp + Kp - 1) * R + (size_t)r) * 4 + (size_t)b;
-                    q->al[o] = GEMM_F_LSB_ZA, q->ax[o] = GEMM_F_XNOPART;
-                }
+        const size_t p0 = gemm_f_byte_a((size_t)K, (size_t)(M - 1) / R * R, 0), n = abytes - p0;
+        memset(q->al + p0, GEMM_F_LSB_ZA, n), memset(q->ax + p0, (uint8_t)GEMM_F_XNOPART, n);
+        for (size_t i = 0; K % 2 && i < Mp; i++) {
+            const size_t o = gemm_f_byte_a((size_t)K, i, (size_t)K);
+            q->al[o] = q->al[o + 2] = GEMM_F_LSB_ZA, q->ax[o] = q->ax[o + 2] = GEMM_F_XNOPART;
+        }
     }
     if (q->bl && N > 0) {
-        const size_t p0 = (size_t)((N - 1) / CP) * Kp * 2 * CP;
-        memset(q->bl + p0, GEMM_F_LSB_ZB, Kp * 2 * CP), memset(q->bx + p0, (uint8_t)GEMM_F_XNOPART, Kp * 2 * CP);
-        for (size_t p = 0; K % 2 && p < Np / CP; p++)
-            for (int c = 0; c < CP; c++) {
-                const size_t o = (p * Kp + Kp - 1) * 2 * CP + 2 * (size_t)c + 1;
-                q->bl[o] = GEMM_F_LSB_ZB, q->bx[o] = GEMM_F_XNOPART;
-            }
+        const size_t p0 = gemm_f_byte_b((size_t)K, (size_t)(N - 1) / CP * CP, 0), n = bbytes - p0;
+        memset(q->bl + p0, GEMM_F_LSB_ZB, n), memset(q->bx + p0, (uint8_t)GEMM_F_XNOPART, n);
+        for (size_t j = 0; K % 2 && j < Np; j++) {
+            const size_t o = gemm_f_byte_b((size_t)K, j, (size_t)K);
+            q->bl[o] = GEMM_F_LSB_ZB, q->bx[o] = GEMM_F_XNOPART;
+        }
     }
     for (int p = 0; p < 2; p++) q->f_wlo[p] = INT_MAX / 4, q->f_whi[p] = INT_MIN / 4;
     q->f_bad[0] = q->f_bad[1] = 0;
@@ -732,7 +729,6 @@ typedef struct {
     const fpemu_mma_model *m;
     const fpemu_format *f;
     int pass, P, K;
-    size_t Kp;
     const uint64_t *codes, *sc;
     unsigned char *sp;
     const dtable *tab;
@@ -792,15 +788,13 @@ static inline __attribute__((always_inline)) void pack_row_tab_p(const pack_ctx 
         pack_put(d, pass, (size_t)k * P, t->vf[code], tw[code]);
     }
     if (pass && q->bl) {
-        const size_t lo = (size_t)(r / P) * c->Kp * 2 * P + 2 * (size_t)(r % P);
         for (int k = k0; k < k1; k++) {
-            const size_t o = lo + (size_t)(k / 2) * 2 * P + (size_t)(k % 2);
+            const size_t o = gemm_f_byte_b((size_t)c->K, (size_t)r, (size_t)k);
             q->bl[o] = t->lb[cr[k]], q->bx[o] = t->x[cr[k]];
         }
     } else if (!pass && q->al) {
-        const size_t lo = ((size_t)(r / P) * c->Kp * P + (size_t)(r % P)) * 4;
         for (int k = k0; k < k1; k++) {
-            const size_t o = lo + (size_t)(k / 2) * P * 4 + (size_t)(k % 2);
+            const size_t o = gemm_f_byte_a((size_t)c->K, (size_t)r, (size_t)k);
             q->al[o] = q->al[o + 2] = t->la[cr[k]], q->ax[o] = q->ax[o + 2] = t->x[cr[k]];
         }
     }
@@ -871,7 +865,6 @@ static int build_pass_f(qops *q, int pass) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS;
     int M = q->M, N = q->N, K = q->K;
-    const size_t Kp = ((size_t)K + 1) / 2; /* the lsb bytes' k pairs */
     {
         int Rn = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
@@ -886,7 +879,7 @@ static int build_pass_f(qops *q, int pass) {
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
         /* the fast paths: a panel at a time, rows (or columns) in runs of k */
         const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
-        pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .Kp = Kp, .codes = codes, .sc = sc,
+        pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .codes = codes, .sc = sc,
                        .sp = sp, .tab = &tab, .bias = pass ? 63 : 64};
         pack_row_fn row = NULL;
         int run = 64;
@@ -936,7 +929,7 @@ static int build_pass_f(qops *q, int pass) {
                             q->bvf[o] = (float)v;
                             if (q->bw) q->bw[o] = f_word(e, 63);
                             if (q->bl) {
-                                const size_t ol = ((size_t)(r / CP) * Kp + (size_t)(k / 2)) * 2 * CP + 2 * (size_t)(r % CP) + (size_t)(k % 2);
+                                const size_t ol = gemm_f_byte_b((size_t)K, (size_t)r, (size_t)k);
                                 q->bl[ol] = f_lsb(v, 1), q->bx[ol] = f_xbyte(e);
                             }
                         } else {
@@ -947,7 +940,7 @@ static int build_pass_f(qops *q, int pass) {
                                 q->aw[o] = (int32_t)(((uint32_t)w << 16) | w);
                             }
                             if (q->al) {
-                                const size_t ol = (((size_t)(r / R) * Kp + (size_t)(k / 2)) * R + (size_t)(r % R)) * 4 + (size_t)(k % 2);
+                                const size_t ol = gemm_f_byte_a((size_t)K, (size_t)r, (size_t)k);
                                 q->al[ol] = q->al[ol + 2] = f_lsb(v, 0);
                                 q->ax[ol] = q->ax[ol + 2] = f_xbyte(e);
                             }

@@ -76,7 +76,8 @@ typedef struct gkf_args {
      * zero (see gemm_kernel.c). Layout, k in pairs (kp = k / 2, Kp = (K +
      * 1) / 2; a pair's missing second k is padding): B's byte of (k, j) at
      * ((j / C) * Kp + kp) * 2C + 2 (j % C) + k % 2; A's of (i, k) at
-     * (((i / R) * Kp + kp) * R + i % R) * 4 + k % 2, repeated 2 bytes on. */
+     * (((i / R) * Kp + kp) * R + i % R) * 4 + k % 2, repeated 2 bytes on
+     * (gemm_f_byte_a, gemm_f_byte_b below). */
     const uint8_t *al, *bl;
     /* With them, the alignment exponents as signed bytes in the same
      * layout (log2 of ae or be; GEMM_F_XNOPART for an element that takes no
@@ -91,6 +92,15 @@ typedef struct gkf_args {
 #define GEMM_F_LSB_ZA 200
 #define GEMM_F_LSB_ZB 140
 #define GEMM_F_LSB_TMAX 71 /* a threshold above every negative product's sum */
+/* The byte layout above: the offset of A's byte of (i, k) (its repeat is 2
+ * bytes on) and of B's byte of (k, j), for K columns of A (rows of B); k = K
+ * (K odd) is the last pair's padding. */
+static inline size_t gemm_f_byte_a(size_t K, size_t i, size_t k) {
+    return (((i / GEMM_F_ROWS) * ((K + 1) / 2) + k / 2) * GEMM_F_ROWS + i % GEMM_F_ROWS) * 4 + k % 2;
+}
+static inline size_t gemm_f_byte_b(size_t K, size_t j, size_t k) {
+    return ((j / GEMM_F_COLS) * ((K + 1) / 2) + k / 2) * 2 * GEMM_F_COLS + 2 * (j % GEMM_F_COLS) + k % 2;
+}
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
 /* Its fused variant (AMD CDNA3's two-stage block: gemm.c fused_kernel_ok):
  * the same passes over the products without c, then per lane the sum cut

@@ -578,7 +578,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
 #if GEMM_KERNEL_PASS == 3
                 if (g->al) { /* the count pass (its own pass 1; wb filled when it declines the block) */
-                    const size_t ao = (size_t)(i0 / RBF) * ((K + 1) / 2) * RBF * 4, bo = (size_t)(j0 / PBF) * ((K + 1) / 2) * 2 * PBF;
+                    const size_t ao = gemm_f_byte_a(K, (size_t)i0, 0), bo = gemm_f_byte_b(K, (size_t)j0, 0);
                     if (CAT(KNAME, _f32_count)(g, ap, g->al + ao, g->ax + ao, bvp, g->bl + bo, g->bx + bo, kb, ke, accb, mxb, wb, vscb))
                         continue;
                 } else
