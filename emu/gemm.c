@@ -394,10 +394,11 @@ __attribute__((target("avx512f"))) static void transpose16_avx512(const float *s
 #endif
 
 /* fn on A's side (args[0]) and on B's (args[1]): on two threads when
- * threaded (emu__parallel), else one after the other. The packing takes
- * two where the GEMM may have more than one and B is large enough
- * (pack_threaded). */
-static int pack_threaded(const qops *q) { return q->cfg->nthreads != 1 && (size_t)q->N * q->K >= 65536; }
+ * threaded (emu__parallel), else one after the other. The quantisation and
+ * the packing take two where the GEMM runs on more than one (nthreads_of)
+ * and B is large enough (sides_threaded). */
+static int nthreads_of(const fpemu_gemm_config *cfg, int M);
+static int sides_threaded(const qops *q) { return nthreads_of(q->cfg, q->M) > 1 && (size_t)q->N * q->K >= 65536; }
 static void both_sides(int threaded, void *(*fn)(void *), void *args, size_t size) {
     if (threaded) emu__parallel(2, fn, args, size);
     else fn(args), fn((char *)args + size);
@@ -464,8 +465,6 @@ static void *quantise_side(void *arg) {
     return NULL;
 }
 
-static int nthreads_of(const fpemu_gemm_config *cfg, int M);
-
 /* Quantise A (rows) and B (columns) per the recipe into codes and scales
  * (recipe.c emu__quantize: A as it is, B as its transpose), and the decode
  * factors per row of A and of B^T the dequantisation takes. A here and B
@@ -512,7 +511,7 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
                     .sat = cfg->sat, .isB = 0, .o = &oa},
                    {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
                     .sat = cfg->sat, .isB = 1, .o = &ob}};
-    const int threaded = nthreads_of(cfg, M) > 1 && (size_t)N * K >= 65536;
+    const int threaded = sides_threaded(q);
     /* on two threads, a side's transposed copy (B^T of a row-major B, or a
      * transposed A) is made first, each thread half of it: the copy was
      * one side's alone, and the quantisation after it is the same work on
@@ -715,7 +714,7 @@ static int build_values_f(qops *q) {
     q->f_bad[0] = q->f_bad[1] = 0;
     /* A and B, on two threads where the GEMM has more than one */
     bpf_arg b[2] = {{q, 0, 0}, {q, 1, 0}};
-    both_sides(pack_threaded(q), build_pass_f_thread, b, sizeof b[0]);
+    both_sides(sides_threaded(q), build_pass_f_thread, b, sizeof b[0]);
     return b[0].rc || b[1].rc ? -1 : 0;
 }
 
@@ -1420,7 +1419,7 @@ static int build_values_pw(qops *q) {
     int *rmin = malloc(sizeof(int) * ((size_t)M + 1)), *cmin = malloc(sizeof(int) * ((size_t)N + 1));
     if (!rmin || !cmin) { free(rmin), free(cmin); return -1; }
     pw_arg w[2] = {{q, ta, 0, 0, 0, rmin}, {q, tb, 1, 0, 0, cmin}};
-    both_sides(pack_threaded(q), pw_pack, w, sizeof w[0]);
+    both_sides(sides_threaded(q), pw_pack, w, sizeof w[0]);
     pw_select(q, rmin, cmin, (int[2]){w[0].lo, w[1].lo}, (int[2]){w[0].hi, w[1].hi});
     free(rmin), free(cmin);
     return 0;
