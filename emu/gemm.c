@@ -166,7 +166,11 @@ int fpemu_gemm_check(const fpemu_gemm_config *cfg, int M, int N, int K, int lda,
 typedef struct {
     const fpemu_gemm_config *cfg;
     int M, N, K, Np, nsb;   /* nsb: scale blocks along K (MX/NVFP4) */
-    uint64_t *Ac, *Btc;     /* codes: A M x K, B^T N x K */
+    uint64_t *Ac, *Btc;     /* codes: A M x K, B^T N x K; or, where nat, K x M and K x N */
+    void *An, *Bn;          /* or, where ncw, the same in their format's container (Ac, Btc NULL) */
+    int ncw[2];             /* A's (0), B's (1) bytes per code in An, Bn (1, 2, 4), or 0 (Ac, Btc) */
+    int nat[2];             /* A's, B's codes lie K x R, as the caller's transposed A or untransposed
+                             * B does; for the readers, code_run, code_vec, codes_to_rows (quantise) */
     double *av, *ae;        /* M x K */
     double *bv, *be;        /* K x Np */
     int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
@@ -205,7 +209,7 @@ typedef struct {
 static void big_free(void *p);
 
 static void qops_free(qops *q) {
-    big_free(q->Ac), big_free(q->Btc), free(q->av), free(q->ae), free(q->bv), free(q->be);
+    big_free(q->Ac), big_free(q->Btc), big_free(q->An), big_free(q->Bn), free(q->av), free(q->ae), free(q->bv), free(q->be);
     free(q->arow_sp), free(q->bcol_sp), free(q->sa), free(q->sbt), free(q->da_own), free(q->db_own);
     big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), big_free(q->al), big_free(q->bl);
     big_free(q->ax), big_free(q->bx);
@@ -475,9 +479,23 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     const fpemu_gemm_scaling *s = &cfg->scaling;
     const fpemu_format *fa = cfg->afmt, *fb = cfg->bfmt;
     q->cfg = cfg, q->M = M, q->N = N, q->K = K;
-    q->Ac = big_alloc(sizeof(uint64_t) * ((size_t)M * K + 1), 0);
-    q->Btc = big_alloc(sizeof(uint64_t) * ((size_t)N * K + 1), 0);
-    if (!q->Ac || !q->Btc) return -1;
+    /* where the recipe casts element by element with one factor for the
+     * whole tensor (NONE, TENSOR, GIVEN), each side's codes stay in their
+     * format's container (at most 32 bits) and lie as the caller's array
+     * does: a transposed A or an untransposed B K x R (nat), without a
+     * transposed copy; the same codes, amax and counts */
+    const int elementwise =
+        s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN;
+    for (int sdx = 0; sdx < 2; sdx++) {
+        const fpemu_format *f = sdx ? fb : fa;
+        const size_t n = (size_t)(sdx ? N : M) * K;
+        q->ncw[sdx] = elementwise && f->container <= 32 ? f->container / 8 : 0;
+        q->nat[sdx] = elementwise && (sdx ? !transB : transA) && (sdx ? N : M) > 1 && K > 1;
+        void *p = big_alloc(q->ncw[sdx] ? (size_t)q->ncw[sdx] * n + 8 : sizeof(uint64_t) * (n + 1), 0);
+        if (!p) return -1;
+        if (q->ncw[sdx]) *(sdx ? &q->Bn : &q->An) = p;
+        else *(sdx ? &q->Btc : &q->Ac) = p;
+    }
     st->scale_a = st->scale_b = 1.0f;
     q->c_in_mma = cfg->promote == 0 && (s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_MX);
     /* B goes through as its transpose (N x K): its GIVEN scale is scale_b,
@@ -505,12 +523,16 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
         q->sbt = malloc(sizeof(uint64_t) * ((size_t)N * q->nsb + 1));
         if (!q->sa || !q->sbt) return -1;
     }
-    emu_quant oa = {.codes = q->Ac, .dec = rows_dec ? q->da_own : NULL, .scode = q->sa, .st = &st->a};
-    emu_quant ob = {.codes = q->Btc, .dec = rows_dec ? q->db_own : NULL, .scode = q->sbt, .st = &st->b};
+    emu_quant oa = {.codes = q->Ac, .ncodes = q->An, .dec = rows_dec && !q->nat[0] ? q->da_own : NULL, .scode = q->sa, .st = &st->a};
+    emu_quant ob = {.codes = q->Btc, .ncodes = q->Bn, .dec = rows_dec && !q->nat[1] ? q->db_own : NULL, .scode = q->sbt, .st = &st->b};
     qside sd[2] = {{.s = s, .f = fa, .src = A, .ld = lda, .trans = transA, .rows = M, .K = K, .tile = s->block_a_rows,
                     .sat = cfg->sat, .isB = 0, .o = &oa},
                    {.s = &sB, .f = fb, .src = B, .ld = ldb, .trans = transB, .rows = N, .K = K, .tile = s->block_b_cols,
                     .sat = cfg->sat, .isB = 1, .o = &ob}};
+    /* a nat side is quantised as it lies, K x R (its decode factors, one
+     * per row of A or column of B, are written below) */
+    for (int sdx = 0; sdx < 2; sdx++)
+        if (q->nat[sdx]) sd[sdx].K = sd[sdx].rows, sd[sdx].rows = K, sd[sdx].trans = sd[sdx].isB; /* (tr = 0) */
     const int threaded = sides_threaded(q);
     /* on two threads, a side's transposed copy (B^T of a row-major B, or a
      * transposed A) is made first, each thread half of it: the copy was
@@ -538,6 +560,8 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     big_free(xt[0]), big_free(xt[1]);
     st->amax_a = sd[0].amax, st->amax_b = sd[1].amax;
     int rc = sd[0].rc || sd[1].rc ? -1 : 0;
+    for (int sdx = 0; !rc && rows_dec && sdx < 2; sdx++) /* (as emu__quantize writes them for rows) */
+        for (int r = 0; q->nat[sdx] && r < (sdx ? N : M); r++) (sdx ? q->db_own : q->da_own)[r] = 1.0f / (sdx ? ob : oa).tensor_enc;
     if (!rc) {
         switch (s->kind) {
         case FPEMU_GEMM_SCALING_TENSOR:
@@ -553,6 +577,59 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
         }
     }
     return rc;
+}
+
+/* The readers of a side's codes (pass 0: A, 1: B), whatever their width
+ * (ncw) and layout (nat). Storage index i is r K + k, or k R + r where
+ * nat. */
+static inline uint64_t code_at(const qops *q, int pass, size_t i) {
+    const void *p = pass ? q->Bn : q->An;
+    switch (q->ncw[pass]) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return (pass ? q->Btc : q->Ac)[i];
+    }
+}
+
+/* n codes from storage index i on: in place where they are 64-bit, else
+ * widened into buf */
+static inline const uint64_t *code_run(const qops *q, int pass, size_t i, size_t n, uint64_t *buf) {
+    const void *p = pass ? q->Bn : q->An;
+    switch (q->ncw[pass]) {
+    case 1: for (size_t x = 0; x < n; x++) buf[x] = ((const uint8_t *)p)[i + x]; return buf;
+    case 2: for (size_t x = 0; x < n; x++) buf[x] = ((const uint16_t *)p)[i + x]; return buf;
+    case 4: for (size_t x = 0; x < n; x++) buf[x] = ((const uint32_t *)p)[i + x]; return buf;
+    default: return (pass ? q->Btc : q->Ac) + i;
+    }
+}
+
+/* Codes of row r over [k0, k1): in place, or in buf (k1 - k0 of them). */
+static inline const uint64_t *code_vec(const qops *q, int pass, int r, int k0, int k1, uint64_t *buf) {
+    const size_t R = (size_t)(pass ? q->N : q->M), K = (size_t)q->K;
+    if (!q->nat[pass]) return code_run(q, pass, (size_t)r * K + (size_t)k0, (size_t)(k1 - k0), buf);
+    for (int k = k0; k < k1; k++) buf[k - k0] = code_at(q, pass, (size_t)k * R + (size_t)r);
+    return buf;
+}
+
+/* A side's codes as 64-bit R x K rows (Ac, Btc), for the readers that take
+ * them only so: the f64 kernel's values, the packing element by element or
+ * with block scales, the scalar model for every output. */
+static int codes_to_rows(qops *q, int pass) {
+    if (!q->nat[pass] && !q->ncw[pass]) return 0;
+    const size_t R = (size_t)(pass ? q->N : q->M), K = (size_t)q->K;
+    uint64_t *dst = big_alloc(sizeof(uint64_t) * (R * K + 1), 0);
+    if (!dst) return -1;
+    if (!q->nat[pass])
+        for (size_t r = 0; r < R; r++) (void)code_run(q, pass, r * K, K, dst + r * K); /* (narrow: widened into dst) */
+    else
+        for (size_t r0 = 0; r0 < R; r0 += 8) /* a cache line of each source row at a time */
+            for (size_t k = 0; k < K; k++)
+                for (size_t r = r0; r < r0 + 8 && r < R; r++) dst[r * K + k] = code_at(q, pass, k * R + r);
+    if (pass) big_free(q->Btc), big_free(q->Bn), q->Btc = dst, q->Bn = NULL;
+    else big_free(q->Ac), big_free(q->An), q->Ac = dst, q->An = NULL;
+    q->nat[pass] = q->ncw[pass] = 0;
+    return 0;
 }
 
 /* Exact values for the kernel: av/ae (M x K), bv/be (K x Np), with the
@@ -728,14 +805,14 @@ typedef struct {
     const fpemu_mma_model *m;
     const fpemu_format *f;
     int pass, P, K;
-    const uint64_t *codes, *sc;
+    const uint64_t *sc;
     unsigned char *sp;
     const dtable *tab;
     int bias;      /* the exponent words' bias (63 for B, 64 for A) */
     uint32_t keep; /* pack_row_f32: the code's bits */
     int16_t zw;    /* pack_row_f32: a zero's word */
 } pack_ctx;
-typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t base);
+typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr);
 
 /* A row's (or column's) destination in the panels: values ov, exponent
  * words ob (B) or oa (A, the word repeated in both halves of an int32),
@@ -757,84 +834,149 @@ static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass,
     if (!pass && d.oa) d.oa[o] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
 }
 
-/* The traversal: a panel of P rows (or columns) at a time, in runs of `run`
- * k, so that the panel's lines stay in L1 while its rows fill them. */
+/* The traversal of codes in rows (R x K): a panel of P rows (or columns)
+ * at a time, in runs of `run` k, so that the panel's lines stay in L1
+ * while its rows fill them; row gets the codes of (r, k0) on (code_vec:
+ * narrow codes come in runs of 64, the element-wise recipes' run). */
 static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, int Rn, int run, pack_row_fn row) {
     const int P = c->P, K = c->K;
+    uint64_t buf[64];
     for (int r0 = 0; r0 < Rn; r0 += P) {
         const int r1 = r0 + P < Rn ? r0 + P : Rn;
         for (int k0 = 0; k0 < K; k0 += run) {
             const int k1 = k0 + run < K ? k0 + run : K;
-            for (int r = r0; r < r1; r++) row(c, r, k0, k1, (size_t)(r / P) * K * P + (size_t)(r % P));
+            for (int r = r0; r < r1; r++)
+                row(c, r, k0, k1, (size_t)(r / P) * K * P + (size_t)(r % P), code_vec(c->q, c->pass, r, k0, k1, buf));
         }
     }
 }
+
+/* The traversal of nat's codes (K x R), in their order (cw bytes each,
+ * 8: Ac, Btc), each element (r, k) to its panel offset o through elem,
+ * which returns its inf/NaN mark; where a panel row of P holds a mark,
+ * elem runs again (the same stores) to mark its rows (or columns). */
+typedef unsigned char (*pack_elem_fn)(const pack_ctx *c, pack_dst d, int r, int k, size_t o, uint64_t code);
+static inline __attribute__((always_inline)) uint64_t cload(const void *p, int cw, size_t i) {
+    return cw == 1 ? ((const uint8_t *)p)[i] : cw == 2 ? ((const uint16_t *)p)[i] : cw == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
+}
+static inline __attribute__((always_inline)) void pack_nat(const pack_ctx *c, int Rn, pack_elem_fn elem, int cw) {
+    const int P = c->P, K = c->K;
+    const pack_dst d = pack_dst_of(c, c->pass, 0);
+    const void *codes = cw == 8 ? (const void *)(c->pass ? c->q->Btc : c->q->Ac) : c->pass ? c->q->Bn : c->q->An;
+    for (int k = 0; k < K; k++) {
+        const size_t row = (size_t)k * (size_t)Rn;
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const size_t o = ((size_t)(r0 / P) * K + k) * P;
+            const int n = Rn - r0 < P ? Rn - r0 : P;
+            unsigned char any = 0;
+            for (int l = 0; l < n; l++) any |= elem(c, d, r0 + l, k, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
+            if (any)
+                for (int l = 0; l < n; l++) c->sp[r0 + l] |= elem(c, d, r0 + l, k, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
+        }
+    }
+}
+/* its instances by code width (ncw; 0: 64 bits) */
+#define PACK_NAT_CW(c, Rn, elem)                                  \
+    do {                                                          \
+        switch ((c)->q->ncw[(c)->pass]) {                         \
+        case 1: pack_nat((c), (Rn), (elem), 1); break;            \
+        case 2: pack_nat((c), (Rn), (elem), 2); break;            \
+        case 4: pack_nat((c), (Rn), (elem), 4); break;            \
+        default: pack_nat((c), (Rn), (elem), 8); break;           \
+        }                                                         \
+    } while (0)
 
 /* Table look-ups (formats of at most 16 bits, no scales); with the count
  * pass, its lsb and exponent bytes too, in a loop apart. pass is a
  * constant in each caller (pack_row_tab), so each side gets its own loop. */
-static inline __attribute__((always_inline)) void pack_row_tab_p(const pack_ctx *c, int pass, int r, int k0, int k1, size_t base) {
+static inline __attribute__((always_inline)) unsigned char tab_put(const pack_ctx *c, int pass, pack_dst d, size_t o, uint64_t code) {
+    const dtable *t = c->tab;
+    pack_put(d, pass, o, t->vf[code], (pass ? t->wb : t->wa)[code]);
+    return t->sp[code];
+}
+static inline __attribute__((always_inline)) void tab_bytes(const pack_ctx *c, int pass, int r, int k, uint64_t code) {
     qops *q = c->q;
     const dtable *t = c->tab;
-    const uint64_t *cr = c->codes + (size_t)r * c->K;
-    const int P = c->P;
+    if (pass) {
+        const size_t o = gemm_f_byte_b((size_t)c->K, (size_t)r, (size_t)k);
+        q->bl[o] = t->lb[code], q->bx[o] = t->x[code];
+    } else {
+        const size_t o = gemm_f_byte_a((size_t)c->K, (size_t)r, (size_t)k);
+        q->al[o] = q->al[o + 2] = t->la[code], q->ax[o] = q->ax[o + 2] = t->x[code];
+    }
+}
+static inline __attribute__((always_inline)) void pack_row_tab_p(const pack_ctx *c, int pass, int r, int k0, int k1, size_t base,
+                                                                 const uint64_t *cr) {
     const pack_dst d = pack_dst_of(c, pass, base);
-    const int16_t *tw = pass ? t->wb : t->wa;
     unsigned char spr = 0;
-    for (int k = k0; k < k1; k++) {
-        const uint64_t code = cr[k];
-        spr |= t->sp[code];
-        pack_put(d, pass, (size_t)k * P, t->vf[code], tw[code]);
-    }
-    if (pass && q->bl) {
-        for (int k = k0; k < k1; k++) {
-            const size_t o = gemm_f_byte_b((size_t)c->K, (size_t)r, (size_t)k);
-            q->bl[o] = t->lb[cr[k]], q->bx[o] = t->x[cr[k]];
-        }
-    } else if (!pass && q->al) {
-        for (int k = k0; k < k1; k++) {
-            const size_t o = gemm_f_byte_a((size_t)c->K, (size_t)r, (size_t)k);
-            q->al[o] = q->al[o + 2] = t->la[cr[k]], q->ax[o] = q->ax[o + 2] = t->x[cr[k]];
-        }
-    }
+    for (int k = k0; k < k1; k++) spr |= tab_put(c, pass, d, (size_t)k * c->P, cr[k - k0]);
+    if (pass ? c->q->bl != NULL : c->q->al != NULL)
+        for (int k = k0; k < k1; k++) tab_bytes(c, pass, r, k, cr[k - k0]);
     c->sp[r] |= spr;
 }
-static void pack_row_tab(const pack_ctx *c, int r, int k0, int k1, size_t base) {
-    if (c->pass) pack_row_tab_p(c, 1, r, k0, k1, base);
-    else pack_row_tab_p(c, 0, r, k0, k1, base);
+static void pack_row_tab(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
+    if (c->pass) pack_row_tab_p(c, 1, r, k0, k1, base, cr);
+    else pack_row_tab_p(c, 0, r, k0, k1, base, cr);
+}
+/* the same element by element in nat's order (pack_nat), for each side and
+ * with or without the count pass's bytes */
+#define TAB_ELEM(NAME, PASS, BYTES)                                                                          \
+    static inline __attribute__((always_inline)) unsigned char NAME(const pack_ctx *c, pack_dst d, int r, int k, size_t o, \
+                                                                    uint64_t code) {                          \
+        if (BYTES) tab_bytes(c, PASS, r, k, code);                                                           \
+        return tab_put(c, PASS, d, o, code);                                                                 \
+    }
+TAB_ELEM(tab_elem_a, 0, 0)
+TAB_ELEM(tab_elem_b, 1, 0)
+TAB_ELEM(tab_elem_ab, 0, 1)
+TAB_ELEM(tab_elem_bb, 1, 1)
+#undef TAB_ELEM
+static __attribute__((noinline)) void pack_nat_tab(const pack_ctx *c, int Rn) {
+    const int bytes = c->pass ? c->q->bl != NULL : c->q->al != NULL;
+    if (c->pass && bytes) PACK_NAT_CW(c, Rn, tab_elem_bb);
+    else if (c->pass) PACK_NAT_CW(c, Rn, tab_elem_b);
+    else if (bytes) PACK_NAT_CW(c, Rn, tab_elem_ab);
+    else PACK_NAT_CW(c, Rn, tab_elem_a);
 }
 
 /* f32-layout codes (tf32, f32) without scales, decoded as decode_f32_layout
  * decodes them, without its call and double exponent per element. */
-static void pack_row_f32(const pack_ctx *c, int r, int k0, int k1, size_t base) {
-    const uint64_t *cr = c->codes + (size_t)r * c->K;
+static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ctx *c, pack_dst d, size_t o, uint64_t code) {
+    const uint32_t u = (uint32_t)code & c->keep, ex = u >> 23 & 0xFF;
+    float x = 0.0f;
+    int16_t w;
+    unsigned char sp = 0;
+    if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
+        sp = 1, w = (int16_t)GEMM_F_NOPART;
+    } else if (ex == 0 && (!(u & 0x7FFFFF) || c->m->flush_subnormals)) {
+        x = u >> 31 ? -0.0f : 0.0f, w = c->zw;
+    } else {
+        memcpy(&x, &u, 4);
+        w = (int16_t)((ex ? (int)ex - 127 : c->f->emin) + c->bias);
+    }
+    pack_put(d, c->pass, o, x, w);
+    return sp;
+}
+static void pack_row_f32(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
     const pack_dst d = pack_dst_of(c, c->pass, base);
     unsigned char spr = 0;
-    for (int k = k0; k < k1; k++) {
-        const uint32_t u = (uint32_t)cr[k] & c->keep, ex = u >> 23 & 0xFF;
-        float x = 0.0f;
-        int16_t w;
-        if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
-            spr = 1, w = (int16_t)GEMM_F_NOPART;
-        } else if (ex == 0 && (!(u & 0x7FFFFF) || c->m->flush_subnormals)) {
-            x = u >> 31 ? -0.0f : 0.0f, w = c->zw;
-        } else {
-            memcpy(&x, &u, 4);
-            w = (int16_t)((ex ? (int)ex - 127 : c->f->emin) + c->bias);
-        }
-        pack_put(d, c->pass, (size_t)k * c->P, x, w);
-    }
+    for (int k = k0; k < k1; k++) spr |= f32_put(c, d, (size_t)k * c->P, cr[k - k0]);
     c->sp[r] |= spr;
 }
+static inline __attribute__((always_inline)) unsigned char f32_elem(const pack_ctx *c, pack_dst d, int r, int k, size_t o,
+                                                                    uint64_t code) {
+    (void)r, (void)k;
+    return f32_put(c, d, o, code);
+}
+static __attribute__((noinline)) void pack_nat_f32(const pack_ctx *c, int Rn) { PACK_NAT_CW(c, Rn, f32_elem); }
 
 /* Table formats with power-of-two block scales (MX; a run is a scale
  * block): the scale once, then each value times it (exact in double; not a
  * float: the f64 kernel) and its word plus the scale's exponent, as the
  * element path computes them. */
-static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base) {
+static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
     qops *q = c->q;
     const dtable *t = c->tab;
-    const uint64_t *cr = c->codes + (size_t)r * c->K;
     const uint64_t scode = c->sc[(size_t)r * q->nsb + k0 / q->sblock];
     const int nan_scale = fpemu_is_nan(q->sfmt, scode);
     double sv = 0, s2 = 1;
@@ -847,7 +989,7 @@ static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base) {
     const pack_dst d = pack_dst_of(c, c->pass, base);
     unsigned char spr = 0, bad = 0;
     for (int k = k0; k < k1; k++) {
-        const uint64_t code = cr[k];
+        const uint64_t code = cr[k - k0];
         const double v = nan_scale ? 0.0 : t->v[code] * sv; /* (a NaN scale: the element takes no part) */
         const float x = (float)v;
         const int16_t w0 = c->pass ? t->wb[code] : t->wa[code];
@@ -867,7 +1009,6 @@ static int build_pass_f(qops *q, int pass) {
     {
         int Rn = pass ? N : M;
         const fpemu_format *f = pass ? m->fb : m->fa;
-        const uint64_t *codes = pass ? q->Btc : q->Ac;
         const uint64_t *sc = q->use_g ? NULL : pass ? q->sbt : q->sa; /* the group kernel takes its scales apart */
         unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
         dtable tab = {0};
@@ -878,17 +1019,27 @@ static int build_pass_f(qops *q, int pass) {
         else if (use_tab && dtable_build(m, f, &tab)) { dtable_free(&tab); return -1; }
         /* the fast paths: a panel at a time, rows (or columns) in runs of k */
         const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
-        pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .codes = codes, .sc = sc,
+        pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .sc = sc,
                        .sp = sp, .tab = &tab, .bias = pass ? 63 : 64};
         pack_row_fn row = NULL;
         int run = 64;
         if (use_tab && !sc) row = pack_row_tab;                  /* the common case: table look-ups */
         else if (fast32 && !sc && !q->al) row = pack_row_f32;    /* tf32, f32 */
         else if (use_tab && sc && !q->al) row = pack_row_mx, run = q->sblock; /* MX */
+        /* the table and f32-layout paths read any codes (pack_walk, pack_nat),
+         * the others 64-bit rows */
+        const int any = row == pack_row_tab || row == pack_row_f32, nat = any && q->nat[pass];
+        if (!any && codes_to_rows(q, pass)) {
+            if (own_tab) dtable_free(&tab);
+            return -1;
+        }
+        const uint64_t *codes = pass ? q->Btc : q->Ac;
         if (row) {
             pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
-            pack_walk(&pc, Rn, run, row);
+            if (!nat) pack_walk(&pc, Rn, run, row);
+            else if (row == pack_row_tab) pack_nat_tab(&pc, Rn);
+            else pack_nat_f32(&pc, Rn);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;
@@ -988,6 +1139,7 @@ static int build_values(qops *q) {
     if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
     if (q->use_pw) return build_values_pw(q);
     if (q->use_f) return build_values_f(q);
+    if (codes_to_rows(q, 0) || codes_to_rows(q, 1)) return -1;
     q->Np = Np;
     size_t es = sizeof(double);
     void *av = malloc(es * ((size_t)M * K + 1)), *ae = malloc(es * ((size_t)M * K + 1));
@@ -1341,50 +1493,83 @@ static void pw_select(qops *q, const int *rmin, const int *cmin, const int lo[2]
  * through the decode table tab (or, tab NULL, from the panels
  * build_values_f made), subnormals made +0, with its ranges. */
 typedef struct { qops *q; const dtable *tab; int pass, lo, hi; int *mn; } pw_arg;
+#define NAT_STRIP 2048
+/* pw_pack's element: a subnormal made +0 (a zero keeps its sign), and the
+ * least (u - 1: a zero wraps to the top) and greatest magnitude bits */
+static inline __attribute__((always_inline)) float pw_val(float f, uint32_t thr, uint32_t *a, uint32_t *b) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u &= 0x7FFFFFFFu;
+    if (u - 1 < thr - 1) f = 0.0f, u = 0;
+    *a = u - 1 < *a ? u - 1 : *a, *b = u > *b ? u : *b;
+    return f;
+}
+/* and its row's (or column's) end: the marks and ranges out */
+static inline void pw_row_end(pw_arg *w, unsigned char *sp, int r, uint32_t a, uint32_t b, unsigned char t, uint32_t *lo_u,
+                              uint32_t *hi_u) {
+    sp[r] |= t;
+    w->mn[r] = b ? (int)((a + 1) >> 23) - 127 : PW_NONE;
+    *lo_u = a < *lo_u ? a : *lo_u, *hi_u = b > *hi_u ? b : *hi_u;
+}
+
 static void *pw_pack(void *arg) {
     pw_arg *w = arg;
     qops *q = w->q;
     const fpemu_mma_model *m = &q->cfg->model;
     const int pass = w->pass, K = q->K, Rn = pass ? q->N : q->M, P = pass ? GEMM_F_COLS : GEMM_F_ROWS;
     const uint32_t thr = (uint32_t)((pass ? m->fb : m->fa)->emin + 127) << 23; /* bits of 2^emin */
-    const uint64_t *codes = pass ? q->Btc : q->Ac;
     unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
     float *v = pass ? q->bvf : q->avf;
-    /* a panel at a time in runs of 64 k (the panel's lines stay in L1 while
-     * its rows fill them); per row the least and greatest magnitude bits of
-     * a nonzero value (umin of u - 1: a zero wraps to the top) */
     uint32_t lo_u = UINT32_MAX, hi_u = 0;
-    for (int r0 = 0; r0 < Rn; r0 += P) {
-        const int nr = Rn - r0 < P ? Rn - r0 : P;
-        float *xp = v + (size_t)(r0 / P) * K * P;
-        uint32_t mn1[GEMM_F_COLS], mx[GEMM_F_COLS];
-        unsigned char spr[GEMM_F_COLS];
-        for (int l = 0; l < nr; l++) mn1[l] = UINT32_MAX, mx[l] = 0, spr[l] = 0;
-        for (int k0 = 0; k0 < K; k0 += 64) {
-            const int k1 = k0 + 64 < K ? k0 + 64 : K;
-            for (int l = 0; l < nr; l++) {
-                const uint64_t *cr = codes + (size_t)(r0 + l) * K;
-                float *x = xp + l;
-                uint32_t a = mn1[l], b = mx[l];
-                unsigned char t = 0;
-                for (int k = k0; k < k1; k++) {
-                    float f;
-                    if (w->tab) t |= w->tab->sp[cr[k]], f = w->tab->vf[cr[k]];
-                    else f = x[(size_t)k * P];
-                    uint32_t u;
-                    memcpy(&u, &f, 4);
-                    u &= 0x7FFFFFFFu;
-                    if (u - 1 < thr - 1) f = 0.0f, u = 0; /* subnormal: +0 (a zero keeps its sign) */
-                    x[(size_t)k * P] = f;
-                    a = u - 1 < a ? u - 1 : a, b = u > b ? u : b;
+    if (w->tab && q->nat[pass]) {
+        /* nat's codes in their order, in strips of NAT_STRIP rows (or
+         * columns): each strip's codes of one k after another */
+        uint64_t buf[NAT_STRIP];
+        for (int s0 = 0; s0 < Rn; s0 += NAT_STRIP) {
+            const int s1 = s0 + NAT_STRIP < Rn ? s0 + NAT_STRIP : Rn;
+            uint32_t mn1[NAT_STRIP], mx[NAT_STRIP];
+            unsigned char spr[NAT_STRIP];
+            for (int r = s0; r < s1; r++) mn1[r - s0] = UINT32_MAX, mx[r - s0] = 0, spr[r - s0] = 0;
+            for (int k = 0; k < K; k++) {
+                const uint64_t *src = code_run(q, pass, (size_t)k * (size_t)Rn + (size_t)s0, (size_t)(s1 - s0), buf);
+                for (int r0 = s0; r0 < s1; r0 += P) { /* (NAT_STRIP is a multiple of P) */
+                    float *x = v + ((size_t)(r0 / P) * K + k) * P;
+                    for (int l = 0, i = r0 - s0; l < P && r0 + l < s1; l++, i++) {
+                        spr[i] |= w->tab->sp[src[i]];
+                        x[l] = pw_val(w->tab->vf[src[i]], thr, &mn1[i], &mx[i]);
+                    }
                 }
-                mn1[l] = a, mx[l] = b, spr[l] |= t;
             }
+            for (int r = s0; r < s1; r++) pw_row_end(w, sp, r, mn1[r - s0], mx[r - s0], spr[r - s0], &lo_u, &hi_u);
         }
-        for (int l = 0; l < nr; l++) {
-            sp[r0 + l] |= spr[l];
-            w->mn[r0 + l] = mx[l] ? (int)((mn1[l] + 1) >> 23) - 127 : PW_NONE;
-            lo_u = mn1[l] < lo_u ? mn1[l] : lo_u, hi_u = mx[l] > hi_u ? mx[l] : hi_u;
+    } else {
+        /* a panel at a time in runs of 64 k (the panel's lines stay in L1
+         * while its rows fill them): through the table from the codes in
+         * rows, or from the panels build_values_f made */
+        uint64_t buf[64];
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int nr = Rn - r0 < P ? Rn - r0 : P;
+            float *xp = v + (size_t)(r0 / P) * K * P;
+            uint32_t mn1[GEMM_F_COLS], mx[GEMM_F_COLS];
+            unsigned char spr[GEMM_F_COLS];
+            for (int l = 0; l < nr; l++) mn1[l] = UINT32_MAX, mx[l] = 0, spr[l] = 0;
+            for (int k0 = 0; k0 < K; k0 += 64) {
+                const int k1 = k0 + 64 < K ? k0 + 64 : K;
+                for (int l = 0; l < nr; l++) {
+                    const uint64_t *cr = w->tab ? code_vec(q, pass, r0 + l, k0, k1, buf) : NULL; /* (r0 + l, k0) on */
+                    float *x = xp + l;
+                    uint32_t a = mn1[l], b = mx[l];
+                    unsigned char t = 0;
+                    for (int k = k0; k < k1; k++) {
+                        float f;
+                        if (w->tab) t |= w->tab->sp[cr[k - k0]], f = w->tab->vf[cr[k - k0]];
+                        else f = x[(size_t)k * P];
+                        x[(size_t)k * P] = pw_val(f, thr, &a, &b);
+                    }
+                    mn1[l] = a, mx[l] = b, spr[l] |= t;
+                }
+            }
+            for (int l = 0; l < nr; l++) pw_row_end(w, sp, r0 + l, mn1[l], mx[l], spr[l], &lo_u, &hi_u);
         }
     }
     int lo = hi_u ? (int)((lo_u + 1) >> 23) - 127 : PW_NONE, hi = hi_u ? (int)(hi_u >> 23) - 127 : -PW_NONE;
@@ -1442,6 +1627,7 @@ typedef struct {
     float *cpad;          /* M x Np: C for the MMA's c (c_in_mma) */
     float *dbc;           /* N: B's decode factor of the current chunk per column (AVX-512 promotion), or NULL */
     double *xs;           /* the exact-sum kernel's scratch (gkf_args.scratch), or NULL */
+    uint64_t *gather;     /* scalar_partial's: 2 K codes where a side is nat or narrow, or NULL */
     uint64_t slow;
     int err;
 } job;
@@ -1458,11 +1644,12 @@ static float code_f32(uint64_t c) {
     return x;
 }
 
-/* Scalar model for output (i, j) over K range [k0, k1) from c. */
-static float scalar_partial(const qops *q, int i, int j, int k0, int k1, float c) {
+/* Scalar model for output (i, j) over K range [k0, k1) from c; gather:
+ * room for 2 K codes where a side is nat or narrow (code_vec; else unused). */
+static float scalar_partial(const qops *q, int i, int j, int k0, int k1, float c, uint64_t *gather) {
     const fpemu_mma_model *m = &q->cfg->model;
     uint64_t d;
-    const uint64_t *a = q->Ac + (size_t)i * q->K + k0, *b = q->Btc + (size_t)j * q->K + k0;
+    const uint64_t *a = code_vec(q, 0, i, k0, k1, gather), *b = code_vec(q, 1, j, k0, k1, gather + q->K);
     if (q->sa)
         d = fpemu_mma_dot_scaled(m, a, b, (size_t)(k1 - k0), f32_code(c), q->sfmt, q->sa + (size_t)i * q->nsb + k0 / q->sblock,
                                  q->sbt + (size_t)j * q->nsb + k0 / q->sblock, q->sblock, NULL);
@@ -1613,7 +1800,7 @@ static inline void finish_one(job *J, int i, int j, int ch, int k0, int k1) {
     float c0 = cmma ? C[(size_t)i * J->ldc + j] : 0.0f;
     float part;
     if (!J->isa || K == 0 || J->flag[o] || q->arow_sp[i] || q->bcol_sp[j] || (cmma && c_special(c0))) {
-        part = scalar_partial(q, i, j, k0, k1, c0);
+        part = scalar_partial(q, i, j, k0, k1, c0, J->gather);
         if (J->isa) J->slow++;
     } else {
         part = J->part[o];
@@ -1799,6 +1986,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         if (build_values(q)) return -1;
     }
     if (!isa) {
+        if (codes_to_rows(q, 0) || codes_to_rows(q, 1)) return -1; /* (every output on the scalar model) */
         q->Np = (N + 15) / 16 * 16;
         if (!q->arow_sp) q->arow_sp = calloc((size_t)M + 1, 1);
         if (!q->bcol_sp) q->bcol_sp = calloc((size_t)N + 1, 1);
@@ -1831,6 +2019,10 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     const size_t xsn = q->vk == VK_EX ? (size_t)q->K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 : 0; /* (+8: the kernel aligns it) */
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
+    /* the scalar model's codes of a nat or narrow side, gathered per output, one buffer per job */
+    const size_t gn = q->nat[0] || q->nat[1] || q->ncw[0] || q->ncw[1] ? 2 * (size_t)q->K + 1 : 0;
+    uint64_t *gather = gn ? malloc(sizeof(uint64_t) * gn * (size_t)(T < 64 ? T : 64)) : NULL;
+    if (gn && !gather) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs), big_free(xs); return -1; }
     job jobs[64];
     int rows = (M + T - 1) / T;
     rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
@@ -1840,7 +2032,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         if (i0 >= i1) break;
         jobs[nj] = (job){.q = q, .cfg = cfg, .C = C, .ldc = ldc, .D = D, .ldd = ldd, .i0 = i0, .i1 = i1, .isa = isa,
                          .part = part, .flag = flag, .acc = acc, .cpad = cpad,
-                         .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL, .xs = xs ? xs + (size_t)nj * xsn : NULL};
+                         .dbc = dbcs ? dbcs + (size_t)nj * ((size_t)N + 1) : NULL, .xs = xs ? xs + (size_t)nj * xsn : NULL,
+                         .gather = gather ? gather + (size_t)nj * gn : NULL};
         nj++;
     }
     emu__parallel(nj, run_job, jobs, sizeof jobs[0]);
@@ -1850,7 +2043,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;
     }
-    big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs), big_free(xs);
+    big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs), big_free(xs), free(gather);
     return 0;
 }
 
@@ -1904,8 +2097,8 @@ int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const ui
     /* codes masked to their fields: bits outside are ignored (fpemu.h), and
      * the decode tables are indexed with these codes */
     for (size_t x = 0; x < (size_t)M * K; x++) q.Ac[x] = emu__field(c2.model.fa, A[x]);
-    for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) q.Btc[(size_t)j * K + k] = emu__field(c2.model.fb, B[(size_t)k * N + j]);
+    for (size_t x = 0; x < (size_t)K * N; x++) q.Btc[x] = emu__field(c2.model.fb, B[x]); /* K x N, as it lies */
+    q.nat[1] = 1;
     if (sfmt && sa && sb) {
         if (sblock < 1 || (c2.promote && c2.promote % sblock)) goto out;
         q.sfmt = sfmt, q.sblock = sblock, q.nsb = cdiv(K, sblock);
@@ -1964,6 +2157,10 @@ int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, 
     qops q;
     int rc = gemm_enter(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, ldc, D, ldd, st);
     if (rc) return rc == 1 ? 0 : rc;
+    if (codes_to_rows(&q, 0) || codes_to_rows(&q, 1)) {
+        qops_free(&q);
+        return -1;
+    }
     /* one output at a time on the scalar model, chunk by chunk */
     int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     int nchunks = K > 0 ? cdiv(K, P) : 1;
@@ -1973,7 +2170,7 @@ int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, 
             for (int ch = 0; ch < nchunks; ch++) {
                 int k0 = ch * P, k1 = P < K - k0 ? k0 + P : K;
                 float c0 = q.c_in_mma && C ? C[(size_t)i * ldc + j] : 0.0f;
-                float part = scalar_partial(&q, i, j, k0, k1, c0);
+                float part = scalar_partial(&q, i, j, k0, k1, c0, NULL);
                 acc = cfg->promote > 0 ? promote_step(part, chunk_dq(&q, i, j, k0), acc) : part;
             }
             D[(size_t)i * ldd + j] = epilogue(&q, cfg, i, j, acc, C, ldc);

@@ -40,6 +40,7 @@ typedef struct {
     size_t pos, cols;
     const fpemu_format *fmt;
     uint64_t *codes;
+    void *ncodes; /* (emu_quant) */
     float *vals;
     fpemu_cast_stats *st;
     float buf[EMU_CAST_CHUNK];
@@ -53,7 +54,7 @@ typedef struct {
  * (x may be the values' own memory). */
 static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, int mul, float f) {
     const size_t at0 = r * e->cols + c0;
-    if (!e->codes) {
+    if (!e->codes && !e->ncodes) {
         float *v = e->vals + at0;
         if (mul) {
             for (size_t i = 0; i < n; i++) v[i] = x[i] * f;
@@ -73,6 +74,10 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         }
         size_t at = at0 + i0;
         emu__array_at(e->ctx, e->base, e->pos, at);
+        if (e->ncodes) { /* straight into the caller's containers */
+            fpemu_encode_f32(e->fmt, (char *)e->ncodes + at * (e->fmt->container / 8), src, m, e->ctx, e->st);
+            continue;
+        }
         fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
         emu__widen_codes(e->fmt, e->codes + at, e->cbuf, m);
     }
@@ -84,7 +89,12 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         seterr(err, errlen, "quantize: bad arguments");
         return -1;
     }
-    if ((size_t)rows * (size_t)cols > 0 && (!X || (!o->codes && !o->vals))) { seterr(err, errlen, "quantize: no data"); return -1; }
+    if ((size_t)rows * (size_t)cols > 0 && (!X || (!o->codes && !o->ncodes && !o->vals))) { seterr(err, errlen, "quantize: no data"); return -1; }
+    if (!o->codes && o->ncodes &&
+        (s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4 || fmt->container > 32)) {
+        seterr(err, errlen, "quantize: codes in their containers need a recipe other than MX and NVFP4 and a format of at most 32 bits");
+        return -1;
+    }
     const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
     if (s->kind == FPEMU_GEMM_SCALING_BLOCKWISE && (tr < 1 || s->block_k < 1)) {
         seterr(err, errlen, "quantize: blockwise tiles must be at least 1 x 1");
@@ -107,7 +117,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     const int saved_sat = c->sat;
     c->sat = s->kind == FPEMU_GEMM_SCALING_NONE ? sat : 1;
     qcast e = {.ctx = c, .base = c->counter, .pos = c->sr_pos, .cols = (size_t)K, .fmt = fmt, .codes = o->codes,
-               .vals = o->codes ? NULL : o->vals, .st = st};
+               .ncodes = o->codes ? NULL : o->ncodes, .vals = o->codes || o->ncodes ? NULL : o->vals, .st = st};
     const int nkb = emu__quant_nkb(s, K);
     float enc = 1.0f;
     switch (s->kind) {

@@ -42,6 +42,9 @@ extern "C" {
  * and vals is needed when there are elements). nkb = emu__quant_nkb(s, cols). */
 typedef struct emu_quant {
     uint64_t *codes;    /* rows x cols element codes (fpemu_encode_f32) */
+    void *ncodes;       /* or (codes NULL) the same in the format's container,
+                         * fpemu_encode_f32's layout; NONE, TENSOR, GIVEN,
+                         * ROWWISE and BLOCKWISE only */
     float *vals;        /* rows x cols element values, in the scaled domain
                          * (fpemu_round_f32); may be X itself (in place) */
     float *dec;         /* rows x nkb decode factors, per row and K block:

@@ -141,6 +141,72 @@ static int codes_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const 
  * scales: the data at the range limits (one exponent inside: 16 lanes; one
  * outside: the f64 kernel), zeros, inf/NaN, subnormal inputs, c in, odd
  * sizes, and block sums that leave int32 (flagged: the scalar model). */
+/* The operands' layouts: A and B each given as it is or transposed (the
+ * untransposed B and the transposed A are quantised as they lie, K x R,
+ * and their codes kept in the format's container where the recipe casts
+ * element by element with one factor; the rest are copied into rows), for
+ * the kernels that read them so (table formats, f32-layout, the pairwise,
+ * fma-chain and exact-sum kernels, the fused and count-pass variants), the
+ * f64 kernel and the scalar model that take 64-bit rows, and a recipe with
+ * block scales: the same bits and the same statistics in all four, with
+ * inf and NaN inputs in a row of A and a column of B (their outputs come
+ * from the scalar model, which gathers a column's codes), and shapes with
+ * one row, one column or K = 1. */
+static void layouts(void) {
+    static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
+        {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
+        {"h100", "e4m3", "given", 1},    {"a100", "tf32", "none", 1},      {"mi250", "f16", "none", 1},
+        {"fma-seq", "f16", "none", 1},   {"exact", "e4m3", "tensor", 1},   {"pairwise", "bf16", "none", 1},
+        {"mi300", "f16", "none", 1},     {"a100", "bf16", "none", 2},      {"b200", "e4m3", "mx-rceil", 1},
+        {"h100", "e4m3", "rowwise", 1},  {"mi250", "f16", "none", 3},
+    };
+    static const int shapes[][3] = {{21, 70, 77}, {1, 7, 9}, {6, 1, 4}, {5, 3, 1}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+        float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+        float *At = malloc(sizeof(float) * M * K), *Bt = malloc(sizeof(float) * K * N);
+        float *D[4];
+        for (int v = 0; v < 4; v++) D[v] = malloc(sizeof(float) * M * N);
+        for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+            for (int i = 0; i < M * K; i++) A[i] = nrand() * 3;
+            for (int i = 0; i < K * N; i++) B[i] = nrand() * 0.05f;
+            if (cs[ci].spec == 1) A[(M - 1) * K + K / 2] = NAN, B[(K - 1) * N] = -INFINITY;
+            if (cs[ci].spec == 2) A[0] = 1e30f, B[N - 1] = 1e-30f; /* beyond the f32 kernel: the f64 one */
+            for (int i = 0; i < M; i++) for (int k = 0; k < K; k++) At[(size_t)k * M + i] = A[(size_t)i * K + k];
+            for (int k = 0; k < K; k++) for (int j = 0; j < N; j++) Bt[(size_t)j * K + k] = B[(size_t)k * N + j];
+            fpemu_gemm_config cfg;
+            char err[256];
+            if (fpemu_gemm_config_init(&cfg, cs[ci].model, cs[ci].fmt, cs[ci].fmt, err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, cs[ci].recipe, err, sizeof err))
+                bail("%s", err);
+            if (cfg.scaling.kind == FPEMU_GEMM_SCALING_GIVEN) cfg.scaling.scale_a = 16, cfg.scaling.scale_b = 512;
+            if (cs[ci].spec == 3) cfg.model.block = 0, cfg.sat = 0; /* (one tree: the scalar model for every output) */
+            cfg.nthreads = 2;
+            fpemu_gemm_stats st[4];
+            int rc = 0;
+            for (int v = 0; v < 4; v++) { /* v: A transposed (1), B transposed (2) */
+                rc |= fpemu_gemm_f32(&cfg, M, N, K, v & 1 ? At : A, v & 1 ? M : K, v & 1, v & 2 ? Bt : B, v & 2 ? K : N, v >> 1,
+                                     NULL, N, D[v], N, &st[v]);
+            }
+            char what[128];
+            snprintf(what, sizeof what, "%dx%dx%d %s %s %s%s", M, N, K, cs[ci].model, cs[ci].fmt, cs[ci].recipe,
+                     cs[ci].spec == 1 ? " (inf, NaN)" : cs[ci].spec == 2 ? " (the f64 kernel)" : cs[ci].spec == 3 ? " (scalar)" : "");
+            int bad = rc;
+            for (int v = 1; v < 4; v++) {
+                bad += cmp_bits(D[v], D[0], M * N, what);
+                bad += memcmp(&st[v].a, &st[0].a, sizeof st[0].a) != 0 || memcmp(&st[v].b, &st[0].b, sizeof st[0].b) != 0;
+                bad += memcmp(&st[v].amax_a, &st[0].amax_a, 4) || memcmp(&st[v].amax_b, &st[0].amax_b, 4) ||
+                       st[v].scale_a != st[0].scale_a || st[v].scale_b != st[0].scale_b || st[v].slow_outputs != st[0].slow_outputs ||
+                       st[v].kernel != st[0].kernel || st[v].lanes != st[0].lanes;
+            }
+            ok(bad == 0, "%s: A and B as given or transposed: same bits and statistics (kernel %d, %d lanes, %llu scalar outputs)", what,
+               st[0].kernel, st[0].lanes, (unsigned long long)st[0].slow_outputs);
+        }
+        free(A), free(B), free(At), free(Bt);
+        for (int v = 0; v < 4; v++) free(D[v]);
+    }
+}
+
 static void f32_lane_edges(void) {
     enum { M = 13, N = 37, K = 70 };
     float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
@@ -1791,5 +1857,6 @@ int main(void) {
     rowwise_h200();
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
+    layouts();
     return done_testing();
 }
