@@ -447,13 +447,25 @@ static void *transpose_half(void *arg) {
     return NULL;
 }
 
+/* A side's amax and cast, X its R x K rows: the amax first where the
+ * recipe needs it (TENSOR's scale takes it: emu_quant.amax); without
+ * scaling, the cast's own count, the largest finite magnitude, which is
+ * fpemu_scaling_amax_f32's where no input is inf or NaN (the statistics
+ * are this call's, from zero) */
+static void side_cast(qside *d, const float *X, int R, int K) {
+    const fpemu_cast_stats *st = d->o->st;
+    const int none = d->s->kind == FPEMU_GEMM_SCALING_NONE;
+    if (!none) d->amax = fpemu_scaling_amax_f32(X, (size_t)R * K, 1), d->o->amax = &d->amax;
+    d->rc = emu__quantize(d->s, d->f, R, K, X, d->tile, d->sat, NULL, d->o, NULL, 0);
+    if (none) d->amax = st->nonfinite_in == 0 ? (float)st->amax : fpemu_scaling_amax_f32(X, (size_t)R * K, 1);
+}
+
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
     const int tr = d->isB ? !d->trans : d->trans;
     if (!tr && (d->ld == K || R <= 1)) { /* the rows already lie one after another: quantise them in place */
-        d->amax = fpemu_scaling_amax_f32(d->src, (size_t)R * K, 1);
-        d->rc = emu__quantize(d->s, d->f, R, K, d->src, d->tile, d->sat, NULL, d->o, NULL, 0);
+        side_cast(d, d->src, R, K);
         return NULL;
     }
     float *X = big_alloc(sizeof(float) * ((size_t)R * K + 1), 0);
@@ -463,8 +475,7 @@ static void *quantise_side(void *arg) {
     } else {
         for (int r = 0; r < R; r++) memcpy(X + (size_t)r * K, d->src + (size_t)r * d->ld, sizeof(float) * (size_t)K);
     }
-    d->amax = fpemu_scaling_amax_f32(X, (size_t)R * K, 1);
-    d->rc = emu__quantize(d->s, d->f, R, K, X, d->tile, d->sat, NULL, d->o, NULL, 0);
+    side_cast(d, X, R, K);
     big_free(X);
     return NULL;
 }

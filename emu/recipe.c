@@ -132,7 +132,8 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     case FPEMU_GEMM_SCALING_GIVEN: {
         enc = s->kind == FPEMU_GEMM_SCALING_GIVEN
                   ? s->scale_a
-                  : fpemu_scaling_current_scale(&s->cur, fpemu_scaling_amax_f32(X, (size_t)rows * K, 1), fmt->max_finite);
+                  : fpemu_scaling_current_scale(&s->cur, o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1),
+                                                fmt->max_finite);
         const float d = 1.0f / enc;
         qcast_seg(&e, X, 0, 0, (size_t)rows * K, 1, enc);
         for (int i = 0; i < rows; i++) {
