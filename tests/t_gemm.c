@@ -292,6 +292,31 @@ static void f32_lane_edges(void) {
         free(a), free(b), free(d);
     }
 
+    /* the epilogue's dequantisation after the kernels (16 outputs at a
+     * time) and after the scalar model: a given scale so small (2^-149)
+     * that its decode factor is inf, so that outputs are 0 x inf (the
+     * default NaN) or inf, and ordinary ones; NaN bits included */
+    {
+        enum { EM = 9, EN = 35, EK = 40 };
+        float *a = malloc(sizeof(float) * EM * EK), *b = malloc(sizeof(float) * EK * EN), *d = malloc(sizeof(float) * EM * EN),
+              *r = malloc(sizeof(float) * EM * EN);
+        for (int i = 0; i < EM * EK; i++) a[i] = nrand() * 1e3f;
+        for (int i = 0; i < EK * EN; i++) b[i] = nrand();
+        int bad = 0, nans = 0;
+        for (int t = 0; t < 2; t++) {
+            fpemu_gemm_config cfg;
+            fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", NULL, 0);
+            fpemu_gemm_config_set_scaling(&cfg, "given", NULL, 0);
+            cfg.scaling.scale_a = t ? 0.25f : 0x1p-149f, cfg.scaling.scale_b = 3.0f;
+            fpemu_gemm_f32(&cfg, EM, EN, EK, a, EK, 0, b, EN, 0, NULL, EN, d, EN, NULL);
+            fpemu_gemm_f32_reference(&cfg, EM, EN, EK, a, EK, 0, b, EN, 0, NULL, EN, r, EN, NULL);
+            bad += cmp_bits(d, r, EM * EN, t ? "given 0.25" : "given 2^-149");
+            for (int i = 0; t == 0 && i < EM * EN; i++) nans += isnan(d[i]);
+        }
+        ok(bad == 0 && nans > 0, "the epilogue's dequantisation: the scalar model's bits (%d NaN outputs of 0 x inf)", nans);
+        free(a), free(b), free(d), free(r);
+    }
+
     /* K over several of the kernels' K tiles (256): the partial sums chained
      * through memory, on the f32 kernel (split blocks and whole ones) and
      * the group kernel */
