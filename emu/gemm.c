@@ -1854,6 +1854,46 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
         }
     }
 }
+
+/* finish_row16 (below) with AVX-512, without outfmt: for every group of 16
+ * whose lanes are all ordinary (not flagged, no inf/NaN column, C as the
+ * MMA's c not special, the partial sum, the decode factors and a C added
+ * after finite: mul_nan_first then reduces to the plain product), the
+ * dequantisation's products in epilogue_n's order and C's sum, 16 lanes at
+ * a time; any other group through finish_one, lane by lane. */
+__attribute__((target("avx512f,avx512bw"))) static int finish_row16_avx512(job *J, int i, int ch, int k0, int k1) {
+    const qops *q = J->q;
+    const int N16 = q->N / 16 * 16, Np = q->Np;
+    const float *part = J->part + (size_t)i * Np;
+    const unsigned char *flag = J->flag + (size_t)i * Np;
+    const float *Cm = q->c_in_mma && J->C ? J->C + (size_t)i * J->ldc : NULL; /* C as the MMA's c */
+    const float *Ca = J->C && !q->c_in_mma ? J->C + (size_t)i * J->ldc : NULL;   /* C added after */
+    const float *db = J->cfg->promote == 0 && q->da ? q->db : NULL;              /* (one chunk: nkb is 1) */
+    float *D = J->D + (size_t)i * J->ldd;
+    const __m512i expm = _mm512_set1_epi32(0x7F800000), mzero = _mm512_set1_epi32((int)0x80000000u);
+    const __m512 va = _mm512_set1_ps(db ? q->da[(size_t)i * q->nkb] : 1.0f);
+    for (int j = 0; j < N16; j += 16) {
+        __m128i fl = _mm_or_si128(_mm_loadu_si128((const __m128i *)(flag + j)), _mm_loadu_si128((const __m128i *)(q->bcol_sp + j)));
+        __m512 x = _mm512_loadu_ps(part + j), b = db ? _mm512_loadu_ps(db + j) : va, c = Ca ? _mm512_loadu_ps(Ca + j) : x;
+        __m512i e = _mm512_and_si512(_mm512_castps_si512(x), expm);
+        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(b), expm));
+        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(va), expm));
+        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(c), expm));
+        __mmask16 bad = _mm512_cmpeq_epi32_mask(e, expm);
+        if (Cm) { /* c_special: inf, NaN or -0 */
+            const __m512i cb = _mm512_loadu_si512(Cm + j);
+            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(cb, expm), expm) | _mm512_cmpeq_epi32_mask(cb, mzero);
+        }
+        if (!_mm_test_all_zeros(fl, fl) || bad) {
+            for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
+            continue;
+        }
+        if (db) x = q->rowseq ? _mm512_mul_ps(_mm512_mul_ps(x, b), va) : _mm512_mul_ps(x, _mm512_mul_ps(va, b));
+        if (Ca) x = _mm512_add_ps(x, c);
+        _mm512_storeu_ps(D + j, x);
+    }
+    return N16;
+}
 #endif
 
 /* Columns [0, N16) (N rounded down to 16) of row i without promotion, 16
@@ -1904,7 +1944,13 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
             j0 = N16;
         }
 #endif
-        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->arow_sp[i]) j0 = finish_row16(J, i, ch, k0, k1);
+        if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->arow_sp[i]) {
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (J->isa == 3 && !cfg->outfmt) j0 = finish_row16_avx512(J, i, ch, k0, k1);
+            else
+#endif
+                j0 = finish_row16(J, i, ch, k0, k1);
+        }
         for (int j = j0; j < N; j++) finish_one(J, i, j, ch, k0, k1);
         if (last && cfg->promote > 0)
             for (int j = 0; j < N; j++) J->D[(size_t)i * J->ldd + j] = epilogue(q, cfg, i, j, J->acc[(size_t)i * N + j], J->C, J->ldc);
