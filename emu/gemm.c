@@ -176,6 +176,7 @@ typedef struct {
     int use_f;              /* the f32 kernel: packed panels (gemm.h gkf_args) */
     int f_split;            /* its blocks summed in two halves (f32_kernel_ok) */
     int f_count;            /* its AVX-512 count pass: build the lsb words (f32_kernel_ok) */
+    int f_noinf;            /* its block results cannot reach inf (run; gkf_args.noinf) */
     int use_fz;             /* its fused variant (fused_kernel_ok: CDNA3's two-stage blocks) */
     int f_check;            /* the formats' range does not prove it exact: check the data's */
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
@@ -1765,7 +1766,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
         gkf_args gf = {
             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split,
+            .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split, .noinf = q->f_noinf,
             .al = J->isa == 3 ? q->al : NULL, .bl = J->isa == 3 ? q->bl : NULL,
             .ax = J->isa == 3 ? q->ax : NULL, .bx = J->isa == 3 ? q->bx : NULL,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
@@ -2032,6 +2033,15 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         if (!q->use_fz) isa = 0;
     }
     q->f_split = split, q->f_check = check;
+    /* the f32 kernel's blocks keep no running max of c's exponent where no
+     * block result can reach inf or NaN: without block scales every product
+     * is at most the formats' largest values' product P; a block result's
+     * magnitude is at most its c's plus its products' (every cut is toward
+     * zero), so at most |c| + K P for the call's first c, which is finite
+     * (inf, NaN and -0 go to the scalar model: cpad), at most 2^128 -
+     * 2^104; below 2^128 where K P < 2^104 (fp8, f16: always). A flagged
+     * lane may carry any value from tile to tile; its flag stays. */
+    q->f_noinf = !q->sa && (double)q->K * cfg->model.fa->max_finite * cfg->model.fb->max_finite < 0x1p104;
     q->f_count = isa == 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
     if (isa && build_values(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */

@@ -57,6 +57,8 @@ typedef struct gkf_args {
     int i0, i1, j0, j1, k0, k1;
     int block, nfrac, q, thr_w;
     int split;         /* sum each block in two halves (int32 each) and flag lanes whose total leaves int32 */
+    int noinf;         /* the f32 kernel: no block result can reach inf (gemm.c run), so the blocks keep
+                        * no running max of c's exponent */
     int exlo, exhi;    /* the exact-sum kernel: products are multiples of 2^exlo below 2^exhi */
     double *scratch;   /* the exact-sum kernel: (k1 - k0) * (GEMM_F_COLS + GEMM_F_ROWS) + 8 doubles (the driver's, per job) */
     const float *cin;

@@ -336,17 +336,19 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_out)(c
 
 /* The start of a block for 16 lanes of one row: emax (em: the max of the
  * products' exponent words and c's exponent, as f32 exponent bits), the
- * scale 2^(nfrac - emax) (sc), c's term truncated toward zero (S), and the
- * running max of c's exponent bits (mxb) updated. */
+ * scale 2^(nfrac - emax) (sc), c's term truncated toward zero (S), and,
+ * unless noinf, the running max of c's exponent bits (mxb) updated. */
 KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_c)(const float *accp, const int16_t *wbp, int32_t *mxp,
-                                                                             vfi vscb, vfi *emo, vf *sc, vfi *S) {
+                                                                             vfi vscb, vfi *emo, vf *sc, vfi *S, int noinf) {
     const vfi vexpm = (vfi){0} + 0x7F800000;
     vfi emp = W16TO32(wbp) << 23;
     vf acc = FLOAD(accp);
     vfi ae = (vfi)acc & vexpm;
-    vfi mx = ILOAD(mxp);
-    mx = DMAX(ae, mx);
-    memcpy(mxp, &mx, sizeof mx);
+    if (!noinf) {
+        vfi mx = ILOAD(mxp);
+        mx = DMAX(ae, mx);
+        memcpy(mxp, &mx, sizeof mx);
+    }
     vfi em = DMAX(ae, emp);
     *sc = (vf)((vfu)vscb - (vfu)em); /* wraps by design: unsigned (signed overflow is UB) */
     *S = __builtin_convertvector(acc * *sc, vfi);
@@ -457,7 +459,7 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             vfi em;
-            CAT(KNAME, _f32_c)(&accb[r][16 * h], &wb[r][16 * h], &mxb[r][16 * h], vscb, &em, &sc[r][h], &S[r][h]);
+            CAT(KNAME, _f32_c)(&accb[r][16 * h], &wb[r][16 * h], &mxb[r][16 * h], vscb, &em, &sc[r][h], &S[r][h], g->noinf);
             bad |= (vfi)(em > lim);
             t0[r][h] = (vf)(em + t0o);
             /* the count's threshold, log2(g) + 40 clamped to [0, 71], as a byte
@@ -523,7 +525,8 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
 }
 #endif
 
-KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
+/* (noinf: g->noinf as a constant, one instance each) */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(const gkf_args *g, const int noinf) {
     const size_t K = g->K;
     const vfi vexpm = (vfi){0} + 0x7F800000;
     const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* 2^nfrac / em = scb - em (bits) */
@@ -606,7 +609,7 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
                         vfi em;
-                        CAT(KNAME, _f32_c)(&accb[r][h], &wb[r][h], &mxb[r][h], vscb, &em, &sc[r], &S[r]);
+                        CAT(KNAME, _f32_c)(&accb[r][h], &wb[r][h], &mxb[r][h], vscb, &em, &sc[r], &S[r], noinf);
                     }
                     /* split: the first half of the block (and c) in S0, the second in S;
                      * each fits int32 (gemm.c f32_kernel_ok), their sum may not */
@@ -645,6 +648,10 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
             CAT(KNAME, _f32_out)(g, i0, j0, nr, nc, accb, mxb);
         }
     }
+}
+KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
+    if (g->noinf) CAT(KNAME, _f32_body)(g, 1);
+    else CAT(KNAME, _f32_body)(g, 0);
 }
 /* ---- the f32 kernel's fused variant: AMD CDNA3's two-stage block ----------
  * The model (mma.c fused_sum, fuse_nfrac > 0: the mi300's f16, bf16, xf32

@@ -8,6 +8,7 @@
  * emu__quantize to codes and to values, its per-row factors against
  * fpemu_gemm_quantize_f32's, and emu__gemm_scaled against fpemu_gemm_f32's
  * recipes and against the engine's former per-chunk loop. */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -290,6 +291,35 @@ static void f32_lane_edges(void) {
         }
         ok(bad == 0, "fpemu_gemm_stats amax of A and B: fpemu_scaling_amax_f32's bits (finite, inf, first of two NaNs; with and without scaling)");
         free(a), free(b), free(d);
+    }
+
+    /* c near f32's largest value through the f32 kernel: with f16 and e4m3
+     * inputs no block result can reach inf (its blocks keep no running max
+     * of c's exponent), with bf16 products of 2^118 it does (they keep it):
+     * the scalar model's bits either way */
+    {
+        enum { BM = 8, BN = 32, BK = 48 };
+        float *a = malloc(sizeof(float) * BM * BK), *b = malloc(sizeof(float) * BK * BN), *c = malloc(sizeof(float) * BM * BN);
+        float *d = malloc(sizeof(float) * BM * BN), *r = malloc(sizeof(float) * BM * BN);
+        static const char *bm[][2] = {{"a100", "f16"}, {"v100", "f16"}, {"h100", "e4m3"}, {"a100", "bf16"}};
+        int bad = 0, infs = 0, nl = 16;
+        for (int pi = 0; pi < 4; pi++) {
+            const int bf = pi == 3;
+            for (int i = 0; i < BM * BK; i++) a[i] = bf ? ldexpf(i % 3 ? 1.0f : -1.0f, 59) : nrand() * 100;
+            for (int i = 0; i < BK * BN; i++) b[i] = bf ? ldexpf(1.0f, 59) : nrand() * 100;
+            for (int i = 0; i < BM * BN; i++) c[i] = i % 4 == 0 ? FLT_MAX : i % 4 == 1 ? -FLT_MAX : i % 4 == 2 ? ldexpf(1.9f, 127) : nrand();
+            fpemu_gemm_config cfg;
+            fpemu_gemm_stats st;
+            fpemu_gemm_config_init(&cfg, bm[pi][0], bm[pi][1], bm[pi][1], NULL, 0);
+            cfg.sat = 1, cfg.nthreads = 1;
+            fpemu_gemm_f32(&cfg, BM, BN, BK, a, BK, 0, b, BN, 0, c, BN, d, BN, &st);
+            fpemu_gemm_f32_reference(&cfg, BM, BN, BK, a, BK, 0, b, BN, 0, c, BN, r, BN, NULL);
+            bad += cmp_bits(d, r, BM * BN, bm[pi][0]);
+            for (int i = 0; bf && i < BM * BN; i++) infs += isinf(r[i]);
+            nl = st.lanes < nl ? st.lanes : nl;
+        }
+        ok(bad == 0 && infs > 0 && nl == 16, "c near f32's largest value through the f32 kernel (%d inf outputs with bf16): the scalar model's bits", infs);
+        free(a), free(b), free(c), free(d), free(r);
     }
 
     /* the epilogue's dequantisation after the kernels (16 outputs at a
