@@ -449,7 +449,8 @@ static void *transpose_half(void *arg) {
 }
 
 /* A side's amax and cast, X its R x K rows: the amax first where the
- * recipe needs it (TENSOR's scale takes it: emu_quant.amax); without
+ * recipe needs it (TENSOR's and NVFP4's tensor scales take it:
+ * emu_quant.amax); without
  * scaling, the cast's own count, the largest finite magnitude, which is
  * fpemu_scaling_amax_f32's where no input is inf or NaN (the statistics
  * are this call's, from zero) */

@@ -180,7 +180,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         /* the blocks cast through their own contexts (canonical NaN; rne) */
         const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16;
         float ts = 1;
-        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
+        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
         const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
         const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */

@@ -60,8 +60,8 @@ typedef struct emu_quant {
                          * NaN, fpemu_scaling_amax_f32) */
     uint64_t *scode;    /* MX / NVFP4: rows x nkb block scale codes */
     fpemu_cast_stats *st; /* the element casts' counts, accumulated into */
-    const float *amax;  /* TENSOR: the tensor's fpemu_scaling_amax_f32 where the
-                         * caller has it (else NULL: computed here) */
+    const float *amax;  /* TENSOR, NVFP4: the tensor's fpemu_scaling_amax_f32
+                         * where the caller has it (else NULL: computed here) */
     float tensor_enc;   /* out: the per-tensor encode scale (TENSOR, GIVEN:
                          * s->scale_a; NVFP4: the f32 tensor scale), else 1 */
 } emu_quant;
