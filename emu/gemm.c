@@ -492,17 +492,17 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     const fpemu_gemm_scaling *s = &cfg->scaling;
     const fpemu_format *fa = cfg->afmt, *fb = cfg->bfmt;
     q->cfg = cfg, q->M = M, q->N = N, q->K = K;
-    /* where the recipe casts element by element with one factor for the
-     * whole tensor (NONE, TENSOR, GIVEN), each side's codes stay in their
-     * format's container (at most 32 bits) and lie as the caller's array
-     * does: a transposed A or an untransposed B K x R (nat), without a
-     * transposed copy; the same codes, amax and counts */
+    /* each side's codes stay in their format's container (ncw: formats of
+     * at most 32 bits); where the recipe casts element by element with one
+     * factor for the whole tensor (NONE, TENSOR, GIVEN), they lie as the
+     * caller's array does: a transposed A or an untransposed B K x R (nat),
+     * without a transposed copy. The same codes, amax and counts */
     const int elementwise =
         s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN;
     for (int sdx = 0; sdx < 2; sdx++) {
         const fpemu_format *f = sdx ? fb : fa;
         const size_t n = (size_t)(sdx ? N : M) * K;
-        q->ncw[sdx] = elementwise && f->container <= 32 ? f->container / 8 : 0;
+        q->ncw[sdx] = f->container <= 32 ? f->container / 8 : 0;
         q->nat[sdx] = elementwise && (sdx ? !transB : transA) && (sdx ? N : M) > 1 && K > 1;
         void *p = big_alloc(q->ncw[sdx] ? (size_t)q->ncw[sdx] * n + 8 : sizeof(uint64_t) * (n + 1), 0);
         if (!p) return -1;

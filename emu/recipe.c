@@ -90,9 +90,8 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         return -1;
     }
     if ((size_t)rows * (size_t)cols > 0 && (!X || (!o->codes && !o->ncodes && !o->vals))) { seterr(err, errlen, "quantize: no data"); return -1; }
-    if (!o->codes && o->ncodes &&
-        (s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4 || fmt->container > 32)) {
-        seterr(err, errlen, "quantize: codes in their containers need a recipe other than MX and NVFP4 and a format of at most 32 bits");
+    if (!o->codes && o->ncodes && fmt->container > 32) {
+        seterr(err, errlen, "quantize: codes in their containers need a format of at most 32 bits");
         return -1;
     }
     const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
@@ -188,7 +187,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
             for (int b0 = 0; b0 < nkb; b0 += run) {
                 const int b1 = run < nkb - b0 ? b0 + run : nkb;
                 const size_t at0 = (size_t)r * K + (size_t)b0 * sb;
-                float *dst = o->codes ? e.buf : o->vals + at0; /* the scaled elements, cast as one run */
+                float *dst = o->codes || o->ncodes ? e.buf : o->vals + at0; /* the scaled elements, cast as one run */
                 size_t n = 0;
                 for (int b = b0; b < b1; b++) {
                     int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
@@ -203,7 +202,8 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                     if (o->enc) o->enc[at] = f;
                     if (o->bamax) o->bamax[at] = am;
                 }
-                emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
+                if (!o->codes && o->ncodes) emu__own_encode(ef, dst, n, (char *)o->ncodes + at0 * (ef->container / 8), st);
+                else emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
             }
         break;
     }

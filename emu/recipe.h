@@ -42,9 +42,8 @@ extern "C" {
  * and vals is needed when there are elements). nkb = emu__quant_nkb(s, cols). */
 typedef struct emu_quant {
     uint64_t *codes;    /* rows x cols element codes (fpemu_encode_f32) */
-    void *ncodes;       /* or (codes NULL) the same in the format's container,
-                         * fpemu_encode_f32's layout; NONE, TENSOR, GIVEN,
-                         * ROWWISE and BLOCKWISE only */
+    void *ncodes;       /* or (codes NULL) the same in the format's container
+                         * (at most 32 bits), fpemu_encode_f32's layout */
     float *vals;        /* rows x cols element values, in the scaled domain
                          * (fpemu_round_f32); may be X itself (in place) */
     float *dec;         /* rows x nkb decode factors, per row and K block:
@@ -105,6 +104,9 @@ void emu__widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, 
  * its own factor. To codes (fpemu_encode_f32) or, with codes NULL, to
  * values (fpemu_round_f32; vals may be y). */
 void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats);
+/* The same to codes in the format's container at dst (fpemu_encode_f32's
+ * layout). */
+void emu__own_encode(const fpemu_format *fmt, const float *y, size_t n, void *dst, fpemu_cast_stats *stats);
 
 /* emu__own_cast of n elements x[i * stride] times f (vals may be x when
  * stride is 1). */

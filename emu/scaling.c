@@ -236,18 +236,25 @@ void emu__widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, 
     }
 }
 
-void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats) {
+void emu__own_encode(const fpemu_format *fmt, const float *y, size_t n, void *dst, fpemu_cast_stats *stats) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
+    fpemu_encode_f32(fmt, dst, y, n, &ctx, stats);
+}
+
+void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats) {
     if (!codes) {
+        fpemu_ctx ctx;
+        fpemu_ctx_init(&ctx);
+        ctx.sat = 1;
         fpemu_round_f32(fmt, vals, y, n, &ctx, stats);
         return;
     }
     uint64_t out[EMU_CAST_CHUNK];
     for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK) {
         size_t m = n - i0 < EMU_CAST_CHUNK ? n - i0 : EMU_CAST_CHUNK;
-        fpemu_encode_f32(fmt, out, y + i0, m, &ctx, stats);
+        emu__own_encode(fmt, y + i0, m, out, stats);
         emu__widen_codes(fmt, codes + i0, out, m);
     }
 }
