@@ -594,15 +594,12 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
 
 /* The readers of a side's codes (pass 0: A, 1: B), whatever their width
  * (ncw) and layout (nat). Storage index i is r K + k, or k R + r where
- * nat. */
+ * nat. cload: code i of an array of cw-byte codes. */
+static inline __attribute__((always_inline)) uint64_t cload(const void *p, int cw, size_t i) {
+    return cw == 1 ? ((const uint8_t *)p)[i] : cw == 2 ? ((const uint16_t *)p)[i] : cw == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
+}
 static inline uint64_t code_at(const qops *q, int pass, size_t i) {
-    const void *p = pass ? q->Bn : q->An;
-    switch (q->ncw[pass]) {
-    case 1: return ((const uint8_t *)p)[i];
-    case 2: return ((const uint16_t *)p)[i];
-    case 4: return ((const uint32_t *)p)[i];
-    default: return (pass ? q->Btc : q->Ac)[i];
-    }
+    return q->ncw[pass] ? cload(pass ? q->Bn : q->An, q->ncw[pass], i) : (pass ? q->Btc : q->Ac)[i];
 }
 
 /* n codes from storage index i on: in place where they are 64-bit, else
@@ -869,9 +866,6 @@ static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, i
  * which returns its inf/NaN mark; where a panel row of P holds a mark,
  * elem runs again (the same stores) to mark its rows (or columns). */
 typedef unsigned char (*pack_elem_fn)(const pack_ctx *c, pack_dst d, int r, int k, size_t o, uint64_t code);
-static inline __attribute__((always_inline)) uint64_t cload(const void *p, int cw, size_t i) {
-    return cw == 1 ? ((const uint8_t *)p)[i] : cw == 2 ? ((const uint16_t *)p)[i] : cw == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
-}
 static inline __attribute__((always_inline)) void pack_nat(const pack_ctx *c, int Rn, pack_elem_fn elem, int cw) {
     const int P = c->P, K = c->K;
     const pack_dst d = pack_dst_of(c, c->pass, 0);

@@ -236,18 +236,22 @@ void emu__widen_codes(const fpemu_format *fmt, uint64_t *out, const void *cbuf, 
     }
 }
 
-void emu__own_encode(const fpemu_format *fmt, const float *y, size_t n, void *dst, fpemu_cast_stats *stats) {
+/* the block casts' context: rne, saturating, flags nobody sees */
+static fpemu_ctx own_ctx(void) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
+    return ctx;
+}
+
+void emu__own_encode(const fpemu_format *fmt, const float *y, size_t n, void *dst, fpemu_cast_stats *stats) {
+    fpemu_ctx ctx = own_ctx();
     fpemu_encode_f32(fmt, dst, y, n, &ctx, stats);
 }
 
 void emu__own_cast(const fpemu_format *fmt, const float *y, size_t n, uint64_t *codes, float *vals, fpemu_cast_stats *stats) {
     if (!codes) {
-        fpemu_ctx ctx;
-        fpemu_ctx_init(&ctx);
-        ctx.sat = 1;
+        fpemu_ctx ctx = own_ctx();
         fpemu_round_f32(fmt, vals, y, n, &ctx, stats);
         return;
     }
