@@ -819,8 +819,8 @@ typedef struct {
     unsigned char *sp;
     const dtable *tab;
     int bias;      /* the exponent words' bias (63 for B, 64 for A) */
-    uint32_t keep; /* pack_row_f32: the code's bits */
-    int16_t zw;    /* pack_row_f32: a zero's word */
+    uint32_t keep; /* f32_put: the code's bits */
+    int16_t zw;    /* f32_put: a zero's word */
 } pack_ctx;
 typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr);
 
@@ -844,10 +844,10 @@ static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass,
     if (!pass && d.oa) d.oa[o] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
 }
 
-/* The traversal of codes in rows (R x K): a panel of P rows (or columns)
- * at a time, in runs of `run` k, so that the panel's lines stay in L1
- * while its rows fill them; row gets the codes of (r, k0) on (code_vec:
- * narrow codes come in runs of 64, the element-wise recipes' run). */
+/* The traversal of codes in rows (R x K), for the MX path: a panel of P
+ * rows (or columns) at a time, in runs of `run` k (a scale block, at most
+ * 64: build_pass_f), so that the panel's lines stay in L1 while its rows
+ * fill them; row gets the codes of (r, k0) on (code_vec). */
 static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, int Rn, int run, pack_row_fn row) {
     const int P = c->P, K = c->K;
     uint64_t buf[64];
@@ -861,15 +861,33 @@ static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, i
     }
 }
 
-/* The traversal of nat's codes (K x R), in their order (cw bytes each,
- * 8: Ac, Btc), each element (r, k) to its panel offset o through elem,
- * which returns its inf/NaN mark; where a panel row of P holds a mark,
- * elem runs again (the same stores) to mark its rows (or columns). */
+/* The table and f32-layout paths' traversal, element by element (cw bytes
+ * a code, 8: Ac, Btc), each element (r, k) to its panel offset o through
+ * elem, which returns its inf/NaN mark. Codes in rows (R x K): a panel of
+ * P rows (or columns) at a time, in runs of 64 k, so that the panel's lines
+ * stay in L1 while its rows fill them. nat's (K x R): in their order; where
+ * a panel row of P holds a mark, elem runs again (the same stores) to mark
+ * its rows (or columns). */
 typedef unsigned char (*pack_elem_fn)(const pack_ctx *c, pack_dst d, int r, int k, size_t o, uint64_t code);
-static inline __attribute__((always_inline)) void pack_nat(const pack_ctx *c, int Rn, pack_elem_fn elem, int cw) {
+static inline __attribute__((always_inline)) void pack_elems(const pack_ctx *c, int Rn, pack_elem_fn elem, int cw) {
     const int P = c->P, K = c->K;
     const pack_dst d = pack_dst_of(c, c->pass, 0);
     const void *codes = cw == 8 ? (const void *)(c->pass ? c->q->Btc : c->q->Ac) : c->pass ? c->q->Bn : c->q->An;
+    if (!c->q->nat[c->pass]) {
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int r1 = r0 + P < Rn ? r0 + P : Rn;
+            for (int k0 = 0; k0 < K; k0 += 64) {
+                const int k1 = k0 + 64 < K ? k0 + 64 : K;
+                for (int r = r0; r < r1; r++) {
+                    const size_t row = (size_t)r * (size_t)K, o = (size_t)(r0 / P) * K * P + (size_t)(r - r0);
+                    unsigned char sp = 0;
+                    for (int k = k0; k < k1; k++) sp |= elem(c, d, r, k, o + (size_t)k * P, cload(codes, cw, row + (size_t)k));
+                    c->sp[r] |= sp;
+                }
+            }
+        }
+        return;
+    }
     for (int k = 0; k < K; k++) {
         const size_t row = (size_t)k * (size_t)Rn;
         for (int r0 = 0; r0 < Rn; r0 += P) {
@@ -883,19 +901,20 @@ static inline __attribute__((always_inline)) void pack_nat(const pack_ctx *c, in
     }
 }
 /* its instances by code width (ncw; 0: 64 bits) */
-#define PACK_NAT_CW(c, Rn, elem)                                  \
+#define PACK_ELEMS_CW(c, Rn, elem)                                \
     do {                                                          \
         switch ((c)->q->ncw[(c)->pass]) {                         \
-        case 1: pack_nat((c), (Rn), (elem), 1); break;            \
-        case 2: pack_nat((c), (Rn), (elem), 2); break;            \
-        case 4: pack_nat((c), (Rn), (elem), 4); break;            \
-        default: pack_nat((c), (Rn), (elem), 8); break;           \
+        case 1: pack_elems((c), (Rn), (elem), 1); break;          \
+        case 2: pack_elems((c), (Rn), (elem), 2); break;          \
+        case 4: pack_elems((c), (Rn), (elem), 4); break;          \
+        default: pack_elems((c), (Rn), (elem), 8); break;         \
         }                                                         \
     } while (0)
 
-/* Table look-ups (formats of at most 16 bits, no scales); with the count
- * pass, its lsb and exponent bytes too, in a loop apart. pass is a
- * constant in each caller (pack_row_tab), so each side gets its own loop. */
+/* Table look-ups (formats of at most 16 bits, no scales): the value and
+ * exponent word (tab_put) and, with the count pass, its lsb and exponent
+ * bytes (tab_bytes); pass is a constant in each instance (pack_tab), so
+ * each side gets its own loop. */
 static inline __attribute__((always_inline)) unsigned char tab_put(const pack_ctx *c, int pass, pack_dst d, size_t o, uint64_t code) {
     const dtable *t = c->tab;
     pack_put(d, pass, o, t->vf[code], (pass ? t->wb : t->wa)[code]);
@@ -912,21 +931,7 @@ static inline __attribute__((always_inline)) void tab_bytes(const pack_ctx *c, i
         q->al[o] = q->al[o + 2] = t->la[code], q->ax[o] = q->ax[o + 2] = t->x[code];
     }
 }
-static inline __attribute__((always_inline)) void pack_row_tab_p(const pack_ctx *c, int pass, int r, int k0, int k1, size_t base,
-                                                                 const uint64_t *cr) {
-    const pack_dst d = pack_dst_of(c, pass, base);
-    unsigned char spr = 0;
-    for (int k = k0; k < k1; k++) spr |= tab_put(c, pass, d, (size_t)k * c->P, cr[k - k0]);
-    if (pass ? c->q->bl != NULL : c->q->al != NULL)
-        for (int k = k0; k < k1; k++) tab_bytes(c, pass, r, k, cr[k - k0]);
-    c->sp[r] |= spr;
-}
-static void pack_row_tab(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
-    if (c->pass) pack_row_tab_p(c, 1, r, k0, k1, base, cr);
-    else pack_row_tab_p(c, 0, r, k0, k1, base, cr);
-}
-/* the same element by element in nat's order (pack_nat), for each side and
- * with or without the count pass's bytes */
+/* an element, for each side and with or without the count pass's bytes */
 #define TAB_ELEM(NAME, PASS, BYTES)                                                                          \
     static inline __attribute__((always_inline)) unsigned char NAME(const pack_ctx *c, pack_dst d, int r, int k, size_t o, \
                                                                     uint64_t code) {                          \
@@ -938,15 +943,15 @@ TAB_ELEM(tab_elem_b, 1, 0)
 TAB_ELEM(tab_elem_ab, 0, 1)
 TAB_ELEM(tab_elem_bb, 1, 1)
 #undef TAB_ELEM
-static __attribute__((noinline)) void pack_nat_tab(const pack_ctx *c, int Rn) {
+static __attribute__((noinline)) void pack_tab(const pack_ctx *c, int Rn) {
     const int bytes = c->pass ? c->q->bl != NULL : c->q->al != NULL;
-    if (c->pass && bytes) PACK_NAT_CW(c, Rn, tab_elem_bb);
-    else if (c->pass) PACK_NAT_CW(c, Rn, tab_elem_b);
-    else if (bytes) PACK_NAT_CW(c, Rn, tab_elem_ab);
-    else PACK_NAT_CW(c, Rn, tab_elem_a);
+    if (c->pass && bytes) PACK_ELEMS_CW(c, Rn, tab_elem_bb);
+    else if (c->pass) PACK_ELEMS_CW(c, Rn, tab_elem_b);
+    else if (bytes) PACK_ELEMS_CW(c, Rn, tab_elem_ab);
+    else PACK_ELEMS_CW(c, Rn, tab_elem_a);
 }
 
-/* f32-layout codes (tf32, f32) without scales, decoded as decode_f32_layout
+/* f32-layout codes (tf32, f32) without scales (pack_f32), decoded as decode_f32_layout
  * decodes them, without its call and double exponent per element. */
 static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ctx *c, pack_dst d, size_t o, uint64_t code) {
     const uint32_t u = (uint32_t)code & c->keep, ex = u >> 23 & 0xFF;
@@ -964,18 +969,12 @@ static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ct
     pack_put(d, c->pass, o, x, w);
     return sp;
 }
-static void pack_row_f32(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
-    const pack_dst d = pack_dst_of(c, c->pass, base);
-    unsigned char spr = 0;
-    for (int k = k0; k < k1; k++) spr |= f32_put(c, d, (size_t)k * c->P, cr[k - k0]);
-    c->sp[r] |= spr;
-}
 static inline __attribute__((always_inline)) unsigned char f32_elem(const pack_ctx *c, pack_dst d, int r, int k, size_t o,
                                                                     uint64_t code) {
     (void)r, (void)k;
     return f32_put(c, d, o, code);
 }
-static __attribute__((noinline)) void pack_nat_f32(const pack_ctx *c, int Rn) { PACK_NAT_CW(c, Rn, f32_elem); }
+static __attribute__((noinline)) void pack_f32(const pack_ctx *c, int Rn) { PACK_ELEMS_CW(c, Rn, f32_elem); }
 
 /* Table formats with power-of-two block scales (MX; a run is a scale
  * block): the scale once, then each value times it (exact in double; not a
@@ -1028,25 +1027,24 @@ static int build_pass_f(qops *q, int pass) {
         const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
         pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .sc = sc,
                        .sp = sp, .tab = &tab, .bias = pass ? 63 : 64};
-        pack_row_fn row = NULL;
-        int run = 64;
-        if (use_tab && !sc) row = pack_row_tab;                  /* the common case: table look-ups */
-        else if (fast32 && !sc && !q->al) row = pack_row_f32;    /* tf32, f32 */
-        else if (use_tab && sc && !q->al) row = pack_row_mx, run = q->sblock; /* MX */
-        /* the table and f32-layout paths read any codes (pack_walk, pack_nat),
-         * the others 64-bit rows */
-        const int any = row == pack_row_tab || row == pack_row_f32, nat = any && q->nat[pass];
-        if (!any && codes_to_rows(q, pass)) {
+        enum { PK_TAB, PK_F32, PK_MX, PK_ELEM } path = use_tab && !sc       ? PK_TAB /* the common case: table look-ups */
+                                                       : fast32 && !sc && !q->al ? PK_F32 /* tf32, f32 */
+                                                       : use_tab && sc && !q->al ? PK_MX  /* MX */
+                                                                                 : PK_ELEM;
+        /* the table and f32-layout paths read codes of any width either way
+         * (pack_elems), MX's rows of any width in runs of at most 64 k
+         * (pack_walk); the rest take 64-bit rows */
+        if ((path == PK_ELEM || (path == PK_MX && (q->nat[pass] || q->sblock > 64))) && codes_to_rows(q, pass)) {
             if (own_tab) dtable_free(&tab);
             return -1;
         }
         const uint64_t *codes = pass ? q->Btc : q->Ac;
-        if (row) {
+        if (path != PK_ELEM) {
             pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
-            if (!nat) pack_walk(&pc, Rn, run, row);
-            else if (row == pack_row_tab) pack_nat_tab(&pc, Rn);
-            else pack_nat_f32(&pc, Rn);
+            if (path == PK_TAB) pack_tab(&pc, Rn);
+            else if (path == PK_F32) pack_f32(&pc, Rn);
+            else pack_walk(&pc, Rn, q->sblock, pack_row_mx);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;
