@@ -826,17 +826,45 @@ typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t bas
 
 /* A row's (or column's) destination in the panels: values ov, exponent
  * words ob (B) or oa (A, the word repeated in both halves of an int32),
- * NULL where the kernel reads none. */
+ * NULL where the kernel reads none; and, for the element functions (held
+ * in registers: their byte stores may alias anything in memory), the count
+ * pass's bytes ol, ox (from the panels' start), this side's table columns
+ * and the f32-layout decoding's constants. */
 typedef struct {
     float *ov;
     int16_t *ob;
     int32_t *oa;
+    uint8_t *ol;
+    int8_t *ox;
+    const float *tv;
+    const int16_t *tw;
+    const unsigned char *tsp;
+    const uint8_t *tl;
+    const int8_t *tx;
+    size_t K;
+    uint32_t keep;
+    int16_t zw;
+    int emin, bias, flush;
 } pack_dst;
 static inline __attribute__((always_inline)) pack_dst pack_dst_of(const pack_ctx *c, int pass, size_t base) {
     const qops *q = c->q;
+    const dtable *t = c->tab;
     return (pack_dst){.ov = (pass ? q->bvf : q->avf) + base,
                       .ob = pass && q->bw ? q->bw + base : NULL,
-                      .oa = !pass && q->aw ? q->aw + base : NULL};
+                      .oa = !pass && q->aw ? q->aw + base : NULL,
+                      .ol = pass ? q->bl : q->al,
+                      .ox = pass ? q->bx : q->ax,
+                      .tv = t->vf,
+                      .tw = pass ? t->wb : t->wa,
+                      .tsp = t->sp,
+                      .tl = pass ? t->lb : t->la,
+                      .tx = t->x,
+                      .K = (size_t)c->K,
+                      .keep = c->keep,
+                      .zw = c->zw,
+                      .emin = c->f->emin,
+                      .bias = c->bias,
+                      .flush = c->m->flush_subnormals};
 }
 static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass, size_t o, float x, int16_t w) {
     d.ov[o] = x;
@@ -915,28 +943,26 @@ static inline __attribute__((always_inline)) void pack_elems(const pack_ctx *c, 
  * exponent word (tab_put) and, with the count pass, its lsb and exponent
  * bytes (tab_bytes); pass is a constant in each instance (pack_tab), so
  * each side gets its own loop. */
-static inline __attribute__((always_inline)) unsigned char tab_put(const pack_ctx *c, int pass, pack_dst d, size_t o, uint64_t code) {
-    const dtable *t = c->tab;
-    pack_put(d, pass, o, t->vf[code], (pass ? t->wb : t->wa)[code]);
-    return t->sp[code];
+static inline __attribute__((always_inline)) unsigned char tab_put(int pass, pack_dst d, size_t o, uint64_t code) {
+    pack_put(d, pass, o, d.tv[code], d.tw[code]);
+    return d.tsp[code];
 }
-static inline __attribute__((always_inline)) void tab_bytes(const pack_ctx *c, int pass, int r, int k, uint64_t code) {
-    qops *q = c->q;
-    const dtable *t = c->tab;
+static inline __attribute__((always_inline)) void tab_bytes(int pass, pack_dst d, int r, int k, uint64_t code) {
     if (pass) {
-        const size_t o = gemm_f_byte_b((size_t)c->K, (size_t)r, (size_t)k);
-        q->bl[o] = t->lb[code], q->bx[o] = t->x[code];
+        const size_t o = gemm_f_byte_b(d.K, (size_t)r, (size_t)k);
+        d.ol[o] = d.tl[code], d.ox[o] = d.tx[code];
     } else {
-        const size_t o = gemm_f_byte_a((size_t)c->K, (size_t)r, (size_t)k);
-        q->al[o] = q->al[o + 2] = t->la[code], q->ax[o] = q->ax[o + 2] = t->x[code];
+        const size_t o = gemm_f_byte_a(d.K, (size_t)r, (size_t)k);
+        d.ol[o] = d.ol[o + 2] = d.tl[code], d.ox[o] = d.ox[o + 2] = d.tx[code];
     }
 }
 /* an element, for each side and with or without the count pass's bytes */
 #define TAB_ELEM(NAME, PASS, BYTES)                                                                          \
     static inline __attribute__((always_inline)) unsigned char NAME(const pack_ctx *c, pack_dst d, int r, int k, size_t o, \
                                                                     uint64_t code) {                          \
-        if (BYTES) tab_bytes(c, PASS, r, k, code);                                                           \
-        return tab_put(c, PASS, d, o, code);                                                                 \
+        (void)c;                                                                                             \
+        if (BYTES) tab_bytes(PASS, d, r, k, code);                                                           \
+        return tab_put(PASS, d, o, code);                                                                    \
     }
 TAB_ELEM(tab_elem_a, 0, 0)
 TAB_ELEM(tab_elem_b, 1, 0)
@@ -954,17 +980,17 @@ static __attribute__((noinline)) void pack_tab(const pack_ctx *c, int Rn) {
 /* f32-layout codes (tf32, f32) without scales (pack_f32), decoded as decode_f32_layout
  * decodes them, without its call and double exponent per element. */
 static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ctx *c, pack_dst d, size_t o, uint64_t code) {
-    const uint32_t u = (uint32_t)code & c->keep, ex = u >> 23 & 0xFF;
+    const uint32_t u = (uint32_t)code & d.keep, ex = u >> 23 & 0xFF;
     float x = 0.0f;
     int16_t w;
     unsigned char sp = 0;
     if (ex == 0xFF) { /* inf, NaN: the scalar model's row or column */
         sp = 1, w = (int16_t)GEMM_F_NOPART;
-    } else if (ex == 0 && (!(u & 0x7FFFFF) || c->m->flush_subnormals)) {
-        x = u >> 31 ? -0.0f : 0.0f, w = c->zw;
+    } else if (ex == 0 && (!(u & 0x7FFFFF) || d.flush)) {
+        x = u >> 31 ? -0.0f : 0.0f, w = d.zw;
     } else {
         memcpy(&x, &u, 4);
-        w = (int16_t)((ex ? (int)ex - 127 : c->f->emin) + c->bias);
+        w = (int16_t)((ex ? (int)ex - 127 : d.emin) + d.bias);
     }
     pack_put(d, c->pass, o, x, w);
     return sp;
