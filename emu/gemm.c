@@ -504,7 +504,7 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
         const size_t n = (size_t)(sdx ? N : M) * K;
         q->ncw[sdx] = f->container <= 32 ? f->container / 8 : 0;
         q->nat[sdx] = elementwise && (sdx ? !transB : transA) && (sdx ? N : M) > 1 && K > 1;
-        void *p = big_alloc(q->ncw[sdx] ? (size_t)q->ncw[sdx] * n + 8 : sizeof(uint64_t) * (n + 1), 0);
+        void *p = big_alloc((q->ncw[sdx] ? (size_t)q->ncw[sdx] : sizeof(uint64_t)) * (n + 1), 0);
         if (!p) return -1;
         if (q->ncw[sdx]) *(sdx ? &q->Bn : &q->An) = p;
         else *(sdx ? &q->Btc : &q->Ac) = p;
@@ -822,7 +822,6 @@ typedef struct {
     uint32_t keep; /* f32_put: the code's bits */
     int16_t zw;    /* f32_put: a zero's word */
 } pack_ctx;
-typedef void (*pack_row_fn)(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr);
 
 /* A row's (or column's) destination in the panels: values ov, exponent
  * words ob (B) or oa (A, the word repeated in both halves of an int32),
@@ -870,23 +869,6 @@ static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass,
     d.ov[o] = x;
     if (pass && d.ob) d.ob[o] = w;
     if (!pass && d.oa) d.oa[o] = (int32_t)(((uint32_t)(uint16_t)w << 16) | (uint16_t)w);
-}
-
-/* The traversal of codes in rows (R x K), for the MX path: a panel of P
- * rows (or columns) at a time, in runs of `run` k (a scale block, at most
- * 64: build_pass_f), so that the panel's lines stay in L1 while its rows
- * fill them; row gets the codes of (r, k0) on (code_vec). */
-static inline __attribute__((always_inline)) void pack_walk(const pack_ctx *c, int Rn, int run, pack_row_fn row) {
-    const int P = c->P, K = c->K;
-    uint64_t buf[64];
-    for (int r0 = 0; r0 < Rn; r0 += P) {
-        const int r1 = r0 + P < Rn ? r0 + P : Rn;
-        for (int k0 = 0; k0 < K; k0 += run) {
-            const int k1 = k0 + run < K ? k0 + run : K;
-            for (int r = r0; r < r1; r++)
-                row(c, r, k0, k1, (size_t)(r / P) * K * P + (size_t)(r % P), code_vec(c->q, c->pass, r, k0, k1, buf));
-        }
-    }
 }
 
 /* The table and f32-layout paths' traversal, element by element (cw bytes
@@ -1002,11 +984,13 @@ static inline __attribute__((always_inline)) unsigned char f32_elem(const pack_c
 }
 static __attribute__((noinline)) void pack_f32(const pack_ctx *c, int Rn) { PACK_ELEMS_CW(c, Rn, f32_elem); }
 
-/* Table formats with power-of-two block scales (MX; a run is a scale
- * block): the scale once, then each value times it (exact in double; not a
- * float: the f64 kernel) and its word plus the scale's exponent, as the
- * element path computes them. */
-static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr) {
+/* Table formats with power-of-two block scales (MX), one row (or column)
+ * over a scale block [k0, k1) whose codes are cr, its panel element (r,
+ * k0) at base: the scale once, then each value times it (exact in double;
+ * not a float: the f64 kernel) and its word plus the scale's exponent, as
+ * the element path computes them. */
+static inline __attribute__((always_inline)) void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base,
+                                                              const uint64_t *cr) {
     qops *q = c->q;
     const dtable *t = c->tab;
     const uint64_t scode = c->sc[(size_t)r * q->nsb + k0 / q->sblock];
@@ -1032,6 +1016,21 @@ static void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base, c
     }
     c->sp[r] |= spr;
     if (bad) q->f_bad[c->pass] = 1; /* beyond f32: the f64 kernel */
+}
+/* and its traversal of codes in rows (R x K): a panel of P rows (or
+ * columns) at a time, a scale block of k (at most 64: build_pass_f) at a
+ * time, so that the panel's lines stay in L1 while its rows fill them */
+static void pack_mx(const pack_ctx *c, int Rn) {
+    const int P = c->P, K = c->K, run = c->q->sblock;
+    uint64_t buf[64];
+    for (int r0 = 0; r0 < Rn; r0 += P) {
+        const int r1 = r0 + P < Rn ? r0 + P : Rn;
+        for (int k0 = 0; k0 < K; k0 += run) {
+            const int k1 = k0 + run < K ? k0 + run : K;
+            for (int r = r0; r < r1; r++)
+                pack_row_mx(c, r, k0, k1, (size_t)(r / P) * K * P + (size_t)(r % P), code_vec(c->q, c->pass, r, k0, k1, buf));
+        }
+    }
 }
 
 static int build_pass_f(qops *q, int pass) {
@@ -1059,7 +1058,7 @@ static int build_pass_f(qops *q, int pass) {
                                                                                  : PK_ELEM;
         /* the table and f32-layout paths read codes of any width either way
          * (pack_elems), MX's rows of any width in runs of at most 64 k
-         * (pack_walk); the rest take 64-bit rows */
+         * (pack_mx); the rest take 64-bit rows */
         if ((path == PK_ELEM || (path == PK_MX && (q->nat[pass] || q->sblock > 64))) && codes_to_rows(q, pass)) {
             if (own_tab) dtable_free(&tab);
             return -1;
@@ -1070,7 +1069,7 @@ static int build_pass_f(qops *q, int pass) {
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
             if (path == PK_TAB) pack_tab(&pc, Rn);
             else if (path == PK_F32) pack_f32(&pc, Rn);
-            else pack_walk(&pc, Rn, q->sblock, pack_row_mx);
+            else pack_mx(&pc, Rn);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;
