@@ -872,15 +872,18 @@ static inline __attribute__((always_inline)) void pack_put(pack_dst d, int pass,
 }
 
 /* The table and f32-layout paths' traversal, element by element (cw bytes
- * a code, 8: Ac, Btc), each element (r, k) to its panel offset o through
- * elem, which returns its inf/NaN mark. Codes in rows (R x K): a panel of
+ * a code, 8: Ac, Btc), each element (r, k) to its panel offset o and the
+ * count pass's byte offset bo (gemm_f_byte_a or _b, stepped from a run's
+ * first) through elem, which returns its inf/NaN mark. Codes in rows (R x K): a panel of
  * P rows (or columns) at a time, in runs of 64 k, so that the panel's lines
  * stay in L1 while its rows fill them. nat's (K x R): in their order; where
  * a panel row of P holds a mark, elem runs again (the same stores) to mark
  * its rows (or columns). */
-typedef unsigned char (*pack_elem_fn)(const pack_ctx *c, pack_dst d, int r, int k, size_t o, uint64_t code);
+typedef unsigned char (*pack_elem_fn)(const pack_ctx *c, pack_dst d, size_t bo, size_t o, uint64_t code);
 static inline __attribute__((always_inline)) void pack_elems(const pack_ctx *c, int Rn, pack_elem_fn elem, int cw) {
-    const int P = c->P, K = c->K;
+    const int P = c->P, K = c->K, pass = c->pass;
+    /* bytes between two pairs of k of a row, and between neighbours in a panel */
+    const size_t kstep = pass ? 2 * GEMM_F_COLS : 4 * GEMM_F_ROWS, lstep = pass ? 2 : 4;
     const pack_dst d = pack_dst_of(c, c->pass, 0);
     const void *codes = cw == 8 ? (const void *)(c->pass ? c->q->Btc : c->q->Ac) : c->pass ? c->q->Bn : c->q->An;
     if (!c->q->nat[c->pass]) {
@@ -890,8 +893,12 @@ static inline __attribute__((always_inline)) void pack_elems(const pack_ctx *c, 
                 const int k1 = k0 + 64 < K ? k0 + 64 : K;
                 for (int r = r0; r < r1; r++) {
                     const size_t row = (size_t)r * (size_t)K, o = (size_t)(r0 / P) * K * P + (size_t)(r - r0);
+                    const size_t b0 = pass ? gemm_f_byte_b(d.K, (size_t)r, (size_t)k0) : gemm_f_byte_a(d.K, (size_t)r, (size_t)k0);
                     unsigned char sp = 0;
-                    for (int k = k0; k < k1; k++) sp |= elem(c, d, r, k, o + (size_t)k * P, cload(codes, cw, row + (size_t)k));
+                    for (int k = k0; k < k1; k++) {
+                        const size_t t = (size_t)(k - k0); /* (k0 is even) */
+                        sp |= elem(c, d, b0 + (t >> 1) * kstep + (t & 1), o + (size_t)k * P, cload(codes, cw, row + (size_t)k));
+                    }
                     c->sp[r] |= sp;
                 }
             }
@@ -902,11 +909,13 @@ static inline __attribute__((always_inline)) void pack_elems(const pack_ctx *c, 
         const size_t row = (size_t)k * (size_t)Rn;
         for (int r0 = 0; r0 < Rn; r0 += P) {
             const size_t o = ((size_t)(r0 / P) * K + k) * P;
+            const size_t b0 = pass ? gemm_f_byte_b(d.K, (size_t)r0, (size_t)k) : gemm_f_byte_a(d.K, (size_t)r0, (size_t)k);
             const int n = Rn - r0 < P ? Rn - r0 : P;
             unsigned char any = 0;
-            for (int l = 0; l < n; l++) any |= elem(c, d, r0 + l, k, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
+            for (int l = 0; l < n; l++) any |= elem(c, d, b0 + (size_t)l * lstep, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
             if (any)
-                for (int l = 0; l < n; l++) c->sp[r0 + l] |= elem(c, d, r0 + l, k, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
+                for (int l = 0; l < n; l++)
+                    c->sp[r0 + l] |= elem(c, d, b0 + (size_t)l * lstep, o + (size_t)l, cload(codes, cw, row + (size_t)(r0 + l)));
         }
     }
 }
@@ -929,21 +938,16 @@ static inline __attribute__((always_inline)) unsigned char tab_put(int pass, pac
     pack_put(d, pass, o, d.tv[code], d.tw[code]);
     return d.tsp[code];
 }
-static inline __attribute__((always_inline)) void tab_bytes(int pass, pack_dst d, int r, int k, uint64_t code) {
-    if (pass) {
-        const size_t o = gemm_f_byte_b(d.K, (size_t)r, (size_t)k);
-        d.ol[o] = d.tl[code], d.ox[o] = d.tx[code];
-    } else {
-        const size_t o = gemm_f_byte_a(d.K, (size_t)r, (size_t)k);
-        d.ol[o] = d.ol[o + 2] = d.tl[code], d.ox[o] = d.ox[o + 2] = d.tx[code];
-    }
+static inline __attribute__((always_inline)) void tab_bytes(int pass, pack_dst d, size_t bo, uint64_t code) {
+    if (pass) d.ol[bo] = d.tl[code], d.ox[bo] = d.tx[code];
+    else d.ol[bo] = d.ol[bo + 2] = d.tl[code], d.ox[bo] = d.ox[bo + 2] = d.tx[code];
 }
 /* an element, for each side and with or without the count pass's bytes */
 #define TAB_ELEM(NAME, PASS, BYTES)                                                                          \
-    static inline __attribute__((always_inline)) unsigned char NAME(const pack_ctx *c, pack_dst d, int r, int k, size_t o, \
+    static inline __attribute__((always_inline)) unsigned char NAME(const pack_ctx *c, pack_dst d, size_t bo, size_t o, \
                                                                     uint64_t code) {                          \
         (void)c;                                                                                             \
-        if (BYTES) tab_bytes(PASS, d, r, k, code);                                                           \
+        if (BYTES) tab_bytes(PASS, d, bo, code);                                                             \
         return tab_put(PASS, d, o, code);                                                                    \
     }
 TAB_ELEM(tab_elem_a, 0, 0)
@@ -977,9 +981,9 @@ static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ct
     pack_put(d, c->pass, o, x, w);
     return sp;
 }
-static inline __attribute__((always_inline)) unsigned char f32_elem(const pack_ctx *c, pack_dst d, int r, int k, size_t o,
+static inline __attribute__((always_inline)) unsigned char f32_elem(const pack_ctx *c, pack_dst d, size_t bo, size_t o,
                                                                     uint64_t code) {
-    (void)r, (void)k;
+    (void)bo;
     return f32_put(c, d, o, code);
 }
 static __attribute__((noinline)) void pack_f32(const pack_ctx *c, int Rn) { PACK_ELEMS_CW(c, Rn, f32_elem); }
