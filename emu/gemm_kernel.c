@@ -279,6 +279,9 @@ typedef unsigned char vfb __attribute__((vector_size(16)));
 #define ILOAD(p) ({ vfi _v; memcpy(&_v, (p), sizeof _v); _v; })
 #define WLOAD(p) ({ vw _v; memcpy(&_v, (p), sizeof _v); _v; })
 /* max of two integer vectors (a compare and a select: vpmaxsw/vpmaxsd) */
+/* int32 lanes added with wrapping (unsigned: signed overflow is undefined);
+ * a lane that wraps holds a c at inf or NaN (cvttps2dq's INT_MIN), flagged */
+#define IADDW(a, b) ((vfi)((vfu)(a) + (vfu)(b)))
 #define IMAX(a, b) ({ __typeof__(a) _a = (a), _b = (b), _m = (__typeof__(a))(_a > _b); (_a & _m) | (_b & ~_m); })
 #define RBF GEMM_F_ROWS /* rows of an A panel = rows of the register block */
 #define PBF GEMM_F_COLS /* columns of a B panel: two halves of 16 lanes */
@@ -461,7 +464,7 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             vfi em;
             CAT(KNAME, _f32_c)(&accb[r][16 * h], &wb[r][16 * h], &mxb[r][16 * h], vscb, &em, &sc[r][h], &S[r][h], g->noinf);
             bad |= (vfi)(em > lim);
-            t0[r][h] = (vf)(em + t0o);
+            t0[r][h] = (vf)((vfu)em + (vfu)t0o); /* wraps where em > lim (unsigned: the block is declined) */
             /* the count's threshold, log2(g) + 40 clamped to [0, 71], as a byte
              * for each of the column's two k parities */
             __m512i t = _mm512_min_epi32(_mm512_max_epi32((__m512i)((em >> 23) + tho), _mm512_setzero_si512()), (__m512i)tmax);
@@ -513,7 +516,7 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             for (int h = 0; h < 2; h++) {
                 vf x = ((vf)td[r][h] - t0[rg + r][h]) * sc[rg + r][h];
                 vfi c = (vfi)_mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(cw, 1) : _mm512_castsi512_si256(cw));
-                S[rg + r][h] += __builtin_convertvector(x, vfi) + c;
+                S[rg + r][h] = IADDW(S[rg + r][h], __builtin_convertvector(x, vfi) + c);
             }
         }
     }
@@ -618,7 +621,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(
                     for (int k = kb; k < km; k++) {
                         const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                        for (int r = 0; r < RBF; r++) S[r] = IADDW(S[r], __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi));
                     }
                     if (g->split) {
 #pragma GCC unroll 8
@@ -626,7 +629,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(
                         for (int k = km; k < ke; k++) {
                             const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                            for (int r = 0; r < RBF; r++) S[r] = IADDW(S[r], __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi));
                         }
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
@@ -852,7 +855,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                         for (int k = kb; k < ke; k++) {
                             const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                            for (int r = 0; r < RBF; r++) S[r] = IADDW(S[r], __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi));
                         }
                     } else {
                         /* the odd products at their own emax, in S2; then each half
@@ -869,10 +872,10 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
                             const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
                             if ((k - kb) & 1) {
 #pragma GCC unroll 8
-                                for (int r = 0; r < RBF; r++) S2[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc2[r], vfi);
+                                for (int r = 0; r < RBF; r++) S2[r] = IADDW(S2[r], __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc2[r], vfi));
                             } else {
 #pragma GCC unroll 8
-                                for (int r = 0; r < RBF; r++) S[r] += __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi);
+                                for (int r = 0; r < RBF; r++) S[r] = IADDW(S[r], __builtin_convertvector((bv * ap[(size_t)k * RBF + r]) * sc[r], vfi));
                             }
                         }
 #pragma GCC unroll 8
