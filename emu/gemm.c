@@ -204,6 +204,7 @@ typedef struct {
     int c_in_mma;           /* C is the MMA's c input */
     int use_pw;             /* the pairwise kernel (CDNA2), on the f32 kernel's panels (use_f set too) */
     int pw_fma;             /* pw_select: no product overflows f32 (gkp_args fma) */
+    int vpack;              /* the packing may use AVX-512 (the kernels' instruction set is) */
     uint32_t pw_cthr;       /* pw_select: gkp_args cthr */
 } qops;
 
@@ -653,6 +654,7 @@ typedef struct {
     int16_t *wa, *wb; /* e as the f32 kernel's exponent words of A and B (gemm.h gkf_args) */
     uint8_t *la, *lb; /* v as the count pass's lsb bytes of A and B (gemm_internal.h) */
     int8_t *x;        /* e as its exponent bytes */
+    _Atomic int vok;  /* vdec16 gives this table's vf, wa, wb and sp: 0 not yet checked, 1 yes, 2 no */
 } dtable;
 
 static int16_t f_word(double e, int bias);
@@ -963,6 +965,240 @@ static __attribute__((noinline)) void pack_tab(const pack_ctx *c, int Rn) {
     else PACK_ELEMS_CW(c, Rn, tab_elem_a);
 }
 
+/* f16 and bf16 codes without the count pass's bytes, 16 at a time with
+ * AVX-512 (pack_tab16): each code decoded from its bits as decode_elem
+ * decodes it (dtable_build's vf, wa or wb, and sp), which vdec16_check checks
+ * against the table, every code, once per table; a table that differs is
+ * packed by pack_tab. The decoding: inf and NaN are marked, value +0, no
+ * word; zeros (and subnormals where the model flushes them) keep their
+ * sign, with the word of 2^emin where zero products take part (zero_product)
+ * and none otherwise; subnormals the word of 2^emin; the rest their value's
+ * exponent. Codes in rows go 16 k of a row at a time to the panel's stride
+ * P (scattered), except A's whole panels of 8 rows, whose 8 x 16 codes are
+ * transposed first and stored 16 at a time; codes laid out K x R go 16 at a
+ * time as they lie. The packing is memory-bound after this: at n = 512, 4
+ * of its bytes written a code read, a panel float and a word. */
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef struct {
+    int bf16, flush;   /* bf16 (else f16); the model flushes subnormal inputs */
+    int16_t zw;        /* a zero's word (bias added) */
+    int bias;          /* the words' bias (pack_ctx bias) */
+} vdec;
+static int vdec_kind(const fpemu_format *f) {
+    if (f->container != 16 || f->bits != 16 || f->pad || !f->is_signed || !f->has_subnormals || f->inf != FPEMU_INF_IEEE ||
+        f->nan != FPEMU_NANS_IEEE)
+        return 0;
+    if (f->ebits == 5 && f->mbits == 10 && f->bias == 15) return 1;
+    if (f->ebits == 8 && f->mbits == 7 && f->bias == 127) return 2;
+    return 0;
+}
+#define VPK_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,avx2")))
+/* 16 codes: values v, words as int32 w, inf/NaN marks sp */
+VPK_TARGET static inline __attribute__((always_inline)) void vdec16(const vdec *d, __m256i codes, __m512 *v, __m512i *w,
+                                                                    __mmask16 *sp) {
+    const __m512i ci = _mm512_cvtepu16_epi32(codes);
+    __m512 x;
+    __m512i ex;
+    int emask, fbias, emin;
+    if (d->bf16) {
+        x = _mm512_castsi512_ps(_mm512_slli_epi32(ci, 16));
+        ex = _mm512_and_si512(_mm512_srli_epi32(ci, 7), _mm512_set1_epi32(0xFF));
+        emask = 0xFF, fbias = 127, emin = -126;
+    } else {
+        x = _mm512_cvtph_ps(codes);
+        ex = _mm512_and_si512(_mm512_srli_epi32(ci, 10), _mm512_set1_epi32(0x1F));
+        emask = 0x1F, fbias = 15, emin = -14;
+    }
+    const __m512i mag = _mm512_and_si512(ci, _mm512_set1_epi32(0x7FFF));
+    const __mmask16 special = _mm512_cmpeq_epi32_mask(ex, _mm512_set1_epi32(emask));
+    const __mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
+    const __mmask16 zero = _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512()) | (d->flush ? sub : 0);
+    /* the word: the exponent, emin for subnormals, bias added */
+    __m512i e = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(fbias)), _mm512_set1_epi32(emin));
+    e = _mm512_add_epi32(e, _mm512_set1_epi32(d->bias));
+    e = _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(d->zw));
+    *w = _mm512_mask_blend_epi32(special, e, _mm512_set1_epi32((int16_t)GEMM_F_NOPART));
+    /* the value: a zero's sign alone, +0 for inf and NaN */
+    x = _mm512_mask_and_ps(x, zero, x, _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u)));
+    *v = _mm512_mask_blend_ps(special, x, _mm512_setzero_ps());
+    *sp = special;
+}
+/* the stores of 16 (n of them) decoded elements: values at ov (stride 1,
+ * or P through vidx), words at ob (B, int16) or oa (A, the word in both
+ * halves of an int32) where the kernel reads them */
+VPK_TARGET static inline __attribute__((always_inline)) void vdec_put(int pass, pack_dst d, size_t o, __mmask16 m, __m512 v,
+                                                                      __m512i w, int strided, __m512i vidx) {
+    if (strided) {
+        _mm512_mask_i32scatter_ps(d.ov + o, m, vidx, v, 4);
+        if (pass && d.ob) {
+            /* int16 words at stride P: as int32 pairs would overwrite neighbours; one by one */
+            int32_t ws[16];
+            _mm512_storeu_si512(ws, w);
+            for (int l = 0; l < 16; l++)
+                if (m >> l & 1) d.ob[o + (size_t)l * (size_t)GEMM_F_COLS] = (int16_t)ws[l];
+        }
+        if (!pass && d.oa)
+            _mm512_mask_i32scatter_epi32(d.oa + o, m, vidx, _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF))), 4);
+        return;
+    }
+    _mm512_mask_storeu_ps(d.ov + o, m, v);
+    if (pass && d.ob) _mm256_mask_storeu_epi16(d.ob + o, m, _mm512_cvtepi32_epi16(w));
+    if (!pass && d.oa)
+        _mm512_mask_storeu_epi32(d.oa + o, m, _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF))));
+}
+/* pack_elems' two traversals (16-bit codes in An or Bn) */
+VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) {
+    const int P = c->P, K = c->K, pass = c->pass;
+    const pack_dst d = pack_dst_of(c, pass, 0);
+    const uint16_t *codes = pass ? c->q->Bn : c->q->An;
+    const __m512i vidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(P));
+    if (!c->q->nat[pass]) {
+        /* rows: a row's 16 k at a time, to stride P */
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int r1 = r0 + P < Rn ? r0 + P : Rn;
+            for (int k0 = 0; k0 < K; k0 += 64) {
+                const int k1 = k0 + 64 < K ? k0 + 64 : K;
+                int kt = k0; /* (k0, kt): done by 8 x 16 transpositions */
+                if (P == 8 && r1 - r0 == 8) {
+                    /* A's whole panels: the codes of 8 rows x 16 k transposed (an 8 x 8
+                     * transposition in each 128-bit lane, then the lanes of two k
+                     * paired), decoded 2 k x 8 rows at a time into contiguous panel */
+                    const size_t o = (size_t)(r0 / P) * K * P;
+                    unsigned spr = 0;
+                    for (; kt + 16 <= k1; kt += 16) {
+                        __m256i x[8], t[8], u[8], v[8];
+                        for (int l = 0; l < 8; l++) x[l] = _mm256_loadu_si256((const __m256i *)(codes + (size_t)(r0 + l) * (size_t)K + kt));
+                        for (int l = 0; l < 8; l += 2)
+                            t[l] = _mm256_unpacklo_epi16(x[l], x[l + 1]), t[l + 1] = _mm256_unpackhi_epi16(x[l], x[l + 1]);
+                        for (int h = 0; h < 8; h += 4) {
+                            u[h] = _mm256_unpacklo_epi32(t[h], t[h + 2]), u[h + 1] = _mm256_unpackhi_epi32(t[h], t[h + 2]);
+                            u[h + 2] = _mm256_unpacklo_epi32(t[h + 1], t[h + 3]), u[h + 3] = _mm256_unpackhi_epi32(t[h + 1], t[h + 3]);
+                        }
+                        for (int i = 0; i < 4; i++) /* v[2i], v[2i+1]: k = 2i, 2i+1 (lane 0) and 8 on (lane 1) */
+                            v[2 * i] = _mm256_unpacklo_epi64(u[i], u[4 + i]), v[2 * i + 1] = _mm256_unpackhi_epi64(u[i], u[4 + i]);
+                        for (int i = 0; i < 8; i += 2)
+                            for (int hi = 0; hi < 2; hi++) {
+                                const __m256i cv = hi ? _mm256_permute2x128_si256(v[i], v[i + 1], 0x31) : _mm256_permute2x128_si256(v[i], v[i + 1], 0x20);
+                                __m512 val;
+                                __m512i w;
+                                __mmask16 sp;
+                                vdec16(vd, cv, &val, &w, &sp);
+                                vdec_put(pass, d, o + (size_t)(kt + 8 * hi + i) * 8, (__mmask16)0xFFFF, val, w, 0, vidx);
+                                spr |= (unsigned)sp | (unsigned)sp >> 8;
+                            }
+                    }
+                    for (int l = 0; l < 8; l++)
+                        if (spr >> l & 1) c->sp[r0 + l] = 1;
+                }
+                for (int r = r0; kt < k1 && r < r1; r++) {
+                    const uint16_t *row = codes + (size_t)r * (size_t)K;
+                    const size_t o = (size_t)(r0 / P) * K * P + (size_t)(r - r0);
+                    __mmask16 spr = 0;
+                    for (int k = kt; k < k1; k += 16) {
+                        const __mmask16 m = k1 - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k1 - k)) - 1);
+                        __m512 v;
+                        __m512i w;
+                        __mmask16 sp;
+                        vdec16(vd, _mm256_maskz_loadu_epi16(m, row + k), &v, &w, &sp);
+                        vdec_put(pass, d, o + (size_t)k * P, m, v, w, 1, vidx);
+                        spr |= sp & m;
+                    }
+                    if (spr) c->sp[r] = 1;
+                }
+            }
+        }
+        return;
+    }
+    /* nat: each k's codes in their order, 16 at a time within a panel */
+    for (int k = 0; k < K; k++) {
+        const uint16_t *row = codes + (size_t)k * (size_t)Rn;
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const size_t o = ((size_t)(r0 / P) * K + k) * P;
+            const int n = Rn - r0 < P ? Rn - r0 : P;
+            for (int l0 = 0; l0 < n; l0 += 16) {
+                const __mmask16 m = n - l0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - l0)) - 1);
+                __m512 v;
+                __m512i w;
+                __mmask16 sp;
+                vdec16(vd, _mm256_maskz_loadu_epi16(m, row + r0 + l0), &v, &w, &sp);
+                vdec_put(pass, d, o + (size_t)l0, m, v, w, 0, vidx);
+                for (__mmask16 b = sp & m; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
+            }
+        }
+    }
+}
+/* Does vdec16 give the table's every entry? (once per table: 2^16 codes) */
+VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, int bf16) {
+    for (int side = 0; side < 2; side++) {
+        const int bias = side ? 63 : 64;
+        const vdec vd = {.bf16 = bf16, .flush = m->flush_subnormals, .bias = bias,
+                         .zw = m->zero_product ? (int16_t)((bf16 ? -126 : -14) + bias) : (int16_t)GEMM_F_NOPART};
+        const int16_t *tw = side ? t->wb : t->wa;
+        for (uint32_t c0 = 0; c0 < 65536; c0 += 16) {
+            uint16_t cs[16];
+            for (int l = 0; l < 16; l++) cs[l] = (uint16_t)(c0 + (uint32_t)l);
+            __m512 v;
+            __m512i w;
+            __mmask16 sp;
+            vdec16(&vd, _mm256_loadu_si256((const __m256i *)cs), &v, &w, &sp);
+            float vs[16];
+            int32_t ws[16];
+            _mm512_storeu_ps(vs, v);
+            _mm512_storeu_si512(ws, w);
+            for (int l = 0; l < 16; l++) {
+                if (memcmp(&vs[l], &t->vf[c0 + (uint32_t)l], 4) || (int16_t)ws[l] != tw[c0 + (uint32_t)l] ||
+                    ((sp >> l) & 1) != (t->sp[c0 + (uint32_t)l] != 0))
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+#endif
+/* vdec16 against dtable_build for f16 and bf16 under each combination of
+ * the model flags it reads (gemm_internal.h) */
+int emu__gemm_vdec_check(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512dq") ||
+        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("f16c"))
+        return -1;
+    int bad = 0;
+    for (int kind = 1; kind <= 2; kind++) {
+        const fpemu_format *f = fpemu_format_get(kind == 2 ? "bf16" : "f16", NULL, 0);
+        if (!f || vdec_kind(f) != kind) return -2;
+        for (int key = 0; key < 4; key++) {
+            fpemu_mma_model m = {0};
+            m.flush_subnormals = key & 1, m.zero_product = key >> 1 & 1;
+            dtable t = {0};
+            if (dtable_build(&m, f, &t)) bad++;
+            else bad += !vdec16_check(&t, &m, kind == 2);
+            dtable_free(&t);
+        }
+    }
+    return bad;
+#else
+    return -1;
+#endif
+}
+
+/* pack_tab16 for this side, where it applies (with its table checked) */
+static int pack_tab16_ok(const pack_ctx *c, dtable *t, int cached) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int bytes = c->pass ? c->q->bl != NULL : c->q->al != NULL;
+    const int kind = vdec_kind(c->f);
+    if (!cached || !c->q->vpack || c->q->ncw[c->pass] != 2 || bytes || !kind || c->m->tf32_truncate) return 0;
+    int ok = atomic_load_explicit(&t->vok, memory_order_acquire);
+    if (!ok) {
+        ok = vdec16_check(t, c->m, kind == 2) ? 1 : 2;
+        atomic_store_explicit(&t->vok, ok, memory_order_release);
+    }
+    return ok == 1;
+#else
+    (void)c, (void)t, (void)cached;
+    return 0;
+#endif
+}
+
 /* f32-layout codes (tf32, f32) without scales (pack_f32), decoded as decode_f32_layout
  * decodes them, without its call and double exponent per element. */
 static inline __attribute__((always_inline)) unsigned char f32_put(const pack_ctx *c, pack_dst d, size_t o, uint64_t code) {
@@ -1071,7 +1307,12 @@ static int build_pass_f(qops *q, int pass) {
         if (path != PK_ELEM) {
             pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
-            if (path == PK_TAB) pack_tab(&pc, Rn);
+            if (path == PK_TAB && pack_tab16_ok(&pc, (dtable *)cached, cached != NULL)) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                const vdec vd = {.bf16 = vdec_kind(f) == 2, .flush = m->flush_subnormals, .bias = pc.bias, .zw = pc.zw};
+                pack_tab16(&pc, Rn, &vd);
+#endif
+            } else if (path == PK_TAB) pack_tab(&pc, Rn);
             else if (path == PK_F32) pack_f32(&pc, Rn);
             else pack_mx(&pc, Rn);
             if (own_tab) dtable_free(&tab);
@@ -2065,6 +2306,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
      * lane may carry any value from tile to tile; its flag stays. */
     q->f_noinf = !q->sa && (double)q->K * cfg->model.fa->max_finite * cfg->model.fb->max_finite < 0x1p104;
     q->f_count = isa == 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
+    q->vpack = isa == 3;
     if (isa && build_values(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */

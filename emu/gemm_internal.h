@@ -104,6 +104,12 @@ static inline size_t gemm_f_byte_b(size_t K, size_t j, size_t k) {
     return ((j / GEMM_F_COLS) * ((K + 1) / 2) + k / 2) * 2 * GEMM_F_COLS + 2 * (j % GEMM_F_COLS) + k % 2;
 }
 void emu__gemm_kernel_f32(int isa, const gkf_args *g);
+/* The packing's AVX-512 decoding of f16 and bf16 codes (gemm.c pack_tab16)
+ * checked against the decode tables, every code, for both formats under
+ * every combination of the model flags it honours: the number of
+ * combinations that differ (0), or -1 where the CPU lacks AVX-512 (the
+ * packing then never uses it). */
+int emu__gemm_vdec_check(void);
 /* Its fused variant (AMD CDNA3's two-stage block: gemm.c fused_kernel_ok):
  * the same passes over the products without c, then per lane the sum cut
  * at fuse_nfrac bits and c at nfrac bits below their larger exponent

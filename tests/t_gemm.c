@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
+#include "gemm_internal.h"
 #include "recipe.h"
 #include "tap.h"
 
@@ -153,6 +154,19 @@ static int codes_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const 
  * inf and NaN inputs in a row of A and a column of B (their outputs come
  * from the scalar model, which gathers a column's codes), and shapes with
  * one row, one column or K = 1. */
+/* The packing's AVX-512 decoding of f16 and bf16 codes (gemm.c pack_tab16)
+ * against the decode tables, every code, under each set of the model flags
+ * it honours: where the two differ the packing takes the tables instead, so
+ * a wrong decoding would only cost time; this asserts that it is not wrong. */
+static void vdec_packing(void) {
+    int r = emu__gemm_vdec_check();
+    if (r == -1) {
+        ok(1, "# SKIP no AVX-512: the packing decodes f16 and bf16 through the tables");
+        return;
+    }
+    is_int(r, 0, "f16 and bf16 codes decoded 16 at a time = the decode tables (2^16 codes, 4 flag sets, 2 formats)");
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -1914,5 +1928,6 @@ int main(void) {
 
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     layouts();
+    vdec_packing();
     return done_testing();
 }
