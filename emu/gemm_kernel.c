@@ -1511,6 +1511,10 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
 #define PTPAIR(b0, a0, b1, a1) ((b0) * (a0) + (b1) * (a1))
 #endif
 
+/* rows of A per tree evaluation (of the panel's 8): with 8, the pending
+ * sums of the trees' levels did not fit the registers */
+#undef PTR
+#define PTR 4
 /* a tree of n = hi - lo <= 4 products, written out */
 KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(const float *ap, const float *bp, int lo, int hi,
                                                                                 vf *out) {
@@ -1519,42 +1523,62 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(c
     const vf b0 = FLOAD(bp + (size_t)lo * PBF);
     if (n == 1) {
 #pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) out[r] = b0 * a[r];
+        for (int r = 0; r < PTR; r++) out[r] = b0 * a[r];
         return;
     }
     const vf b1 = FLOAD(bp + (size_t)(lo + 1) * PBF);
     if (n == 2) {
 #pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]);
+        for (int r = 0; r < PTR; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]);
         return;
     }
     const vf b2 = FLOAD(bp + (size_t)(lo + 2) * PBF);
     if (n == 3) { /* p0 + (p1 + p2) */
 #pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) out[r] = b0 * a[r] + PTPAIR(b1, a[RBF + r], b2, a[2 * RBF + r]);
+        for (int r = 0; r < PTR; r++) out[r] = b0 * a[r] + PTPAIR(b1, a[RBF + r], b2, a[2 * RBF + r]);
         return;
     }
     const vf b3 = FLOAD(bp + (size_t)(lo + 3) * PBF);
 #pragma GCC unroll 8
-    for (int r = 0; r < RBF; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
+    for (int r = 0; r < PTR; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
 }
+
+/* trees of at most 8 and at most 16 products, written out: no call below
+ * 32 products (the calls, their saved registers and the sums through
+ * memory were about a quarter of the kernel's time with calls below 16) */
+#define PT_NODE(NAME, SUB, LIM)                                                                                    \
+    KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, NAME)(const float *ap, const float *bp, int lo, \
+                                                                               int hi, vf *out) {                 \
+        const int n = hi - lo, mid = lo + n / 2;                                                                   \
+        if (n <= (LIM)) {                                                                                          \
+            CAT(KNAME, SUB)(ap, bp, lo, hi, out);                                                                  \
+            return;                                                                                                \
+        }                                                                                                          \
+        vf L[PTR], R[PTR];                                                                                         \
+        CAT(KNAME, SUB)(ap, bp, lo, mid, L);                                                                       \
+        CAT(KNAME, SUB)(ap, bp, mid, hi, R);                                                                       \
+        _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) out[r] = L[r] + R[r];                                \
+    }
+PT_NODE(_pt_n8, _pt_leaf, 4)
+PT_NODE(_pt_n16, _pt_n8, 8)
+#undef PT_NODE
 
 KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
     const int n = hi - lo, mid = lo + n / 2;
-    if (n <= 4) {
-        CAT(KNAME, _pt_leaf)(ap, bp, lo, hi, out);
+    if (n <= 16) {
+        CAT(KNAME, _pt_n16)(ap, bp, lo, hi, out);
         return;
     }
-    vf L[RBF], R[RBF];
-    if (n <= 8) { /* both halves written out: no call for the last level */
-        CAT(KNAME, _pt_leaf)(ap, bp, lo, mid, L);
-        CAT(KNAME, _pt_leaf)(ap, bp, mid, hi, R);
+    vf L[PTR], R[PTR];
+    if (n <= 32) { /* both halves written out: no call for the last level */
+        CAT(KNAME, _pt_n16)(ap, bp, lo, mid, L);
+        CAT(KNAME, _pt_n16)(ap, bp, mid, hi, R);
     } else {
         CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
         CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < RBF; r++) out[r] = L[r] + R[r];
+    for (int r = 0; r < PTR; r++) out[r] = L[r] + R[r];
 }
 
 KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
@@ -1565,17 +1589,18 @@ KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
-            for (int h = 0; h < nc; h += 16) {
-                vf t[RBF];
-                CAT(KNAME, _pt_rec)(ap, bvp + h, g->k0, g->k1, t);
-                for (int r = 0; r < nr; r++) {
-                    vf d;
-                    CAT(KNAME, _c16)(&d, g->cin, g->ldc, i0 + r, j0 + h, nc - h);
-                    d = d + t[r];
-                    const vfi none = (vfi){0};
-                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &d, &none);
+            for (int h = 0; h < nc; h += 16)
+                for (int rg = 0; rg < nr; rg += PTR) { /* (a panel has 8 rows, zeros past the last) */
+                    vf t[PTR];
+                    CAT(KNAME, _pt_rec)(ap + rg, bvp + h, g->k0, g->k1, t);
+                    for (int r = rg; r < nr && r < rg + PTR; r++) {
+                        vf d;
+                        CAT(KNAME, _c16)(&d, g->cin, g->ldc, i0 + r, j0 + h, nc - h);
+                        d = d + t[r - rg];
+                        const vfi none = (vfi){0};
+                        CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &d, &none);
+                    }
                 }
-            }
         }
     }
 }
