@@ -1046,12 +1046,31 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec_put(int pass, 
     if (!pass && d.oa)
         _mm512_mask_storeu_epi32(d.oa + o, m, _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF))));
 }
-/* pack_elems' two traversals (16-bit codes in An or Bn) */
-VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) {
+/* The pairwise kernel's side of 16 decoded elements (pw_pack: pw_val):
+ * magnitudes in (0, thr) made +0, and the least u - 1 (a zero wraps to the
+ * top) and greatest magnitude bits u of the lanes in m into mn1, mx */
+VPK_TARGET static inline __attribute__((always_inline)) __m512 vpw16(__m512 v, __mmask16 m, uint32_t thr, __m512i *mn1,
+                                                                     __m512i *mx) {
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i u = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7FFFFFFF));
+    const __mmask16 sub = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(u, one), _mm512_set1_epi32((int)(thr - 1)));
+    v = _mm512_mask_blend_ps(sub, v, _mm512_setzero_ps());
+    u = _mm512_mask_blend_epi32(sub, u, _mm512_setzero_si512());
+    *mn1 = _mm512_mask_min_epu32(*mn1, m, *mn1, _mm512_sub_epi32(u, one));
+    *mx = _mm512_mask_max_epu32(*mx, m, *mx, u);
+    return v;
+}
+/* pack_elems' two traversals (16-bit codes in An or Bn), for the f32
+ * kernel's panels (pw 0: values and words) or the pairwise kernel's (pw 1:
+ * values through vpw16, each row's or column's range into rmn1[r], rmx[r],
+ * which the caller starts at UINT32_MAX and 0) */
+VPK_TARGET static inline __attribute__((always_inline)) void pack16_body(const pack_ctx *c, int Rn, const vdec *vd, const int pw,
+                                                                         uint32_t thr, uint32_t *rmn1, uint32_t *rmx) {
     const int P = c->P, K = c->K, pass = c->pass;
     const pack_dst d = pack_dst_of(c, pass, 0);
     const uint16_t *codes = pass ? c->q->Bn : c->q->An;
     const __m512i vidx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(P));
+    const __m512i top = _mm512_set1_epi32(-1), nil = _mm512_setzero_si512();
     if (!c->q->nat[pass]) {
         /* rows: a row's 16 k at a time, to stride P */
         for (int r0 = 0; r0 < Rn; r0 += P) {
@@ -1065,6 +1084,7 @@ VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) {
                      * paired), decoded 2 k x 8 rows at a time into contiguous panel */
                     const size_t o = (size_t)(r0 / P) * K * P;
                     unsigned spr = 0;
+                    __m512i mn1 = top, mx = nil; /* (pw) lane l and l + 8: row l */
                     for (; kt + 16 <= k1; kt += 16) {
                         __m256i x[8], t[8], u[8], v[8];
                         for (int l = 0; l < 8; l++) x[l] = _mm256_loadu_si256((const __m256i *)(codes + (size_t)(r0 + l) * (size_t)K + kt));
@@ -1083,27 +1103,50 @@ VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) {
                                 __m512i w;
                                 __mmask16 sp;
                                 vdec16(vd, cv, &val, &w, &sp);
-                                vdec_put(pass, d, o + (size_t)(kt + 8 * hi + i) * 8, (__mmask16)0xFFFF, val, w, 0, vidx);
+                                if (pw) {
+                                    val = vpw16(val, (__mmask16)0xFFFF, thr, &mn1, &mx);
+                                    _mm512_storeu_ps(d.ov + o + (size_t)(kt + 8 * hi + i) * 8, val);
+                                } else
+                                    vdec_put(pass, d, o + (size_t)(kt + 8 * hi + i) * 8, (__mmask16)0xFFFF, val, w, 0, vidx);
                                 spr |= (unsigned)sp | (unsigned)sp >> 8;
                             }
                     }
                     for (int l = 0; l < 8; l++)
                         if (spr >> l & 1) c->sp[r0 + l] = 1;
+                    if (pw && kt > k0) {
+                        uint32_t a[16], b[16];
+                        _mm512_storeu_si512(a, mn1), _mm512_storeu_si512(b, mx);
+                        for (int l = 0; l < 8; l++) {
+                            const uint32_t a1 = a[l] < a[l + 8] ? a[l] : a[l + 8], b1 = b[l] > b[l + 8] ? b[l] : b[l + 8];
+                            if (a1 < rmn1[r0 + l]) rmn1[r0 + l] = a1;
+                            if (b1 > rmx[r0 + l]) rmx[r0 + l] = b1;
+                        }
+                    }
                 }
                 for (int r = r0; kt < k1 && r < r1; r++) {
                     const uint16_t *row = codes + (size_t)r * (size_t)K;
                     const size_t o = (size_t)(r0 / P) * K * P + (size_t)(r - r0);
                     __mmask16 spr = 0;
+                    __m512i mn1 = top, mx = nil;
                     for (int k = kt; k < k1; k += 16) {
                         const __mmask16 m = k1 - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k1 - k)) - 1);
                         __m512 v;
                         __m512i w;
                         __mmask16 sp;
                         vdec16(vd, _mm256_maskz_loadu_epi16(m, row + k), &v, &w, &sp);
-                        vdec_put(pass, d, o + (size_t)k * P, m, v, w, 1, vidx);
+                        if (pw) {
+                            v = vpw16(v, m, thr, &mn1, &mx);
+                            _mm512_mask_i32scatter_ps(d.ov + o + (size_t)k * P, m, vidx, v, 4);
+                        } else
+                            vdec_put(pass, d, o + (size_t)k * P, m, v, w, 1, vidx);
                         spr |= sp & m;
                     }
                     if (spr) c->sp[r] = 1;
+                    if (pw) {
+                        const uint32_t a1 = _mm512_reduce_min_epu32(mn1), b1 = _mm512_reduce_max_epu32(mx);
+                        if (a1 < rmn1[r]) rmn1[r] = a1;
+                        if (b1 > rmx[r]) rmx[r] = b1;
+                    }
                 }
             }
         }
@@ -1121,11 +1164,21 @@ VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) {
                 __m512i w;
                 __mmask16 sp;
                 vdec16(vd, _mm256_maskz_loadu_epi16(m, row + r0 + l0), &v, &w, &sp);
-                vdec_put(pass, d, o + (size_t)l0, m, v, w, 0, vidx);
+                if (pw) {
+                    __m512i mn1 = _mm512_maskz_loadu_epi32(m, rmn1 + r0 + l0), mx = _mm512_maskz_loadu_epi32(m, rmx + r0 + l0);
+                    v = vpw16(v, m, thr, &mn1, &mx);
+                    _mm512_mask_storeu_epi32(rmn1 + r0 + l0, m, mn1), _mm512_mask_storeu_epi32(rmx + r0 + l0, m, mx);
+                    _mm512_mask_storeu_ps(d.ov + o + (size_t)l0, m, v);
+                } else
+                    vdec_put(pass, d, o + (size_t)l0, m, v, w, 0, vidx);
                 for (__mmask16 b = sp & m; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
             }
         }
     }
+}
+VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) { pack16_body(c, Rn, vd, 0, 0, NULL, NULL); }
+VPK_TARGET static void pack_pw16(const pack_ctx *c, int Rn, const vdec *vd, uint32_t thr, uint32_t *rmn1, uint32_t *rmx) {
+    pack16_body(c, Rn, vd, 1, thr, rmn1, rmx);
 }
 /* Does vdec16 give the table's every entry? (once per table: 2^16 codes) */
 VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, int bf16) {
@@ -1796,6 +1849,17 @@ static void *pw_pack(void *arg) {
     unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
     float *v = pass ? q->bvf : q->avf;
     uint32_t lo_u = UINT32_MAX, hi_u = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint32_t *rr; /* f16 and bf16 16 at a time (pack_pw16): each row's (or column's) least u - 1, greatest u */
+    const pack_ctx pc = {.q = q, .m = m, .f = pass ? m->fb : m->fa, .pass = pass, .P = P, .K = K, .sp = sp, .tab = w->tab};
+    if (w->tab && pack_tab16_ok(&pc, (dtable *)w->tab, 1) && (rr = malloc(2 * sizeof(uint32_t) * ((size_t)Rn + 1)))) {
+        for (int r = 0; r < Rn; r++) rr[r] = UINT32_MAX, rr[Rn + 1 + r] = 0;
+        const vdec vd = {.bf16 = vdec_kind(pc.f) == 2, .flush = m->flush_subnormals};
+        pack_pw16(&pc, Rn, &vd, thr, rr, rr + Rn + 1);
+        for (int r = 0; r < Rn; r++) pw_row_end(w, sp, r, rr[r], rr[Rn + 1 + r], 0, &lo_u, &hi_u);
+        free(rr);
+    } else
+#endif
     if (w->tab && q->nat[pass]) {
         /* nat's codes in their order, in strips of NAT_STRIP rows (or
          * columns): each strip's codes of one k after another */

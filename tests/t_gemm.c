@@ -167,6 +167,40 @@ static void vdec_packing(void) {
     is_int(r, 0, "f16 and bf16 codes decoded 16 at a time = the decode tables (2^16 codes, 4 flag sets, 2 formats)");
 }
 
+/* The pairwise kernel's operand ranges (gemm.c pw_pack and pack_pw16):
+ * one bf16 element at 2^-100 against 2^-40 on the other side, every other
+ * element 0, so that its row (or column) holds the only product below f32's
+ * normal range, which the model flushes; wherever it lies (every k of a
+ * panel's rows, the transposed 8 x 16 blocks and the tails, each side,
+ * given or transposed), the kernel must leave that row (or column) to the
+ * scalar model. */
+static void pw_ranges(void) {
+    enum { PM = 8, PN = 16, PK = 40 };
+    static float a[PM * PK], b[PK * PN], d[PM * PN], r[PM * PN];
+    fpemu_gemm_config cfg;
+    char err[200];
+    if (fpemu_gemm_config_init(&cfg, "mi250", "bf16", "bf16", err, sizeof err)) bail("%s", err);
+    for (int side = 0; side < 2; side++)
+        for (int tr = 0; tr < 2; tr++) {
+            int bad = 0;
+            for (int pos = 0; pos < PK; pos++) {
+                const int row = side ? pos % PN : pos % PM;
+                for (int i = 0; i < PM * PK; i++) a[i] = side ? 0x1p-40f : 0.0f;
+                for (int i = 0; i < PK * PN; i++) b[i] = side ? 0.0f : 0x1p-40f;
+                /* (A is M x K, or K x M transposed; B K x N, or N x K transposed) */
+                if (side) b[tr ? (size_t)row * PK + pos : (size_t)pos * PN + row] = 0x1p-100f;
+                else a[tr ? (size_t)pos * PM + row : (size_t)row * PK + pos] = 0x1p-100f;
+                const int lda = side ? PK : tr ? PM : PK, ldb = side ? (tr ? PK : PN) : PN;
+                const int ta = !side && tr, tb = side && tr;
+                fpemu_gemm_f32_reference(&cfg, PM, PN, PK, a, lda, ta, b, ldb, tb, NULL, PN, r, PN, NULL);
+                bad += fpemu_gemm_f32(&cfg, PM, PN, PK, a, lda, ta, b, ldb, tb, NULL, PN, d, PN, NULL) != 0 ||
+                       cmp_bits(d, r, PM * PN, "pw ranges");
+            }
+            ok(bad == 0, "mi250 bf16: a product below f32's normal range at every k of %s %s sends its %s to the scalar model",
+               side ? "B" : "A", tr ? "transposed" : "as given", side ? "column" : "row");
+        }
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -1929,5 +1963,6 @@ int main(void) {
     free(A), free(B), free(C), free(At), free(Bt), free(D), free(R), free(X);
     layouts();
     vdec_packing();
+    pw_ranges();
     return done_testing();
 }
