@@ -993,6 +993,7 @@ static int vdec_kind(const fpemu_format *f) {
     return 0;
 }
 #define VPK_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,avx2")))
+#define VPK8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2")))
 /* 16 codes: values v, words as int32 w, inf/NaN marks sp */
 VPK_TARGET static inline __attribute__((always_inline)) void vdec16(const vdec *d, __m256i codes, __m512 *v, __m512i *w,
                                                                     __mmask16 *sp) {
@@ -1180,6 +1181,167 @@ VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) { p
 VPK_TARGET static void pack_pw16(const pack_ctx *c, int Rn, const vdec *vd, uint32_t thr, uint32_t *rmn1, uint32_t *rmx) {
     pack16_body(c, Rn, vd, 1, thr, rmn1, rmx);
 }
+/* Codes of one byte (fp8, fp6, fp4) through their decode table 64 at a time
+ * (AVX-512 VBMI, pack_tab8): each of the table's byte planes (the value's
+ * four bytes, the word's two, the mark, the count pass's lsb and exponent
+ * bytes) is a 256-byte table looked up with two two-source byte
+ * permutations and a blend on the code's top bit, so the panels get the
+ * table's own entries; the bytes are then put in place by fixed
+ * permutations: A's codes in rows as 8 x 8 blocks (rows x k, transposed
+ * by one permutation), B's laid out K x N as two k of a whole 32-column
+ * panel. Everything else (partial panels, an odd last k, K's last k below
+ * a block of 8, the other two layouts) goes element by element. */
+typedef struct {
+    __m512i t[9][4]; /* planes: value bytes 0-3, word bytes 0-1, mark, lsb byte, exponent byte */
+} vtab8;
+VPK8_TARGET static void vtab8_of(vtab8 *vt, const dtable *t, int pass) {
+    uint8_t b[9][256];
+    const int16_t *tw = pass ? t->wb : t->wa;
+    const uint8_t *tl = pass ? t->lb : t->la;
+    for (int c = 0; c < 256; c++) {
+        uint32_t u;
+        memcpy(&u, &t->vf[c], 4);
+        for (int i = 0; i < 4; i++) b[i][c] = (uint8_t)(u >> (8 * i));
+        b[4][c] = (uint8_t)((uint16_t)tw[c] & 0xFF), b[5][c] = (uint8_t)((uint16_t)tw[c] >> 8);
+        b[6][c] = t->sp[c], b[7][c] = tl[c], b[8][c] = (uint8_t)t->x[c];
+    }
+    for (int p = 0; p < 9; p++)
+        for (int q = 0; q < 4; q++) vt->t[p][q] = _mm512_loadu_si512(b[p] + 64 * q);
+}
+VPK8_TARGET static inline __attribute__((always_inline)) __m512i vlook8(const __m512i T[4], __m512i idx, __mmask64 hi) {
+    const __m512i lo = _mm512_permutex2var_epi8(T[0], idx, T[1]), up = _mm512_permutex2var_epi8(T[2], idx, T[3]);
+    return _mm512_mask_blend_epi8(hi, lo, up);
+}
+/* byte i of x at position perm[i]'s source: the permutation tables */
+static const uint8_t pk8_tr[64] = { /* 8 x 8 transposition: k-major from row-major */
+#define T8(k) 8 * 0 + k, 8 * 1 + k, 8 * 2 + k, 8 * 3 + k, 8 * 4 + k, 8 * 5 + k, 8 * 6 + k, 8 * 7 + k
+    T8(0), T8(1), T8(2), T8(3), T8(4), T8(5), T8(6), T8(7)
+#undef T8
+};
+/* 64 elements' values (16 at a time) and words from their byte planes:
+ * pairs of bytes interleaved (elements 0-31, 32-63), then pairs of pairs */
+VPK8_TARGET static inline __attribute__((always_inline)) void vj8_pairs(__m512i x, __m512i y, __m512i *lo, __m512i *hi) {
+    const __m512i i0 = _mm512_set_epi8(95, 31, 94, 30, 93, 29, 92, 28, 91, 27, 90, 26, 89, 25, 88, 24, 87, 23, 86, 22, 85, 21, 84, 20,
+                                       83, 19, 82, 18, 81, 17, 80, 16, 79, 15, 78, 14, 77, 13, 76, 12, 75, 11, 74, 10, 73, 9, 72, 8,
+                                       71, 7, 70, 6, 69, 5, 68, 4, 67, 3, 66, 2, 65, 1, 64, 0);
+    const __m512i i1 = _mm512_add_epi8(i0, _mm512_set1_epi8(32));
+    *lo = _mm512_permutex2var_epi8(x, i0, y), *hi = _mm512_permutex2var_epi8(x, i1, y);
+}
+VPK8_TARGET static inline __attribute__((always_inline)) void vj8_quads(__m512i lo, __m512i hi, __m512i lo2, __m512i hi2, __m512i out[4]) {
+    /* words: (lo, lo2) pairs for elements 0-31, (hi, hi2) for 32-63 */
+    const __m512i j0 = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3,
+                                        34, 2, 33, 1, 32, 0);
+    const __m512i j1 = _mm512_add_epi16(j0, _mm512_set1_epi16(16));
+    out[0] = _mm512_permutex2var_epi16(lo, j0, lo2), out[1] = _mm512_permutex2var_epi16(lo, j1, lo2);
+    out[2] = _mm512_permutex2var_epi16(hi, j0, hi2), out[3] = _mm512_permutex2var_epi16(hi, j1, hi2);
+}
+/* the 64 codes x (in element order) into the panels: values and words at
+ * element offset o (contiguous), marks returned as a mask; bytes (where the
+ * count pass reads them) by the caller */
+VPK8_TARGET static inline __attribute__((always_inline)) __mmask64 vput8(int pass, pack_dst d, const vtab8 *vt, __m512i x, size_t o) {
+    const __mmask64 hi = _mm512_movepi8_mask(x);
+    __m512i v01l, v01h, v23l, v23h, f[4];
+    vj8_pairs(vlook8(vt->t[0], x, hi), vlook8(vt->t[1], x, hi), &v01l, &v01h);
+    vj8_pairs(vlook8(vt->t[2], x, hi), vlook8(vt->t[3], x, hi), &v23l, &v23h);
+    vj8_quads(v01l, v01h, v23l, v23h, f);
+    for (int q = 0; q < 4; q++) _mm512_storeu_si512(d.ov + o + 16 * q, f[q]);
+    if ((pass && d.ob) || (!pass && d.oa)) {
+        __m512i wl, wh;
+        vj8_pairs(vlook8(vt->t[4], x, hi), vlook8(vt->t[5], x, hi), &wl, &wh);
+        if (pass) _mm512_storeu_si512(d.ob + o, wl), _mm512_storeu_si512(d.ob + o + 32, wh);
+        else {
+            vj8_quads(wl, wh, wl, wh, f); /* the word in both halves of an int32 */
+            for (int q = 0; q < 4; q++) _mm512_storeu_si512(d.oa + o + 16 * q, f[q]);
+        }
+    }
+    const __m512i sp = vlook8(vt->t[6], x, hi);
+    return _mm512_test_epi8_mask(sp, sp);
+}
+VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
+    const int P = c->P, K = c->K, pass = c->pass;
+    const pack_dst d = pack_dst_of(c, pass, 0);
+    const uint8_t *codes = pass ? c->q->Bn : c->q->An;
+    const int bytes = d.ol != NULL;
+    if (!pass) {
+        /* A in rows: 8 x 8 blocks of whole panels; the rest element by element */
+        const __m512i tr = _mm512_loadu_si512(pk8_tr);
+        /* the count pass's bytes of a block: pair p, row l, [k even, k odd] twice */
+        uint8_t bi[2][64];
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < 64; j++) {
+                const int p = 2 * h + j / 32, l = j % 32 / 4, t = j % 2;
+                bi[h][j] = (uint8_t)((2 * p + t) * 8 + l);
+            }
+        const __m512i b0 = _mm512_loadu_si512(bi[0]), b1 = _mm512_loadu_si512(bi[1]);
+        const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
+                                               6 * (long long)K, 7 * (long long)K);
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == 8;
+            const size_t o0 = (size_t)(r0 / P) * K * P;
+            int k = 0;
+            for (; whole && k + 8 <= K; k += 8) {
+                const __m512i x = _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
+                const __mmask64 sp = vput8(0, d, vt, x, o0 + (size_t)k * 8);
+                if (bytes) {
+                    const __mmask64 top = _mm512_movepi8_mask(x);
+                    const __m512i l = vlook8(vt->t[7], x, top), e = vlook8(vt->t[8], x, top);
+                    const size_t bo = gemm_f_byte_a(d.K, (size_t)r0, (size_t)k);
+                    _mm512_storeu_si512(d.ol + bo, _mm512_permutexvar_epi8(b0, l));
+                    _mm512_storeu_si512(d.ol + bo + 64, _mm512_permutexvar_epi8(b1, l));
+                    _mm512_storeu_si512(d.ox + bo, _mm512_permutexvar_epi8(b0, e));
+                    _mm512_storeu_si512(d.ox + bo + 64, _mm512_permutexvar_epi8(b1, e));
+                }
+                if (sp)
+                    for (int l = 0; l < 8; l++)
+                        if (sp & (UINT64_C(0x0101010101010101) << l)) c->sp[r0 + l] = 1;
+            }
+            for (int r = r0; r < r1; r++) { /* the rest: K's last k below 8, or a partial panel's rows */
+                const size_t o = o0 + (size_t)(r - r0), b = gemm_f_byte_a(d.K, (size_t)r, (size_t)k);
+                unsigned char spr = 0;
+                for (int kk = k; kk < K; kk++) {
+                    const size_t t = (size_t)(kk - k);
+                    const uint64_t code = codes[(size_t)r * K + kk];
+                    spr |= bytes ? tab_elem_ab(c, d, b + (t >> 1) * (4 * GEMM_F_ROWS) + (t & 1), o + (size_t)kk * P, code)
+                                 : tab_elem_a(c, d, 0, o + (size_t)kk * P, code);
+                }
+                c->sp[r] |= spr;
+            }
+        }
+        return;
+    }
+    /* B laid out K x N: two k of a whole panel at a time */
+    uint8_t bi[64];
+    for (int j = 0; j < 64; j++) bi[j] = (uint8_t)((j % 2) * 32 + j / 2); /* column j / 2, k parity j % 2 */
+    const __m512i bperm = _mm512_loadu_si512(bi);
+    for (int r0 = 0; r0 < Rn; r0 += P) {
+        const int n = Rn - r0 < P ? Rn - r0 : P;
+        for (int k = 0; k < K; k += 2) {
+            const size_t o = ((size_t)(r0 / P) * K + k) * P, b = gemm_f_byte_b(d.K, (size_t)r0, (size_t)k);
+            if (n == 32 && k + 1 < K) {
+                const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(codes + (size_t)k * Rn + r0))),
+                                                     _mm256_loadu_si256((const __m256i *)(codes + (size_t)(k + 1) * Rn + r0)), 1);
+                const __mmask64 sp = vput8(1, d, vt, x, o);
+                if (bytes) {
+                    const __mmask64 top = _mm512_movepi8_mask(x);
+                    _mm512_storeu_si512(d.ol + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[7], x, top)));
+                    _mm512_storeu_si512(d.ox + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[8], x, top)));
+                }
+                if (sp) {
+                    const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
+                    for (int l = 0; l < 32; l++)
+                        if (s2 >> l & 1) c->sp[r0 + l] = 1;
+                }
+                continue;
+            }
+            for (int kk = k; kk < k + 2 && kk < K; kk++) /* a partial panel, an odd last k */
+                for (int l = 0; l < n; l++) {
+                    const uint64_t code = codes[(size_t)kk * Rn + r0 + l];
+                    const size_t ol = o + (size_t)(kk - k) * P + (size_t)l, bl = b + 2 * (size_t)l + (size_t)(kk - k);
+                    c->sp[r0 + l] |= bytes ? tab_elem_bb(c, d, bl, ol, code) : tab_elem_b(c, d, 0, ol, code);
+                }
+        }
+    }
+}
 /* Does vdec16 give the table's every entry? (once per table: 2^16 codes) */
 VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, int bf16) {
     for (int side = 0; side < 2; side++) {
@@ -1231,6 +1393,17 @@ int emu__gemm_vdec_check(void) {
     return bad;
 #else
     return -1;
+#endif
+}
+
+/* pack_tab8 for this side, where it applies: one-byte codes, A in rows
+ * or B laid out K x N (the common layouts), an AVX-512 VBMI CPU */
+static int pack_tab8_ok(const pack_ctx *c) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return c->q->vpack && c->q->ncw[c->pass] == 1 && c->q->nat[c->pass] == c->pass && __builtin_cpu_supports("avx512vbmi");
+#else
+    (void)c;
+    return 0;
 #endif
 }
 
@@ -1360,7 +1533,13 @@ static int build_pass_f(qops *q, int pass) {
         if (path != PK_ELEM) {
             pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
-            if (path == PK_TAB && pack_tab16_ok(&pc, (dtable *)cached, cached != NULL)) {
+            if (path == PK_TAB && pack_tab8_ok(&pc)) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                vtab8 vt;
+                vtab8_of(&vt, &tab, pass);
+                pack_tab8(&pc, Rn, &vt);
+#endif
+            } else if (path == PK_TAB && pack_tab16_ok(&pc, (dtable *)cached, cached != NULL)) {
 #if defined(__x86_64__) && defined(__GNUC__)
                 const vdec vd = {.bf16 = vdec_kind(f) == 2, .flush = m->flush_subnormals, .bias = pc.bias, .zw = pc.zw};
                 pack_tab16(&pc, Rn, &vd);
