@@ -1342,6 +1342,88 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
         }
     }
 }
+static inline unsigned char f32_put(const pack_ctx *c, pack_dst d, size_t o, uint64_t code);
+/* f32-layout codes (tf32, f32: f32_put) 16 at a time with AVX-512
+ * (pack_f32v): A's whole 8-row panels as 8 x 8 transpositions of the
+ * codes, B laid out K x N as they lie; the same decoding as f32_put, lane
+ * by lane (the bits kept, inf and NaN marked with value +0 and no word,
+ * zeros and flushed subnormals a signed zero with the zero word, the rest
+ * their bits and the word of their exponent, emin for subnormals). */
+VPK_TARGET static inline __attribute__((always_inline)) void vdec32(const pack_dst *d, __m512i code, __m512 *v, __m512i *w,
+                                                                    __mmask16 *sp) {
+    const __m512i u = _mm512_and_si512(code, _mm512_set1_epi32((int)d->keep));
+    const __m512i ex = _mm512_and_si512(_mm512_srli_epi32(u, 23), _mm512_set1_epi32(0xFF));
+    const __mmask16 special = _mm512_cmpeq_epi32_mask(ex, _mm512_set1_epi32(0xFF));
+    const __mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
+    const __mmask16 zero = sub & (_mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7FFFFF)) | (d->flush ? (__mmask16)0xFFFF : 0));
+    __m512i e = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(127)), _mm512_set1_epi32(d->emin));
+    e = _mm512_add_epi32(e, _mm512_set1_epi32(d->bias));
+    e = _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(d->zw));
+    *w = _mm512_mask_blend_epi32(special, e, _mm512_set1_epi32((int16_t)GEMM_F_NOPART));
+    __m512i x = _mm512_mask_and_epi32(u, zero, u, _mm512_set1_epi32((int)0x80000000u));
+    *v = _mm512_castsi512_ps(_mm512_mask_blend_epi32(special, x, _mm512_setzero_si512()));
+    *sp = special;
+}
+VPK_TARGET static void pack_f32v(const pack_ctx *c, int Rn) {
+    const int P = c->P, K = c->K, pass = c->pass;
+    const pack_dst d = pack_dst_of(c, pass, 0);
+    const uint32_t *codes = pass ? c->q->Bn : c->q->An;
+    const __m512i vidx = _mm512_setzero_si512();
+    if (!pass) {
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == 8;
+            const size_t o0 = (size_t)(r0 / P) * K * P;
+            int k = 0;
+            unsigned spr = 0;
+            for (; whole && k + 8 <= K; k += 8) {
+                __m256 x[8], t[8], s[8];
+                for (int l = 0; l < 8; l++) x[l] = _mm256_loadu_ps((const float *)(codes + (size_t)(r0 + l) * K + k));
+                for (int l = 0; l < 8; l += 2) t[l] = _mm256_unpacklo_ps(x[l], x[l + 1]), t[l + 1] = _mm256_unpackhi_ps(x[l], x[l + 1]);
+                for (int h = 0; h < 8; h += 4) {
+                    s[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44), s[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xEE);
+                    s[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44), s[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xEE);
+                }
+                /* s[i] (rows 0-3) and s[4 + i] (rows 4-7): k = i in lane 0, 4 + i in lane 1 */
+                for (int i = 0; i < 4; i += 2)
+                    for (int hi = 0; hi < 2; hi++) {
+                        /* k = i + 4 hi and the next: 16 codes, 8 rows each */
+                        const __m256 a0 = hi ? _mm256_permute2f128_ps(s[i], s[4 + i], 0x31) : _mm256_permute2f128_ps(s[i], s[4 + i], 0x20);
+                        const __m256 a1 = hi ? _mm256_permute2f128_ps(s[i + 1], s[5 + i], 0x31) : _mm256_permute2f128_ps(s[i + 1], s[5 + i], 0x20);
+                        __m512 v;
+                        __m512i w;
+                        __mmask16 sp;
+                        vdec32(&d, _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(a0), a1, 1)), &v, &w, &sp);
+                        vdec_put(0, d, o0 + (size_t)(k + i + 4 * hi) * 8, (__mmask16)0xFFFF, v, w, 0, vidx);
+                        spr |= (unsigned)sp | (unsigned)sp >> 8;
+                    }
+            }
+            for (int l = 0; l < 8; l++)
+                if (spr >> l & 1) c->sp[r0 + l] = 1;
+            for (int r = r0; r < r1; r++) { /* the rest: K's last k below 8, or a partial panel's rows */
+                unsigned char sp1 = 0;
+                for (int kk = k; kk < K; kk++) sp1 |= f32_put(c, d, o0 + (size_t)(r - r0) + (size_t)kk * P, codes[(size_t)r * K + kk]);
+                c->sp[r] |= sp1;
+            }
+        }
+        return;
+    }
+    for (int k = 0; k < K; k++) {
+        const uint32_t *row = codes + (size_t)k * (size_t)Rn;
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const size_t o = ((size_t)(r0 / P) * K + k) * P;
+            const int n = Rn - r0 < P ? Rn - r0 : P;
+            for (int l0 = 0; l0 < n; l0 += 16) {
+                const __mmask16 m = n - l0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - l0)) - 1);
+                __m512 v;
+                __m512i w;
+                __mmask16 sp;
+                vdec32(&d, _mm512_maskz_loadu_epi32(m, row + r0 + l0), &v, &w, &sp);
+                vdec_put(1, d, o + (size_t)l0, m, v, w, 0, vidx);
+                for (__mmask16 b = sp & m; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
+            }
+        }
+    }
+}
 /* Does vdec16 give the table's every entry? (once per table: 2^16 codes) */
 VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, int bf16) {
     for (int side = 0; side < 2; side++) {
@@ -1545,7 +1627,11 @@ static int build_pass_f(qops *q, int pass) {
                 pack_tab16(&pc, Rn, &vd);
 #endif
             } else if (path == PK_TAB) pack_tab(&pc, Rn);
-            else if (path == PK_F32) pack_f32(&pc, Rn);
+            else if (path == PK_F32 && q->vpack && q->ncw[pass] == 4 && q->nat[pass] == pass) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                pack_f32v(&pc, Rn);
+#endif
+            } else if (path == PK_F32) pack_f32(&pc, Rn);
             else pack_mx(&pc, Rn);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
@@ -1615,17 +1701,36 @@ static int build_pass_f(qops *q, int pass) {
  * one operand (f_check only; the values are exact floats: f_bad): zeros and padding are left out (a zero that
  * takes part never decides emax against a nonzero term above thr, and a
  * block of zero terms sums to +0 whatever its emax). */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* its first n0 (a multiple of 16) elements, 16 at a time with AVX-512 */
+VPK_TARGET static void f_range16(const qops *q, int pass, size_t n0, int *lo, int *hi) {
+    __m512i l = _mm512_set1_epi32(*lo), h = _mm512_set1_epi32(*hi);
+    const __m512i bias = _mm512_set1_epi32(pass ? 63 : 64);
+    for (size_t x = 0; x < n0; x += 16) {
+        const __m512 v = _mm512_loadu_ps((pass ? q->bvf : q->avf) + x);
+        const __mmask16 nz = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_UQ); /* (v != 0: NaN too) */
+        __m512i w = pass ? _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(q->bw + x)))
+                         : _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(q->aw + x), 16), 16);
+        w = _mm512_sub_epi32(w, bias);
+        l = _mm512_mask_min_epi32(l, nz, l, w), h = _mm512_mask_max_epi32(h, nz, h, w);
+    }
+    *lo = _mm512_reduce_min_epi32(l), *hi = _mm512_reduce_max_epi32(h);
+}
+#endif
 static void f_range_pass(qops *q, int pass) {
     if (!q->f_check || !q->aw) return;
-    size_t n = pass ? (size_t)q->Np * q->K : (size_t)(q->M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS * q->K;
+    size_t n = pass ? (size_t)q->Np * q->K : (size_t)(q->M + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS * q->K, x0 = 0;
     int lo = INT_MAX / 4, hi = INT_MIN / 4;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (q->vpack) f_range16(q, pass, x0 = n / 16 * 16, &lo, &hi);
+#endif
     if (pass) {
-        for (size_t x = 0; x < n; x++) {
+        for (size_t x = x0; x < n; x++) {
             int w = q->bw[x] - 63, nz = q->bvf[x] != 0;
             lo = nz && w < lo ? w : lo, hi = nz && w > hi ? w : hi;
         }
     } else {
-        for (size_t x = 0; x < n; x++) {
+        for (size_t x = x0; x < n; x++) {
             int w = (int16_t)q->aw[x] - 64, nz = q->avf[x] != 0;
             lo = nz && w < lo ? w : lo, hi = nz && w > hi ? w : hi;
         }

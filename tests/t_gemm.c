@@ -201,6 +201,39 @@ static void pw_ranges(void) {
         }
 }
 
+/* A subnormal tf32 input aligns at 2^emin in the model (not at its own
+ * leading bit): a100 tf32, one block of a row with a subnormal A element
+ * times a large B (the block's greatest product, at 2^-30: the f32 kernel
+ * takes the data) and a product whose last bit, 2^-51, lies below the
+ * block's quantum 2^(-126 + 100 - 24) but not below 2^(-127 + 100 - 24)
+ * (every B element 2^50 or more, so that the data stay in the f32 kernel's
+ * range); A as given and transposed, on every level. */
+static void tf32_subnormal_align(void) {
+    enum { SM = 8, SN = 16, SK = 8 };
+    static float a[SM * SK], at[SK * SM], b[SK * SN], d[SM * SN], r[SM * SN];
+    fpemu_gemm_config cfg;
+    char err[200];
+    if (fpemu_gemm_config_init(&cfg, "a100", "tf32", "tf32", err, sizeof err)) bail("%s", err);
+    for (int i = 0; i < SM * SK; i++) a[i] = 0.0f;
+    for (int i = 0; i < SK * SN; i++) b[i] = 0.0f;
+    a[0] = 0x1.8p-130f, a[1] = 0x1.004p-81f; /* a subnormal; then a last bit at 2^-91 */
+    for (int j = 0; j < SN; j++) b[j] = 0x1.4p100f, b[SN + j] = 0x1.004p50f; /* last bit 2^40: 2^-51 in the product */
+    for (int i = 1; i < SM; i++) a[i * SK] = 0x1p-20f, a[i * SK + 1] = 0x1p-60f;
+    for (int i = 0; i < SM; i++)
+        for (int k = 0; k < SK; k++) at[k * SM + i] = a[i * SK + k];
+    int bad = 0, lanes = 1;
+    fpemu_gemm_f32_reference(&cfg, SM, SN, SK, a, SK, 0, b, SN, 0, NULL, SN, r, SN, NULL);
+    for (int isa = 0; isa <= 2; isa++)
+        for (int tr = 0; tr < 2; tr++) {
+            fpemu_gemm_stats st;
+            cfg.isa = isa;
+            bad += fpemu_gemm_f32(&cfg, SM, SN, SK, tr ? at : a, tr ? SM : SK, tr, b, SN, 0, NULL, SN, d, SN, &st) != 0 ||
+                   cmp_bits(d, r, SM * SN, "tf32 subnormal");
+            lanes &= st.lanes == 16 && st.slow_outputs == 0;
+        }
+    ok(bad == 0 && lanes, "a100 tf32: a subnormal input aligns at 2^emin on the f32 kernel, A as given and transposed, every level");
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -1964,5 +1997,6 @@ int main(void) {
     layouts();
     vdec_packing();
     pw_ranges();
+    tf32_subnormal_align();
     return done_testing();
 }
