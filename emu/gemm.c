@@ -1188,9 +1188,10 @@ VPK_TARGET static void pack_pw16(const pack_ctx *c, int Rn, const vdec *vd, uint
  * permutations and a blend on the code's top bit, so the panels get the
  * table's own entries; the bytes are then put in place by fixed
  * permutations: A's codes in rows as 8 x 8 blocks (rows x k, transposed
- * by one permutation), B's laid out K x N as two k of a whole 32-column
- * panel. Everything else (partial panels, an odd last k, K's last k below
- * a block of 8, the other two layouts) goes element by element. */
+ * by one permutation), B's as two k of a whole 32-column panel (laid out
+ * K x N: as they lie; in rows: from four such blocks of 32 rows x 8 k).
+ * Everything else (partial panels, an odd last k, K's last k below a block
+ * of 8, a transposed A) goes element by element. */
 typedef struct {
     __m512i t[9][4]; /* planes: value bytes 0-3, word bytes 0-1, mark, lsb byte, exponent byte */
 } vtab8;
@@ -1309,10 +1310,63 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
         }
         return;
     }
-    /* B laid out K x N: two k of a whole panel at a time */
+    /* B: two k of a whole panel at a time, in element order (k: its 32
+     * columns, then k + 1's), the count pass's bytes by column and parity */
     uint8_t bi[64];
     for (int j = 0; j < 64; j++) bi[j] = (uint8_t)((j % 2) * 32 + j / 2); /* column j / 2, k parity j % 2 */
     const __m512i bperm = _mm512_loadu_si512(bi);
+    if (!c->q->nat[pass]) {
+        /* B in rows (transposed): 32 rows x 8 k, four gathered 8 x 8 blocks
+         * (rows 8q to 8q + 7), then each pair p of k gathered from them:
+         * element e, column e % 32, k 2p + e / 32 */
+        uint8_t pi[4][64];
+        for (int p = 0; p < 4; p++)
+            for (int e = 0; e < 64; e++) {
+                const int col = e % 32, t = e / 32;
+                pi[p][e] = (uint8_t)((col / 8 % 2) * 64 + 8 * (col % 8) + 2 * p + t);
+            }
+        const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
+                                               6 * (long long)K, 7 * (long long)K);
+        const __mmask64 upper = 0xFFFF0000FFFF0000ull; /* columns 16-31: blocks 2 and 3 */
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == P;
+            const size_t o0 = (size_t)(r0 / P) * K * P;
+            int k = 0;
+            for (; whole && k + 8 <= K; k += 8) {
+                __m512i G[4];
+                for (int q = 0; q < 4; q++) G[q] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * q) * K + k, 1);
+                for (int p = 0; p < 4; p++) {
+                    const __m512i idx = _mm512_loadu_si512(pi[p]);
+                    const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
+                                                             _mm512_permutex2var_epi8(G[2], idx, G[3]));
+                    const __mmask64 sp = vput8(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P);
+                    if (bytes) {
+                        const __mmask64 top = _mm512_movepi8_mask(x);
+                        const size_t b = gemm_f_byte_b(d.K, (size_t)r0, (size_t)(k + 2 * p));
+                        _mm512_storeu_si512(d.ol + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[7], x, top)));
+                        _mm512_storeu_si512(d.ox + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[8], x, top)));
+                    }
+                    if (sp) {
+                        const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
+                        for (int l = 0; l < 32; l++)
+                            if (s2 >> l & 1) c->sp[r0 + l] = 1;
+                    }
+                }
+            }
+            for (int r = r0; r < r1; r++) { /* the rest: K's last k below 8, or a partial panel's columns */
+                const size_t o = o0 + (size_t)(r - r0), b = gemm_f_byte_b(d.K, (size_t)r, (size_t)k);
+                unsigned char spr = 0;
+                for (int kk = k; kk < K; kk++) {
+                    const size_t t = (size_t)(kk - k);
+                    const uint64_t code = codes[(size_t)r * K + kk];
+                    spr |= bytes ? tab_elem_bb(c, d, b + (t >> 1) * (2 * GEMM_F_COLS) + (t & 1), o + (size_t)kk * P, code)
+                                 : tab_elem_b(c, d, 0, o + (size_t)kk * P, code);
+                }
+                c->sp[r] |= spr;
+            }
+        }
+        return;
+    }
     for (int r0 = 0; r0 < Rn; r0 += P) {
         const int n = Rn - r0 < P ? Rn - r0 : P;
         for (int k = 0; k < K; k += 2) {
@@ -1479,10 +1533,10 @@ int emu__gemm_vdec_check(void) {
 }
 
 /* pack_tab8 for this side, where it applies: one-byte codes, A in rows
- * or B laid out K x N (the common layouts), an AVX-512 VBMI CPU */
+ * (not transposed) or B either way, an AVX-512 VBMI CPU */
 static int pack_tab8_ok(const pack_ctx *c) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return c->q->vpack && c->q->ncw[c->pass] == 1 && c->q->nat[c->pass] == c->pass && __builtin_cpu_supports("avx512vbmi");
+    return c->q->vpack && c->q->ncw[c->pass] == 1 && (c->pass || !c->q->nat[0]) && __builtin_cpu_supports("avx512vbmi");
 #else
     (void)c;
     return 0;

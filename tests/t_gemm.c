@@ -234,6 +234,38 @@ static void tf32_subnormal_align(void) {
     ok(bad == 0 && lanes, "a100 tf32: a subnormal input aligns at 2^emin on the f32 kernel, A as given and transposed, every level");
 }
 
+/* The packing's inf/NaN marks at every position of whole panels (the
+ * vector packers' blocks and their tails): h100 e4m3 with the count pass,
+ * one NaN in A or B, each given or transposed, at every k of a row (or
+ * column) that moves with it: the same bits as the scalar model. */
+static void nan_marks(void) {
+    enum { QM = 8, QN = 32, QK = 20 };
+    static float a[QM * QK], b[QK * QN], d[QM * QN], r[QM * QN];
+    fpemu_gemm_config cfg;
+    char err[200];
+    if (fpemu_gemm_config_init(&cfg, "h100", "e4m3", "e4m3", err, sizeof err) ||
+        fpemu_gemm_config_set_scaling(&cfg, "tensor", err, sizeof err))
+        bail("%s", err);
+    for (int side = 0; side < 2; side++)
+        for (int tr = 0; tr < 2; tr++) {
+            int bad = 0;
+            for (int pos = 0; pos < QK; pos++) {
+                const int row = side ? (5 * pos) % QN : pos % QM;
+                for (int i = 0; i < QM * QK; i++) a[i] = (float)(i % 13) - 6.0f;
+                for (int i = 0; i < QK * QN; i++) b[i] = 0.25f * (float)(i % 7) - 0.75f;
+                if (side) b[tr ? (size_t)row * QK + pos : (size_t)pos * QN + row] = NAN;
+                else a[tr ? (size_t)pos * QM + row : (size_t)row * QK + pos] = NAN;
+                const int lda = side ? QK : tr ? QM : QK, ldb = side ? (tr ? QK : QN) : QN;
+                const int ta = !side && tr, tb = side && tr;
+                fpemu_gemm_f32_reference(&cfg, QM, QN, QK, a, lda, ta, b, ldb, tb, NULL, QN, r, QN, NULL);
+                bad += fpemu_gemm_f32(&cfg, QM, QN, QK, a, lda, ta, b, ldb, tb, NULL, QN, d, QN, NULL) != 0 ||
+                       cmp_bits(d, r, QM * QN, "nan marks");
+            }
+            ok(bad == 0, "h100 e4m3 tensor: a NaN at every k of %s %s: the scalar model's bits", side ? "B" : "A",
+               tr ? "transposed" : "as given");
+        }
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -1998,5 +2030,6 @@ int main(void) {
     vdec_packing();
     pw_ranges();
     tf32_subnormal_align();
+    nan_marks();
     return done_testing();
 }
