@@ -1478,6 +1478,134 @@ VPK_TARGET static void pack_f32v(const pack_ctx *c, int Rn) {
         }
     }
 }
+static inline void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr);
+/* MX: one-byte codes in rows with block scales (pack_mx8), as pack_row_mx
+ * packs them: each value times its block's scale 2^S (a scale that is not a
+ * power of two sets f_bad: the f64 kernel; a value that the scaling leaves
+ * inexact in f32 too, checked by scaling back), each word plus S, and a NaN
+ * scale's elements 0 with no word, their row marked. The same blocks as
+ * pack_tab8 (A's 8 x 8, B's 32 x 8 from four), 8 k within one scale block;
+ * the rest through pack_row_mx. */
+typedef struct {
+    int16_t S[256];     /* log2 of the scale code's power of two */
+    uint8_t nan[256], pow2[256];
+} mxsc;
+static void mxsc_of(mxsc *t, const fpemu_format *sf) {
+    for (int c = 0; c < 256; c++) {
+        double sv = 0;
+        t->nan[c] = (uint8_t)fpemu_is_nan(sf, (uint64_t)c);
+        const double s2 = t->nan[c] ? 1.0 : scale_pow(sf, (uint64_t)c, &sv);
+        t->pow2[c] = !t->nan[c] && sv == s2;
+        t->S[c] = (int16_t)ilogb(s2);
+    }
+}
+/* 64 codes x with per-element scales: S4[q] (int32) for elements 16q on,
+ * Sw (int16) for elements 32h + i, i < 32, and the NaN scales' elements nm */
+VPK8_TARGET static inline __attribute__((always_inline)) __mmask64 vput8s(int pass, pack_dst d, const vtab8 *vt, __m512i x, size_t o,
+                                                                          const __m512i S4[4], __m512i Sw, __mmask64 nm, int *bad) {
+    const __mmask64 hi = _mm512_movepi8_mask(x);
+    __m512i v01l, v01h, v23l, v23h, f[4];
+    vj8_pairs(vlook8(vt->t[0], x, hi), vlook8(vt->t[1], x, hi), &v01l, &v01h);
+    vj8_pairs(vlook8(vt->t[2], x, hi), vlook8(vt->t[3], x, hi), &v23l, &v23h);
+    vj8_quads(v01l, v01h, v23l, v23h, f);
+    __mmask16 inexact = 0;
+    for (int q = 0; q < 4; q++) {
+        const __m512 v = _mm512_castsi512_ps(f[q]), sf = _mm512_cvtepi32_ps(S4[q]);
+        const __m512 y = _mm512_scalef_ps(v, sf);
+        inexact |= _mm512_cmp_ps_mask(_mm512_scalef_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), sf)), v, _CMP_NEQ_UQ);
+        _mm512_storeu_ps(d.ov + o + 16 * q, _mm512_mask_blend_ps((__mmask16)(nm >> (16 * q)), y, _mm512_setzero_ps()));
+    }
+    if (inexact) *bad = 1;
+    if ((pass && d.ob) || (!pass && d.oa)) {
+        __m512i wl, wh;
+        const __m512i nop = _mm512_set1_epi16((int16_t)GEMM_F_NOPART);
+        vj8_pairs(vlook8(vt->t[4], x, hi), vlook8(vt->t[5], x, hi), &wl, &wh);
+        /* plus S, except where no part or the scale is NaN */
+        wl = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(wl, nop) | (__mmask32)nm, _mm512_add_epi16(wl, Sw), nop);
+        wh = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(wh, nop) | (__mmask32)(nm >> 32), _mm512_add_epi16(wh, Sw), nop);
+        if (pass) _mm512_storeu_si512(d.ob + o, wl), _mm512_storeu_si512(d.ob + o + 32, wh);
+        else {
+            vj8_quads(wl, wh, wl, wh, f);
+            for (int q = 0; q < 4; q++) _mm512_storeu_si512(d.oa + o + 16 * q, f[q]);
+        }
+    }
+    const __m512i sp = vlook8(vt->t[6], x, hi);
+    return _mm512_test_epi8_mask(sp, sp);
+}
+VPK8_TARGET static void pack_mx8(const pack_ctx *c, int Rn, const vtab8 *vt, const mxsc *ms) {
+    qops *q = c->q;
+    const int P = c->P, K = c->K, pass = c->pass, sb = q->sblock;
+    const pack_dst d = pack_dst_of(c, pass, 0);
+    const uint8_t *codes = pass ? q->Bn : q->An;
+    const __m512i tr = _mm512_loadu_si512(pk8_tr);
+    const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
+                                           6 * (long long)K, 7 * (long long)K);
+    uint8_t pi[4][64];
+    for (int p = 0; p < 4; p++)
+        for (int e = 0; e < 64; e++) pi[p][e] = (uint8_t)((e % 32 / 8 % 2) * 64 + 8 * (e % 32 % 8) + 2 * p + e / 32);
+    const __mmask64 upper = 0xFFFF0000FFFF0000ull;
+    uint64_t buf[64];
+    int bad = 0;
+    for (int r0 = 0; r0 < Rn; r0 += P) {
+        const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == P;
+        const size_t o0 = (size_t)(r0 / P) * K * P;
+        for (int k0 = 0; k0 < K; k0 += sb) {
+            const int k1 = k0 + sb < K ? k0 + sb : K;
+            int k = k0;
+            if (whole) {
+                /* the rows' scales: S and NaN per row (or column), lanes as the elements lie */
+                int32_t Sr[32];
+                uint64_t nrow = 0;
+                for (int l = 0; l < P; l++) {
+                    const uint64_t scode = c->sc[(size_t)(r0 + l) * q->nsb + k0 / sb];
+                    if (ms->nan[scode]) nrow |= UINT64_C(1) << l, c->sp[r0 + l] = 1, Sr[l] = 0;
+                    else Sr[l] = ms->S[scode], bad |= !ms->pow2[scode];
+                }
+                __m512i S4[4], Sw;
+                __mmask64 nm;
+                if (!pass) { /* element 8 kk + l: row l */
+                    const __m512i s8 = _mm512_loadu_si512(Sr); /* (lanes 8-15 unused) */
+                    S4[0] = S4[1] = S4[2] = S4[3] = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7), s8);
+                    Sw = _mm512_permutexvar_epi16(_mm512_set_epi16(7, 6, 5, 4, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 0,
+                                                                   7, 6, 5, 4, 3, 2, 1, 0),
+                                                  _mm512_castsi256_si512(_mm512_cvtepi32_epi16(s8)));
+                    nm = (__mmask64)(nrow * UINT64_C(0x0101010101010101));
+                } else { /* element e: column e % 32 */
+                    S4[0] = S4[2] = _mm512_loadu_si512(Sr), S4[1] = S4[3] = _mm512_loadu_si512(Sr + 16);
+                    Sw = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(S4[0])), _mm512_cvtepi32_epi16(S4[1]), 1);
+                    nm = (__mmask64)(nrow | nrow << 32);
+                }
+                for (; k + 8 <= k1; k += 8) {
+                    if (!pass) {
+                        const __m512i x = _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
+                        const __mmask64 sp = vput8s(0, d, vt, x, o0 + (size_t)k * 8, S4, Sw, nm, &bad);
+                        if (sp)
+                            for (int l = 0; l < 8; l++)
+                                if (sp & (UINT64_C(0x0101010101010101) << l)) c->sp[r0 + l] = 1;
+                    } else {
+                        __m512i G[4];
+                        for (int g = 0; g < 4; g++) G[g] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * g) * K + k, 1);
+                        for (int p = 0; p < 4; p++) {
+                            const __m512i idx = _mm512_loadu_si512(pi[p]);
+                            const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
+                                                                     _mm512_permutex2var_epi8(G[2], idx, G[3]));
+                            const __mmask64 sp = vput8s(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P, S4, Sw, nm, &bad);
+                            if (sp) {
+                                const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
+                                for (int l = 0; l < 32; l++)
+                                    if (s2 >> l & 1) c->sp[r0 + l] = 1;
+                            }
+                        }
+                    }
+                }
+            }
+            if (k < k1) /* the rest of the block: a partial panel's rows, or a tail below 8 */
+                for (int r = r0; r < r1; r++)
+                    pack_row_mx(c, r, k, k1, o0 + (size_t)(r - r0), code_vec(q, pass, r, k, k1, buf));
+        }
+    }
+    if (bad) q->f_bad[pass] = 1; /* beyond f32, or a scale not a power of two: the f64 kernel */
+}
 /* Does vdec16 give the table's every entry? (once per table: 2^16 codes) */
 VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, int bf16) {
     for (int side = 0; side < 2; side++) {
@@ -1686,7 +1814,15 @@ static int build_pass_f(qops *q, int pass) {
                 pack_f32v(&pc, Rn);
 #endif
             } else if (path == PK_F32) pack_f32(&pc, Rn);
-            else pack_mx(&pc, Rn);
+            else if (pack_tab8_ok(&pc) && !q->nat[pass] && q->sblock % 8 == 0 && q->sfmt->container <= 8) {
+#if defined(__x86_64__) && defined(__GNUC__)
+                vtab8 vt;
+                mxsc ms;
+                vtab8_of(&vt, &tab, pass);
+                mxsc_of(&ms, q->sfmt);
+                pack_mx8(&pc, Rn, &vt, &ms);
+#endif
+            } else pack_mx(&pc, Rn);
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;

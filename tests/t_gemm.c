@@ -266,6 +266,39 @@ static void nan_marks(void) {
         }
 }
 
+/* The MX packing's blocks (gemm.c pack_mx8) against the scalar model: b200
+ * e4m3 mx-rceil in whole panels with a NaN in one 32-element block of A
+ * or B (its scale is NaN: the block's elements take no part, its row or
+ * column is marked), A and B given or transposed; and NVFP4 on a b200
+ * without the group rule (group = 0), whose e4m3 block scales are not
+ * powers of two: the f64 kernel takes it. */
+static void mx_blocks(void) {
+    enum { XM = 8, XN = 32, XK = 72 };
+    static float a[XM * XK], b[XK * XN], d[XM * XN], r[XM * XN];
+    char err[200];
+    for (int t = 0; t < 3; t++)
+        for (int tr = 0; tr < 2; tr++) {
+            fpemu_gemm_config cfg;
+            if (fpemu_gemm_config_init(&cfg, "b200", t == 2 ? "e2m1" : "e4m3", t == 2 ? "e2m1" : "e4m3", err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, t == 2 ? "nvfp4" : "mx-rceil", err, sizeof err) ||
+                (t == 2 && fpemu_mma_model_set(&cfg.model, "group", "0", err, sizeof err)))
+                bail("%s", err);
+            for (int i = 0; i < XM * XK; i++) a[i] = nrand() * (1 + i % 5);
+            for (int i = 0; i < XK * XN; i++) b[i] = nrand() * 0.05f * (1 + i % 3);
+            if (t == 0) a[tr ? (size_t)37 * XM + 3 : (size_t)3 * XK + 37] = NAN; /* A's row 3, block 1 */
+            if (t == 1) b[tr ? (size_t)20 * XK + 40 : (size_t)40 * XN + 20] = NAN; /* B's column 20, block 1 */
+            const int ta = t == 0 && tr, tb = t != 0 && tr;
+            const int lda = ta ? XM : XK, ldb = tb ? XK : XN;
+            fpemu_gemm_stats st;
+            fpemu_gemm_f32_reference(&cfg, XM, XN, XK, a, lda, ta, b, ldb, tb, NULL, XN, r, XN, NULL);
+            const int bad = fpemu_gemm_f32(&cfg, XM, XN, XK, a, lda, ta, b, ldb, tb, NULL, XN, d, XN, &st) != 0 ||
+                            cmp_bits(d, r, XM * XN, "mx blocks");
+            ok(!bad && st.lanes == (t == 2 ? 8 : 16), "b200 %s%s, %s %s: the scalar model's bits (%d lanes)",
+               t == 2 ? "e2m1 nvfp4" : "e4m3 mx-rceil", t == 2 ? " with group = 0" : " with a NaN block", t == 0 ? "A" : "B",
+               tr ? "transposed" : "as given", st.lanes);
+        }
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -2031,5 +2064,6 @@ int main(void) {
     pw_ranges();
     tf32_subnormal_align();
     nan_marks();
+    mx_blocks();
     return done_testing();
 }
