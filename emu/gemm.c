@@ -1061,6 +1061,58 @@ VPK_TARGET static inline __attribute__((always_inline)) __m512 vpw16(__m512 v, _
     *mx = _mm512_mask_max_epu32(*mx, m, *mx, u);
     return v;
 }
+/* The vector packers' walk of codes laid out K x R (cw bytes each): each
+ * k's codes in their order, 16 at a time within a panel, through f (the
+ * element at panel offset o, row or column r on), which stores them and
+ * returns their inf/NaN marks */
+typedef struct {
+    const vdec *vd;
+    pack_dst d;
+    int pass;
+    uint32_t thr, *rmn1, *rmx; /* (vpw16) */
+} v16_arg;
+typedef __mmask16 (*v16_fn)(const v16_arg *a, const void *src, __mmask16 m, size_t o, int r);
+VPK_TARGET static inline __attribute__((always_inline)) void nat16_walk(const pack_ctx *c, int Rn, const void *codes, int cw,
+                                                                        v16_fn f, const v16_arg *a) {
+    const int P = c->P, K = c->K;
+    for (int k = 0; k < K; k++) {
+        const char *row = (const char *)codes + (size_t)k * (size_t)Rn * (size_t)cw;
+        for (int r0 = 0; r0 < Rn; r0 += P) {
+            const size_t o = ((size_t)(r0 / P) * K + k) * P;
+            const int n = Rn - r0 < P ? Rn - r0 : P;
+            for (int l0 = 0; l0 < n; l0 += 16) {
+                const __mmask16 m = n - l0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - l0)) - 1);
+                const __mmask16 sp = f(a, row + (size_t)(r0 + l0) * (size_t)cw, m, o + (size_t)l0, r0 + l0) & m;
+                for (__mmask16 b = sp; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
+            }
+        }
+    }
+}
+/* its element functions: f16 and bf16 to the f32 kernel's panels, or to
+ * the pairwise kernel's (vpw16, the ranges by r) */
+VPK_TARGET static inline __attribute__((always_inline)) __mmask16 v16_tab(const v16_arg *a, const void *src, __mmask16 m, size_t o,
+                                                                          int r) {
+    __m512 v;
+    __m512i w;
+    __mmask16 sp;
+    (void)r;
+    vdec16(a->vd, _mm256_maskz_loadu_epi16(m, src), &v, &w, &sp);
+    vdec_put(a->pass, a->d, o, m, v, w, 0, _mm512_setzero_si512());
+    return sp;
+}
+VPK_TARGET static inline __attribute__((always_inline)) __mmask16 v16_pw(const v16_arg *a, const void *src, __mmask16 m, size_t o,
+                                                                         int r) {
+    __m512 v;
+    __m512i w;
+    __mmask16 sp;
+    vdec16(a->vd, _mm256_maskz_loadu_epi16(m, src), &v, &w, &sp);
+    __m512i mn1 = _mm512_maskz_loadu_epi32(m, a->rmn1 + r), mx = _mm512_maskz_loadu_epi32(m, a->rmx + r);
+    v = vpw16(v, m, a->thr, &mn1, &mx);
+    _mm512_mask_storeu_epi32(a->rmn1 + r, m, mn1), _mm512_mask_storeu_epi32(a->rmx + r, m, mx);
+    _mm512_mask_storeu_ps(a->d.ov + o, m, v);
+    return sp;
+}
+
 /* pack_elems' two traversals (16-bit codes in An or Bn), for the f32
  * kernel's panels (pw 0: values and words) or the pairwise kernel's (pw 1:
  * values through vpw16, each row's or column's range into rmn1[r], rmx[r],
@@ -1153,29 +1205,9 @@ VPK_TARGET static inline __attribute__((always_inline)) void pack16_body(const p
         }
         return;
     }
-    /* nat: each k's codes in their order, 16 at a time within a panel */
-    for (int k = 0; k < K; k++) {
-        const uint16_t *row = codes + (size_t)k * (size_t)Rn;
-        for (int r0 = 0; r0 < Rn; r0 += P) {
-            const size_t o = ((size_t)(r0 / P) * K + k) * P;
-            const int n = Rn - r0 < P ? Rn - r0 : P;
-            for (int l0 = 0; l0 < n; l0 += 16) {
-                const __mmask16 m = n - l0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - l0)) - 1);
-                __m512 v;
-                __m512i w;
-                __mmask16 sp;
-                vdec16(vd, _mm256_maskz_loadu_epi16(m, row + r0 + l0), &v, &w, &sp);
-                if (pw) {
-                    __m512i mn1 = _mm512_maskz_loadu_epi32(m, rmn1 + r0 + l0), mx = _mm512_maskz_loadu_epi32(m, rmx + r0 + l0);
-                    v = vpw16(v, m, thr, &mn1, &mx);
-                    _mm512_mask_storeu_epi32(rmn1 + r0 + l0, m, mn1), _mm512_mask_storeu_epi32(rmx + r0 + l0, m, mx);
-                    _mm512_mask_storeu_ps(d.ov + o + (size_t)l0, m, v);
-                } else
-                    vdec_put(pass, d, o + (size_t)l0, m, v, w, 0, vidx);
-                for (__mmask16 b = sp & m; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
-            }
-        }
-    }
+    /* nat: each k's codes in their order */
+    const v16_arg a = {.vd = vd, .d = d, .pass = pass, .thr = thr, .rmn1 = rmn1, .rmx = rmx};
+    nat16_walk(c, Rn, codes, 2, pw ? v16_pw : v16_tab, &a);
 }
 VPK_TARGET static void pack_tab16(const pack_ctx *c, int Rn, const vdec *vd) { pack16_body(c, Rn, vd, 0, 0, NULL, NULL); }
 VPK_TARGET static void pack_pw16(const pack_ctx *c, int Rn, const vdec *vd, uint32_t thr, uint32_t *rmn1, uint32_t *rmx) {
@@ -1258,6 +1290,48 @@ VPK8_TARGET static inline __attribute__((always_inline)) __mmask64 vput8(int pas
     const __m512i sp = vlook8(vt->t[6], x, hi);
     return _mm512_test_epi8_mask(sp, sp);
 }
+/* the inf/NaN marks of 64 elements: A's 8 x 8 block (element 8 kk + l:
+ * row l) or B's pair of k (element e: column e % 32) */
+static inline void mark8_rows(const pack_ctx *c, int r0, __mmask64 sp) {
+    if (sp)
+        for (int l = 0; l < 8; l++)
+            if (sp & (UINT64_C(0x0101010101010101) << l)) c->sp[r0 + l] = 1;
+}
+static inline void mark8_cols(const pack_ctx *c, int r0, __mmask64 sp) {
+    const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
+    for (int l = 0; s2 && l < 32; l++)
+        if (s2 >> l & 1) c->sp[r0 + l] = 1;
+}
+/* B's pair of k of a whole panel (x: 64 codes in element order) into the
+ * panels at o, the count pass's bytes at b (bperm: by column and parity) */
+VPK8_TARGET static inline __attribute__((always_inline)) void put8_bpair(const pack_ctx *c, pack_dst d, const vtab8 *vt, __m512i x,
+                                                                         size_t o, size_t b, int r0, __m512i bperm) {
+    mark8_cols(c, r0, vput8(1, d, vt, x, o));
+    if (d.ol) {
+        const __mmask64 top = _mm512_movepi8_mask(x);
+        _mm512_storeu_si512(d.ol + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[7], x, top)));
+        _mm512_storeu_si512(d.ox + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[8], x, top)));
+    }
+}
+/* its rest of a panel's rows [r0, r1) in rows layout, from k on, element
+ * by element (o0: the panel's offset) */
+static inline __attribute__((always_inline)) void tab8_rest(const pack_ctx *c, pack_dst d, const uint8_t *codes, int pass, int r0,
+                                                            int r1, int k, size_t o0) {
+    const int P = c->P, K = c->K, bytes = d.ol != NULL;
+    const size_t kstep = pass ? 2 * GEMM_F_COLS : 4 * GEMM_F_ROWS; /* bytes between pairs of k (pack_elems) */
+    for (int r = r0; r < r1; r++) {
+        const size_t o = o0 + (size_t)(r - r0);
+        const size_t b = pass ? gemm_f_byte_b(d.K, (size_t)r, (size_t)k) : gemm_f_byte_a(d.K, (size_t)r, (size_t)k);
+        unsigned char spr = 0;
+        for (int kk = k; kk < K; kk++) {
+            const size_t t = (size_t)(kk - k), bo = b + (t >> 1) * kstep + (t & 1), ok = o + (size_t)kk * P;
+            const uint64_t code = codes[(size_t)r * K + kk];
+            spr |= pass ? (bytes ? tab_elem_bb(c, d, bo, ok, code) : tab_elem_b(c, d, 0, ok, code))
+                        : (bytes ? tab_elem_ab(c, d, bo, ok, code) : tab_elem_a(c, d, 0, ok, code));
+        }
+        c->sp[r] |= spr;
+    }
+}
 VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
     const int P = c->P, K = c->K, pass = c->pass;
     const pack_dst d = pack_dst_of(c, pass, 0);
@@ -1292,21 +1366,9 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
                     _mm512_storeu_si512(d.ox + bo, _mm512_permutexvar_epi8(b0, e));
                     _mm512_storeu_si512(d.ox + bo + 64, _mm512_permutexvar_epi8(b1, e));
                 }
-                if (sp)
-                    for (int l = 0; l < 8; l++)
-                        if (sp & (UINT64_C(0x0101010101010101) << l)) c->sp[r0 + l] = 1;
+                mark8_rows(c, r0, sp);
             }
-            for (int r = r0; r < r1; r++) { /* the rest: K's last k below 8, or a partial panel's rows */
-                const size_t o = o0 + (size_t)(r - r0), b = gemm_f_byte_a(d.K, (size_t)r, (size_t)k);
-                unsigned char spr = 0;
-                for (int kk = k; kk < K; kk++) {
-                    const size_t t = (size_t)(kk - k);
-                    const uint64_t code = codes[(size_t)r * K + kk];
-                    spr |= bytes ? tab_elem_ab(c, d, b + (t >> 1) * (4 * GEMM_F_ROWS) + (t & 1), o + (size_t)kk * P, code)
-                                 : tab_elem_a(c, d, 0, o + (size_t)kk * P, code);
-                }
-                c->sp[r] |= spr;
-            }
+            tab8_rest(c, d, codes, 0, r0, r1, k, o0); /* K's last k below 8, or a partial panel's rows */
         }
         return;
     }
@@ -1339,31 +1401,11 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
                     const __m512i idx = _mm512_loadu_si512(pi[p]);
                     const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
                                                              _mm512_permutex2var_epi8(G[2], idx, G[3]));
-                    const __mmask64 sp = vput8(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P);
-                    if (bytes) {
-                        const __mmask64 top = _mm512_movepi8_mask(x);
-                        const size_t b = gemm_f_byte_b(d.K, (size_t)r0, (size_t)(k + 2 * p));
-                        _mm512_storeu_si512(d.ol + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[7], x, top)));
-                        _mm512_storeu_si512(d.ox + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[8], x, top)));
-                    }
-                    if (sp) {
-                        const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
-                        for (int l = 0; l < 32; l++)
-                            if (s2 >> l & 1) c->sp[r0 + l] = 1;
-                    }
+                    put8_bpair(c, d, vt, x, o0 + (size_t)(k + 2 * p) * P, gemm_f_byte_b(d.K, (size_t)r0, (size_t)(k + 2 * p)), r0,
+                               bperm);
                 }
             }
-            for (int r = r0; r < r1; r++) { /* the rest: K's last k below 8, or a partial panel's columns */
-                const size_t o = o0 + (size_t)(r - r0), b = gemm_f_byte_b(d.K, (size_t)r, (size_t)k);
-                unsigned char spr = 0;
-                for (int kk = k; kk < K; kk++) {
-                    const size_t t = (size_t)(kk - k);
-                    const uint64_t code = codes[(size_t)r * K + kk];
-                    spr |= bytes ? tab_elem_bb(c, d, b + (t >> 1) * (2 * GEMM_F_COLS) + (t & 1), o + (size_t)kk * P, code)
-                                 : tab_elem_b(c, d, 0, o + (size_t)kk * P, code);
-                }
-                c->sp[r] |= spr;
-            }
+            tab8_rest(c, d, codes, 1, r0, r1, k, o0); /* K's last k below 8, or a partial panel's columns */
         }
         return;
     }
@@ -1374,17 +1416,7 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
             if (n == 32 && k + 1 < K) {
                 const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(codes + (size_t)k * Rn + r0))),
                                                      _mm256_loadu_si256((const __m256i *)(codes + (size_t)(k + 1) * Rn + r0)), 1);
-                const __mmask64 sp = vput8(1, d, vt, x, o);
-                if (bytes) {
-                    const __mmask64 top = _mm512_movepi8_mask(x);
-                    _mm512_storeu_si512(d.ol + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[7], x, top)));
-                    _mm512_storeu_si512(d.ox + b, _mm512_permutexvar_epi8(bperm, vlook8(vt->t[8], x, top)));
-                }
-                if (sp) {
-                    const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
-                    for (int l = 0; l < 32; l++)
-                        if (s2 >> l & 1) c->sp[r0 + l] = 1;
-                }
+                put8_bpair(c, d, vt, x, o, b, r0, bperm);
                 continue;
             }
             for (int kk = k; kk < k + 2 && kk < K; kk++) /* a partial panel, an odd last k */
@@ -1417,6 +1449,16 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec32(const pack_d
     __m512i x = _mm512_mask_and_epi32(u, zero, u, _mm512_set1_epi32((int)0x80000000u));
     *v = _mm512_castsi512_ps(_mm512_mask_blend_epi32(special, x, _mm512_setzero_si512()));
     *sp = special;
+}
+VPK_TARGET static inline __attribute__((always_inline)) __mmask16 v16_f32(const v16_arg *a, const void *src, __mmask16 m, size_t o,
+                                                                          int r) {
+    __m512 v;
+    __m512i w;
+    __mmask16 sp;
+    (void)r;
+    vdec32(&a->d, _mm512_maskz_loadu_epi32(m, src), &v, &w, &sp);
+    vdec_put(a->pass, a->d, o, m, v, w, 0, _mm512_setzero_si512());
+    return sp;
 }
 VPK_TARGET static void pack_f32v(const pack_ctx *c, int Rn) {
     const int P = c->P, K = c->K, pass = c->pass;
@@ -1461,22 +1503,8 @@ VPK_TARGET static void pack_f32v(const pack_ctx *c, int Rn) {
         }
         return;
     }
-    for (int k = 0; k < K; k++) {
-        const uint32_t *row = codes + (size_t)k * (size_t)Rn;
-        for (int r0 = 0; r0 < Rn; r0 += P) {
-            const size_t o = ((size_t)(r0 / P) * K + k) * P;
-            const int n = Rn - r0 < P ? Rn - r0 : P;
-            for (int l0 = 0; l0 < n; l0 += 16) {
-                const __mmask16 m = n - l0 >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - l0)) - 1);
-                __m512 v;
-                __m512i w;
-                __mmask16 sp;
-                vdec32(&d, _mm512_maskz_loadu_epi32(m, row + r0 + l0), &v, &w, &sp);
-                vdec_put(1, d, o + (size_t)l0, m, v, w, 0, vidx);
-                for (__mmask16 b = sp & m; b; b &= (__mmask16)(b - 1)) c->sp[r0 + l0 + __builtin_ctz(b)] = 1;
-            }
-        }
-    }
+    const v16_arg a = {.d = d, .pass = pass};
+    nat16_walk(c, Rn, codes, 4, v16_f32, &a);
 }
 static inline void pack_row_mx(const pack_ctx *c, int r, int k0, int k1, size_t base, const uint64_t *cr);
 /* MX: one-byte codes in rows with block scales (pack_mx8), as pack_row_mx
@@ -1578,10 +1606,7 @@ VPK8_TARGET static void pack_mx8(const pack_ctx *c, int Rn, const vtab8 *vt, con
                 for (; k + 8 <= k1; k += 8) {
                     if (!pass) {
                         const __m512i x = _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
-                        const __mmask64 sp = vput8s(0, d, vt, x, o0 + (size_t)k * 8, S4, Sw, nm, &bad);
-                        if (sp)
-                            for (int l = 0; l < 8; l++)
-                                if (sp & (UINT64_C(0x0101010101010101) << l)) c->sp[r0 + l] = 1;
+                        mark8_rows(c, r0, vput8s(0, d, vt, x, o0 + (size_t)k * 8, S4, Sw, nm, &bad));
                     } else {
                         __m512i G[4];
                         for (int g = 0; g < 4; g++) G[g] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * g) * K + k, 1);
@@ -1589,12 +1614,7 @@ VPK8_TARGET static void pack_mx8(const pack_ctx *c, int Rn, const vtab8 *vt, con
                             const __m512i idx = _mm512_loadu_si512(pi[p]);
                             const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
                                                                      _mm512_permutex2var_epi8(G[2], idx, G[3]));
-                            const __mmask64 sp = vput8s(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P, S4, Sw, nm, &bad);
-                            if (sp) {
-                                const uint64_t s2 = (uint64_t)sp | (uint64_t)sp >> 32;
-                                for (int l = 0; l < 32; l++)
-                                    if (s2 >> l & 1) c->sp[r0 + l] = 1;
-                            }
+                            mark8_cols(c, r0, vput8s(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P, S4, Sw, nm, &bad));
                         }
                     }
                 }
