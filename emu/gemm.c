@@ -2028,25 +2028,42 @@ static int build_values(qops *q) {
 /* The group kernel's block scales: magnitudes and alignment exponents
  * (mma.c group_term: signs cleared; a NaN or inf scale makes the group
  * NaN, so its row or column goes to the scalar model). */
+/* a scale code's magnitude, its power of two's exponent, and whether it is
+ * inf or NaN (build_scales_g) */
+static int gscale_of(const fpemu_format *sf, uint64_t code, float *v, int32_t *e) {
+    double dv = 0, p2 = 1;
+    fpemu_class k = fpemu_classify(sf, code);
+    const int special = k == FPEMU_CLASS_INF || k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN;
+    if (!special) p2 = scale_pow(sf, code, &dv);
+    *v = (float)dv, *e = ilogb(p2);
+    return special;
+}
 static int build_scales_g(qops *q) {
     int M = q->M, N = q->N, Np = q->Np, nsb = q->nsb;
     q->gsav = calloc((size_t)M * nsb + 1, sizeof(float)), q->gsae = calloc((size_t)M * nsb + 1, sizeof(int32_t));
     q->gsbv = calloc((size_t)Np * nsb + 1, sizeof(float)), q->gsbe = calloc((size_t)Np * nsb + 1, sizeof(int32_t));
     if (!q->gsav || !q->gsae || !q->gsbv || !q->gsbe) return -1;
+    /* one-byte scale formats (e4m3, e8m0): each code's entries once */
+    const int tab = q->sfmt->container <= 8;
+    float tv[256];
+    int32_t te[256];
+    unsigned char tsp[256];
+    for (int c = 0; tab && c < 256; c++) tsp[c] = (unsigned char)gscale_of(q->sfmt, (uint64_t)c, &tv[c], &te[c]);
     for (int pass = 0; pass < 2; pass++) {
         int R = pass ? N : M;
         const uint64_t *sc = pass ? q->sbt : q->sa;
         unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+        float *gv = pass ? q->gsbv : q->gsav;
+        int32_t *ge = pass ? q->gsbe : q->gsae;
         for (int r = 0; r < R; r++)
             for (int b = 0; b < nsb; b++) {
                 uint64_t code = sc[(size_t)r * nsb + b];
                 size_t o = pass ? (size_t)b * Np + r : (size_t)r * nsb + b;
-                double v = 0, p2 = 1;
-                fpemu_class k = fpemu_classify(q->sfmt, code);
-                if (k == FPEMU_CLASS_INF || k == FPEMU_CLASS_QNAN || k == FPEMU_CLASS_SNAN) sp[r] = 1;
-                else p2 = scale_pow(q->sfmt, code, &v);
-                (pass ? q->gsbv : q->gsav)[o] = (float)v;
-                (pass ? q->gsbe : q->gsae)[o] = ilogb(p2);
+                if (tab && code < 256) {
+                    gv[o] = tv[code], ge[o] = te[code];
+                    if (tsp[code]) sp[r] = 1;
+                } else if (gscale_of(q->sfmt, code, &gv[o], &ge[o]))
+                    sp[r] = 1;
             }
     }
     return 0;

@@ -183,6 +183,12 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
         const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */
+        /* each scale code's encode factor and decoded scale, once (the codes are bytes) */
+        float ftab[256], dtab[256];
+        for (int sc = 0; sc < 256; sc++) {
+            ftab[sc] = mx ? emu__mx_encode_factor((uint8_t)sc) : emu__nvfp4_encode_factor((uint8_t)sc, ts);
+            dtab[sc] = (float)fpemu_to_double(sf, (uint64_t)sc);
+        }
         for (int r = 0; r < rows; r++)
             for (int b0 = 0; b0 < nkb; b0 += run) {
                 const int b1 = run < nkb - b0 ? b0 + run : nkb;
@@ -194,11 +200,11 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                     const float *x = X + (size_t)r * K + k0;
                     float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
                     uint8_t code = mx ? fpemu_scaling_mx_scale(s->mx_rule, fmt, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
-                    float f = mx ? emu__mx_encode_factor(code) : emu__nvfp4_encode_factor(code, ts);
+                    float f = ftab[code];
                     for (int k = k0; k < k1; k++) dst[n++] = x[k - k0] * f;
                     size_t at = (size_t)r * nkb + b;
                     if (o->scode) o->scode[at] = code;
-                    if (o->dec) o->dec[at] = (float)fpemu_to_double(sf, code);
+                    if (o->dec) o->dec[at] = dtab[code];
                     if (o->enc) o->enc[at] = f;
                     if (o->bamax) o->bamax[at] = am;
                 }

@@ -299,6 +299,52 @@ static void mx_blocks(void) {
         }
 }
 
+/* emu__quantize's MX and NVFP4 blocks against the per-block public API
+ * (scaling.h), block by block: the block's amax, its scale code, the
+ * element codes of fpemu_scaling_mx_quantize_block or
+ * fpemu_scaling_nvfp4_quantize_block, the decoded scale and the encode
+ * factor; rows of 3 and a half blocks, zero blocks, huge and tiny ones. */
+static void mx_nvfp4_blocks(void) {
+    enum { QR = 5, QC = 120 };
+    static float x[QR * QC];
+    static uint64_t codes[QR * QC], want[32];
+    static uint64_t scode[QR * 8];
+    static float dec[QR * 8], enc[QR * 8];
+    for (int i = 0; i < QR * QC; i++) x[i] = nrand() * (i / 32 % 3 == 0 ? 1e-3f : i / 32 % 3 == 1 ? 1.0f : 3e4f);
+    for (int i = 32; i < 48; i++) x[i] = 0.0f; /* a zero block (NVFP4), half of one (MX) */
+    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    for (int ri = 0; ri < 3; ri++) {
+        fpemu_gemm_config cfg;
+        char err[200];
+        if (fpemu_gemm_config_init(&cfg, "b200", ri == 2 ? "e2m1" : "e4m3", ri == 2 ? "e2m1" : "e4m3", err, sizeof err) ||
+            fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
+            bail("%s", err);
+        const int mx = ri < 2, sb = mx ? 32 : 16, nkb = (QC + sb - 1) / sb;
+        const fpemu_format *f = cfg.afmt, *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
+        emu_quant o = {.codes = codes, .scode = scode, .dec = dec, .enc = enc};
+        int bad = emu__quantize(&cfg.scaling, f, QR, QC, x, 1, 1, NULL, &o, NULL, 0) != 0;
+        const float ts = fpemu_scaling_nvfp4_tensor_scale(fpemu_scaling_amax_f32(x, (size_t)QR * QC, 1));
+        for (int r = 0; r < QR; r++)
+            for (int b = 0; b < nkb; b++) {
+                const int k0 = b * sb, n = QC - k0 < sb ? QC - k0 : sb;
+                const float *xb = x + (size_t)r * QC + k0;
+                const float am = fpemu_scaling_amax_f32(xb, (size_t)n, 1);
+                const uint8_t sc = mx ? fpemu_scaling_mx_scale(cfg.scaling.mx_rule, f, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
+                if (mx) fpemu_scaling_mx_quantize_block(f, sc, xb, (size_t)n, 1, want, NULL);
+                else fpemu_scaling_nvfp4_quantize_block(sc, ts, xb, (size_t)n, 1, want, NULL);
+                const size_t at = (size_t)r * nkb + b;
+                const float d = (float)fpemu_to_double(sf, sc), e = mx ? emu__mx_encode_factor(sc) : emu__nvfp4_encode_factor(sc, ts);
+                int same = scode[at] == sc && !memcmp(&dec[at], &d, 4) && !memcmp(&enc[at], &e, 4) &&
+                           !memcmp(codes + (size_t)r * QC + k0, want, sizeof(uint64_t) * (size_t)n);
+                if (!same && bad++ < 3)
+                    diag("%s row %d block %d: scale %#x/%#x dec %a/%a enc %a/%a", recipes[ri], r, b, (unsigned)scode[at],
+                         (unsigned)sc, dec[at], d, enc[at], e);
+            }
+        ok(!bad, "emu__quantize %s: every block's scale, codes, decoded scale and encode factor = scaling.h's per-block API",
+           recipes[ri]);
+    }
+}
+
 static void layouts(void) {
     static const struct { const char *model, *fmt, *recipe; int spec; } cs[] = {
         {"a100", "f16", "none", 0},      {"a100", "f16", "none", 1},       {"h100", "e4m3", "tensor", 0},
@@ -2065,5 +2111,6 @@ int main(void) {
     tf32_subnormal_align();
     nan_marks();
     mx_blocks();
+    mx_nvfp4_blocks();
     return done_testing();
 }
