@@ -976,8 +976,8 @@ static __attribute__((noinline)) void pack_tab(const pack_ctx *c, int Rn) {
  * exponent. Codes in rows go 16 k of a row at a time to the panel's stride
  * P (scattered), except A's whole panels of 8 rows, whose 8 x 16 codes are
  * transposed first and stored 16 at a time; codes laid out K x R go 16 at a
- * time as they lie. The packing is memory-bound after this: at n = 512, 4
- * of its bytes written a code read, a panel float and a word. */
+ * time as they lie. After this the packing is bound by memory: for each
+ * two-byte code read, a four-byte value and a word written. */
 #if defined(__x86_64__) && defined(__GNUC__)
 typedef struct {
     int bf16, flush;   /* bf16 (else f16); the model flushes subnormal inputs */
@@ -1024,6 +1024,10 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec16(const vdec *
     *v = _mm512_mask_blend_ps(special, x, _mm512_setzero_ps());
     *sp = special;
 }
+/* A's words: each in both halves of an int32 (pack_put) */
+VPK_TARGET static inline __attribute__((always_inline)) __m512i wdup(__m512i w) {
+    return _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF)));
+}
 /* the stores of 16 (n of them) decoded elements: values at ov (stride 1,
  * or P through vidx), words at ob (B, int16) or oa (A, the word in both
  * halves of an int32) where the kernel reads them */
@@ -1039,13 +1043,13 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec_put(int pass, 
                 if (m >> l & 1) d.ob[o + (size_t)l * (size_t)GEMM_F_COLS] = (int16_t)ws[l];
         }
         if (!pass && d.oa)
-            _mm512_mask_i32scatter_epi32(d.oa + o, m, vidx, _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF))), 4);
+            _mm512_mask_i32scatter_epi32(d.oa + o, m, vidx, wdup(w), 4);
         return;
     }
     _mm512_mask_storeu_ps(d.ov + o, m, v);
     if (pass && d.ob) _mm256_mask_storeu_epi16(d.ob + o, m, _mm512_cvtepi32_epi16(w));
     if (!pass && d.oa)
-        _mm512_mask_storeu_epi32(d.oa + o, m, _mm512_or_si512(_mm512_slli_epi32(w, 16), _mm512_and_si512(w, _mm512_set1_epi32(0xFFFF))));
+        _mm512_mask_storeu_epi32(d.oa + o, m, wdup(w));
 }
 /* The pairwise kernel's side of 16 decoded elements (pw_pack: pw_val):
  * magnitudes in (0, thr) made +0, and the least u - 1 (a zero wraps to the
@@ -1245,12 +1249,44 @@ VPK8_TARGET static inline __attribute__((always_inline)) __m512i vlook8(const __
     const __m512i lo = _mm512_permutex2var_epi8(T[0], idx, T[1]), up = _mm512_permutex2var_epi8(T[2], idx, T[3]);
     return _mm512_mask_blend_epi8(hi, lo, up);
 }
-/* byte i of x at position perm[i]'s source: the permutation tables */
-static const uint8_t pk8_tr[64] = { /* 8 x 8 transposition: k-major from row-major */
+/* an 8 x 8 transposition of bytes (vpermb's indices: entry i is the source
+ * of byte i), k-major from row-major */
+static const uint8_t pk8_tr[64] = {
 #define T8(k) 8 * 0 + k, 8 * 1 + k, 8 * 2 + k, 8 * 3 + k, 8 * 4 + k, 8 * 5 + k, 8 * 6 + k, 8 * 7 + k
     T8(0), T8(1), T8(2), T8(3), T8(4), T8(5), T8(6), T8(7)
 #undef T8
 };
+/* the offsets of 8 rows K bytes apart (a gather's, once per call) */
+VPK8_TARGET static inline __attribute__((always_inline)) __m512i rows8(int K) {
+    return _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K, 6 * (long long)K,
+                             7 * (long long)K);
+}
+/* A's 8 x 8 block at rows r0.., k.. (rows: rows8(K), tr: pk8_tr): element
+ * 8 kk + l is (r0 + l, k + kk) */
+VPK8_TARGET static inline __attribute__((always_inline)) __m512i a8_block(const uint8_t *codes, int K, int r0, int k, __m512i rows,
+                                                                          __m512i tr) {
+    return _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
+}
+/* B's 32 rows (columns of B) r0.. x 8 k from k on, as four pairs of k:
+ * x[p] element e is column r0 + e % 32 at k + 2p + e / 32 */
+VPK8_TARGET static inline __attribute__((always_inline)) void b8_pairs(const uint8_t *codes, int K, int r0, int k, __m512i rows,
+                                                                       __m512i x[4]) {
+    /* element e of pair 0: byte 8 (e % 8) + e / 32 of block e % 32 / 8, which
+     * is G[0] or G[1] (bytes 0-63, 64-127 of a two-source permutation) for
+     * columns below 16, G[2] or G[3] above; pair p: 2p bytes on */
+    static const uint8_t bp0[64] = {
+        0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120,
+        0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120,
+        1, 9, 17, 25, 33, 41, 49, 57, 65, 73, 81, 89, 97, 105, 113, 121,
+        1, 9, 17, 25, 33, 41, 49, 57, 65, 73, 81, 89, 97, 105, 113, 121,
+    };
+    __m512i G[4];
+    for (int q = 0; q < 4; q++) G[q] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * q) * K + k, 1); /* rows 8q.. */
+    __m512i idx = _mm512_loadu_si512(bp0);
+    for (int p = 0; p < 4; p++, idx = _mm512_add_epi8(idx, _mm512_set1_epi8(2)))
+        x[p] = _mm512_mask_blend_epi8(0xFFFF0000FFFF0000ull, _mm512_permutex2var_epi8(G[0], idx, G[1]),
+                                      _mm512_permutex2var_epi8(G[2], idx, G[3]));
+}
 /* 64 elements' values (16 at a time) and words from their byte planes:
  * pairs of bytes interleaved (elements 0-31, 32-63), then pairs of pairs */
 VPK8_TARGET static inline __attribute__((always_inline)) void vj8_pairs(__m512i x, __m512i y, __m512i *lo, __m512i *hi) {
@@ -1337,9 +1373,9 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
     const pack_dst d = pack_dst_of(c, pass, 0);
     const uint8_t *codes = pass ? c->q->Bn : c->q->An;
     const int bytes = d.ol != NULL;
+    const __m512i rows = rows8(K), tr = _mm512_loadu_si512(pk8_tr);
     if (!pass) {
         /* A in rows: 8 x 8 blocks of whole panels; the rest element by element */
-        const __m512i tr = _mm512_loadu_si512(pk8_tr);
         /* the count pass's bytes of a block: pair p, row l, [k even, k odd] twice */
         uint8_t bi[2][64];
         for (int h = 0; h < 2; h++)
@@ -1348,14 +1384,12 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
                 bi[h][j] = (uint8_t)((2 * p + t) * 8 + l);
             }
         const __m512i b0 = _mm512_loadu_si512(bi[0]), b1 = _mm512_loadu_si512(bi[1]);
-        const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
-                                               6 * (long long)K, 7 * (long long)K);
         for (int r0 = 0; r0 < Rn; r0 += P) {
             const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == 8;
             const size_t o0 = (size_t)(r0 / P) * K * P;
             int k = 0;
             for (; whole && k + 8 <= K; k += 8) {
-                const __m512i x = _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
+                const __m512i x = a8_block(codes, K, r0, k, rows, tr);
                 const __mmask64 sp = vput8(0, d, vt, x, o0 + (size_t)k * 8);
                 if (bytes) {
                     const __mmask64 top = _mm512_movepi8_mask(x);
@@ -1378,32 +1412,17 @@ VPK8_TARGET static void pack_tab8(const pack_ctx *c, int Rn, const vtab8 *vt) {
     for (int j = 0; j < 64; j++) bi[j] = (uint8_t)((j % 2) * 32 + j / 2); /* column j / 2, k parity j % 2 */
     const __m512i bperm = _mm512_loadu_si512(bi);
     if (!c->q->nat[pass]) {
-        /* B in rows (transposed): 32 rows x 8 k, four gathered 8 x 8 blocks
-         * (rows 8q to 8q + 7), then each pair p of k gathered from them:
-         * element e, column e % 32, k 2p + e / 32 */
-        uint8_t pi[4][64];
-        for (int p = 0; p < 4; p++)
-            for (int e = 0; e < 64; e++) {
-                const int col = e % 32, t = e / 32;
-                pi[p][e] = (uint8_t)((col / 8 % 2) * 64 + 8 * (col % 8) + 2 * p + t);
-            }
-        const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
-                                               6 * (long long)K, 7 * (long long)K);
-        const __mmask64 upper = 0xFFFF0000FFFF0000ull; /* columns 16-31: blocks 2 and 3 */
+        /* B in rows (transposed): 32 rows x 8 k as four pairs of k (b8_pairs) */
         for (int r0 = 0; r0 < Rn; r0 += P) {
             const int r1 = r0 + P < Rn ? r0 + P : Rn, whole = r1 - r0 == P;
             const size_t o0 = (size_t)(r0 / P) * K * P;
             int k = 0;
             for (; whole && k + 8 <= K; k += 8) {
-                __m512i G[4];
-                for (int q = 0; q < 4; q++) G[q] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * q) * K + k, 1);
-                for (int p = 0; p < 4; p++) {
-                    const __m512i idx = _mm512_loadu_si512(pi[p]);
-                    const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
-                                                             _mm512_permutex2var_epi8(G[2], idx, G[3]));
-                    put8_bpair(c, d, vt, x, o0 + (size_t)(k + 2 * p) * P, gemm_f_byte_b(d.K, (size_t)r0, (size_t)(k + 2 * p)), r0,
+                __m512i x[4];
+                b8_pairs(codes, K, r0, k, rows, x);
+                for (int p = 0; p < 4; p++)
+                    put8_bpair(c, d, vt, x[p], o0 + (size_t)(k + 2 * p) * P, gemm_f_byte_b(d.K, (size_t)r0, (size_t)(k + 2 * p)), r0,
                                bperm);
-                }
             }
             tab8_rest(c, d, codes, 1, r0, r1, k, o0); /* K's last k below 8, or a partial panel's columns */
         }
@@ -1565,13 +1584,7 @@ VPK8_TARGET static void pack_mx8(const pack_ctx *c, int Rn, const vtab8 *vt, con
     const int P = c->P, K = c->K, pass = c->pass, sb = q->sblock;
     const pack_dst d = pack_dst_of(c, pass, 0);
     const uint8_t *codes = pass ? q->Bn : q->An;
-    const __m512i tr = _mm512_loadu_si512(pk8_tr);
-    const __m512i rows = _mm512_setr_epi64(0, K, 2 * (long long)K, 3 * (long long)K, 4 * (long long)K, 5 * (long long)K,
-                                           6 * (long long)K, 7 * (long long)K);
-    uint8_t pi[4][64];
-    for (int p = 0; p < 4; p++)
-        for (int e = 0; e < 64; e++) pi[p][e] = (uint8_t)((e % 32 / 8 % 2) * 64 + 8 * (e % 32 % 8) + 2 * p + e / 32);
-    const __mmask64 upper = 0xFFFF0000FFFF0000ull;
+    const __m512i rows = rows8(K), tr = _mm512_loadu_si512(pk8_tr);
     uint64_t buf[64];
     int bad = 0;
     for (int r0 = 0; r0 < Rn; r0 += P) {
@@ -1604,18 +1617,11 @@ VPK8_TARGET static void pack_mx8(const pack_ctx *c, int Rn, const vtab8 *vt, con
                     nm = (__mmask64)(nrow | nrow << 32);
                 }
                 for (; k + 8 <= k1; k += 8) {
-                    if (!pass) {
-                        const __m512i x = _mm512_permutexvar_epi8(tr, _mm512_i64gather_epi64(rows, codes + (size_t)r0 * K + k, 1));
-                        mark8_rows(c, r0, vput8s(0, d, vt, x, o0 + (size_t)k * 8, S4, Sw, nm, &bad));
-                    } else {
-                        __m512i G[4];
-                        for (int g = 0; g < 4; g++) G[g] = _mm512_i64gather_epi64(rows, codes + (size_t)(r0 + 8 * g) * K + k, 1);
-                        for (int p = 0; p < 4; p++) {
-                            const __m512i idx = _mm512_loadu_si512(pi[p]);
-                            const __m512i x = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(G[0], idx, G[1]),
-                                                                     _mm512_permutex2var_epi8(G[2], idx, G[3]));
-                            mark8_cols(c, r0, vput8s(1, d, vt, x, o0 + (size_t)(k + 2 * p) * P, S4, Sw, nm, &bad));
-                        }
+                    if (!pass) mark8_rows(c, r0, vput8s(0, d, vt, a8_block(codes, K, r0, k, rows, tr), o0 + (size_t)k * 8, S4, Sw, nm, &bad));
+                    else {
+                        __m512i x[4];
+                        b8_pairs(codes, K, r0, k, rows, x);
+                        for (int p = 0; p < 4; p++) mark8_cols(c, r0, vput8s(1, d, vt, x[p], o0 + (size_t)(k + 2 * p) * P, S4, Sw, nm, &bad));
                     }
                 }
             }
