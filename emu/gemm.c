@@ -994,6 +994,21 @@ static int vdec_kind(const fpemu_format *f) {
 }
 #define VPK_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,avx2")))
 #define VPK8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2")))
+/* decode_elem's word and value (f32_put's too) for 16 codes, from their
+ * exponent fields ex (fbias, emin: the format's), their subnormal, zero
+ * and inf/NaN lanes and their values' f32 bits: the word of the exponent,
+ * of emin for subnormals, zw for zeros, none for inf and NaN; a zero's
+ * sign alone, +0 for inf and NaN (vdec16, vdec32) */
+VPK_TARGET static inline __attribute__((always_inline)) void vdec_tail(__m512i ex, int fbias, int emin, int bias, int16_t zw,
+                                                                       __mmask16 sub, __mmask16 zero, __mmask16 special,
+                                                                       __m512i bits, __m512 *v, __m512i *w) {
+    __m512i e = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(fbias)), _mm512_set1_epi32(emin));
+    e = _mm512_add_epi32(e, _mm512_set1_epi32(bias));
+    e = _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(zw));
+    *w = _mm512_mask_blend_epi32(special, e, _mm512_set1_epi32((int16_t)GEMM_F_NOPART));
+    bits = _mm512_mask_and_epi32(bits, zero, bits, _mm512_set1_epi32((int)0x80000000u));
+    *v = _mm512_castsi512_ps(_mm512_mask_blend_epi32(special, bits, _mm512_setzero_si512()));
+}
 /* 16 codes: values v, words as int32 w, inf/NaN marks sp */
 VPK_TARGET static inline __attribute__((always_inline)) void vdec16(const vdec *d, __m256i codes, __m512 *v, __m512i *w,
                                                                     __mmask16 *sp) {
@@ -1014,14 +1029,7 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec16(const vdec *
     const __mmask16 special = _mm512_cmpeq_epi32_mask(ex, _mm512_set1_epi32(emask));
     const __mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
     const __mmask16 zero = _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512()) | (d->flush ? sub : 0);
-    /* the word: the exponent, emin for subnormals, bias added */
-    __m512i e = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(fbias)), _mm512_set1_epi32(emin));
-    e = _mm512_add_epi32(e, _mm512_set1_epi32(d->bias));
-    e = _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(d->zw));
-    *w = _mm512_mask_blend_epi32(special, e, _mm512_set1_epi32((int16_t)GEMM_F_NOPART));
-    /* the value: a zero's sign alone, +0 for inf and NaN */
-    x = _mm512_mask_and_ps(x, zero, x, _mm512_castsi512_ps(_mm512_set1_epi32((int)0x80000000u)));
-    *v = _mm512_mask_blend_ps(special, x, _mm512_setzero_ps());
+    vdec_tail(ex, fbias, emin, d->bias, d->zw, sub, zero, special, _mm512_castps_si512(x), v, w);
     *sp = special;
 }
 /* A's words: each in both halves of an int32 (pack_put) */
@@ -1461,12 +1469,7 @@ VPK_TARGET static inline __attribute__((always_inline)) void vdec32(const pack_d
     const __mmask16 special = _mm512_cmpeq_epi32_mask(ex, _mm512_set1_epi32(0xFF));
     const __mmask16 sub = _mm512_cmpeq_epi32_mask(ex, _mm512_setzero_si512());
     const __mmask16 zero = sub & (_mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7FFFFF)) | (d->flush ? (__mmask16)0xFFFF : 0));
-    __m512i e = _mm512_mask_blend_epi32(sub, _mm512_sub_epi32(ex, _mm512_set1_epi32(127)), _mm512_set1_epi32(d->emin));
-    e = _mm512_add_epi32(e, _mm512_set1_epi32(d->bias));
-    e = _mm512_mask_blend_epi32(zero, e, _mm512_set1_epi32(d->zw));
-    *w = _mm512_mask_blend_epi32(special, e, _mm512_set1_epi32((int16_t)GEMM_F_NOPART));
-    __m512i x = _mm512_mask_and_epi32(u, zero, u, _mm512_set1_epi32((int)0x80000000u));
-    *v = _mm512_castsi512_ps(_mm512_mask_blend_epi32(special, x, _mm512_setzero_si512()));
+    vdec_tail(ex, 127, d->emin, d->bias, d->zw, sub, zero, special, u, v, w);
     *sp = special;
 }
 VPK_TARGET static inline __attribute__((always_inline)) __mmask16 v16_f32(const v16_arg *a, const void *src, __mmask16 m, size_t o,
@@ -1686,20 +1689,17 @@ int emu__gemm_vdec_check(void) {
 #endif
 }
 
+/* build_pass_f's ways to pack a side (pack_vec, then the scalar packers) */
+enum pack_path { PK_TAB, PK_F32, PK_MX, PK_ELEM };
+#if defined(__x86_64__) && defined(__GNUC__)
 /* pack_tab8 for this side, where it applies: one-byte codes, A in rows
  * (not transposed) or B either way, an AVX-512 VBMI CPU */
 static int pack_tab8_ok(const pack_ctx *c) {
-#if defined(__x86_64__) && defined(__GNUC__)
     return c->q->vpack && c->q->ncw[c->pass] == 1 && (c->pass || !c->q->nat[0]) && __builtin_cpu_supports("avx512vbmi");
-#else
-    (void)c;
-    return 0;
-#endif
 }
 
 /* pack_tab16 for this side, where it applies (with its table checked) */
 static int pack_tab16_ok(const pack_ctx *c, dtable *t, int cached) {
-#if defined(__x86_64__) && defined(__GNUC__)
     const int bytes = c->pass ? c->q->bl != NULL : c->q->al != NULL;
     const int kind = vdec_kind(c->f);
     if (!cached || !c->q->vpack || c->q->ncw[c->pass] != 2 || bytes || !kind || c->m->tf32_truncate) return 0;
@@ -1709,10 +1709,42 @@ static int pack_tab16_ok(const pack_ctx *c, dtable *t, int cached) {
         atomic_store_explicit(&t->vok, ok, memory_order_release);
     }
     return ok == 1;
-#else
-    (void)c, (void)t, (void)cached;
-    return 0;
+}
 #endif
+
+/* A side packed by a vector packer where one takes it (tab: its decode
+ * table; cached: the same where it is the process's, else NULL): 1, else
+ * 0 and nothing done (the scalar packers then) */
+static int pack_vec(const pack_ctx *pc, int Rn, enum pack_path path, const dtable *tab, const dtable *cached) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const qops *q = pc->q;
+    const int pass = pc->pass;
+    if (path == PK_F32) {
+        if (!q->vpack || q->ncw[pass] != 4 || q->nat[pass] != pass) return 0;
+        pack_f32v(pc, Rn);
+        return 1;
+    }
+    const int mx = path == PK_MX;
+    if ((path == PK_TAB || (mx && !q->nat[pass] && q->sblock % 8 == 0 && q->sfmt->container <= 8)) && pack_tab8_ok(pc)) {
+        vtab8 vt;
+        vtab8_of(&vt, tab, pass);
+        if (mx) {
+            mxsc ms;
+            mxsc_of(&ms, q->sfmt);
+            pack_mx8(pc, Rn, &vt, &ms);
+        } else
+            pack_tab8(pc, Rn, &vt);
+        return 1;
+    }
+    if (path == PK_TAB && pack_tab16_ok(pc, (dtable *)cached, cached != NULL)) {
+        const vdec vd = {.bf16 = vdec_kind(pc->f) == 2, .flush = pc->m->flush_subnormals, .bias = pc->bias, .zw = pc->zw};
+        pack_tab16(pc, Rn, &vd);
+        return 1;
+    }
+#else
+    (void)pc, (void)Rn, (void)path, (void)tab, (void)cached;
+#endif
+    return 0;
 }
 
 /* f32-layout codes (tf32, f32) without scales (pack_f32), decoded as decode_f32_layout
@@ -1808,10 +1840,10 @@ static int build_pass_f(qops *q, int pass) {
         const int fast32 = !use_tab && f32_layout(f) && !(m->tf32_truncate && f->mbits == 23);
         pack_ctx pc = {.q = q, .m = m, .f = f, .pass = pass, .P = pass ? CP : R, .K = K, .sc = sc,
                        .sp = sp, .tab = &tab, .bias = pass ? 63 : 64};
-        enum { PK_TAB, PK_F32, PK_MX, PK_ELEM } path = use_tab && !sc       ? PK_TAB /* the common case: table look-ups */
-                                                       : fast32 && !sc && !q->al ? PK_F32 /* tf32, f32 */
-                                                       : use_tab && sc && !q->al ? PK_MX  /* MX */
-                                                                                 : PK_ELEM;
+        const enum pack_path path = use_tab && !sc       ? PK_TAB /* the common case: table look-ups */
+                                    : fast32 && !sc && !q->al ? PK_F32 /* tf32, f32 */
+                                    : use_tab && sc && !q->al ? PK_MX  /* MX */
+                                                              : PK_ELEM;
         /* the table and f32-layout paths read codes of any width either way
          * (pack_elems), MX's rows of any width in runs of at most 64 k
          * (pack_mx); the rest take 64-bit rows */
@@ -1823,32 +1855,11 @@ static int build_pass_f(qops *q, int pass) {
         if (path != PK_ELEM) {
             pc.keep = (uint32_t)(((UINT64_C(1) << f->bits) - 1) << f->pad);
             pc.zw = m->zero_product ? (int16_t)(f->emin + pc.bias) : (int16_t)GEMM_F_NOPART;
-            if (path == PK_TAB && pack_tab8_ok(&pc)) {
-#if defined(__x86_64__) && defined(__GNUC__)
-                vtab8 vt;
-                vtab8_of(&vt, &tab, pass);
-                pack_tab8(&pc, Rn, &vt);
-#endif
-            } else if (path == PK_TAB && pack_tab16_ok(&pc, (dtable *)cached, cached != NULL)) {
-#if defined(__x86_64__) && defined(__GNUC__)
-                const vdec vd = {.bf16 = vdec_kind(f) == 2, .flush = m->flush_subnormals, .bias = pc.bias, .zw = pc.zw};
-                pack_tab16(&pc, Rn, &vd);
-#endif
-            } else if (path == PK_TAB) pack_tab(&pc, Rn);
-            else if (path == PK_F32 && q->vpack && q->ncw[pass] == 4 && q->nat[pass] == pass) {
-#if defined(__x86_64__) && defined(__GNUC__)
-                pack_f32v(&pc, Rn);
-#endif
-            } else if (path == PK_F32) pack_f32(&pc, Rn);
-            else if (pack_tab8_ok(&pc) && !q->nat[pass] && q->sblock % 8 == 0 && q->sfmt->container <= 8) {
-#if defined(__x86_64__) && defined(__GNUC__)
-                vtab8 vt;
-                mxsc ms;
-                vtab8_of(&vt, &tab, pass);
-                mxsc_of(&ms, q->sfmt);
-                pack_mx8(&pc, Rn, &vt, &ms);
-#endif
-            } else pack_mx(&pc, Rn);
+            if (!pack_vec(&pc, Rn, path, &tab, cached)) {
+                if (path == PK_TAB) pack_tab(&pc, Rn);
+                else if (path == PK_F32) pack_f32(&pc, Rn);
+                else pack_mx(&pc, Rn);
+            }
             if (own_tab) dtable_free(&tab);
             f_range_pass(q, pass);
             return 0;
