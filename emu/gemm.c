@@ -2686,6 +2686,19 @@ static inline void finish_one(job *J, int i, int j, int ch, int k0, int k1) {
  * then reduce to the plain fma and product); any other group goes through
  * finish_one, lane by lane, as before. dbc: B's decode factor of the
  * chunk per column; dai: A's of row i. */
+/* The AVX-512 epilogues' test of a group of 16 outputs (promote_row_avx512,
+ * finish_row16_avx512): whether any is flagged or in a marked column, and
+ * which lanes of the n vectors v hold an inf or NaN */
+__attribute__((target("avx512f,avx512bw"))) static inline int group_flagged(const unsigned char *flag, const unsigned char *csp) {
+    const __m128i fl = _mm_or_si128(_mm_loadu_si128((const __m128i *)flag), _mm_loadu_si128((const __m128i *)csp));
+    return !_mm_test_all_zeros(fl, fl);
+}
+__attribute__((target("avx512f,avx512bw"))) static inline __mmask16 group_special(const __m512 *v, int n) {
+    const __m512i expm = _mm512_set1_epi32(0x7F800000);
+    __m512i e = _mm512_and_si512(_mm512_castps_si512(v[0]), expm);
+    for (int x = 1; x < n; x++) e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(v[x]), expm));
+    return _mm512_cmpeq_epi32_mask(e, expm);
+}
 __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *J, int i, int ch, int k0, int k1, int N16,
                                                                            const float *dbc, float dai) {
     const qops *q = J->q;
@@ -2693,17 +2706,11 @@ __attribute__((target("avx512f,avx512bw"))) static void promote_row_avx512(job *
     const float *part = J->part + (size_t)i * Np;
     const unsigned char *flag = J->flag + (size_t)i * Np;
     float *acc = J->acc + (size_t)i * N;
-    const __m512i expm = _mm512_set1_epi32(0x7F800000);
     const __m512 va = _mm512_set1_ps(dai);
     for (int j = 0; j < N16; j += 16) {
-        __m128i fl = _mm_or_si128(_mm_loadu_si128((const __m128i *)(flag + j)), _mm_loadu_si128((const __m128i *)(q->bcol_sp + j)));
-        __m512 p = _mm512_loadu_ps(part + j);
-        __m512 dq = _mm512_mul_ps(va, _mm512_loadu_ps(dbc + j));
-        __m512 a = ch == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + j);
-        __m512i e = _mm512_and_si512(_mm512_castps_si512(p), expm);
-        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(dq), expm));
-        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(a), expm));
-        if (_mm_test_all_zeros(fl, fl) && !_mm512_cmpeq_epi32_mask(e, expm)) {
+        const __m512 p = _mm512_loadu_ps(part + j), dq = _mm512_mul_ps(va, _mm512_loadu_ps(dbc + j));
+        const __m512 a = ch == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + j);
+        if (!group_flagged(flag + j, q->bcol_sp + j) && !group_special((const __m512[]){p, dq, a}, 3)) {
             _mm512_storeu_ps(acc + j, _mm512_fmadd_ps(p, dq, a));
         } else {
             for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
@@ -2729,18 +2736,13 @@ __attribute__((target("avx512f,avx512bw"))) static int finish_row16_avx512(job *
     const __m512i expm = _mm512_set1_epi32(0x7F800000), mzero = _mm512_set1_epi32((int)0x80000000u);
     const __m512 va = _mm512_set1_ps(db ? q->da[(size_t)i * q->nkb] : 1.0f);
     for (int j = 0; j < N16; j += 16) {
-        __m128i fl = _mm_or_si128(_mm_loadu_si128((const __m128i *)(flag + j)), _mm_loadu_si128((const __m128i *)(q->bcol_sp + j)));
         __m512 x = _mm512_loadu_ps(part + j), b = db ? _mm512_loadu_ps(db + j) : va, c = Ca ? _mm512_loadu_ps(Ca + j) : x;
-        __m512i e = _mm512_and_si512(_mm512_castps_si512(x), expm);
-        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(b), expm));
-        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(va), expm));
-        e = _mm512_max_epu32(e, _mm512_and_si512(_mm512_castps_si512(c), expm));
-        __mmask16 bad = _mm512_cmpeq_epi32_mask(e, expm);
+        __mmask16 bad = group_special((const __m512[]){x, b, va, c}, 4);
         if (Cm) { /* c_special: inf, NaN or -0 */
             const __m512i cb = _mm512_loadu_si512(Cm + j);
             bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(cb, expm), expm) | _mm512_cmpeq_epi32_mask(cb, mzero);
         }
-        if (!_mm_test_all_zeros(fl, fl) || bad) {
+        if (group_flagged(flag + j, q->bcol_sp + j) || bad) {
             for (int l = 0; l < 16; l++) finish_one(J, i, j + l, ch, k0, k1);
             continue;
         }
