@@ -1543,7 +1543,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(c
     for (int r = 0; r < PTR; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
 }
 
-/* trees of at most 8 and at most 16 products, written out: no call below
+/* trees of at most 8, 16 and 32 products, written out: no call below
  * 32 products (the calls, their saved registers and the sums through
  * memory were about a quarter of the kernel's time with calls below 16) */
 #define PT_NODE(NAME, SUB, LIM)                                                                                    \
@@ -1561,23 +1561,19 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(c
     }
 PT_NODE(_pt_n8, _pt_leaf, 4)
 PT_NODE(_pt_n16, _pt_n8, 8)
+PT_NODE(_pt_n32, _pt_n16, 16)
 #undef PT_NODE
 
 KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
     const int n = hi - lo, mid = lo + n / 2;
-    if (n <= 16) {
-        CAT(KNAME, _pt_n16)(ap, bp, lo, hi, out);
+    if (n <= 32) {
+        CAT(KNAME, _pt_n32)(ap, bp, lo, hi, out);
         return;
     }
     vf L[PTR], R[PTR];
-    if (n <= 32) { /* both halves written out: no call for the last level */
-        CAT(KNAME, _pt_n16)(ap, bp, lo, mid, L);
-        CAT(KNAME, _pt_n16)(ap, bp, mid, hi, R);
-    } else {
-        CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
-        CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
-    }
-#pragma GCC unroll 8
+    CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
+    CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
+#pragma GCC unroll 4
     for (int r = 0; r < PTR; r++) out[r] = L[r] + R[r];
 }
 
