@@ -167,6 +167,16 @@ static void vdec_packing(void) {
     is_int(r, 0, "f16 and bf16 codes decoded 16 at a time = the decode tables (2^16 codes, 4 flag sets, 2 formats)");
 }
 
+/* fpemu_gemm_f32 against fpemu_gemm_f32_reference on M x N x K, A and B
+ * as laid out (ta, tb: transposed), d and r their outputs, st the call's
+ * statistics (or NULL): nonzero where the call fails or a bit differs */
+static int against_reference(fpemu_gemm_config *cfg, int M, int N, int K, const float *a, int ta, const float *b, int tb,
+                             float *d, float *r, fpemu_gemm_stats *st, const char *what) {
+    const int lda = ta ? M : K, ldb = tb ? K : N;
+    fpemu_gemm_f32_reference(cfg, M, N, K, a, lda, ta, b, ldb, tb, NULL, N, r, N, NULL);
+    return fpemu_gemm_f32(cfg, M, N, K, a, lda, ta, b, ldb, tb, NULL, N, d, N, st) != 0 || cmp_bits(d, r, M * N, what);
+}
+
 /* The pairwise kernel's operand ranges (gemm.c pw_pack and pack_pw16):
  * one bf16 element at 2^-100 against 2^-40 on the other side, every other
  * element 0, so that its row (or column) holds the only product below f32's
@@ -190,11 +200,7 @@ static void pw_ranges(void) {
                 /* (A is M x K, or K x M transposed; B K x N, or N x K transposed) */
                 if (side) b[tr ? (size_t)row * PK + pos : (size_t)pos * PN + row] = 0x1p-100f;
                 else a[tr ? (size_t)pos * PM + row : (size_t)row * PK + pos] = 0x1p-100f;
-                const int lda = side ? PK : tr ? PM : PK, ldb = side ? (tr ? PK : PN) : PN;
-                const int ta = !side && tr, tb = side && tr;
-                fpemu_gemm_f32_reference(&cfg, PM, PN, PK, a, lda, ta, b, ldb, tb, NULL, PN, r, PN, NULL);
-                bad += fpemu_gemm_f32(&cfg, PM, PN, PK, a, lda, ta, b, ldb, tb, NULL, PN, d, PN, NULL) != 0 ||
-                       cmp_bits(d, r, PM * PN, "pw ranges");
+                bad += against_reference(&cfg, PM, PN, PK, a, !side && tr, b, side && tr, d, r, NULL, "pw ranges");
             }
             ok(bad == 0, "mi250 bf16: a product below f32's normal range at every k of %s %s sends its %s to the scalar model",
                side ? "B" : "A", tr ? "transposed" : "as given", side ? "column" : "row");
@@ -255,11 +261,7 @@ static void nan_marks(void) {
                 for (int i = 0; i < QK * QN; i++) b[i] = 0.25f * (float)(i % 7) - 0.75f;
                 if (side) b[tr ? (size_t)row * QK + pos : (size_t)pos * QN + row] = NAN;
                 else a[tr ? (size_t)pos * QM + row : (size_t)row * QK + pos] = NAN;
-                const int lda = side ? QK : tr ? QM : QK, ldb = side ? (tr ? QK : QN) : QN;
-                const int ta = !side && tr, tb = side && tr;
-                fpemu_gemm_f32_reference(&cfg, QM, QN, QK, a, lda, ta, b, ldb, tb, NULL, QN, r, QN, NULL);
-                bad += fpemu_gemm_f32(&cfg, QM, QN, QK, a, lda, ta, b, ldb, tb, NULL, QN, d, QN, NULL) != 0 ||
-                       cmp_bits(d, r, QM * QN, "nan marks");
+                bad += against_reference(&cfg, QM, QN, QK, a, !side && tr, b, side && tr, d, r, NULL, "nan marks");
             }
             ok(bad == 0, "h100 e4m3 tensor: a NaN at every k of %s %s: the scalar model's bits", side ? "B" : "A",
                tr ? "transposed" : "as given");
@@ -287,12 +289,8 @@ static void mx_blocks(void) {
             for (int i = 0; i < XK * XN; i++) b[i] = nrand() * 0.05f * (1 + i % 3);
             if (t == 0) a[tr ? (size_t)37 * XM + 3 : (size_t)3 * XK + 37] = NAN; /* A's row 3, block 1 */
             if (t == 1) b[tr ? (size_t)20 * XK + 40 : (size_t)40 * XN + 20] = NAN; /* B's column 20, block 1 */
-            const int ta = t == 0 && tr, tb = t != 0 && tr;
-            const int lda = ta ? XM : XK, ldb = tb ? XK : XN;
             fpemu_gemm_stats st;
-            fpemu_gemm_f32_reference(&cfg, XM, XN, XK, a, lda, ta, b, ldb, tb, NULL, XN, r, XN, NULL);
-            const int bad = fpemu_gemm_f32(&cfg, XM, XN, XK, a, lda, ta, b, ldb, tb, NULL, XN, d, XN, &st) != 0 ||
-                            cmp_bits(d, r, XM * XN, "mx blocks");
+            const int bad = against_reference(&cfg, XM, XN, XK, a, t == 0 && tr, b, t != 0 && tr, d, r, &st, "mx blocks");
             ok(!bad && st.lanes == (t == 2 ? 8 : 16), "b200 %s%s, %s %s: the scalar model's bits (%d lanes)",
                t == 2 ? "e2m1 nvfp4" : "e4m3 mx-rceil", t == 2 ? " with group = 0" : " with a NaN block", t == 0 ? "A" : "B",
                tr ? "transposed" : "as given", st.lanes);
