@@ -198,11 +198,6 @@ HW_BF16 static unsigned hw_bf16_00(const float *s, uint16_t *d, size_t n, int *b
  * and the self-test), -1 before. emu__hwconv turns the use off for tests. */
 static int hw_f16_kind = -1, hw_bf16_kind = -1, hw_enabled = 1;
 
-static int is_layout(const fpemu_format *f, int e, int m, int bias) {
-    return f->ebits == e && f->mbits == m && f->bias == bias && f->is_signed && f->has_negzero && f->has_subnormals &&
-           f->inf == FPEMU_INF_IEEE && f->nan == FPEMU_NANS_IEEE && !f->pad && f->container == 16;
-}
-
 /* MXCSR's precision (0x20), underflow (0x10) and overflow (0x08) flags as
  * fpemu's (invalid, from signalling NaNs, and denormal are not fpemu's:
  * NaN inputs are redone by the bit-exact path) */
@@ -324,8 +319,8 @@ static int hw_kind(const fpemu_format *fmt, const fpemu_ctx *ctx, const fpemu_ca
         !__atomic_load_n(&hw_enabled, __ATOMIC_RELAXED))
         return 0;
     int *slot;
-    if (is_layout(fmt, 5, 10, 15)) *bf = 0, slot = &hw_f16_kind;
-    else if (is_layout(fmt, 8, 7, 127)) *bf = 1, slot = &hw_bf16_kind;
+    if (emu__ieee16(fmt, 5, 10, 15)) *bf = 0, slot = &hw_f16_kind;
+    else if (emu__ieee16(fmt, 8, 7, 127)) *bf = 1, slot = &hw_bf16_kind;
     else return 0;
     int level = emu__cast_isa(-1); /* the kernels' level: forced lower, no converter either */
     int k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);

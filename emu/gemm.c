@@ -984,14 +984,7 @@ typedef struct {
     int16_t zw;        /* a zero's word (bias added) */
     int bias;          /* the words' bias (pack_ctx bias) */
 } vdec;
-static int vdec_kind(const fpemu_format *f) {
-    if (f->container != 16 || f->bits != 16 || f->pad || !f->is_signed || !f->has_subnormals || f->inf != FPEMU_INF_IEEE ||
-        f->nan != FPEMU_NANS_IEEE)
-        return 0;
-    if (f->ebits == 5 && f->mbits == 10 && f->bias == 15) return 1;
-    if (f->ebits == 8 && f->mbits == 7 && f->bias == 127) return 2;
-    return 0;
-}
+static int vdec_kind(const fpemu_format *f) { return emu__ieee16(f, 5, 10, 15) ? 1 : emu__ieee16(f, 8, 7, 127) ? 2 : 0; }
 #define VPK_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,avx2")))
 #define VPK8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2")))
 /* decode_elem's word and value (f32_put's too) for 16 codes, from their

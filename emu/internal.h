@@ -45,6 +45,15 @@ static inline int emu__is_ocp_e2m1(const fpemu_format *f) {
            f->inf == FPEMU_INF_NONE && f->nan == FPEMU_NANS_NONE;
 }
 
+/* An IEEE-style 16-bit layout with e exponent and m fraction bits and
+ * this bias (f16: 5, 10, 15; bf16: 8, 7, 127): sign, -0, subnormals, IEEE
+ * inf and NaN, no padding. The formats array.c's hardware converters and
+ * gemm.c's vector decoding take. */
+static inline int emu__ieee16(const fpemu_format *f, int e, int m, int bias) {
+    return f->ebits == e && f->mbits == m && f->bias == bias && f->is_signed && f->has_negzero && f->has_subnormals &&
+           f->inf == FPEMU_INF_IEEE && f->nan == FPEMU_NANS_IEEE && !f->pad && f->container == 16;
+}
+
 /* fn(args + i * size) for i in [0, n), item 0 on the calling thread and
  * up to 63 others on the library's worker threads (pool.c); returns when
  * every item has. Items beyond those, or that no thread could be started
