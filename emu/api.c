@@ -127,6 +127,7 @@ struct fpemu_gemmer {
     fpemu_gemm_config cfg;
     fpemu_gemm_stats st;
     int have;
+    int trans_a, trans_b;       /* A given stored K x M, B stored N x K (their transposes, row-major) */
     char err[512];
     /* algo=cublas (docs/cublas.md): the call's tree from a table */
     char *model;                /* as given to fpemu_gemmer_new (the plain model's leaf) */
@@ -231,6 +232,10 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
     } else if (!strcmp(key, "sat")) {
         if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
         g->cfg.sat = (int)v;
+    } else if (!strcmp(key, "trans_a") || !strcmp(key, "trans_b")) {
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        if (key[6] == 'a') g->trans_a = (int)v;
+        else g->trans_b = (int)v;
     } else if (!strcmp(key, "scale_a") || !strcmp(key, "scale_b")) {
         /* the given recipe's per-tensor encode scales (an f32, decimal or hex) */
         char *e;
@@ -269,6 +274,8 @@ int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t l
     const char *v;
     if (!strcmp(key, "algo")) v = g->cublas ? "cublas" : "plain";
     else if (!strcmp(key, "fast_accum")) v = g->fast_accum ? "1" : "0";
+    else if (!strcmp(key, "trans_a")) v = g->trans_a ? "1" : "0";
+    else if (!strcmp(key, "trans_b")) v = g->trans_b ? "1" : "0";
     else if (!strcmp(key, "op")) v = g->op[0] ? g->op : "mm";
     else if (!strcmp(key, "call_shape")) {
         if (g->cK) snprintf(num, sizeof num, "%dx%dx%d", g->cM, g->cN, g->cK);
@@ -344,12 +351,40 @@ static int run_start(fpemu_gemmer *g, int M, int N, int K, const void *A, const 
     return 0;
 }
 
+/* The operands as the paths without leading dimensions take them (A M x K,
+ * B K x N, row-major): where trans_a or trans_b is set, a transposed copy
+ * (of w-byte elements) into *own, which the caller frees. 0, or -1 (out of
+ * memory, with a message). */
+static int untransposed(fpemu_gemmer *g, int M, int N, int K, const void **A, const void **B, size_t w, void **own) {
+    own[0] = own[1] = NULL;
+    for (int s = 0; s < 2; s++) {
+        if (!(s ? g->trans_b : g->trans_a)) continue;
+        const size_t rows = (size_t)(s ? K : M), cols = (size_t)(s ? N : K); /* the operand's shape; stored cols x rows */
+        const char *src = s ? *B : *A;
+        char *dst = malloc(w * (rows * cols + 1));
+        if (!dst) {
+            free(own[0]);
+            own[0] = NULL;
+            return gfail(g, "out of memory");
+        }
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++) memcpy(dst + w * (r * cols + c), src + w * (c * rows + r), w);
+        own[s] = dst;
+        *(s ? B : A) = dst;
+    }
+    return 0;
+}
+
 int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
     if (run_start(g, M, N, K, A, B, D)) return -1;
     if (g->cublas) {
         /* values cast to the element formats (scaling none), as `fpemu gemm --algo cublas` */
         fpemu_sumtree_bound bd;
         if (cublas_tree(g, M, N, K, &bd)) return -1;
+        void *own[2];
+        const void *a = A, *b = B;
+        if (untransposed(g, M, N, K, &a, &b, sizeof(float), own)) return -1;
+        A = a, B = b;
         memset(&g->st, 0, sizeof g->st);
         uint64_t *Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1)), *Bc = malloc(sizeof(uint64_t) * ((size_t)K * N + 1));
         int rc = -1;
@@ -359,19 +394,21 @@ int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, c
                  !fpemu_gemm_quantize_f32(&g->cfg.scaling, g->cfg.bfmt, K, N, B, 0, g->cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL,
                                           &g->st.b, g->err, sizeof g->err))
             rc = cublas_run(g, &bd, M, N, K, Ac, Bc, C, D);
-        free(Ac), free(Bc);
+        free(Ac), free(Bc), free(own[0]), free(own[1]);
         return rc;
     }
     if (plain_options(g)) return -1;
-    if (fpemu_gemm_check(&g->cfg, M, N, K, K, 0, N, 0, N, N, g->err, sizeof g->err)) return -1;
-    if (fpemu_gemm_f32(&g->cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &g->st)) return gfail(g, "gemm failed (out of memory?)");
+    /* transposed operands go to the GEMM as they lie (no copy) */
+    const int lda = g->trans_a ? M : K, ldb = g->trans_b ? K : N;
+    if (fpemu_gemm_check(&g->cfg, M, N, K, lda, g->trans_a, ldb, g->trans_b, N, N, g->err, sizeof g->err)) return -1;
+    if (fpemu_gemm_f32(&g->cfg, M, N, K, A, lda, g->trans_a, B, ldb, g->trans_b, C, N, D, N, &g->st))
+        return gfail(g, "gemm failed (out of memory?)");
     g->have = 1;
     return 0;
 }
 
-int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C, float *D) {
-    if (run_start(g, M, N, K, A, B, D)) return -1;
-    if (g->cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE) return gfail(g, "codes input: scaling must be none (the codes are used as they are)");
+/* run_codes on A (M x K) and B (K x N) as they lie */
+static int run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C, float *D) {
     const fpemu_format *fs[2] = {g->cfg.afmt, g->cfg.bfmt};
     const uint64_t *xs[2] = {A, B};
     size_t rows[2] = {(size_t)M, (size_t)K}, cols[2] = {(size_t)K, (size_t)N};
@@ -394,6 +431,18 @@ int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t 
     if (fpemu_gemm_codes(&g->cfg, M, N, K, A, B, C, NULL, NULL, NULL, 0, D, &g->st)) return gfail(g, "gemm failed (out of memory?)");
     g->have = 1;
     return 0;
+}
+
+int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C, float *D) {
+    if (run_start(g, M, N, K, A, B, D)) return -1;
+    if (g->cfg.scaling.kind != FPEMU_GEMM_SCALING_NONE) return gfail(g, "codes input: scaling must be none (the codes are used as they are)");
+    /* transposed operands as copies (the codes path takes no leading dimensions) */
+    void *own[2];
+    const void *a = A, *b = B;
+    if (untransposed(g, M, N, K, &a, &b, sizeof(uint64_t), own)) return -1;
+    int rc = run_codes(g, M, N, K, a, b, C, D);
+    free(own[0]), free(own[1]);
+    return rc;
 }
 
 static const char *const gemm_keys[] = {"a_n", "a_overflow", "a_saturated", "a_flushed", "a_subnormal", "a_nonfinite_in", "amax_a",

@@ -178,6 +178,12 @@ const char *fpemu_gemmer_error(const fpemu_gemmer *g);
  *            "" or "none": D as computed
  *   threads  0 (every online CPU) to 64; results never depend on it
  *   sat      0 or 1: saturating casts under scaling none (default 1)
+ *   trans_a, trans_b  0 (default) or 1: the run's A is given as its
+ *            transpose (K x M, row-major), B as its (N x K): numpy's a.T,
+ *            torch's W of F.linear. run_f32 under algo plain reads them as
+ *            they lie (no copy; every recipe: the same bits and telemetry
+ *            as the untransposed arrays); algo cublas and run_codes copy
+ *            them first (a bad code is named by its place in A or B)
  *   algo     plain (default: the model, one chain over K) or cublas: the
  *            summation tree PyTorch's cuBLAS call used for these formats,
  *            output format (outfmt, f32 when unset) and shape, from the
@@ -213,7 +219,8 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value);
  *   tree        the tree the run used, in sumtree.h's text form. */
 int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t len);
 /* D (M x N) = A (M x K) x B (K x N) (+ C, M x N, may be NULL), all
- * row-major f32; A and B are quantised per the recipe. 0, or -1 with a
+ * row-major f32 (A and B transposed with trans_a, trans_b); A and B are
+ * quantised per the recipe. 0, or -1 with a
  * message (fpemu_gemm_check's, or out of memory). */
 int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C,
                          float *D);

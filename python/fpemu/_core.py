@@ -406,10 +406,14 @@ class _Gemmer(_Handle):
         return out
 
 
-def _operand(x, name):
+def _operand(x, name, transposed_ok=False):
     """(kind, array, format of its codes or None): kind 'int' (integer codes),
-    'own' (float16 / ml_dtypes: codes of their own format), 'float'."""
-    x = _native_order(_as_array(x))
+    'own' (float16 / ml_dtypes: codes of their own format), 'float'. The
+    array in C order, or with transposed_ok also a 2-D one whose transpose
+    is (numpy's a.T: GEMM operands the library reads as they lie)."""
+    x = _as_array(x)
+    if not (transposed_ok and x.ndim == 2 and x.T.flags.c_contiguous and x.dtype.byteorder in "=|"):
+        x = _native_order(x)
     own = _dtype_format(x.dtype)
     if own is not None:
         return "own", x, own
@@ -466,8 +470,8 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     not list gets the plain model and a CublasFallbackWarning; the telemetry
     dict (return_stats=True) says which under "cublas": {"resolved":
     "table" or "plain", "table", "table_line", "row_status", "tree"}."""
-    ka, A, fa_own = _operand(a, "a")
-    kb, B, fb_own = _operand(b, "b")
+    ka, A, fa_own = _operand(a, "a", True)
+    kb, B, fb_own = _operand(b, "b", True)
     if A.ndim != 2 or B.ndim != 2:
         raise FpemuError("gemm: a and b must be 2-D matrices (got %d-D and %d-D)" % (A.ndim, B.ndim))
     if afmt is None:  # from the dtypes; an afmt given is bfmt's default, as `fpemu gemm --afmt`
@@ -534,8 +538,12 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
                                  "the other integer codes)" % (nm, X.dtype))
         rc = N.gemmer_run_codes(g.h, M, Nn, K, ops[0].ctypes.data, ops[1].ctypes.data, cp, D.ctypes.data)
     else:
-        Af = np.ascontiguousarray(A.astype(np.float32))
-        Bf = np.ascontiguousarray(B.astype(np.float32))
+        Af, ta = _laid(A)
+        Bf, tb = _laid(B)
+        if ta:
+            g.set("trans_a", 1)
+        if tb:
+            g.set("trans_b", 1)
         rc = N.gemmer_run_f32(g.h, M, Nn, K, Af.ctypes.data, Bf.ctypes.data, cp, D.ctypes.data)
     if rc:
         raise FpemuError(N.gemmer_error(g.h).decode())
@@ -699,12 +707,21 @@ class _GemmPlan:
     def set(self, key, value):
         self.g.set(key, value)
 
-    def run(self, A, B):
-        M, K = A.shape
-        KB, Nn = B.shape
+    def run(self, A, B, ta=False, tb=False):
+        """D = op(A) op(B): A is M x K, or with ta its transpose stored K x M;
+        B is K x N, or with tb stored N x K (the library reads them as they
+        lie: gemmer options trans_a and trans_b, which a library without
+        them refuses)."""
+        M, K = A.shape[::-1] if ta else A.shape
+        KB, Nn = B.shape[::-1] if tb else B.shape
         if K != KB or A.dtype != np.float32 or B.dtype != np.float32 or not (
                 A.flags.c_contiguous and B.flags.c_contiguous):
-            raise FpemuError("gemm: expected C-contiguous float32 A (M x K) and B (K x N)")
+            raise FpemuError("gemm: expected C-contiguous float32 A (M x K) and B (K x N), or their transposes "
+                             "with ta / tb")
+        for key, want in (("trans_a", ta), ("trans_b", tb)):
+            if getattr(self, key, False) != want:
+                self.g.set(key, int(want))
+                setattr(self, key, want)
         D = np.empty((M, Nn), np.float32)
         if N.gemmer_run_f32(self.g.h, M, Nn, K, A.ctypes.data, B.ctypes.data, None, D.ctypes.data):
             raise FpemuError(N.gemmer_error(self.g.h).decode())
@@ -717,6 +734,30 @@ class _GemmPlan:
             if N.gemmer_stat(self.g.h, kb, ref) == 0:
                 out[k] = v.value
         return out
+
+
+def _laid(X):
+    """A 2-D operand as float32 the library reads without a copy: (X, False)
+    when it is C-contiguous, (X.T, True) when it is the transpose of a
+    C-contiguous array (numpy's a.T, a Fortran-ordered array) and the
+    library's gemmer takes trans_a/trans_b, else a C-contiguous copy."""
+    X = np.asarray(X, dtype=np.float32)
+    if X.flags.c_contiguous:
+        return X, False
+    if X.T.flags.c_contiguous and _gemmer_trans():
+        return X.T, True
+    return np.ascontiguousarray(X), False
+
+
+_TRANS = None
+
+
+def _gemmer_trans():
+    """Whether the loaded library's gemmer takes trans_a and trans_b."""
+    global _TRANS
+    if _TRANS is None:
+        _TRANS = _gemmer_accepts("trans_a", "1", "none")
+    return _TRANS
 
 
 def _gemmer_accepts(key, value, scaling="given"):

@@ -124,7 +124,8 @@ def library_features():
     that some recipes need: {"given_scales": gemmer options scale_a/scale_b
     and fpemu_api_delayed_scale (delayed scaling), "pow2": option pow2,
     "block_pow2": option block_pow2, "block_tiles": options block_a_rows /
-    block_b_cols (DeepSeek-V3's 1x128 x 1x128 wgrad)}."""
+    block_b_cols (DeepSeek-V3's 1x128 x 1x128 wgrad), "trans": options
+    trans_a / trans_b (operands read transposed, without copies)}."""
     global _features
     if _features is None:
         _features = {
@@ -132,6 +133,7 @@ def library_features():
             "pow2": _core._gemmer_accepts("pow2", "1", "rowwise"),
             "block_pow2": _core._gemmer_accepts("block_pow2", "1", "blockwise"),
             "block_tiles": _core._gemmer_accepts("block_b_cols", "1", "blockwise"),
+            "trans": _core._gemmer_trans(),
         }
     return dict(_features)
 
@@ -467,24 +469,25 @@ class _Bridge:
         and two GEMMs side by side use the CPUs better than one after the
         other), else in turn. Results never depend on it."""
         T = self.threads()
-        big = all(j[5].shape[0] * j[5].shape[1] * j[6].shape[1] >= (1 << 23) for j in jobs)
+        big = all(_size(j[5], j[6], False) >= (1 << 23) for j in jobs)
         if len(jobs) < 2 or T < 2 or not big:
             return [gemm(j, None) for j in jobs]
         f = _pool(1).submit(gemm, jobs[1], T - T // 2)
         first = gemm(jobs[0], T // 2)
         return [first, f.result()]
 
-    def run(self, pl, c, A, B, threads=None):
-        """pl on A x B with the setting's threads (or `threads`); threads=0
-        (every CPU) runs a small GEMM on one thread (starting threads costs
-        more than they save there). Results never depend on the thread count."""
+    def run(self, pl, c, A, B, threads=None, ta=False, tb=False):
+        """pl on A x B (ta, tb: given as their transposes, _tr) with the
+        setting's threads (or `threads`); threads=0 (every CPU) runs a small
+        GEMM on one thread (starting threads costs more than they save
+        there). Results never depend on the thread count."""
         t = c["threads"] if threads is None else threads
-        if t == 0 and A.shape[0] * A.shape[1] * B.shape[1] < (1 << 23):
+        if t == 0 and _size(A, B, tb) < (1 << 23):
             t = 1
         if getattr(pl, "threads", None) != t:
             pl.set("threads", t)
             pl.threads = t
-        return pl.run(A, B)
+        return pl.run(A, B, ta, tb)
 
     def check(self):
         """Build each GEMM of the policy once, so that a model, format or
@@ -511,9 +514,19 @@ def _pool(n):
     return _POOL
 
 
-def _t(a):
-    """The transpose of a 2-D float32 array, C-contiguous (PyTorch's copy: several times numpy's speed)."""
-    return torch.from_numpy(a).t().contiguous().numpy()
+def _tr(a):
+    """A GEMM operand that is the transpose of the 2-D float32 array a:
+    (a, True), which the library reads as it lies (gemmer options trans_a /
+    trans_b), or, from a library without them, (a^T, False): a C-contiguous
+    copy (PyTorch's: several times numpy's speed)."""
+    if _core._gemmer_trans():
+        return a, True
+    return torch.from_numpy(a).t().contiguous().numpy(), False
+
+
+def _size(A, B, tb):
+    """M K N of the GEMM A x B (A M x K or its transpose; B K x N, or N x K with tb)."""
+    return A.size * (B.shape[0] if tb else B.shape[1])
 
 
 # ---- the emulated Linear ----------------------------------------------------------------------------
@@ -651,7 +664,8 @@ class EmuLinear(nn.Module):
         pl = b.plan(c, 0, c["fx"], c["fw"])
         if c["delayed"]:
             self._given(pl, "x", "w")
-        d = b.run(pl, c, x2, _t(w))
+        wt, tw = _tr(w)
+        d = b.run(pl, c, x2, wt, tb=tw)
         if count:
             st = pl.stats()
             self._account_gemm(st, "a", x2, "activation", c["fx"])
@@ -675,16 +689,17 @@ class EmuLinear(nn.Module):
         gx = gw = gb = None
         jobs = []
         if need_x:  # grad_input = dy . W
-            jobs.append((1, c["fy"], c["fw"], "dy", "w", g, _np32(weight)))
+            jobs.append((1, c["fy"], c["fw"], "dy", "w", g, _np32(weight), False))
         if need_w:  # grad_weight = dy^T . x
-            jobs.append((2, c["fy"], c["fx"], "dy", "x", _t(g), x2))
+            gt, tg = _tr(g)
+            jobs.append((2, c["fy"], c["fx"], "dy", "x", gt, x2, tg))
 
         def gemm(job, threads):
-            which, fa, fb, ra, rb, A, B = job
+            which, fa, fb, ra, rb, A, B, ta = job
             pl = b.plan(c, which, fa, fb)
             if c["delayed"]:
                 self._given(pl, ra, rb)
-            d = b.run(pl, c, A, B, threads)
+            d = b.run(pl, c, A, B, threads, ta=ta)
             return d, (pl.stats() if count else None)
 
         res = b.both(gemm, jobs)

@@ -102,6 +102,75 @@ def test_codes_equal_the_program(mats, tmp_path, model, fmt, a, b):
     assert bits_equal(fpemu.gemm(arrays[a].view(dt), arrays[b].view(dt), model=model), want)
 
 
+def transposed_view(X):
+    """X's values as the transpose of a C-contiguous array (numpy's .T: Fortran order)."""
+    return np.ascontiguousarray(X.T).T
+
+
+@pytest.mark.parametrize("model,afmt,bfmt,opts", VALUE_CASES,
+                         ids=["%s-%s-%s-%s" % (m, a, b, "-".join(map(str, o))) for m, a, b, o in VALUE_CASES])
+def test_transposed_operands_read_as_they_lie(mats, model, afmt, bfmt, opts):
+    """Transposed views (a.T of a C-contiguous array) go to the library
+    without copies (gemmer options trans_a / trans_b) and give the bits and
+    telemetry of the C-contiguous operands, under every recipe."""
+    _, arrays = mats
+    A, B = arrays["A"], arrays["B"]
+    o = py_opts(opts, arrays)
+    want, st0 = fpemu.gemm(A, B, model=model, afmt=afmt, bfmt=bfmt, return_stats=True, **o)
+    At, Bt = transposed_view(A), transposed_view(B)
+    assert fpemu._core._laid(At)[1] and fpemu._core._laid(Bt)[1]  # this library takes them as they lie
+    for a, b in ((At, B), (A, Bt), (At, Bt)):
+        got, st = fpemu.gemm(a, b, model=model, afmt=afmt, bfmt=bfmt, return_stats=True, **o)
+        assert bits_equal(got, want)
+        assert st == st0
+
+
+def test_gemmer_trans_options(mats):
+    """The gemmer's trans_a / trans_b on every path: values (plain and
+    algo cublas, which copies), codes (copied), the option's value, its
+    refusals, and a bad code in a transposed A named by its place in A."""
+    from fpemu import _core
+    _, arrays = mats
+    N = _core.N
+    A, B = arrays["A"], arrays["B"]
+    M, K = A.shape
+    Nn = B.shape[1]
+
+    def run(g, fn, a, b, ta, tb):
+        g.set("trans_a", int(ta))
+        g.set("trans_b", int(tb))
+        a = np.ascontiguousarray(a.T if ta else a)
+        b = np.ascontiguousarray(b.T if tb else b)
+        D = np.empty((M, Nn), np.float32)
+        rc = fn(g.h, M, Nn, K, a.ctypes.data, b.ctypes.data, None, D.ctypes.data)
+        return rc, D
+
+    for cublas in (0, 1):
+        g = _core._Gemmer("h100", "f16", "f16")
+        if cublas:
+            g.set("algo", "cublas")
+        rc, want = run(g, N.gemmer_run_f32, A, B, 0, 0)
+        assert rc == 0
+        for ta, tb in ((1, 0), (0, 1), (1, 1)):
+            rc, D = run(g, N.gemmer_run_f32, A, B, ta, tb)
+            assert rc == 0 and bits_equal(D, want)
+            assert g.get("trans_a") == str(ta) and g.get("trans_b") == str(tb)
+    g = _core._Gemmer("h100", "e4m3", "e4m3")
+    Ac, Bc = arrays["Ae4"].astype(np.uint64), arrays["Be4"].astype(np.uint64)
+    rc, want = run(g, N.gemmer_run_codes, Ac, Bc, 0, 0)
+    assert rc == 0
+    for ta, tb in ((1, 0), (0, 1), (1, 1)):
+        rc, D = run(g, N.gemmer_run_codes, Ac, Bc, ta, tb)
+        assert rc == 0 and bits_equal(D, want)
+    bad = Ac.copy()
+    bad[2, 5] = 300
+    rc, _ = run(g, N.gemmer_run_codes, bad, Bc, 1, 0)
+    assert rc != 0 and "A: element [2, 5] = 300" in N.gemmer_error(g.h).decode()
+    for v in ("2", "-1", "yes", ""):
+        with pytest.raises(fpemu.FpemuError, match="trans_a .*expected 0 or 1"):
+            g.set("trans_a", v)
+
+
 def test_ml_dtypes_arrays_as_values_under_a_recipe(mats):
     _, arrays = mats
     a8 = arrays["A"].astype(ml_dtypes.float8_e4m3fn)
