@@ -13,6 +13,7 @@
 #include "fpemu_api.h"
 #include "gemm.h"
 #include "mma.h"
+#include "recipe.h"
 #include "internal.h"
 #include "recipe.h"
 #include "sumtree.h"
@@ -126,6 +127,7 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
 struct fpemu_gemmer {
     fpemu_gemm_config cfg;
     fpemu_gemm_stats st;
+    float smin[2];              /* the last run's scale_min_a, scale_min_b */
     int have;
     int trans_a, trans_b;       /* A given stored K x M, B stored N x K (their transposes, row-major) */
     char err[512];
@@ -345,6 +347,7 @@ static int run_start(fpemu_gemmer *g, int M, int N, int K, const void *A, const 
     if (!g) return -1;
     g->err[0] = 0;
     g->have = 0;
+    g->smin[0] = g->smin[1] = 1.0f; /* (the paths without a recipe) */
     if (gemm_sizes(g, M, N, K)) return -1;
     if (M && N && !D) return gfail(g, "no output array D given");
     if (K && (M || N) && (!A || !B)) return gfail(g, "no input array A or B given");
@@ -401,7 +404,7 @@ int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, c
     /* transposed operands go to the GEMM as they lie (no copy) */
     const int lda = g->trans_a ? M : K, ldb = g->trans_b ? K : N;
     if (fpemu_gemm_check(&g->cfg, M, N, K, lda, g->trans_a, ldb, g->trans_b, N, N, g->err, sizeof g->err)) return -1;
-    if (fpemu_gemm_f32(&g->cfg, M, N, K, A, lda, g->trans_a, B, ldb, g->trans_b, C, N, D, N, &g->st))
+    if (emu__gemm_f32_smin(&g->cfg, M, N, K, A, lda, g->trans_a, B, ldb, g->trans_b, C, N, D, N, &g->st, g->smin))
         return gfail(g, "gemm failed (out of memory?)");
     g->have = 1;
     return 0;
@@ -447,7 +450,8 @@ int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t 
 
 static const char *const gemm_keys[] = {"a_n", "a_overflow", "a_saturated", "a_flushed", "a_subnormal", "a_nonfinite_in", "amax_a",
                                         "scale_a", "b_n", "b_overflow", "b_saturated", "b_flushed", "b_subnormal",
-                                        "b_nonfinite_in", "amax_b", "scale_b", "slow_outputs", "kernel", "lanes", NULL};
+                                        "b_nonfinite_in", "amax_b", "scale_b", "slow_outputs", "kernel", "lanes", "scale_min_a",
+                                        "scale_min_b", NULL};
 
 const char *fpemu_gemmer_stat_key(int i) {
     return i >= 0 && i < (int)(sizeof gemm_keys / sizeof *gemm_keys) ? gemm_keys[i] : NULL;
@@ -472,6 +476,8 @@ int fpemu_gemmer_stat(fpemu_gemmer *g, const char *key, double *value) {
     else if (!strcmp(key, "amax_b")) v = s->amax_b;
     else if (!strcmp(key, "scale_a")) v = s->scale_a;
     else if (!strcmp(key, "scale_b")) v = s->scale_b;
+    else if (!strcmp(key, "scale_min_a")) v = g->smin[0];
+    else if (!strcmp(key, "scale_min_b")) v = g->smin[1];
     else if (!strcmp(key, "slow_outputs")) v = (double)s->slow_outputs;
     else if (!strcmp(key, "kernel")) v = s->kernel;
     else if (!strcmp(key, "lanes")) v = s->lanes;

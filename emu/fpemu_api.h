@@ -231,7 +231,12 @@ int fpemu_gemmer_run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t 
                            const float *C, float *D);
 /* Telemetry of the last run by name: a_n, a_overflow, a_saturated,
  * a_flushed, a_subnormal, a_nonfinite_in, amax_a, scale_a, the same for b,
- * slow_outputs, kernel, lanes. 0, or -1 (unknown key, no run). */
+ * slow_outputs, kernel, lanes; scale_min_a and scale_min_b, the operand's
+ * smallest encode scale as `fpemu train`'s telemetry writes it (1 without
+ * scaling; the per-tensor scale; the least of the rows', tiles' or
+ * blocks' for rowwise, blockwise, MX (a zero block counting as 1, NaN if a
+ * block held inf or NaN) and NVFP4 (fl32(tensor scale / block scale), 0
+ * for a zero block)). 0, or -1 (unknown key, no run). */
 int fpemu_gemmer_stat(fpemu_gemmer *g, const char *key, double *value);
 const char *fpemu_gemmer_stat_key(int i);
 

@@ -206,6 +206,7 @@ typedef struct {
     int pw_fma;             /* pw_select: no product overflows f32 (gkp_args fma) */
     int vpack;              /* the packing may use AVX-512 (the kernels' instruction set is) */
     uint32_t pw_cthr;       /* pw_select: gkp_args cthr */
+    float smin[2];          /* A's and B's smallest encode scale (emu_quant smin) */
 } qops;
 
 static void big_free(void *p);
@@ -573,6 +574,7 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     both_sides(threaded, quantise_side, sd, sizeof sd[0]);
     big_free(xt[0]), big_free(xt[1]);
     st->amax_a = sd[0].amax, st->amax_b = sd[1].amax;
+    q->smin[0] = oa.smin, q->smin[1] = ob.smin;
     int rc = sd[0].rc || sd[1].rc ? -1 : 0;
     for (int sdx = 0; !rc && rows_dec && sdx < 2; sdx++) /* (as emu__quantize writes them for rows) */
         for (int r = 0; q->nat[sdx] && r < (sdx ? N : M); r++) (sdx ? q->db_own : q->da_own)[r] = 1.0f / (sdx ? ob : oa).tensor_enc;
@@ -2981,16 +2983,23 @@ static int gemm_enter(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K
     return rc;
 }
 
-int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
-                   int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats) {
+int emu__gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                       int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats, float smin[2]) {
     fpemu_gemm_stats local;
     fpemu_gemm_stats *st = stats ? stats : &local;
     qops q;
+    if (smin) smin[0] = smin[1] = 1.0f;
     int rc = gemm_enter(&q, cfg, M, N, K, A, lda, transA, B, ldb, transB, ldc, D, ldd, st);
     if (rc) return rc == 1 ? 0 : rc;
+    if (smin) smin[0] = q.smin[0], smin[1] = q.smin[1];
     rc = run(&q, cfg, C, ldc, D, ldd, st);
     qops_free(&q);
     return rc;
+}
+
+int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                   int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats) {
+    return emu__gemm_f32_smin(cfg, M, N, K, A, lda, transA, B, ldb, transB, C, ldc, D, ldd, stats, NULL);
 }
 
 int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,

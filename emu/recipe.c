@@ -83,6 +83,13 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
     }
 }
 
+/* emu_quant smin's fold: the first block's factor, then the least, a NaN
+ * sticking */
+static inline void smin_fold(float *m, int *have, float v) {
+    if (!*have || (!isnan(*m) && (v < *m || isnan(v)))) *m = v;
+    *have = 1;
+}
+
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
                   int tile_rows, int sat, fpemu_ctx *ctx, emu_quant *o, char *err, size_t errlen) {
     if (!s || !fmt || !o || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
@@ -118,7 +125,8 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     qcast e = {.ctx = c, .base = c->counter, .pos = c->sr_pos, .cols = (size_t)K, .fmt = fmt, .codes = o->codes,
                .ncodes = o->codes ? NULL : o->ncodes, .vals = o->codes || o->ncodes ? NULL : o->vals, .st = st};
     const int nkb = emu__quant_nkb(s, K);
-    float enc = 1.0f;
+    float enc = 1.0f, smin = 1.0f;
+    int have = 0; /* smin is a block's */
     switch (s->kind) {
     case FPEMU_GEMM_SCALING_NONE: /* the whole array, one run */
         qcast_seg(&e, X, 0, 0, (size_t)rows * K, 0, 1.0f);
@@ -150,6 +158,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
             if (o->dec) o->dec[i] = 1.0f / sc;
             if (o->enc) o->enc[i] = sc;
             if (o->bamax) o->bamax[i] = am;
+            smin_fold(&smin, &have, sc);
         }
         break;
     case FPEMU_GEMM_SCALING_BLOCKWISE: {
@@ -164,6 +173,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                 }
                 float en = fpemu_scaling_block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
                 float de = o->dec ? fpemu_scaling_block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2) : 1.0f;
+                smin_fold(&smin, &have, en);
                 for (int i = i0; i < i1; i++) {
                     qcast_seg(&e, X + (size_t)i * K + k0, (size_t)i, (size_t)k0, (size_t)(k1 - k0), 1, en);
                     size_t at = (size_t)i * nkb + kt;
@@ -207,6 +217,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                     if (o->dec) o->dec[at] = dtab[code];
                     if (o->enc) o->enc[at] = f;
                     if (o->bamax) o->bamax[at] = am;
+                    smin_fold(&smin, &have, mx && am == 0 ? 1.0f : f); /* (mx_multiplier's rule) */
                 }
                 if (!o->codes && o->ncodes) emu__own_encode(ef, dst, n, (char *)o->ncodes + at0 * (ef->container / 8), st);
                 else emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
@@ -218,6 +229,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     if (ctx) emu__array_at(c, e.base, e.pos, (size_t)rows * K);
     c->sat = saved_sat;
     o->tensor_enc = enc;
+    o->smin = s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN ? enc : smin;
     return 0;
 }
 

@@ -63,6 +63,11 @@ typedef struct emu_quant {
                          * where the caller has it (else NULL: computed here) */
     float tensor_enc;   /* out: the per-tensor encode scale (TENSOR, GIVEN:
                          * s->scale_a; NVFP4: the f32 tensor scale), else 1 */
+    float smin;         /* out: the telemetry's scale, the smallest encode
+                         * factor (NONE, or no block: 1; TENSOR, GIVEN:
+                         * tensor_enc; ROWWISE, BLOCKWISE, NVFP4: the least of
+                         * enc; MX: of enc, a block of amax 0 counting as 1);
+                         * a NaN one (an MX block holding inf or NaN) sticks */
 } emu_quant;
 
 /* Blocks along cols of a recipe's decode factors (rows x nkb): 1 for NONE,
@@ -134,6 +139,12 @@ float emu__scaling_delayed_scale(float amax, float fmt_max, float margin, float 
  * stats may be NULL. Returns 0, or -1 on bad arguments or out of memory. */
 int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *Bt,
                      const float *da, const float *db, int kb, int rowseq, float *D, fpemu_gemm_stats *stats);
+
+/* fpemu_gemm_f32, and A's and B's smallest encode scale (emu_quant smin:
+ * what fpemu train's telemetry writes as the operand's scale) into smin
+ * (may be NULL; 1 for an empty product). */
+int emu__gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                       int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats, float smin[2]);
 
 #ifdef __cplusplus
 }

@@ -377,12 +377,12 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
     double amax = per_tensor || r->tel_on ? amax_of(x, n, &nan_in) : 0;
     if (s.kind == FPEMU_GEMM_SCALING_GIVEN) s.scale_a = given_scale(r, ds, recompute, amax, nan_in, fmt);
     float *f = trn__fscratch(r, n);
-    float *w = trn__ws(r, WS_SG_A, (3 * nb + 1) * sizeof(float)); /* decode, encode factors, block amax */
+    float *w = trn__ws(r, WS_SG_A, (nb + 1) * sizeof(float)); /* the decode factors */
     if (!f || !w) { r->tel_on = save_tel; return; } /* r->oom: reported by trn_step / trn_eval */
     for (size_t i = 0; i < n; i++) f[i] = (float)x[i]; /* exact: f32 values */
     fpemu_cast_stats st;
     memset(&st, 0, sizeof st);
-    emu_quant o = {.vals = f, .dec = w, .enc = w + nb, .bamax = w + 2 * nb, .st = r->tel_on ? &st : NULL};
+    emu_quant o = {.vals = f, .dec = w, .st = r->tel_on ? &st : NULL};
     if (emu__quantize(&s, fmt, rows, K, f, tile_rows, 1, NULL, &o, NULL, 0)) {
         r->gemm_failed = 1; /* a recipe emu does not take: not reached */
         r->tel_on = save_tel;
@@ -391,17 +391,8 @@ static void quantise(trn_run *r, int layer, int cls, dscale *ds, const double *x
     for (size_t i = 0; i < n; i++) q[i] = f[i];
     for (size_t i = 0; i < nb; i++) qi->dq[i] = o.dec[i];
     /* telemetry: the casts' counts, the amax (NaNs ignored) and the
-     * smallest scale of the tensor (of its rows or blocks; a NaN one sticks) */
-    if (per_tensor) {
-        trn__account(r, layer, cls, fmt, &st, amax, o.tensor_enc);
-    } else if (nb > 0) {
-        double smin = 0;
-        for (size_t i = 0; i < nb; i++) {
-            double sc = s.kind == FPEMU_GEMM_SCALING_MX && o.bamax[i] == 0 ? 1.0 : o.enc[i]; /* mx_multiplier's rule */
-            if (i == 0 || sc < smin || isnan(sc)) smin = sc; /* as trn__account folds them */
-        }
-        trn__account(r, layer, cls, fmt, &st, amax, smin);
-    }
+     * smallest scale of the tensor (emu_quant smin: of its rows or blocks) */
+    if (per_tensor || nb > 0) trn__account(r, layer, cls, fmt, &st, amax, o.smin);
     r->tel_on = save_tel;
 }
 

@@ -310,6 +310,7 @@ static void mx_nvfp4_blocks(void) {
     static float dec[QR * 8], enc[QR * 8];
     for (int i = 0; i < QR * QC; i++) x[i] = nrand() * (i / 32 % 3 == 0 ? 1e-3f : i / 32 % 3 == 1 ? 1.0f : 3e4f);
     for (int i = 32; i < 48; i++) x[i] = 0.0f; /* a zero block (NVFP4), half of one (MX) */
+    for (int i = 64; i < 96; i++) x[i] = 0.0f; /* a zero block (MX) */
     static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
     for (int ri = 0; ri < 3; ri++) {
         fpemu_gemm_config cfg;
@@ -340,6 +341,58 @@ static void mx_nvfp4_blocks(void) {
             }
         ok(!bad, "emu__quantize %s: every block's scale, codes, decoded scale and encode factor = scaling.h's per-block API",
            recipes[ri]);
+        /* smin: MX counts its zero blocks as 1 (every other block's factor here is
+         * below 1: the least is a nonzero block's); NVFP4's zero block scale gives 0 */
+        float least = INFINITY;
+        for (int i = 0; i < QR * nkb; i++)
+            if (!(mx && i == 2)) least = enc[i] < least ? enc[i] : least;
+        ok(mx ? o.smin == least && least < 1 && enc[2] > 1 : o.smin == 0 && least == 0,
+           "emu__quantize %s: smin %g, the least encode factor %s", recipes[ri], o.smin, mx ? "of the nonzero blocks" : "(a zero block's)");
+    }
+}
+
+/* emu__quantize's smin, the telemetry's scale, against its rule restated
+ * from the encode factors and block amaxes: NONE 1; TENSOR, GIVEN the
+ * tensor's scale; the others the least block factor (MX: a zero block
+ * counting as 1), a NaN sticking. Finite data with a zero row and a zero
+ * MX block (and rows spanning 2^-22 to 2^20, so that the blocks' factors
+ * differ), the same with a NaN, and with every value below 2^-10 (MX: the
+ * zero block's 1 is the least); every recipe, tiles of 1 and 3 rows. */
+static void quant_smin(void) {
+    enum { QR = 7, QC = 100 };
+    static float x[QR * QC], enc[QR * 8], bam[QR * 8];
+    static uint64_t codes[QR * QC];
+    static const char *const recipes[] = {"none", "tensor", "tensor-torchao", "given", "rowwise", "blockwise",
+                                          "mx-floor", "mx-rceil", "nvfp4"};
+    for (int nan = 0; nan < 3; nan++) {
+        /* (nan 2: every value below 2^-10, so that every nonzero MX block's
+         * factor exceeds 1 and the zero block's 1 is the least) */
+        for (int i = 0; i < QR * QC; i++) x[i] = nrand() * ldexpf(1.0f, nan == 2 ? -12 - i / QC : 20 - 7 * (i / QC));
+        for (int i = QC; i < 2 * QC; i++) x[i] = 0.0f;        /* a zero row (every recipe's zero blocks) */
+        for (int i = 0; i < 32; i++) x[3 * QC + 32 + i] = 0; /* a zero MX block in row 3 */
+        if (nan == 1) x[5 * QC + 70] = NAN;
+        for (size_t ri = 0; ri < sizeof recipes / sizeof recipes[0]; ri++)
+            for (int tr = 1; tr <= 3; tr += 2) {
+                fpemu_gemm_config cfg;
+                fpemu_gemm_config_init(&cfg, "b200", "e4m3", "e4m3", NULL, 0);
+                fpemu_gemm_config_set_scaling(&cfg, recipes[ri], NULL, 0);
+                cfg.scaling.scale_a = 3.0f;
+                const int kind = cfg.scaling.kind, nkb = emu__quant_nkb(&cfg.scaling, QC);
+                const fpemu_format *f = fpemu_format_get(kind == FPEMU_GEMM_SCALING_NVFP4 ? "e2m1" : "e4m3", NULL, 0);
+                emu_quant o = {.codes = codes, .enc = enc, .bamax = bam};
+                int rc = emu__quantize(&cfg.scaling, f, QR, QC, x, tr, 1, NULL, &o, NULL, 0);
+                const int blocks = kind != FPEMU_GEMM_SCALING_NONE && kind != FPEMU_GEMM_SCALING_TENSOR &&
+                                   kind != FPEMU_GEMM_SCALING_GIVEN;
+                float least = blocks ? enc[0] : kind == FPEMU_GEMM_SCALING_NONE ? 1.0f : o.tensor_enc;
+                for (int i = 0; blocks && i < QR * nkb; i++) {
+                    float e = kind == FPEMU_GEMM_SCALING_MX && bam[i] == 0 ? 1.0f : enc[i];
+                    if (i == 0 || (!isnan(least) && (e < least || isnan(e)))) least = e;
+                }
+                const int mx1 = nan == 2 && kind == FPEMU_GEMM_SCALING_MX; /* the zero block's 1 */
+                ok(!rc && (o.smin == least || (isnan(o.smin) && isnan(least))) && (!blocks || (o.smin != 1) != mx1),
+                   "emu__quantize %s (tile rows %d)%s: smin %g = the least encode factor %g", recipes[ri], tr,
+                   nan == 1 ? ", a NaN in row 5" : nan == 2 ? ", values below 2^-10" : "", o.smin, least);
+            }
     }
 }
 
@@ -2110,5 +2163,6 @@ int main(void) {
     nan_marks();
     mx_blocks();
     mx_nvfp4_blocks();
+    quant_smin();
     return done_testing();
 }

@@ -402,7 +402,7 @@ class _Gemmer(_Handle):
         for k in _keys(N.gemmer_stat_key):
             v = ctypes.c_double()
             if N.gemmer_stat(self.h, _b(k), ctypes.byref(v)) == 0:
-                out[k] = int(v.value) if k not in ("amax_a", "amax_b", "scale_a", "scale_b") else v.value
+                out[k] = v.value if k.startswith(("amax_", "scale_")) else int(v.value)
         return out
 
 
@@ -691,7 +691,7 @@ def mma_dot(a, b, c=None, model="h100", afmt=None, bfmt=None, cfmt=None, dfmt=No
 
 _GEMM_STAT_KEYS = ("a_n", "a_overflow", "a_saturated", "a_flushed", "a_subnormal", "a_nonfinite_in", "amax_a",
                    "scale_a", "b_n", "b_overflow", "b_saturated", "b_flushed", "b_subnormal", "b_nonfinite_in",
-                   "amax_b", "scale_b")
+                   "amax_b", "scale_b", "scale_min_a", "scale_min_b")
 _GEMM_STAT_KEYS_B = tuple((k, k.encode()) for k in _GEMM_STAT_KEYS)
 
 

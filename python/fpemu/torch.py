@@ -125,7 +125,9 @@ def library_features():
     and fpemu_api_delayed_scale (delayed scaling), "pow2": option pow2,
     "block_pow2": option block_pow2, "block_tiles": options block_a_rows /
     block_b_cols (DeepSeek-V3's 1x128 x 1x128 wgrad), "trans": options
-    trans_a / trans_b (operands read transposed, without copies)}."""
+    trans_a / trans_b (operands read transposed, without copies),
+    "scale_min": telemetry scale_min_a / scale_min_b (the smallest per-row
+    or per-block scale in the telemetry's scale column)}."""
     global _features
     if _features is None:
         _features = {
@@ -134,6 +136,7 @@ def library_features():
             "block_pow2": _core._gemmer_accepts("block_pow2", "1", "blockwise"),
             "block_tiles": _core._gemmer_accepts("block_b_cols", "1", "blockwise"),
             "trans": _core._gemmer_trans(),
+            "scale_min": "scale_min_a" in _core._keys(_core.N.gemmer_stat_key),
         }
     return dict(_features)
 
@@ -642,9 +645,11 @@ class EmuLinear(nn.Module):
         if not math.isfinite(amax):
             amax = _finite_amax(arr)
         p = side + "_"
+        # the operand's smallest encode scale, as fpemu train writes it (a library
+        # without scale_min_*: the per-tensor scale, 1 for per-row and per-block recipes)
+        scale = st.get("scale_min_" + side, st["scale_" + side])
         self._bridge.telemetry.account(self.layer_name, cls, fmt, st[p + "n"], st[p + "overflow"], st[p + "flushed"],
-                                       st[p + "saturated"], st[p + "subnormal"], st[p + "nonfinite_in"], amax,
-                                       st["scale_" + side])
+                                       st[p + "saturated"], st[p + "subnormal"], st[p + "nonfinite_in"], amax, scale)
 
     def _round(self, arr, fmt, cls, count):
         """arr rounded to fmt (rne) by the library, counted as cls."""

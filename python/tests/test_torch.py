@@ -180,6 +180,32 @@ def test_mx_rceil_and_hybrid():
     assert same(got[0], y) and same(got[1], gx)
 
 
+@pytest.mark.skipif(not FEATS["scale_min"], reason="the loaded libfpemu has no gemmer telemetry scale_min_a/scale_min_b")
+@pytest.mark.parametrize("policy,kw,fmt,scaling", [("mxfp8", dict(mx_scale_rule="rceil"), "e4m3", "mx-rceil"),
+                                                   ("nvfp4", {}, "e2m1", "nvfp4")])
+def test_block_recipe_telemetry_scale_is_the_smallest(policy, kw, fmt, scaling):
+    """The scale column of a per-block recipe is the operand's smallest
+    encode scale, as fpemu train writes it (the library's scale_min_a /
+    scale_min_b): the activation's over the forward's blocks along
+    in_features and the weight gradient's along the batch, the weight's
+    along in_features; here from cast_stats' largest decode scale (MX:
+    2^(127-E) = 1 / 2^(E-127); NVFP4: the tensor scale over the block
+    scale, in f32)."""
+    lin = ft.convert(layer(cin=64), policy=policy, **kw)
+    x, gy = data(cin=64)
+    run_layer(lin, x, gy)
+    rows = {(r["cls"], r["format"]): r for r in ft.telemetry(lin).rows()}
+
+    def least(a):
+        st = fpemu.cast_stats(np.ascontiguousarray(a), fmt, scaling=scaling)
+        top = np.float32(st["block_scales"]["max"])
+        return float((np.float32(st["tensor_scale"]) if scaling == "nvfp4" else np.float32(1)) / top)
+
+    X, W = x.numpy(), lin.weight.detach().numpy()
+    assert rows[("activation", fmt)]["scale"] == min(least(X), least(X.T)) != 1
+    assert rows[("weight", fmt)]["scale"] == least(W) != 1
+
+
 # ---- the head -------------------------------------------------------------------------------------------
 
 
