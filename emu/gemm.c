@@ -2241,6 +2241,15 @@ static int f32_range_ok(const fpemu_mma_model *m, int lo, int hi) {
  * power of two) within the count pass's bytes (gemm_internal.h)? */
 static int lsb_ok(const fpemu_format *f) { return f->emin - (f->p - 1) >= GEMM_F_LSB_QMIN && f->emax <= GEMM_F_LSB_QMAX; }
 
+/* Are a format's exponents within the count pass's exponent bytes at this
+ * nfrac? Its pass 1 (gemm_kernel.c) gives a part that takes no part the
+ * byte -128: with every exponent at most nfrac + 2 its sums stay at or
+ * below nfrac - 126, the floor thr stands for, and cannot raise a block's
+ * emax (with a larger exponent, a lane whose block has no product taking
+ * part would get an emax above the floor, and cut its c coarser than the
+ * model; the presets' fp8 are within it: e5m2's 15 at nfrac 13). */
+static int xbyte_ok(const fpemu_mma_model *m, const fpemu_format *f) { return f->emax <= m->nfrac + 2; }
+
 static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split, int *count, int *check) {
     const fpemu_mma_model *m = &cfg->model;
     if (m->align != FPEMU_MMA_ALIGN_RZ || cfg->scaling.kind == FPEMU_GEMM_SCALING_NVFP4) return 0;
@@ -2258,7 +2267,8 @@ static int f32_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *split
      * quanta, stay below 2^22 of them; blocks of k pairs whose counts fit a
      * byte; formats whose lsb exponents fit the bytes (fp8, fp6, fp4); no
      * block scales (the lsb bytes are the values') */
-    *count = !*split && !q->sa && B % 2 == 0 && B <= 254 && B * (term + 1) < 4194304.0 && lsb_ok(m->fa) && lsb_ok(m->fb);
+    *count = !*split && !q->sa && B % 2 == 0 && B <= 254 && B * (term + 1) < 4194304.0 && lsb_ok(m->fa) && lsb_ok(m->fb) &&
+             xbyte_ok(m, m->fa) && xbyte_ok(m, m->fb);
     int lo = m->fa->emin + m->fb->emin, hi = (m->fa->emax + 1) + (m->fb->emax + 1);
     *check = q->sa || !f32_range_ok(m, lo, hi);
     return 1;

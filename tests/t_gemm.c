@@ -830,6 +830,27 @@ static void f32_count_pass(void) {
                pm[pi][0], pm[pi][1], pm[pi][2], K, cs == 1 ? ", c up to 2^100" : cs == 2 ? ", c up to 2^127" : "", lanes, slow);
         }
     }
+    /* e5m2 at nfrac 10 (below e5m2's top exponent 15 - 2): a row of A that
+     * is zero, so no product of its lanes takes part, against B's 2^15 and a
+     * c just above thr (2^-115 (1 + 2^-10), its lsb 2^-125): the model cuts c
+     * at 10 bits below c's own exponent and keeps it. The count pass's
+     * exponent bytes would give the lane an emax of 2^-113 from the zeros
+     * (-128 + 15) and cut c's lsb: gemm.c keeps such formats off it. */
+    {
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, "ada", "e5m2", "e5m2", err, sizeof err) ||
+            fpemu_mma_model_set(&cfg.model, "nfrac", "10", err, sizeof err))
+            bail("%s", err);
+        for (int i = 0; i < M * K; i++) A[i] = i < K ? 0.0f : ldexpf(1.0f + (float)(i % 4) / 4, (int)(urand() * 9) - 4);
+        for (int i = 0; i < K * N; i++) B[i] = ldexpf(i % 3 ? 1.5f : -1.25f, i % 5 == 0 ? 15 : (int)(urand() * 9) - 4);
+        for (int i = 0; i < M * N; i++) C[i] = i < N ? ldexpf(1.0f + ldexpf(1.0f, -10), -115) * (i % 2 ? -1 : 1) : nrand();
+        int lanes;
+        unsigned long long slow;
+        int bad = f32_vs_ref(&cfg, M, N, K, A, B, C, &lanes, &slow, "ada e5m2 nfrac 10, a zero row");
+        ok(bad == 0, "ada e5m2 at nfrac 10, a zero row of A against 2^15 in B, c = 2^-115 (1 + 2^-10): == reference on every level "
+                     "(%d lanes, %llu scalar outputs)", lanes, slow);
+    }
     free(A), free(B), free(C);
 }
 
