@@ -2305,7 +2305,8 @@ static int fused_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *che
 static int f32_data_ok(const qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     if (q->f_bad[0] || q->f_bad[1]) return 0;
-    if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) return 1; /* an operand all zeros: no nonzero product */
+    if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) /* an operand all zeros: no nonzero product, c alone */
+        return !(m->has_emax_floor && m->emax_floor > m->fc->emin);
     return f32_range_ok(m, q->f_wlo[0] + q->f_wlo[1], q->f_whi[0] + q->f_whi[1] + 2);
 }
 

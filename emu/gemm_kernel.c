@@ -212,10 +212,14 @@ for (int r = 0; r < RB; r++) {
                         for (int r = 0; r < RB; r++) S[r] += VFLOOR((bv * arow_v[r][k]) * sc[r]);
                     }
                 }
-                /* normalise and round toward zero to q bits */
+                /* normalise and round toward zero to q bits; a zero sum is +0, as
+                 * the model's is where a term is nonzero (rtz; a zero that every
+                 * term had, negative, is the model's -0 only from a c of -0, which
+                 * the caller recomputes): S is -0 where each cut gave -0 (trunc
+                 * of a negative tiny c, above all under an emax floor) */
                 #pragma GCC unroll 4
                 for (int r = 0; r < RB; r++) {
-                    vd v = S[r] * (em[r] * inv_two_nfrac);
+                    vd v = (S[r] + vzero) * (em[r] * inv_two_nfrac);
                     v = (vd)((vl)v & qmask);
                     vl a = (vl)v & absmask;
                     bad[r] |= ((a < vmn) & (a != lzero)) | (a >= vov);
@@ -695,12 +699,14 @@ KTARGET static void CAT(KNAME, _f32)(const gkf_args *g) {
  * float.
  *
  * The fast path, taken for 16 lanes at once where in each a product takes
- * part and ep - 100 <= c's exponent <= ep + fuse_nfrac - nfrac (or c = +0
- * everywhere: the call's first block without cin): there E - ep <=
- * fuse_nfrac - nfrac, so the cut of the sum (a multiple of 2^(ep - nfrac))
- * at 2^(E - fuse_nfrac) is a no-op, and c's cut at 2^(E - nfrac) equals its
- * cut at 2^(ep - nfrac) (for E = ep the same; for E > ep both are no-ops,
- * c's last bit being at 2^(E - 23) >= 2^(ep - nfrac)). So the model's sum
+ * part and ep - 100 <= c's exponent <= ep + w (or c = +0 everywhere: the
+ * call's first block without cin), w = fuse_nfrac - nfrac where nfrac >=
+ * 23, else 0: there E - ep <= fuse_nfrac - nfrac, so the cut of the sum (a
+ * multiple of 2^(ep - nfrac)) at 2^(E - fuse_nfrac) is a no-op, and c's
+ * cut at 2^(E - nfrac) equals its cut at 2^(ep - nfrac) (for E = ep the
+ * same; for E > ep, which needs nfrac >= 23, both are no-ops, c's last bit
+ * being at 2^(E - 23) >= 2^(E - nfrac); below 23 fraction bits the model
+ * cuts such a c, which the general case does). So the model's sum
  * is (S + floor(c * 2^(nfrac - ep))) * 2^(ep - nfrac): c * 2^(nfrac - ep) is
  * an exact f32 product (for a normal c, between 2^(nfrac - 100) and
  * 2^(fuse_nfrac + 1); a zero c gives 0; a subnormal c is in a flagged lane),
@@ -794,8 +800,9 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
     const vl8 k2 = (vl8){0} + (int64_t)((uint64_t)(2046 + nf - ff) << 52);
     const vd8 cfac = (vd8){0} + __builtin_ldexp(1.0, ff - nf);
     const vfu tinyb = (vfu){0} + 0x00800000u;
-    /* the fast path's window: c's exponent - ep in [-100, fuse_nfrac - nfrac] */
-    const vfu vfast = (vfu){0} + ((uint32_t)(100 + ff - nf) << 23);
+    /* the fast path's window: c's exponent - ep in [-100, fuse_nfrac - nfrac],
+     * or [-100, 0] where nfrac < 23 (c's cut at 2^(E - nfrac) then acts) */
+    const vfu vfast = (vfu){0} + ((uint32_t)(100 + (nf >= 23 ? ff - nf : 0)) << 23);
     const vfi v254 = (vfi){0} + (int32_t)(254u << 23); /* 2^ep / 2^nfrac = v254 - sc (bits) */
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {

@@ -297,6 +297,48 @@ static void mx_blocks(void) {
         }
 }
 
+/* What t_gemm_sweep found, one case each (each failed before its fix):
+ * mi300 at nfrac 15, c above the products' emax with bits below 2^(E -
+ * nfrac) (the fused kernel's fast path kept them); an emax floor above a
+ * negative tiny c in lanes whose products are all -0 (the f64 kernel gave
+ * -0, the model +0); the floor with B all zeros (the f32 kernel kept a c the floor
+ * cuts: its data check took an all-zero operand as in range). */
+static void sweep_found(void) {
+    enum { M = 8, N = 32, K = 16 };
+    static float A[M * K], B[K * N], C[M * N], Z[K * N];
+    for (int i = 0; i < M * K; i++) A[i] = ldexpf(1.0f + (float)(i % 8) / 8, (int)(urand() * 4) - 2) * (i % 3 ? 1 : -1);
+    for (int i = 0; i < K * N; i++) B[i] = ldexpf(1.0f + (float)(i % 4) / 4, (int)(urand() * 4) - 2) * (i % 5 ? 1 : -1);
+    struct { const char *model, *fmt, *key, *val, *what; int c, zero_a_row, zero_b; } cs[] = {
+        {"mi300", "f16", "nfrac", "15", "mi300 f16 nfrac 15, c = 2^6 (1 + 2^-20) above the products", 1, 0, 0},
+        {"a100", "f16", "emax_floor", "-20", "a100 f16 emax_floor -20, a row of A all -0 against B > 0, c = -2^-60 (the model's +0)", 2, 1, 0},
+        {"a100", "f16", "emax_floor", "-20", "a100 f16 emax_floor -20, B all zeros, c = 1.5 x 2^-100 (cut to +0)", 3, 0, 1},
+    };
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, cs[ci].model, cs[ci].fmt, cs[ci].fmt, err, sizeof err) ||
+            fpemu_mma_model_set(&cfg.model, cs[ci].key, cs[ci].val, err, sizeof err))
+            bail("%s", err);
+        float *a = A;
+        static float A0[M * K];
+        memcpy(A0, A, sizeof A0);
+        if (cs[ci].zero_a_row) { /* -0: the products' zeros are -0 too */
+            for (int k = 0; k < K; k++) A0[k] = -0.0f;
+            a = A0;
+        }
+        for (int i = 0; i < M * N; i++)
+            C[i] = cs[ci].c == 1 ? ldexpf(1.0f + ldexpf(1.0f, -20), 6) * (i % 2 ? -1 : 1)
+                   : cs[ci].c == 2 ? (i < N ? -ldexpf(1.0f, -60) : nrand())
+                                   : ldexpf(1.5f, -100) * (i % 2 ? -1 : 1);
+        int lanes;
+        unsigned long long slow;
+        static float Bp[K * N]; /* (case 2: B > 0, so that -0 x b is -0) */
+        for (int i = 0; i < K * N; i++) Bp[i] = fabsf(B[i]);
+        int bad = f32_vs_ref(&cfg, M, N, K, a, cs[ci].zero_b ? Z : cs[ci].zero_a_row ? Bp : B, C, &lanes, &slow, cs[ci].what);
+        ok(bad == 0, "%s: == reference on every level (%d lanes)", cs[ci].what, lanes);
+    }
+}
+
 /* emu__quantize's MX and NVFP4 blocks against the per-block public API
  * (scaling.h), block by block: the block's amax, its scale code, the
  * element codes of fpemu_scaling_mx_quantize_block or
@@ -2185,5 +2227,6 @@ int main(void) {
     mx_blocks();
     mx_nvfp4_blocks();
     quant_smin();
+    sweep_found();
     return done_testing();
 }
