@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* t_gemm_sweep.c: fpemu_gemm_f32 against its scalar model
+ * (fpemu_gemm_f32_reference) over random configurations, bit for bit:
+ * the block-FMA presets with random model options (nfrac, block, align,
+ * zero_c, zero_product, emax_floor, out_mant, out_round, subnormals,
+ * overflow), promotion, scaling recipes and element formats, on
+ * data made to find the kernels' edges: exponents spread over the
+ * formats' ranges, zero rows and columns, -0, c near the thresholds the
+ * kernels test (tiny, huge, subnormal), and now and then an inf or a NaN.
+ * Each configuration runs on every kernel level (the best, AVX2, SSE2)
+ * and on 1 and 3 threads. t_gemm covers the presets' own parameters case
+ * by case; this finds what a configuration nobody wrote a case for does.
+ * Its first runs found three such bugs, each now a case of t_gemm: the
+ * fused kernel's fast path below 23 fraction bits (about once in 300
+ * configurations), the f64 kernel's -0 under an emax floor (once in 4000)
+ * and the floor's check skipped for an all-zero operand (once in 7000).
+ * The seed is printed: FPEMU_SEED replays a run; FPEMU_SWEEP=N runs N
+ * configurations (default 3000, about 4 s). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fpemu.h"
+#include "gemm.h"
+#include "mma.h"
+#include "tap.h"
+
+static uint64_t rs;
+static double urand(void) { rs = fpemu_random64(rs, 7); return (double)(rs >> 11) / 9007199254740992.0; }
+static int irand(int n) { return (int)(urand() * n); }
+static float nrand(void) { return (float)(sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand())); }
+
+/* a value whose exponent lies anywhere in [lo, hi], either sign */
+static float spread(int lo, int hi) { return ldexpf(1.0f + (float)urand(), lo + irand(hi - lo + 1)) * (urand() < 0.5f ? -1 : 1); }
+
+/* the data: mostly values within the element format's range (e the
+ * exponent bound), with the edges mixed in */
+static void fill(float *x, int n, int e, int rows, int cols, int colmajor_zero) {
+    const int mode = irand(4); /* 0: N(0,1); 1: a wide spread; 2: narrow around 1; 3: tiny */
+    for (int i = 0; i < n; i++) {
+        float v = mode == 0 ? nrand() : mode == 1 ? spread(-e, e) : mode == 2 ? spread(-2, 2) : spread(-e, -e / 2);
+        const double u = urand();
+        if (u < 0.05) v = 0.0f;
+        else if (u < 0.07) v = -0.0f;
+        else if (u < 0.075) v = spread(e, e + 3);    /* at and above the format's top */
+        else if (u < 0.08) v = spread(-e - 12, -e);  /* its subnormals and below */
+        x[i] = v;
+    }
+    if (rows > 1 && urand() < 0.5) { /* a zero row (or column), whole */
+        const int r = irand(colmajor_zero ? cols : rows);
+        for (int i = 0; i < (colmajor_zero ? rows : cols); i++) x[colmajor_zero ? (size_t)i * cols + r : (size_t)r * cols + i] = 0.0f;
+    }
+}
+
+/* c near what the kernels test: tiny (below 2^-100, subnormal), huge, -0 */
+static void fill_c(float *c, int n) {
+    const int mode = irand(3);
+    for (int i = 0; i < n; i++) {
+        float v = nrand() * 4;
+        const double u = urand();
+        if (mode && u < 0.15) v = spread(-126, -100);
+        else if (mode && u < 0.2) v = ldexpf((float)urand(), -126);  /* subnormal */
+        else if (mode && u < 0.25) v = spread(60, 127);
+        else if (u < 0.3) v = 0.0f;
+        else if (u < 0.32) v = -0.0f;
+        c[i] = v;
+    }
+}
+
+static int same(const float *d, const float *r, int n, char *first, size_t len) {
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (memcmp(&d[i], &r[i], 4) && !(isnan(d[i]) && isnan(r[i])))
+            if (bad++ == 0) snprintf(first, len, "element %d: %a, the model %a", i, d[i], r[i]);
+    return bad;
+}
+
+int main(void) {
+    rs = tap_seed(20261127);
+    const char *ns = getenv("FPEMU_SWEEP");
+    const int nconf = ns && atoi(ns) > 0 ? atoi(ns) : 3000;
+    static const char *const models[] = {"v100", "t4", "a100", "ada", "h100", "b200", "mi250", "mi300"};
+    static const char *const fmts[] = {"f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e4m3fnuz", "e5m2fnuz"};
+    static const char *const recipes[] = {"none", "none", "none", "tensor", "rowwise", "blockwise", "mx-rceil", "nvfp4"};
+    static const char *const rounds[] = {"rtz", "rne", "rdn", "rup"};
+    enum { MMAX = 21, NMAX = 40, KMAX = 140 };
+    static float A[MMAX * KMAX], B[KMAX * NMAX], C[MMAX * NMAX], D[MMAX * NMAX], R[MMAX * NMAX];
+    int run = 0, tries = 0;
+    while (run < nconf && tries < 50 * nconf) {
+        tries++;
+        fpemu_gemm_config cfg;
+        char desc[400], err[256];
+        const char *model = models[irand(8)], *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
+        if (fpemu_gemm_config_init(&cfg, model, fa, fb, NULL, 0)) continue; /* no MMA for these formats */
+        if (cfg.model.kind != FPEMU_MMA_KIND_BLOCK) continue;
+        int n = snprintf(desc, sizeof desc, "%s %s x %s", model, fa, fb);
+        /* a few random options (a set the model refuses is skipped) */
+        int refused = 0, nopt = irand(4);
+        for (int o = 0; o < nopt && !refused; o++) {
+            char key[32], val[32];
+            switch (irand(10)) {
+            case 0: snprintf(key, sizeof key, "nfrac"), snprintf(val, sizeof val, "%d", 3 + irand(30)); break;
+            case 1: snprintf(key, sizeof key, "block"), snprintf(val, sizeof val, "%d", (int[]){1, 2, 3, 4, 6, 8, 16, 32}[irand(8)]); break;
+            case 2: snprintf(key, sizeof key, "align"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "rz" : "rd"); break;
+            case 3: snprintf(key, sizeof key, "zero_c"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "emin" : "ignore"); break;
+            case 4: snprintf(key, sizeof key, "zero_product"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "emin" : "ignore"); break;
+            case 5: snprintf(key, sizeof key, "emax_floor"), snprintf(val, sizeof val, "%d", -140 + irand(130)); break;
+            case 6: snprintf(key, sizeof key, "out_mant"), snprintf(val, sizeof val, "%d", 10 + irand(14)); break;
+            case 7: snprintf(key, sizeof key, "out_round"), snprintf(val, sizeof val, "%s", rounds[irand(4)]); break;
+            case 8: snprintf(key, sizeof key, "subnormals"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "keep" : "flush"); break;
+            default: snprintf(key, sizeof key, "overflow"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "inf" : "max"); break;
+            }
+            if (fpemu_mma_model_set(&cfg.model, key, val, NULL, 0)) refused = 1;
+            else n += snprintf(desc + n, sizeof desc - (size_t)n, " %s=%s", key, val);
+        }
+        if (refused) continue;
+        const char *rec = recipes[irand(8)];
+        if (fpemu_gemm_config_set_scaling(&cfg, rec, NULL, 0)) continue;
+        if (strcmp(rec, "none")) n += snprintf(desc + n, sizeof desc - (size_t)n, " scaling=%s", rec);
+        if (strcmp(rec, "blockwise") && urand() < 0.25) {
+            const int bl = cfg.model.block > 0 ? cfg.model.block : 1;
+            cfg.promote = bl * (1 + irand(4));
+            n += snprintf(desc + n, sizeof desc - (size_t)n, " promote=%d", cfg.promote);
+        }
+        cfg.sat = urand() < 0.8;
+        const int M = 1 + irand(MMAX), N = 1 + irand(NMAX), K = 1 + irand(KMAX), withc = urand() < 0.7;
+        if (fpemu_gemm_check(&cfg, M, N, K, K, 0, N, 0, N, N, err, sizeof err)) continue; /* (MX: K a multiple of its block, ...) */
+        snprintf(desc + n, sizeof desc - (size_t)n, "%s, %d x %d x %d%s", cfg.sat ? "" : " sat=0", M, N, K, withc ? " +C" : "");
+        const int ea = cfg.model.fa->emax, eb = cfg.model.fb->emax;
+        fill(A, M * K, ea, M, K, 0);
+        fill(B, K * N, eb, K, N, 1);
+        fill_c(C, M * N);
+        if (urand() < 0.1) A[irand(M * K)] = urand() < 0.5 ? INFINITY : NAN;
+        if (urand() < 0.1) C[irand(M * N)] = urand() < 0.5 ? -INFINITY : NAN;
+        if (fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, withc ? C : NULL, N, R, N, NULL)) {
+            ok(0, "%s: the scalar model refused a configuration fpemu_gemm_check took", desc);
+            run++;
+            continue;
+        }
+        int bad = 0;
+        char first[160] = "";
+        fpemu_gemm_stats st;
+        int lanes = 0;
+        for (int level = 0; level <= 3 && !bad; level++) {
+            cfg.isa = level < 3 ? level : 0; /* the best, then SSE2 and AVX2; the best again on 3 threads */
+            cfg.nthreads = level == 3 ? 3 : 1;
+            if (fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, withc ? C : NULL, N, D, N, &st)) {
+                snprintf(first, sizeof first, "fpemu_gemm_f32 failed at level %d", level);
+                bad = 1;
+                break;
+            }
+            if (level == 0) lanes = st.lanes;
+            bad = same(D, R, M * N, first, sizeof first);
+            if (bad) snprintf(first + strlen(first), sizeof first - strlen(first), " (level %d)", level);
+        }
+        ok(!bad, "%s: == the scalar model on every level (%d lanes)%s%s", desc, lanes, bad ? "; " : "", first);
+        run++;
+    }
+    if (run < nconf) diag("%d of %d configurations drawn in %d tries", run, nconf, tries);
+    return done_testing();
+}
