@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* t_gemm_sweep.c: fpemu_gemm_f32 against its scalar model
  * (fpemu_gemm_f32_reference) over random configurations, bit for bit:
- * the block-FMA presets with random model options (nfrac, block, align,
+ * the presets (block FMA, AMD's pairwise blocks, and the exact, fma-seq
+ * and pairwise references) with random model options (nfrac, block, align,
  * zero_c, zero_product, emax_floor, out_mant, out_round, subnormals,
  * overflow), promotion, scaling recipes and element formats, on
  * data made to find the kernels' edges: exponents spread over the
  * formats' ranges, zero rows and columns, -0, c near the thresholds the
  * kernels test (tiny, huge, subnormal), and now and then an inf or a NaN.
- * Each configuration runs on every kernel level (the best, AVX2, SSE2)
- * and on 1 and 3 threads. t_gemm covers the presets' own parameters case
+ * The kernels get A and B transposed or not, with leading dimensions up
+ * to 3 wider (the reference takes them plain). Each configuration runs on
+ * every kernel level (the best, AVX2, SSE2) and on 1 and 3 threads. t_gemm covers the presets' own parameters case
  * by case; this finds what a configuration nobody wrote a case for does.
  * Its first runs found three such bugs, each now a case of t_gemm: the
  * fused kernel's fast path below 23 fraction bits (about once in 300
@@ -79,20 +81,23 @@ int main(void) {
     rs = tap_seed(20261127);
     const char *ns = getenv("FPEMU_SWEEP");
     const int nconf = ns && atoi(ns) > 0 ? atoi(ns) : 3000;
-    static const char *const models[] = {"v100", "t4", "a100", "ada", "h100", "b200", "mi250", "mi300"};
+    static const char *const models[] = {"v100", "t4", "a100", "ada", "h100", "b200", "mi250", "mi300", "exact", "fma-seq", "pairwise"};
+    const int nmodels = (int)(sizeof models / sizeof models[0]);
     static const char *const fmts[] = {"f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e4m3fnuz", "e5m2fnuz"};
     static const char *const recipes[] = {"none", "none", "none", "tensor", "rowwise", "blockwise", "mx-rceil", "nvfp4"};
     static const char *const rounds[] = {"rtz", "rne", "rdn", "rup"};
     enum { MMAX = 21, NMAX = 40, KMAX = 140 };
     static float A[MMAX * KMAX], B[KMAX * NMAX], C[MMAX * NMAX], D[MMAX * NMAX], R[MMAX * NMAX];
+    /* the operands as passed: transposed or not, leading dimensions 0-3 wider */
+    static float As[(MMAX + 3) * (KMAX + 3)], Bs[(KMAX + 3) * (NMAX + 3)];
     int run = 0, tries = 0;
     while (run < nconf && tries < 50 * nconf) {
         tries++;
         fpemu_gemm_config cfg;
         char desc[400], err[256];
-        const char *model = models[irand(8)], *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
+        const char *model = models[irand(nmodels)], *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
         if (fpemu_gemm_config_init(&cfg, model, fa, fb, NULL, 0)) continue; /* no MMA for these formats */
-        if (cfg.model.kind != FPEMU_MMA_KIND_BLOCK) continue;
+        if (cfg.model.kind == FPEMU_MMA_KIND_INT) continue;
         int n = snprintf(desc, sizeof desc, "%s %s x %s", model, fa, fb);
         /* a few random options (a set the model refuses is skipped) */
         int refused = 0, nopt = irand(4);
@@ -132,6 +137,15 @@ int main(void) {
         fill_c(C, M * N);
         if (urand() < 0.1) A[irand(M * K)] = urand() < 0.5 ? INFINITY : NAN;
         if (urand() < 0.1) C[irand(M * N)] = urand() < 0.5 ? -INFINITY : NAN;
+        const int ta = urand() < 0.3, tb = urand() < 0.3, lda = (ta ? M : K) + irand(4), ldb = (tb ? K : N) + irand(4);
+        for (int i = 0; i < (int)(sizeof As / sizeof As[0]); i++) As[i] = NAN; /* (padding: never read) */
+        for (int i = 0; i < (int)(sizeof Bs / sizeof Bs[0]); i++) Bs[i] = NAN;
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++) As[ta ? (size_t)k * lda + i : (size_t)i * lda + k] = A[(size_t)i * K + k];
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) Bs[tb ? (size_t)j * ldb + k : (size_t)k * ldb + j] = B[(size_t)k * N + j];
+        if (ta || tb || lda != (ta ? M : K) || ldb != (tb ? K : N))
+            snprintf(desc + strlen(desc), sizeof desc - strlen(desc), ", A%s lda %d, B%s ldb %d", ta ? "^T" : "", lda, tb ? "^T" : "", ldb);
         if (fpemu_gemm_f32_reference(&cfg, M, N, K, A, K, 0, B, N, 0, withc ? C : NULL, N, R, N, NULL)) {
             ok(0, "%s: the scalar model refused a configuration fpemu_gemm_check took", desc);
             run++;
@@ -144,7 +158,7 @@ int main(void) {
         for (int level = 0; level <= 3 && !bad; level++) {
             cfg.isa = level < 3 ? level : 0; /* the best, then SSE2 and AVX2; the best again on 3 threads */
             cfg.nthreads = level == 3 ? 3 : 1;
-            if (fpemu_gemm_f32(&cfg, M, N, K, A, K, 0, B, N, 0, withc ? C : NULL, N, D, N, &st)) {
+            if (fpemu_gemm_f32(&cfg, M, N, K, As, lda, ta, Bs, ldb, tb, withc ? C : NULL, N, D, N, &st)) {
                 snprintf(first, sizeof first, "fpemu_gemm_f32 failed at level %d", level);
                 bad = 1;
                 break;
