@@ -4,7 +4,9 @@
  * the presets (block FMA, AMD's pairwise blocks, and the exact, fma-seq
  * and pairwise references) with random model options (nfrac, block, align,
  * zero_c, zero_product, emax_floor, out_mant, out_round, subnormals,
- * overflow), promotion, scaling recipes and element formats, on
+ * overflow, zero_sign, nan, tf32_truncate, the two-stage sum's fuse_nfrac,
+ * fuse_align and split, the group rule's group and group_nfrac),
+ * promotion, scaling recipes and element formats, on
  * data made to find the kernels' edges: exponents spread over the
  * formats' ranges, zero rows and columns, -0, c near the thresholds the
  * kernels test (tiny, huge, subnormal), and now and then an inf or a NaN.
@@ -103,7 +105,7 @@ int main(void) {
         int refused = 0, nopt = irand(4);
         for (int o = 0; o < nopt && !refused; o++) {
             char key[32], val[32];
-            switch (irand(10)) {
+            switch (irand(18)) {
             case 0: snprintf(key, sizeof key, "nfrac"), snprintf(val, sizeof val, "%d", 3 + irand(30)); break;
             case 1: snprintf(key, sizeof key, "block"), snprintf(val, sizeof val, "%d", (int[]){1, 2, 3, 4, 6, 8, 16, 32}[irand(8)]); break;
             case 2: snprintf(key, sizeof key, "align"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "rz" : "rd"); break;
@@ -113,7 +115,15 @@ int main(void) {
             case 6: snprintf(key, sizeof key, "out_mant"), snprintf(val, sizeof val, "%d", 10 + irand(14)); break;
             case 7: snprintf(key, sizeof key, "out_round"), snprintf(val, sizeof val, "%s", rounds[irand(4)]); break;
             case 8: snprintf(key, sizeof key, "subnormals"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "keep" : "flush"); break;
-            default: snprintf(key, sizeof key, "overflow"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "inf" : "max"); break;
+            case 9: snprintf(key, sizeof key, "overflow"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "inf" : "max"); break;
+            case 10: snprintf(key, sizeof key, "zero_sign"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "ieee" : "plus"); break;
+            case 11: snprintf(key, sizeof key, "nan"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "allones" : "canonical"); break;
+            case 12: snprintf(key, sizeof key, "tf32_truncate"), snprintf(val, sizeof val, "%d", irand(2)); break;
+            case 13: snprintf(key, sizeof key, "fuse_nfrac"), snprintf(val, sizeof val, "%d", cfg.model.nfrac + irand(22)); break;
+            case 14: snprintf(key, sizeof key, "fuse_align"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "rz" : "rd"); break;
+            case 15: snprintf(key, sizeof key, "split"), snprintf(val, sizeof val, "%d", 1 + irand(2)); break;
+            case 16: snprintf(key, sizeof key, "group"), snprintf(val, sizeof val, "%d", (int[]){0, 8, 16, 32}[irand(4)]); break;
+            default: snprintf(key, sizeof key, "group_nfrac"), snprintf(val, sizeof val, "%d", 20 + irand(20)); break;
             }
             if (fpemu_mma_model_set(&cfg.model, key, val, NULL, 0)) refused = 1;
             else n += snprintf(desc + n, sizeof desc - (size_t)n, " %s=%s", key, val);
