@@ -6,7 +6,8 @@
  * zero_c, zero_product, emax_floor, out_mant, out_round, subnormals,
  * overflow, zero_sign, nan, tf32_truncate, the two-stage sum's fuse_nfrac,
  * fuse_align and split, the group rule's group and group_nfrac),
- * promotion, scaling recipes and element formats, on
+ * promotion, scaling recipes and element formats (custom ones among them:
+ * random widths, biases, infinity, NaN and subnormal rules), on
  * data made to find the kernels' edges: exponents spread over the
  * formats' ranges, zero rows and columns, -0, c near the thresholds the
  * kernels test (tiny, huge, subnormal), and now and then an inf or a NaN.
@@ -98,6 +99,17 @@ int main(void) {
         fpemu_gemm_config cfg;
         char desc[400], err[256];
         const char *model = models[irand(nmodels)], *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
+        /* now and then a custom format (the references take any): exponent
+         * and mantissa widths, bias, infinities, NaNs, subnormals */
+        char cust[2][96];
+        for (int side = 0; side < 2; side++) {
+            if (urand() > 0.15) continue;
+            static const char *const inan[] = {"inf=ieee,nan=ieee", "inf=no,nan=fn", "inf=no,nan=none", "inf=top,nan=uz"};
+            const int e = 2 + irand(7), m = irand(11);
+            snprintf(cust[side], sizeof cust[side], "custom:e=%d,m=%d,bias=%d,%s%s", e, m, (1 << (e - 1)) - 1 + irand(41) - 20,
+                     inan[irand(4)], urand() < 0.2 ? ",subnormals=no" : "");
+            *(side ? &fb : &fa) = cust[side];
+        }
         if (fpemu_gemm_config_init(&cfg, model, fa, fb, NULL, 0)) continue; /* no MMA for these formats */
         if (cfg.model.kind == FPEMU_MMA_KIND_INT) continue;
         int n = snprintf(desc, sizeof desc, "%s %s x %s", model, fa, fb);
@@ -141,7 +153,7 @@ int main(void) {
         const int M = 1 + irand(MMAX), N = 1 + irand(NMAX), K = 1 + irand(KMAX), withc = urand() < 0.7;
         if (fpemu_gemm_check(&cfg, M, N, K, K, 0, N, 0, N, N, err, sizeof err)) continue; /* (MX: K a multiple of its block, ...) */
         snprintf(desc + n, sizeof desc - (size_t)n, "%s, %d x %d x %d%s", cfg.sat ? "" : " sat=0", M, N, K, withc ? " +C" : "");
-        const int ea = cfg.model.fa->emax, eb = cfg.model.fb->emax;
+        const int ea = cfg.model.fa->emax < 120 ? cfg.model.fa->emax : 120, eb = cfg.model.fb->emax < 120 ? cfg.model.fb->emax : 120;
         fill(A, M * K, ea, M, K, 0);
         fill(B, K * N, eb, K, N, 1);
         fill_c(C, M * N);
