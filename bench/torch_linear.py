@@ -17,7 +17,13 @@ its intra-op threads (torch.get_num_threads()), the library its GEMM
 threads (fpemu.torch's threads=0: every CPU).
 
 --profile adds where B's time goes: each library GEMM and cast, timed in
-the bridge (cProfile over --pairs steps)."""
+the bridge (cProfile over --pairs steps).
+
+--baseline copies makes A the same emulated layer with the bridge's
+transposed copies (as from a library without the gemmer's trans_a and
+trans_b: PyTorch transposes W and dy, the library reads them as given)
+instead of PyTorch's Linear: what handing transposed operands to the
+library saves, measured the same way."""
 import argparse
 import os
 import platform
@@ -68,6 +74,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=0, help="library GEMM threads (0: every CPU)")
     ap.add_argument("--torch-threads", type=int, default=0, help="PyTorch intra-op threads (0: its default)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--baseline", choices=("torch", "copies"), default="torch",
+                    help="A: PyTorch's f32 Linear, or the emulated layer with transposed copies")
     a = ap.parse_args(argv)
     if a.torch_threads:
         torch.set_num_threads(a.torch_threads)
@@ -78,14 +86,22 @@ def main(argv=None):
     emu = ft.convert(emu, policy=a.policy, mma=a.mma, threads=a.threads)
     x = torch.randn(a.m, a.k, requires_grad=True)
     gy = torch.randn(a.m, a.n)
-    for layer in (ref, emu, ref, emu):  # warm-up: handles, caches, page faults
-        step(layer, x, gy)
+    trans = fpemu._core._gemmer_trans  # the library's answer (cached)
+    copies = a.baseline == "copies"
+
+    def run_side(side):
+        fpemu._core._gemmer_trans = (lambda: False) if side == "A" and copies else trans
+        step(emu if side == "B" or copies else ref, x, gy)
+        fpemu._core._gemmer_trans = trans
+
+    for side in ("A", "B", "A", "B"):  # warm-up: handles, caches, page faults
+        run_side(side)
     ft.telemetry(emu).clear()
     t = {"A": [], "B": []}
-    for _ in range(a.pairs):
-        for side, layer in (("A", ref), ("B", emu)):
+    for p in range(a.pairs):
+        for side in (("A", "B") if p % 2 == 0 else ("B", "A")):  # the order alternating
             c0 = clocks()
-            step(layer, x, gy)
+            run_side(side)
             c1 = clocks()
             t[side].append(tuple(e - s for s, e in zip(c0, c1)))
         ft.telemetry(emu).clear()
@@ -94,7 +110,8 @@ def main(argv=None):
         cpu_name(), os.cpu_count() or 0, " ".join("%.2f" % v for v in os.getloadavg())))
     print("torch %s (%d intra-op threads), fpemu %s (%s), library GEMM threads %s" % (
         torch.__version__, torch.get_num_threads(), fpemu.version(), fpemu.library_path(), a.threads or "every CPU"))
-    print("A: torch.nn.Linear f32    B: fpemu.torch %s (mma %s)" % (a.policy, ft.settings_of(emu)[1]["mma"]))
+    print("A: %s    B: fpemu.torch %s (mma %s)" % (
+        "fpemu.torch, transposed copies" if copies else "torch.nn.Linear f32", a.policy, ft.settings_of(emu)[1]["mma"]))
     print("%-22s %12s %12s %12s %12s %9s %9s" % ("seconds", "A median", "A min", "B median", "B min", "B/A med", "B/A min"))
     for i, what in enumerate(("wall", "thread CPU", "process CPU")):
         av = [r[i] for r in t["A"]]
