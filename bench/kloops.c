@@ -31,6 +31,11 @@
  *   count words 4r   the same, 4 rows at a time, thresholds in registers
  *   count bytes      the count on bytes, 64 products per add, compare and
  *                    subtract: the kernel's count pass (gemm_kernel.c)
+ *   count f64        the count pass in doubles, a design for f16 and bf16
+ *                    (whose terms, up to 2^27 quanta, do not fit an f32
+ *                    chain): two fmas rounded down per 16 products (8
+ *                    lanes each), 4 rows x 16 columns at a time, and the
+ *                    byte count (tried 2026-11-27: slower than pass 2)
  * The rows take turns over ROUNDS rounds (default 9; the order rotates).
  * Prints ns per 16 products (thread CPU time; minimum and median over the
  * rounds) and each row's time over the fma loop's in the same round
@@ -266,6 +271,54 @@ AVX512 static void countb_loop(long reps) {
         }
 }
 
+/* The count pass's chain in doubles: B's 16 columns of a half as two
+ * vectors of 8 doubles, 4 rows, a chain rounded down per lane; the byte
+ * count as countb_loop's (once per k pair and row, for both halves). */
+static double bvd[KB * 32] __attribute__((aligned(64)));
+static double apd[KB * ROWS] __attribute__((aligned(64)));
+AVX512 static void countd_loop(long reps) {
+    for (long it = 0; it < reps; it++)
+        for (int rg = 0; rg < ROWS; rg += 4)
+            for (int h = 0; h < 2; h++) {
+                __m512d td[4][2];
+                __m512i cnt[4], th[4];
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++) {
+                    td[r][0] = td[r][1] = _mm512_set1_pd(6755399441055744.0);
+                    cnt[r] = _mm512_setzero_si512();
+                    th[r] = _mm512_load_si512(thb + (rg + r) * 64);
+                }
+                const __m512i m1 = _mm512_set1_epi8(-1);
+                for (int k = 0; k < KB; k += 2) {
+#pragma GCC unroll 2
+                    for (int kk = k; kk < k + 2; kk++) {
+                        __m512d b0 = _mm512_load_pd(bvd + kk * 32 + 16 * h), b1 = _mm512_load_pd(bvd + kk * 32 + 16 * h + 8);
+#pragma GCC unroll 4
+                        for (int r = 0; r < 4; r++) {
+                            __m512d a = _mm512_set1_pd(apd[kk * ROWS + rg + r]);
+                            td[r][0] = _mm512_fmadd_round_pd(a, b0, td[r][0], RD);
+                            td[r][1] = _mm512_fmadd_round_pd(a, b1, td[r][1], RD);
+                        }
+                    }
+                    if (h == 0) {
+                        __m512i wl = _mm512_load_si512(blb + k * 32);
+#pragma GCC unroll 4
+                        for (int r = 0; r < 4; r++) {
+                            __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(alb[k / 2 * ROWS + rg + r]));
+                            __mmask64 below = _mm512_cmplt_epu8_mask(sw, th[r]);
+                            __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
+                        }
+                    }
+                }
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++) {
+                    __m512d s = _mm512_add_pd(td[r][0], td[r][1]);
+                    _mm512_store_ps(out + ((rg + r) * 2 + h) * 16,
+                                    _mm512_add_ps(_mm512_castpd_ps(s), (__m512)cnt[r]));
+                }
+            }
+}
+
 static void fill(void) {
     uint64_t s = 1;
     for (int i = 0; i < KB * 32; i++) {
@@ -305,6 +358,8 @@ static void fill(void) {
                 uint16_t d = ap[k * ROWS + r] >= 0 ? pos : (uint16_t)~pos;
                 mk[(k * ROWS + r) * 4 + h] = d, mk[(k * ROWS + r) * 4 + 2 + h] = (uint16_t)~d;
             }
+    for (int i = 0; i < KB * 32; i++) bvd[i] = bv[i];
+    for (int i = 0; i < KB * ROWS; i++) apd[i] = ap[i];
 }
 
 static uint64_t out_sum(void) {
@@ -331,7 +386,8 @@ int main(int argc, char **argv) {
         void (*fn)(long);
     } row[] = {{"fma (sgemm)", fma_loop},      {"pass 1 (emax)", pass1_loop}, {"emax bytes", pass1b_loop},          {"pass 2", pass2_loop},
                {"chains", chains_loop},        {"chains, fixed", chains_fixed_loop}, {"chains, B regs", chains_regs_loop},
-               {"chains, masks", chains_masks_loop}, {"count words 8r", count8_loop}, {"count words 4r", count4_loop}, {"count bytes", countb_loop}};
+               {"chains, masks", chains_masks_loop}, {"count words 8r", count8_loop}, {"count words 4r", count4_loop}, {"count bytes", countb_loop},
+               {"count f64", countd_loop}};
     enum { NR = sizeof row / sizeof row[0] };
     const long reps = 100000;
     double ns[NR][1000], ratio[NR][1000];
