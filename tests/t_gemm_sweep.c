@@ -12,7 +12,9 @@
  * formats' ranges, zero rows and columns, -0, c near the thresholds the
  * kernels test (tiny, huge, subnormal), and now and then an inf or a NaN.
  * The kernels get A and B transposed or not, with leading dimensions up
- * to 3 wider (the reference takes them plain). Each configuration runs on
+ * to 3 wider (the reference takes them plain); a quarter of the unscaled
+ * configurations give codes instead (every code of the formats, some with
+ * MX scale codes), against the codes call on the scalar model. Each configuration runs on
  * every kernel level (the best, AVX2, SSE2) and on 1 and 3 threads. t_gemm covers the presets' own parameters case
  * by case; this finds what a configuration nobody wrote a case for does.
  * Its first runs found three such bugs, each now a case of t_gemm: the
@@ -80,6 +82,47 @@ static int same(const float *d, const float *r, int n, char *first, size_t len) 
     return bad;
 }
 
+/* A quarter of the unscaled configurations take codes instead
+ * (fpemu_gemm_codes): uniform over each format's field, so that every code
+ * appears (NaN payloads, infinities, -0, subnormals), one in three with MX
+ * scales (e8m0 codes of either side, blocks of 32: NaN scales and extreme
+ * powers among them), against the same call on the scalar model. Returns 0
+ * where the configuration is not one of them, else 1 with its line out. */
+static int codes_mode(fpemu_gemm_config *cfg, const char *desc, int M, int N, int K, const float *C, uint64_t *Ac,
+                      uint64_t *Bc, uint64_t *Sa, uint64_t *Sb, float *D, float *R) {
+    if (cfg->scaling.kind != FPEMU_GEMM_SCALING_NONE || urand() > 0.25) return 0;
+    const fpemu_format *fa = cfg->model.fa, *fb = cfg->model.fb, *e8m0 = fpemu_format_get("e8m0", NULL, 0);
+    const uint64_t ma = fa->bits >= 64 ? ~0ull : (1ull << fa->bits) - 1, mb = fb->bits >= 64 ? ~0ull : (1ull << fb->bits) - 1;
+    for (int i = 0; i < M * K; i++) Ac[i] = fpemu_random64(rs += 0x9E3779B97F4A7C15ull, 3) & ma;
+    for (int i = 0; i < K * N; i++) Bc[i] = fpemu_random64(rs += 0x9E3779B97F4A7C15ull, 3) & mb;
+    const int scaled = urand() < 0.33 && (cfg->promote == 0 || cfg->promote % 32 == 0), nsb = (K + 31) / 32;
+    for (int i = 0; scaled && i < M * nsb; i++) Sa[i] = (uint64_t)(urand() < 0.05 ? 0xFF : 127 - 20 + irand(41));
+    for (int i = 0; scaled && i < nsb * N; i++) Sb[i] = (uint64_t)(urand() < 0.05 ? 0xFF : 127 - 20 + irand(41));
+    const fpemu_format *sf = scaled ? e8m0 : NULL;
+    cfg->scalar_only = 1, cfg->nthreads = 1;
+    int rc = fpemu_gemm_codes(cfg, M, N, K, Ac, Bc, C, sf, scaled ? Sa : NULL, scaled ? Sb : NULL, 32, R, NULL);
+    cfg->scalar_only = 0;
+    int bad = 0, lanes = 0;
+    char first[160] = "";
+    for (int level = 0; !rc && level <= 3 && !bad; level++) {
+        fpemu_gemm_stats st;
+        cfg->isa = level < 3 ? level : 0, cfg->nthreads = level == 3 ? 3 : 1;
+        if (fpemu_gemm_codes(cfg, M, N, K, Ac, Bc, C, sf, scaled ? Sa : NULL, scaled ? Sb : NULL, 32, D, &st)) {
+            snprintf(first, sizeof first, "failed at level %d", level);
+            bad = 1;
+            break;
+        }
+        if (level == 0) lanes = st.lanes;
+        bad = same(D, R, M * N, first, sizeof first);
+        if (bad) snprintf(first + strlen(first), sizeof first - strlen(first), " (level %d)", level);
+    }
+    cfg->isa = 0;
+    if (rc) return 0; /* (the model refused the scale codes: not this mode) */
+    ok(!bad, "%s, codes%s: == the scalar model on every level (%d lanes)%s%s", desc, scaled ? " with MX scales" : "", lanes,
+       bad ? "; " : "", first);
+    return 1;
+}
+
 int main(void) {
     rs = tap_seed(20261127);
     const char *ns = getenv("FPEMU_SWEEP");
@@ -91,6 +134,7 @@ int main(void) {
     static const char *const rounds[] = {"rtz", "rne", "rdn", "rup"};
     enum { MMAX = 21, NMAX = 40, KMAX = 140 };
     static float A[MMAX * KMAX], B[KMAX * NMAX], C[MMAX * NMAX], D[MMAX * NMAX], R[MMAX * NMAX];
+    static uint64_t Ac[MMAX * KMAX], Bc[KMAX * NMAX], Sa[MMAX * KMAX], Sb[KMAX * NMAX];
     /* the operands as passed: transposed or not, leading dimensions 0-3 wider */
     static float As[(MMAX + 3) * (KMAX + 3)], Bs[(KMAX + 3) * (NMAX + 3)];
     int run = 0, tries = 0;
@@ -159,6 +203,10 @@ int main(void) {
         fill_c(C, M * N);
         if (urand() < 0.1) A[irand(M * K)] = urand() < 0.5 ? INFINITY : NAN;
         if (urand() < 0.1) C[irand(M * N)] = urand() < 0.5 ? -INFINITY : NAN;
+        if (codes_mode(&cfg, desc, M, N, K, withc ? C : NULL, Ac, Bc, Sa, Sb, D, R)) {
+            run++;
+            continue;
+        }
         const int ta = urand() < 0.3, tb = urand() < 0.3, lda = (ta ? M : K) + irand(4), ldb = (tb ? K : N) + irand(4);
         for (int i = 0; i < (int)(sizeof As / sizeof As[0]); i++) As[i] = NAN; /* (padding: never read) */
         for (int i = 0; i < (int)(sizeof Bs / sizeof Bs[0]); i++) Bs[i] = NAN;
