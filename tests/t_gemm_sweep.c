@@ -4,8 +4,9 @@
  * the presets (block FMA, AMD's pairwise blocks, and the exact, fma-seq
  * and pairwise references) with random model options (nfrac, block, align,
  * zero_c, zero_product, emax_floor, out_mant, out_round, subnormals,
- * overflow, zero_sign, nan, tf32_truncate, the two-stage sum's fuse_nfrac,
- * fuse_align and split, the group rule's group and group_nfrac),
+ * overflow, zero_sign, nan, tf32_truncate, ftz, normalize, chain, the
+ * two-stage sum's fuse_nfrac, fuse_align and split, the group rule's
+ * group, group_nfrac and group_block: every option the model takes),
  * promotion, scaling recipes and element formats (custom ones among them:
  * random widths, biases, infinity, NaN and subnormal rules), on
  * data made to find the kernels' edges: exponents spread over the
@@ -161,7 +162,7 @@ int main(void) {
         int refused = 0, nopt = irand(4);
         for (int o = 0; o < nopt && !refused; o++) {
             char key[32], val[32];
-            switch (irand(18)) {
+            switch (irand(22)) {
             case 0: snprintf(key, sizeof key, "nfrac"), snprintf(val, sizeof val, "%d", 3 + irand(30)); break;
             case 1: snprintf(key, sizeof key, "block"), snprintf(val, sizeof val, "%d", (int[]){1, 2, 3, 4, 6, 8, 16, 32}[irand(8)]); break;
             case 2: snprintf(key, sizeof key, "align"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "rz" : "rd"); break;
@@ -179,7 +180,11 @@ int main(void) {
             case 14: snprintf(key, sizeof key, "fuse_align"), snprintf(val, sizeof val, "%s", urand() < 0.5 ? "rz" : "rd"); break;
             case 15: snprintf(key, sizeof key, "split"), snprintf(val, sizeof val, "%d", 1 + irand(2)); break;
             case 16: snprintf(key, sizeof key, "group"), snprintf(val, sizeof val, "%d", (int[]){0, 8, 16, 32}[irand(4)]); break;
-            default: snprintf(key, sizeof key, "group_nfrac"), snprintf(val, sizeof val, "%d", 20 + irand(20)); break;
+            case 17: snprintf(key, sizeof key, "group_nfrac"), snprintf(val, sizeof val, "%d", 20 + irand(20)); break;
+            case 18: snprintf(key, sizeof key, "group_block"), snprintf(val, sizeof val, "%d", (int[]){16, 32, 64, 128}[irand(4)]); break;
+            case 19: snprintf(key, sizeof key, "ftz"), snprintf(val, sizeof val, "%d", irand(2)); break;
+            case 20: snprintf(key, sizeof key, "normalize"), snprintf(val, sizeof val, "%s", urand() < 0.7 ? "end" : "each"); break;
+            default: snprintf(key, sizeof key, "chain"), snprintf(val, sizeof val, "%s", urand() < 0.7 ? "rounded" : "f32-add"); break;
             }
             if (fpemu_mma_model_set(&cfg.model, key, val, NULL, 0)) refused = 1;
             else n += snprintf(desc + n, sizeof desc - (size_t)n, " %s=%s", key, val);
