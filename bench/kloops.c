@@ -235,17 +235,25 @@ AVX512 static void count4_loop(long reps) { COUNT_BODY(4) }
 
 /* The same count on byte lanes: 64 products (32 columns x a pair of k) per
  * add, compare and masked subtract. */
+/* the byte count's pieces (countb_loop, countd_loop): the counts and
+ * thresholds of rows rg..rg+3, and one row's step for a pair of k */
+#define COUNTB_START(cnt, th, rg)                                              \
+    _Pragma("GCC unroll 4") for (int _r = 0; _r < 4; _r++)                     \
+        cnt[_r] = _mm512_setzero_si512(), th[_r] = _mm512_load_si512(thb + ((rg) + _r) * 64)
+#define COUNTB_STEP(cnt, th, wl, k, rg, r, m1)                                                                  \
+    do {                                                                                                          \
+        __m512i _sw = _mm512_add_epi8(wl, _mm512_set1_epi32(alb[(k) / 2 * ROWS + (rg) + (r)]));                 \
+        __mmask64 _below = _mm512_cmplt_epu8_mask(_sw, th[r]);                                                    \
+        __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(_below));         \
+    } while (0)
 AVX512 static void countb_loop(long reps) {
     for (long it = 0; it < reps; it++)
         for (int rg = 0; rg < ROWS; rg += 4) {
             __m512 td[4][2];
             __m512i cnt[4], th[4];
+            COUNTB_START(cnt, th, rg);
 #pragma GCC unroll 4
-            for (int r = 0; r < 4; r++) {
-                td[r][0] = td[r][1] = _mm512_set1_ps(12582912.0f);
-                cnt[r] = _mm512_setzero_si512();
-                th[r] = _mm512_load_si512(thb + (rg + r) * 64);
-            }
+            for (int r = 0; r < 4; r++) td[r][0] = td[r][1] = _mm512_set1_ps(12582912.0f);
             const __m512i m1 = _mm512_set1_epi8(-1);
             for (int k = 0; k < KB; k += 2) {
                 __m512 b0 = _mm512_load_ps(bv + k * 32), b1 = _mm512_load_ps(bv + k * 32 + 16);
@@ -258,9 +266,7 @@ AVX512 static void countb_loop(long reps) {
                     td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], RD);
                     td[r][0] = _mm512_fmadd_round_ps(a2, c0, td[r][0], RD);
                     td[r][1] = _mm512_fmadd_round_ps(a2, c1, td[r][1], RD);
-                    __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(alb[k / 2 * ROWS + rg + r]));
-                    __mmask64 below = _mm512_cmplt_epu8_mask(sw, th[r]);
-                    __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
+                    COUNTB_STEP(cnt, th, wl, k, rg, r, m1);
                 }
             }
 #pragma GCC unroll 4
@@ -282,12 +288,9 @@ AVX512 static void countd_loop(long reps) {
             for (int h = 0; h < 2; h++) {
                 __m512d td[4][2];
                 __m512i cnt[4], th[4];
+                COUNTB_START(cnt, th, rg);
 #pragma GCC unroll 4
-                for (int r = 0; r < 4; r++) {
-                    td[r][0] = td[r][1] = _mm512_set1_pd(6755399441055744.0);
-                    cnt[r] = _mm512_setzero_si512();
-                    th[r] = _mm512_load_si512(thb + (rg + r) * 64);
-                }
+                for (int r = 0; r < 4; r++) td[r][0] = td[r][1] = _mm512_set1_pd(6755399441055744.0);
                 const __m512i m1 = _mm512_set1_epi8(-1);
                 for (int k = 0; k < KB; k += 2) {
 #pragma GCC unroll 2
@@ -303,11 +306,7 @@ AVX512 static void countd_loop(long reps) {
                     if (h == 0) {
                         __m512i wl = _mm512_load_si512(blb + k * 32);
 #pragma GCC unroll 4
-                        for (int r = 0; r < 4; r++) {
-                            __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(alb[k / 2 * ROWS + rg + r]));
-                            __mmask64 below = _mm512_cmplt_epu8_mask(sw, th[r]);
-                            __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
-                        }
+                        for (int r = 0; r < 4; r++) COUNTB_STEP(cnt, th, wl, k, rg, r, m1);
                     }
                 }
 #pragma GCC unroll 4

@@ -83,6 +83,42 @@ static int same(const float *d, const float *r, int n, char *first, size_t len) 
     return bad;
 }
 
+/* One call of either entry: fpemu_gemm_f32 on the operands as passed, or
+ * fpemu_gemm_codes on codes (with scale codes where sf is set). */
+typedef struct {
+    int M, N, K;
+    const float *A, *B, *C;
+    int lda, ta, ldb, tb;
+    const uint64_t *Ac, *Bc, *Sa, *Sb;
+    const fpemu_format *sf;
+} gemm_call;
+static int call(const fpemu_gemm_config *cfg, const gemm_call *c, float *D, fpemu_gemm_stats *st) {
+    if (c->Ac) return fpemu_gemm_codes(cfg, c->M, c->N, c->K, c->Ac, c->Bc, c->C, c->sf, c->Sa, c->Sb, 32, D, st);
+    return fpemu_gemm_f32(cfg, c->M, c->N, c->K, c->A, c->lda, c->ta, c->B, c->ldb, c->tb, c->C, c->N, D, c->N, st);
+}
+
+/* The call on every kernel level (the best, SSE2, AVX2; the best again on
+ * 3 threads) against R: nonzero at the first level that fails or differs
+ * (first says where), the best level's lanes in *lanes. */
+static int every_level(fpemu_gemm_config *cfg, const gemm_call *c, const float *R, float *D, int *lanes, char *first,
+                       size_t len) {
+    int bad = 0;
+    for (int level = 0; level <= 3 && !bad; level++) {
+        fpemu_gemm_stats st;
+        cfg->isa = level < 3 ? level : 0, cfg->nthreads = level == 3 ? 3 : 1;
+        if (call(cfg, c, D, &st)) {
+            snprintf(first, len, "failed at level %d", level);
+            bad = 1;
+            break;
+        }
+        if (level == 0) *lanes = st.lanes;
+        bad = same(D, R, c->M * c->N, first, len);
+        if (bad) snprintf(first + strlen(first), len - strlen(first), " (level %d)", level);
+    }
+    cfg->isa = 0;
+    return bad;
+}
+
 /* A quarter of the unscaled configurations take codes instead
  * (fpemu_gemm_codes): uniform over each format's field, so that every code
  * appears (NaN payloads, infinities, -0, subnormals), one in three with MX
@@ -99,26 +135,15 @@ static int codes_mode(fpemu_gemm_config *cfg, const char *desc, int M, int N, in
     const int scaled = urand() < 0.33 && (cfg->promote == 0 || cfg->promote % 32 == 0), nsb = (K + 31) / 32;
     for (int i = 0; scaled && i < M * nsb; i++) Sa[i] = (uint64_t)(urand() < 0.05 ? 0xFF : 127 - 20 + irand(41));
     for (int i = 0; scaled && i < nsb * N; i++) Sb[i] = (uint64_t)(urand() < 0.05 ? 0xFF : 127 - 20 + irand(41));
-    const fpemu_format *sf = scaled ? e8m0 : NULL;
+    const gemm_call c = {.M = M, .N = N, .K = K, .C = C, .Ac = Ac, .Bc = Bc, .Sa = scaled ? Sa : NULL,
+                         .Sb = scaled ? Sb : NULL, .sf = scaled ? e8m0 : NULL};
     cfg->scalar_only = 1, cfg->nthreads = 1;
-    int rc = fpemu_gemm_codes(cfg, M, N, K, Ac, Bc, C, sf, scaled ? Sa : NULL, scaled ? Sb : NULL, 32, R, NULL);
+    int rc = call(cfg, &c, R, NULL);
     cfg->scalar_only = 0;
-    int bad = 0, lanes = 0;
-    char first[160] = "";
-    for (int level = 0; !rc && level <= 3 && !bad; level++) {
-        fpemu_gemm_stats st;
-        cfg->isa = level < 3 ? level : 0, cfg->nthreads = level == 3 ? 3 : 1;
-        if (fpemu_gemm_codes(cfg, M, N, K, Ac, Bc, C, sf, scaled ? Sa : NULL, scaled ? Sb : NULL, 32, D, &st)) {
-            snprintf(first, sizeof first, "failed at level %d", level);
-            bad = 1;
-            break;
-        }
-        if (level == 0) lanes = st.lanes;
-        bad = same(D, R, M * N, first, sizeof first);
-        if (bad) snprintf(first + strlen(first), sizeof first - strlen(first), " (level %d)", level);
-    }
-    cfg->isa = 0;
     if (rc) return 0; /* (the model refused the scale codes: not this mode) */
+    int lanes = 0;
+    char first[160] = "";
+    const int bad = every_level(cfg, &c, R, D, &lanes, first, sizeof first);
     ok(!bad, "%s, codes%s: == the scalar model on every level (%d lanes)%s%s", desc, scaled ? " with MX scales" : "", lanes,
        bad ? "; " : "", first);
     return 1;
@@ -226,22 +251,10 @@ int main(void) {
             run++;
             continue;
         }
-        int bad = 0;
         char first[160] = "";
-        fpemu_gemm_stats st;
         int lanes = 0;
-        for (int level = 0; level <= 3 && !bad; level++) {
-            cfg.isa = level < 3 ? level : 0; /* the best, then SSE2 and AVX2; the best again on 3 threads */
-            cfg.nthreads = level == 3 ? 3 : 1;
-            if (fpemu_gemm_f32(&cfg, M, N, K, As, lda, ta, Bs, ldb, tb, withc ? C : NULL, N, D, N, &st)) {
-                snprintf(first, sizeof first, "fpemu_gemm_f32 failed at level %d", level);
-                bad = 1;
-                break;
-            }
-            if (level == 0) lanes = st.lanes;
-            bad = same(D, R, M * N, first, sizeof first);
-            if (bad) snprintf(first + strlen(first), sizeof first - strlen(first), " (level %d)", level);
-        }
+        const gemm_call c = {.M = M, .N = N, .K = K, .A = As, .B = Bs, .C = withc ? C : NULL, .lda = lda, .ta = ta, .ldb = ldb, .tb = tb};
+        const int bad = every_level(&cfg, &c, R, D, &lanes, first, sizeof first);
         ok(!bad, "%s: == the scalar model on every level (%d lanes)%s%s", desc, lanes, bad ? "; " : "", first);
         run++;
     }
