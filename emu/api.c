@@ -13,7 +13,6 @@
 #include "fpemu_api.h"
 #include "gemm.h"
 #include "mma.h"
-#include "recipe.h"
 #include "internal.h"
 #include "recipe.h"
 #include "sumtree.h"
