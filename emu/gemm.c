@@ -2217,13 +2217,17 @@ static int kernel_range_ok(const fpemu_gemm_config *cfg, const qops *q) {
  * part (zero_product) needs no bound: it decides emax only in a block
  * whose terms are all zero (c included, or c is at or above thr), which
  * sums to +0 at any emax. */
+/* Does an emax floor lie above c's least exponent (fc's emin: a subnormal
+ * c counts at emin, a zero one not at all), where it may cut a c the f32
+ * kernel would keep? */
+static int floor_above_c(const fpemu_mma_model *m) { return m->has_emax_floor && m->emax_floor > m->fc->emin; }
+
 static int f32_range_ok(const fpemu_mma_model *m, int lo, int hi) {
     if (lo <= m->nfrac - 126 || hi > 120) return 0;
     if (lo - 2 < 2 * m->nfrac - 126) return 0;
     /* a floor at or below every product's and c's exponent never acts
-     * (h100's -133 with f16 or fp8 inputs); c's exponent is at least fc's
-     * emin (a subnormal c counts at emin, a zero one not at all) */
-    if (m->has_emax_floor && (m->emax_floor > lo || m->emax_floor > m->fc->emin)) return 0;
+     * (h100's -133 with f16 or fp8 inputs) */
+    if (floor_above_c(m) || (m->has_emax_floor && m->emax_floor > lo)) return 0;
     return 1;
 }
 
@@ -2306,7 +2310,7 @@ static int f32_data_ok(const qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     if (q->f_bad[0] || q->f_bad[1]) return 0;
     if (q->f_wlo[0] > q->f_whi[0] || q->f_wlo[1] > q->f_whi[1]) /* an operand all zeros: no nonzero product, c alone */
-        return !(m->has_emax_floor && m->emax_floor > m->fc->emin);
+        return !floor_above_c(m);
     return f32_range_ok(m, q->f_wlo[0] + q->f_wlo[1], q->f_whi[0] + q->f_whi[1] + 2);
 }
 
