@@ -308,6 +308,11 @@ static void sweep_found(void) {
     static float A[M * K], B[K * N], C[M * N], Z[K * N];
     for (int i = 0; i < M * K; i++) A[i] = ldexpf(1.0f + (float)(i % 8) / 8, (int)(urand() * 4) - 2) * (i % 3 ? 1 : -1);
     for (int i = 0; i < K * N; i++) B[i] = ldexpf(1.0f + (float)(i % 4) / 4, (int)(urand() * 4) - 2) * (i % 5 ? 1 : -1);
+    /* case 2's operands: row 0 of A all -0 against B > 0, so that the products' zeros are -0 too */
+    static float A0[M * K], Bp[K * N];
+    memcpy(A0, A, sizeof A0);
+    for (int k = 0; k < K; k++) A0[k] = -0.0f;
+    for (int i = 0; i < K * N; i++) Bp[i] = fabsf(B[i]);
     struct { const char *model, *fmt, *key, *val, *what; int c, zero_a_row, zero_b; } cs[] = {
         {"mi300", "f16", "nfrac", "15", "mi300 f16 nfrac 15, c = 2^6 (1 + 2^-20) above the products", 1, 0, 0},
         {"a100", "f16", "emax_floor", "-20", "a100 f16 emax_floor -20, a row of A all -0 against B > 0, c = -2^-60 (the model's +0)", 2, 1, 0},
@@ -319,22 +324,14 @@ static void sweep_found(void) {
         if (fpemu_gemm_config_init(&cfg, cs[ci].model, cs[ci].fmt, cs[ci].fmt, err, sizeof err) ||
             fpemu_mma_model_set(&cfg.model, cs[ci].key, cs[ci].val, err, sizeof err))
             bail("%s", err);
-        float *a = A;
-        static float A0[M * K];
-        memcpy(A0, A, sizeof A0);
-        if (cs[ci].zero_a_row) { /* -0: the products' zeros are -0 too */
-            for (int k = 0; k < K; k++) A0[k] = -0.0f;
-            a = A0;
-        }
         for (int i = 0; i < M * N; i++)
             C[i] = cs[ci].c == 1 ? ldexpf(1.0f + ldexpf(1.0f, -20), 6) * (i % 2 ? -1 : 1)
                    : cs[ci].c == 2 ? (i < N ? -ldexpf(1.0f, -60) : nrand())
                                    : ldexpf(1.5f, -100) * (i % 2 ? -1 : 1);
         int lanes;
         unsigned long long slow;
-        static float Bp[K * N]; /* (case 2: B > 0, so that -0 x b is -0) */
-        for (int i = 0; i < K * N; i++) Bp[i] = fabsf(B[i]);
-        int bad = f32_vs_ref(&cfg, M, N, K, a, cs[ci].zero_b ? Z : cs[ci].zero_a_row ? Bp : B, C, &lanes, &slow, cs[ci].what);
+        int bad = f32_vs_ref(&cfg, M, N, K, cs[ci].zero_a_row ? A0 : A, cs[ci].zero_b ? Z : cs[ci].zero_a_row ? Bp : B, C, &lanes,
+                             &slow, cs[ci].what);
         ok(bad == 0, "%s: == reference on every level (%d lanes)", cs[ci].what, lanes);
     }
 }
