@@ -153,8 +153,7 @@ int main(void) {
     rs = tap_seed(20261127);
     const char *ns = getenv("FPEMU_SWEEP");
     const int nconf = ns && atoi(ns) > 0 ? atoi(ns) : 3000;
-    static const char *const models[] = {"v100", "t4", "a100", "ada", "h100", "b200", "mi250", "mi300", "exact", "fma-seq", "pairwise"};
-    const int nmodels = (int)(sizeof models / sizeof models[0]);
+    const int nmodels = fpemu_mma_preset_count(); /* every preset of the table, as it grows */
     static const char *const fmts[] = {"f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "e4m3fnuz", "e5m2fnuz"};
     static const char *const recipes[] = {"none", "none", "none", "tensor", "rowwise", "blockwise", "mx-rceil", "nvfp4"};
     static const char *const rounds[] = {"rtz", "rne", "rdn", "rup"};
@@ -168,7 +167,7 @@ int main(void) {
         tries++;
         fpemu_gemm_config cfg;
         char desc[400], err[256];
-        const char *model = models[irand(nmodels)], *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
+        const char *model = fpemu_mma_preset_get(irand(nmodels))->name, *fa = fmts[irand(10)], *fb = urand() < 0.7 ? fa : fmts[irand(10)];
         /* now and then a custom format (the references take any): exponent
          * and mantissa widths, bias, infinities, NaNs, subnormals */
         char cust[2][96];
