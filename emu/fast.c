@@ -1166,9 +1166,10 @@ BF16_ADDX(RNE) BF16_ADDX(RNA) BF16_ADDX(RTZ) BF16_ADDX(RUP) BF16_ADDX(RDN) BF16_
 #endif
 
 /* CPUID.1:ECX F16C (29), AVX (28) and OSXSAVE (27), and XCR0 saving the
- * SSE and AVX state (clang's __builtin_cpu_supports has no "f16c") */
+ * SSE and AVX state (clang's __builtin_cpu_supports has no "f16c"):
+ * internal.h */
 #include <cpuid.h>
-static int have_f16c(void) {
+int emu__have_f16c(void) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     if (!(c >> 29 & 1) || !(c >> 28 & 1) || !(c >> 27 & 1)) return 0;
@@ -1181,14 +1182,14 @@ static int have_f16c(void) {
 #ifdef HAVE_FP16_ISA
 static int have_fp16(void) {
     unsigned a, b, c, d;
-    if (!have_f16c() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (!emu__have_f16c() || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
     if (!(b >> 16 & 1) || !(b >> 17 & 1) || !(b >> 30 & 1) || !(b >> 31 & 1) || !(d >> 23 & 1)) return 0;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return (lo & 0xE6) == 0xE6;
 }
 #endif
-#endif /* x86: every use of have_f16c is x86-only too */
+#endif /* x86: every use of emu__have_f16c is x86-only too */
 
 /* ops_f16 and ops_bf16, with the versions of the level in force */
 static emu_fastops ops_f16_best, ops_bf16_best;
@@ -1204,7 +1205,7 @@ int emu__scalar_isa(int level) {
     F32TO_SET(ops_bf16_best, bf16);
     bf16_far_x = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (level >= 1 && have_f16c()) {
+    if (level >= 1 && emu__have_f16c()) {
         ops_f16_best.add[FPEMU_RNE] = add_f16h_RNE, ops_f16_best.mul[FPEMU_RNE] = mul_f16h_RNE;
         ops_f16_best.add[FPEMU_RDN] = add_f16h_RDN, ops_f16_best.mul[FPEMU_RDN] = mul_f16h_RDN;
         ops_f16_best.add[FPEMU_RUP] = add_f16h_RUP, ops_f16_best.mul[FPEMU_RUP] = mul_f16h_RUP;

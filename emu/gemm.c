@@ -1663,7 +1663,7 @@ VPK_TARGET static int vdec16_check(const dtable *t, const fpemu_mma_model *m, in
 int emu__gemm_vdec_check(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512dq") ||
-        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("f16c"))
+        !__builtin_cpu_supports("avx512vl") || !emu__have_f16c())
         return -1;
     int bad = 0;
     for (int kind = 1; kind <= 2; kind++) {

@@ -542,12 +542,12 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
-        const int16_t *bwp = g->bw + (size_t)(j0 / PBF) * K * PBF;
+        const int16_t *bwp = g->bw ? g->bw + (size_t)(j0 / PBF) * K * PBF : NULL; /* no words: the count pass */
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
-            const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *awp = g->aw ? g->aw + (size_t)(i0 / RBF) * K * RBF : NULL;
             float accb[RBF][PBF] __attribute__((aligned(64)));
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
             int16_t wb[RBF][PBF] __attribute__((aligned(64)));
@@ -807,12 +807,12 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
-        const int16_t *bwp = g->bw + (size_t)(j0 / PBF) * K * PBF;
+        const int16_t *bwp = g->bw ? g->bw + (size_t)(j0 / PBF) * K * PBF : NULL; /* no words: the count pass */
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
-            const int32_t *awp = g->aw + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *awp = g->aw ? g->aw + (size_t)(i0 / RBF) * K * RBF : NULL;
             float accb[RBF][PBF] __attribute__((aligned(64)));
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
             int16_t wb[RBF][PBF] __attribute__((aligned(64))), wb2[split ? RBF : 1][PBF] __attribute__((aligned(64)));

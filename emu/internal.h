@@ -278,6 +278,10 @@ static inline uint64_t emu__draw_inline(fpemu_ctx *ctx) {
 /* A message into the caller's buffer (vsnprintf; nothing when err is NULL
  * or errlen 0). Returns -1, so `return emu__errf(...)` fails a call. The
  * library's one message writer (api.c, caststats.c, sumtree.c). */
+#if defined(__x86_64__) || defined(__i386__)
+/* Whether the CPU has F16C and the OS saves the AVX state (fast.c) */
+int emu__have_f16c(void);
+#endif
 int emu__errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Does the format's arithmetic take the double path (every value exactly a
