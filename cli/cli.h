@@ -27,6 +27,9 @@ int cmd_compare(int argc, char **argv);
 int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s written into HTML text or an attribute: < > & " escaped (NULL: nothing). */
 void cli_html_esc(FILE *f, const char *s);
+/* s as a JSON string: in quotes, " and \ escaped, control characters as
+ * \u00XX, other bytes as they are (UTF-8 stays UTF-8). */
+void cli_json_str(FILE *f, const char *s);
 /* True if s is "--help" or "-h". */
 int cli_is_help(const char *s);
 /* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */

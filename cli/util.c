@@ -30,6 +30,16 @@ void cli_html_esc(FILE *f, const char *s) {
     }
 }
 
+void cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 int cli_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
 
 int cli_parse_u64(const char *s, unsigned long long *out) {

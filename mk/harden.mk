@@ -47,6 +47,7 @@ FUZZ_OPTS_fuzz_csv ?= -max_len=2048
 FUZZ_OPTS_fuzz_config ?= -max_len=2048
 FUZZ_OPTS_fuzz_npy ?= -max_len=4096
 FUZZ_OPTS_fuzz_npz ?= -max_len=4096
+FUZZ_OPTS_fuzz_safetensors ?= -max_len=4096
 FUZZ_OPTS_fuzz_diff ?= -max_len=512
 FUZZ_OPTS_fuzz_ctx ?= -max_len=1024
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
