@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_cast.c: `fpemu cast`: cast a tensor (.npy) to a format, with or
- * without a scaling recipe, and say what it did to it (docs/cast.md).
+/* cmd_cast.c: `fpemu cast`: cast a tensor (.npy), or every tensor of a
+ * safetensors checkpoint, to a format, with or without a scaling recipe,
+ * and say what it did to it (docs/cast.md).
  *
  *   fpemu cast --to FMT --in X.npy --out Y.npy [--from FMT] [--round MODE] [--sat]
  *              [--seed S] [--scaling RECIPE] [--axis N] [--codes] [--nan POLICY]
  *              [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]
+ *   fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...
+ *              [the same options but --from and --plot]
  *
  * The cast and its figures are the library's (fpemu_caster in
  * fpemu_api.h, emu/caststats.c, which the Python package calls too; its
@@ -12,6 +15,7 @@
  * uses); this file only reads and writes files, checks the options and
  * draws. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include "cli.h"
 #include "fpemu_api.h"
 #include "npy.h"
+#include "safetensors.h"
 
 #define SUB "cast"
 #define MAXDIM 16
@@ -31,6 +36,9 @@ static void usage(FILE *out) {
             "usage: fpemu cast --to FMT --in X.npy --out Y.npy [--from FMT] [--round MODE] [--sat] [--seed S]\n"
             "                  [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
             "                  [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]\n"
+            "       fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...\n"
+            "                  [--round MODE] [--sat] [--seed S] [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
+            "                  [--stats FILE|-] [--stats-json FILE|-]\n"
             "\n"
             "Cast every element of X to FMT (fpemu formats) and write Y of X's shape: the values\n"
             "('<f4', or '<f8' for an '<f8' input), or with --codes the raw codes ('|u1', '<u2', '<u4',\n"
@@ -38,6 +46,14 @@ static void usage(FILE *out) {
             "X: '<f8', '<f4', '<f2', or ml_dtypes arrays as np.save writes them: bfloat16 ('<V2'),\n"
             "float8_e5m2 ('<f1'), and the other one-byte types ('<V1', '|V1'), which need --from NAME\n"
             "(e4m3, e4m3fnuz, e5m2fnuz, e3m4, e8m0, e2m1, ...: the file does not say which); C order.\n"
+            "A safetensors file (a checkpoint): every floating-point tensor is cast, each on its own (its own\n"
+            "scales under a recipe), into a safetensors file of the same names and shapes, in the same order:\n"
+            "values F32 (F64 for F64), or with --codes the format's own dtype (F8_E4M3, F8_E5M2, F8_E8M0, F4,\n"
+            "F16, BF16, ...; U8..U64 where it has none). Other tensors (integers, BOOL, C64) are copied as they\n"
+            "are; the figures are per tensor and in total.\n"
+            "  --only GLOB    cast only the tensors whose names match (fnmatch; repeatable: any of them;\n"
+            "                 each must match some tensor)\n"
+            "  --skip GLOB    copy the tensors whose names match unchanged (repeatable)\n"
             "  --round MODE   rne (default), rna, rtz, rup, rdn, rto, sr (--seed S for sr's stream)\n"
             "  --sat          overflow saturates to max finite (without --scaling; the recipes saturate)\n"
             "  --scaling R    none (default), tensor (TE current), tensor-torchao, rowwise (torchao,\n"
@@ -81,7 +97,7 @@ static int read_npy(const char *path, tensor *t) {
     FILE *f = fopen(path, "rb");
     if (!f) return rd_fail(path, "cannot open: %s", strerror(errno));
     unsigned char pre[12];
-    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6)) { fclose(f); return rd_fail(path, "not a .npy file (bad magic)"); }
+    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6)) { fclose(f); return rd_fail(path, "neither a .npy file (bad magic) nor a safetensors file"); }
     size_t hl;
     if (pre[6] == 1) {
         if (fread(pre + 8, 1, 2, f) != 2) { fclose(f); return rd_fail(path, "truncated header"); }
@@ -284,14 +300,248 @@ static int write_figures(fpemu_caster *c, int json, const char *opt, const char 
     return rc;
 }
 
+/* ---- safetensors: every tensor of a checkpoint ----------------------------- */
+
+typedef struct {
+    const char *in, *out, *argline;
+    const char *const *only, *const *skip;
+    int nonly, nskip;
+    int codes_out, figures, axis_given;
+    long axis;
+    const char *stats_path, *json_path;
+} st_job;
+
+static int name_in(const char *name, const char *const *globs, int n) {
+    for (int i = 0; i < n; i++)
+        if (!fnmatch(globs[i], name, 0)) return 1;
+    return 0;
+}
+
+/* Why tensor t is copied unchanged (NULL: it is cast), or a refusal in *bad. */
+static const char *kept_why(const st_job *J, const st_tensor *t, int *bad) {
+    *bad = 0;
+    const st_dtype_info *di = st_dtype_get(t->dtype);
+    if (!di->format) return "not a floating-point dtype";
+    if ((J->nonly && !name_in(t->name, J->only, J->nonly)) || name_in(t->name, J->skip, J->nskip)) return "not selected";
+    if (!st_cast_ok(t->dtype)) *bad = 1;
+    return NULL;
+}
+
+/* The dtype a cast tensor is written in. */
+static st_dtype out_dtype(const st_job *J, const st_tensor *t, const fpemu_format *f) {
+    if (!J->codes_out) return t->dtype == ST_F64 ? ST_F64 : ST_F32;
+    int d = st_dtype_of_format(f->name);
+    if (d >= 0 && st_cast_ok((st_dtype)d) && (d != ST_F4 || (t->ndim && t->shape[t->ndim - 1] % 2 == 0))) return (st_dtype)d;
+    return f->container == 8 ? ST_U8 : f->container == 16 ? ST_U16 : f->container == 32 ? ST_U32 : ST_U64;
+}
+
+static void json_shape(FILE *m, const st_tensor *t) {
+    fputc('[', m);
+    for (int k = 0; k < t->ndim; k++) fprintf(m, "%s%llu", k ? ", " : "", (unsigned long long)t->shape[k]);
+    fputc(']', m);
+}
+
+static int cast_safetensors(fpemu_caster *c, const st_job *J) {
+    char err[1024];
+    size_t ol = strlen(J->out);
+    if (ol < 12 || strcmp(J->out + ol - 12, ".safetensors"))
+        return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
+    st_file S;
+    if (st_open(J->in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
+    char fname[64], recipe[32];
+    fpemu_caster_get(c, "format", fname, sizeof fname);
+    fpemu_caster_get(c, "scaling", recipe, sizeof recipe);
+    const fpemu_format *f = fpemu_format_get(fname, NULL, 0);
+    int rc = 2, ncast = 0;
+    st_out *O = calloc((size_t)S.count + 1, sizeof *O);
+    char **mk = calloc((size_t)S.nmeta + 2, sizeof *mk), **mv = calloc((size_t)S.nmeta + 2, sizeof *mv);
+    char *rows = NULL, *js = NULL;
+    size_t rows_n = 0, js_n = 0;
+    FILE *R = open_memstream(&rows, &rows_n), *JS = open_memstream(&js, &js_n);
+    unsigned char *ib = NULL, *ob = NULL, *cb = NULL;
+    cli_atomic at;
+    int at_open = 0, ok = 0;
+    if (!O || !mk || !mv || !R || !JS) { cli_error(SUB, "out of memory"); goto done; }
+    /* which tensors are cast, and what each becomes */
+    int namew = 6;
+    for (int i = 0; i < S.count; i++) {
+        const st_tensor *t = &S.t[i];
+        int bad;
+        const char *why = kept_why(J, t, &bad);
+        if (bad) {
+            cli_error(SUB, "%s: tensor '%s': %s elements are packed in an order no framework defines, so they are not read: "
+                      "leave it out (--skip '%s')", J->in, t->name, st_dtype_get(t->dtype)->name, t->name);
+            goto done;
+        }
+        if (!why && t->n > (1ULL << 31) - 1) {
+            cli_error(SUB, "%s: tensor '%s': %llu elements, at most 2^31 - 1 are cast (--skip it)", J->in, t->name,
+                      (unsigned long long)t->n);
+            goto done;
+        }
+        int nd = t->ndim ? t->ndim : 1;
+        if (!why && J->axis_given && (J->axis < -nd || J->axis >= nd)) {
+            cli_error(SUB, "--axis %ld: tensor '%s' of %s is %d-d: the axis must lie in [%d, %d] (--skip it, or cast it apart)",
+                      J->axis, t->name, J->in, nd, -nd, nd - 1);
+            goto done;
+        }
+        O[i] = (st_out){t->name, why ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
+        ncast += !why;
+        if ((int)strlen(t->name) > namew) namew = (int)strlen(t->name);
+    }
+    if (namew > 60) namew = 60;
+    for (int g = 0; g < J->nonly; g++) { /* a typo in --only would cast nothing and say nothing */
+        int hit = 0;
+        for (int i = 0; i < S.count && !hit; i++) hit = !fnmatch(J->only[g], S.t[i].name, 0);
+        if (!hit) { cli_error(SUB, "--only '%s': no tensor of %s has a name that matches", J->only[g], J->in); goto done; }
+    }
+    /* the metadata: the input's, and how this file was made */
+    int nm = 0;
+    for (int i = 0; i < S.nmeta; i++)
+        if (strcmp(S.meta_key[i], "fpemu_cast")) mk[nm] = S.meta_key[i], mv[nm++] = S.meta_val[i];
+    mk[nm] = "fpemu_cast", mv[nm++] = (char *)J->argline;
+    if (cli_atomic_open(&at, J->out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", J->out, strerror(errno)); goto done; }
+    at_open = 1;
+    if (st_write_header(at.f, O, S.count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", J->out, err); goto done; }
+    /* the figures: totals over the cast tensors, a row and a JSON object each */
+    static const char *const tot_keys[] = {"n", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
+    double tot[6] = {0};
+    double worst = INFINITY;
+    const char *worst_name = NULL;
+    fprintf(R, "%-*s %-11s %-16s %12s %-14s %-11s %-11s %-11s %-11s %-12s %-9s %s\n", namew, "tensor", "dtype", "shape", "n",
+            "amax", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in", "sqnr_db", "max_rel_err");
+    fprintf(JS, "{\"format\": \"%s\", \"scaling\": \"%s\", \"tensors\": [", fname, recipe);
+    for (int i = 0; i < S.count; i++) {
+        const st_tensor *t = &S.t[i];
+        const st_dtype_info *di = st_dtype_get(t->dtype);
+        uint64_t nb = t->end - t->begin;
+        free(ib);
+        if (!(ib = malloc(nb + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory (%llu bytes)", J->in, t->name, (unsigned long long)nb); goto done; }
+        if (st_read_tensor(&S, i, ib, err, sizeof err)) { cli_error(SUB, "%s", err); goto done; }
+        char shp[200];
+        int sp = snprintf(shp, sizeof shp, "%s", t->ndim ? "" : "()");
+        for (int k = 0; k < t->ndim && sp < (int)sizeof shp; k++)
+            sp += snprintf(shp + sp, sizeof shp - (size_t)sp, "%s%llu", k ? "x" : "", (unsigned long long)t->shape[k]);
+        fprintf(JS, "%s\n  {\"name\": ", i ? "," : "");
+        cli_json_str(JS, t->name);
+        fprintf(JS, ", \"dtype\": \"%s\", \"shape\": ", di->name);
+        json_shape(JS, t);
+        fprintf(JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[i].dtype)->name);
+        int bad;
+        const char *why = kept_why(J, t, &bad);
+        if (why) { /* copied as it is */
+            if (nb && fwrite(ib, 1, nb, at.f) != nb) { cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
+            fprintf(R, "%-*s %-11s %-16s %12llu kept: %s\n", namew, t->name, di->name, shp, (unsigned long long)t->n, why);
+            fprintf(JS, "\"cast\": false, \"why\": \"%s\"}", why);
+            continue;
+        }
+        /* the caster's input: values (F32, F64) or codes in their container */
+        const fpemu_format *inf = fpemu_format_get(di->format, NULL, 0);
+        int in_type = t->dtype == ST_F64 ? FPEMU_API_F64 : t->dtype == ST_F32 ? FPEMU_API_F32 : FPEMU_API_CODES;
+        const void *x = ib;
+        if (t->dtype == ST_F4) { /* two codes a byte, element 2i low */
+            free(cb);
+            if (!(cb = malloc(t->n + 1))) { cli_error(SUB, "out of memory"); goto done; }
+            for (uint64_t k = 0; k < t->n; k++) cb[k] = (ib[k / 2] >> (k % 2 ? 4 : 0)) & 0xF;
+            x = cb;
+        }
+        size_t shape[ST_MAXDIM] = {1};
+        int nd = t->ndim ? t->ndim : 1;
+        for (int k = 0; k < t->ndim; k++) shape[k] = (size_t)t->shape[k];
+        st_dtype od = O[i].dtype;
+        size_t osz = J->codes_out ? (size_t)f->container / 8 : od == ST_F64 ? 8 : 4;
+        free(ob);
+        if (!(ob = malloc(t->n * osz + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory", J->in, t->name); goto done; }
+        if (t->n == 0) { /* nothing to cast, nothing to count */
+            fprintf(R, "%-*s %-11s %-16s %12llu (empty)\n", namew, t->name, di->name, shp, 0ULL);
+            fprintf(JS, "\"cast\": true, \"figures\": null}");
+            continue;
+        }
+        if (fpemu_caster_run(c, in_type, inf->name, x, nd, shape, J->codes_out ? NULL : ob, J->codes_out ? ob : NULL, NULL)) {
+            cli_error(SUB, "%s: tensor '%s': %s", J->in, t->name, fpemu_caster_error(c));
+            goto done;
+        }
+        uint64_t wn = t->n * osz;
+        if (od == ST_F4) { /* pack the codes back, two a byte */
+            for (uint64_t k = 0; k < t->n; k += 2) ob[k / 2] = (unsigned char)((ob[k] & 0xF) | (ob[k + 1] & 0xF) << 4);
+            wn = t->n / 2;
+        }
+        if (fwrite(ob, 1, wn, at.f) != wn) { cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
+        double v[6], amax = NAN, sq = NAN, mr = NAN;
+        for (int k = 0; k < 6; k++) {
+            fpemu_caster_stat(c, tot_keys[k], &v[k]);
+            tot[k] += v[k];
+        }
+        fpemu_caster_stat(c, "amax", &amax);
+        int have_sq = J->figures && fpemu_caster_stat(c, "sqnr_db", &sq) >= 0 && !isnan(sq);
+        if (J->figures) fpemu_caster_stat(c, "max_rel_err", &mr);
+        if (have_sq && (sq < worst || !worst_name)) worst = sq, worst_name = t->name;
+        char cnt[4][40];
+        for (int k = 0; k < 4; k++) snprintf(cnt[k], sizeof cnt[k], "%.0f", v[k + 1]);
+        char nf[40];
+        snprintf(nf, sizeof nf, "%.0f", v[5]);
+        fprintf(R, "%-*s %-11s %-16s %12llu %-14.9g %-11s %-11s %-11s %-11s %-12s %-9.6g %.9g\n", namew, t->name, di->name, shp,
+                (unsigned long long)t->n, amax, cnt[0], cnt[1], cnt[2], cnt[3], nf, sq, mr);
+        int len = fpemu_caster_stats_json(c, NULL, 0);
+        char *fj = len > 0 ? malloc((size_t)len + 1) : NULL;
+        if (!fj) { cli_error(SUB, "out of memory"); goto done; }
+        fpemu_caster_stats_json(c, fj, (size_t)len + 1);
+        if (len && fj[len - 1] == '\n') fj[len - 1] = 0;
+        fprintf(JS, "\"cast\": true, \"figures\": %s}", fj);
+        free(fj);
+    }
+    ok = 1;
+    if (cli_atomic_close(&at, ok)) { at_open = 0; cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
+    at_open = 0;
+    /* the figures, now that the file is whole */
+    fprintf(JS, "\n], \"total\": {\"cast\": %d, \"kept\": %d", ncast, S.count - ncast);
+    for (int k = 0; k < 6; k++) fprintf(JS, ", \"%s\": %.0f", tot_keys[k], tot[k]);
+    fprintf(JS, ", \"worst_sqnr_db\": ");
+    if (worst_name && isfinite(worst)) fprintf(JS, "%.9g", worst);
+    else fprintf(JS, "null");
+    fprintf(JS, ", \"worst_sqnr_tensor\": ");
+    if (worst_name && isfinite(worst)) cli_json_str(JS, worst_name);
+    else fprintf(JS, "null");
+    fprintf(JS, "}}\n");
+    if (fclose(R) | fclose(JS)) { R = JS = NULL; cli_error(SUB, "out of memory"); goto done; }
+    R = JS = NULL;
+    if (J->stats_path) {
+        char *text = NULL;
+        size_t tn = 0;
+        FILE *T = open_memstream(&text, &tn);
+        if (!T) { cli_error(SUB, "out of memory"); goto done; }
+        fprintf(T, "format        %s\nscaling       %s\ntensors       %d cast, %d kept\nn             %.0f\n", fname, recipe, ncast,
+                S.count - ncast, tot[0]);
+        for (int k = 1; k < 6; k++)
+            fprintf(T, "%-13s %.0f (%.6g%%)\n", tot_keys[k], tot[k], tot[0] ? 100 * tot[k] / tot[0] : 0.0);
+        if (worst_name && isfinite(worst)) fprintf(T, "worst_sqnr_db %.6g (%s)\n", worst, worst_name);
+        else if (J->figures && ncast) fprintf(T, "worst_sqnr_db inf (every cast tensor exact)\n");
+        fprintf(T, "\n%s", rows);
+        int e = fclose(T);
+        int w = e ? cli_error(SUB, "out of memory") : write_text("--stats", J->stats_path, text);
+        free(text);
+        if (w) goto done;
+    }
+    if (J->json_path && write_text("--stats-json", J->json_path, js)) goto done;
+    rc = 0;
+done:
+    if (at_open) cli_atomic_close(&at, 0);
+    if (R) fclose(R);
+    if (JS) fclose(JS);
+    free(rows), free(js), free(ib), free(ob), free(cb), free(O), free(mk), free(mv);
+    st_free(&S);
+    return rc;
+}
+
 int cmd_cast(int argc, char **argv) {
     const char *to = NULL, *in = NULL, *out = NULL, *from = NULL, *round = "rne", *recipe = "none", *nanp = "canonical";
     const char *stats_path = NULL, *json_path = NULL, *plot_path = NULL, *axis_s = NULL, *seed_s = NULL;
-    int sat = 0, codes_out = 0;
+    int sat = 0, codes_out = 0, nonly = 0, nskip = 0;
+    const char **only = calloc((size_t)argc + 1, sizeof *only), **skip = calloc((size_t)argc + 1, sizeof *skip);
+    if (!only || !skip) { free(only), free(skip); return cli_error(SUB, "out of memory"); }
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         const char **dst = NULL;
-        if (cli_is_help(s)) { usage(stdout); return cli_stdout_done(SUB, 0); }
+        if (cli_is_help(s)) { free(only), free(skip); usage(stdout); return cli_stdout_done(SUB, 0); }
         if (!strcmp(s, "--to")) dst = &to;
         else if (!strcmp(s, "--in")) dst = &in;
         else if (!strcmp(s, "--out")) dst = &out;
@@ -304,27 +554,32 @@ int cmd_cast(int argc, char **argv) {
         else if (!strcmp(s, "--stats")) dst = &stats_path;
         else if (!strcmp(s, "--stats-json")) dst = &json_path;
         else if (!strcmp(s, "--plot")) dst = &plot_path;
+        else if (!strcmp(s, "--only")) dst = &only[nonly++];
+        else if (!strcmp(s, "--skip")) dst = &skip[nskip++];
         if (dst) {
-            if (i + 1 >= argc) return cli_error(SUB, "%s needs a value", s);
+            if (i + 1 >= argc) { free(only), free(skip); return cli_error(SUB, "%s needs a value", s); }
             *dst = argv[++i];
         } else if (!strcmp(s, "--sat")) sat = 1;
         else if (!strcmp(s, "--codes")) codes_out = 1;
-        else return cli_error(SUB, "unknown option '%s' (see fpemu cast --help)", s);
+        else { free(only), free(skip); return cli_error(SUB, "unknown option '%s' (see fpemu cast --help)", s); }
     }
-    if (plot_path && strchr(plot_path, '\''))
-        return cli_error(SUB, "--plot %s: a path with a single quote is not supported (gnuplot's quoting)", plot_path);
-    if (!to) return cli_error(SUB, "--to FMT is required");
-    if (!in) return cli_error(SUB, "--in X.npy is required");
-    if (!out) return cli_error(SUB, "--out Y.npy is required");
-    /* the cast and its figures are the library's (fpemu_caster, fpemu_api.h) */
-    char err[512];
-    fpemu_caster *c = fpemu_caster_new(to, err, sizeof err);
-    if (!c) return cli_error(SUB, "--to %s: %s", to, err);
     int rc = 2;
+    fpemu_caster *c = NULL;
+    char *argline = NULL;
     tensor X;
     memset(&X, 0, sizeof X);
     void *vals = NULL, *obuf = NULL;
     double *xd = NULL, *xs = NULL;
+    if (plot_path && strchr(plot_path, '\'')) {
+        cli_error(SUB, "--plot %s: a path with a single quote is not supported (gnuplot's quoting)", plot_path);
+        goto done;
+    }
+    if (!to) { cli_error(SUB, "--to FMT is required"); goto done; }
+    if (!in) { cli_error(SUB, "--in X.npy (or W.safetensors) is required"); goto done; }
+    if (!out) { cli_error(SUB, "--out Y.npy (or Y.safetensors) is required"); goto done; }
+    /* the cast and its figures are the library's (fpemu_caster, fpemu_api.h) */
+    char err[512];
+    if (!(c = fpemu_caster_new(to, err, sizeof err))) { cli_error(SUB, "--to %s: %s", to, err); goto done; }
     if (fpemu_caster_set(c, "round", round)) { cli_error(SUB, "--round %s: %s", round, fpemu_caster_error(c)); goto done; }
     if (fpemu_caster_set(c, "nan", nanp)) { cli_error(SUB, "--nan %s: %s", nanp, fpemu_caster_error(c)); goto done; }
     unsigned long long seed = 0;
@@ -345,6 +600,35 @@ int cmd_cast(int argc, char **argv) {
     if (!strcmp(kind, "nvfp4") && strcmp(fname, "e2m1")) { cli_error(SUB, "--scaling nvfp4 needs --to e2m1 (got %s)", fname); goto done; }
     const fpemu_format *f = fpemu_format_get(to, NULL, 0);
 
+    /* a safetensors file: every tensor of it (cast_safetensors) */
+    unsigned char head[64];
+    size_t hn = 0;
+    FILE *hf = fopen(in, "rb");
+    if (hf) hn = fread(head, 1, sizeof head, hf), fclose(hf);
+    if (st_sniff(head, hn)) {
+        if (from) { cli_error(SUB, "--from is for .npy inputs; %s is a safetensors file, whose dtypes say what they hold", in); goto done; }
+        if (plot_path) { cli_error(SUB, "--plot draws one tensor: cast a tensor of %s saved as .npy to see it", in); goto done; }
+        st_job J = {in, out, NULL, only, skip, nonly, nskip, codes_out, stats_path || json_path, axis_s != NULL, -1, stats_path, json_path};
+        if (axis_s) {
+            char *e;
+            errno = 0;
+            J.axis = strtol(axis_s, &e, 10);
+            if (e == axis_s || *e || errno) { cli_error(SUB, "--axis needs an integer"); goto done; }
+            snprintf(num, sizeof num, "%ld", J.axis);
+            if (fpemu_caster_set(c, "axis", num)) { cli_error(SUB, "--axis %s: %s", axis_s, fpemu_caster_error(c)); goto done; }
+        }
+        if (!stats_path && !json_path) fpemu_caster_set(c, "stats", "counts");
+        /* how the file was made, for its metadata */
+        size_t al = 16;
+        for (int i = 0; i < argc; i++) al += strlen(argv[i]) + 1;
+        if (!(argline = malloc(al))) { cli_error(SUB, "out of memory"); goto done; }
+        strcpy(argline, "fpemu");
+        for (int i = 0; i < argc; i++) strcat(strcat(argline, " "), argv[i]);
+        J.argline = argline;
+        rc = cast_safetensors(c, &J);
+        goto done;
+    }
+    if (nonly || nskip) { cli_error(SUB, "--only and --skip choose tensors of a safetensors file; %s is not one", in); goto done; }
     if (read_npy(in, &X)) goto done;
     const fpemu_format *ff = NULL;
     const char *name = NULL;
@@ -411,6 +695,6 @@ int cmd_cast(int argc, char **argv) {
     rc = 0;
 done:
     fpemu_caster_free(c);
-    free(X.data), free(vals), free(obuf), free(xd), free(xs);
+    free(X.data), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip);
     return rc;
 }

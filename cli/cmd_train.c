@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "npz.h"
+#include "safetensors.h"
 #include "train.h"
 
 #define SUB "train"
@@ -90,8 +91,9 @@ static void usage(FILE *out) {
             "at a time (a lock file .DIR.lock beside it).\n"
             "A config file holds `key = value` lines (the keys below, and model, policy, steps,\n"
             "seed), each key at most once; `#` starts a comment. --set overrides the config file.\n"
-            "--init PATH starts from a PyTorch state_dict: an .npz or a folder of KEY.npy files, every\n"
-            "parameter of the model's PyTorch twin (python/fpemu/twins.py), f32 (f64, f16 read too).\n"
+            "--init PATH starts from a PyTorch state_dict: an .npz, a safetensors file or a folder of\n"
+            "KEY.npy files, every parameter of the model's PyTorch twin (python/fpemu/twins.py), f32\n"
+            "(f64, f16 and a safetensors file's bf16 read too).\n"
             "--order FILE.npy: int32/int64 indices into the digits training rows 0..1499, batch_size\n"
             "per step, at least steps x batch_size of them (mlp-digits, deep-mlp). docs/replay.md.\n\nmodels:");
     for (int i = 0; trn_model_names[i]; i++) fprintf(out, " %s", trn_model_names[i]);
@@ -833,10 +835,53 @@ static int init_array(trn_run *run, const char *path, const char *key, const cha
     return rc;
 }
 
-/* --init PATH: an .npz, or a folder of KEY.npy files (other files in it are
- * not read); every key of the model's twin, each once. The source's CRC-32:
- * the .npz file's bytes, or the folder's KEY.npy files' bytes in the twin's
- * key order. 0, or 2 after a message. */
+/* --init PATH as a safetensors file: its bytes b (n of them). Every tensor
+ * F32 (its bits as they are), F64 (to the engine as f64), F16 or BF16
+ * (exact); keys and shapes as in an .npz. 0, or 2 after a message. */
+static int init_safetensors(trn_run *run, const char *path, const unsigned char *b, size_t n) {
+    char err[1024];
+    st_file S;
+    if (st_parse(b, n, n, path, &S, err, sizeof err)) return cli_error(SUB, "--init %s", err);
+    int rc = 0;
+    for (int i = 0; i < S.count && !rc; i++) {
+        const st_tensor *t = &S.t[i];
+        const unsigned char *d = b + 8 + S.header_len + t->begin;
+        if (t->dtype != ST_F32 && t->dtype != ST_F64 && t->dtype != ST_F16 && t->dtype != ST_BF16) {
+            rc = cli_error(SUB, "--init %s: %s: dtype %s, expected F32 (F64, F16 and BF16 are read too)", path, t->name,
+                           st_dtype_get(t->dtype)->name);
+            break;
+        }
+        long shape[ST_MAXDIM] = {0};
+        for (int k = 0; k < t->ndim; k++) shape[k] = (long)t->shape[k]; /* checked against the key's (trn_set_param) */
+        if (t->dtype == ST_F64) {
+            double *v = malloc(t->n * sizeof *v + 1);
+            if (!v) { rc = cli_error(SUB, "--init %s: out of memory", path); break; }
+            memcpy(v, d, t->n * sizeof *v); /* little-endian host (Makefile checks) */
+            if (trn_set_param_f64(run, t->name, v, shape, t->ndim, err, sizeof err)) rc = cli_error(SUB, "--init %s: %s", path, err);
+            free(v);
+            continue;
+        }
+        float *v = malloc(t->n * sizeof *v + 1);
+        if (!v) { rc = cli_error(SUB, "--init %s: out of memory", path); break; }
+        const fpemu_format *h = fpemu_format_get(t->dtype == ST_F16 ? "f16" : "bf16", NULL, 0);
+        for (uint64_t k = 0; k < t->n; k++) {
+            if (t->dtype == ST_F32) { memcpy(&v[k], d + 4 * k, 4); continue; } /* the bits as they are */
+            uint16_t c;
+            memcpy(&c, d + 2 * k, 2);
+            v[k] = (float)fpemu_to_double(h, c);
+        }
+        if (trn_set_param(run, t->name, v, shape, t->ndim, err, sizeof err)) rc = cli_error(SUB, "--init %s: %s", path, err);
+        free(v);
+    }
+    st_free(&S);
+    return rc;
+}
+
+/* --init PATH: an .npz, a safetensors file, or a folder of KEY.npy files
+ * (other files in it are not read); every key of the model's twin, each
+ * once. The source's CRC-32: the .npz or safetensors file's bytes, or the
+ * folder's KEY.npy files' bytes in the twin's key order. 0, or 2 after a
+ * message. */
 static int load_init(trn_run *run, const char *path) {
     char err[1024];
     struct stat st;
@@ -878,6 +923,18 @@ static int load_init(trn_run *run, const char *path) {
             free(b);
             if (rc) return rc;
         }
+    } else if (npz_is_zip(path) != 1) { /* a safetensors file: the CRC-32 of its bytes */
+        unsigned char *b;
+        size_t n;
+        if (slurp_file("--init", path, NPZ_FILE_MAX, &b, &n)) return 2;
+        if (!st_sniff(b, n)) {
+            free(b);
+            return cli_error(SUB, "--init %s: neither an .npz (a zip archive), a safetensors file nor a folder of .npy files", path);
+        }
+        crc = trn_crc32(b, n);
+        int rc = init_safetensors(run, path, b, n);
+        free(b);
+        if (rc) return rc;
     } else {
         npz_file z;
         if (npz_read(path, &z, err, sizeof err)) return cli_error(SUB, "--init %s", err);

@@ -17,7 +17,7 @@ static const command commands[] = {
     {"mma", cmd_mma, "tensor-core dot products: lines `C A0 B0 A1 B1 ...` in, D appended"},
     {"probe", cmd_probe, "infer a tensor-core model's parameters with the black-box probe"},
     {"gemm", cmd_gemm, "D = A x B (+ C) from .npy files under an MMA model and scaling recipe"},
-    {"cast", cmd_cast, "cast a tensor (.npy) to a format, with a scaling recipe; error figures, histogram"},
+    {"cast", cmd_cast, "cast a tensor (.npy) or a checkpoint (safetensors) to a format, with a scaling recipe; error figures"},
     {"errk", cmd_errk, "tensor-core accumulation error against K (CSV for the errk report section)"},
     {"compare", cmd_compare, "a run against a trace of a real PyTorch run, step by step (exit 1 on a difference)"},
     /* more subcommands register here */

@@ -194,7 +194,7 @@ bad "truncated .npz" "truncated or corrupt zip archive" "${DEEP[@]}" --steps 2 -
 cp $D/init-deep-mlp.npz "$TMP/bad/corrupt.npz" && chmod u+w "$TMP/bad/corrupt.npz"
 printf 'XXXXXXXX' | dd of="$TMP/bad/corrupt.npz" bs=1 seek=3000 conv=notrunc 2>/dev/null
 bad "corrupt .npz member: named" "member '0.weight.npy'" "${DEEP[@]}" --steps 2 --init "$TMP/bad/corrupt.npz"
-bad "not an .npz" "not a zip archive" "${MLP[@]}" --steps 2 --init $D/mlp-digits-32-true.csv
+bad "neither an .npz nor a safetensors file" "neither an .npz (a zip archive), a safetensors file nor a folder" "${MLP[@]}" --steps 2 --init $D/mlp-digits-32-true.csv
 bad "--init of a path that is not there" "cannot open" "${MLP[@]}" --steps 2 --init "$TMP/nothere"
 if [ -n "$PY" ]; then
     "$PY" - "$TMP/bad" $D/init-mlp-digits <<'EOF'

@@ -1,0 +1,329 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# t_safetensors.sh: safetensors files (cli/safetensors.c, docs/cast.md):
+# `fpemu cast` of a whole checkpoint and `fpemu train --init` from one.
+# The files are written and read back by the format's reference
+# implementation (the `safetensors` package, Hugging Face's Rust core, in
+# $FPEMU_PYTHON: make deps-py), never by fpemu's own writer alone:
+# - every tensor of a checkpoint (F64, F32, F16, BF16, F8_E4M3, F8_E5M2,
+#   F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F4, a scalar, an empty tensor)
+#   cast under each option set gives the bytes and the figures that
+#   `fpemu cast` gives for the same tensor saved alone as .npy; integer and
+#   BOOL tensors come back byte for byte; names, order, shapes, dtypes and
+#   the metadata are kept;
+# - values and codes against ml_dtypes (rne), F4's nibble order against
+#   PyTorch's float4_e2m1fn_x2 packing (element 2i in the low nibble);
+# - --only / --skip, the totals of --stats against the per-tensor figures;
+# - bad files and options: exit 2, a message naming the file (and the
+#   tensor), no output left behind;
+# - `fpemu train --init W.safetensors` gives the run that the same state as
+#   an .npz gives.
+# Prints TAP.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=${FPEMU_ROOT:-$(dirname "$HERE")}
+BIN=${FPEMU_BIN:-$ROOT/bin/fpemu}
+PY=${FPEMU_PYTHON:-$ROOT/build/venv/bin/python}
+if [ ! -x "$BIN" ]; then echo "1..1"; echo "not ok 1 - $BIN is not built (make bin/fpemu)"; exit 1; fi
+if ! "$PY" -c 'import numpy, ml_dtypes, safetensors' 2>/dev/null; then
+    echo "1..1"; echo "not ok 1 - $PY lacks numpy/ml_dtypes/safetensors (make deps-py; make test sets FPEMU_PYTHON)"; exit 1
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/t_safetensors.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+. "$HERE/lib/tap.sh"
+
+# A module of helpers for the checks below: st_write(path, {name: array},
+# metadata) through the reference writer (F4 from ml_dtypes float4_e2m1fn
+# arrays, packed as PyTorch packs float4_e2m1fn_x2), st_read(path) through
+# the reference reader, raw(path, header_dict, data) for hand-made files.
+cat > "$TMP/sth.py" <<'PY'
+import json, struct
+import numpy as np, ml_dtypes as md
+from safetensors import serialize, deserialize, TensorSpec
+NAMES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.float16): "float16",
+         np.dtype(md.bfloat16): "bfloat16", np.dtype(md.float8_e4m3fn): "float8_e4m3fn",
+         np.dtype(md.float8_e5m2): "float8_e5m2", np.dtype(md.float8_e4m3fnuz): "float8_e4m3fnuz",
+         np.dtype(md.float8_e5m2fnuz): "float8_e5m2fnuz", np.dtype(md.float8_e8m0fnu): "float8_e8m0fnu",
+         np.dtype(np.int64): "int64", np.dtype(np.int32): "int32", np.dtype(np.bool_): "bool", np.dtype(np.uint8): "uint8"}
+def pack4(a):
+    c = a.view(np.uint8).reshape(-1) & 0xF
+    return (c[0::2] | (c[1::2] << 4)).astype(np.uint8)
+def unpack4(b):
+    c = np.frombuffer(b, np.uint8)
+    return np.stack([c & 0xF, c >> 4], -1).reshape(-1).astype(np.uint8)
+def st_write(path, arrs, meta=None):
+    keep, specs = [], {}
+    for k, a in arrs.items():
+        if a.dtype == md.float4_e2m1fn:
+            p = pack4(a); keep.append(p)
+            specs[k] = TensorSpec(dtype="float4_e2m1fn_x2", shape=list(a.shape[:-1]) + [a.shape[-1] // 2],
+                                  data_ptr=p.ctypes.data, data_len=p.nbytes)
+        else:
+            a = np.ascontiguousarray(a); keep.append(a)
+            specs[k] = TensorSpec(dtype=NAMES[a.dtype], shape=list(a.shape), data_ptr=a.ctypes.data, data_len=a.nbytes)
+    open(path, "wb").write(serialize(specs, meta))
+def st_read(path):
+    return dict(deserialize(open(path, "rb").read()))
+def st_meta(path):
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(b[8:8 + n]), n
+def raw(path, header, data, pad=True):
+    h = json.dumps(header, separators=(",", ":")).encode()
+    if pad: h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+PY
+
+# check NAME PYTHON...: run the python in $TMP (sth imported), pass if it prints OK
+check() {
+    local name=$1; shift
+    local out
+    out=$(cd "$TMP" && PYTHONPATH="$TMP" "$PY" -c "import numpy as np, ml_dtypes as md, json, sys, subprocess; from sth import *; BIN='$BIN'
+$*" 2>&1)
+    if [ "$out" = OK ]; then pass "$name"; else fail "$name" "$out"; fi
+}
+
+# ---- the checkpoint ----
+(cd "$TMP" && PYTHONPATH="$TMP" "$PY" - <<'PY'
+import numpy as np, ml_dtypes as md
+from sth import st_write
+rng = np.random.default_rng(7)
+w = (rng.standard_normal((16, 64)) * 2.0 ** rng.integers(-12, 6, (16, 1))).astype(np.float32)
+w[0, :6] = [0, -0.0, 1e-30, 600, -470, 3e38]
+w[1, :3] = [np.nan, np.inf, -np.inf]
+A = {
+    "layers.0.weight": w,
+    "layers.0.bias": rng.standard_normal(64).astype(np.float64),
+    "layers.1.weight": rng.standard_normal((8, 32)).astype(np.float16),
+    "layers.1.bias": rng.standard_normal(33).astype(md.bfloat16),      # odd: F4 codes go out as U8
+    "fp8.a": rng.standard_normal((4, 32)).astype(md.float8_e4m3fn),
+    "fp8.b": rng.standard_normal((4, 32)).astype(md.float8_e5m2),
+    "fnuz.a": rng.standard_normal((2, 32)).astype(md.float8_e4m3fnuz),
+    "fnuz.b": rng.standard_normal((2, 32)).astype(md.float8_e5m2fnuz),
+    "scales": (2.0 ** rng.integers(-8, 8, 32)).astype(md.float8_e8m0fnu),
+    "fp4": rng.standard_normal((4, 32)).astype(md.float4_e2m1fn),
+    "empty": np.zeros((0, 4), np.float32),
+    "step": np.array([300, 7], np.int64),
+    "mask": np.array([True, False, True]),
+}
+st_write("ck.safetensors", A, {"format": "pt", "note": "t_safetensors"})
+import pickle; pickle.dump(A, open("ck.pkl", "wb"))
+PY
+) || { echo "1..1"; echo "not ok 1 - writing the checkpoint failed"; exit 1; }
+
+# Every option set: the safetensors cast against the .npy cast of each
+# tensor alone (bytes and figures), the kept tensors byte for byte.
+SAME='
+import pickle
+A = pickle.load(open("ck.pkl", "rb"))
+opts = sys.argv[1:] if len(sys.argv) > 1 else OPTS
+def run(args):
+    r = subprocess.run([BIN, "cast"] + args, capture_output=True, text=True)
+    if r.returncode: print(args, r.stderr); sys.exit(0)
+run(["--in", "ck.safetensors", "--out", "o.safetensors", "--stats-json", "o.json"] + opts)
+I, O = st_read("ck.safetensors"), st_read("o.safetensors")
+J = {t["name"]: t for t in json.load(open("o.json"))["tensors"]}
+bad = []
+order = lambda h: [k for k, v in sorted(((k, v) for k, v in h.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"])]
+if order(st_meta("ck.safetensors")[0]) != order(st_meta("o.safetensors")[0]): bad.append("names or order")
+FROM = {"F8_E4M3": "e4m3", "F8_E5M2": "e5m2", "F8_E4M3FNUZ": "e4m3fnuz", "F8_E5M2FNUZ": "e5m2fnuz", "F8_E8M0": "e8m0", "F4": "e2m1"}
+for k, v in I.items():
+    o = O[k]
+    if o["shape"] != v["shape"]: bad.append(k + " shape")
+    if not J[k]["cast"]:
+        if o["data"] != v["data"] or o["dtype"] != v["dtype"]: bad.append(k + " kept bytes")
+        continue
+    if v["shape"] and 0 in v["shape"]:
+        if o["data"] != b"" or J[k]["figures"] is not None: bad.append(k + " empty")
+        continue
+    np.save(k + ".npy", A[k])
+    frm = ["--from", FROM[v["dtype"]]] if v["dtype"] in FROM else []
+    run(["--in", k + ".npy", "--out", "p.npy", "--stats-json", "p.json"] + frm + opts)
+    p = np.load("p.npy")
+    got = unpack4(o["data"]).tobytes() if o["dtype"] == "F4" else o["data"]
+    if p.tobytes() != got: bad.append(k + " bytes (" + o["dtype"] + ")")
+    if json.load(open("p.json")) != J[k]["figures"]: bad.append(k + " figures")
+print("OK" if not bad else bad)
+'
+while read -r OPTS; do
+    check "cast $OPTS: every tensor as cast alone, the rest kept" "OPTS='$OPTS'.split()
+$SAME"
+done <<'EOF'
+--to e4m3
+--to e4m3 --scaling tensor
+--to e4m3 --codes --sat
+--to e5m2 --scaling mx-rceil --codes
+--to e4m3 --scaling mx-floor
+--to e2m1 --codes --scaling nvfp4
+--to e2m1 --codes
+--to bf16 --codes --round rtz
+--to f16 --round rdn
+--to e8m0 --codes
+--to e3m2 --codes
+--to e4m3 --scaling rowwise --axis 0
+--to e4m3 --scaling blockwise
+--to e4m3 --round sr --seed 9
+--to e4m3fnuz --codes --nan torch
+--to f32 --codes
+EOF
+
+# ---- against ml_dtypes and PyTorch's packing ----
+"$BIN" cast --to e4m3 --codes --in "$TMP/ck.safetensors" --out "$TMP/e4.safetensors" --only 'layers.*' 2>"$TMP/err"
+check "--codes e4m3: F8_E4M3 bytes of ml_dtypes' float8_e4m3fn (rne, finite inputs in range)" '
+O = st_read("e4.safetensors"); A = __import__("pickle").load(open("ck.pkl", "rb"))
+w = A["layers.0.weight"].astype(np.float64); w16 = A["layers.1.weight"]
+ok = np.isfinite(w) & (np.abs(w) < 464)
+got = np.frombuffer(O["layers.0.weight"]["data"], np.uint8).reshape(w.shape)
+ref = w.astype(md.float8_e4m3fn).view(np.uint8)
+g16 = np.frombuffer(O["layers.1.weight"]["data"], np.uint8)
+print("OK" if O["layers.0.weight"]["dtype"] == "F8_E4M3" and (got[ok] == ref[ok]).all() and ok.sum() > 1000
+      and (g16 == w16.astype(md.float8_e4m3fn).view(np.uint8).reshape(-1)).all() else "differs")'
+"$BIN" cast --to e2m1 --codes --in "$TMP/ck.safetensors" --out "$TMP/f4.safetensors" --only 'layers.1.*' --only fp8.a 2>"$TMP/err"
+check "--codes e2m1: F4, two codes a byte, element 2i in the low nibble (float4_e2m1fn_x2); an odd last dimension as U8" '
+O = st_read("f4.safetensors"); A = __import__("pickle").load(open("ck.pkl", "rb"))
+a = A["layers.1.weight"].astype(np.float32)
+ref = a.astype(md.float4_e2m1fn).view(np.uint8).reshape(-1) & 0xF
+b = np.frombuffer(O["layers.1.weight"]["data"], np.uint8)
+odd = O["layers.1.bias"]
+r2 = A["layers.1.bias"].astype(np.float32).astype(md.float4_e2m1fn).view(np.uint8) & 0xF
+print("OK" if O["layers.1.weight"]["dtype"] == "F4" and O["layers.1.weight"]["shape"] == [8, 32]
+      and (b == (ref[0::2] | ref[1::2] << 4)).all() and odd["dtype"] == "U8" and odd["data"] == r2.tobytes()
+      and O["fp8.a"]["dtype"] == "F4" else "differs")'
+check "F4 input: read as PyTorch packs it (values equal ml_dtypes' float4_e2m1fn)" '
+r = subprocess.run([BIN, "cast", "--to", "f32", "--in", "ck.safetensors", "--out", "v.safetensors", "--only", "fp4"], capture_output=True)
+O = st_read("v.safetensors"); A = __import__("pickle").load(open("ck.pkl", "rb"))
+v = np.frombuffer(O["fp4"]["data"], np.float32)
+print("OK" if r.returncode == 0 and (v == A["fp4"].astype(np.float32).reshape(-1)).all() else "differs")' 2>/dev/null
+
+# ---- selection, metadata, totals ----
+"$BIN" cast --to e5m2 --in "$TMP/ck.safetensors" --out "$TMP/sel.safetensors" --only 'layers.*' --skip '*.bias' --stats "$TMP/sel.txt" --stats-json "$TMP/sel.json" 2>"$TMP/err"
+check "--only / --skip: only the matching floating-point tensors are cast" '
+I, O = st_read("ck.safetensors"), st_read("sel.safetensors"); J = json.load(open("sel.json"))
+cast = sorted(t["name"] for t in J["tensors"] if t["cast"])
+same = all(O[k]["data"] == I[k]["data"] for k in I if k not in cast)
+print("OK" if cast == ["layers.0.weight", "layers.1.weight"] and same and O["layers.0.weight"]["dtype"] == "F32"
+      and J["total"]["cast"] == 2 and J["total"]["kept"] == len(I) - 2 else (cast, same))'
+check "metadata kept, and the command recorded under fpemu_cast; header padded to 8 bytes" '
+m, n = st_meta("sel.safetensors")
+print("OK" if m["__metadata__"]["format"] == "pt" and m["__metadata__"]["note"] == "t_safetensors"
+      and m["__metadata__"]["fpemu_cast"].startswith("fpemu cast --to e5m2") and n % 8 == 0 else m["__metadata__"])'
+check "--stats: the totals are the sums of the tensors' figures; the worst SQNR is the smallest" '
+J = json.load(open("sel.json")); T = open("sel.txt").read()
+fig = [t["figures"] for t in J["tensors"] if t["cast"]]
+tot = J["total"]; ok = True
+for k in ("n", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in"):
+    ok &= tot[k] == sum(f[k] for f in fig)
+w = min(fig, key=lambda f: f["sqnr_db"])
+ok &= abs(tot["worst_sqnr_db"] - w["sqnr_db"]) < 1e-6 * abs(w["sqnr_db"]) and "tensors       2 cast, 11 kept" in T
+ok &= ("n             %d" % tot["n"]) in T and tot["overflow"] > 0
+print("OK" if ok else (tot, T[:300]))'
+
+# a scalar (shape []) and a file with nothing after its header
+check "a 0-d tensor keeps its shape []; an empty file (no tensors) is cast to an empty file" '
+raw("s.safetensors", {"s": {"dtype": "F32", "shape": [], "data_offsets": [0, 4]}}, np.float32([3.3]).tobytes())
+raw("z.safetensors", {"__metadata__": {"a": "b"}}, b"")
+r1 = subprocess.run([BIN, "cast", "--to", "e4m3", "--in", "s.safetensors", "--out", "s2.safetensors"], capture_output=True, text=True)
+r2 = subprocess.run([BIN, "cast", "--to", "e4m3", "--in", "z.safetensors", "--out", "z2.safetensors"], capture_output=True, text=True)
+S = st_read("s2.safetensors"); Z = st_read("z2.safetensors")
+print("OK" if r1.returncode == 0 and r2.returncode == 0 and S["s"]["shape"] == [] and
+      np.frombuffer(S["s"]["data"], np.float32)[0] == np.float32(3.25) and Z == {} else (r1.stderr, r2.stderr, S))'
+
+# ---- bad files: exit 2, the file (and tensor) named, no output ----
+(cd "$TMP" && PYTHONPATH="$TMP" "$PY" - <<'PY'
+import struct, numpy as np
+from sth import raw
+f4 = np.float32([1, 2, 3, 4]).tobytes()
+T = lambda d="F32", s=[4], o=[0, 16]: {"dtype": d, "shape": s, "data_offsets": o}
+raw("b_trunc.safetensors", {"t": T()}, f4[:12])
+raw("b_extra.safetensors", {"t": T()}, f4 + b"\0")
+raw("b_gap.safetensors", {"t": T(o=[4, 20])}, b"\0" * 4 + f4)
+raw("b_overlap.safetensors", {"a": T(o=[0, 16]), "b": T(o=[8, 24])}, f4 + f4[:8])
+raw("b_size.safetensors", {"t": T(s=[5])}, f4)
+raw("b_dtype.safetensors", {"t": T(d="F12")}, f4)
+raw("b_shape.safetensors", {"t": T(s=[4.5])}, f4)
+raw("b_neg.safetensors", {"t": T(o=[-1, 15])}, f4)
+raw("b_meta.safetensors", {"__metadata__": {"a": 1}, "t": T()}, f4)
+raw("b_f6.safetensors", {"t": T(d="F6_E2M3", s=[4], o=[0, 3])}, b"\0\0\0")
+raw("b_odd4.safetensors", {"t": T(d="F4", s=[3], o=[0, 2])}, b"\0\0")
+open("b_dup.safetensors", "wb").write(struct.pack("<Q", 120) + (b'{"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}').ljust(120) + f4)
+h = b'{"__metadata__":{"a":"b"},"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"__metadata__":{"c":"d"}}'
+open("b_dupmeta.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + f4)
+h = b'{"t\\u0000x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'
+open("b_nul.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + f4)
+h = b'{"t\xff":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'
+open("b_utf8.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + f4)
+h = b'{"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}'
+open("b_json.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + f4)
+open("b_hlen.safetensors", "wb").write(struct.pack("<Q", 1000) + b"{}")
+open("b_big.safetensors", "wb").write(struct.pack("<Q", 100000001) + b"{" + b" " * 64)
+open("b_short.safetensors", "wb").write(b"\x02\0\0\0")
+PY
+) || fail "writing the bad files"
+bad() {
+    local name=$1 want=$2; shift 2
+    rm -f "$TMP/bad_out.safetensors"
+    "$BIN" "$@" 2>"$TMP/err" >/dev/null
+    local rc=$?
+    local left
+    left=$(ls "$TMP" | grep -c '^bad_out' || true)
+    if [ $rc -eq 2 ] && grep -q -- "$want" "$TMP/err" && [ "$left" = 0 ]; then pass "$name"
+    else fail "$name" "rc $rc, left $left, stderr: $(cat "$TMP/err")"; fi
+}
+for c in "trunc:cover 16 bytes of data, the file holds 12" "extra:cover 16 bytes of data, the file holds 17" \
+         "gap:starts at byte 4 of the data, where the data starts at 0" "overlap:tensor 'b' starts at byte 8" \
+         "size:hold 16 bytes, its shape and dtype F32 need 20" "dtype:unknown dtype \"F12\"" \
+         "shape:shape\[0\] is not a whole number" "neg:\"data_offsets\" is not \[BEGIN, END\]" \
+         "meta:the value of 'a' is not a string" "dup:the name 't' is given twice" \
+         "dupmeta:the name '__metadata__' is given twice" "nul:\\\\u0000 escape" \
+         "utf8:not valid UTF-8" "json:not valid JSON" "hlen:runs past the end of the file" \
+         "big:above the format's limit" "odd4:do not fill a whole number of bytes"; do
+    f=${c%%:*}; want=${c#*:}
+    bad "bad file ($f): refused, named, nothing written" "$want" cast --to e4m3 --in "$TMP/b_$f.safetensors" --out "$TMP/bad_out.safetensors"
+done
+bad "short file: neither .npy nor safetensors" "neither a .npy file" cast --to e4m3 --in "$TMP/b_short.safetensors" --out "$TMP/bad_out.safetensors"
+bad "an F6 tensor to cast is refused and named (--skip)" "tensor 't': F6_E2M3 elements" cast --to e4m3 --in "$TMP/b_f6.safetensors" --out "$TMP/bad_out.safetensors"
+"$BIN" cast --to e4m3 --in "$TMP/b_f6.safetensors" --out "$TMP/f6k.safetensors" --skip t 2>"$TMP/err"
+check "an F6 tensor left out with --skip is copied as it is" '
+print("OK" if st_read("f6k.safetensors")["t"]["data"] == b"\0\0\0" else "differs")'
+bad "--out must be a .safetensors name" "give a name ending in .safetensors" cast --to e4m3 --in "$TMP/ck.safetensors" --out "$TMP/bad_out.npy"
+bad "--from is refused for safetensors" "--from is for .npy inputs" cast --to e4m3 --from e4m3 --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
+bad "--plot is refused for safetensors" "--plot draws one tensor" cast --to e4m3 --plot "$TMP/p.png" --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
+bad "--axis outside a tensor's dimensions names the tensor" "tensor 'layers.0.bias'" cast --to e4m3 --scaling rowwise --axis 1 --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
+bad "--only matching no tensor is refused, named" "--only 'layer.\*': no tensor" cast --to e4m3 --only 'layers.*' --only 'layer.*' --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
+bad "--only with an .npy input" "--only and --skip choose tensors" cast --to e4m3 --only x --in "$TMP/layers.0.weight.npy" --out "$TMP/bad_out.npy"
+
+# ---- fpemu train --init W.safetensors ----
+D=$ROOT/tests/data/real-runs/h200-2026-11-26
+(cd "$TMP" && PYTHONPATH="$TMP" "$PY" - "$D/init-deep-mlp.npz" <<'PY'
+import sys, numpy as np, ml_dtypes as md
+from sth import st_write
+z = np.load(sys.argv[1])
+st_write("init.safetensors", {k: z[k] for k in z.files}, {"format": "pt"})
+st_write("init_bf16.safetensors", {k: z[k].astype(md.bfloat16) for k in z.files})
+np.savez("init_bf16.npz", **{k: z[k].astype(md.bfloat16).astype(np.float32) for k in z.files})
+st_write("init_badkey.safetensors", {("x" + k if i == 0 else k): z[k] for i, k in enumerate(z.files)})
+st_write("init_i64.safetensors", {k: (z[k].astype(np.int64) if i == 1 else z[k]) for i, k in enumerate(z.files)})
+PY
+) || fail "writing the --init files"
+train() { "$BIN" train --model deep-mlp --policy 16-mixed --steps 12 --order "$D/order-deep-mlp.npy" --set numerics=torch-cuda \
+          --set weight_decay=0.01 "$@" >/dev/null 2>"$TMP/err"; }
+train --init "$D/init-deep-mlp.npz" --out "$TMP/r_npz" && train --init "$TMP/init.safetensors" --out "$TMP/r_st"
+if cmp -s "$TMP/r_npz/metrics.csv" "$TMP/r_st/metrics.csv"; then pass "--init W.safetensors: the run of the same state as .npz"
+else fail "--init W.safetensors: the run of the same state as .npz" "$(cat "$TMP/err")"; fi
+train --init "$TMP/init_bf16.npz" --out "$TMP/r_bnpz" && train --init "$TMP/init_bf16.safetensors" --out "$TMP/r_bst"
+if cmp -s "$TMP/r_bnpz/metrics.csv" "$TMP/r_bst/metrics.csv"; then pass "--init: BF16 tensors read exactly"
+else fail "--init: BF16 tensors read exactly" "$(cat "$TMP/err")"; fi
+check "--init: summary.json's init CRC-32 is the file's" "
+import zlib; s = json.load(open('r_st/summary.json'))
+c = '%08x' % zlib.crc32(open('init.safetensors', 'rb').read())
+print('OK' if s['init']['crc32'] == c else (c, s['init']))"
+bad_train() {
+    local name=$1 want=$2; shift 2
+    train "$@" --out "$TMP/bad_run"
+    local rc=$?
+    if [ $rc -eq 2 ] && grep -q -- "$want" "$TMP/err" && [ ! -e "$TMP/bad_run" ]; then pass "$name"
+    else fail "$name" "rc $rc, stderr: $(cat "$TMP/err")"; fi
+}
+bad_train "--init: an unknown key is named" "x0.weight" --init "$TMP/init_badkey.safetensors"
+bad_train "--init: an integer tensor is refused, named" "dtype I64, expected F32" --init "$TMP/init_i64.safetensors"
+bad_train "--init: a bad safetensors file is refused, named" "cover 16 bytes of data" --init "$TMP/b_trunc.safetensors"
+tap_end
