@@ -8,6 +8,7 @@
  *              [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]
  *   fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...
  *              [the same options but --from and --plot]
+ *   fpemu cast --to FMT --in DIR/M.safetensors.index.json --out NEWDIR [as for W.safetensors]
  *
  * The cast and its figures are the library's (fpemu_caster in
  * fpemu_api.h, emu/caststats.c, which the Python package calls too; its
@@ -23,6 +24,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <cjson/cJSON.h>
 #include "cli.h"
 #include "fpemu_api.h"
 #include "npy.h"
@@ -37,6 +40,7 @@ static void usage(FILE *out) {
             "                  [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
             "                  [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]\n"
             "       fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...\n"
+            "       fpemu cast --to FMT --in DIR/M.safetensors.index.json --out NEWDIR [the same options]\n"
             "                  [--round MODE] [--sat] [--seed S] [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
             "                  [--stats FILE|-] [--stats-json FILE|-]\n"
             "\n"
@@ -50,7 +54,8 @@ static void usage(FILE *out) {
             "scales under a recipe), into a safetensors file of the same names and shapes, in the same order:\n"
             "values F32 (F64 for F64), or with --codes the format's own dtype (F8_E4M3, F8_E5M2, F8_E8M0, F4,\n"
             "F16, BF16, ...; U8..U64 where it has none). Other tensors (integers, BOOL, C64) are copied as they\n"
-            "are; the figures are per tensor and in total.\n"
+            "are; the figures are per tensor and in total. A sharded checkpoint (its .safetensors.index.json):\n"
+            "every shard into the new folder NEWDIR under its own name, with the index (total_size updated).\n"
             "  --only GLOB    cast only the tensors whose names match (fnmatch; repeatable: any of them;\n"
             "                 each must match some tensor)\n"
             "  --skip GLOB    copy the tensors whose names match unchanged (repeatable)\n"
@@ -341,99 +346,126 @@ static void json_shape(FILE *m, const st_tensor *t) {
     fputc(']', m);
 }
 
-static int cast_safetensors(fpemu_caster *c, const st_job *J) {
+/* What the casts of one file or of a sharded checkpoint's files add up to:
+ * the figures' rows and JSON objects, the totals, the smallest SQNR. */
+typedef struct {
+    FILE *R, *JS;
+    char *rows, *js;
+    size_t rows_n, js_n;
+    int ncast, nkept, nobj, namew;
+    double tot[6];
+    double worst;
+    char *worst_name;
+} st_acc;
+static const char *const tot_keys[6] = {"n", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
+
+/* A sharded checkpoint's weight map, sorted by tensor name. */
+typedef struct {
+    const char *name, *shard;
+} st_map;
+static int map_cmp(const void *a, const void *b) { return strcmp(((const st_map *)a)->name, ((const st_map *)b)->name); }
+
+/* Cast the safetensors file IN into OUT (whole or not at all), adding its
+ * tensors' figures to A and the bytes of its data part to *data_bytes.
+ * For a shard (SHARD its name in the index, MAP the index's weight map of
+ * NMAP entries) every tensor must be one the map places in this shard; it
+ * is marked in SEEN.
+ * Every tensor is checked before anything is written. 0, or 2 after a
+ * message. */
+static int cast_file(fpemu_caster *c, const st_job *J, const char *in, const char *out, const char *shard, const st_map *map,
+                     int nmap, unsigned char *seen, st_acc *A, uint64_t *data_bytes) {
     char err[1024];
-    size_t ol = strlen(J->out);
-    if (ol < 12 || strcmp(J->out + ol - 12, ".safetensors"))
-        return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
     st_file S;
-    if (st_open(J->in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
-    char fname[64], recipe[32];
+    if (st_open(in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
+    char fname[64];
     fpemu_caster_get(c, "format", fname, sizeof fname);
-    fpemu_caster_get(c, "scaling", recipe, sizeof recipe);
     const fpemu_format *f = fpemu_format_get(fname, NULL, 0);
-    int rc = 2, ncast = 0;
+    int rc = 2;
     st_out *O = calloc((size_t)S.count + 1, sizeof *O);
     char **mk = calloc((size_t)S.nmeta + 2, sizeof *mk), **mv = calloc((size_t)S.nmeta + 2, sizeof *mv);
-    char *rows = NULL, *js = NULL;
-    size_t rows_n = 0, js_n = 0;
-    FILE *R = open_memstream(&rows, &rows_n), *JS = open_memstream(&js, &js_n);
     unsigned char *ib = NULL, *ob = NULL, *cb = NULL;
     cli_atomic at;
-    int at_open = 0, ok = 0;
-    if (!O || !mk || !mv || !R || !JS) { cli_error(SUB, "out of memory"); goto done; }
+    int at_open = 0;
+    if (!O || !mk || !mv) { cli_error(SUB, "out of memory"); goto done; }
     /* which tensors are cast, and what each becomes */
-    int namew = 6;
     for (int i = 0; i < S.count; i++) {
         const st_tensor *t = &S.t[i];
+        if (shard) {
+            st_map key = {t->name, NULL};
+            const st_map *m = bsearch(&key, map, (size_t)nmap, sizeof *map, map_cmp);
+            if (!m || strcmp(m->shard, shard)) {
+                cli_error(SUB, "%s: tensor '%s' %s%s", in, t->name, m ? "is placed by the index in " : "is not in the index's weight_map",
+                          m ? m->shard : "");
+                goto done;
+            }
+            seen[m - map] = 1;
+        }
         int bad;
         const char *why = kept_why(J, t, &bad);
         if (bad) {
             cli_error(SUB, "%s: tensor '%s': %s elements are packed in an order no framework defines, so they are not read: "
-                      "leave it out (--skip '%s')", J->in, t->name, st_dtype_get(t->dtype)->name, t->name);
+                      "leave it out (--skip '%s')", in, t->name, st_dtype_get(t->dtype)->name, t->name);
             goto done;
         }
         if (!why && t->n > (1ULL << 31) - 1) {
-            cli_error(SUB, "%s: tensor '%s': %llu elements, at most 2^31 - 1 are cast (--skip it)", J->in, t->name,
+            cli_error(SUB, "%s: tensor '%s': %llu elements, at most 2^31 - 1 are cast (--skip it)", in, t->name,
                       (unsigned long long)t->n);
             goto done;
         }
         int nd = t->ndim ? t->ndim : 1;
         if (!why && J->axis_given && (J->axis < -nd || J->axis >= nd)) {
             cli_error(SUB, "--axis %ld: tensor '%s' of %s is %d-d: the axis must lie in [%d, %d] (--skip it, or cast it apart)",
-                      J->axis, t->name, J->in, nd, -nd, nd - 1);
+                      J->axis, t->name, in, nd, -nd, nd - 1);
             goto done;
         }
         O[i] = (st_out){t->name, why ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
-        ncast += !why;
-        if ((int)strlen(t->name) > namew) namew = (int)strlen(t->name);
     }
-    if (namew > 60) namew = 60;
-    for (int g = 0; g < J->nonly; g++) { /* a typo in --only would cast nothing and say nothing */
-        int hit = 0;
-        for (int i = 0; i < S.count && !hit; i++) hit = !fnmatch(J->only[g], S.t[i].name, 0);
-        if (!hit) { cli_error(SUB, "--only '%s': no tensor of %s has a name that matches", J->only[g], J->in); goto done; }
-    }
+    if (!shard) /* a typo in --only would cast nothing and say nothing (a sharded checkpoint: checked on its index) */
+        for (int g = 0; g < J->nonly; g++) {
+            int hit = 0;
+            for (int i = 0; i < S.count && !hit; i++) hit = !fnmatch(J->only[g], S.t[i].name, 0);
+            if (!hit) { cli_error(SUB, "--only '%s': no tensor of %s has a name that matches", J->only[g], in); goto done; }
+        }
     /* the metadata: the input's, and how this file was made */
     int nm = 0;
     for (int i = 0; i < S.nmeta; i++)
         if (strcmp(S.meta_key[i], "fpemu_cast")) mk[nm] = S.meta_key[i], mv[nm++] = S.meta_val[i];
     mk[nm] = "fpemu_cast", mv[nm++] = (char *)J->argline;
-    if (cli_atomic_open(&at, J->out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", J->out, strerror(errno)); goto done; }
+    if (cli_atomic_open(&at, out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", out, strerror(errno)); goto done; }
     at_open = 1;
-    if (st_write_header(at.f, O, S.count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", J->out, err); goto done; }
-    /* the figures: totals over the cast tensors, a row and a JSON object each */
-    static const char *const tot_keys[] = {"n", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in"};
-    double tot[6] = {0};
-    double worst = INFINITY;
-    const char *worst_name = NULL;
-    fprintf(R, "%-*s %-11s %-16s %12s %-14s %-11s %-11s %-11s %-11s %-12s %-9s %s\n", namew, "tensor", "dtype", "shape", "n",
-            "amax", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in", "sqnr_db", "max_rel_err");
-    fprintf(JS, "{\"format\": \"%s\", \"scaling\": \"%s\", \"tensors\": [", fname, recipe);
+    if (st_write_header(at.f, O, S.count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
+    uint64_t written = 0;
     for (int i = 0; i < S.count; i++) {
         const st_tensor *t = &S.t[i];
         const st_dtype_info *di = st_dtype_get(t->dtype);
         uint64_t nb = t->end - t->begin;
         free(ib);
-        if (!(ib = malloc(nb + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory (%llu bytes)", J->in, t->name, (unsigned long long)nb); goto done; }
+        if (!(ib = malloc(nb + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory (%llu bytes)", in, t->name, (unsigned long long)nb); goto done; }
         if (st_read_tensor(&S, i, ib, err, sizeof err)) { cli_error(SUB, "%s", err); goto done; }
         char shp[200];
         int sp = snprintf(shp, sizeof shp, "%s", t->ndim ? "" : "()");
         for (int k = 0; k < t->ndim && sp < (int)sizeof shp; k++)
             sp += snprintf(shp + sp, sizeof shp - (size_t)sp, "%s%llu", k ? "x" : "", (unsigned long long)t->shape[k]);
-        fprintf(JS, "%s\n  {\"name\": ", i ? "," : "");
-        cli_json_str(JS, t->name);
-        fprintf(JS, ", \"dtype\": \"%s\", \"shape\": ", di->name);
-        json_shape(JS, t);
-        fprintf(JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[i].dtype)->name);
+        fprintf(A->JS, "%s\n  {\"name\": ", A->nobj++ ? "," : "");
+        cli_json_str(A->JS, t->name);
+        if (shard) {
+            fprintf(A->JS, ", \"file\": ");
+            cli_json_str(A->JS, shard);
+        }
+        fprintf(A->JS, ", \"dtype\": \"%s\", \"shape\": ", di->name);
+        json_shape(A->JS, t);
+        fprintf(A->JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[i].dtype)->name);
         int bad;
         const char *why = kept_why(J, t, &bad);
         if (why) { /* copied as it is */
-            if (nb && fwrite(ib, 1, nb, at.f) != nb) { cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
-            fprintf(R, "%-*s %-11s %-16s %12llu kept: %s\n", namew, t->name, di->name, shp, (unsigned long long)t->n, why);
-            fprintf(JS, "\"cast\": false, \"why\": \"%s\"}", why);
+            if (nb && fwrite(ib, 1, nb, at.f) != nb) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+            written += nb;
+            fprintf(A->R, "%-*s %-11s %-16s %12llu kept: %s\n", A->namew, t->name, di->name, shp, (unsigned long long)t->n, why);
+            fprintf(A->JS, "\"cast\": false, \"why\": \"%s\"}", why);
+            A->nkept++;
             continue;
         }
+        A->ncast++;
         /* the caster's input: values (F32, F64) or codes in their container */
         const fpemu_format *inf = fpemu_format_get(di->format, NULL, 0);
         int in_type = t->dtype == ST_F64 ? FPEMU_API_F64 : t->dtype == ST_F32 ? FPEMU_API_F32 : FPEMU_API_CODES;
@@ -450,14 +482,14 @@ static int cast_safetensors(fpemu_caster *c, const st_job *J) {
         st_dtype od = O[i].dtype;
         size_t osz = J->codes_out ? (size_t)f->container / 8 : od == ST_F64 ? 8 : 4;
         free(ob);
-        if (!(ob = malloc(t->n * osz + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory", J->in, t->name); goto done; }
+        if (!(ob = malloc(t->n * osz + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory", in, t->name); goto done; }
         if (t->n == 0) { /* nothing to cast, nothing to count */
-            fprintf(R, "%-*s %-11s %-16s %12llu (empty)\n", namew, t->name, di->name, shp, 0ULL);
-            fprintf(JS, "\"cast\": true, \"figures\": null}");
+            fprintf(A->R, "%-*s %-11s %-16s %12llu (empty)\n", A->namew, t->name, di->name, shp, 0ULL);
+            fprintf(A->JS, "\"cast\": true, \"figures\": null}");
             continue;
         }
         if (fpemu_caster_run(c, in_type, inf->name, x, nd, shape, J->codes_out ? NULL : ob, J->codes_out ? ob : NULL, NULL)) {
-            cli_error(SUB, "%s: tensor '%s': %s", J->in, t->name, fpemu_caster_error(c));
+            cli_error(SUB, "%s: tensor '%s': %s", in, t->name, fpemu_caster_error(c));
             goto done;
         }
         uint64_t wn = t->n * osz;
@@ -465,70 +497,264 @@ static int cast_safetensors(fpemu_caster *c, const st_job *J) {
             for (uint64_t k = 0; k < t->n; k += 2) ob[k / 2] = (unsigned char)((ob[k] & 0xF) | (ob[k + 1] & 0xF) << 4);
             wn = t->n / 2;
         }
-        if (fwrite(ob, 1, wn, at.f) != wn) { cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
+        if (fwrite(ob, 1, wn, at.f) != wn) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+        written += wn;
         double v[6], amax = NAN, sq = NAN, mr = NAN;
         for (int k = 0; k < 6; k++) {
             fpemu_caster_stat(c, tot_keys[k], &v[k]);
-            tot[k] += v[k];
+            A->tot[k] += v[k];
         }
         fpemu_caster_stat(c, "amax", &amax);
         int have_sq = J->figures && fpemu_caster_stat(c, "sqnr_db", &sq) >= 0 && !isnan(sq);
         if (J->figures) fpemu_caster_stat(c, "max_rel_err", &mr);
-        if (have_sq && (sq < worst || !worst_name)) worst = sq, worst_name = t->name;
-        char cnt[4][40];
-        for (int k = 0; k < 4; k++) snprintf(cnt[k], sizeof cnt[k], "%.0f", v[k + 1]);
-        char nf[40];
-        snprintf(nf, sizeof nf, "%.0f", v[5]);
-        fprintf(R, "%-*s %-11s %-16s %12llu %-14.9g %-11s %-11s %-11s %-11s %-12s %-9.6g %.9g\n", namew, t->name, di->name, shp,
-                (unsigned long long)t->n, amax, cnt[0], cnt[1], cnt[2], cnt[3], nf, sq, mr);
+        if (have_sq && (!A->worst_name || sq < A->worst)) {
+            free(A->worst_name);
+            if (!(A->worst_name = strdup(t->name))) { cli_error(SUB, "out of memory"); goto done; }
+            A->worst = sq;
+        }
+        char cnt[5][40];
+        for (int k = 0; k < 5; k++) snprintf(cnt[k], sizeof cnt[k], "%.0f", v[k + 1]);
+        fprintf(A->R, "%-*s %-11s %-16s %12llu %-14.9g %-11s %-11s %-11s %-11s %-12s %-9.6g %.9g\n", A->namew, t->name, di->name, shp,
+                (unsigned long long)t->n, amax, cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], sq, mr);
         int len = fpemu_caster_stats_json(c, NULL, 0);
         char *fj = len > 0 ? malloc((size_t)len + 1) : NULL;
         if (!fj) { cli_error(SUB, "out of memory"); goto done; }
         fpemu_caster_stats_json(c, fj, (size_t)len + 1);
         if (len && fj[len - 1] == '\n') fj[len - 1] = 0;
-        fprintf(JS, "\"cast\": true, \"figures\": %s}", fj);
+        fprintf(A->JS, "\"cast\": true, \"figures\": %s}", fj);
         free(fj);
     }
-    ok = 1;
-    if (cli_atomic_close(&at, ok)) { at_open = 0; cli_error(SUB, "--out %s: write failed: %s", J->out, strerror(errno)); goto done; }
     at_open = 0;
-    /* the figures, now that the file is whole */
-    fprintf(JS, "\n], \"total\": {\"cast\": %d, \"kept\": %d", ncast, S.count - ncast);
-    for (int k = 0; k < 6; k++) fprintf(JS, ", \"%s\": %.0f", tot_keys[k], tot[k]);
-    fprintf(JS, ", \"worst_sqnr_db\": ");
-    if (worst_name && isfinite(worst)) fprintf(JS, "%.9g", worst);
-    else fprintf(JS, "null");
-    fprintf(JS, ", \"worst_sqnr_tensor\": ");
-    if (worst_name && isfinite(worst)) cli_json_str(JS, worst_name);
-    else fprintf(JS, "null");
-    fprintf(JS, "}}\n");
-    if (fclose(R) | fclose(JS)) { R = JS = NULL; cli_error(SUB, "out of memory"); goto done; }
-    R = JS = NULL;
+    if (cli_atomic_close(&at, 1)) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+    *data_bytes += written;
+    rc = 0;
+done:
+    if (at_open) cli_atomic_close(&at, 0);
+    free(ib), free(ob), free(cb), free(O), free(mk), free(mv);
+    st_free(&S);
+    return rc;
+}
+
+static int acc_open(st_acc *A, int namew) {
+    memset(A, 0, sizeof *A);
+    A->namew = namew > 60 ? 60 : namew < 6 ? 6 : namew;
+    A->worst = INFINITY;
+    A->R = open_memstream(&A->rows, &A->rows_n);
+    A->JS = open_memstream(&A->js, &A->js_n);
+    if (!A->R || !A->JS) return cli_error(SUB, "out of memory");
+    fprintf(A->R, "%-*s %-11s %-16s %12s %-14s %-11s %-11s %-11s %-11s %-12s %-9s %s\n", A->namew, "tensor", "dtype", "shape", "n",
+            "amax", "overflow", "saturated", "flushed", "subnormal", "nonfinite_in", "sqnr_db", "max_rel_err");
+    return 0;
+}
+static void acc_free(st_acc *A) {
+    if (A->R) fclose(A->R);
+    if (A->JS) fclose(A->JS);
+    free(A->rows), free(A->js), free(A->worst_name);
+    memset(A, 0, sizeof *A);
+}
+
+/* The figures of A, as --stats and --stats-json ask (FILES: how many
+ * files the tensors came from, 0 for one file). 0, or 2 after a message. */
+static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
+    char fname[64], recipe[32];
+    fpemu_caster_get(c, "format", fname, sizeof fname);
+    fpemu_caster_get(c, "scaling", recipe, sizeof recipe);
+    int worst = A->worst_name && isfinite(A->worst);
+    fprintf(A->JS, "\n], \"total\": {\"cast\": %d, \"kept\": %d", A->ncast, A->nkept);
+    if (files) fprintf(A->JS, ", \"files\": %d", files);
+    for (int k = 0; k < 6; k++) fprintf(A->JS, ", \"%s\": %.0f", tot_keys[k], A->tot[k]);
+    fprintf(A->JS, ", \"worst_sqnr_db\": ");
+    if (worst) fprintf(A->JS, "%.9g", A->worst);
+    else fprintf(A->JS, "null");
+    fprintf(A->JS, ", \"worst_sqnr_tensor\": ");
+    if (worst) cli_json_str(A->JS, A->worst_name);
+    else fprintf(A->JS, "null");
+    fprintf(A->JS, "}}\n");
+    int e = fclose(A->R) | fclose(A->JS);
+    A->R = A->JS = NULL;
+    if (e) return cli_error(SUB, "out of memory");
     if (J->stats_path) {
         char *text = NULL;
         size_t tn = 0;
         FILE *T = open_memstream(&text, &tn);
-        if (!T) { cli_error(SUB, "out of memory"); goto done; }
-        fprintf(T, "format        %s\nscaling       %s\ntensors       %d cast, %d kept\nn             %.0f\n", fname, recipe, ncast,
-                S.count - ncast, tot[0]);
+        if (!T) return cli_error(SUB, "out of memory");
+        fprintf(T, "format        %s\nscaling       %s\n", fname, recipe);
+        if (files) fprintf(T, "files         %d\n", files);
+        fprintf(T, "tensors       %d cast, %d kept\nn             %.0f\n", A->ncast, A->nkept, A->tot[0]);
         for (int k = 1; k < 6; k++)
-            fprintf(T, "%-13s %.0f (%.6g%%)\n", tot_keys[k], tot[k], tot[0] ? 100 * tot[k] / tot[0] : 0.0);
-        if (worst_name && isfinite(worst)) fprintf(T, "worst_sqnr_db %.6g (%s)\n", worst, worst_name);
-        else if (J->figures && ncast) fprintf(T, "worst_sqnr_db inf (every cast tensor exact)\n");
-        fprintf(T, "\n%s", rows);
-        int e = fclose(T);
-        int w = e ? cli_error(SUB, "out of memory") : write_text("--stats", J->stats_path, text);
+            fprintf(T, "%-13s %.0f (%.6g%%)\n", tot_keys[k], A->tot[k], A->tot[0] ? 100 * A->tot[k] / A->tot[0] : 0.0);
+        if (worst) fprintf(T, "worst_sqnr_db %.6g (%s)\n", A->worst, A->worst_name);
+        else if (J->figures && A->ncast) fprintf(T, "worst_sqnr_db inf (every cast tensor exact)\n");
+        fprintf(T, "\n%s", A->rows);
+        int w = fclose(T) ? cli_error(SUB, "out of memory") : write_text("--stats", J->stats_path, text);
         free(text);
-        if (w) goto done;
+        if (w) return w;
     }
-    if (J->json_path && write_text("--stats-json", J->json_path, js)) goto done;
-    rc = 0;
-done:
-    if (at_open) cli_atomic_close(&at, 0);
-    if (R) fclose(R);
-    if (JS) fclose(JS);
-    free(rows), free(js), free(ib), free(ob), free(cb), free(O), free(mk), free(mv);
+    if (J->json_path) {
+        /* the head, then the tensors' objects as they were written */
+        char *head = NULL;
+        size_t hn = 0;
+        FILE *H = open_memstream(&head, &hn);
+        if (!H) return cli_error(SUB, "out of memory");
+        fprintf(H, "{\"format\": \"%s\", \"scaling\": \"%s\", \"tensors\": [%s", fname, recipe, A->js);
+        int w = fclose(H) ? cli_error(SUB, "out of memory") : write_text("--stats-json", J->json_path, head);
+        free(head);
+        if (w) return w;
+    }
+    return 0;
+}
+
+static int ends_with(const char *s, const char *t) {
+    size_t a = strlen(s), b = strlen(t);
+    return a >= b && !strcmp(s + a - b, t);
+}
+
+/* One safetensors file into another. */
+static int cast_safetensors(fpemu_caster *c, const st_job *J) {
+    if (!ends_with(J->out, ".safetensors"))
+        return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
+    /* the names' column: the file's longest name (read twice: the header is small) */
+    char err[1024];
+    st_file S;
+    if (st_open(J->in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
+    int namew = 0;
+    for (int i = 0; i < S.count; i++)
+        if ((int)strlen(S.t[i].name) > namew) namew = (int)strlen(S.t[i].name);
     st_free(&S);
+    st_acc A;
+    uint64_t bytes = 0;
+    int rc = acc_open(&A, namew);
+    if (!rc) rc = cast_file(c, J, J->in, J->out, NULL, NULL, 0, NULL, &A, &bytes);
+    if (!rc) rc = acc_write(&A, c, J, 0);
+    acc_free(&A);
+    return rc;
+}
+
+/* "A/B", malloc'ed (NULL: out of memory). */
+static char *join(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+/* A sharded checkpoint: the index J->in (MODEL.safetensors.index.json, as
+ * Hugging Face writes it: {"metadata": {"total_size": ...}, "weight_map":
+ * {tensor: shard file}}) and its shards beside it, into the new folder
+ * J->out: each shard cast under its own name, and the index with
+ * metadata.total_size the new data bytes. The folder is made under a
+ * temporary name and renamed when every file is in it; on an error it is
+ * removed. */
+static int cast_index(fpemu_caster *c, const st_job *J) {
+    const char *in = J->in;
+    char out[4096];
+    if (snprintf(out, sizeof out, "%s", J->out) >= (int)sizeof out) return cli_error(SUB, "--out: path too long");
+    for (size_t l = strlen(out); l > 1 && out[l - 1] == '/'; l--) out[l - 1] = 0; /* NEWDIR/ is NEWDIR */
+    struct stat st;
+    if (!lstat(out, &st) || errno != ENOENT)
+        return cli_error(SUB, "--out %s: exists; a sharded checkpoint is written into a new folder", out);
+    FILE *f = fopen(in, "rb");
+    if (!f) return cli_error(SUB, "%s: cannot open: %s", in, strerror(errno));
+    char *text = malloc((64u << 20) + 1);
+    size_t n = text ? fread(text, 1, 64u << 20, f) : 0;
+    int big = text && fgetc(f) != EOF;
+    fclose(f);
+    if (!text) return cli_error(SUB, "out of memory");
+    if (big) { free(text); return cli_error(SUB, "%s: an index of more than 64 MiB", in); }
+    text[n] = 0;
+    cJSON *doc = cJSON_ParseWithLength(text, n);
+    free(text);
+    int rc = 2, nmap = 0, nshard = 0, made = 0;
+    st_map *map = NULL;
+    const char **shards = NULL;
+    unsigned char *seen = NULL;
+    const char *slash = strrchr(in, '/'), *iname = slash ? slash + 1 : in;
+    char *dir = NULL, *tmp = NULL;
+    st_acc A = {0};
+    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(doc, "weight_map");
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    if (!cJSON_IsObject(doc) || !cJSON_IsObject(wm)) {
+        cli_error(SUB, "%s: not a safetensors index (expected a JSON object with a \"weight_map\" object)", in);
+        goto done;
+    }
+    if (meta && !cJSON_IsObject(meta)) { cli_error(SUB, "%s: \"metadata\" is not an object", in); goto done; }
+    int cap = cJSON_GetArraySize(wm);
+    map = calloc((size_t)cap + 1, sizeof *map);
+    shards = calloc((size_t)cap + 2, sizeof *shards);
+    seen = calloc((size_t)cap + 1, 1);
+    if (!map || !shards || !seen) { cli_error(SUB, "out of memory"); goto done; }
+    int namew = 0;
+    for (const cJSON *e = wm->child; e; e = e->next) {
+        const char *sh = cJSON_IsString(e) ? e->valuestring : NULL;
+        if (!sh || strchr(sh, '/') || sh[0] == '.' || !ends_with(sh, ".safetensors") || !strcmp(sh, iname)) {
+            cli_error(SUB, "%s: weight_map['%s'] is not the name of a .safetensors file beside the index", in, e->string);
+            goto done;
+        }
+        map[nmap++] = (st_map){e->string, sh};
+        if ((int)strlen(e->string) > namew) namew = (int)strlen(e->string);
+        int known = 0;
+        for (int i = 0; i < nshard && !known; i++) known = !strcmp(shards[i], sh);
+        if (!known) shards[nshard++] = sh;
+    }
+    qsort(map, (size_t)nmap, sizeof *map, map_cmp);
+    for (int i = 1; i < nmap; i++)
+        if (!strcmp(map[i - 1].name, map[i].name)) { cli_error(SUB, "%s: weight_map names '%s' twice", in, map[i].name); goto done; }
+    for (int g = 0; g < J->nonly; g++) {
+        int hit = 0;
+        for (int i = 0; i < nmap && !hit; i++) hit = !fnmatch(J->only[g], map[i].name, 0);
+        if (!hit) { cli_error(SUB, "--only '%s': no tensor of %s has a name that matches", J->only[g], in); goto done; }
+    }
+    /* the shards beside the index; the folder under a temporary name */
+    if (!(dir = slash ? strndup(in, (size_t)(slash - in)) : strdup(".")) || !(tmp = malloc(strlen(out) + 32))) {
+        cli_error(SUB, "out of memory");
+        goto done;
+    }
+    if (!*dir) strcpy(dir, "/"); /* an index in / */
+    sprintf(tmp, "%s.tmp.%ld", out, (long)getpid());
+    if (mkdir(tmp, 0777)) { cli_error(SUB, "--out %s: cannot make the folder: %s", out, strerror(errno)); goto done; }
+    made = 1;
+    if ((rc = acc_open(&A, namew)) != 0) goto done;
+    rc = 2;
+    uint64_t bytes = 0;
+    for (int i = 0; i < nshard; i++) {
+        char *sin = join(dir, shards[i]), *sout = join(tmp, shards[i]);
+        int r = sin && sout ? cast_file(c, J, sin, sout, shards[i], map, nmap, seen, &A, &bytes) : cli_error(SUB, "out of memory");
+        free(sin), free(sout);
+        if (r) goto done;
+    }
+    for (int i = 0; i < nmap; i++)
+        if (!seen[i]) { cli_error(SUB, "%s: weight_map places '%s' in %s, which does not hold it", in, map[i].name, map[i].shard); goto done; }
+    /* the index: the input's, with the new total size and how it was made */
+    if (!meta && !(meta = cJSON_AddObjectToObject(doc, "metadata"))) { cli_error(SUB, "out of memory"); goto done; }
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "total_size");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "fpemu_cast");
+    char *js = cJSON_AddNumberToObject(meta, "total_size", (double)bytes) && cJSON_AddStringToObject(meta, "fpemu_cast", J->argline)
+                   ? cJSON_Print(doc) : NULL;
+    char *ip = join(tmp, iname);
+    cli_atomic at;
+    int ok = js && ip && !cli_atomic_open(&at, ip, "w");
+    if (ok) {
+        ok = fputs(js, at.f) >= 0 && fputc('\n', at.f) != EOF;
+        ok = !cli_atomic_close(&at, ok) && ok;
+    }
+    free(js), free(ip);
+    if (!ok) { cli_error(SUB, "--out %s: cannot write the index: %s", out, strerror(errno)); goto done; }
+    if (rename(tmp, out)) { cli_error(SUB, "--out %s: cannot put the folder in place: %s", out, strerror(errno)); goto done; }
+    made = 0;
+    rc = acc_write(&A, c, J, nshard);
+done:
+    if (made) { /* what this run put in the folder, then the folder */
+        shards[nshard] = iname;
+        for (int i = 0; i <= nshard; i++) {
+            char *p = join(tmp, shards[i]);
+            if (p) unlink(p);
+            free(p);
+        }
+        rmdir(tmp);
+    }
+    acc_free(&A);
+    free(map), free(shards), free(seen), free(tmp), free(dir);
+    cJSON_Delete(doc);
     return rc;
 }
 
@@ -600,12 +826,13 @@ int cmd_cast(int argc, char **argv) {
     if (!strcmp(kind, "nvfp4") && strcmp(fname, "e2m1")) { cli_error(SUB, "--scaling nvfp4 needs --to e2m1 (got %s)", fname); goto done; }
     const fpemu_format *f = fpemu_format_get(to, NULL, 0);
 
-    /* a safetensors file: every tensor of it (cast_safetensors) */
+    /* a safetensors file (cast_safetensors), or the index of a sharded checkpoint (cast_index) */
     unsigned char head[64];
     size_t hn = 0;
     FILE *hf = fopen(in, "rb");
     if (hf) hn = fread(head, 1, sizeof head, hf), fclose(hf);
-    if (st_sniff(head, hn)) {
+    int index = ends_with(in, ".safetensors.index.json");
+    if (index || st_sniff(head, hn)) {
         if (from) { cli_error(SUB, "--from is for .npy inputs; %s is a safetensors file, whose dtypes say what they hold", in); goto done; }
         if (plot_path) { cli_error(SUB, "--plot draws one tensor: cast a tensor of %s saved as .npy to see it", in); goto done; }
         st_job J = {in, out, NULL, only, skip, nonly, nskip, codes_out, stats_path || json_path, axis_s != NULL, -1, stats_path, json_path};
@@ -625,7 +852,7 @@ int cmd_cast(int argc, char **argv) {
         strcpy(argline, "fpemu");
         for (int i = 0; i < argc; i++) strcat(strcat(argline, " "), argv[i]);
         J.argline = argline;
-        rc = cast_safetensors(c, &J);
+        rc = index ? cast_index(c, &J) : cast_safetensors(c, &J);
         goto done;
     }
     if (nonly || nskip) { cli_error(SUB, "--only and --skip choose tensors of a safetensors file; %s is not one", in); goto done; }

@@ -10,7 +10,9 @@
 #   cast under each option set gives the bytes and the figures that
 #   `fpemu cast` gives for the same tensor saved alone as .npy; integer and
 #   BOOL tensors come back byte for byte; names, order, shapes, dtypes and
-#   the metadata are kept;
+#   the metadata are kept; a sharded checkpoint (an index and its shards)
+#   gives the tensors of the one-file cast, shard by shard, and its index
+#   with the new total_size; a bad index leaves no folder;
 # - values and codes against ml_dtypes (rne), F4's nibble order against
 #   PyTorch's float4_e2m1fn_x2 packing (element 2i in the low nibble);
 # - --only / --skip, the totals of --stats against the per-tensor figures;
@@ -290,6 +292,64 @@ bad "--plot is refused for safetensors" "--plot draws one tensor" cast --to e4m3
 bad "--axis outside a tensor's dimensions names the tensor" "tensor 'layers.0.bias'" cast --to e4m3 --scaling rowwise --axis 1 --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
 bad "--only matching no tensor is refused, named" "--only 'layer.\*': no tensor" cast --to e4m3 --only 'layers.*' --only 'layer.*' --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
 bad "--only with an .npy input" "--only and --skip choose tensors" cast --to e4m3 --only x --in "$TMP/layers.0.weight.npy" --out "$TMP/bad_out.npy"
+
+# ---- a sharded checkpoint: MODEL.safetensors.index.json and its shards ----
+(cd "$TMP" && PYTHONPATH="$TMP" "$PY" - <<'PY'
+import os, json, pickle
+from sth import st_write
+A = pickle.load(open("ck.pkl", "rb"))
+ks = list(A)
+parts = {"model-00001-of-00002.safetensors": ks[:6], "model-00002-of-00002.safetensors": ks[6:]}
+for d in ("sh", "sh_missing", "sh_extra", "sh_slash"):
+    os.makedirs(d, exist_ok=True)
+    for f, names in parts.items():
+        st_write(d + "/" + f, {k: A[k] for k in names}, {"format": "pt"})
+    wm = {k: f for f, names in parts.items() for k in names}
+    if d == "sh_missing": wm["ghost.weight"] = "model-00001-of-00002.safetensors"
+    if d == "sh_extra": del wm[ks[0]]
+    if d == "sh_slash": wm[ks[0]] = "../ck.safetensors"
+    json.dump({"metadata": {"total_size": 1, "other": "kept"}, "weight_map": wm}, open(d + "/model.safetensors.index.json", "w"), indent=2)
+PY
+) || fail "writing the sharded checkpoints"
+"$BIN" cast --to e4m3 --scaling mx-rceil --codes --in "$TMP/sh/model.safetensors.index.json" --out "$TMP/sh8" --stats-json "$TMP/sh8.json" 2>"$TMP/err"
+"$BIN" cast --to e4m3 --scaling mx-rceil --codes --in "$TMP/ck.safetensors" --out "$TMP/one8.safetensors" --stats-json "$TMP/one8.json" 2>>"$TMP/err"
+check "a sharded checkpoint: each shard cast under its name, each tensor as in the one-file cast; the index's weight_map kept, total_size the new data bytes" '
+import os
+O = {}
+for f in sorted(os.listdir("sh8")):
+    if f.endswith(".safetensors"): O.update({k: dict(v, file=f) for k, v in st_read("sh8/" + f).items()})
+one = st_read("one8.safetensors")
+ix = json.load(open("sh8/model.safetensors.index.json")); ix0 = json.load(open("sh/model.safetensors.index.json"))
+J = {t["name"]: t for t in json.load(open("sh8.json"))["tensors"]}; J1 = {t["name"]: t for t in json.load(open("one8.json"))["tensors"]}
+ok = set(O) == set(one) and all(O[k]["data"] == one[k]["data"] and O[k]["dtype"] == one[k]["dtype"] for k in one)
+ok &= ix["weight_map"] == ix0["weight_map"] and all(ix["weight_map"][k] == O[k]["file"] for k in O)
+ok &= ix["metadata"]["total_size"] == sum(len(v["data"]) for v in O.values()) and ix["metadata"]["other"] == "kept"
+ok &= ix["metadata"]["fpemu_cast"].startswith("fpemu cast --to e4m3")
+ok &= all(J[k].get("figures") == J1[k].get("figures") and J[k]["file"] == O[k]["file"] for k in J1)
+ok &= json.load(open("sh8.json"))["total"]["files"] == 2 and sorted(os.listdir("sh8")) == sorted(os.listdir("sh"))
+print("OK" if ok else (sorted(O), ix["metadata"], open("err").read()))'
+bad_dir() {
+    local name=$1 want=$2 out=$3; shift 3
+    "$BIN" "$@" 2>"$TMP/err" >/dev/null
+    local rc=$?
+    local left
+    left=$(ls "$TMP" | grep -c "^$(basename "$out")" || true)
+    if [ $rc -eq 2 ] && grep -q -- "$want" "$TMP/err" && [ "$left" = 0 ]; then pass "$name"
+    else fail "$name" "rc $rc, left $left, stderr: $(cat "$TMP/err")"; fi
+}
+bad_dir "sharded: a weight_map entry no shard holds is named; no folder left" "places 'ghost.weight' in model-00001" "$TMP/bad_sh" \
+    cast --to e4m3 --in "$TMP/sh_missing/model.safetensors.index.json" --out "$TMP/bad_sh"
+bad_dir "sharded: a tensor the weight_map does not list is named; no folder left" "is not in the index's weight_map" "$TMP/bad_sh" \
+    cast --to e4m3 --in "$TMP/sh_extra/model.safetensors.index.json" --out "$TMP/bad_sh"
+bad_dir "sharded: a shard outside the index's folder is refused" "is not the name of a .safetensors file beside the index" "$TMP/bad_sh" \
+    cast --to e4m3 --in "$TMP/sh_slash/model.safetensors.index.json" --out "$TMP/bad_sh"
+bad_dir "sharded: --only matching no tensor is refused" "--only 'nothing\*': no tensor" "$TMP/bad_sh" \
+    cast --to e4m3 --only 'nothing*' --in "$TMP/sh/model.safetensors.index.json" --out "$TMP/bad_sh"
+mkdir -p "$TMP/exists"
+"$BIN" cast --to e4m3 --in "$TMP/sh/model.safetensors.index.json" --out "$TMP/exists" 2>"$TMP/err"
+if [ $? -eq 2 ] && grep -q "exists; a sharded checkpoint is written into a new folder" "$TMP/err" && [ -z "$(ls -A "$TMP/exists")" ]; then
+    pass "sharded: an existing --out is refused and left alone"
+else fail "sharded: an existing --out is refused and left alone" "$(cat "$TMP/err")"; fi
 
 # ---- fpemu train --init W.safetensors ----
 D=$ROOT/tests/data/real-runs/h200-2026-11-26
