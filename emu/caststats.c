@@ -188,15 +188,18 @@ int fpemu_caster_check(fpemu_caster *c) {
 
 /* ---- the figures ----------------------------------------------------------- */
 
-static void errors(figures *F, const double *x, const double *y, size_t n) {
+/* The error figures of y against x, each as doubles (xd, yd) or, where
+ * that is NULL, floats (xf, yf). */
+static void errors(figures *F, const double *xd, const float *xf, const double *yd, const float *yf, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]) || !isfinite(y[i])) continue;
-        double e = fabs(y[i] - x[i]);
+        double x = xd ? xd[i] : (double)xf[i], y = yd ? yd[i] : (double)yf[i];
+        if (!isfinite(x) || !isfinite(y)) continue;
+        double e = fabs(y - x);
         F->compared++;
         if (e > F->max_abs) F->max_abs = e;
-        if (x[i] != 0 && e / fabs(x[i]) > F->max_rel) F->max_rel = e / fabs(x[i]);
+        if (x != 0 && e / fabs(x) > F->max_rel) F->max_rel = e / fabs(x);
         F->sum_e2 += e * e;
-        F->sum_x2 += x[i] * x[i];
+        F->sum_x2 += x * x;
     }
 }
 
@@ -406,11 +409,18 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         return 0;
     }
     int rc = -1;
-    double *xd = malloc(sizeof(double) * (n + 1)), *yd = malloc(sizeof(double) * (n + 1));
-    double *xs = malloc(sizeof(double) * (n + 1));
+    /* per element: the input as float, the dequantised floats and the codes;
+     * the input as double only where a float does not hold it (an f64
+     * input, codes of a format wider than f32), the decoded doubles only
+     * for an f64 input without a recipe, the scaled values only when asked
+     * for */
+    int f64_direct = in_type == FPEMU_API_F64 && !scaled;
+    int wide = in_type == FPEMU_API_F64 || (in_type == FPEMU_API_CODES && !emu__fits_f32(ff));
+    double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = f64_direct ? malloc(sizeof(double) * (n + 1)) : NULL;
+    double *xs = scaled_out ? malloc(sizeof(double) * (n + 1)) : NULL;
     float *xf = malloc(sizeof(float) * (n + 1)), *deq = malloc(sizeof(float) * (n + 1)), *dec = NULL;
     uint64_t *codes = malloc(sizeof(uint64_t) * (n + 1));
-    if (!xd || !yd || !xs || !xf || !deq || !codes) {
+    if ((wide && !xd) || (f64_direct && !yd) || (scaled_out && !xs) || !xf || !deq || !codes) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
     }
@@ -428,7 +438,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             }
             v = fpemu_to_double(ff, k);
         }
-        xd[i] = v;
+        if (xd) xd[i] = v;
         xf[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
     }
     /* the blocks' layout: element (o, l, i) of (outer, L, inner) as row o*inner+i, column l */
@@ -449,9 +459,11 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     figures F;
     memset(&F, 0, sizeof F);
     F.n = n;
-    for (size_t i = 0; i < n; i++)
-        if (isfinite(xd[i]) && fabs(xd[i]) > F.amax) F.amax = fabs(xd[i]);
-    if (in_type == FPEMU_API_F64 && !scaled) {
+    for (size_t i = 0; i < n; i++) {
+        double v = xd ? xd[i] : (double)xf[i];
+        if (isfinite(v) && fabs(v) > F.amax) F.amax = fabs(v);
+    }
+    if (f64_direct) {
         /* f64 straight to the format (one rounding), element i taking draw i */
         for (size_t i = 0; i < n; i++) {
             fpemu_ctx probe;
@@ -467,7 +479,8 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             } else if (xd[i] != 0 && cl == FPEMU_CLASS_ZERO) cs.underflow++;
             else if (xd[i] != 0 && cl == FPEMU_CLASS_SUBNORMAL) cs.subnormal++;
         }
-        for (size_t i = 0; i < n; i++) yd[i] = fpemu_to_double(f, codes[i]), xs[i] = xd[i];
+        for (size_t i = 0; i < n; i++) yd[i] = fpemu_to_double(f, codes[i]);
+        if (xs) memcpy(xs, xd, sizeof(double) * n);
     } else {
         /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
         float *xb = xf;
@@ -502,8 +515,10 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             }
             if (!ns) F.smin = F.smax = 0;
         }
-        /* the scaled value each element's cast saw: x over its decode factor */
-        for (size_t r = 0; r < rows; r++)
+        /* the scaled value each element's cast saw: x over its decode factor
+         * (the codes and dequantised values moved back from the blocks'
+         * layout on the way) */
+        for (size_t r = 0; r < rows && (xs || xb != xf); r++)
             for (size_t q = 0; q < cols; q++) {
                 size_t i = r * cols + q;
                 double dq = 1;
@@ -522,20 +537,21 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
                     codes[dst] = cb[i];
                     deq[dst] = db[i];
                 }
-                xs[dst] = (double)xf[dst] / dq;
+                if (xs) xs[dst] = (double)xf[dst] / dq;
             }
-        for (size_t i = 0; i < n; i++) yd[i] = deq[i];
-        if (!scaled)
-            for (size_t i = 0; i < n; i++) xs[i] = xd[i];
+        if (xs && !scaled)
+            for (size_t i = 0; i < n; i++) xs[i] = xd ? xd[i] : (double)xf[i];
         ok = 1;
     gdone:
         if (xb != xf) free(xb), free(cb), free(db);
         if (!ok) goto done;
     }
     take_counts(&F, &cs);
-    errors(&F, xd, yd, n);
+    if (!c->counts_only) errors(&F, xd, xf, yd, deq, n);
     if (values) { /* f64 values for an f64 input, else f32 */
-        if (in_type == FPEMU_API_F64) memcpy(values, yd, sizeof(double) * n);
+        if (yd) memcpy(values, yd, sizeof(double) * n);
+        else if (in_type == FPEMU_API_F64)
+            for (size_t i = 0; i < n; i++) ((double *)values)[i] = deq[i];
         else memcpy(values, deq, sizeof(float) * n);
     }
     if (codes_out)
