@@ -30,8 +30,13 @@ CC ?= cc
 # fast-math, no -march=native in anything whose results are compared.
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
+# The dependency files name each object both as seen from here and by its
+# absolute path: a build folder used once as BUILD=$PWD/build and once as
+# BUILD=build still sees a header change (with one spelling only, the other's
+# objects were never rebuilt).
 FPEMU_CFLAGS = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter \
-  -ffp-contract=off -fno-fast-math -pthread -Iemu -Iref -Iexperiments -Icli -MMD -MP
+  -ffp-contract=off -fno-fast-math -pthread -Iemu -Iref -Iexperiments -Icli -MMD -MP \
+  -MT '$(patsubst $(CURDIR)/%,%,$(abspath $@))' -MT '$(abspath $@)'
 # zlib reads gzip data (experiments/), cJSON the run folders' summary.json (cli/)
 LDLIBS_ALL = -lmpfr -lgmp -lcjson -lz -lm -pthread
 BUILD ?= build
