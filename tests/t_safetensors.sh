@@ -351,6 +351,16 @@ if [ $? -eq 2 ] && grep -q "exists; a sharded checkpoint is written into a new f
     pass "sharded: an existing --out is refused and left alone"
 else fail "sharded: an existing --out is refused and left alone" "$(cat "$TMP/err")"; fi
 
+# ---- the committed checkpoint (tests/data/safetensors/, the README's tour) ----
+check "tests/data/safetensors/: the tiny transformer's recorded state, tensor for tensor the .npz's; fpemu reads it back to the same bytes" "
+R = '$ROOT/tests/data'
+z = np.load(R + '/real-runs/h200-2026-11-27/tiny-transformer/init.npz')
+S = st_read(R + '/safetensors/tiny-transformer-init.safetensors')
+same = sorted(S) == sorted(z.files) and all(S[k]['dtype'] == 'F32' and S[k]['shape'] == list(z[k].shape) and S[k]['data'] == z[k].astype('<f4').tobytes() for k in z.files)
+r = subprocess.run([BIN, 'cast', '--to', 'f32', '--in', R + '/safetensors/tiny-transformer-init.safetensors', '--out', 'tt.safetensors'], capture_output=True, text=True)
+back = st_read('tt.safetensors') if r.returncode == 0 else {}
+print('OK' if same and back and all(back[k]['data'] == S[k]['data'] for k in S) else (same, r.stderr))"
+
 # ---- fpemu train --init W.safetensors ----
 D=$ROOT/tests/data/real-runs/h200-2026-11-26
 (cd "$TMP" && PYTHONPATH="$TMP" "$PY" - "$D/init-deep-mlp.npz" <<'PY'
