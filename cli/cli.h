@@ -28,8 +28,10 @@ int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(print
 /* s written into HTML text or an attribute: < > & " escaped (NULL: nothing). */
 void cli_html_esc(FILE *f, const char *s);
 /* s as a JSON string: in quotes, " and \ escaped, control characters as
- * \u00XX, other bytes as they are (UTF-8 stays UTF-8). */
-void cli_json_str(FILE *f, const char *s);
+ * \u00XX, other bytes as they are (UTF-8 stays UTF-8). malloc'ed; NULL if
+ * out of memory. cli_json_str writes it to f: 0, or -1. */
+char *cli_json_quote(const char *s);
+int cli_json_str(FILE *f, const char *s);
 /* True if s is "--help" or "-h". */
 int cli_is_help(const char *s);
 /* Parse a non-negative integer / a double; return 0 on success, -1 on garbage. */

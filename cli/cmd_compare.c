@@ -645,13 +645,10 @@ static void tb_printf(tbuf *b, const char *fmt, ...) {
 }
 static double num(float v) { return isnan(v) ? NAN : (double)v; } /* "nan", never "-nan" */
 static void tb_json_str(tbuf *b, const char *s) {
-    tb_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') tb_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) tb_printf(b, "\\u%04x", *s);
-        else tb_printf(b, "%c", *s);
-    }
-    tb_printf(b, "\"");
+    char *q = cli_json_quote(s);
+    if (q) tb_printf(b, "%s", q);
+    else b->failed = 1;
+    free(q);
 }
 static void tb_json_num(tbuf *b, double v) {
     if (isfinite(v)) tb_printf(b, "%.9g", v);

@@ -734,13 +734,10 @@ static int outdir_commit(const outdir *o, const outfile *files, int n) {
     return 0;
 }
 static void json_str(sbuf *b, const char *s) {
-    sb_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) sb_printf(b, "\\u%04x", *s);
-        else sb_printf(b, "%c", *s);
-    }
-    sb_printf(b, "\"");
+    char *q = cli_json_quote(s);
+    if (q) sb_printf(b, "%s", q);
+    else b->failed = 1;
+    free(q);
 }
 
 

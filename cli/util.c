@@ -30,14 +30,27 @@ void cli_html_esc(FILE *f, const char *s) {
     }
 }
 
-void cli_json_str(FILE *f, const char *s) {
-    fputc('"', f);
+char *cli_json_quote(const char *s) {
+    size_t n = 3;
+    for (const char *t = s; *t; t++) n += (unsigned char)*t < 0x20 ? 6 : *t == '"' || *t == '\\' ? 2 : 1;
+    char *q = malloc(n), *o = q;
+    if (!q) return NULL;
+    *o++ = '"';
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
+        if (*s == '"' || *s == '\\') *o++ = '\\', *o++ = *s;
+        else if ((unsigned char)*s < 0x20) o += sprintf(o, "\\u%04x", (unsigned char)*s);
+        else *o++ = *s;
     }
-    fputc('"', f);
+    *o++ = '"';
+    *o = 0;
+    return q;
+}
+
+int cli_json_str(FILE *f, const char *s) {
+    char *q = cli_json_quote(s);
+    int rc = q && fputs(q, f) >= 0 ? 0 : -1;
+    free(q);
+    return rc;
 }
 
 int cli_is_help(const char *s) { return !strcmp(s, "--help") || !strcmp(s, "-h"); }
