@@ -125,7 +125,7 @@ static int stage_open(out_stage *o, const char *out) {
     const char *b = sl ? sl + 1 : o->final;
     if (!*b || !strcmp(b, ".") || !strcmp(b, "..") || strlen(b) >= sizeof o->base - 24)
         return cli_error(SUB, "--out %s: expected a folder's path that ends in its name (not /, . or ..)", out);
-    snprintf(o->base, sizeof o->base, "%s", b);
+    memcpy(o->base, b, strlen(b) + 1); /* fits: checked above */
     if (!sl) snprintf(o->parent, sizeof o->parent, ".");
     else if (sl == o->final) snprintf(o->parent, sizeof o->parent, "/");
     else snprintf(o->parent, sizeof o->parent, "%.*s", (int)(sl - o->final), o->final);

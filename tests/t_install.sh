@@ -128,7 +128,9 @@ check "a program through that shared object gives the same: got '$got'" [ "$got"
 
 # the GEMM's worker threads go with the library: dlopen libfpemu.so (and
 # a plugin that carries all of libfpemu.a), a GEMM on two threads, dlclose,
-# three times over; a worker left running would execute unmapped code
+# three times over; a worker left running would execute unmapped code.
+# Under make test-asan without LeakSanitizer: the formats' tables stay
+# behind each dlclose, by design (docs/library.md, "Threads")
 cat >"$tmp/dl.c" <<'EOF'
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -165,12 +167,12 @@ int main(int argc, char **argv) {
 EOF
 # shellcheck disable=SC2086
 if $CC -std=c99 $cflags -o "$tmp/dl" "$tmp/dl.c" -ldl 2>"$tmp/dl.log"; then
-    got=$("$tmp/dl" "$stage$prefix/lib/libfpemu.so.$major" 2>&1)
+    got=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$tmp/dl" "$stage$prefix/lib/libfpemu.so.$major" 2>&1)
     check "dlopen libfpemu.so, a GEMM on 2 threads, dlclose, three times: the workers stop with the library: got '$got'" \
         [ "${got%% *}" = ok ]
     if $CC -shared -fPIC -o "$tmp/libwhole.so" -Wl,--whole-archive "$stage$prefix/lib/libfpemu.a" -Wl,--no-whole-archive \
         -lm -pthread 2>"$tmp/whole.log"; then
-        got=$("$tmp/dl" "$tmp/libwhole.so" 2>&1)
+        got=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$tmp/dl" "$tmp/libwhole.so" 2>&1)
         check "the same through a plugin that carries all of libfpemu.a: got '$got'" [ "${got%% *}" = ok ]
     else fail "a plugin that carries all of libfpemu.a" "$(cat "$tmp/whole.log")"; fi
 else fail "a program that dlopens libfpemu.so" "$(cat "$tmp/dl.log")"; fi
