@@ -81,9 +81,9 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: fpemu train --model M --policy P --out DIR [--steps N] [--seed S]\n"
-            "                   [--set key=value ...] [--config FILE] [--quiet] [--threads T]\n"
+            "                   [--set key=value ...] [--config FILE] [--quiet] [--threads T] [--save-state]\n"
             "                   [--init PATH] [--order FILE.npy]\n"
-            "       fpemu train --resume DIR [--steps N] [--out DIR2] [--quiet] [--threads T]\n\n"
+            "       fpemu train --resume DIR [--steps N] [--out DIR2] [--quiet] [--threads T] [--save-state]\n\n"
             "Writes DIR/metrics.csv (one row per step), DIR/tensors.csv (telemetry per layer and\n"
             "tensor class every tensors_every steps), DIR/eval.csv and DIR/summary.json; with\n"
             "checkpoint_every=N also DIR/checkpoint.bin. Defaults: --steps 200, --seed 1.\n"
@@ -91,6 +91,8 @@ static void usage(FILE *out) {
             "at a time (a lock file .DIR.lock beside it).\n"
             "A config file holds `key = value` lines (the keys below, and model, policy, steps,\n"
             "seed), each key at most once; `#` starts a comment. --set overrides the config file.\n"
+            "--save-state also writes DIR/state.safetensors: the final parameters as the twin's state_dict\n"
+            "(safetensors.torch.load_file, then load_state_dict; --init reads it too).\n"
             "--init PATH starts from a PyTorch state_dict: an .npz, a safetensors file or a folder of\n"
             "KEY.npy files, every parameter of the model's PyTorch twin (python/fpemu/twins.py), f32\n"
             "(f64, f16 and a safetensors file's bf16 read too).\n"
@@ -490,7 +492,8 @@ static int load_checkpoint(const char *dir, trn_run **run, ck_file *ck, sbuf *m,
 
 /* ---- the run folder: locked, committed as a whole ---------------------- */
 
-static const char *const OUTPUTS[] = {"checkpoint.bin", "metrics.csv", "tensors.csv", "eval.csv", "summary.json", NULL};
+static const char *const OUTPUTS[] = {"checkpoint.bin", "metrics.csv", "tensors.csv", "eval.csv", "summary.json",
+                                      "state.safetensors", NULL};
 
 static int is_output(const char *name) {
     for (int i = 0; OUTPUTS[i]; i++) if (!strcmp(name, OUTPUTS[i])) return 1;
@@ -992,10 +995,59 @@ static int order_covers(trn_run *run, unsigned long long steps) {
 /* summary.json's "init" / "order": the source's path and CRC-32 */
 static void json_source(sbuf *js, const trn_run *run, int which, const char *name);
 
+/* --save-state: the run's parameters as a safetensors file of the twin's
+ * state_dict (keys, shapes and layouts as --init reads them), in the
+ * parameters' own dtype (F32, F16, BF16 or F64; F64 where they are not one
+ * format's values), exactly; metadata: format "pt" and the model, policy and
+ * step. The bytes into *buf (malloc'ed). 0, or 2 after a message. */
+static int state_bytes(const trn_run *run, unsigned long long step, char **buf, size_t *len) {
+    const trn_param_key *keys;
+    int nk = trn_param_keys(run, &keys);
+    const char *pn = trn_param_format(run);
+    const fpemu_format *pf = pn ? fpemu_format_get(pn, NULL, 0) : NULL;
+    int d = pf ? st_dtype_of_format(pf->name) : -1;
+    st_dtype dt = d == ST_F16 || d == ST_BF16 || d == ST_F32 || d == ST_F64 ? (st_dtype)d : ST_F64;
+    st_out *o = calloc((size_t)nk + 1, sizeof *o);
+    uint64_t(*shapes)[2] = calloc((size_t)nk + 1, sizeof *shapes);
+    FILE *m = open_memstream(buf, len);
+    if (!o || !shapes || !m) {
+        free(o), free(shapes);
+        if (m) fclose(m), free(*buf);
+        *buf = NULL;
+        return cli_error(SUB, "state.safetensors: out of memory");
+    }
+    for (int i = 0; i < nk; i++) {
+        for (int k = 0; k < keys[i].ndim; k++) shapes[i][k] = (uint64_t)keys[i].shape[k];
+        o[i] = (st_out){keys[i].key, dt, keys[i].ndim, shapes[i]};
+    }
+    const trn_settings *s = trn_run_settings(run);
+    char stepv[32];
+    snprintf(stepv, sizeof stepv, "%llu", step);
+    char *mk[] = {"format", "fpemu_model", "fpemu_policy", "fpemu_step"};
+    char *mv[] = {"pt", (char *)s->model, (char *)s->policy, stepv};
+    char err[300];
+    int rc = st_write_header(m, o, nk, mk, mv, 4, err, sizeof err) ? cli_error(SUB, "state.safetensors: %s", err) : 0;
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    for (int i = 0; i < nk && !rc; i++) {
+        size_t n;
+        const double *v = trn_param_values(run, i, &n);
+        for (size_t j = 0; j < n; j++) { /* exact: the values are the format's (little-endian host, Makefile checks) */
+            if (dt == ST_F64) fwrite(&v[j], 8, 1, m);
+            else if (dt == ST_F32) { float f = (float)v[j]; fwrite(&f, 4, 1, m); }
+            else { uint16_t c = (uint16_t)fpemu_from_double(pf, v[j], &ctx); fwrite(&c, 2, 1, m); }
+        }
+    }
+    free(o), free(shapes);
+    if (fclose(m) && !rc) rc = cli_error(SUB, "state.safetensors: out of memory");
+    if (rc) { free(*buf); *buf = NULL; }
+    return rc;
+}
+
 int cmd_train(int argc, char **argv) {
     const char *model = NULL, *policy = NULL, *out = NULL, *resume = NULL, *config = NULL;
     unsigned long long steps = 200, seed = 1, threads = 1;
-    int have_steps = 0, have_seed = 0, quiet = 0;
+    int have_steps = 0, have_seed = 0, quiet = 0, save_state = 0;
     kv *sets = NULL;
     int nsets = 0;
     static const char *const opts[] = {"--model", "--policy", "--out", "--resume", "--config", "--steps", "--seed", "--threads",
@@ -1006,6 +1058,7 @@ int cmd_train(int argc, char **argv) {
         const char *a = argv[i];
         if (cli_is_help(a)) { usage(stdout); free(sets); return 0; }
         if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+        if (!strcmp(a, "--save-state")) { save_state = 1; continue; }
         int oi = -1;
         for (int k = 0; opts[k]; k++) if (!strcmp(a, opts[k])) oi = k;
         int takes = oi >= 0 || !strcmp(a, "--set");
@@ -1055,6 +1108,8 @@ int cmd_train(int argc, char **argv) {
     char err[1024];
     trn_run *run = NULL;
     sbuf met = {0}, ten = {0}, ev = {0}, ck_bytes = {0}; /* ck_bytes: the run's latest checkpoint */
+    char *state_p = NULL; /* --save-state: state.safetensors's bytes */
+    size_t state_n = 0;
     long start_step = 0;
     int rc = 2;
     outdir od;
@@ -1226,13 +1281,17 @@ int cmd_train(int argc, char **argv) {
     restamp_checkpoint(&ck_bytes, steps);
     /* summary.json: everything to reproduce the run; "timing" is the only
      * part that differs between identical runs */
-    outfile files[5] = {
+    outfile files[6] = {
         {"metrics.csv", met.p ? met.p : "", met.n},
         {"tensors.csv", ten.p ? ten.p : "", ten.n},
         {"eval.csv", ev.p ? ev.p : "", ev.n},
         {"checkpoint.bin", ck_bytes.p, ck_bytes.n},
     };
     int nfiles = ck_bytes.p ? 4 : 3;
+    if (save_state) {
+        if (state_bytes(run, steps, &state_p, &state_n)) goto done;
+        files[nfiles++] = (outfile){"state.safetensors", state_p, state_n};
+    }
     sbuf js = {0};
     sb_printf(&js, "{\n  \"fpemu_version\": \"%s\",\n  \"model\": ", FPEMU_VERSION);
     json_str(&js, s->model);
@@ -1293,6 +1352,6 @@ int cmd_train(int argc, char **argv) {
 done:
     outdir_close(&od);
     trn_close(run);
-    free(met.p); free(ten.p); free(ev.p); free(ck_bytes.p);
+    free(met.p); free(ten.p); free(ev.p); free(ck_bytes.p); free(state_p);
     return rc;
 }

@@ -558,6 +558,15 @@ bad:
 
 int trn_param_keys(const trn_run *r, const trn_param_key **keys) { return trn__model_twin_keys(r, keys); }
 
+const double *trn_param_values(const trn_run *r, int i, size_t *n) {
+    size_t off;
+    int layer;
+    trn__model_param(r, i, &off, n, &layer);
+    return r->params + off;
+}
+
+const char *trn_param_format(const trn_run *r) { return r->pol->msamp ? NULL : r->f_param->name; }
+
 static void shape_text(char *buf, size_t n, const long *shape, int ndim) {
     if (ndim == 1) snprintf(buf, n, "(%ld,)", shape[0]);
     else if (ndim == 2) snprintf(buf, n, "(%ld, %ld)", shape[0], shape[1]);

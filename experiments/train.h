@@ -196,6 +196,14 @@ int trn_param_keys(const trn_run *r, const trn_param_key **keys);
  * -1 with a message naming the key and what was expected (an unknown key
  * lists the model's keys; a shape mismatch gives both shapes; a key set
  * twice). */
+/* The current values of parameter tensor i (trn_param_keys' order), C order
+ * in PyTorch's layout, as doubles holding values of trn_param_format's
+ * format; the element count in *n. */
+const double *trn_param_values(const trn_run *r, int i, size_t *n);
+/* The registry name of the format the parameters are kept in (f32 under the
+ * mixed policies, f16, bf16 or f64 under the true ones), or NULL where they
+ * are not one format's values (MS-AMP's scaled fp8 weights). */
+const char *trn_param_format(const trn_run *r);
 int trn_set_param(trn_run *r, const char *key, const float *v, const long *shape, int ndim, char *err, size_t n);
 int trn_set_param_f64(trn_run *r, const char *key, const double *v, const long *shape, int ndim, char *err, size_t n);
 /* After the trn_set_param calls: every key must have been set (there is no

@@ -19,7 +19,8 @@
 # - bad files and options: exit 2, a message naming the file (and the
 #   tensor), no output left behind;
 # - `fpemu train --init W.safetensors` gives the run that the same state as
-#   an .npz gives.
+#   an .npz gives; `--save-state` writes the final parameters as the twin's
+#   state_dict, which --init reads back to the same bits.
 # Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -393,6 +394,34 @@ bad_train() {
     if [ $rc -eq 2 ] && grep -q -- "$want" "$TMP/err" && [ ! -e "$TMP/bad_run" ]; then pass "$name"
     else fail "$name" "rc $rc, stderr: $(cat "$TMP/err")"; fi
 }
+# --save-state: the final parameters as the twin's state_dict
+train --init "$D/init-deep-mlp.npz" --save-state --out "$TMP/r_save" && \
+    "$BIN" train --model deep-mlp --policy 16-mixed --steps 1 --order "$D/order-deep-mlp.npy" --set numerics=torch-cuda \
+        --set weight_decay=0.01 --set lr=0 --init "$TMP/r_save/state.safetensors" --save-state --out "$TMP/r_back" --quiet 2>>"$TMP/err" && \
+    "$BIN" train --model tiny-transformer --policy bf16-true --steps 2 --save-state --out "$TMP/r_tt" --quiet 2>>"$TMP/err" && \
+    "$BIN" train --model mlp-digits --policy 64-true --steps 2 --save-state --out "$TMP/r_64" --quiet 2>>"$TMP/err"
+check "--save-state: state.safetensors holds the twins' keys and shapes (twins.state_keys) in state_dict order, in the parameters' dtype (F32, BF16, F64), listed in summary.json" "
+z = np.load('$D/init-deep-mlp.npz')
+m, n = st_meta('r_save/state.safetensors')
+order = [k for k, v in sorted(((k, v) for k, v in m.items() if k != '__metadata__'), key=lambda kv: kv[1]['data_offsets'])]
+S = st_read('r_save/state.safetensors')
+ok = order == list(z.files) and all(S[k]['dtype'] == 'F32' and S[k]['shape'] == list(z[k].shape) for k in z.files)
+ok &= m['__metadata__']['fpemu_model'] == 'deep-mlp' and m['__metadata__']['fpemu_step'] == '12'
+ok &= 'state.safetensors' in json.load(open('r_save/summary.json'))['files']
+ok &= set(v['dtype'] for v in st_read('r_tt/state.safetensors').values()) == {'BF16'}
+ok &= set(v['dtype'] for v in st_read('r_64/state.safetensors').values()) == {'F64'}
+sys.path.insert(0, '$ROOT/python/fpemu')
+import twins  # the twins' state_dict keys and shapes (python/fpemu/twins.py, without torch)
+for run, model in (('r_save', 'deep-mlp'), ('r_tt', 'tiny-transformer'), ('r_64', 'mlp-digits')):
+    h = st_meta(run + '/state.safetensors')[0]
+    got = [(k, tuple(v['shape'])) for k, v in sorted(((k, v) for k, v in h.items() if k != '__metadata__'), key=lambda kv: kv[1]['data_offsets'])]
+    ok &= got == [(k, tuple(sh)) for k, sh in twins.state_keys(model)]
+print('OK' if ok else (order[:3], m['__metadata__'], open('err').read()))"
+check "--save-state, then --init from it with lr 0: the same parameters, bit for bit, and the same evaluation" "
+A, B = st_read('r_save/state.safetensors'), st_read('r_back/state.safetensors')
+a, b = json.load(open('r_save/summary.json'))['final'], json.load(open('r_back/summary.json'))['final']
+print('OK' if all(A[k]['data'] == B[k]['data'] for k in A) and a['eval_loss'] == b['eval_loss'] and a['eval_accuracy'] == b['eval_accuracy'] else (a, b))"
+if [ ! -e "$TMP/r_st/state.safetensors" ]; then pass "without --save-state no state.safetensors"; else fail "without --save-state no state.safetensors"; fi
 bad_train "--init: an unknown key is named" "x0.weight" --init "$TMP/init_badkey.safetensors"
 bad_train "--init: an integer tensor is refused, named" "dtype I64, expected F32" --init "$TMP/init_i64.safetensors"
 bad_train "--init: a bad safetensors file is refused, named" "cover 16 bytes of data" --init "$TMP/b_trunc.safetensors"
