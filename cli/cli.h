@@ -27,6 +27,8 @@ int cmd_compare(int argc, char **argv);
 int cli_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s written into HTML text or an attribute: < > & " escaped (NULL: nothing). */
 void cli_html_esc(FILE *f, const char *s);
+/* Whether s ends with suffix. */
+int cli_has_suffix(const char *s, const char *suffix);
 /* s as a JSON string: in quotes, " and \ escaped, control characters as
  * \u00XX, other bytes as they are (UTF-8 stays UTF-8). malloc'ed; NULL if
  * out of memory. cli_json_str writes it to f: 0, or -1. */

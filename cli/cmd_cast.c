@@ -604,14 +604,9 @@ static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
     return 0;
 }
 
-static int ends_with(const char *s, const char *t) {
-    size_t a = strlen(s), b = strlen(t);
-    return a >= b && !strcmp(s + a - b, t);
-}
-
 /* One safetensors file into another. */
 static int cast_safetensors(fpemu_caster *c, const st_job *J) {
-    if (!ends_with(J->out, ".safetensors"))
+    if (!cli_has_suffix(J->out, ".safetensors"))
         return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
     /* the names' column: the file's longest name (read twice: the header is small) */
     char err[1024];
@@ -686,7 +681,7 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     int namew = 0;
     for (const cJSON *e = wm->child; e; e = e->next) {
         const char *sh = cJSON_IsString(e) ? e->valuestring : NULL;
-        if (!sh || strchr(sh, '/') || sh[0] == '.' || !ends_with(sh, ".safetensors") || !strcmp(sh, iname)) {
+        if (!sh || strchr(sh, '/') || sh[0] == '.' || !cli_has_suffix(sh, ".safetensors") || !strcmp(sh, iname)) {
             cli_error(SUB, "%s: weight_map['%s'] is not the name of a .safetensors file beside the index", in, e->string);
             goto done;
         }
@@ -831,7 +826,7 @@ int cmd_cast(int argc, char **argv) {
     size_t hn = 0;
     FILE *hf = fopen(in, "rb");
     if (hf) hn = fread(head, 1, sizeof head, hf), fclose(hf);
-    int index = ends_with(in, ".safetensors.index.json");
+    int index = cli_has_suffix(in, ".safetensors.index.json");
     if (index || st_sniff(head, hn)) {
         if (from) { cli_error(SUB, "--from is for .npy inputs; %s is a safetensors file, whose dtypes say what they hold", in); goto done; }
         if (plot_path) { cli_error(SUB, "--plot draws one tensor: cast a tensor of %s saved as .npy to see it", in); goto done; }

@@ -226,11 +226,6 @@ static const char *run_check(strlist *checked, const char *path, const char *sid
     return e[0] == '0' ? NULL : e + 2 + dl;
 }
 
-static int has_suffix(const char *s, const char *suf) {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
 /* ---- comparing ------------------------------------------------------------ */
 
 /* Where a row is: "step 120" when the file has a step column, else "line N". */
@@ -1245,7 +1240,7 @@ static int seed_folder(const char *dir, const char *name, strlist *out) {
             char p[8400];
             struct stat st;
             if (pass == 0) {
-                if (!has_suffix(names.v[i], ".csv")) continue;
+                if (!cli_has_suffix(names.v[i], ".csv")) continue;
                 snprintf(p, sizeof p, "%s/%s", dir, names.v[i]);
             } else {
                 snprintf(p, sizeof p, "%s/%s/%s", dir, names.v[i], name);
@@ -1437,7 +1432,7 @@ int cmd_drift(int argc, char **argv) {
             snprintf(rp, sizeof rp, "%s", paths[1]);
         }
         /* a whole file ignored by the tolerance file (COLUMN-GLOB matching "") */
-        if (find_rule(&c, files.v[i], "")->kind == RULE_IGNORE && !has_suffix(files.v[i], ".csv")) continue;
+        if (find_rule(&c, files.v[i], "")->kind == RULE_IGNORE && !cli_has_suffix(files.v[i], ".csv")) continue;
         c.n_files++;
         struct stat st;
         const char *why = NULL;
@@ -1467,7 +1462,7 @@ int cmd_drift(int argc, char **argv) {
             continue;
         }
         fstatus s;
-        if (has_suffix(files.v[i], ".csv")) {
+        if (cli_has_suffix(files.v[i], ".csv")) {
             char *bpp = bp;
             s = c.keyed ? compare_keyed(&c, files.v[i], &bpp, 1, rp) : compare_csv(&c, files.v[i], bp, rp);
         } else {
@@ -1492,7 +1487,7 @@ int cmd_drift(int argc, char **argv) {
         walk(paths[1], "", &rf);
         int extra = 0;
         for (int i = 0; i < rf.n; i++) {
-            if (!has_suffix(rf.v[i], ".csv")) continue;
+            if (!cli_has_suffix(rf.v[i], ".csv")) continue;
             if (bsearch(&rf.v[i], files.v, (size_t)files.n, sizeof *files.v, cmp_str)) continue;
             if (c.verbose) printf("new    %s: not in the baseline (not compared)\n", rf.v[i]);
             extra++;

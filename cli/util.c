@@ -30,6 +30,11 @@ void cli_html_esc(FILE *f, const char *s) {
     }
 }
 
+int cli_has_suffix(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
 char *cli_json_quote(const char *s) {
     size_t n = 3;
     for (const char *t = s; *t; t++) n += (unsigned char)*t < 0x20 ? 6 : *t == '"' || *t == '\\' ? 2 : 1;
