@@ -104,6 +104,20 @@ static int by_offset(const void *a, const void *b) {
     return strcmp(x->name, y->name); /* empty tensors at one offset: by name, so that the order is one */
 }
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* A name that the n names hold twice (the array is sorted), or NULL. */
+static const char *first_dup(char **names, int n) {
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 1; i < n; i++)
+        if (!strcmp(names[i - 1], names[i])) return names[i];
+    return NULL;
+}
+/* The header length: the first 8 bytes, little-endian. */
+static uint64_t rd64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static int json_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 void st_free(st_file *s) {
     if (!s) return;
@@ -123,10 +137,13 @@ static int parse_tensor(const cJSON *e, const char *name, st_tensor *t, char *er
     int d = -1;
     for (int k = 0; k < ST_NDTYPE && d < 0; k++)
         if (!strcmp(dtypes[k].name, dt->valuestring)) d = k;
-    if (d < 0)
-        return fail(err, errlen, name, "tensor '%s': unknown dtype \"%.40s\" (expected one of BOOL, U8, I8, I16, U16, I32, U32, "
-                    "I64, U64, F16, BF16, F32, F64, C64, F8_E4M3, F8_E5M2, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, F4, F6_E2M3, "
-                    "F6_E3M2)", e->string, dt->valuestring);
+    if (d < 0) {
+        char known[256] = "";
+        for (int k = 0; k < ST_NDTYPE; k++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", dtypes[k].name);
+        return fail(err, errlen, name, "tensor '%s': unknown dtype \"%.40s\" (expected one of %s)", e->string, dt->valuestring,
+                    known);
+    }
     t->dtype = (st_dtype)d;
     if (!cJSON_IsArray(sh)) return fail(err, errlen, name, "tensor '%s': no \"shape\" array", e->string);
     int nd = cJSON_GetArraySize(sh);
@@ -157,12 +174,36 @@ static int parse_tensor(const cJSON *e, const char *name, st_tensor *t, char *er
     return 0;
 }
 
+/* "__metadata__" (null, or an object of strings, no key twice) into s's
+ * meta_key and meta_val, in the header's order. 0, or -1 with a message. */
+static int parse_meta(const cJSON *e, const char *name, st_file *s, char *err, size_t errlen) {
+    if (cJSON_IsNull(e)) return 0;
+    if (!cJSON_IsObject(e)) return fail(err, errlen, name, "\"__metadata__\" is not an object of strings");
+    int m = cJSON_GetArraySize(e);
+    s->meta_key = calloc((size_t)m + 1, sizeof *s->meta_key);
+    s->meta_val = calloc((size_t)m + 1, sizeof *s->meta_val);
+    if (!s->meta_key || !s->meta_val) return fail(err, errlen, name, "out of memory");
+    for (const cJSON *v = e->child; v; v = v->next) {
+        if (!cJSON_IsString(v)) return fail(err, errlen, name, "\"__metadata__\": the value of '%s' is not a string", v->string);
+        s->meta_key[s->nmeta] = strdup(v->string);
+        s->meta_val[s->nmeta] = strdup(v->valuestring);
+        s->nmeta++;
+        if (!s->meta_key[s->nmeta - 1] || !s->meta_val[s->nmeta - 1]) return fail(err, errlen, name, "out of memory");
+    }
+    char **keys = malloc(((size_t)m + 1) * sizeof *keys); /* sorted apart: meta_key keeps the header's order */
+    if (!keys) return fail(err, errlen, name, "out of memory");
+    memcpy(keys, s->meta_key, (size_t)m * sizeof *keys);
+    const char *dup = first_dup(keys, m);
+    int rc = dup ? fail(err, errlen, name, "\"__metadata__\": the key '%s' is given twice", dup) : 0;
+    free(keys);
+    return rc;
+}
+
 int st_parse(const unsigned char *buf, size_t n, uint64_t file_size, const char *name, st_file *s, char *err,
              size_t errlen) {
     memset(s, 0, sizeof *s);
     if (n < 8 || file_size < 8) return fail(err, errlen, name, "shorter than the 8-byte header length: not a safetensors file");
-    uint64_t hl = 0;
-    for (int i = 7; i >= 0; i--) hl = hl << 8 | buf[i];
+    uint64_t hl = rd64(buf);
     if (hl > ST_HEADER_MAX) return fail(err, errlen, name, "header length %llu is above the format's limit of 100,000,000 bytes",
                                         (unsigned long long)hl);
     if (hl + 8 > file_size) return fail(err, errlen, name, "header length %llu runs past the end of the file (%llu bytes)",
@@ -178,7 +219,7 @@ int st_parse(const unsigned char *buf, size_t n, uint64_t file_size, const char 
             i++;
         }
     size_t p = 0;
-    while (p < hl && (h[p] == ' ' || h[p] == '\t' || h[p] == '\n' || h[p] == '\r')) p++;
+    while (p < hl && json_space(h[p])) p++;
     if (p == hl || h[p] != '{') return fail(err, errlen, name, "header is not a JSON object (it must start with '{')");
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts((const char *)h, (size_t)hl, &end, 0);
@@ -186,7 +227,7 @@ int st_parse(const unsigned char *buf, size_t n, uint64_t file_size, const char 
                           cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - (const char *)h : (ptrdiff_t)0);
     int rc = -1;
     for (const char *q = end; q < (const char *)h + hl; q++)
-        if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
+        if (!json_space((unsigned char)*q)) {
             fail(err, errlen, name, "header has data after its JSON object (byte %td)", q - (const char *)h);
             goto out;
         }
@@ -200,39 +241,7 @@ int st_parse(const unsigned char *buf, size_t n, uint64_t file_size, const char 
         names[nnames++] = e->string;
         if (!strcmp(e->string, "__metadata__")) {
             if (++seen_meta > 1) { free(names); fail(err, errlen, name, "the name '__metadata__' is given twice in the header"); goto out; }
-            if (cJSON_IsNull(e)) continue;
-            if (!cJSON_IsObject(e)) { free(names); fail(err, errlen, name, "\"__metadata__\" is not an object of strings"); goto out; }
-            int m = cJSON_GetArraySize(e);
-            s->meta_key = calloc((size_t)m + 1, sizeof *s->meta_key);
-            s->meta_val = calloc((size_t)m + 1, sizeof *s->meta_val);
-            if (!s->meta_key || !s->meta_val) { free(names); fail(err, errlen, name, "out of memory"); goto out; }
-            char **mk = calloc((size_t)m + 1, sizeof *mk);
-            if (!mk) { free(names); fail(err, errlen, name, "out of memory"); goto out; }
-            for (const cJSON *v = e->child; v; v = v->next) {
-                if (!cJSON_IsString(v)) {
-                    free(mk), free(names);
-                    fail(err, errlen, name, "\"__metadata__\": the value of '%s' is not a string", v->string);
-                    goto out;
-                }
-                mk[s->nmeta] = v->string;
-                s->meta_key[s->nmeta] = strdup(v->string);
-                s->meta_val[s->nmeta] = strdup(v->valuestring);
-                if (!s->meta_key[s->nmeta] || !s->meta_val[s->nmeta]) {
-                    s->nmeta++;
-                    free(mk), free(names);
-                    fail(err, errlen, name, "out of memory");
-                    goto out;
-                }
-                s->nmeta++;
-            }
-            qsort(mk, (size_t)s->nmeta, sizeof *mk, by_name);
-            for (int i = 1; i < s->nmeta; i++)
-                if (!strcmp(mk[i - 1], mk[i])) {
-                    fail(err, errlen, name, "\"__metadata__\": the key '%s' is given twice", mk[i]);
-                    free(mk), free(names);
-                    goto out;
-                }
-            free(mk);
+            if (parse_meta(e, name, s, err, errlen)) { free(names); goto out; }
             continue;
         }
         st_tensor *t = &s->t[s->count];
@@ -240,14 +249,10 @@ int st_parse(const unsigned char *buf, size_t n, uint64_t file_size, const char 
         if (!(t->name = strdup(e->string))) { free(names); fail(err, errlen, name, "out of memory"); goto out; }
         s->count++;
     }
-    qsort(names, (size_t)nnames, sizeof *names, by_name);
-    for (int i = 1; i < nnames; i++)
-        if (!strcmp(names[i - 1], names[i])) {
-            fail(err, errlen, name, "the name '%s' is given twice in the header", names[i]);
-            free(names);
-            goto out;
-        }
+    const char *dup = first_dup(names, nnames);
+    if (dup) fail(err, errlen, name, "the name '%s' is given twice in the header", dup);
     free(names);
+    if (dup) goto out;
     /* the ranges, in order, tile the data part: no gap, no overlap */
     qsort(s->t, (size_t)s->count, sizeof *s->t, by_offset);
     uint64_t at = 0;
@@ -278,7 +283,7 @@ int st_sniff(const unsigned char *buf, size_t n) {
     if (n < 9) return 0;
     for (size_t i = 8; i < n; i++) {
         if (buf[i] == '{') return 1;
-        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') return 0;
+        if (!json_space(buf[i])) return 0;
     }
     return 0;
 }
@@ -291,8 +296,7 @@ int st_open(const char *path, st_file *s, char *err, size_t errlen) {
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) { fclose(f); return fail(err, errlen, path, "not a regular file"); }
     unsigned char pre[8];
     if (fread(pre, 1, 8, f) != 8) { fclose(f); return fail(err, errlen, path, "shorter than the 8-byte header length: not a safetensors file"); }
-    uint64_t hl = 0;
-    for (int i = 7; i >= 0; i--) hl = hl << 8 | pre[i];
+    uint64_t hl = rd64(pre);
     if (hl > ST_HEADER_MAX || hl + 8 > (uint64_t)st.st_size) {
         fclose(f);
         return st_parse(pre, 8, (uint64_t)st.st_size, path, s, err, errlen); /* its message */
