@@ -365,31 +365,31 @@ typedef struct {
 } st_map;
 static int map_cmp(const void *a, const void *b) { return strcmp(((const st_map *)a)->name, ((const st_map *)b)->name); }
 
-/* Cast the safetensors file IN into OUT (whole or not at all), adding its
+/* Cast the open safetensors file S into OUT (whole or not at all), adding its
  * tensors' figures to A and the bytes of its data part to *data_bytes.
  * For a shard (SHARD its name in the index, MAP the index's weight map of
  * NMAP entries) every tensor must be one the map places in this shard; it
  * is marked in SEEN.
  * Every tensor is checked before anything is written. 0, or 2 after a
  * message. */
-static int cast_file(fpemu_caster *c, const st_job *J, const char *in, const char *out, const char *shard, const st_map *map,
+static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *out, const char *shard, const st_map *map,
                      int nmap, unsigned char *seen, st_acc *A, uint64_t *data_bytes) {
     char err[1024];
-    st_file S;
-    if (st_open(in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
+    const char *in = S->path;
     char fname[64];
     fpemu_caster_get(c, "format", fname, sizeof fname);
     const fpemu_format *f = fpemu_format_get(fname, NULL, 0);
     int rc = 2;
-    st_out *O = calloc((size_t)S.count + 1, sizeof *O);
-    char **mk = calloc((size_t)S.nmeta + 2, sizeof *mk), **mv = calloc((size_t)S.nmeta + 2, sizeof *mv);
+    st_out *O = calloc((size_t)S->count + 1, sizeof *O);
+    const char **why = calloc((size_t)S->count + 1, sizeof *why); /* why each tensor is kept (NULL: cast) */
+    char **mk = calloc((size_t)S->nmeta + 2, sizeof *mk), **mv = calloc((size_t)S->nmeta + 2, sizeof *mv);
     unsigned char *ib = NULL, *ob = NULL, *cb = NULL;
     cli_atomic at;
     int at_open = 0;
-    if (!O || !mk || !mv) { cli_error(SUB, "out of memory"); goto done; }
+    if (!O || !why || !mk || !mv) { cli_error(SUB, "out of memory"); goto done; }
     /* which tensors are cast, and what each becomes */
-    for (int i = 0; i < S.count; i++) {
-        const st_tensor *t = &S.t[i];
+    for (int i = 0; i < S->count; i++) {
+        const st_tensor *t = &S->t[i];
         if (shard) {
             st_map key = {t->name, NULL};
             const st_map *m = bsearch(&key, map, (size_t)nmap, sizeof *map, map_cmp);
@@ -401,47 +401,47 @@ static int cast_file(fpemu_caster *c, const st_job *J, const char *in, const cha
             seen[m - map] = 1;
         }
         int bad;
-        const char *why = kept_why(J, t, &bad);
+        why[i] = kept_why(J, t, &bad);
         if (bad) {
             cli_error(SUB, "%s: tensor '%s': %s elements are packed in an order no framework defines, so they are not read: "
                       "leave it out (--skip '%s')", in, t->name, st_dtype_get(t->dtype)->name, t->name);
             goto done;
         }
-        if (!why && t->n > (1ULL << 31) - 1) {
+        if (!why[i] && t->n > (1ULL << 31) - 1) {
             cli_error(SUB, "%s: tensor '%s': %llu elements, at most 2^31 - 1 are cast (--skip it)", in, t->name,
                       (unsigned long long)t->n);
             goto done;
         }
         int nd = t->ndim ? t->ndim : 1;
-        if (!why && J->axis_given && (J->axis < -nd || J->axis >= nd)) {
+        if (!why[i] && J->axis_given && (J->axis < -nd || J->axis >= nd)) {
             cli_error(SUB, "--axis %ld: tensor '%s' of %s is %d-d: the axis must lie in [%d, %d] (--skip it, or cast it apart)",
                       J->axis, t->name, in, nd, -nd, nd - 1);
             goto done;
         }
-        O[i] = (st_out){t->name, why ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
+        O[i] = (st_out){t->name, why[i] ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
     }
     if (!shard) /* a typo in --only would cast nothing and say nothing (a sharded checkpoint: checked on its index) */
         for (int g = 0; g < J->nonly; g++) {
             int hit = 0;
-            for (int i = 0; i < S.count && !hit; i++) hit = !fnmatch(J->only[g], S.t[i].name, 0);
+            for (int i = 0; i < S->count && !hit; i++) hit = !fnmatch(J->only[g], S->t[i].name, 0);
             if (!hit) { cli_error(SUB, "--only '%s': no tensor of %s has a name that matches", J->only[g], in); goto done; }
         }
     /* the metadata: the input's, and how this file was made */
     int nm = 0;
-    for (int i = 0; i < S.nmeta; i++)
-        if (strcmp(S.meta_key[i], "fpemu_cast")) mk[nm] = S.meta_key[i], mv[nm++] = S.meta_val[i];
+    for (int i = 0; i < S->nmeta; i++)
+        if (strcmp(S->meta_key[i], "fpemu_cast")) mk[nm] = S->meta_key[i], mv[nm++] = S->meta_val[i];
     mk[nm] = "fpemu_cast", mv[nm++] = (char *)J->argline;
     if (cli_atomic_open(&at, out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", out, strerror(errno)); goto done; }
     at_open = 1;
-    if (st_write_header(at.f, O, S.count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
+    if (st_write_header(at.f, O, S->count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
     uint64_t written = 0;
-    for (int i = 0; i < S.count; i++) {
-        const st_tensor *t = &S.t[i];
+    for (int i = 0; i < S->count; i++) {
+        const st_tensor *t = &S->t[i];
         const st_dtype_info *di = st_dtype_get(t->dtype);
         uint64_t nb = t->end - t->begin;
         free(ib);
         if (!(ib = malloc(nb + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory (%llu bytes)", in, t->name, (unsigned long long)nb); goto done; }
-        if (st_read_tensor(&S, i, ib, err, sizeof err)) { cli_error(SUB, "%s", err); goto done; }
+        if (st_read_tensor(S, i, ib, err, sizeof err)) { cli_error(SUB, "%s", err); goto done; }
         char shp[200];
         int sp = snprintf(shp, sizeof shp, "%s", t->ndim ? "" : "()");
         for (int k = 0; k < t->ndim && sp < (int)sizeof shp; k++)
@@ -455,13 +455,11 @@ static int cast_file(fpemu_caster *c, const st_job *J, const char *in, const cha
         fprintf(A->JS, ", \"dtype\": \"%s\", \"shape\": ", di->name);
         json_shape(A->JS, t);
         fprintf(A->JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[i].dtype)->name);
-        int bad;
-        const char *why = kept_why(J, t, &bad);
-        if (why) { /* copied as it is */
+        if (why[i]) { /* copied as it is */
             if (nb && fwrite(ib, 1, nb, at.f) != nb) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
             written += nb;
-            fprintf(A->R, "%-*s %-11s %-16s %12llu kept: %s\n", A->namew, t->name, di->name, shp, (unsigned long long)t->n, why);
-            fprintf(A->JS, "\"cast\": false, \"why\": \"%s\"}", why);
+            fprintf(A->R, "%-*s %-11s %-16s %12llu kept: %s\n", A->namew, t->name, di->name, shp, (unsigned long long)t->n, why[i]);
+            fprintf(A->JS, "\"cast\": false, \"why\": \"%s\"}", why[i]);
             A->nkept++;
             continue;
         }
@@ -530,8 +528,7 @@ static int cast_file(fpemu_caster *c, const st_job *J, const char *in, const cha
     rc = 0;
 done:
     if (at_open) cli_atomic_close(&at, 0);
-    free(ib), free(ob), free(cb), free(O), free(mk), free(mv);
-    st_free(&S);
+    free(ib), free(ob), free(cb), free(O), free(why), free(mk), free(mv);
     return rc;
 }
 
@@ -608,20 +605,19 @@ static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
 static int cast_safetensors(fpemu_caster *c, const st_job *J) {
     if (!cli_has_suffix(J->out, ".safetensors"))
         return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
-    /* the names' column: the file's longest name (read twice: the header is small) */
     char err[1024];
     st_file S;
     if (st_open(J->in, &S, err, sizeof err)) return cli_error(SUB, "%s", err);
-    int namew = 0;
+    int namew = 0; /* the names' column: the longest name */
     for (int i = 0; i < S.count; i++)
         if ((int)strlen(S.t[i].name) > namew) namew = (int)strlen(S.t[i].name);
-    st_free(&S);
     st_acc A;
     uint64_t bytes = 0;
     int rc = acc_open(&A, namew);
-    if (!rc) rc = cast_file(c, J, J->in, J->out, NULL, NULL, 0, NULL, &A, &bytes);
+    if (!rc) rc = cast_file(c, J, &S, J->out, NULL, NULL, 0, NULL, &A, &bytes);
     if (!rc) rc = acc_write(&A, c, J, 0);
     acc_free(&A);
+    st_free(&S);
     return rc;
 }
 
@@ -712,8 +708,12 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     rc = 2;
     uint64_t bytes = 0;
     for (int i = 0; i < nshard; i++) {
-        char *sin = join(dir, shards[i]), *sout = join(tmp, shards[i]);
-        int r = sin && sout ? cast_file(c, J, sin, sout, shards[i], map, nmap, seen, &A, &bytes) : cli_error(SUB, "out of memory");
+        char *sin = join(dir, shards[i]), *sout = join(tmp, shards[i]), err[1024];
+        st_file S;
+        int r = !sin || !sout ? cli_error(SUB, "out of memory")
+                : st_open(sin, &S, err, sizeof err) ? cli_error(SUB, "%s", err)
+                : cast_file(c, J, &S, sout, shards[i], map, nmap, seen, &A, &bytes);
+        if (sin && sout) st_free(&S);
         free(sin), free(sout);
         if (r) goto done;
     }
