@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "cli.h"
+#include "csv.h"
 #include "fpemu_api.h"
 #include "npy.h"
 #include "safetensors.h"
@@ -644,15 +645,13 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     struct stat st;
     if (!lstat(out, &st) || errno != ENOENT)
         return cli_error(SUB, "--out %s: exists; a sharded checkpoint is written into a new folder", out);
-    FILE *f = fopen(in, "rb");
-    if (!f) return cli_error(SUB, "%s: cannot open: %s", in, strerror(errno));
-    char *text = malloc((64u << 20) + 1);
-    size_t n = text ? fread(text, 1, 64u << 20, f) : 0;
-    int big = text && fgetc(f) != EOF;
-    fclose(f);
-    if (!text) return cli_error(SUB, "out of memory");
-    if (big) { free(text); return cli_error(SUB, "%s: an index of more than 64 MiB", in); }
-    text[n] = 0;
+    struct stat ist;
+    if (stat(in, &ist)) return cli_error(SUB, "%s: cannot open: %s", in, strerror(errno));
+    if (!S_ISREG(ist.st_mode)) return cli_error(SUB, "%s: not a regular file", in);
+    if (ist.st_size > (64 << 20)) return cli_error(SUB, "%s: an index of more than 64 MiB", in);
+    size_t n;
+    char *text = csv_slurp(in, &n);
+    if (!text) return cli_error(SUB, "%s: cannot read: %s", in, strerror(errno));
     cJSON *doc = cJSON_ParseWithLength(text, n);
     free(text);
     int rc = 2, nmap = 0, nshard = 0, made = 0;
