@@ -1004,9 +1004,9 @@ static int state_bytes(const trn_run *run, unsigned long long step, char **buf, 
     const trn_param_key *keys;
     int nk = trn_param_keys(run, &keys);
     const char *pn = trn_param_format(run);
-    const fpemu_format *pf = pn ? fpemu_format_get(pn, NULL, 0) : NULL;
-    int d = pf ? st_dtype_of_format(pf->name) : -1;
+    int d = pn ? st_dtype_of_format(pn) : -1;
     st_dtype dt = d == ST_F16 || d == ST_BF16 || d == ST_F32 || d == ST_F64 ? (st_dtype)d : ST_F64;
+    const fpemu_format *pf = dt == ST_F16 || dt == ST_BF16 ? fpemu_format_get(pn, NULL, 0) : NULL; /* their codes */
     st_out *o = calloc((size_t)nk + 1, sizeof *o);
     uint64_t(*shapes)[2] = calloc((size_t)nk + 1, sizeof *shapes);
     FILE *m = open_memstream(buf, len);
