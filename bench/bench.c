@@ -71,20 +71,27 @@ void bench_compare(bench_fn base, void *base_arg, double base_units, bench_fn ro
 }
 
 void bench_print_machine(const char *prefix) {
-    char model[256] = "unknown CPU", line[512];
+    /* the model name, and the family and model numbers: a name such as
+     * "Intel(R) Xeon(R) Processor" does not tell Sapphire Rapids (model
+     * 143) from Emerald Rapids (207) */
+    char model[256] = "unknown CPU", family[32] = "", number[32] = "", line[512];
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "model name", 10)) {
-                char *p = strchr(line, ':');
-                if (p) {
-                    p += 1 + (p[1] == ' ');
-                    p[strcspn(p, "\n")] = 0;
-                    snprintf(model, sizeof model, "%s", p);
-                }
-                break;
-            }
+        while (fgets(line, sizeof line, f)) {
+            char *p = strchr(line, ':');
+            if (!p) continue;
+            char *v = p + 1 + (p[1] == ' ');
+            v[strcspn(v, "\n")] = 0;
+            if (!strncmp(line, "model name", 10)) snprintf(model, sizeof model, "%s", v);
+            else if (!strncmp(line, "cpu family", 10)) snprintf(family, sizeof family, "%s", v);
+            else if (!strncmp(line, "model\t", 6)) snprintf(number, sizeof number, "%s", v);
+            else if (!strncmp(line, "processor", 9) && strcmp(v, "0")) break; /* the first CPU's lines only */
+        }
         fclose(f);
+    }
+    if (*family && *number) {
+        size_t l = strlen(model);
+        snprintf(model + l, sizeof model - l, " (family %s model %s)", family, number);
     }
     double load[3] = {0, 0, 0};
     f = fopen("/proc/loadavg", "r");
