@@ -179,6 +179,7 @@ static const char *blas_core_note(char **argv) {
 }
 
 int main(int argc, char **argv) {
+    const char *blas_core = blas_core_note(argv); /* (first: it may run the program again with argv as given) */
     int quick = 0, scalar_only = 0, threads = 0, pairs = 0, speedup = 0;
     int big[8] = {512, 2048}, nbig = 2;
     const char *only = NULL; /* --only MODEL/INPUT/SCALING[,...]: those rows alone */
@@ -198,7 +199,6 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    const char *blas_core = blas_core_note(argv);
     if (threads <= 0) threads = speedup ? 2 : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (!speedup) openblas_set_num_threads(threads);
     /* OpenBLAS starts its threads when it loads, and an idle one waits
