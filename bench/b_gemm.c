@@ -341,7 +341,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
             double scale = (double)n * n * n / ((double)nn * nn * nn);
-            static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512"};
+            static const char *isa[] = {"scalar model", "SSE2", "AVX2", "AVX-512", "AMX"};
             char kern[64];
             /* which 16-lane kernel, by row (the stats say only how many lanes):
              * the reference kinds' and the AMD presets' own, the group kernel
@@ -355,8 +355,10 @@ int main(int argc, char **argv) {
                                         (!strcmp(cases[ci].recipe, "nvfp4") || !strncmp(cases[ci].recipe, "mx-", 3))
                                   ? " groups x16"
                                   : " f32 x16";
-            snprintf(kern, sizeof kern, "%s%s%s", isa[ej.st.kernel],
-                     ej.st.lanes == 16 ? k16 : ej.st.lanes == 8 ? " f64 x8" : "", scalar ? " (n=128, scaled)" : "");
+            const int kl = ej.st.kernel >= 0 && ej.st.kernel <= 4 ? ej.st.kernel : 0;
+            snprintf(kern, sizeof kern, "%s%s%s", isa[kl],
+                     kl == 4 ? " exact sum, int8 digit tiles" : ej.st.lanes == 16 ? k16 : ej.st.lanes == 8 ? " f64 x8" : "",
+                     scalar ? " (n=128, scaled)" : "");
             printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f  %s\n", cases[ci].model, cases[ci].fmt,
                    cases[ci].recipe, n, r.row_wall.med * scale, r.row_wall.min * scale, r.row_cpu.med * scale,
                    r.base_wall.med * scale, r.base_cpu.med * scale, r.ratio_wall.med, r.ratio_wall.min, r.ratio_cpu.med, kern);

@@ -182,6 +182,7 @@ typedef struct {
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
+    int x_alo, x_nda, x_ndb; /* the exact-sum kernel's AMX form: A's least value 2^x_alo, the digits of A and B (0: not taken) */
     int vk, x_lo, x_hi;     /* the kernel on values alone (values_kernel: VK_*), on the f32 panels;
                              * the exact-sum kernel's product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
@@ -2133,6 +2134,18 @@ static int ex_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *lo, in
     return ldexp((double)q->K + 1, *hi - *lo) <= ldexp(1.0, 53);
 }
 
+/* The exact-sum kernel's AMX form (isa 4: gemm_kernel.c) takes formats whose
+ * values are integers of at most 3 base-128 digits (fp8 e4m3, fp6, fp4);
+ * sets q's x_alo, x_nda and x_ndb (digits 0 where it does not). */
+static int exa_ok(const fpemu_gemm_config *cfg, qops *q) {
+    const fpemu_format *fa = cfg->model.fa, *fb = cfg->model.fb;
+    q->x_alo = fa->emin - fa->mbits;
+    q->x_nda = emu__gemm_ex_digits(fa->emin, fa->mbits, fa->emax);
+    q->x_ndb = emu__gemm_ex_digits(fb->emin, fb->mbits, fb->emax);
+    if (!q->x_nda || !q->x_ndb) q->x_nda = q->x_ndb = 0;
+    return q->x_nda > 0;
+}
+
 /* Can the pairwise-tree kernel run this model (gemm_kernel.c: the
  * reference kind pairwise with one tree over K, no ftz, rne, f32 c and d,
  * no block scales; every product an f32 value: inputs of at most 12 bits
@@ -2608,7 +2621,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
     if (q->vk) {
         gkf_args gf = {
             .av = q->avf, .bv = q->bvf, .K = (size_t)K, .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
-            .exlo = q->x_lo, .exhi = q->x_hi, .scratch = J->xs,
+            .exlo = q->x_lo, .exhi = q->x_hi, .exalo = q->x_alo, .exnda = q->x_nda, .exndb = q->x_ndb, .scratch = J->xs,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -2632,8 +2645,8 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .av = q->avf, .aw = q->aw, .bv = q->bvf, .bw = q->bw, .K = (size_t)K,
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .block = B, .nfrac = m->nfrac, .q = m->out_mant, .thr_w = m->nfrac + 1, .split = q->f_split, .noinf = q->f_noinf,
-            .al = J->isa == 3 ? q->al : NULL, .bl = J->isa == 3 ? q->bl : NULL,
-            .ax = J->isa == 3 ? q->ax : NULL, .bx = J->isa == 3 ? q->bx : NULL,
+            .al = J->isa >= 3 ? q->al : NULL, .bl = J->isa >= 3 ? q->bl : NULL,
+            .ax = J->isa >= 3 ? q->ax : NULL, .bx = J->isa >= 3 ? q->bx : NULL,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -2800,7 +2813,7 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
     int N16 = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     /* the vector promotion: AVX-512 kernels, promotion, C not the MMA's c (it never is with promotion) */
-    if (J->isa == 3 && cfg->promote > 0 && q->K > 0 && !(q->c_in_mma && J->C) && dbc) N16 = N / 16 * 16;
+    if (J->isa >= 3 && cfg->promote > 0 && q->K > 0 && !(q->c_in_mma && J->C) && dbc) N16 = N / 16 * 16;
 #endif
     for (int i = ia; i < ie; i++) {
         int j0 = 0;
@@ -2814,7 +2827,7 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
 #endif
         if (!j0 && J->isa && q->K > 0 && cfg->promote == 0 && !q->arow_sp[i]) {
 #if defined(__x86_64__) && defined(__GNUC__)
-            if (J->isa == 3 && !cfg->outfmt) j0 = finish_row16_avx512(J, i, ch, k0, k1);
+            if (J->isa >= 3 && !cfg->outfmt) j0 = finish_row16_avx512(J, i, ch, k0, k1);
             else
 #endif
                 j0 = finish_row16(J, i, ch, k0, k1);
@@ -2836,6 +2849,9 @@ static void *run_job(void *arg) {
     const int ktile = q->use_pw ? KTILE_PW : q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
+    /* rows of a kernel call: the AMX form converts B's digits once per call,
+     * so it takes up to 1024 at once (gemm_kernel.c) */
+    const int itile = J->isa == 4 ? emu__gemm_ex_rows(P < K ? P : K, q->x_nda) : ITILE;
     /* B's decode factor of the chunk per column (the vector promotion) */
     float *dbc = J->dbc;
     for (int ch = 0; ch < nchunks; ch++) {
@@ -2849,8 +2865,8 @@ static void *run_job(void *arg) {
         if (J->isa && K > 0 && cfg->promote > 0 && k1 - k0 <= kt) {
             /* promotion, one kernel call per chunk and row tile: promote the
              * tile's outputs while its partial sums are still in cache */
-            for (int ib = J->i0; ib < J->i1; ib += ITILE) {
-                int ie = ib + ITILE < J->i1 ? ib + ITILE : J->i1;
+            for (int ib = J->i0; ib < J->i1; ib += itile) {
+                int ie = ib + itile < J->i1 ? ib + itile : J->i1;
                 for (int i = ib; i < ie; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
                 kernel_tile(J, ib, ie, k0, k1, k0);
                 finish_rows(J, ib, ie, ch, k0, k1, last, dbc);
@@ -2861,8 +2877,8 @@ static void *run_job(void *arg) {
             for (int i = J->i0; i < J->i1; i++) memset(J->flag + (size_t)i * Np, 0, (size_t)Np);
             for (int kk = k0, ke; kk < k1; kk = ke) {
                 ke = kt < k1 - kk ? kk + kt : k1;
-                for (int ib = J->i0; ib < J->i1; ib += ITILE)
-                    kernel_tile(J, ib, ib + ITILE < J->i1 ? ib + ITILE : J->i1, kk, ke, k0);
+                for (int ib = J->i0; ib < J->i1; ib += itile)
+                    kernel_tile(J, ib, ib + itile < J->i1 ? ib + itile : J->i1, kk, ke, k0);
             }
         }
         finish_rows(J, J->i0, J->i1, ch, k0, k1, last, dbc);
@@ -2890,6 +2906,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int split = 0, check = 0, count = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->vk = isa ? values_kernel(cfg, q, &q->x_lo, &q->x_hi) : VK_NONE;
+    if (isa == 4 && !(q->vk == VK_EX && exa_ok(cfg, q))) isa = 3; /* AMX: the exact-sum kernel's form alone */
     q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &count, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->vk; /* (kernel_ok: pw_kernel_ok) */
@@ -2909,8 +2926,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
      * 2^104; below 2^128 where K P < 2^104 (fp8, f16: always). A flagged
      * lane may carry any value from tile to tile; its flag stays. */
     q->f_noinf = !q->sa && (double)q->K * cfg->model.fa->max_finite * cfg->model.fb->max_finite < 0x1p104;
-    q->f_count = isa == 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
-    q->vpack = isa == 3;
+    q->f_count = isa >= 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
+    q->vpack = isa >= 3;
     if (isa && build_values(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
@@ -2945,13 +2962,17 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int T = nthreads_of(cfg, M);
     /* the AVX-512 promotion's per-chunk row of B's decode factors, one per job */
     float *dbcs = NULL;
-    if (isa == 3 && cfg->promote > 0 && q->K > 0) {
+    if (isa >= 3 && cfg->promote > 0 && q->K > 0) {
         dbcs = malloc(sizeof(float) * ((size_t)N + 1) * (size_t)(T < 64 ? T : 64));
         if (!dbcs) { big_free(part), big_free(flag), free(acc), free(cpad); return -1; }
     }
     /* the exact-sum kernel's panels in double, one set per job (else a
      * malloc per kernel call, which two threads' calls serialised on) */
-    const size_t xsn = q->vk == VK_EX ? (size_t)q->K * (GEMM_F_COLS + GEMM_F_ROWS) + 8 : 0; /* (+8: the kernel aligns it) */
+    int rows = (M + T - 1) / T;
+    rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
+    const int kn = cfg->promote > 0 && cfg->promote < q->K ? cfg->promote : q->K; /* (one call per chunk) */
+    const int xrows = isa == 4 && emu__gemm_ex_rows(kn, q->x_nda) < rows ? emu__gemm_ex_rows(kn, q->x_nda) : rows;
+    const size_t xsn = q->vk == VK_EX ? (emu__gemm_ex_scratch(isa, xrows, isa == 4 ? kn : q->K, q->x_nda, q->x_ndb) + 7) / 8 : 0;
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
     /* the scalar model's codes of a nat or narrow side, gathered per output, one buffer per job */
@@ -2959,8 +2980,6 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     uint64_t *gather = gn ? malloc(sizeof(uint64_t) * gn * (size_t)(T < 64 ? T : 64)) : NULL;
     if (gn && !gather) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs), big_free(xs); return -1; }
     job jobs[64];
-    int rows = (M + T - 1) / T;
-    rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
     int nj = 0;
     for (int t = 0; t < T; t++) {
         int i0 = t * rows, i1 = i0 + rows < M ? i0 + rows : M;

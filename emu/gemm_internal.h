@@ -60,7 +60,9 @@ typedef struct gkf_args {
     int noinf;         /* the f32 kernel: no block result can reach inf (gemm.c run), so the blocks keep
                         * no running max of c's exponent */
     int exlo, exhi;    /* the exact-sum kernel: products are multiples of 2^exlo below 2^exhi */
-    double *scratch;   /* the exact-sum kernel: (k1 - k0) * (GEMM_F_COLS + GEMM_F_ROWS) + 8 doubles (the driver's, per job) */
+    int exalo, exnda, exndb; /* its AMX form (isa 4): A's values are multiples of 2^exalo (B's of 2^(exlo -
+                              * exalo)), their integers of exnda and exndb base-128 digits (each 1-3) */
+    double *scratch;   /* the exact-sum kernel: emu__gemm_ex_scratch(...) bytes (the driver's, per job) */
     const float *cin;
     size_t ldc;
     float *out;
@@ -131,6 +133,18 @@ void emu__gemm_kernel_fs(int isa, const gkf_args *g);
  * args' exlo/exhi; flag: c is not a multiple of 2^lo below 2^hi, or the
  * result is inf or NaN. */
 void emu__gemm_kernel_ex(int isa, const gkf_args *g);
+/* The bytes of scratch one call of the exact-sum kernel needs for at most
+ * `rows` rows and kn k (isa 4: the AMX form's digits; else the double
+ * panels). */
+size_t emu__gemm_ex_scratch(int isa, int rows, int kn, int nda, int ndb);
+/* The AMX form's rows per call for chunks of kn k (a multiple of 16, from 16
+ * to 1024: A's digits of a call, at most 64 MiB): B's digits are made once
+ * per call, so the calls take many rows. */
+int emu__gemm_ex_rows(int kn, int nda);
+/* Base-128 digits of a format's values as integers (multiples of its
+ * least value 2^(emin - mbits), below 2^(emax + 1)): 0 where more than 3
+ * (the AMX form does not take the format). */
+int emu__gemm_ex_digits(int emin, int mbits, int emax);
 /* The pairwise-tree kernel (the reference kind pairwise: one tree over the
  * chunk, f32 rne additions, then c + tree; inputs whose products are f32
  * values), on the same packed values; one call per chunk; flag: the result
@@ -183,7 +197,7 @@ typedef struct gkp_args {
     size_t ldo;
 } gkp_args;
 void emu__gemm_kernel_pw(int isa, const gkp_args *g);
-int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512 */
+int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512, 4 avx512 and AMX int8 tiles */
 void emu__gemm_kernel(int isa, const gk_args *g);
 
 #endif

@@ -25,6 +25,36 @@
 #endif
 #include "gemm.h"
 #include "gemm_internal.h"
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define GEMM_HAVE_AMX 1
+#endif
+
+/* The exact-sum kernel's AMX form: columns of B per block (whole tiles of
+ * 16, at most 512, digits of at most 1 MiB) for kp k and ndb digits. */
+static int gemm_exa_nb(size_t kp, int ndb) {
+    size_t nb = ((size_t)1 << 20) / (kp * (size_t)ndb) / 16 * 16;
+    return nb < 16 ? 16 : nb > 512 ? 512 : (int)nb;
+}
+
+int emu__gemm_ex_digits(int emin, int mbits, int emax) {
+    const int bits = (emax + 1) - (emin - mbits);
+    return bits < 1 || bits > 21 ? 0 : (bits + 6) / 7;
+}
+
+int emu__gemm_ex_rows(int kn, int nda) {
+    const size_t kp = ((size_t)(kn > 0 ? kn : 1) + 63) / 64 * 64, r = ((size_t)64 << 20) / (kp * (size_t)nda) / 16 * 16;
+    return r < 16 ? 16 : r > 1024 ? 1024 : (int)r;
+}
+
+size_t emu__gemm_ex_scratch(int isa, int rows, int kn, int nda, int ndb) {
+    if (isa != 4) return ((size_t)kn * (GEMM_F_COLS + GEMM_F_ROWS) + 8) * sizeof(double);
+    const size_t kp = ((size_t)(kn > 0 ? kn : 1) + 63) / 64 * 64, rows16 = ((size_t)rows + 15) / 16 * 16;
+    const size_t nb = (size_t)gemm_exa_nb(kp, ndb);
+    return 64 + rows16 * kp * (size_t)nda + nb * kp * (size_t)ndb + 5 * 256 * sizeof(int32_t) + rows16 + nb;
+}
 
 #define GEMM_KERNEL_PASS 1
 #define KNAME emu__gemm_kernel_generic
@@ -57,7 +87,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KERNEL_ENTRY(SUFFIX, ARGS)                                                  \
     void emu__gemm_kernel##SUFFIX(int isa, const ARGS *g) {                         \
-        if (isa == 3) emu__gemm_kernel_avx512##SUFFIX(g);                           \
+        if (isa >= 3) emu__gemm_kernel_avx512##SUFFIX(g);                           \
         else if (isa == 2) emu__gemm_kernel_avx2##SUFFIX(g);                        \
         else emu__gemm_kernel_generic##SUFFIX(g);                                   \
     }
@@ -70,16 +100,52 @@ KERNEL_ENTRY(_f32, gkf_args)
 KERNEL_ENTRY(_f32f, gkf_args)
 KERNEL_ENTRY(_grp, gkg_args)
 KERNEL_ENTRY(_fs, gkf_args)
+#ifdef GEMM_HAVE_AMX
+void emu__gemm_kernel_ex(int isa, const gkf_args *g) { /* (isa 4: the AMX form) */
+    if (isa == 4) emu__gemm_kernel_avx512_exa(g);
+    else if (isa == 3) emu__gemm_kernel_avx512_ex(g);
+    else if (isa == 2) emu__gemm_kernel_avx2_ex(g);
+    else emu__gemm_kernel_generic_ex(g);
+}
+#else
 KERNEL_ENTRY(_ex, gkf_args)
+#endif
 KERNEL_ENTRY(_pw, gkp_args)
 KERNEL_ENTRY(_pt, gkf_args)
+
+#ifdef GEMM_HAVE_AMX
+/* AMX int8 tiles and AVX512-VBMI (the kernel's transposition) on the CPU,
+ * the tile state enabled by the OS (XCR0 bits 17 and 18), and this
+ * process's permission to use the tile data, which Linux grants on request
+ * (arch_prctl ARCH_REQ_XCOMP_PERM, once per process; signal frames grow by
+ * the 8 KiB of tile data from then on). Decided once. */
+static int amx_usable(void) {
+    static int known = -1;
+    int r = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+    if (r >= 0) return r;
+    unsigned a, b, c, d;
+    r = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 25 & 1) && (c >> 1 & 1) &&
+        __get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 1)) {
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        if ((lo >> 17 & 3) == 3 && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0) r = 1;
+    }
+    __atomic_store_n(&known, r, __ATOMIC_RELEASE);
+    return r;
+}
+#endif
 
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw"))
+        __builtin_cpu_supports("avx512bw")) {
+#ifdef GEMM_HAVE_AMX
+        if (amx_usable()) return 4;
+#endif
         return 3;
+    }
     if (__builtin_cpu_supports("avx2")) return 2;
 #endif
     return 1;
@@ -1334,6 +1400,247 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
         }
     }
 }
+
+#if GEMM_KERNEL_PASS == 3
+/* ---- the exact-sum kernel's AMX form (isa 4) ------------------------------
+ * The same model and exactness argument, in integers. A's values are
+ * multiples of 2^alo and B's of 2^blo (alo + blo = exlo), so each is an
+ * integer x = v / 2^lo of at most 7 nd bits (gemm.c: nd <= 3), written as nd
+ * base-128 digits of x's sign, x = sum_t d_t 128^t with |d_t| <= 127. A
+ * product is then sum_{s,t} da_s db_t 128^(s+t) 2^exlo, and the int8 dot
+ * products of the digit planes (AMX TDPBSSD: 16 x 16 int32 sums over 64 k
+ * at a time, exact, no saturation), summed per weight w = s + t, are the
+ * exact integer sums: at most 3 digit pairs a weight, 127^2 each, so an
+ * int32 holds EXA_SEG = 32768 k before the sums move to int64. There
+ * sum_w C_w 128^w plus c / 2^exlo is the exact sum as an integer of
+ * magnitude at most (K + 1) 2^(exhi - exlo) <= 2^53 (gemm.c ex_kernel_ok):
+ * exact in double, times 2^exlo exact, and its conversion to float is the
+ * one rounding, as in the double kernel. A value that is not such an
+ * integer (inf or NaN, in rows and columns the driver recomputes anyway)
+ * reads as 0 and flags its row or column; c is checked as in the double
+ * kernel, and a c of -0 is flagged too (an integer sum has no sign of zero).
+ *
+ * Layout (emu__gemm_ex_scratch): A's digits row-major, one plane per digit
+ * (rows16 x kp, kp = kn rounded up to 64, zeros past kn); B's for a block of
+ * NB columns (gemm_exa_nb: at most 1 MiB, which stays in L2 while each row
+ * tile's digits of A pass by), per 16-column tile and plane (kp / 4) x 64
+ * bytes, column n's k = 4 k4 .. 4 k4 + 3 at k4 * 64 + 4 n: the layout
+ * TDPBSSD reads its second operand in. Tiles 0-4 hold the weights' sums,
+ * 5 A's digits, 6 and 7 B's. */
+#define XTARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vbmi,amx-tile,amx-int8")))
+#define EXA_SEG 32768
+
+/* The digits of 16 values v / 2^lo (s = 2^-lo) as int32 lanes; the lanes
+ * that are not integers below lim (2^(7 nd)) are set in the mask and read
+ * as 0. */
+XTARGET static inline __mmask16 exa_digits(__m512 v, __m512 s, __m512i lim, __m512i d[3]) {
+    const __m512 y = _mm512_mul_ps(v, s);
+    const __m512i q = _mm512_cvttps_epi32(y); /* NaN, inf, too large: INT_MIN */
+    __m512i m = _mm512_abs_epi32(q);
+    const __mmask16 bad = _mm512_cmp_ps_mask(_mm512_cvtepi32_ps(q), y, _CMP_NEQ_UQ) | _mm512_cmpge_epu32_mask(m, lim);
+    m = _mm512_maskz_mov_epi32((__mmask16)~bad, m);
+    const __mmask16 neg = _mm512_movepi32_mask(q);
+    const __m512i m127 = _mm512_set1_epi32(127), z = _mm512_setzero_si512();
+    const __m512i d0 = _mm512_and_si512(m, m127), d1 = _mm512_and_si512(_mm512_srli_epi32(m, 7), m127), d2 = _mm512_srli_epi32(m, 14);
+    d[0] = _mm512_mask_sub_epi32(d0, neg, z, d0);
+    d[1] = _mm512_mask_sub_epi32(d1, neg, z, d1);
+    d[2] = _mm512_mask_sub_epi32(d2, neg, z, d2);
+    return bad;
+}
+
+/* A's rows [i0, i1) of the chunk as digit planes (plane bytes apart; rows
+ * up to rows16 and k up to kp zero); rowbad: the rows with a value that is
+ * not an integer of nda digits. */
+XTARGET static void exa_pack_a(const gkf_args *g, int8_t *ad, size_t plane, size_t kp, int rows16, uint8_t *rowbad) {
+    const long kn = g->k1 - g->k0;
+    const int nd = g->exnda;
+    const __m512 s = _mm512_set1_ps(__builtin_ldexpf(1.0f, -g->exalo));
+    const __m512i lim = _mm512_set1_epi32(1 << (7 * nd));
+    /* 8 k x 8 rows of bytes ([k][r]) to 8 rows x 8 k ([r][k]) */
+    uint8_t ix[64];
+    for (int o = 0; o < 64; o++) ix[o] = (uint8_t)((o % 8) * 8 + o / 8);
+    __m512i idx;
+    memcpy(&idx, ix, sizeof idx);
+    memset(rowbad, 0, (size_t)rows16);
+    for (int p = 0; p < rows16 / RBF; p++) {
+        const int i = g->i0 + RBF * p;
+        if (i >= g->i1) {
+            for (int t = 0; t < nd; t++) memset(ad + (size_t)t * plane + (size_t)RBF * p * kp, 0, RBF * kp);
+            continue;
+        }
+        const float *ap = g->av + (size_t)(i / RBF) * g->K * RBF + (size_t)g->k0 * RBF;
+        __mmask16 pbad = 0;
+        for (size_t kk = 0; kk < kp; kk += 8) {
+            __m128i by[3][4];
+            for (int h = 0; h < 4; h++) {
+                const long left = kn - (long)(kk + 2 * (size_t)h); /* k's of the chunk from this pair */
+                const __mmask16 lm = left >= 2 ? 0xFFFF : left == 1 ? 0x00FF : 0;
+                const __m512 v = _mm512_maskz_loadu_ps(lm, ap + (kk + 2 * (size_t)h) * RBF);
+                __m512i d[3];
+                pbad |= exa_digits(v, s, lim, d) & lm;
+                for (int t = 0; t < nd; t++) by[t][h] = _mm512_cvtepi32_epi8(d[t]);
+            }
+            for (int t = 0; t < nd; t++) {
+                __m512i x = _mm512_castsi128_si512(by[t][0]);
+                x = _mm512_inserti64x2(x, by[t][1], 1);
+                x = _mm512_inserti64x2(x, by[t][2], 2);
+                x = _mm512_inserti64x2(x, by[t][3], 3);
+                x = _mm512_permutexvar_epi8(idx, x);
+                uint64_t w[8];
+                memcpy(w, &x, sizeof w);
+                int8_t *dst = ad + (size_t)t * plane + (size_t)RBF * p * kp + kk;
+                for (int r = 0; r < RBF; r++) memcpy(dst + (size_t)r * kp, &w[r], 8);
+            }
+        }
+        for (int r = 0; r < RBF; r++) rowbad[RBF * p + r] = (uint8_t)((pbad >> r | pbad >> (r + 8)) & 1);
+    }
+}
+
+/* B's columns [jb, jb + 16 nbt) of the chunk as digit planes (plane bytes
+ * apart, tile tt at 16 kp bytes each); colbad as rowbad. */
+XTARGET static void exa_pack_b(const gkf_args *g, int8_t *bd, size_t plane, size_t kp, int jb, int nbt, uint8_t *colbad) {
+    const size_t kn = (size_t)(g->k1 - g->k0);
+    const int nd = g->exndb;
+    const __m512 s = _mm512_set1_ps(__builtin_ldexpf(1.0f, -(g->exlo - g->exalo)));
+    const __m512i lim = _mm512_set1_epi32(1 << (7 * nd)), m255 = _mm512_set1_epi32(255);
+    for (int tt = 0; tt < nbt; tt++) {
+        const int j = jb + 16 * tt;
+        const float *bp = g->bv + (size_t)(j / PBF) * g->K * PBF + (size_t)g->k0 * PBF + (size_t)(j % PBF);
+        int8_t *dst = bd + (size_t)tt * 16 * kp;
+        __mmask16 cb = 0;
+        for (size_t k4 = 0; k4 < kp / 4; k4++) {
+            __m512i d[4][3];
+            for (int u = 0; u < 4; u++) {
+                const size_t k = 4 * k4 + (size_t)u;
+                const __m512 v = k < kn ? _mm512_loadu_ps(bp + k * PBF) : _mm512_setzero_ps();
+                cb |= exa_digits(v, s, lim, d[u]);
+            }
+            for (int t = 0; t < nd; t++) {
+                const __m512i w = _mm512_or_si512(
+                    _mm512_or_si512(_mm512_and_si512(d[0][t], m255), _mm512_slli_epi32(_mm512_and_si512(d[1][t], m255), 8)),
+                    _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(d[2][t], m255), 16), _mm512_slli_epi32(d[3][t], 24)));
+                _mm512_storeu_si512(dst + (size_t)t * plane + k4 * 64, w);
+            }
+        }
+        for (int l = 0; l < 16; l++) colbad[16 * tt + l] = (uint8_t)(cb >> l & 1);
+    }
+}
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} exa_tilecfg;
+
+/* tile w (0-4) zeroed, stored, or added the product of tiles 5 and 6 */
+#define EXA_W(w, OP)                      \
+    switch (w) {                          \
+    case 0: OP(0); break;                 \
+    case 1: OP(1); break;                 \
+    case 2: OP(2); break;                 \
+    case 3: OP(3); break;                 \
+    default: OP(4); break;                \
+    }
+#define EXA_ZERO(t) _tile_zero(t)
+#define EXA_STORE(t) _tile_stored(t, tmp + 256 * (t), 64)
+#define EXA_DP56(t) _tile_dpbssd(t, 5, 6)
+
+XTARGET static void CAT(KNAME, _exa)(const gkf_args *g) {
+    const int kn = g->k1 - g->k0, nda = g->exnda, ndb = g->exndb, nw = nda + ndb - 1;
+    const size_t kp = ((size_t)kn + 63) / 64 * 64;
+    const int rows16 = (g->i1 - g->i0 + 15) / 16 * 16;
+    const int nb = gemm_exa_nb(kp, ndb);
+    int8_t *ad = (int8_t *)(((uintptr_t)g->scratch + 63) & ~(uintptr_t)63);
+    const size_t pa = (size_t)rows16 * kp, pb = (size_t)nb * kp;
+    int8_t *bd = ad + (size_t)nda * pa;
+    int32_t *tmp = (int32_t *)(bd + (size_t)ndb * pb); /* 5 tiles of 16 x 16 */
+    uint8_t *rowbad = (uint8_t *)(tmp + 5 * 256), *colbad = rowbad + rows16;
+    exa_pack_a(g, ad, pa, kp, rows16, rowbad);
+    exa_tilecfg tc;
+    memset(&tc, 0, sizeof tc);
+    tc.palette = 1;
+    for (int t = 0; t < 8; t++) tc.colsb[t] = 64, tc.rows[t] = 16;
+    _tile_loadconfig(&tc);
+    const __m512d ulo = _mm512_set1_pd(__builtin_ldexp(1.0, g->exlo)), sc = _mm512_set1_pd(__builtin_ldexp(1.0, -g->exlo));
+    const __m512 uhi = _mm512_set1_ps(__builtin_ldexpf(1.0f, g->exhi));
+    for (int jb = g->j0; jb < g->j1; jb += nb) {
+        const int ncol = g->j1 - jb < nb ? g->j1 - jb : nb, nbt = (ncol + 15) / 16;
+        exa_pack_b(g, bd, pb, kp, jb, nbt, colbad);
+        for (int it = 0; it < rows16 / 16; it++)
+            for (int tt = 0; tt < nbt; tt++) {
+                const int8_t *a = ad + (size_t)it * 16 * kp, *b = bd + (size_t)tt * 16 * kp;
+                __m512i acc[16][2];
+                for (size_t seg = 0; seg < kp; seg += EXA_SEG) {
+                    const size_t se = kp - seg < EXA_SEG ? kp : seg + EXA_SEG;
+                    for (int w = 0; w < nw; w++) EXA_W(w, EXA_ZERO)
+                    for (size_t ks = seg; ks < se; ks += 64) {
+                        const int8_t *a0 = a + ks, *b0 = b + ks * 16;
+                        if (nda == 3 && ndb == 3) { /* 9 products, 3 loads of A and 4 of B */
+                            _tile_loadd(5, a0, kp);
+                            _tile_loadd(6, b0, 64); _tile_dpbssd(0, 5, 6);
+                            _tile_loadd(7, b0 + pb, 64); _tile_dpbssd(1, 5, 7);
+                            _tile_loadd(6, b0 + 2 * pb, 64); _tile_dpbssd(2, 5, 6);
+                            _tile_loadd(5, a0 + pa, kp);
+                            _tile_dpbssd(3, 5, 6); _tile_dpbssd(2, 5, 7);
+                            _tile_loadd(6, b0, 64); _tile_dpbssd(1, 5, 6);
+                            _tile_loadd(5, a0 + 2 * pa, kp);
+                            _tile_dpbssd(2, 5, 6); _tile_dpbssd(3, 5, 7);
+                            _tile_loadd(6, b0 + 2 * pb, 64); _tile_dpbssd(4, 5, 6);
+                        } else
+                            for (int s = 0; s < nda; s++) {
+                                _tile_loadd(5, a0 + (size_t)s * pa, kp);
+                                for (int t = 0; t < ndb; t++) {
+                                    _tile_loadd(6, b0 + (size_t)t * pb, 64);
+                                    EXA_W(s + t, EXA_DP56)
+                                }
+                            }
+                    }
+                    for (int w = 0; w < nw; w++) EXA_W(w, EXA_STORE)
+                    for (int r = 0; r < 16; r++) {
+                        __m512i lo = seg ? acc[r][0] : _mm512_setzero_si512(), hi = seg ? acc[r][1] : _mm512_setzero_si512();
+                        for (int w = 0; w < nw; w++) {
+                            const __m512i x = _mm512_loadu_si512(tmp + 256 * w + 16 * r);
+                            const __m128i sh = _mm_cvtsi32_si128(7 * w);
+                            lo = _mm512_add_epi64(lo, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)), sh));
+                            hi = _mm512_add_epi64(hi, _mm512_sll_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(x, 1)), sh));
+                        }
+                        acc[r][0] = lo, acc[r][1] = hi;
+                    }
+                }
+                const int j = jb + 16 * tt, n = g->j1 - j < 16 ? g->j1 - j : 16;
+                vfi cb;
+                for (int l = 0; l < 16; l++) cb[l] = colbad[16 * tt + l];
+                for (int r = 0; r < 16; r++) {
+                    const int i = g->i0 + 16 * it + r;
+                    if (i >= g->i1) break;
+                    vf c;
+                    CAT(KNAME, _c16)(&c, g->cin, g->ldc, i, j, n);
+                    /* c / 2^exlo as an integer, or flagged (as the double kernel; and -0) */
+                    const __m512 cv = (__m512)c;
+                    __mmask16 cbad = ~_mm512_cmp_ps_mask(_mm512_abs_ps(cv), uhi, _CMP_LT_OQ) |
+                                     _mm512_cmpeq_epi32_mask((__m512i)cv, _mm512_set1_epi32((int)0x80000000u));
+                    const __m512d c0 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(cv)), sc);
+                    const __m512d c1 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(cv, 1)), sc);
+                    __m512i q0 = _mm512_cvttpd_epi64(c0), q1 = _mm512_cvttpd_epi64(c1);
+                    cbad |= (__mmask16)(_mm512_cmp_pd_mask(_mm512_cvtepi64_pd(q0), c0, _CMP_NEQ_UQ) |
+                                        _mm512_cmp_pd_mask(_mm512_cvtepi64_pd(q1), c1, _CMP_NEQ_UQ) << 8);
+                    q0 = _mm512_maskz_mov_epi64((__mmask8)~cbad, q0), q1 = _mm512_maskz_mov_epi64((__mmask8)~(cbad >> 8), q1);
+                    const __m256 v0 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_add_epi64(acc[r][0], q0)), ulo));
+                    const __m256 v1 = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_add_epi64(acc[r][1], q1)), ulo));
+                    const vf v = (vf)_mm512_insertf32x8(_mm512_castps256_ps512(v0), v1, 1);
+                    vfi bad = cb | (vfi)_mm512_movm_epi32(cbad);
+                    if (rowbad[16 * it + r]) bad = (vfi){0} + 1;
+                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i, j, n, &v, &bad);
+                }
+            }
+    }
+    _tile_release();
+}
+#undef EXA_W
+#undef EXA_ZERO
+#undef EXA_STORE
+#undef EXA_DP56
+#endif
 
 /* ---- the pairwise kernel: AMD CDNA2 (mma.c dot_pairwise_blocks, ftz) -----
  * The model, per output: c (a subnormal c reads as +0); per block of

@@ -97,15 +97,16 @@ static void direct_mx(const fpemu_gemm_config *cfg, fpemu_scaling_mx_rule rule, 
 }
 
 /* D from fpemu_gemm_f32 against the reference on every kernel level (the
- * best, AVX2, SSE2), with the lane count the best level took; returns the
- * number of mismatching outputs. */
+ * best, SSE2, AVX2, AVX-512: the best is AVX-512 with AMX where the CPU has
+ * it), with the lane count the best level took; returns the number of
+ * mismatching outputs. */
 static int f32_vs_ref(fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *B, const float *C,
                       int *lanes, unsigned long long *slow, const char *what) {
     float *D = malloc(sizeof(float) * (size_t)M * N), *R = malloc(sizeof(float) * (size_t)M * N);
     fpemu_gemm_stats st;
     int bad = 0;
     fpemu_gemm_f32_reference(cfg, M, N, K, A, K, 0, B, N, 0, C, N, R, N, NULL);
-    for (int isa = 0; isa <= 2; isa++) {
+    for (int isa = 0; isa <= 3; isa++) {
         cfg->isa = isa;
         cfg->nthreads = isa ? 1 : 2;
         if (fpemu_gemm_f32(cfg, M, N, K, A, K, 0, B, N, 0, C, N, D, N, &st)) bad++;
@@ -127,7 +128,7 @@ static int codes_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const 
     fpemu_gemm_codes(cfg, M, N, K, a, b, c, sf, sa, sb, sblock, r, NULL);
     cfg->scalar_only = 0;
     int bad = 0;
-    for (int isa = 0; isa <= 2; isa++) {
+    for (int isa = 0; isa <= 3; isa++) {
         fpemu_gemm_stats st;
         cfg->isa = isa, cfg->nthreads = isa ? 1 : 3;
         bad += fpemu_gemm_codes(cfg, M, N, K, a, b, c, sf, sa, sb, sblock, d, &st) != 0 || cmp(d, r, M * N, what);
@@ -1226,7 +1227,7 @@ static int f32_every_level(fpemu_gemm_config *cfg, int M, int N, int K, const fl
                            float *r, const char *what, int *lanes, unsigned long long *slow) {
     fpemu_gemm_f32_reference(cfg, M, N, K, a, K, 0, b, N, 0, c, N, r, N, NULL);
     int bad = 0;
-    for (int isa = 0; isa <= 2; isa++)
+    for (int isa = 0; isa <= 3; isa++)
         for (int th = 1; th <= 3; th += 2) {
             fpemu_gemm_stats st;
             cfg->isa = isa, cfg->nthreads = th;
@@ -1350,6 +1351,56 @@ static void exact_sum_edges(void) {
         }
     }
     free(a), free(b);
+}
+
+/* The exact-sum kernel's AMX form (isa 4, where the CPU has AMX int8 tiles
+ * and Linux grants them): base-128 digits of 3 (e4m3), 2 (e3m2) and 1 (e2m3,
+ * e2m1) planes, mixed (the general schedule) and 3 x 3 (the written-out
+ * one); shapes off the tiles' 16 rows, 16 columns and 64 k; more columns
+ * than one block of B's digits; K beyond one int32 segment (32768 k);
+ * promotion; inf and NaN in A and B, c's that are -0, not multiples of the
+ * products' unit, or cancel; against the scalar model on the best level and
+ * on AVX-512 alone, 1 and 2 threads. Elsewhere the best level is the double
+ * kernel and the cases still run. */
+static void exact_amx(void) {
+    static const struct { const char *fa, *fb; int M, N, K, promote; } cs[] = {
+        {"e4m3", "e4m3", 35, 600, 200, 0}, {"e4m3", "e2m1", 19, 45, 131, 0}, {"e2m1", "e4m3", 21, 40, 64, 0},
+        {"e3m2", "e2m3", 40, 33, 300, 64}, {"e2m1", "e2m1", 16, 16, 64, 0},  {"e4m3", "e4m3", 18, 40, 33000, 0},
+    };
+    const int best = emu__gemm_kernel_best();
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        const int M = cs[ci].M, N = cs[ci].N, K = cs[ci].K;
+        float *a = malloc(sizeof(float) * (size_t)M * K), *b = malloc(sizeof(float) * (size_t)K * N);
+        float *c = malloc(sizeof(float) * (size_t)M * N), *d = malloc(sizeof(float) * (size_t)M * N),
+              *r = malloc(sizeof(float) * (size_t)M * N);
+        if (!a || !b || !c || !d || !r) bail("out of memory");
+        for (size_t i = 0; i < (size_t)M * K; i++) a[i] = nrand() * ldexpf(1.0f, (int)(i % 13) - 6);
+        for (size_t i = 0; i < (size_t)K * N; i++) b[i] = nrand() * ldexpf(1.0f, (int)(i % 11) - 5);
+        for (int i = 0; i < M * N; i++) c[i] = i % 7 == 0 ? nrand() : i % 7 == 1 ? 0.0f : roundf(nrand() * 64) / 4; /* (multiples of every unit here, 2^-2 and below) */
+        c[1] = -0.0f, c[2] = 1e30f;
+        a[(size_t)2 * K + 3] = INFINITY, b[(size_t)(K - 1) * N + 4] = NAN;
+        for (int k = 0; k < K; k++) a[(size_t)5 * K + k] = k % 2 ? 2.0f : -2.0f, b[(size_t)k * N + 6] = 1.5f; /* cancels */
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "exact", cs[ci].fa, cs[ci].fb, NULL, 0)) bail("exact %s x %s", cs[ci].fa, cs[ci].fb);
+        cfg.promote = cs[ci].promote;
+        fpemu_gemm_f32_reference(&cfg, M, N, K, a, K, 0, b, N, 0, c, N, r, N, NULL);
+        int bad = 0, kernel = -1;
+        unsigned long long slow = 0;
+        for (int isa = 0; isa <= 3; isa += 3)
+            for (int th = 1; th <= 2; th++) {
+                fpemu_gemm_stats st;
+                char what[96];
+                snprintf(what, sizeof what, "exact %s x %s isa %d %d threads", cs[ci].fa, cs[ci].fb, isa, th);
+                cfg.isa = isa, cfg.nthreads = th;
+                bad += fpemu_gemm_f32(&cfg, M, N, K, a, K, 0, b, N, 0, c, N, d, N, &st) != 0 || cmp_bits(d, r, M * N, what);
+                if (isa == 0 && th == 1) kernel = st.kernel, slow = (unsigned long long)st.slow_outputs;
+            }
+        ok(bad == 0 && kernel == best && slow < (unsigned long long)M * N / 2,
+           "exact %s x %s, %dx%dx%d%s: the best level (kernel %d of %d, %llu scalar outputs) and AVX-512 == the scalar model",
+           cs[ci].fa, cs[ci].fb, M, N, K, cs[ci].promote ? ", promote 64" : "", kernel, best, slow);
+        free(a), free(b), free(c), free(d), free(r);
+    }
+    if (best < 4) diag("this CPU or OS has no AMX int8 tiles: the AMX form did not run (the cases ran on kernel %d)", best);
 }
 
 /* The pairwise-tree kernel (the reference kind pairwise, one tree over
@@ -2209,6 +2260,7 @@ int main(void) {
     f32_count_pass();
     fma_chain_edges();
     exact_sum_edges();
+    exact_amx();
     pw_edges();
     mi300_fused();
     pairwise_tree_edges();
