@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,6 @@
 #include "safetensors.h"
 
 #define SUB "cast"
-#define MAXDIM 16
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -75,101 +73,15 @@ static void usage(FILE *out) {
             "Outputs are written whole or not at all. Bad input: a message naming it, exit status 2.\n");
 }
 
-/* ---- .npy reading (N-d, C order) ---------------------------------------- */
+/* ---- .npy reading: cli/npy.c's npy_read_nd (N-d, C order) --------------- */
 
-typedef enum { IN_F8, IN_F4, IN_F2, IN_B1, IN_B2 } in_kind; /* B1/B2: codes of a --from format */
-
-typedef struct {
-    in_kind kind;
-    int ndim;
-    size_t shape[MAXDIM];
-    size_t n;
-    unsigned char *data;
-    char descr[32];
-} tensor;
-
-static int rd_fail(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int rd_fail(const char *path, const char *fmt, ...) {
-    char m[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
-    va_end(ap);
-    return cli_error(SUB, "%s: %s", path, m);
-}
+typedef npy_nd tensor;
 
 static int read_npy(const char *path, tensor *t) {
-    memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) return rd_fail(path, "cannot open: %s", strerror(errno));
-    unsigned char pre[12];
-    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6)) { fclose(f); return rd_fail(path, "neither a .npy file (bad magic) nor a safetensors file"); }
-    size_t hl;
-    if (pre[6] == 1) {
-        if (fread(pre + 8, 1, 2, f) != 2) { fclose(f); return rd_fail(path, "truncated header"); }
-        hl = pre[8] | (size_t)pre[9] << 8;
-    } else if (pre[6] == 2 || pre[6] == 3) {
-        if (fread(pre + 8, 1, 4, f) != 4) { fclose(f); return rd_fail(path, "truncated header"); }
-        hl = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-        if (hl > 1 << 20) { fclose(f); return rd_fail(path, "header too long"); }
-    } else {
-        fclose(f);
-        return rd_fail(path, "unsupported .npy version %d", pre[6]);
-    }
-    char *h = malloc(hl + 1);
-    if (!h || fread(h, 1, hl, f) != hl) { free(h), fclose(f); return rd_fail(path, "truncated header"); }
-    h[hl] = 0;
-    const char *d = npy_header_key(h, "descr");
-    if (!d || (*d != '\'' && *d != '"')) { free(h), fclose(f); return rd_fail(path, "bad header: no 'descr' string"); }
-    char q = *d++;
-    size_t n = 0;
-    while (*d && *d != q && n < sizeof t->descr - 1) t->descr[n++] = *d++;
-    t->descr[n] = 0;
-    const char *ds = t->descr;
-    size_t isz;
-    if (!strcmp(ds, "<f8")) t->kind = IN_F8, isz = 8;
-    else if (!strcmp(ds, "<f4")) t->kind = IN_F4, isz = 4;
-    else if (!strcmp(ds, "<f2")) t->kind = IN_F2, isz = 2;
-    else if (!strcmp(ds, "<V2") || !strcmp(ds, "|V2")) t->kind = IN_B2, isz = 2;
-    else if (!strcmp(ds, "<V1") || !strcmp(ds, "|V1") || !strcmp(ds, "<f1") || !strcmp(ds, "|f1")) t->kind = IN_B1, isz = 1;
-    else {
-        free(h), fclose(f);
-        return rd_fail(path, "unsupported dtype '%s' (expected '<f8', '<f4', '<f2', or an ml_dtypes type: bfloat16 '<V2', "
-                             "float8_* '<V1' / '<f1')", ds);
-    }
-    const char *fo = npy_header_key(h, "fortran_order");
-    if (!fo) { free(h), fclose(f); return rd_fail(path, "bad header: no 'fortran_order'"); }
-    const char *s = npy_header_key(h, "shape");
-    if (!s || *s != '(') { free(h), fclose(f); return rd_fail(path, "bad header: no 'shape' tuple"); }
-    s++;
-    t->n = 1;
-    for (;;) {
-        while (*s == ' ') s++;
-        if (*s == ')') break;
-        char *e;
-        errno = 0;
-        unsigned long long v = strtoull(s, &e, 10);
-        if (e == s || errno || v > (1ULL << 40)) { free(h), fclose(f); return rd_fail(path, "bad header: malformed shape"); }
-        if (t->ndim == MAXDIM) { free(h), fclose(f); return rd_fail(path, "more than %d dimensions", MAXDIM); }
-        t->shape[t->ndim++] = (size_t)v;
-        t->n *= (size_t)v;
-        if (t->n > (1ULL << 31) - 1) { free(h), fclose(f); return rd_fail(path, "too many elements (at most 2^31 - 1)"); }
-        s = e;
-        while (*s == ' ') s++;
-        if (*s == ',') s++;
-        else if (*s != ')') { free(h), fclose(f); return rd_fail(path, "bad header: malformed shape"); }
-    }
-    int fortran = !strncmp(fo, "True", 4);
-    free(h);
-    if (fortran && t->ndim > 1) { fclose(f); return rd_fail(path, "Fortran-order arrays are not supported (save np.ascontiguousarray(x))"); }
-    if (t->ndim == 0) { fclose(f); return rd_fail(path, "a 0-d array (save at least a 1-d array)"); }
-    t->data = malloc(t->n * isz + 1);
-    if (!t->data) { fclose(f); return rd_fail(path, "out of memory"); }
-    if (fread(t->data, 1, t->n * isz, f) != t->n * isz) { fclose(f); return rd_fail(path, "truncated data (shape does not match the file size)"); }
-    int extra = fgetc(f) != EOF;
-    fclose(f);
-    if (extra) return rd_fail(path, "trailing data after the array (shape does not match the file size)");
-    return 0;
+    char err[600];
+    int rc = npy_read_nd(path, t, err, sizeof err);
+    if (rc == NPY_NOT_NPY) return cli_error(SUB, "%s: neither a .npy file (bad magic) nor a safetensors file", path);
+    return rc ? cli_error(SUB, "%s", err) : 0;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -284,12 +196,13 @@ static int plot(const char *path, const double *x, const double *s, size_t n, co
 static void input_values(const tensor *X, const fpemu_format *ff, double *xd) {
     const fpemu_format *f16 = fpemu_format_get("f16", NULL, 0);
     for (size_t i = 0; i < X->n; i++) {
-        switch (X->kind) {
-        case IN_F8: memcpy(&xd[i], X->data + 8 * i, 8); break;
-        case IN_F4: { float g; memcpy(&g, X->data + 4 * i, 4); xd[i] = g; break; }
-        case IN_F2: { uint16_t c; memcpy(&c, X->data + 2 * i, 2); xd[i] = fpemu_to_double(f16, c); break; }
-        case IN_B2: { uint16_t c; memcpy(&c, X->data + 2 * i, 2); xd[i] = fpemu_to_double(ff, c); break; }
-        default: xd[i] = fpemu_to_double(ff, X->data[i]); break;
+        const unsigned char *b = X->data;
+        switch (X->dtype) {
+        case NPY_F8: memcpy(&xd[i], b + 8 * i, 8); break;
+        case NPY_F4: { float g; memcpy(&g, b + 4 * i, 4); xd[i] = g; break; }
+        case NPY_F2: { uint16_t c; memcpy(&c, b + 2 * i, 2); xd[i] = fpemu_to_double(f16, c); break; }
+        case NPY_V2: { uint16_t c; memcpy(&c, b + 2 * i, 2); xd[i] = fpemu_to_double(ff, c); break; }
+        default: xd[i] = fpemu_to_double(ff, b[i]); break;
         }
     }
 }
@@ -853,16 +766,16 @@ int cmd_cast(int argc, char **argv) {
     if (read_npy(in, &X)) goto done;
     const fpemu_format *ff = NULL;
     const char *name = NULL;
-    if (X.kind == IN_B1 || X.kind == IN_B2) {
-        name = from ? from : X.kind == IN_B2 ? "bf16" : (!strcmp(X.descr, "<f1") || !strcmp(X.descr, "|f1")) ? "e5m2" : NULL;
+    if (X.dtype == NPY_V1 || X.dtype == NPY_V2) {
+        name = from ? from : X.dtype == NPY_V2 ? "bf16" : (!strcmp(X.descr, "<f1") || !strcmp(X.descr, "|f1")) ? "e5m2" : NULL;
         if (!name) {
             cli_error(SUB, "%s: one-byte elements ('%s') do not say which ml_dtypes type they are: give --from "
                       "(e4m3, e4m3fnuz, e5m2fnuz, e4m3b11fnuz, e3m4, e8m0, e2m1, e2m3, e3m2, ...)", in, X.descr);
             goto done;
         }
         if (!(ff = fpemu_format_get(name, err, sizeof err))) { cli_error(SUB, "--from %s: %s", name, err); goto done; }
-        if (ff->container != (X.kind == IN_B2 ? 16 : 8) || ff->pad) {
-            cli_error(SUB, "--from %s: %s holds %d-byte elements ('%s'), %s codes are %d bits", name, in, X.kind == IN_B2 ? 2 : 1,
+        if (ff->container != (X.dtype == NPY_V2 ? 16 : 8) || ff->pad) {
+            cli_error(SUB, "--from %s: %s holds %d-byte elements ('%s'), %s codes are %d bits", name, in, X.dtype == NPY_V2 ? 2 : 1,
                       X.descr, ff->name, ff->container);
             goto done;
         }
@@ -884,8 +797,8 @@ int cmd_cast(int argc, char **argv) {
         if (fpemu_caster_set(c, "axis", num)) { cli_error(SUB, "--axis %s: %s", axis_s, fpemu_caster_error(c)); goto done; }
     }
     const size_t n = X.n;
-    int in_type = X.kind == IN_F8 ? FPEMU_API_F64 : X.kind == IN_F4 ? FPEMU_API_F32 : FPEMU_API_CODES;
-    const char *in_fmt = X.kind == IN_F2 ? "f16" : name;
+    int in_type = X.dtype == NPY_F8 ? FPEMU_API_F64 : X.dtype == NPY_F4 ? FPEMU_API_F32 : FPEMU_API_CODES;
+    const char *in_fmt = X.dtype == NPY_F2 ? "f16" : name;
     size_t isz = (size_t)f->container / 8;
     vals = malloc((in_type == FPEMU_API_F64 ? sizeof(double) : sizeof(float)) * (n + 1));
     obuf = codes_out ? malloc(isz * (n + 1)) : NULL;
@@ -902,7 +815,7 @@ int cmd_cast(int argc, char **argv) {
     if (codes_out) {
         const char *descr = isz == 1 ? "|u1" : isz == 2 ? "<u2" : isz == 4 ? "<u4" : "<u8";
         if (write_npy(out, &X, descr, obuf, isz)) goto done;
-    } else if (X.kind == IN_F8) {
+    } else if (X.dtype == NPY_F8) {
         if (write_npy(out, &X, "<f8", vals, 8)) goto done;
     } else {
         if (write_npy(out, &X, "<f4", vals, 4)) goto done;
@@ -916,6 +829,6 @@ int cmd_cast(int argc, char **argv) {
     rc = 0;
 done:
     fpemu_caster_free(c);
-    free(X.data), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip);
+    npy_nd_free(&X), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip);
     return rc;
 }

@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 /* NPY_F8, NPY_I4, NPY_I8, NPY_U4 and NPY_I1 ('<f8', '<i4', '<i8', '<u4',
- * '|i1') come only from npy_parse. */
-typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2, NPY_F8, NPY_I4, NPY_I8, NPY_U4, NPY_I1 } npy_dtype;
+ * '|i1') come only from npy_parse (and NPY_F8 from npy_read_nd), NPY_V1
+ * and NPY_V2 only from npy_read_nd. */
+typedef enum npy_dtype { NPY_F4 = 0, NPY_F2, NPY_U1, NPY_U2, NPY_F8, NPY_I4, NPY_I8, NPY_U4, NPY_I1, NPY_V1, NPY_V2 } npy_dtype;
 
 typedef struct npy_array {
     npy_dtype dtype;
@@ -24,6 +25,25 @@ typedef struct npy_array {
 
 /* Read PATH. Returns 0, or -1 with a message in err. */
 int npy_read(const char *path, npy_array *a, char *err, size_t errlen);
+
+/* An N-d array (npy_read_nd, for fpemu cast): C order, 1 to NPY_MAXDIM
+ * dimensions, at most 2^31 - 1 elements, of '<f8', '<f4', '<f2', or the
+ * bytes of an ml_dtypes type: NPY_V2 ('<V2', '|V2': bfloat16) or NPY_V1
+ * ('<V1', '|V1', '<f1', '|f1': the float8 and float4 types); descr is the
+ * header's. */
+#define NPY_MAXDIM 16
+typedef struct npy_nd {
+    npy_dtype dtype;
+    int ndim;
+    size_t shape[NPY_MAXDIM];
+    size_t n;
+    void *data; /* malloc'ed: npy_nd_free */
+    char descr[32];
+} npy_nd;
+#define NPY_NOT_NPY (-2) /* npy_read_nd: PATH does not start with the .npy magic */
+/* Read PATH. Returns 0, NPY_NOT_NPY, or -1; a message in err either way. */
+int npy_read_nd(const char *path, npy_nd *t, char *err, size_t errlen);
+void npy_nd_free(npy_nd *t);
 /* Parse the n bytes of a whole .npy file in memory (a member of an .npz):
  * the dtypes above and '<f8', '<i4', '<i8', '<u4', '|i1'; exactly the header's data, no
  * byte after it. NAME is the file's name in messages. Returns 0 (a->data
