@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* npy.h: a small reader/writer for NumPy .npy files (format versions 1, 2
- * and 3): little-endian f4 ('<f4'), f2 ('<f2'), u1 ('|u1') and u2 ('<u2'),
- * C or Fortran order, 1-D or 2-D. Errors name the file and what was wrong
- * (wrong magic, bad header, unsupported dtype, truncated or trailing data). */
+/* npy.h: the CLI's one reader/writer for NumPy .npy files (format versions
+ * 1, 2 and 3): vectors and matrices of little-endian f4 ('<f4'), f2
+ * ('<f2'), u1 ('|u1') and u2 ('<u2'), C or Fortran order (npy_read; a few
+ * more dtypes from a buffer: npy_parse), and N-d arrays for fpemu cast
+ * (npy_read_nd). Errors name the file and what was wrong (wrong magic, bad
+ * header, unsupported dtype, truncated or trailing data). */
 #ifndef FPEMU_CLI_NPY_H
 #define FPEMU_CLI_NPY_H
 #include <stddef.h>
