@@ -558,12 +558,9 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     struct stat st;
     if (!lstat(out, &st) || errno != ENOENT)
         return cli_error(SUB, "--out %s: exists; a sharded checkpoint is written into a new folder", out);
-    struct stat ist;
-    if (stat(in, &ist)) return cli_error(SUB, "%s: cannot open: %s", in, strerror(errno));
-    if (!S_ISREG(ist.st_mode)) return cli_error(SUB, "%s: not a regular file", in);
-    if (ist.st_size > (64 << 20)) return cli_error(SUB, "%s: an index of more than 64 MiB", in);
     size_t n;
-    char *text = csv_slurp(in, &n);
+    char *text = csv_slurp_max(in, (size_t)64 << 20, &n);
+    if (!text && errno == EFBIG) return cli_error(SUB, "%s: an index of more than 64 MiB", in);
     if (!text) return cli_error(SUB, "%s: cannot read: %s", in, strerror(errno));
     cJSON *doc = cJSON_ParseWithLength(text, n);
     free(text);

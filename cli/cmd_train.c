@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "csv.h"
 #include "npy.h"
 #include "npz.h"
 #include "safetensors.h"
@@ -376,7 +377,7 @@ static const char EV_HEAD[] = "step,eval_loss,eval_accuracy\n";
 
 /* A value for the CSVs and the progress line: a NaN of either sign prints as "nan" (glibc prints
  * a negative one, as inf - inf gives on x86, as "-nan"). */
-static double csv_num(double v) { return isnan(v) ? fabs(v) : v; }
+static double nan_plus(double v) { return isnan(v) ? fabs(v) : v; }
 
 /* The rows a checkpoint carries, checked against its state: the header;
  * text lines only (no NUL, each ends in '\n'), each with the CSV's number
@@ -461,7 +462,7 @@ static int load_checkpoint(const char *dir, trn_run **run, ck_file *ck, sbuf *m,
         } else {
             trn_close(r0);
             char want[128];
-            snprintf(want, sizeof want, "0,%.9g,%.9g\n", csv_num(l0), csv_num(a0));
+            snprintf(want, sizeof want, "0,%.9g,%.9g\n", nan_plus(l0), nan_plus(a0));
             const char *row0 = (const char *)ck->blob[3] + strlen(EV_HEAD);
             size_t rl = strcspn(row0, "\n") + 1;
             if (rl != strlen(want) || memcmp(row0, want, rl)) {
@@ -772,24 +773,13 @@ static void json_files(sbuf *js, const outfile *f, int n) {
 
 /* ---- --init and --order ----------------------------------------------------- */
 
-/* The bytes of a regular file of at most max bytes (malloc'ed, *n of them):
- * 0, or -1 with a message naming the option and the file. */
+/* The bytes of a file of at most max bytes (malloc'ed, *n of them): 0, or
+ * -1 with a message naming the option and the file. */
 static int slurp_file(const char *opt, const char *path, size_t max, unsigned char **buf, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_error(SUB, "%s %s: cannot open: %s", opt, path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) { fclose(f); return cli_error(SUB, "%s %s: not a regular file", opt, path); }
-    if ((uint64_t)st.st_size > max) {
-        fclose(f);
-        return cli_error(SUB, "%s %s: %lld bytes, more than the %zu MiB expected here", opt, path, (long long)st.st_size, max >> 20);
-    }
-    size_t sz = (size_t)st.st_size;
-    unsigned char *b = malloc(sz ? sz : 1);
-    if (!b) { fclose(f); return cli_error(SUB, "%s %s: out of memory", opt, path); }
-    if (fread(b, 1, sz, f) != sz || fgetc(f) != EOF) { fclose(f); free(b); return cli_error(SUB, "%s %s: changed while it was read", opt, path); }
-    fclose(f);
-    *buf = b;
-    *n = sz;
+    char *b = csv_slurp_max(path, max, n);
+    if (!b && errno == EFBIG) return cli_error(SUB, "%s %s: more than the %zu MiB expected here", opt, path, max >> 20);
+    if (!b) return cli_error(SUB, "%s %s: cannot read: %s", opt, path, strerror(errno));
+    *buf = (unsigned char *)b;
     return 0;
 }
 
@@ -1212,19 +1202,19 @@ int cmd_train(int argc, char **argv) {
     }
     if (start_step == 0) {
         if (trn_eval(run, &eval_loss, &eval_acc)) { cli_error(SUB, "evaluation at step 0: out of memory"); goto done; }
-        sb_printf(&ev, "0,%.9g,%.9g\n", csv_num(eval_loss), csv_num(eval_acc));
+        sb_printf(&ev, "0,%.9g,%.9g\n", nan_plus(eval_loss), nan_plus(eval_acc));
     }
     for (long st = start_step; st < (long)steps; st++) {
         if (trn_step(run, &rec, err, sizeof err)) { cli_error(SUB, "step %ld: %s", st + 1, err); rc = 1; goto done; }
         skipped += rec.skipped;
-        sb_printf(&met, "%ld,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%llu\n", rec.step, csv_num(rec.loss), csv_num(rec.grad_norm), rec.loss_scale,
+        sb_printf(&met, "%ld,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%llu\n", rec.step, nan_plus(rec.loss), nan_plus(rec.grad_norm), rec.loss_scale,
                   rec.skipped, rec.overflow, rec.underflow, rec.lr, (unsigned long long)rec.casts);
         if (s->tensors_every > 0 && (rec.step == 1 || rec.step % s->tensors_every == 0)) {
             trn_tensor_rec tr;
             for (int i = 0; i < trn_tensor_count(run); i++) {
                 trn_tensor_get(run, i, &tr);
                 sb_printf(&ten, "%ld,%s,%s,%s,%llu,%.9g,%.9g,%llu,%llu,%llu,%llu,%llu\n", rec.step, tr.layer, tr.cls,
-                          tr.format, (unsigned long long)tr.n, csv_num(tr.amax), csv_num(tr.scale), (unsigned long long)tr.overflow,
+                          tr.format, (unsigned long long)tr.n, nan_plus(tr.amax), nan_plus(tr.scale), (unsigned long long)tr.overflow,
                           (unsigned long long)tr.underflow, (unsigned long long)tr.saturated,
                           (unsigned long long)tr.subnormal, (unsigned long long)tr.nonfinite_in);
             }
@@ -1239,7 +1229,7 @@ int cmd_train(int argc, char **argv) {
             goto done;
         if (scheduled_eval || rec.step == (long)steps) {
             if (trn_eval(run, &eval_loss, &eval_acc)) { cli_error(SUB, "evaluation at step %ld: out of memory", rec.step); goto done; }
-            sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, csv_num(eval_loss), csv_num(eval_acc));
+            sb_printf(&ev, "%ld,%.9g,%.9g\n", rec.step, nan_plus(eval_loss), nan_plus(eval_acc));
         }
         if (met.failed || ten.failed || ev.failed) { cli_error(SUB, "step %ld: out of memory for the rows", rec.step); goto done; }
         if (ck_due && (scheduled_eval || rec.step < (long)steps)) {
@@ -1253,7 +1243,7 @@ int cmd_train(int argc, char **argv) {
         double t = now_s();
         if (!quiet && (t - last_print > 0.5 || rec.step == (long)steps)) {
             double rate = (double)(rec.step - start_step) / (t - t0 + 1e-9);
-            fprintf(stderr, "\rstep %ld/%llu  loss %.4f  %.1f steps/s  ETA %.0fs   ", rec.step, steps, csv_num(rec.loss), rate,
+            fprintf(stderr, "\rstep %ld/%llu  loss %.4f  %.1f steps/s  ETA %.0fs   ", rec.step, steps, nan_plus(rec.loss), rate,
                     rate > 0 ? (double)((long)steps - rec.step) / rate : 0.0);
             if (rec.step == (long)steps) fputc('\n', stderr);
             last_print = t;
@@ -1274,7 +1264,7 @@ int cmd_train(int argc, char **argv) {
         /* and the evaluation the end of a run adds (a checkpoint's rows
          * hold only the scheduled ones) */
         if (start_step > 0 && !(s->eval_every > 0 && start_step % s->eval_every == 0)) {
-            sb_printf(&ev, "%ld,%.9g,%.9g\n", start_step, csv_num(eval_loss), csv_num(eval_acc));
+            sb_printf(&ev, "%ld,%.9g,%.9g\n", start_step, nan_plus(eval_loss), nan_plus(eval_acc));
             if (ev.failed) { cli_error(SUB, "step %ld: out of memory for the rows", start_step); goto done; }
         }
     }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -11,7 +12,7 @@
 #include <cjson/cJSON.h>
 #include "train.h"
 
-char *csv_slurp(const char *path, size_t *len) {
+char *csv_slurp_max(const char *path, size_t max, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 65536, n = 0;
@@ -24,17 +25,21 @@ char *csv_slurp(const char *path, size_t *len) {
             b = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(b + n, 1, cap - n - 1, f);
         n += got;
+        if (n > max) { free(b); fclose(f); errno = EFBIG; return NULL; }
         if (got == 0) break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno ? errno : EIO;
     fclose(f);
-    if (bad) { free(b); errno = EIO; return NULL; }
+    if (bad) { free(b); errno = e; return NULL; }
     b[n] = 0;
     if (len) *len = n;
     return b;
 }
+
+char *csv_slurp(const char *path, size_t *len) { return csv_slurp_max(path, SIZE_MAX, len); }
 
 /* Split one record starting at *pp (in place). Fields go to out (up to max;
  * the count is returned even beyond max). *pp moves past the line end.

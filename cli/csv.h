@@ -19,7 +19,10 @@ typedef struct csv_table {
 } csv_table;
 
 /* Read a whole file into memory (NUL-terminated; *len without the NUL).
- * Returns NULL with errno set on failure. */
+ * Returns NULL with errno set on failure: EFBIG where it holds more than
+ * max bytes (csv_slurp: no bound), the read's own errno (EISDIR for a
+ * folder) or EIO where it failed. The CLI's one whole-file reader. */
+char *csv_slurp_max(const char *path, size_t max, size_t *len);
 char *csv_slurp(const char *path, size_t *len);
 
 /* Parse PATH. Returns 0; -1 if the file cannot be read (errno set, err says
