@@ -15,6 +15,12 @@
 char *csv_slurp_max(const char *path, size_t max, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
+    struct stat st; /* a regular file too large is refused before it is read */
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > (uint64_t)max) {
+        fclose(f);
+        errno = EFBIG;
+        return NULL;
+    }
     size_t cap = 65536, n = 0;
     char *b = malloc(cap);
     if (!b) { fclose(f); errno = ENOMEM; return NULL; }
