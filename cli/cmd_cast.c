@@ -279,28 +279,57 @@ typedef struct {
 } st_map;
 static int map_cmp(const void *a, const void *b) { return strcmp(((const st_map *)a)->name, ((const st_map *)b)->name); }
 
+/* The tensors a cast tensor's scales go in (--codes under a recipe): NAME_scale
+ * (the decode factors: F32, F8_E8M0 for MX, F8_E4M3 for NVFP4's blocks) and,
+ * for NVFP4, NAME_scale_2 (the tensor factor, F32, a scalar). */
+typedef struct {
+    int comp;               /* 0: a tensor of the input; 1: its factors; 2: NVFP4's tensor factor */
+    char *name;             /* the companion's (malloc'ed) */
+    uint64_t shape[ST_MAXDIM];
+} st_plan;
+
+/* Is NAME taken by a tensor of S (or, for a shard, of the index's map)? */
+static int name_taken(const st_file *S, const st_map *map, int nmap, const char *name) {
+    if (map) {
+        st_map key = {name, NULL};
+        return bsearch(&key, map, (size_t)nmap, sizeof *map, map_cmp) != NULL;
+    }
+    for (int i = 0; i < S->count; i++)
+        if (!strcmp(S->t[i].name, name)) return 1;
+    return 0;
+}
+
 /* Cast the open safetensors file S into OUT (whole or not at all), adding its
  * tensors' figures to A and the bytes of its data part to *data_bytes.
  * For a shard (SHARD its name in the index, MAP the index's weight map of
  * NMAP entries) every tensor must be one the map places in this shard; it
- * is marked in SEEN.
+ * is marked in SEEN, and the scales' tensors are added to WMAP (the new
+ * index's weight_map).
  * Every tensor is checked before anything is written. 0, or 2 after a
  * message. */
 static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *out, const char *shard, const st_map *map,
-                     int nmap, unsigned char *seen, st_acc *A, uint64_t *data_bytes) {
+                     int nmap, unsigned char *seen, cJSON *wmap, st_acc *A, uint64_t *data_bytes) {
     char err[1024];
     const char *in = S->path;
+    char rk[16];
+    fpemu_caster_get(c, "recipe", rk, sizeof rk);
+    const int with_scales = J->codes_out && strcmp(rk, "none");
+    const st_dtype sdt = !strcmp(rk, "mx") ? ST_F8_E8M0 : !strcmp(rk, "nvfp4") ? ST_F8_E4M3 : ST_F32;
+    const fpemu_format *sfmt = fpemu_format_get(sdt == ST_F8_E8M0 ? "e8m0" : sdt == ST_F8_E4M3 ? "e4m3" : "f32", NULL, 0);
     char fname[64];
     fpemu_caster_get(c, "format", fname, sizeof fname);
     const fpemu_format *f = fpemu_format_get(fname, NULL, 0);
     int rc = 2;
-    st_out *O = calloc((size_t)S->count + 1, sizeof *O);
+    st_out *O = calloc(3 * (size_t)S->count + 1, sizeof *O); /* each tensor, then its scales' tensors */
+    st_plan *P = calloc(3 * (size_t)S->count + 1, sizeof *P);
+    int *oix = calloc((size_t)S->count + 1, sizeof *oix); /* tensor i's entry in O */
+    int no = 0;
     const char **why = calloc((size_t)S->count + 1, sizeof *why); /* why each tensor is kept (NULL: cast) */
     char **mk = calloc((size_t)S->nmeta + 2, sizeof *mk), **mv = calloc((size_t)S->nmeta + 2, sizeof *mv);
     unsigned char *ib = NULL, *ob = NULL, *cb = NULL;
     cli_atomic at;
     int at_open = 0;
-    if (!O || !why || !mk || !mv) { cli_error(SUB, "out of memory"); goto done; }
+    if (!O || !P || !oix || !why || !mk || !mv) { cli_error(SUB, "out of memory"); goto done; }
     /* which tensors are cast, and what each becomes */
     for (int i = 0; i < S->count; i++) {
         const st_tensor *t = &S->t[i];
@@ -332,7 +361,38 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
                       J->axis, t->name, in, nd, -nd, nd - 1);
             goto done;
         }
-        O[i] = (st_out){t->name, why[i] ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
+        oix[i] = no;
+        O[no++] = (st_out){t->name, why[i] ? t->dtype : out_dtype(J, t, f), t->ndim, t->shape};
+        if (why[i] || !with_scales || !t->n) continue;
+        /* the scales' tensors: the factors (a scalar, or the dimensions
+         * other than the axis and the blocks along it), NVFP4's tensor factor */
+        size_t shape[ST_MAXDIM] = {1}, rows, cols;
+        for (int k = 0; k < t->ndim; k++) shape[k] = (size_t)t->shape[k];
+        int kind = fpemu_caster_scale_layout(c, nd, shape, &rows, &cols);
+        if (kind < 0) { cli_error(SUB, "%s: tensor '%s': %s", in, t->name, fpemu_caster_error(c)); goto done; }
+        long ax = J->axis < 0 ? J->axis + nd : J->axis;
+        for (int q = 1; q <= (!strcmp(rk, "nvfp4") ? 2 : 1); q++) {
+            st_plan *pl = &P[no];
+            pl->comp = q;
+            size_t ln = strlen(t->name) + 9;
+            if (!(pl->name = malloc(ln))) { cli_error(SUB, "out of memory"); goto done; }
+            snprintf(pl->name, ln, "%s%s", t->name, q == 1 ? "_scale" : "_scale_2");
+            if (name_taken(S, map, nmap, pl->name)) {
+                cli_error(SUB, "%s: tensor '%s': its scales would go in '%s', which the %s holds already (--codes under a recipe "
+                          "writes NAME_scale%s; --skip one of them)", in, t->name, pl->name, map ? "index" : "file",
+                          !strcmp(rk, "nvfp4") ? " and NAME_scale_2" : "");
+                no++;
+                goto done;
+            }
+            int snd = 0;
+            if (q == 1 && kind == 2) {
+                for (int k = 0; k < nd; k++)
+                    if (k != ax) pl->shape[snd++] = t->ndim ? t->shape[k] : 1;
+                pl->shape[snd++] = cols;
+            }
+            O[no++] = (st_out){pl->name, q == 1 ? sdt : ST_F32, snd, pl->shape};
+            if (wmap && !cJSON_AddStringToObject(wmap, pl->name, shard)) { cli_error(SUB, "out of memory"); goto done; }
+        }
     }
     if (!shard) /* a typo in --only would cast nothing and say nothing (a sharded checkpoint: checked on its index) */
         for (int g = 0; g < J->nonly; g++) {
@@ -347,7 +407,7 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
     mk[nm] = "fpemu_cast", mv[nm++] = (char *)J->argline;
     if (cli_atomic_open(&at, out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", out, strerror(errno)); goto done; }
     at_open = 1;
-    if (st_write_header(at.f, O, S->count, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
+    if (st_write_header(at.f, O, no, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
     uint64_t written = 0;
     for (int i = 0; i < S->count; i++) {
         const st_tensor *t = &S->t[i];
@@ -368,7 +428,7 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
         }
         fprintf(A->JS, ", \"dtype\": \"%s\", \"shape\": ", di->name);
         json_shape(A->JS, t);
-        fprintf(A->JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[i].dtype)->name);
+        fprintf(A->JS, ", \"out_dtype\": \"%s\", ", st_dtype_get(O[oix[i]].dtype)->name);
         if (why[i]) { /* copied as it is */
             if (nb && fwrite(ib, 1, nb, at.f) != nb) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
             written += nb;
@@ -391,7 +451,7 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
         size_t shape[ST_MAXDIM] = {1};
         int nd = t->ndim ? t->ndim : 1;
         for (int k = 0; k < t->ndim; k++) shape[k] = (size_t)t->shape[k];
-        st_dtype od = O[i].dtype;
+        st_dtype od = O[oix[i]].dtype;
         size_t osz = J->codes_out ? (size_t)f->container / 8 : od == ST_F64 ? 8 : 4;
         free(ob);
         if (!(ob = malloc(t->n * osz + 8))) { cli_error(SUB, "%s: tensor '%s': out of memory", in, t->name); goto done; }
@@ -411,6 +471,40 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
         }
         if (fwrite(ob, 1, wn, at.f) != wn) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
         written += wn;
+        /* its scales' tensors, as planned: the factors in their dtype (exact:
+         * MX's are powers of two, NVFP4's block factors e4m3 values), NVFP4's
+         * tensor factor */
+        for (int e = oix[i] + 1; e < no && P[e].comp; e++) {
+            const float *fac;
+            float tf;
+            if (fpemu_caster_scales(c, &fac, &tf)) { cli_error(SUB, "%s: tensor '%s': %s", in, t->name, fpemu_caster_error(c)); goto done; }
+            uint64_t sn = 1;
+            for (int k = 0; k < O[e].ndim; k++) sn *= O[e].shape[k];
+            const int one = O[e].dtype == ST_F32;
+            unsigned char *sb = malloc(sn * (one ? 4 : 1) + 8);
+            if (!sb) { cli_error(SUB, "out of memory"); goto done; }
+            for (uint64_t k = 0; k < sn; k++) {
+                const float fx = P[e].comp == 2 ? tf : fac[k];
+                if (one) memcpy(sb + 4 * k, &fx, 4); /* (little-endian host: Makefile checks) */
+                else {
+                    fpemu_ctx sctx;
+                    fpemu_ctx_init(&sctx);
+                    const uint64_t code = fpemu_from_double(sfmt, fx, &sctx);
+                    const double back = fpemu_to_double(sfmt, code); /* (a NaN factor: a block with a NaN or inf) */
+                    if (back != fx && !(isnan(back) && isnan(fx))) { /* (a factor the dtype cannot hold: never, but not silently) */
+                        free(sb);
+                        cli_error(SUB, "%s: tensor '%s': scale %.9g is not a %s value", in, t->name, fx, sfmt->name);
+                        goto done;
+                    }
+                    sb[k] = (unsigned char)code;
+                }
+            }
+            const size_t sw = (size_t)sn * (one ? 4 : 1);
+            int wok = fwrite(sb, 1, sw, at.f) == sw;
+            free(sb);
+            if (!wok) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+            written += sw;
+        }
         double v[6], amax = NAN, sq = NAN, mr = NAN;
         for (int k = 0; k < 6; k++) {
             fpemu_caster_stat(c, tot_keys[k], &v[k]);
@@ -442,7 +536,8 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
     rc = 0;
 done:
     if (at_open) cli_atomic_close(&at, 0);
-    free(ib), free(ob), free(cb), free(O), free(why), free(mk), free(mv);
+    for (int e = 0; P && e < no; e++) free(P[e].name);
+    free(ib), free(ob), free(cb), free(O), free(P), free(oix), free(why), free(mk), free(mv);
     return rc;
 }
 
@@ -528,7 +623,7 @@ static int cast_safetensors(fpemu_caster *c, const st_job *J) {
     st_acc A;
     uint64_t bytes = 0;
     int rc = acc_open(&A, namew);
-    if (!rc) rc = cast_file(c, J, &S, J->out, NULL, NULL, 0, NULL, &A, &bytes);
+    if (!rc) rc = cast_file(c, J, &S, J->out, NULL, NULL, 0, NULL, NULL, &A, &bytes);
     if (!rc) rc = acc_write(&A, c, J, 0);
     acc_free(&A);
     st_free(&S);
@@ -571,7 +666,7 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     const char *slash = strrchr(in, '/'), *iname = slash ? slash + 1 : in;
     char *dir = NULL, *tmp = NULL;
     st_acc A = {0};
-    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(doc, "weight_map");
+    cJSON *wm = cJSON_GetObjectItemCaseSensitive(doc, "weight_map"); /* (the scales' tensors join it: cast_file) */
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
     if (!cJSON_IsObject(doc) || !cJSON_IsObject(wm)) {
         cli_error(SUB, "%s: not a safetensors index (expected a JSON object with a \"weight_map\" object)", in);
@@ -621,7 +716,7 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
         st_file S;
         int r = !sin || !sout ? cli_error(SUB, "out of memory")
                 : st_open(sin, &S, err, sizeof err) ? cli_error(SUB, "%s", err)
-                : cast_file(c, J, &S, sout, shards[i], map, nmap, seen, &A, &bytes);
+                : cast_file(c, J, &S, sout, shards[i], map, nmap, seen, wm, &A, &bytes);
         if (sin && sout) st_free(&S);
         free(sin), free(sout);
         if (r) goto done;

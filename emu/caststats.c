@@ -42,6 +42,12 @@ struct fpemu_caster {
     int have;               /* figures of a successful run */
     int have_errors;        /* ... with the error figures */
     figures F;
+    /* the last run's decode factors (fpemu_caster_scales): kind 0 none, 1
+     * one for the tensor, 2 per block (srows x scols); nvfp4's tensor factor */
+    int scale_kind;
+    size_t srows, scols;
+    float *scales;
+    float tensor_factor;
     char err[512];
 };
 
@@ -89,7 +95,10 @@ fpemu_caster *fpemu_caster_new(const char *fmt, char *err, size_t errlen) {
     return c;
 }
 
-void fpemu_caster_free(fpemu_caster *c) { free(c); }
+void fpemu_caster_free(fpemu_caster *c) {
+    if (c) free(c->scales);
+    free(c);
+}
 
 const char *fpemu_caster_error(const fpemu_caster *c) { return c ? c->err : "no caster"; }
 
@@ -387,6 +396,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (axis < -nd || axis >= nd) return fail(c, "axis %ld: the input is %d-d: the axis must lie in [%d, %d]", axis, nd, -nd, nd - 1);
     if (axis < 0) axis += nd;
     int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
+    c->scale_kind = 0; /* (set again by a run with a recipe) */
     if (c->counts_only && in_type == FPEMU_API_F32 && !scaled && values && !codes_out && !scaled_out && c->round != FPEMU_SR) {
         /* stats=counts, f32 values to their values, no recipe: one array
          * rounding, as the general path's quantisation does it (the same
@@ -506,6 +516,17 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             goto gdone;
         if (sc.kind == FPEMU_GEMM_SCALING_TENSOR) F.have_scale = 1, F.scale = enc;
         if (sc.kind == FPEMU_GEMM_SCALING_NVFP4) F.tensor_scale = enc;
+        /* the decode factors, for fpemu_caster_scales: the blocks' (as they
+         * came), or the tensor's one, 1 / scale rounded to f32 as the
+         * dequantisation multiplies by it */
+        float *keep = realloc(c->scales, sizeof(float) * ((blocky ? ns : 1) + 1));
+        if (!keep) { fail(c, "out of memory (%zu scales)", ns); goto gdone; }
+        c->scales = keep;
+        if (blocky) memcpy(keep, dec, sizeof(float) * ns);
+        else keep[0] = 1.0f / enc;
+        c->scale_kind = blocky ? 2 : 1;
+        c->srows = blocky ? rows : 1, c->scols = blocky ? (rows ? ns / rows : 0) : 1;
+        c->tensor_factor = sc.kind == FPEMU_GEMM_SCALING_NVFP4 ? 1.0f / enc : 1.0f;
         if (blocky) {
             F.nscales = ns;
             F.smin = INFINITY, F.smax = -INFINITY;
@@ -564,6 +585,39 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
 done:
     free(xd), free(yd), free(xs), free(xf), free(deq), free(dec), free(codes);
     return rc;
+}
+
+int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, size_t *rows, size_t *cols) {
+    if (!c) return -1;
+    if (ndim < 1 || ndim > MAXNDIM || !shape) return fail(c, "ndim %d: expected 1 to %d dimensions", ndim, MAXNDIM);
+    long axis = c->axis;
+    if (axis < -ndim || axis >= ndim)
+        return fail(c, "axis %ld: the input is %d-d: the axis must lie in [%d, %d]", axis, ndim, -ndim, ndim - 1);
+    if (axis < 0) axis += ndim;
+    const fpemu_gemm_scaling *sc = &c->sc;
+    *rows = *cols = 1;
+    switch (sc->kind) {
+    case FPEMU_GEMM_SCALING_NONE: *rows = *cols = 0; return 0;
+    case FPEMU_GEMM_SCALING_ROWWISE: case FPEMU_GEMM_SCALING_BLOCKWISE: case FPEMU_GEMM_SCALING_MX: case FPEMU_GEMM_SCALING_NVFP4: break;
+    default: return 1; /* one factor for the tensor */
+    }
+    size_t r = 1;
+    for (int k = 0; k < ndim; k++)
+        if (k != axis) r *= shape[k];
+    size_t L = shape[axis];
+    if (r > (size_t)1 << 31 || L > ((size_t)1 << 31) - 1) return fail(c, "too large for one cast");
+    /* the library's count of scales for one row of L (the recipe's block) */
+    *rows = r;
+    *cols = L ? fpemu_gemm_quantize_nscales(sc, 1, (int)L, 1) : 0;
+    return 2;
+}
+
+int fpemu_caster_scales(fpemu_caster *c, const float **factors, float *tensor_factor) {
+    if (!c) return -1;
+    if (!c->have || !c->scale_kind) return fail(c, "no scales: no successful run with a recipe");
+    if (factors) *factors = c->scales;
+    if (tensor_factor) *tensor_factor = c->tensor_factor;
+    return 0;
 }
 
 int fpemu_caster_run_f32(fpemu_caster *c, const float *x, int ndim, const size_t *shape, float *values, void *codes) {

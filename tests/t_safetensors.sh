@@ -16,6 +16,9 @@
 # - values and codes against ml_dtypes (rne), F4's nibble order against
 #   PyTorch's float4_e2m1fn_x2 packing (element 2i in the low nibble);
 # - --only / --skip, the totals of --stats against the per-tensor figures;
+# - --codes under each recipe: the scales' tensors (NAME_scale, NVFP4's
+#   NAME_scale_2) dequantise the codes to the values of the same cast
+#   without --codes, bit for bit, along either axis;
 # - bad files and options: exit 2, a message naming the file (and the
 #   tensor), no output left behind;
 # - `fpemu train --init W.safetensors` gives the run that the same state as
@@ -127,7 +130,11 @@ I, O = st_read("ck.safetensors"), st_read("o.safetensors")
 J = {t["name"]: t for t in json.load(open("o.json"))["tensors"]}
 bad = []
 order = lambda h: [k for k, v in sorted(((k, v) for k, v in h.items() if k != "__metadata__"), key=lambda kv: kv[1]["data_offsets"])]
-if order(st_meta("ck.safetensors")[0]) != order(st_meta("o.safetensors")[0]): bad.append("names or order")
+# --codes under a recipe: each cast tensor (not empty) followed by its scales (NAME_scale, NVFP4 NAME_scale_2)
+rec = opts[opts.index("--scaling") + 1] if "--scaling" in opts else "none"
+comp = ["_scale"] + (["_scale_2"] if rec == "nvfp4" else []) if "--codes" in opts and rec != "none" else []
+want = [n for k in order(st_meta("ck.safetensors")[0]) for n in [k] + ([k + c for c in comp] if J[k]["cast"] and 0 not in I[k]["shape"] else [])]
+if want != order(st_meta("o.safetensors")[0]): bad.append("names or order")
 FROM = {"F8_E4M3": "e4m3", "F8_E5M2": "e5m2", "F8_E4M3FNUZ": "e4m3fnuz", "F8_E5M2FNUZ": "e5m2fnuz", "F8_E8M0": "e8m0", "F4": "e2m1"}
 for k, v in I.items():
     o = O[k]
@@ -294,6 +301,75 @@ bad "--axis outside a tensor's dimensions names the tensor" "tensor 'layers.0.bi
 bad "--only matching no tensor is refused, named" "--only 'layer.\*': no tensor" cast --to e4m3 --only 'layers.*' --only 'layer.*' --in "$TMP/ck.safetensors" --out "$TMP/bad_out.safetensors"
 bad "--only with an .npy input" "--only and --skip choose tensors" cast --to e4m3 --only x --in "$TMP/layers.0.weight.npy" --out "$TMP/bad_out.npy"
 
+# ---- --codes under a recipe: the scales beside the codes ----
+# Each recipe, along each axis: the codes times their factors (NAME_scale,
+# broadcast over its blocks; NVFP4 then times NAME_scale_2), rounded to f32,
+# are bit for bit the values the same cast writes without --codes.
+(cd "$TMP" && PYTHONPATH="$TMP" "$PY" - <<'PY'
+import numpy as np
+from sth import st_write
+rng = np.random.default_rng(11)
+st_write("sc.safetensors", {"a.weight": (rng.standard_normal((6, 70)) * 3).astype(np.float32),
+                            "b.weight": (rng.standard_normal((3, 4, 40)) * 2.0 ** rng.integers(-9, 9, (3, 4, 1))).astype(np.float32),
+                            "c.bias": rng.standard_normal(34).astype(np.float32), "d.step": np.array([3], np.int64)})
+st_write("sc_clash.safetensors", {"w": np.ones((2, 4), np.float32), "w_scale": np.ones(1, np.float32)})
+PY
+) || fail "writing the scales checkpoint"
+DEQ='
+fmt, rec, axis = ARGS
+B = {"rowwise": None, "blockwise": 128, "mx-floor": 32, "mx-rceil": 32, "nvfp4": 16}.get(rec)
+args = ["cast", "--to", fmt, "--in", "sc.safetensors", "--scaling", rec, "--axis", axis]
+r1 = subprocess.run([BIN] + args + ["--out", "sv.safetensors"], capture_output=True, text=True)
+r2 = subprocess.run([BIN] + args + ["--out", "sq.safetensors", "--codes"], capture_output=True, text=True)
+if r1.returncode or r2.returncode: print(r1.stderr, r2.stderr); sys.exit(0)
+V, C = st_read("sv.safetensors"), st_read("sq.safetensors")
+DT = {"F32": np.float32, "F8_E4M3": md.float8_e4m3fn, "F8_E5M2": md.float8_e5m2, "F8_E8M0": md.float8_e8m0fnu, "U8": np.uint8}
+def arr(t):
+    if t["dtype"] == "F4": return unpack4(t["data"]).view(md.float4_e2m1fn).reshape(t["shape"])
+    a = np.frombuffer(t["data"], DT[t["dtype"]]).reshape(t["shape"])
+    return a.view(md.float4_e2m1fn) if t["dtype"] == "U8" and fmt == "e2m1" else a
+bad = []
+sdt = {"mx-floor": "F8_E8M0", "mx-rceil": "F8_E8M0", "nvfp4": "F8_E4M3"}.get(rec, "F32")
+if sorted(C) != sorted(["a.weight", "b.weight", "c.bias", "d.step"] + [k + s for k in ("a.weight", "b.weight", "c.bias") for s in ["_scale"] + (["_scale_2"] if rec == "nvfp4" else [])]):
+    bad.append(sorted(C))
+for k in ("a.weight", "b.weight", "c.bias"):
+    v = np.frombuffer(V[k]["data"], np.float32).reshape(V[k]["shape"])
+    code, sc = arr(C[k]).astype(np.float32), arr(C[k + "_scale"]).astype(np.float32)
+    ax = int(axis) % v.ndim
+    if C[k + "_scale"]["dtype"] != sdt: bad.append(k + " scale dtype " + C[k + "_scale"]["dtype"])
+    if B is None and rec != "rowwise":
+        if sc.shape != (): bad.append(k + " scale shape")
+        f = sc
+    else:
+        L = v.shape[ax]; b = L if B is None else B
+        if sc.shape != tuple(n for i, n in enumerate(v.shape) if i != ax) + (-(-L // b),): bad.append(k + " scale shape %s" % (sc.shape,))
+        f = np.moveaxis(np.repeat(sc, b, axis=-1)[..., :L], -1, ax)
+    d = (code * f).astype(np.float32)
+    if rec == "nvfp4":
+        s2 = C[k + "_scale_2"]
+        if s2["dtype"] != "F32" or s2["shape"] != []: bad.append(k + " scale_2")
+        d = (d * np.frombuffer(s2["data"], np.float32)[0]).astype(np.float32)
+    if not np.array_equal(d.view(np.uint32), v.view(np.uint32)): bad.append(k + " values: %d differ" % np.sum(d != v))
+if C["d.step"]["data"] != V["d.step"]["data"]: bad.append("kept")
+print("OK" if not bad else bad)
+'
+while read -r A1 A2 A3; do
+    check "--codes --scaling $A2 --axis $A3 to $A1: the codes times NAME_scale (and NAME_scale_2), rounded to f32, are the values without --codes" "ARGS=('$A1', '$A2', '$A3')
+$DEQ"
+done <<'EOF'
+e4m3 tensor -1
+e5m2 tensor-torchao -1
+e4m3 rowwise -1
+e4m3 rowwise 0
+e4m3 blockwise -1
+e4m3 mx-floor -1
+e5m2 mx-rceil 0
+e2m1 nvfp4 -1
+e2m1 nvfp4 0
+EOF
+bad "--codes under a recipe: a tensor already named NAME_scale is refused, named" "its scales would go in 'w_scale'" \
+    cast --to e4m3 --codes --scaling tensor --in "$TMP/sc_clash.safetensors" --out "$TMP/bad_out.safetensors"
+
 # ---- a sharded checkpoint: MODEL.safetensors.index.json and its shards ----
 (cd "$TMP" && PYTHONPATH="$TMP" "$PY" - <<'PY'
 import os, json, pickle
@@ -323,7 +399,9 @@ one = st_read("one8.safetensors")
 ix = json.load(open("sh8/model.safetensors.index.json")); ix0 = json.load(open("sh/model.safetensors.index.json"))
 J = {t["name"]: t for t in json.load(open("sh8.json"))["tensors"]}; J1 = {t["name"]: t for t in json.load(open("one8.json"))["tensors"]}
 ok = set(O) == set(one) and all(O[k]["data"] == one[k]["data"] and O[k]["dtype"] == one[k]["dtype"] for k in one)
-ok &= ix["weight_map"] == ix0["weight_map"] and all(ix["weight_map"][k] == O[k]["file"] for k in O)
+# the index: every input entry kept, and each tensor the shards gained (the MX scales of --codes) in the shard of its tensor
+ok &= ix["weight_map"] == {k: O[k]["file"] for k in O} and all(ix["weight_map"][k] == f for k, f in ix0["weight_map"].items())
+ok &= all(O[k]["file"] == O[k[:-len("_scale")]]["file"] for k in set(O) - set(ix0["weight_map"])) and len(O) > len(ix0["weight_map"])
 ok &= ix["metadata"]["total_size"] == sum(len(v["data"]) for v in O.values()) and ix["metadata"]["other"] == "kept"
 ok &= ix["metadata"]["fpemu_cast"].startswith("fpemu cast --to e4m3")
 ok &= all(J[k].get("figures") == J1[k].get("figures") and J[k]["file"] == O[k]["file"] for k in J1)
