@@ -272,6 +272,33 @@ class _Caster(_Handle):
         if rc:
             raise FpemuError(N.caster_error(self.h).decode())
 
+    def scales(self, shape):
+        """The last run's scales for an input of this shape, as decode factors:
+        {"scale": float32 array, "scale_2": float32 (nvfp4 only)}, or None
+        without a recipe."""
+        if N.caster_scales is None:
+            raise FpemuError("return_scales needs libfpemu with fpemu_caster_scales (the loaded one is older)")
+        dims = (ctypes.c_size_t * len(shape))(*shape)
+        rows, cols = ctypes.c_size_t(), ctypes.c_size_t()
+        kind = N.caster_scale_layout(self.h, len(shape), dims, ctypes.byref(rows), ctypes.byref(cols))
+        if kind < 0:
+            raise FpemuError(N.caster_error(self.h).decode())
+        if kind == 0:
+            return None
+        fac, tf = ctypes.POINTER(ctypes.c_float)(), ctypes.c_float()
+        if N.caster_scales(self.h, ctypes.byref(fac), ctypes.byref(tf)):
+            raise FpemuError(N.caster_error(self.h).decode())
+        if kind == 1:
+            out = {"scale": np.array(fac[0], np.float32)}
+        else:
+            n = rows.value * cols.value
+            a = np.ctypeslib.as_array(fac, (n,)).copy() if n else np.empty(0, np.float32)
+            ax = int(self.get("axis")) % len(shape)
+            out = {"scale": a.reshape(tuple(d for i, d in enumerate(shape) if i != ax) + (cols.value,))}
+        if self.get("recipe") == "nvfp4":
+            out["scale_2"] = np.float32(tf.value)
+        return out
+
     def stats(self):
         n = N.caster_stats_json(self.h, None, 0)
         if n < 0:
@@ -327,7 +354,7 @@ def _cast(x, fmt, round, sat, seed, scaling, axis, nan, src, want_values, want_c
 
 
 def cast(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, codes=False, nan="canonical",
-         src=None, out=None, return_stats=False):
+         src=None, out=None, return_stats=False, return_scales=False):
     """Cast every element of x to fmt, as `fpemu cast` does.
 
     x: float64 (cast in one rounding), float32, float16 or ml_dtypes arrays
@@ -336,7 +363,12 @@ def cast(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, codes
     float64 input, else float32; dequantised under a scaling recipe), or
     with codes=True the raw codes (uint8/16/32/64 by fmt's container), or
     with out="ml_dtypes" those codes as the ml_dtypes (or NumPy) type of fmt.
-    return_stats=True returns (array, cast_stats dict) from the one cast."""
+    return_stats=True returns (array, cast_stats dict) from the one cast.
+    return_scales=True appends the recipe's scales as decode factors (None
+    without a recipe): {"scale": float32 array, and for nvfp4 "scale_2"},
+    as `fpemu cast --codes` writes NAME_scale and NAME_scale_2 (a code's
+    value times its factor, rounded to float32, is the dequantised value;
+    docs/cast.md)."""
     if out not in (None, "numpy", "ml_dtypes"):
         raise FpemuError("out %r: expected None, 'numpy' or 'ml_dtypes'" % (out,))
     want_codes = bool(codes) or out == "ml_dtypes"
@@ -350,9 +382,13 @@ def cast(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, codes
         result = code_arr.view(dt)
     else:
         result = code_arr if want_codes else values
+    more = ()
     if return_stats:
-        return result, c.stats()
-    return result
+        more += (c.stats(),)
+    if return_scales:
+        shp = np.shape(x) if np.ndim(x) else (1,)
+        more += (c.scales(shp),)
+    return (result,) + more if more else result
 
 
 def cast_stats(x, fmt, round="rne", sat=False, seed=None, scaling=None, axis=-1, nan="canonical", src=None):

@@ -168,3 +168,39 @@ def test_threads_give_the_serial_results():
     with ThreadPoolExecutor(4) as ex:
         par = list(ex.map(lambda ix: fpemu.cast(ix[1], "e4m3", round="sr", seed=ix[0], scaling="rowwise"), enumerate(xs)))
     assert all(np.array_equal(a, b) for a, b in zip(serial, par))
+
+
+@pytest.mark.parametrize("fmt,scaling,axis,block", [
+    ("e4m3", "tensor", -1, None), ("e5m2", "tensor-torchao", -1, None), ("e4m3", "rowwise", 0, "all"),
+    ("e4m3", "blockwise", -1, 128), ("e4m3", "mx-floor", -1, 32), ("e5m2", "mx-rceil", 1, 32),
+    ("e2m1", "nvfp4", -1, 16), ("e2m1", "nvfp4", 0, 16)])
+def test_return_scales_dequantise_the_codes(fmt, scaling, axis, block):
+    """cast(..., codes=True, return_scales=True): the codes times the decode
+    factors (broadcast over their blocks along the axis; nvfp4 then times
+    scale_2), rounded to float32, are cast's values, bit for bit."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 40, 5)) * 2.0 ** rng.integers(-6, 6, (3, 1, 5))).astype(np.float32)
+    vals = fpemu.cast(x, fmt, scaling=scaling, axis=axis)
+    codes, sc = fpemu.cast(x, fmt, scaling=scaling, axis=axis, out="ml_dtypes", return_scales=True)
+    f = sc["scale"]
+    ax = axis % x.ndim
+    if block is None:
+        assert f.shape == () and f.dtype == np.float32
+    else:
+        L = x.shape[ax]
+        b = L if block == "all" else block
+        assert f.shape == tuple(d for i, d in enumerate(x.shape) if i != ax) + (-(-L // b),)
+        f = np.moveaxis(np.repeat(f, b, axis=-1)[..., :L], -1, ax)
+    deq = (codes.astype(np.float32) * f).astype(np.float32)
+    if scaling == "nvfp4":
+        deq = (deq * sc["scale_2"]).astype(np.float32)
+    else:
+        assert "scale_2" not in sc
+    assert np.array_equal(deq.view(np.uint32), vals.view(np.uint32))
+
+
+def test_return_scales_none_without_a_recipe():
+    v, sc = fpemu.cast(np.ones(4, np.float32), "e4m3", return_scales=True)
+    assert sc is None and v.shape == (4,)
+    v, st, sc = fpemu.cast(np.ones(4, np.float32), "e4m3", scaling="tensor", return_stats=True, return_scales=True)
+    assert st["scale"] == 448 and sc["scale"] == np.float32(1 / 448)
