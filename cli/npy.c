@@ -228,17 +228,21 @@ static int open_header(const char *path, FILE **fpp, header *o, unsigned mode, c
     return rc;
 }
 
+/* A 1-d or 2-d header as npy_array's fields (a vector of n is 1 x n). */
+static void as_matrix(const header *o, npy_array *a) {
+    a->dtype = o->dtype, a->fortran = o->fortran, a->ndim = o->nd;
+    a->rows = o->nd == 2 ? o->dims[0] : 1;
+    a->cols = o->nd == 2 ? o->dims[1] : o->dims[0];
+    a->n = o->n;
+}
+
 int npy_read(const char *path, npy_array *a, char *err, size_t errlen) {
     memset(a, 0, sizeof *a);
     FILE *fp;
     header o;
-    int rc = open_header(path, &fp, &o, MATRIX, err, errlen);
-    if (rc) return -1;
-    a->dtype = o.dtype, a->fortran = o.fortran, a->ndim = o.nd;
-    a->rows = o.nd == 2 ? o.dims[0] : 1;
-    a->cols = o.nd == 2 ? o.dims[1] : o.dims[0];
-    a->n = o.n;
-    rc = read_data(fp, path, a->n * itemsize(a->dtype), &a->data, err, errlen);
+    if (open_header(path, &fp, &o, MATRIX, err, errlen)) return -1;
+    as_matrix(&o, a);
+    int rc = read_data(fp, path, a->n * itemsize(a->dtype), &a->data, err, errlen);
     fclose(fp);
     return rc;
 }
@@ -335,10 +339,7 @@ int npy_parse(const void *buf, size_t n, const char *name, npy_array *a, char *e
     header o;
     if (parse_header(h, &o, msg, sizeof msg, WIDE)) { free(h); return fail(err, errlen, name, msg); }
     free(h);
-    a->dtype = o.dtype, a->fortran = o.fortran, a->ndim = o.nd;
-    a->rows = o.nd == 2 ? o.dims[0] : 1;
-    a->cols = o.nd == 2 ? o.dims[1] : o.dims[0];
-    a->n = o.n;
+    as_matrix(&o, a);
     at += hlen;
     size_t bytes = a->n * itemsize(a->dtype);
     if (n - at < bytes) {
