@@ -1409,9 +1409,10 @@ KTARGET static void CAT(KNAME, _ex)(const gkf_args *g) {
  * base-128 digits of x's sign, x = sum_t d_t 128^t with |d_t| <= 127. A
  * product is then sum_{s,t} da_s db_t 128^(s+t) 2^exlo, and the int8 dot
  * products of the digit planes (AMX TDPBSSD: 16 x 16 int32 sums over 64 k
- * at a time, exact, no saturation), summed per weight w = s + t, are the
- * exact integer sums: at most 3 digit pairs a weight, 127^2 each, so an
- * int32 holds EXA_SEG = 32768 k before the sums move to int64. There
+ * at a time), summed per weight w = s + t, are the exact integer sums while
+ * no int32 sum leaves int32's range: at most 3 digit pairs a weight, 127^2
+ * each, so EXA_SEG = 32768 k (3 x 127^2 x 32768 < 2^31) before the sums move
+ * to int64; how the unit would treat an overflow never matters. There
  * sum_w C_w 128^w plus c / 2^exlo is the exact sum as an integer of
  * magnitude at most (K + 1) 2^(exhi - exlo) <= 2^53 (gemm.c ex_kernel_ok):
  * exact in double, times 2^exlo exact, and its conversion to float is the
