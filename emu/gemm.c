@@ -182,7 +182,8 @@ typedef struct {
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
     int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
-    int x_alo, x_nda, x_ndb; /* the exact-sum kernel's AMX form: A's least value 2^x_alo, the digits of A and B (0: not taken) */
+    int x_alo, x_nda, x_ndb; /* the exact-sum kernel's AMX form: A's least value 2^x_alo, the digits of A and B (0: not taken), */
+    int x_rows;              /* and the rows of its calls (emu__gemm_ex_rows of the chunk length) */
     int vk, x_lo, x_hi;     /* the kernel on values alone (values_kernel: VK_*), on the f32 panels;
                              * the exact-sum kernel's product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
@@ -2851,7 +2852,7 @@ static void *run_job(void *arg) {
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
     /* rows of a kernel call: the AMX form converts B's digits once per call,
      * so it takes up to 1024 at once (gemm_kernel.c) */
-    const int itile = J->isa == 4 ? emu__gemm_ex_rows(P < K ? P : K, q->x_nda) : ITILE;
+    const int itile = J->isa == 4 ? q->x_rows : ITILE;
     /* B's decode factor of the chunk per column (the vector promotion) */
     float *dbc = J->dbc;
     for (int ch = 0; ch < nchunks; ch++) {
@@ -2971,7 +2972,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int rows = (M + T - 1) / T;
     rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
     const int kn = cfg->promote > 0 && cfg->promote < q->K ? cfg->promote : q->K; /* (one call per chunk) */
-    const int xrows = isa == 4 && emu__gemm_ex_rows(kn, q->x_nda) < rows ? emu__gemm_ex_rows(kn, q->x_nda) : rows;
+    q->x_rows = isa == 4 ? emu__gemm_ex_rows(kn, q->x_nda) : 0;
+    const int xrows = isa == 4 && q->x_rows < rows ? q->x_rows : rows;
     const size_t xsn = q->vk == VK_EX ? (emu__gemm_ex_scratch(isa, xrows, isa == 4 ? kn : q->K, q->x_nda, q->x_ndb) + 7) / 8 : 0;
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
