@@ -43,9 +43,9 @@ struct fpemu_caster {
     int have_errors;        /* ... with the error figures */
     figures F;
     /* the last run's decode factors (fpemu_caster_scales): kind 0 none, 1
-     * one for the tensor, 2 per block (srows x scols); nvfp4's tensor factor */
+     * one for the tensor, 2 per block (fpemu_caster_scale_layout's rows x
+     * cols); nvfp4's tensor factor */
     int scale_kind;
-    size_t srows, scols;
     float *scales;
     float tensor_factor;
     char err[512];
@@ -525,7 +525,6 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         if (blocky) memcpy(keep, dec, sizeof(float) * ns);
         else keep[0] = 1.0f / enc;
         c->scale_kind = blocky ? 2 : 1;
-        c->srows = blocky ? rows : 1, c->scols = blocky ? (rows ? ns / rows : 0) : 1;
         c->tensor_factor = sc.kind == FPEMU_GEMM_SCALING_NVFP4 ? 1.0f / enc : 1.0f;
         if (blocky) {
             F.nscales = ns;
