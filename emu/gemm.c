@@ -2907,7 +2907,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int split = 0, check = 0, count = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->vk = isa ? values_kernel(cfg, q, &q->x_lo, &q->x_hi) : VK_NONE;
-    if (isa == 4 && !(q->vk == VK_EX && exa_ok(cfg, q))) isa = 3; /* AMX: the exact-sum kernel's form alone */
+    /* AMX: the exact-sum kernel's form alone, and only once Linux grants the tile data (asked here, not before) */
+    if (isa == 4 && !(q->vk == VK_EX && exa_ok(cfg, q) && emu__gemm_amx_grant())) isa = 3;
     q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &count, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));
     q->use_pw = isa && cfg->model.kind == FPEMU_MMA_KIND_PAIRWISE && !q->vk; /* (kernel_ok: pw_kernel_ok) */

@@ -198,6 +198,11 @@ typedef struct gkp_args {
 } gkp_args;
 void emu__gemm_kernel_pw(int isa, const gkp_args *g);
 int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512, 4 avx512 and AMX int8 tiles */
+/* The process's permission to use AMX tile data, which Linux grants on
+ * request (arch_prctl ARCH_REQ_XCOMP_PERM; signal frames grow by the 8 KiB
+ * of tile data from then on): asked once, by the first call that would run
+ * the AMX form (gemm.c). 1 granted, 0 not (or no AMX). */
+int emu__gemm_amx_grant(void);
 void emu__gemm_kernel(int isa, const gk_args *g);
 
 #endif

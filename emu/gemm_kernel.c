@@ -115,11 +115,8 @@ KERNEL_ENTRY(_pt, gkf_args)
 
 #ifdef GEMM_HAVE_AMX
 /* AMX int8 tiles and AVX512-VBMI (the kernel's transposition) on the CPU,
- * the tile state enabled by the OS (XCR0 bits 17 and 18), and this
- * process's permission to use the tile data, which Linux grants on request
- * (arch_prctl ARCH_REQ_XCOMP_PERM, once per process; signal frames grow by
- * the 8 KiB of tile data from then on). Decided once. */
-static int amx_usable(void) {
+ * and the tile state enabled by the OS (XCR0 bits 17 and 18). Decided once. */
+static int amx_cpu(void) {
     static int known = -1;
     int r = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
     if (r >= 0) return r;
@@ -129,12 +126,25 @@ static int amx_usable(void) {
         __get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 1)) {
         unsigned lo, hi;
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-        if ((lo >> 17 & 3) == 3 && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0) r = 1;
+        r = (lo >> 17 & 3) == 3;
     }
     __atomic_store_n(&known, r, __ATOMIC_RELEASE);
     return r;
 }
 #endif
+
+int emu__gemm_amx_grant(void) {
+#ifdef GEMM_HAVE_AMX
+    static int known = -1;
+    int r = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+    if (r >= 0) return r;
+    r = amx_cpu() && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+    __atomic_store_n(&known, r, __ATOMIC_RELEASE);
+    return r;
+#else
+    return 0;
+#endif
+}
 
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -142,7 +152,7 @@ int emu__gemm_kernel_best(void) {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw")) {
 #ifdef GEMM_HAVE_AMX
-        if (amx_usable()) return 4;
+        if (amx_cpu()) return 4;
 #endif
         return 3;
     }
