@@ -366,11 +366,13 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
         if (why[i] || !with_scales || !t->n) continue;
         /* the scales' tensors: the factors (a scalar, or the dimensions
          * other than the axis and the blocks along it), NVFP4's tensor factor */
-        size_t shape[ST_MAXDIM] = {1}, rows, cols;
+        size_t shape[ST_MAXDIM] = {1}, sshape[ST_MAXDIM];
         for (int k = 0; k < t->ndim; k++) shape[k] = (size_t)t->shape[k];
-        int kind = fpemu_caster_scale_layout(c, nd, shape, &rows, &cols);
-        if (kind < 0) { cli_error(SUB, "%s: tensor '%s': %s", in, t->name, fpemu_caster_error(c)); goto done; }
-        long ax = J->axis < 0 ? J->axis + nd : J->axis;
+        int snd;
+        if (fpemu_caster_scale_layout(c, nd, shape, &snd, sshape) < 0) {
+            cli_error(SUB, "%s: tensor '%s': %s", in, t->name, fpemu_caster_error(c));
+            goto done;
+        }
         for (int q = 1; q <= (!strcmp(rk, "nvfp4") ? 2 : 1); q++) {
             st_plan *pl = &P[no];
             pl->comp = q;
@@ -384,13 +386,8 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
                 no++;
                 goto done;
             }
-            int snd = 0;
-            if (q == 1 && kind == 2) {
-                for (int k = 0; k < nd; k++)
-                    if (k != ax) pl->shape[snd++] = t->ndim ? t->shape[k] : 1;
-                pl->shape[snd++] = cols;
-            }
-            O[no++] = (st_out){pl->name, q == 1 ? sdt : ST_F32, snd, pl->shape};
+            for (int k = 0; q == 1 && k < snd; k++) pl->shape[k] = sshape[k];
+            O[no++] = (st_out){pl->name, q == 1 ? sdt : ST_F32, q == 1 ? snd : 0, pl->shape};
             if (wmap && !cJSON_AddStringToObject(wmap, pl->name, shard)) { cli_error(SUB, "out of memory"); goto done; }
         }
     }

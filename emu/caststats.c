@@ -43,8 +43,8 @@ struct fpemu_caster {
     int have_errors;        /* ... with the error figures */
     figures F;
     /* the last run's decode factors (fpemu_caster_scales): kind 0 none, 1
-     * one for the tensor, 2 per block (fpemu_caster_scale_layout's rows x
-     * cols); nvfp4's tensor factor */
+     * one for the tensor, 2 per block (in fpemu_caster_scale_layout's
+     * shape); nvfp4's tensor factor */
     int scale_kind;
     float *scales;
     float tensor_factor;
@@ -586,7 +586,7 @@ done:
     return rc;
 }
 
-int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, size_t *rows, size_t *cols) {
+int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, int *sndim, size_t *sshape) {
     if (!c) return -1;
     if (ndim < 1 || ndim > MAXNDIM || !shape) return fail(c, "ndim %d: expected 1 to %d dimensions", ndim, MAXNDIM);
     long axis = c->axis;
@@ -594,20 +594,18 @@ int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, si
         return fail(c, "axis %ld: the input is %d-d: the axis must lie in [%d, %d]", axis, ndim, -ndim, ndim - 1);
     if (axis < 0) axis += ndim;
     const fpemu_gemm_scaling *sc = &c->sc;
-    *rows = *cols = 1;
+    *sndim = 0;
     switch (sc->kind) {
-    case FPEMU_GEMM_SCALING_NONE: *rows = *cols = 0; return 0;
+    case FPEMU_GEMM_SCALING_NONE: return 0;
     case FPEMU_GEMM_SCALING_ROWWISE: case FPEMU_GEMM_SCALING_BLOCKWISE: case FPEMU_GEMM_SCALING_MX: case FPEMU_GEMM_SCALING_NVFP4: break;
-    default: return 1; /* one factor for the tensor */
+    default: return 1; /* one factor for the tensor: a scalar */
     }
-    size_t r = 1;
+    size_t r = 1, L = shape[axis];
     for (int k = 0; k < ndim; k++)
-        if (k != axis) r *= shape[k];
-    size_t L = shape[axis];
+        if (k != axis) r *= shape[k], sshape[(*sndim)++] = shape[k];
     if (r > (size_t)1 << 31 || L > ((size_t)1 << 31) - 1) return fail(c, "too large for one cast");
-    /* the library's count of scales for one row of L (the recipe's block) */
-    *rows = r;
-    *cols = L ? fpemu_gemm_quantize_nscales(sc, 1, (int)L, 1) : 0;
+    /* the blocks along the axis: the library's count of scales for one row of L */
+    sshape[(*sndim)++] = L ? fpemu_gemm_quantize_nscales(sc, 1, (int)L, 1) : 0;
     return 2;
 }
 

@@ -147,16 +147,17 @@ int fpemu_caster_run_f64(fpemu_caster *c, const double *x, int ndim, const size_
 /* The recipe's scales, as decode factors: a code's value times its factor,
  * rounded to f32, is the dequantised value (nvfp4: that times the tensor
  * factor, rounded to f32 again; docs/cast.md). fpemu_caster_scale_layout
- * says what a run on an input of this shape makes: 0 none (scaling none);
- * 1 one factor for the tensor (the tensor recipes: fl32(1 / scale)); 2 one
- * per block, rows x cols, row-major: rows the product of the input's
- * dimensions other than the axis, in their order, cols the blocks along
- * the axis (1 for rowwise); -1 with a message (the axis does not fit).
- * fpemu_caster_scales gives the last successful run's factors (one, or
- * rows x cols) and nvfp4's tensor factor fl32(1 / tensor scale) (1 for the
- * other recipes); the pointer stays valid until the next run or free. 0,
- * or -1 with a message (no run with a recipe). */
-int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, size_t *rows, size_t *cols);
+ * says what a run on an input of this shape makes, and its shape in
+ * sndim and sshape (room for ndim sizes): 0 none (scaling none); 1 one
+ * factor for the tensor (the tensor recipes: fl32(1 / scale)), a scalar
+ * (sndim 0); 2 one per block, shaped as the input without the axis
+ * dimension, in order, then the blocks along the axis (1 for rowwise),
+ * row-major; -1 with a message (the axis does not fit).
+ * fpemu_caster_scales gives the last successful run's factors (one, or as
+ * many as that shape holds) and nvfp4's tensor factor fl32(1 / tensor
+ * scale) (1 for the other recipes); the pointer stays valid until the next
+ * run or free. 0, or -1 with a message (no run with a recipe). */
+int fpemu_caster_scale_layout(fpemu_caster *c, int ndim, const size_t *shape, int *sndim, size_t *sshape);
 int fpemu_caster_scales(fpemu_caster *c, const float **factors, float *tensor_factor);
 
 /* The figures of the last successful run, exactly as `fpemu cast --stats`

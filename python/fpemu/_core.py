@@ -279,8 +279,8 @@ class _Caster(_Handle):
         if N.caster_scales is None:
             raise FpemuError("return_scales needs libfpemu with fpemu_caster_scales (the loaded one is older)")
         dims = (ctypes.c_size_t * len(shape))(*shape)
-        rows, cols = ctypes.c_size_t(), ctypes.c_size_t()
-        kind = N.caster_scale_layout(self.h, len(shape), dims, ctypes.byref(rows), ctypes.byref(cols))
+        sdims, snd = (ctypes.c_size_t * len(shape))(), ctypes.c_int()
+        kind = N.caster_scale_layout(self.h, len(shape), dims, ctypes.byref(snd), sdims)
         if kind < 0:
             raise FpemuError(N.caster_error(self.h).decode())
         if kind == 0:
@@ -288,13 +288,9 @@ class _Caster(_Handle):
         fac, tf = ctypes.POINTER(ctypes.c_float)(), ctypes.c_float()
         if N.caster_scales(self.h, ctypes.byref(fac), ctypes.byref(tf)):
             raise FpemuError(N.caster_error(self.h).decode())
-        if kind == 1:
-            out = {"scale": np.array(fac[0], np.float32)}
-        else:
-            n = rows.value * cols.value
-            a = np.ctypeslib.as_array(fac, (n,)).copy() if n else np.empty(0, np.float32)
-            ax = int(self.get("axis")) % len(shape)
-            out = {"scale": a.reshape(tuple(d for i, d in enumerate(shape) if i != ax) + (cols.value,))}
+        sshape = tuple(sdims[:snd.value])
+        n = int(np.prod(sshape, dtype=np.int64))
+        out = {"scale": np.ctypeslib.as_array(fac, (n,)).reshape(sshape).copy() if n else np.empty(sshape, np.float32)}
         if self.get("recipe") == "nvfp4":
             out["scale_2"] = np.float32(tf.value)
         return out

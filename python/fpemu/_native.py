@@ -139,5 +139,5 @@ delayed_scale = _optional("fpemu_api_delayed_scale", I, S, D, D, D, _c.POINTER(D
 # a gemmer's options and what its last run used, as text (algo=cublas: the table row or the fallback)
 gemmer_get = _optional("fpemu_gemmer_get", I, P, S, _c.c_char_p, SZ)
 # a caster's scales as decode factors: the layout a shape takes, the last run's factors
-caster_scale_layout = _optional("fpemu_caster_scale_layout", I, P, I, P, _c.POINTER(SZ), _c.POINTER(SZ))
+caster_scale_layout = _optional("fpemu_caster_scale_layout", I, P, I, P, _c.POINTER(I), P)
 caster_scales = _optional("fpemu_caster_scales", I, P, _c.POINTER(_c.POINTER(_c.c_float)), _c.POINTER(_c.c_float))
