@@ -32,6 +32,10 @@
 #define GEMM_HAVE_AMX 1
 #endif
 
+/* The exact-sum kernel's AMX form: k of a chunk of kn as its digit rows
+ * hold them, whole tiles of 64 (zeros past kn). */
+static size_t gemm_exa_kp(int kn) { return ((size_t)(kn > 0 ? kn : 1) + 63) / 64 * 64; }
+
 /* The exact-sum kernel's AMX form: columns of B per block (whole tiles of
  * 16, at most 512, digits of at most 1 MiB) for kp k and ndb digits. */
 static int gemm_exa_nb(size_t kp, int ndb) {
@@ -45,13 +49,13 @@ int emu__gemm_ex_digits(int emin, int mbits, int emax) {
 }
 
 int emu__gemm_ex_rows(int kn, int nda) {
-    const size_t kp = ((size_t)(kn > 0 ? kn : 1) + 63) / 64 * 64, r = ((size_t)64 << 20) / (kp * (size_t)nda) / 16 * 16;
+    const size_t kp = gemm_exa_kp(kn), r = ((size_t)64 << 20) / (kp * (size_t)nda) / 16 * 16;
     return r < 16 ? 16 : r > 1024 ? 1024 : (int)r;
 }
 
 size_t emu__gemm_ex_scratch(int isa, int rows, int kn, int nda, int ndb) {
     if (isa != 4) return ((size_t)kn * (GEMM_F_COLS + GEMM_F_ROWS) + 8) * sizeof(double);
-    const size_t kp = ((size_t)(kn > 0 ? kn : 1) + 63) / 64 * 64, rows16 = ((size_t)rows + 15) / 16 * 16;
+    const size_t kp = gemm_exa_kp(kn), rows16 = ((size_t)rows + 15) / 16 * 16;
     const size_t nb = (size_t)gemm_exa_nb(kp, ndb);
     return 64 + rows16 * kp * (size_t)nda + nb * kp * (size_t)ndb + 5 * 256 * sizeof(int32_t) + rows16 + nb;
 }
@@ -1558,7 +1562,7 @@ typedef struct {
 
 XTARGET static void CAT(KNAME, _exa)(const gkf_args *g) {
     const int kn = g->k1 - g->k0, nda = g->exnda, ndb = g->exndb, nw = nda + ndb - 1;
-    const size_t kp = ((size_t)kn + 63) / 64 * 64;
+    const size_t kp = gemm_exa_kp(kn);
     const int rows16 = (g->i1 - g->i0 + 15) / 16 * 16;
     const int nb = gemm_exa_nb(kp, ndb);
     int8_t *ad = (int8_t *)(((uintptr_t)g->scratch + 63) & ~(uintptr_t)63);
