@@ -480,12 +480,12 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
             const int one = O[e].dtype == ST_F32;
             unsigned char *sb = malloc(sn * (one ? 4 : 1) + 8);
             if (!sb) { cli_error(SUB, "out of memory"); goto done; }
+            fpemu_ctx sctx; /* (exact conversions: its flags are not read) */
+            fpemu_ctx_init(&sctx);
             for (uint64_t k = 0; k < sn; k++) {
                 const float fx = P[e].comp == 2 ? tf : fac[k];
                 if (one) memcpy(sb + 4 * k, &fx, 4); /* (little-endian host: Makefile checks) */
                 else {
-                    fpemu_ctx sctx;
-                    fpemu_ctx_init(&sctx);
                     const uint64_t code = fpemu_from_double(sfmt, fx, &sctx);
                     const double back = fpemu_to_double(sfmt, code); /* (a NaN factor: a block with a NaN or inf) */
                     if (back != fx && !(isnan(back) && isnan(fx))) { /* (a factor the dtype cannot hold: never, but not silently) */
