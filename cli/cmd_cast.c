@@ -315,7 +315,7 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
     fpemu_caster_get(c, "recipe", rk, sizeof rk);
     const int with_scales = J->codes_out && strcmp(rk, "none");
     const st_dtype sdt = !strcmp(rk, "mx") ? ST_F8_E8M0 : !strcmp(rk, "nvfp4") ? ST_F8_E4M3 : ST_F32;
-    const fpemu_format *sfmt = fpemu_format_get(sdt == ST_F8_E8M0 ? "e8m0" : sdt == ST_F8_E4M3 ? "e4m3" : "f32", NULL, 0);
+    const fpemu_format *sfmt = fpemu_format_get(st_dtype_get(sdt)->format, NULL, 0); /* (the dtype table's) */
     char fname[64];
     fpemu_caster_get(c, "format", fname, sizeof fname);
     const fpemu_format *f = fpemu_format_get(fname, NULL, 0);
