@@ -2968,14 +2968,17 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
         dbcs = malloc(sizeof(float) * ((size_t)N + 1) * (size_t)(T < 64 ? T : 64));
         if (!dbcs) { big_free(part), big_free(flag), free(acc), free(cpad); return -1; }
     }
-    /* the exact-sum kernel's panels in double, one set per job (else a
-     * malloc per kernel call, which two threads' calls serialised on) */
+    /* the exact-sum kernel's panels in double, or the tree kernel's pending
+     * sums, one set per job (else a malloc per kernel call, which two
+     * threads' calls serialised on) */
     int rows = (M + T - 1) / T;
     rows = (rows + GEMM_F_ROWS - 1) / GEMM_F_ROWS * GEMM_F_ROWS; /* f32 kernel: whole A panels per job */
     const int kn = cfg->promote > 0 && cfg->promote < q->K ? cfg->promote : q->K; /* (one call per chunk) */
     q->x_rows = isa == 4 ? emu__gemm_ex_rows(kn, q->x_nda) : 0;
     const int xrows = isa == 4 && q->x_rows < rows ? q->x_rows : rows;
-    const size_t xsn = q->vk == VK_EX ? (emu__gemm_ex_scratch(isa, xrows, isa == 4 ? kn : q->K, q->x_nda, q->x_ndb) + 7) / 8 : 0;
+    const size_t xsn = q->vk == VK_EX   ? (emu__gemm_ex_scratch(isa, xrows, isa == 4 ? kn : q->K, q->x_nda, q->x_ndb) + 7) / 8
+                       : q->vk == VK_PT ? (emu__gemm_pt_scratch(kn) + 7) / 8
+                                        : 0;
     double *xs = xsn ? big_alloc(sizeof(double) * xsn * (size_t)(T < 64 ? T : 64), 0) : NULL;
     if (xsn && !xs) { big_free(part), big_free(flag), free(acc), free(cpad), free(dbcs); return -1; }
     /* the scalar model's codes of a nat or narrow side, gathered per output, one buffer per job */

@@ -62,7 +62,8 @@ typedef struct gkf_args {
     int exlo, exhi;    /* the exact-sum kernel: products are multiples of 2^exlo below 2^exhi */
     int exalo, exnda, exndb; /* its AMX form (isa 4): A's values are multiples of 2^exalo (B's of 2^(exlo -
                               * exalo)), their integers of exnda and exndb base-128 digits (each 1-3) */
-    double *scratch;   /* the exact-sum kernel: emu__gemm_ex_scratch(...) bytes (the driver's, per job) */
+    double *scratch;   /* the exact-sum kernel: emu__gemm_ex_scratch(...) bytes; the tree kernel:
+                        * emu__gemm_pt_scratch(...) (the driver's, per job) */
     const float *cin;
     size_t ldc;
     float *out;
@@ -137,6 +138,7 @@ void emu__gemm_kernel_ex(int isa, const gkf_args *g);
  * `rows` rows and kn k (isa 4: the AMX form's digits; else the double
  * panels). */
 size_t emu__gemm_ex_scratch(int isa, int rows, int kn, int nda, int ndb);
+size_t emu__gemm_pt_scratch(int kn);
 /* The AMX form's rows per call for chunks of kn k (a multiple of 16, from 16
  * to 1024: A's digits of a call, at most 64 MiB): B's digits are made once
  * per call, so the calls take many rows. */

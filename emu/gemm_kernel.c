@@ -43,6 +43,22 @@ static int gemm_exa_nb(size_t kp, int ndb) {
     return nb < 16 ? 16 : nb > 512 ? 512 : (int)nb;
 }
 
+/* The pairwise-tree kernel sums the tree's nodes of at most PT_SEG products
+ * for PT_NB register blocks of 8 rows x 32 columns at a time (_pt_top,
+ * below); each level of the tree above those nodes holds one right-hand
+ * sum for them in the job's scratch, not on the stack. */
+#define PT_SEG 128
+#define PT_NB 8
+static int gemm_pt_levels(int kn) {
+    int l = 0;
+    for (int n = kn; n > PT_SEG; n -= n / 2) l++; /* the larger half, ceil(n / 2) */
+    return l;
+}
+
+size_t emu__gemm_pt_scratch(int kn) {
+    return 64 + (size_t)gemm_pt_levels(kn) * PT_NB * GEMM_F_ROWS * GEMM_F_COLS * sizeof(float);
+}
+
 int emu__gemm_ex_digits(int emin, int mbits, int emax) {
     const int bits = (emax + 1) - (emin - mbits);
     return bits < 1 || bits > 21 ? 0 : (bits + 6) / 7;
@@ -1828,11 +1844,20 @@ KTARGET static void CAT(KNAME, _pw)(const gkp_args *g) {
  * pt_kernel_ok: inputs of at most 12 bits, products within f32's range
  * down to its least subnormal), each of the model's additions is an IEEE
  * f32 addition of two f32 values: this kernel does the same additions on 16
- * lanes, the same tree (recursion down to four products, whose trees are
- * written out). On AVX-512 the first addition of a pair, p0 + p1, is one
- * fma of a1, b1 and p0: the same value, since p1 is exact. Lanes whose
- * result is inf or NaN are flagged (the scalar model gives the NaN's
- * encoding). One call per chunk. */
+ * lanes, in the same tree. On AVX-512 the first addition of a pair, p0 +
+ * p1, is one fma of a1, b1 and p0: the same value, since p1 is exact.
+ * Lanes whose result is inf or NaN are flagged (the scalar model gives the
+ * NaN's encoding). One call per chunk.
+ *
+ * Order of work: the tree's nodes of at most PT_SEG products are summed for
+ * PT_NB register blocks (8 rows x 32 columns each) while their share of
+ * the panels stays in the L1 cache, and the nodes above them are added as
+ * the model adds them (_pt_top). Within such a node the tree is a perfect
+ * tree of leaves of 4 to 8 products (_pt_perfect). One tree over the whole
+ * chunk per 4 rows and 16 columns, recursing to 32 products, streamed the
+ * panels from L2 for every 4 x 16 outputs, and about 30% of its samples
+ * (perf annotate) fell on the recursion's branches, calls and index
+ * arithmetic. */
 #undef PTPAIR
 #if GEMM_KERNEL_PASS == 3
 #define PTPAIR(b0, a0, b1, a1) ((vf)_mm512_fmadd_ps((__m512)(b1), _mm512_set1_ps(a1), (__m512)((b0) * (a0))))
@@ -1872,9 +1897,8 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(c
     for (int r = 0; r < PTR; r++) out[r] = PTPAIR(b0, a[r], b1, a[RBF + r]) + PTPAIR(b2, a[2 * RBF + r], b3, a[3 * RBF + r]);
 }
 
-/* trees of at most 8, 16 and 32 products, written out: no call below
- * 32 products (the calls, their saved registers and the sums through
- * memory were about a quarter of the kernel's time with calls below 16) */
+/* trees of at most 8 and 16 products, written out (inlined: where lo and
+ * hi are constants every branch folds) */
 #define PT_NODE(NAME, SUB, LIM)                                                                                    \
     KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, NAME)(const float *ap, const float *bp, int lo, \
                                                                                int hi, vf *out) {                 \
@@ -1890,42 +1914,146 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _pt_leaf)(c
     }
 PT_NODE(_pt_n8, _pt_leaf, 4)
 PT_NODE(_pt_n16, _pt_n8, 8)
-PT_NODE(_pt_n32, _pt_n16, 16)
 #undef PT_NODE
 
-KTARGET static void CAT(KNAME, _pt_rec)(const float *ap, const float *bp, int lo, int hi, vf *out) {
-    const int n = hi - lo, mid = lo + n / 2;
-    if (n <= 32) {
-        CAT(KNAME, _pt_n32)(ap, bp, lo, hi, out);
+/* A node [lo, hi) of n <= PT_SEG products as a perfect tree. At the depth d
+ * where q = floor(n / 2^d) lies in [4, 7], the model's halving has made
+ * nodes of q or q + 1 products (halving keeps every node of a depth at the
+ * floor or the ceiling of n / 2^d), and every node above that depth has two
+ * children. The 2^d leaves are taken in order four at a time, ((l0 + l1) +
+ * (l2 + l3)), and those sums are paired as a binary counter pairs them (the
+ * group's index's low bits say which pending sums it closes), the pending
+ * sums in named registers. When every leaf has q products (n = q 2^d: K a
+ * power of two, or 3, 5 or 7 times one) the leaves' offsets and trees are
+ * constants; otherwise their starts come from the model's halving. */
+#define PT_GROUP(Q, OFF)                                                                                      \
+    do {                                                                                                      \
+        vf l0[PTR], l1[PTR], l2[PTR], l3[PTR];                                                                \
+        CAT(KNAME, _pt_n8)(ap + (size_t)(OFF(0)) * RBF, bp + (size_t)(OFF(0)) * PBF, 0, Q(0), l0);            \
+        CAT(KNAME, _pt_n8)(ap + (size_t)(OFF(1)) * RBF, bp + (size_t)(OFF(1)) * PBF, 0, Q(1), l1);            \
+        CAT(KNAME, _pt_n8)(ap + (size_t)(OFF(2)) * RBF, bp + (size_t)(OFF(2)) * PBF, 0, Q(2), l2);            \
+        CAT(KNAME, _pt_n8)(ap + (size_t)(OFF(3)) * RBF, bp + (size_t)(OFF(3)) * PBF, 0, Q(3), l3);            \
+        _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) t[r] = (l0[r] + l1[r]) + (l2[r] + l3[r]);    \
+    } while (0)
+/* (PT_SEG <= 128: at most 32 leaves, 8 groups, three pending levels) */
+#define PT_COUNTER(GROUP)                                                                                     \
+    for (int gi = 0; gi < ng; gi++) {                                                                         \
+        GROUP;                                                                                                \
+        if (!(gi & 1)) {                                                                                      \
+            _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) p0[r] = t[r];                               \
+            continue;                                                                                         \
+        }                                                                                                     \
+        _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) t[r] = p0[r] + t[r];                            \
+        if (!(gi & 2)) {                                                                                      \
+            _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) p1[r] = t[r];                               \
+            continue;                                                                                         \
+        }                                                                                                     \
+        _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) t[r] = p1[r] + t[r];                            \
+        if (!(gi & 4)) {                                                                                      \
+            _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) p2[r] = t[r];                               \
+            continue;                                                                                         \
+        }                                                                                                     \
+        _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) t[r] = p2[r] + t[r];                            \
+    }
+KTARGET static void CAT(KNAME, _pt_perfect)(const float *ap0, const float *bp0, int lo, int hi, vf *out) {
+    const int n = hi - lo;
+    int d = 0;
+    while ((n >> (d + 1)) >= 4) d++;
+    const int q = n >> d, nl = 1 << d;
+    if (nl < 4) { /* n < 16: the nested form */
+        CAT(KNAME, _pt_n16)(ap0, bp0, lo, hi, out);
         return;
     }
-    vf L[PTR], R[PTR];
-    CAT(KNAME, _pt_rec)(ap, bp, lo, mid, L);
-    CAT(KNAME, _pt_rec)(ap, bp, mid, hi, R);
+    const int ng = nl / 4; /* (a power of two: the last group's t is the node's sum) */
+    const float *ap = ap0 + (size_t)lo * RBF, *bp = bp0 + (size_t)lo * PBF;
+    vf t[PTR] = {0}, p0[PTR] = {0}, p1[PTR] = {0}, p2[PTR] = {0};
+    if (q << d == n) {
+#define PT_UOFF(i) ((4 * gi + (i)) * QC)
+#define PT_UQ(i) QC
+#define PT_UCASE(QV)                                                                                          \
+    case QV: {                                                                                                \
+        enum { QC = QV };                                                                                     \
+        PT_COUNTER(PT_GROUP(PT_UQ, PT_UOFF))                                                                  \
+        break;                                                                                                \
+    }
+        switch (q) { PT_UCASE(4) PT_UCASE(5) PT_UCASE(6) PT_UCASE(7) }
+#undef PT_UCASE
+#undef PT_UOFF
+#undef PT_UQ
+    } else {
+        /* the leaves' starts, depth first, left first (st[nl] = n) */
+        int st[33], ns = 0, stk[8][3], sp = 1;
+        stk[0][0] = 0, stk[0][1] = n, stk[0][2] = 0;
+        while (sp) {
+            sp--;
+            const int a = stk[sp][0], b = stk[sp][1], e = stk[sp][2], m = a + (b - a) / 2;
+            if (e == d) {
+                st[ns++] = a;
+                continue;
+            }
+            stk[sp][0] = m, stk[sp][1] = b, stk[sp][2] = e + 1, sp++;
+            stk[sp][0] = a, stk[sp][1] = m, stk[sp][2] = e + 1, sp++;
+        }
+        st[ns] = n;
+#define PT_GOFF(i) (st[4 * gi + (i)])
+#define PT_GQ(i) (st[4 * gi + (i) + 1] - st[4 * gi + (i)])
+        PT_COUNTER(PT_GROUP(PT_GQ, PT_GOFF))
+#undef PT_GOFF
+#undef PT_GQ
+    }
 #pragma GCC unroll 4
-    for (int r = 0; r < PTR; r++) out[r] = L[r] + R[r];
+    for (int r = 0; r < PTR; r++) out[r] = t[r];
+}
+#undef PT_GROUP
+#undef PT_COUNTER
+
+/* The tree's top for nb <= PT_NB register blocks (A panels ap, ap +
+ * astride, ...; B's panel bvp): a node of more than PT_SEG products splits
+ * as the model splits it, its right half's sums in the scratch's level lev
+ * (gemm_pt_levels); a node of at most PT_SEG is summed for every block, its
+ * 16-column halves and row quarters in turn, into t[block][row][half]. */
+KTARGET static void CAT(KNAME, _pt_top)(const float *ap, size_t astride, int nb, const float *bvp, int lo, int hi,
+                                        vf t[][RBF][2], vf (*scr)[RBF][2], int lev) {
+    const int n = hi - lo, mid = lo + n / 2;
+    if (n <= PT_SEG) {
+        for (int b = 0; b < nb; b++)
+            for (int h = 0; h < 2; h++)
+                for (int rg = 0; rg < RBF; rg += PTR) {
+                    vf u[PTR];
+                    CAT(KNAME, _pt_perfect)(ap + (size_t)b * astride + rg, bvp + 16 * h, lo, hi, u);
+                    for (int r = 0; r < PTR; r++) t[b][rg + r][h] = u[r];
+                }
+        return;
+    }
+    vf(*R)[RBF][2] = scr + (size_t)lev * PT_NB;
+    CAT(KNAME, _pt_top)(ap, astride, nb, bvp, lo, mid, t, scr, lev + 1);
+    CAT(KNAME, _pt_top)(ap, astride, nb, bvp, mid, hi, R, scr, lev + 1);
+    for (int b = 0; b < nb; b++)
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) t[b][r][0] = t[b][r][0] + R[b][r][0], t[b][r][1] = t[b][r][1] + R[b][r][1];
 }
 
 KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
     const size_t K = g->K;
+    vf(*scr)[RBF][2] = (void *)(((uintptr_t)g->scratch + 63) & ~(uintptr_t)63); /* emu__gemm_pt_scratch */
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
-        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
-            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
-            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
-            for (int h = 0; h < nc; h += 16)
-                for (int rg = 0; rg < nr; rg += PTR) { /* (a panel has 8 rows, zeros past the last) */
-                    vf t[PTR];
-                    CAT(KNAME, _pt_rec)(ap + rg, bvp + h, g->k0, g->k1, t);
-                    for (int r = rg; r < nr && r < rg + PTR; r++) {
+        for (int ib = g->i0; ib < g->i1; ib += RBF * PT_NB) {
+            const int nb = (g->i1 - ib + RBF - 1) / RBF < PT_NB ? (g->i1 - ib + RBF - 1) / RBF : PT_NB;
+            vf t[PT_NB][RBF][2]; /* (a panel has 8 rows, zeros past the last) */
+            CAT(KNAME, _pt_top)(g->av + (size_t)(ib / RBF) * K * RBF, K * RBF, nb, bvp, g->k0, g->k1, t, scr, 0);
+            for (int b = 0; b < nb; b++) {
+                const int i0 = ib + b * RBF, nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+                for (int r = 0; r < nr; r++)
+                    for (int h = 0; h < nc; h += 16) {
                         vf d;
                         CAT(KNAME, _c16)(&d, g->cin, g->ldc, i0 + r, j0 + h, nc - h);
-                        d = d + t[r - rg];
+                        d = d + t[b][r][h / 16];
                         const vfi none = (vfi){0};
                         CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &d, &none);
                     }
-                }
+            }
         }
     }
 }

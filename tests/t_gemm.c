@@ -1404,17 +1404,20 @@ static void exact_amx(void) {
 }
 
 /* The pairwise-tree kernel (the reference kind pairwise, one tree over
- * K): f16, e4m3 and e2m1, K from 1 to 300 (trees of every shape the split
- * makes), C in the MMA (scaling none) with -0, subnormal and huge values,
- * products of -0, promotion; every level and 1-3 threads against the
- * scalar model; bf16 (products below f32's range) stays on the scalar
- * model. */
+ * K): f16, e4m3 and e2m1, K from 1 to 1000 (trees of every shape the split
+ * makes: nested trees below 16; nodes of at most 128 whose leaves are all
+ * 4, 5, 6 or 7 products (16 .. 128, 384, 640, 1024) or mixed (157, 300,
+ * 1000); one to three levels above those nodes), C in the MMA (scaling
+ * none) with -0, subnormal and huge values, products of -0, promotion;
+ * every level and 1-3 threads against the scalar model; bf16 (products
+ * below f32's range) stays on the scalar model. Then 70 rows (a call's
+ * 64 rows of 8 register blocks, and 6 more). */
 static void pairwise_tree_edges(void) {
-    enum { TM = 9, TN = 35, TKMAX = 300 };
-    float *a = malloc(sizeof(float) * TM * TKMAX), *b = malloc(sizeof(float) * TKMAX * TN);
-    float c[TM * TN], d[TM * TN], r[TM * TN];
+    enum { TM = 9, TN = 35, TKMAX = 1024, TM2 = 70 };
+    float *a = malloc(sizeof(float) * TM2 * TKMAX), *b = malloc(sizeof(float) * TKMAX * TN);
+    float c[TM2 * TN], d[TM2 * TN], r[TM2 * TN];
     static const struct { const char *f; int lanes; } fm[] = {{"f16", 16}, {"e4m3", 16}, {"e2m1", 16}, {"bf16", 0}};
-    static const int ks[] = {1, 2, 3, 4, 5, 7, 13, 157, 300};
+    static const int ks[] = {1, 2, 3, 4, 5, 7, 13, 16, 24, 40, 56, 80, 96, 112, 128, 157, 300, 384, 640, 1000, 1024};
     int bad = 0, used = 1, runs = 0;
     for (int t = 0; t < 4; t++)
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
@@ -1436,8 +1439,22 @@ static void pairwise_tree_edges(void) {
                 runs++;
             }
         }
-    ok(bad == 0 && used, "pairwise (one tree): f16, e4m3, e2m1 on the kernel and bf16 on the scalar model, K 1..300, C with -0, "
+    ok(bad == 0 && used, "pairwise (one tree): f16, e4m3, e2m1 on the kernel and bf16 on the scalar model, K 1..1024, C with -0, "
                          "subnormals and huge values, promotion: == the scalar model on every level and thread count (%d runs)", runs);
+    bad = 0, used = 1;
+    for (int ki = 0; ki < 2; ki++) {
+        const int K = ki ? 300 : 256;
+        for (int i = 0; i < TM2 * K; i++) a[i] = nrand() * 3;
+        for (int i = 0; i < K * TN; i++) b[i] = nrand();
+        for (int i = 0; i < TM2 * TN; i++) c[i] = nrand();
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "pairwise", "f16", "f16", NULL, 0)) bail("pairwise f16");
+        int lanes = -1;
+        unsigned long long slow = 0;
+        bad += f32_every_level(&cfg, TM2, TN, K, a, b, c, d, r, "pairwise tree, 70 rows", &lanes, &slow);
+        if (lanes != 16) used = 0, diag("pairwise f16 K %d, 70 rows: %d lanes", K, lanes);
+    }
+    ok(bad == 0 && used, "pairwise (one tree), f16, 70 rows, K 256 and 300: == the scalar model on every level and thread count");
     free(a), free(b);
 }
 
