@@ -4,7 +4,7 @@
  * and say what it did to it (docs/cast.md).
  *
  *   fpemu cast --to FMT --in X.npy --out Y.npy [--from FMT] [--round MODE] [--sat]
- *              [--seed S] [--scaling RECIPE] [--axis N] [--codes] [--nan POLICY]
+ *              [--seed S] [--scaling RECIPE] [--axis N] [--codes [--scales S.npy]] [--nan POLICY]
  *              [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]
  *   fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...
  *              [the same options but --from and --plot]
@@ -36,7 +36,7 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: fpemu cast --to FMT --in X.npy --out Y.npy [--from FMT] [--round MODE] [--sat] [--seed S]\n"
-            "                  [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
+            "                  [--scaling R] [--axis N] [--codes [--scales S.npy]] [--nan POLICY]\n"
             "                  [--stats FILE|-] [--stats-json FILE|-] [--plot FILE.png]\n"
             "       fpemu cast --to FMT --in W.safetensors --out Y.safetensors [--only GLOB]... [--skip GLOB]...\n"
             "                  [--round MODE] [--sat] [--seed S] [--scaling R] [--axis N] [--codes] [--nan POLICY]\n"
@@ -45,7 +45,7 @@ static void usage(FILE *out) {
             "\n"
             "Cast every element of X to FMT (fpemu formats) and write Y of X's shape: the values\n"
             "('<f4', or '<f8' for an '<f8' input), or with --codes the raw codes ('|u1', '<u2', '<u4',\n"
-            "'<u8' by the format's container).\n"
+            "'<u8' by the format's container; under a recipe, of the scaled values).\n"
             "X: '<f8', '<f4', '<f2', or ml_dtypes arrays as np.save writes them: bfloat16 ('<V2'),\n"
             "float8_e5m2 ('<f1'), and the other one-byte types ('<V1', '|V1'), which need --from NAME\n"
             "(e4m3, e4m3fnuz, e5m2fnuz, e3m4, e8m0, e2m1, ...: the file does not say which); C order.\n"
@@ -66,6 +66,10 @@ static void usage(FILE *out) {
             "                 the recipes of fpemu gemm, A's side; mx and nvfp4 cast with rne only\n"
             "  --axis N       the axis the rowwise/blockwise/MX/NVFP4 blocks run along (amax over it):\n"
             "                 -ndim..ndim-1, default -1 (a 2-D X: one rowwise scale per row)\n"
+            "  --scales S.npy with --codes under a recipe (a .npy X): the codes' decode factors, '<f4': X's\n"
+            "                 shape without the axis, then the blocks along it (a scalar for the tensor\n"
+            "                 recipes); nvfp4's tensor factor in S_2.npy. Value = fl32(code x factor)\n"
+            "                 (nvfp4: times the tensor factor, to f32 again): the cast's values, bit for bit\n"
             "  --nan POLICY   canonical (default), x86, cuda, torch (PyTorch's own .to(float8_*))\n"
             "  --stats F      figures as text (- for standard output); --stats-json F as JSON\n"
             "  --plot F.png   histogram of log2|x| before and after scaling, the format's range marked\n"
@@ -86,13 +90,31 @@ static int read_npy(const char *path, tensor *t) {
 
 /* ---- output ------------------------------------------------------------- */
 
-static int write_npy(const char *path, const tensor *t, const char *descr, const void *data, size_t isz) {
+/* T's shape and data as PATH, whole or not at all (OPT names it in errors) */
+static int write_npy(const char *opt, const char *path, const tensor *t, const char *descr, const void *data, size_t isz) {
     cli_atomic at;
-    if (cli_atomic_open(&at, path, "wb")) return cli_error(SUB, "--out %s: cannot write: %s", path, strerror(errno));
+    if (cli_atomic_open(&at, path, "wb")) return cli_error(SUB, "%s %s: cannot write: %s", opt, path, strerror(errno));
     int ok = npy_write_header(at.f, descr, t->shape, t->ndim) == 0;
     ok = ok && (t->n == 0 || fwrite(data, isz, t->n, at.f) == t->n); /* little-endian host (Makefile checks) */
-    if (cli_atomic_close(&at, ok) || !ok) return cli_error(SUB, "--out %s: write failed: %s", path, strerror(errno));
+    if (cli_atomic_close(&at, ok) || !ok) return cli_error(SUB, "%s %s: write failed: %s", opt, path, strerror(errno));
     return 0;
+}
+
+/* --scales S.npy: the last run's decode factors as '<f4' in the layout
+ * fpemu_caster_scale_layout gives for X (a scalar for the tensor recipes),
+ * and for nvfp4 the tensor factor, a scalar, as S2 */
+static int write_scales(fpemu_caster *c, const tensor *X, const char *path, const char *path2) {
+    tensor S = {0};
+    const float *fac;
+    float tf;
+    if (fpemu_caster_scale_layout(c, X->ndim, X->shape, &S.ndim, S.shape) < 1 || fpemu_caster_scales(c, &fac, &tf))
+        return cli_error(SUB, "--scales %s: %s", path, fpemu_caster_error(c));
+    S.n = 1;
+    for (int k = 0; k < S.ndim; k++) S.n *= S.shape[k];
+    if (write_npy("--scales", path, &S, "<f4", fac, 4)) return -1;
+    if (!path2) return 0;
+    const tensor T = {.ndim = 0, .n = 1};
+    return write_npy("--scales", path2, &T, "<f4", &tf, 4);
 }
 
 /* Text to FILE or "-" (standard output), whole or not at all. */
@@ -757,6 +779,8 @@ done:
 int cmd_cast(int argc, char **argv) {
     const char *to = NULL, *in = NULL, *out = NULL, *from = NULL, *round = "rne", *recipe = "none", *nanp = "canonical";
     const char *stats_path = NULL, *json_path = NULL, *plot_path = NULL, *axis_s = NULL, *seed_s = NULL;
+    const char *scales_path = NULL;
+    char *scales2 = NULL; /* nvfp4: S_2.npy */
     int sat = 0, codes_out = 0, nonly = 0, nskip = 0;
     const char **only = calloc((size_t)argc + 1, sizeof *only), **skip = calloc((size_t)argc + 1, sizeof *skip);
     if (!only || !skip) { free(only), free(skip); return cli_error(SUB, "out of memory"); }
@@ -776,6 +800,7 @@ int cmd_cast(int argc, char **argv) {
         else if (!strcmp(s, "--stats")) dst = &stats_path;
         else if (!strcmp(s, "--stats-json")) dst = &json_path;
         else if (!strcmp(s, "--plot")) dst = &plot_path;
+        else if (!strcmp(s, "--scales")) dst = &scales_path;
         else if (!strcmp(s, "--only")) dst = &only[nonly++];
         else if (!strcmp(s, "--skip")) dst = &skip[nskip++];
         if (dst) {
@@ -831,6 +856,11 @@ int cmd_cast(int argc, char **argv) {
     if (index || st_sniff(head, hn)) {
         if (from) { cli_error(SUB, "--from is for .npy inputs; %s is a safetensors file, whose dtypes say what they hold", in); goto done; }
         if (plot_path) { cli_error(SUB, "--plot draws one tensor: cast a tensor of %s saved as .npy to see it", in); goto done; }
+        if (scales_path) {
+            cli_error(SUB, "--scales is for a .npy input; a safetensors cast with --codes writes each tensor's scales into the "
+                      "output as NAME_scale (docs/cast.md)");
+            goto done;
+        }
         st_job J = {in, out, NULL, only, skip, nonly, nskip, codes_out, stats_path || json_path, axis_s != NULL, -1, stats_path, json_path};
         if (axis_s) {
             char *e;
@@ -852,6 +882,26 @@ int cmd_cast(int argc, char **argv) {
         goto done;
     }
     if (nonly || nskip) { cli_error(SUB, "--only and --skip choose tensors of a safetensors file; %s is not one", in); goto done; }
+    if (scales_path) { /* checked before anything is written */
+        const size_t sl = strlen(scales_path);
+        if (!codes_out || !scaled) {
+            cli_error(SUB, "--scales %s: only with --codes and a --scaling recipe (the values of a cast without --codes are "
+                      "dequantised already)", scales_path);
+            goto done;
+        }
+        if (!cli_has_suffix(scales_path, ".npy") || sl == 4) {
+            cli_error(SUB, "--scales %s: expected a file name ending in .npy", scales_path);
+            goto done;
+        }
+        if (!strcmp(kind, "nvfp4")) {
+            if (!(scales2 = malloc(sl + 3))) { cli_error(SUB, "out of memory"); goto done; }
+            snprintf(scales2, sl + 3, "%.*s_2.npy", (int)(sl - 4), scales_path);
+        }
+        if (!strcmp(scales_path, out) || (scales2 && !strcmp(scales2, out))) {
+            cli_error(SUB, "--scales %s: the same file as --out%s", scales_path, scales2 ? " (or, with nvfp4, as its S_2.npy)" : "");
+            goto done;
+        }
+    }
     if (read_npy(in, &X)) goto done;
     const fpemu_format *ff = NULL;
     const char *name = NULL;
@@ -903,12 +953,13 @@ int cmd_cast(int argc, char **argv) {
     /* the outputs: Y, then the figures, then the picture */
     if (codes_out) {
         const char *descr = isz == 1 ? "|u1" : isz == 2 ? "<u2" : isz == 4 ? "<u4" : "<u8";
-        if (write_npy(out, &X, descr, obuf, isz)) goto done;
+        if (write_npy("--out", out, &X, descr, obuf, isz)) goto done;
     } else if (X.dtype == NPY_F8) {
-        if (write_npy(out, &X, "<f8", vals, 8)) goto done;
+        if (write_npy("--out", out, &X, "<f8", vals, 8)) goto done;
     } else {
-        if (write_npy(out, &X, "<f4", vals, 4)) goto done;
+        if (write_npy("--out", out, &X, "<f4", vals, 4)) goto done;
     }
+    if (scales_path && write_scales(c, &X, scales_path, scales2)) goto done;
     if (stats_path && write_figures(c, 0, "--stats", stats_path)) goto done;
     if (json_path && write_figures(c, 1, "--stats-json", json_path)) goto done;
     if (plot_path) {
@@ -918,6 +969,6 @@ int cmd_cast(int argc, char **argv) {
     rc = 0;
 done:
     fpemu_caster_free(c);
-    npy_nd_free(&X), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip);
+    npy_nd_free(&X), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip), free(scales2);
     return rc;
 }

@@ -184,6 +184,34 @@ for i in range(X.shape[0]):
 assert np.array_equal(C, codes), np.argwhere(C != codes)[:5]
 print('OK')"
 else fail "--scaling nvfp4" "$(cat "$TMP/err")"; fi
+# ---- --scales: the decode factors beside the codes ----
+# (t3.npy is 3 x 64 x 5: --axis 1 puts the blocks in the middle; mx and nvfp4 take 2 and 4 blocks there,
+# blockwise one short tile; m.npy with the default axis: 8 and 16 blocks a row)
+for c in "tensor e4m3 t3 1 0" "rowwise e4m3 t3 1 0" "blockwise e4m3 t3 1 128" "mx-rceil e4m3 t3 1 32" "mx-floor e2m1 m -1 32" \
+         "nvfp4 e2m1 t3 1 16" "nvfp4 e2m1 m -1 16"; do
+    set -- $c
+    rm -f "$TMP/sc.npy" "$TMP/sc_2.npy"
+    if cast --to $2 --in "$TMP/$3.npy" --out "$TMP/scc.npy" --codes --scaling $1 --axis $4 --scales "$TMP/sc.npy" &&
+       cast --to $2 --in "$TMP/$3.npy" --out "$TMP/scv.npy" --scaling $1 --axis $4; then
+        check "--scales, $1 on $3.npy along axis $4: codes x factors (x the tensor factor) == the values, bit for bit" "
+f32 = np.float32; import os
+dt = {'e4m3': ml_dtypes.float8_e4m3fn, 'e2m1': ml_dtypes.float4_e2m1fn}['$2']
+C = np.load(T+'/scc.npy'); V = np.load(T+'/scv.npy'); S = np.load(T+'/sc.npy')
+assert S.dtype == f32, S.dtype
+cv = np.moveaxis(C.view(dt).astype(f32), $4, -1)
+bs = $5 or cv.shape[-1]
+nb = -(-cv.shape[-1] // bs) if '$1' != 'tensor' else 0
+want = cv.shape[:-1] + (nb,) if nb else ()
+assert S.shape == want, (S.shape, want)
+F = np.repeat(S, bs, axis=-1)[..., :cv.shape[-1]] if nb else S
+D = np.moveaxis((cv * F).astype(f32), -1, $4)
+two = os.path.exists(T+'/sc_2.npy'); assert two == ('$1' == 'nvfp4'), two
+if two:
+    S2 = np.load(T+'/sc_2.npy'); assert S2.shape == () and S2.dtype == f32; D = (D * S2).astype(f32)
+assert np.array_equal(D.view(np.uint32), V.view(np.uint32)), np.argwhere(D != V)[:5]
+print('OK')"
+    else fail "--scales $1" "$(cat "$TMP/err")"; fi
+done
 # the recipe is the library's: tensor scaling of A in fpemu gemm (B = I, no scaling of B is possible, so
 # compare the per-tensor scale it reports with the one cast reports)
 if (cd "$TMP" && "$PY" -c "import numpy as np; np.save('I.npy', np.eye(256, dtype=np.float32))") &&
@@ -256,6 +284,14 @@ bad "mx with --round sr: refused" "rne only" --to e4m3 --in "$TMP/f32.npy" --out
 bad "nvfp4 to e4m3: refused" "nvfp4 needs --to e2m1" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/bad.npy" --scaling nvfp4
 bad "missing input: exit 2 naming it" "nothere.npy" --to e4m3 --in "$TMP/nothere.npy" --out "$TMP/bad.npy"
 bad "unwritable --out: exit 2 naming it" "--out $TMP/no/such/dir/y.npy" --to e4m3 --in "$TMP/f32.npy" --out "$TMP/no/such/dir/y.npy"
+bad "--scales without --codes: refused" "--scales .*only with --codes" --to e4m3 --in "$TMP/m.npy" --out "$TMP/bad.npy" --scaling tensor --scales "$TMP/bad.npy"
+bad "--scales without a recipe: refused" "--scales .*only with --codes and a --scaling" --to e4m3 --in "$TMP/m.npy" --out "$TMP/bad.npy" --codes --scales "$TMP/bs.npy"
+bad "--scales not a .npy name: refused" "--scales .*expected a file name ending in .npy" --to e4m3 --in "$TMP/m.npy" --out "$TMP/bad.npy" --codes --scaling tensor --scales "$TMP/bs.bin"
+bad "--scales the same file as --out: refused" "the same file as --out" --to e4m3 --in "$TMP/m.npy" --out "$TMP/bad.npy" --codes --scaling tensor --scales "$TMP/bad.npy"
+bad "--scales whose S_2.npy is --out (nvfp4): refused" "S_2.npy" --to e2m1 --in "$TMP/m.npy" --out "$TMP/bad_2.npy" --codes --scaling nvfp4 --scales "$TMP/bad.npy"
+(cd "$TMP" && "$PY" -c "import json, struct; h = json.dumps({'w': {'dtype': 'F32', 'shape': [2], 'data_offsets': [0, 8]}}).encode()
+open('w.safetensors', 'wb').write(struct.pack('<Q', len(h)) + h + bytes(8))")
+bad "--scales with a safetensors input: refused, naming NAME_scale" "NAME_scale" --to e4m3 --in "$TMP/w.safetensors" --out "$TMP/bad.npy" --codes --scaling tensor --scales "$TMP/bs.npy"
 
 # ---- --plot ----
 if command -v gnuplot >/dev/null; then
