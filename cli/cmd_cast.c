@@ -950,7 +950,7 @@ int cmd_cast(int argc, char **argv) {
         cli_error(SUB, "%s: %s", in, fpemu_caster_error(c));
         goto done;
     }
-    /* the outputs: Y, then the figures, then the picture */
+    /* the outputs: Y, its scales, then the figures, then the picture */
     if (codes_out) {
         const char *descr = isz == 1 ? "|u1" : isz == 2 ? "<u2" : isz == 4 ? "<u4" : "<u8";
         if (write_npy("--out", out, &X, descr, obuf, isz)) goto done;
