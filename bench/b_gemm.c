@@ -214,6 +214,7 @@ int main(int argc, char **argv) {
         {"b200", "e2m1", "nvfp4"},  {"b200", "e2m1", "mx-rceil"}, {"fma-seq", "f16", "none"}, {"exact", "e4m3", "tensor"},
         {"mi250", "f16", "none"},   {"mi250", "bf16", "none"},
         {"mi300", "f16", "none"},   {"mi300", "bf16", "none"},   {"pairwise", "f16", "none"},
+        {"pairwise", "bf16", "none"}, {"pairwise", "tf32", "none"},
     };
     /* --only: the rows named (every name must be a row) */
     int picked[sizeof cases / sizeof cases[0]];

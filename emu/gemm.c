@@ -2149,14 +2149,115 @@ static int exa_ok(const fpemu_gemm_config *cfg, qops *q) {
 
 /* Can the pairwise-tree kernel run this model (gemm_kernel.c: the
  * reference kind pairwise with one tree over K, no ftz, rne, f32 c and d,
- * no block scales; every product an f32 value: inputs of at most 12 bits
- * whose products lie between f32's least subnormal and its largest
- * power)? */
-static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q) {
+ * no block scales; every product an f32 value: inputs of at most 12 bits,
+ * each an f32 value, whose products lie between f32's least subnormal and
+ * its largest power)? Where the formats' ranges do not prove the products'
+ * (bf16, tf32: f32's exponents), *check is set and the data decide
+ * (pt_select, after the packing). */
+static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *check) {
     const fpemu_mma_model *m = &cfg->model;
+    const fpemu_format *fa = m->fa, *fb = m->fb;
     if (m->kind != FPEMU_MMA_KIND_PAIRWISE || m->ftz || m->block != 0 || m->out_round != FPEMU_RNE || q->sa) return 0;
-    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || m->fa->p > 12 || m->fb->p > 12) return 0;
-    return (m->fa->emin - m->fa->mbits) + (m->fb->emin - m->fb->mbits) >= -149 && (m->fa->emax + 1) + (m->fb->emax + 1) <= 127;
+    if (strcmp(m->fc->name, "f32") || strcmp(m->fd->name, "f32") || fa->p > 12 || fb->p > 12) return 0;
+    if (fa->emax > 127 || fb->emax > 127 || fa->emin - fa->mbits < -149 || fb->emin - fb->mbits < -149) return 0;
+    if (check) *check = !((fa->emin - fa->mbits) + (fb->emin - fb->mbits) >= -149 && (fa->emax + 1) + (fb->emax + 1) <= 127);
+    return 1;
+}
+
+/* The data's side of pt_kernel_ok (*check): per row of A and column of B,
+ * the least lsb bound (a nonzero finite value's exponent, emin's for a
+ * subnormal, less p - 1) and the greatest exponent (inf and NaN take no
+ * part: they make their lanes inf or NaN, which the kernel flags). Where
+ * row i and column j give lo_i + lo_j < -149 (a product could have bits
+ * below f32's least subnormal) or hi_i + hi_j + 2 > 127 (a product could
+ * reach 2^128), the rows of A or the columns of B that break the bounds
+ * against the other side's extremes, whichever costs fewer outputs, go to
+ * the scalar model (arow_sp, bcol_sp): every pair left then keeps both. */
+#define PT_NONE (INT_MAX / 4)
+static inline void pt_val(float f, int dp, int *lo, int *hi) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u &= 0x7FFFFFFFu;
+    if (u == 0 || u >= 0x7F800000u) return;
+    const int be = (int)(u >> 23), l = (be ? be : 1) - 127 - dp, h = be - 127;
+    *lo = l < *lo ? l : *lo, *hi = h > *hi ? h : *hi;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+/* nv vectors of 16 floats, v, v + step, ..., into lane-wise bounds: l the
+ * least biased exponent (1 for a subnormal), h the greatest, PT_NONE and
+ * -PT_NONE where a lane saw no nonzero finite value */
+VPK_TARGET static void pt_range16(const float *v, size_t nv, size_t step, int l[16], int h[16]) {
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000), one = _mm512_set1_epi32(1);
+    __m512i lo = _mm512_set1_epi32(PT_NONE), hi = _mm512_set1_epi32(-PT_NONE);
+    for (size_t x = 0; x < nv; x++) {
+        const __m512i u = _mm512_and_si512(_mm512_loadu_si512(v + x * step), absm);
+        const __mmask16 ok = _mm512_test_epi32_mask(u, u) & _mm512_cmplt_epi32_mask(u, inf);
+        const __m512i be = _mm512_srli_epi32(u, 23);
+        lo = _mm512_mask_min_epi32(lo, ok, lo, _mm512_max_epi32(be, one));
+        hi = _mm512_mask_max_epi32(hi, ok, hi, be);
+    }
+    _mm512_storeu_si512(l, lo), _mm512_storeu_si512(h, hi);
+}
+#endif
+static void pt_select(qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int M = q->M, N = q->N, K = q->K, none = PT_NONE;
+    int *rlo = malloc(sizeof(int) * ((size_t)M + (size_t)N) * 2 + 1), *rhi = rlo + M, *clo = rhi + M, *chi = clo + N;
+    if (!rlo) { /* no room to look: every output on the scalar model */
+        memset(q->arow_sp, 1, (size_t)M);
+        return;
+    }
+    for (int i = 0; i < M; i++) rlo[i] = none, rhi[i] = -none;
+    for (int j = 0; j < N; j++) clo[j] = none, chi[j] = -none;
+    const int dpa = m->fa->p - 1, dpb = m->fb->p - 1;
+    for (int p = 0; p * GEMM_F_ROWS < M; p++) { /* A's panels: 8 rows, k after k */
+        const float *v = q->avf + (size_t)p * K * GEMM_F_ROWS;
+        size_t x0 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (q->vpack) { /* 16 lanes: 2 k of 8 rows */
+            int l[16], h[16];
+            pt_range16(v, (size_t)K * GEMM_F_ROWS / 16, 16, l, h);
+            x0 = (size_t)K * GEMM_F_ROWS / 16 * 16;
+            for (int r = 0; r < GEMM_F_ROWS && p * GEMM_F_ROWS + r < M; r++) {
+                const int i = p * GEMM_F_ROWS + r, a = l[r] < l[r + 8] ? l[r] : l[r + 8], b = h[r] > h[r + 8] ? h[r] : h[r + 8];
+                if (a != none) rlo[i] = a - 127 - dpa, rhi[i] = b - 127;
+            }
+        }
+#endif
+        for (size_t x = x0; x < (size_t)K * GEMM_F_ROWS; x++)
+            if (p * GEMM_F_ROWS + (int)(x % GEMM_F_ROWS) < M) pt_val(v[x], dpa, &rlo[p * GEMM_F_ROWS + x % GEMM_F_ROWS], &rhi[p * GEMM_F_ROWS + x % GEMM_F_ROWS]);
+    }
+    for (int p = 0; p * GEMM_F_COLS < N; p++) { /* B's panels: 32 columns, k after k */
+        const float *v = q->bvf + (size_t)p * K * GEMM_F_COLS;
+        int done = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (q->vpack) {
+            for (int h2 = 0; h2 < 2; h2++) {
+                int l[16], h[16];
+                pt_range16(v + 16 * h2, (size_t)K, GEMM_F_COLS, l, h);
+                for (int c = 0; c < 16 && p * GEMM_F_COLS + 16 * h2 + c < N; c++)
+                    if (l[c] != none) clo[p * GEMM_F_COLS + 16 * h2 + c] = l[c] - 127 - dpb, chi[p * GEMM_F_COLS + 16 * h2 + c] = h[c] - 127;
+            }
+            done = 1;
+        }
+#endif
+        for (int k = 0; !done && k < K; k++)
+            for (int c = 0; c < GEMM_F_COLS && p * GEMM_F_COLS + c < N; c++)
+                pt_val(v[(size_t)k * GEMM_F_COLS + c], dpb, &clo[p * GEMM_F_COLS + c], &chi[p * GEMM_F_COLS + c]);
+    }
+    int la = none, ha = -none, lb = none, hb = -none;
+    for (int i = 0; i < M; i++) la = rlo[i] < la ? rlo[i] : la, ha = rhi[i] > ha ? rhi[i] : ha;
+    for (int j = 0; j < N; j++) lb = clo[j] < lb ? clo[j] : lb, hb = chi[j] > hb ? chi[j] : hb;
+    if (la != none && lb != none && (la + lb < -149 || ha + hb + 2 > 127)) {
+        size_t costr = 0, costc = 0;
+        for (int i = 0; i < M; i++) costr += rlo[i] != none && (rlo[i] + lb < -149 || rhi[i] + hb + 2 > 127) ? (size_t)N : 0;
+        for (int j = 0; j < N; j++) costc += clo[j] != none && (la + clo[j] < -149 || ha + chi[j] + 2 > 127) ? (size_t)M : 0;
+        if (costr <= costc)
+            for (int i = 0; i < M; i++) q->arow_sp[i] |= rlo[i] != none && (rlo[i] + lb < -149 || rhi[i] + hb + 2 > 127);
+        else
+            for (int j = 0; j < N; j++) q->bcol_sp[j] |= clo[j] != none && (la + clo[j] < -149 || ha + chi[j] + 2 > 127);
+    }
+    free(rlo);
 }
 
 /* The kernels that read the packed values alone (gkf_args av, bv, no
@@ -2166,7 +2267,7 @@ enum { VK_NONE, VK_FS, VK_EX, VK_PT };
 static int values_kernel(const fpemu_gemm_config *cfg, const qops *q, int *lo, int *hi) {
     if (fs_kernel_ok(cfg, q)) return VK_FS;
     if (ex_kernel_ok(cfg, q, lo, hi)) return VK_EX;
-    if (pt_kernel_ok(cfg, q)) return VK_PT;
+    if (pt_kernel_ok(cfg, q, NULL)) return VK_PT;
     return VK_NONE;
 }
 
@@ -2931,6 +3032,8 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->f_count = isa >= 3 && q->use_f && !q->use_g && !q->vk && !q->use_pw && !q->use_fz && count;
     q->vpack = isa >= 3;
     if (isa && build_values(q)) return -1;
+    int pt_check = 0; /* (the tree kernel's data check: bf16, tf32) */
+    if (q->vk == VK_PT && pt_kernel_ok(cfg, q, &pt_check) && pt_check) pt_select(q);
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);

@@ -1409,17 +1409,19 @@ static void exact_amx(void) {
  * 4, 5, 6 or 7 products (16 .. 128, 384, 640, 1024) or mixed (157, 300,
  * 1000); one to three levels above those nodes), C in the MMA (scaling
  * none) with -0, subnormal and huge values, products of -0, promotion;
- * every level and 1-3 threads against the scalar model; bf16 (products
- * below f32's range) stays on the scalar model. Then 70 rows (a call's
- * 64 rows of 8 register blocks, and 6 more). */
+ * every level and 1-3 threads against the scalar model; bf16 and tf32
+ * too, whose data decide. Then 70 rows (a call's 64 rows of 8 register
+ * blocks, and 6 more), and bf16 and tf32 data whose products leave f32's
+ * range (pt_select in gemm.c: those rows or columns on the scalar
+ * model). */
 static void pairwise_tree_edges(void) {
     enum { TM = 9, TN = 35, TKMAX = 1024, TM2 = 70 };
     float *a = malloc(sizeof(float) * TM2 * TKMAX), *b = malloc(sizeof(float) * TKMAX * TN);
     float c[TM2 * TN], d[TM2 * TN], r[TM2 * TN];
-    static const struct { const char *f; int lanes; } fm[] = {{"f16", 16}, {"e4m3", 16}, {"e2m1", 16}, {"bf16", 0}};
+    static const struct { const char *f; int lanes; } fm[] = {{"f16", 16}, {"e4m3", 16}, {"e2m1", 16}, {"bf16", 16}, {"tf32", 16}};
     static const int ks[] = {1, 2, 3, 4, 5, 7, 13, 16, 24, 40, 56, 80, 96, 112, 128, 157, 300, 384, 640, 1000, 1024};
     int bad = 0, used = 1, runs = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < 5; t++)
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
             const int K = ks[ki];
             for (int i = 0; i < TM * K; i++) a[i] = nrand() * (t == 0 ? 300 : 2);
@@ -1439,7 +1441,7 @@ static void pairwise_tree_edges(void) {
                 runs++;
             }
         }
-    ok(bad == 0 && used, "pairwise (one tree): f16, e4m3, e2m1 on the kernel and bf16 on the scalar model, K 1..1024, C with -0, "
+    ok(bad == 0 && used, "pairwise (one tree): f16, e4m3, e2m1, bf16 and tf32 on the kernel, K 1..1024, C with -0, "
                          "subnormals and huge values, promotion: == the scalar model on every level and thread count (%d runs)", runs);
     bad = 0, used = 1;
     for (int ki = 0; ki < 2; ki++) {
@@ -1455,6 +1457,42 @@ static void pairwise_tree_edges(void) {
         if (lanes != 16) used = 0, diag("pairwise f16 K %d, 70 rows: %d lanes", K, lanes);
     }
     ok(bad == 0 && used, "pairwise (one tree), f16, 70 rows, K 256 and 300: == the scalar model on every level and thread count");
+    /* bf16 and tf32 (f32's exponents): products of tiny values below 2^-149
+     * (rows 3 and 5 of A against column 7 of B, subnormal products in the
+     * trees elsewhere) or of huge ones at 2^128 (row 60 against column 20):
+     * their rows or columns on the scalar model, the rest on the kernel */
+    static const char *wide[] = {"bf16", "tf32"};
+    for (int t = 0; t < 2; t++)
+        for (int v = 0; v < 4; v++) {
+            const int K = 300;
+            for (int i = 0; i < TM2 * K; i++) a[i] = nrand();
+            for (int i = 0; i < K * TN; i++) b[i] = nrand();
+            for (int i = 0; i < TM2 * TN; i++) c[i] = i % 3 ? 0x1p-140f * (1 + i % 5) * (i % 2 ? -1 : 1) : nrand(); /* (subnormal c) */
+            if (v == 0) { /* subnormal products that stay exact: tiny rows against B of at least 2^-6 */
+                for (int i = 0; i < K * TN; i++) b[i] = fabsf(b[i]) < 0x1p-6f ? copysignf(0x1p-6f, b[i]) : b[i];
+                for (int k = 0; k < K; k++) a[3 * K + k] = 0x1p-121f * (1 + k % 3) * (k % 2 ? -1 : 1), a[5 * K + k] = k % 7 ? 0 : 0x1p-123f * (1 + k % 3);
+            }
+            if (v == 1) { /* and against a tiny column: below f32's least subnormal */
+                for (int k = 0; k < K; k++) a[3 * K + k] *= 0x1p-120f, b[(size_t)k * TN + 7] *= 0x1p-40f;
+                a[5 * K + 11] = 0x1p-126f * 0.75f; /* a subnormal input */
+            }
+            if (v == 2) /* a product at 2^128 (inf): a huge row against a huge column */
+                for (int k = 0; k < K; k++) a[60 * K + k] *= 0x1p100f, b[(size_t)k * TN + 20] *= 0x1p27f;
+            if (v == 3) /* products near 2^-145 whose low bits lie below 2^-149: their exponents alone would pass */
+                for (int k = 0; k < K; k++) {
+                    a[3 * K + k] = 0x1p-120f * (1 + (float)(2 * (k % 60) + 1) / 128) * (k % 2 ? -1 : 1);
+                    b[(size_t)k * TN + 7] = 0x1p-25f * (1 + (float)(2 * (k % 37) + 1) / 128) * (k % 3 ? 1 : -1);
+                }
+            fpemu_gemm_config cfg;
+            if (fpemu_gemm_config_init(&cfg, "pairwise", wide[t], wide[t], NULL, 0)) bail("pairwise %s", wide[t]);
+            int lanes = -1;
+            unsigned long long slow = 0;
+            const int b0 = f32_every_level(&cfg, TM2, TN, K, a, b, c, d, r, "pairwise tree, wide exponents", &lanes, &slow);
+            const int sent = v ? slow > 0 && slow < (unsigned long long)TM2 * TN / 4 : slow == 0;
+            ok(b0 == 0 && lanes == 16 && sent, "pairwise (one tree), %s, %s: == the scalar model on every level (%llu of %d outputs on the "
+                                              "scalar model)", wide[t], v == 0 ? "subnormal products" : v == 1 ? "products below 2^-149" : v == 2 ? "a product at 2^128" : "products with bits below 2^-149",
+               slow, TM2 * TN);
+        }
     free(a), free(b);
 }
 
