@@ -2172,7 +2172,8 @@ static int pt_kernel_ok(const fpemu_gemm_config *cfg, const qops *q, int *check)
  * below f32's least subnormal) or hi_i + hi_j + 2 > 127 (a product could
  * reach 2^128), the rows of A or the columns of B that break the bounds
  * against the other side's extremes, whichever costs fewer outputs, go to
- * the scalar model (arow_sp, bcol_sp): every pair left then keeps both. */
+ * the scalar model (arow_sp, bcol_sp): every pair left then keeps both.
+ * 0, or -1 out of memory. */
 #define PT_NONE (INT_MAX / 4)
 static inline void pt_val(float f, int dp, int *lo, int *hi) {
     uint32_t u;
@@ -2199,14 +2200,12 @@ VPK_TARGET static void pt_range16(const float *v, size_t nv, size_t step, int l[
     _mm512_storeu_si512(l, lo), _mm512_storeu_si512(h, hi);
 }
 #endif
-static void pt_select(qops *q) {
+static int pt_select(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int M = q->M, N = q->N, K = q->K, none = PT_NONE;
-    int *rlo = malloc(sizeof(int) * ((size_t)M + (size_t)N) * 2 + 1), *rhi = rlo + M, *clo = rhi + M, *chi = clo + N;
-    if (!rlo) { /* no room to look: every output on the scalar model */
-        memset(q->arow_sp, 1, (size_t)M);
-        return;
-    }
+    int *rlo = malloc(sizeof(int) * ((size_t)M + (size_t)N) * 2 + 1);
+    if (!rlo) return -1;
+    int *rhi = rlo + M, *clo = rhi + M, *chi = clo + N;
     for (int i = 0; i < M; i++) rlo[i] = none, rhi[i] = -none;
     for (int j = 0; j < N; j++) clo[j] = none, chi[j] = -none;
     const int dpa = m->fa->p - 1, dpb = m->fb->p - 1;
@@ -2258,6 +2257,7 @@ static void pt_select(qops *q) {
             for (int j = 0; j < N; j++) q->bcol_sp[j] |= clo[j] != none && (la + clo[j] < -149 || ha + chi[j] + 2 > 127);
     }
     free(rlo);
+    return 0;
 }
 
 /* The kernels that read the packed values alone (gkf_args av, bv, no
@@ -3033,7 +3033,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->vpack = isa >= 3;
     if (isa && build_values(q)) return -1;
     int pt_check = 0; /* (the tree kernel's data check: bf16, tf32) */
-    if (q->vk == VK_PT && pt_kernel_ok(cfg, q, &pt_check) && pt_check) pt_select(q);
+    if (q->vk == VK_PT && pt_kernel_ok(cfg, q, &pt_check) && pt_check && pt_select(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);
