@@ -3033,7 +3033,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     q->vpack = isa >= 3;
     if (isa && build_values(q)) return -1;
     int pt_check = 0; /* (the tree kernel's data check: bf16, tf32) */
-    if (q->vk == VK_PT && pt_kernel_ok(cfg, q, &pt_check) && pt_check && pt_select(q)) return -1;
+    if (isa && q->vk == VK_PT && pt_kernel_ok(cfg, q, &pt_check) && pt_check && pt_select(q)) return -1;
     if (q->use_fz && check && !f32_data_ok(q)) isa = 0, q->use_f = q->use_fz = 0; /* no other kernel: the scalar model */
     if (q->use_f && check && !f32_data_ok(q)) { /* the data leave the f32 kernel's range: the f64 kernel */
         big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), free(q->arow_sp), free(q->bcol_sp);

@@ -1493,6 +1493,18 @@ static void pairwise_tree_edges(void) {
                                               "scalar model)", wide[t], v == 0 ? "subnormal products" : v == 1 ? "products below 2^-149" : v == 2 ? "a product at 2^128" : "products with bits below 2^-149",
                slow, TM2 * TN);
         }
+    /* a model option that takes every kernel away after the tree kernel was
+     * chosen (fuse_nfrac on the pairwise kind: no fused variant, so the
+     * scalar model): its data check must not look at panels never built */
+    {
+        fpemu_gemm_config cfg;
+        if (fpemu_gemm_config_init(&cfg, "pairwise", "bf16", "bf16", NULL, 0) || fpemu_mma_model_set(&cfg.model, "fuse_nfrac", "30", NULL, 0))
+            bail("pairwise bf16 fuse_nfrac=30");
+        int lanes = -1;
+        unsigned long long slow = 0;
+        const int b0 = f32_every_level(&cfg, TM, TN, 33, a, b, c, d, r, "pairwise bf16 fuse_nfrac=30", &lanes, &slow);
+        ok(b0 == 0 && lanes == 0, "pairwise bf16 with fuse_nfrac=30: the scalar model on every level (%d lanes)", lanes);
+    }
     free(a), free(b);
 }
 
