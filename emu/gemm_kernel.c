@@ -59,6 +59,35 @@ size_t emu__gemm_pt_scratch(int kn) {
     return 64 + (size_t)gemm_pt_levels(kn) * PT_NB * GEMM_F_ROWS * GEMM_F_COLS * sizeof(float);
 }
 
+/* The shape of a node of n <= PT_SEG products as the tree kernel sums it
+ * (_pt_perfect): the depth d where q = floor(n / 2^d) lies in [4, 7] (0
+ * below 8 products), and, unless every leaf has q products (n = q 2^d),
+ * the leaves' starts from the model's halving, depth first, left first
+ * (st[2^d] = n). Worked out once per node, not once per register block. */
+typedef struct {
+    int n, d, q, uniform;
+    int st[PT_SEG / 4 + 1];
+} gemm_pt_shape;
+static void gemm_pt_shape_of(int n, gemm_pt_shape *s) {
+    int d = 0;
+    while ((n >> (d + 1)) >= 4) d++;
+    s->n = n, s->d = d, s->q = n >> d, s->uniform = s->q << d == n;
+    if (s->uniform || (1 << d) < 4) return; /* (below 4 leaves: the nested form, no starts) */
+    int ns = 0, stk[8][3], sp = 1;
+    stk[0][0] = 0, stk[0][1] = n, stk[0][2] = 0;
+    while (sp) {
+        sp--;
+        const int a = stk[sp][0], b = stk[sp][1], e = stk[sp][2], m = a + (b - a) / 2;
+        if (e == d) {
+            s->st[ns++] = a;
+            continue;
+        }
+        stk[sp][0] = m, stk[sp][1] = b, stk[sp][2] = e + 1, sp++;
+        stk[sp][0] = a, stk[sp][1] = m, stk[sp][2] = e + 1, sp++;
+    }
+    s->st[ns] = n;
+}
+
 int emu__gemm_ex_digits(int emin, int mbits, int emax) {
     const int bits = (emax + 1) - (emin - mbits);
     return bits < 1 || bits > 21 ? 0 : (bits + 6) / 7;
@@ -1916,7 +1945,8 @@ PT_NODE(_pt_n8, _pt_leaf, 4)
 PT_NODE(_pt_n16, _pt_n8, 8)
 #undef PT_NODE
 
-/* A node [lo, hi) of n <= PT_SEG products as a perfect tree. At the depth d
+/* A node [lo, lo + n) of n <= PT_SEG products as a perfect tree (its shape
+ * from gemm_pt_shape_of). At the depth d
  * where q = floor(n / 2^d) lies in [4, 7], the model's halving has made
  * nodes of q or q + 1 products (halving keeps every node of a depth at the
  * floor or the ceiling of n / 2^d), and every node above that depth has two
@@ -1955,19 +1985,16 @@ PT_NODE(_pt_n16, _pt_n8, 8)
         }                                                                                                     \
         _Pragma("GCC unroll 4") for (int r = 0; r < PTR; r++) t[r] = p2[r] + t[r];                            \
     }
-KTARGET static void CAT(KNAME, _pt_perfect)(const float *ap0, const float *bp0, int lo, int hi, vf *out) {
-    const int n = hi - lo;
-    int d = 0;
-    while ((n >> (d + 1)) >= 4) d++;
-    const int q = n >> d, nl = 1 << d;
+KTARGET static void CAT(KNAME, _pt_perfect)(const float *ap0, const float *bp0, int lo, const gemm_pt_shape *sh, vf *out) {
+    const int n = sh->n, d = sh->d, q = sh->q, nl = 1 << d;
     if (nl < 4) { /* n < 16: the nested form */
-        CAT(KNAME, _pt_n16)(ap0, bp0, lo, hi, out);
+        CAT(KNAME, _pt_n16)(ap0, bp0, lo, lo + n, out);
         return;
     }
     const int ng = nl / 4; /* (a power of two: the last group's t is the node's sum) */
     const float *ap = ap0 + (size_t)lo * RBF, *bp = bp0 + (size_t)lo * PBF;
     vf t[PTR] = {0}, p0[PTR] = {0}, p1[PTR] = {0}, p2[PTR] = {0};
-    if (q << d == n) {
+    if (sh->uniform) {
 #define PT_UOFF(i) ((4 * gi + (i)) * QC)
 #define PT_UQ(i) QC
 #define PT_UCASE(QV)                                                                                          \
@@ -1981,20 +2008,7 @@ KTARGET static void CAT(KNAME, _pt_perfect)(const float *ap0, const float *bp0, 
 #undef PT_UOFF
 #undef PT_UQ
     } else {
-        /* the leaves' starts, depth first, left first (st[nl] = n) */
-        int st[33], ns = 0, stk[8][3], sp = 1;
-        stk[0][0] = 0, stk[0][1] = n, stk[0][2] = 0;
-        while (sp) {
-            sp--;
-            const int a = stk[sp][0], b = stk[sp][1], e = stk[sp][2], m = a + (b - a) / 2;
-            if (e == d) {
-                st[ns++] = a;
-                continue;
-            }
-            stk[sp][0] = m, stk[sp][1] = b, stk[sp][2] = e + 1, sp++;
-            stk[sp][0] = a, stk[sp][1] = m, stk[sp][2] = e + 1, sp++;
-        }
-        st[ns] = n;
+        const int *st = sh->st;
 #define PT_GOFF(i) (st[4 * gi + (i)])
 #define PT_GQ(i) (st[4 * gi + (i) + 1] - st[4 * gi + (i)])
         PT_COUNTER(PT_GROUP(PT_GQ, PT_GOFF))
@@ -2008,29 +2022,33 @@ KTARGET static void CAT(KNAME, _pt_perfect)(const float *ap0, const float *bp0, 
 #undef PT_COUNTER
 
 /* The tree's top for nb <= PT_NB register blocks (A panels ap, ap +
- * astride, ...; B's panel bvp): a node of more than PT_SEG products splits
- * as the model splits it, its right half's sums in the scratch's level lev
- * (gemm_pt_levels); a node of at most PT_SEG is summed for every block, its
- * 16-column halves and row quarters in turn, into t[block][row][half]. */
-KTARGET static void CAT(KNAME, _pt_top)(const float *ap, size_t astride, int nb, const float *bvp, int lo, int hi,
-                                        vf t[][RBF][2], vf (*scr)[RBF][2], int lev) {
+ * astride, ...; B's panel bvp), of 8 rows but the last's nrl, and nh
+ * 16-column halves of the panel (a panel's padding is not summed): a node
+ * of more than PT_SEG products splits as the model splits it, its right
+ * half's sums in the scratch's level lev (gemm_pt_levels); a node of at
+ * most PT_SEG is summed for every block, its halves and row quarters in
+ * turn, into t[block][row][half]. */
+KTARGET static void CAT(KNAME, _pt_top)(const float *ap, size_t astride, int nb, int nrl, int nh, const float *bvp, int lo,
+                                        int hi, vf t[][RBF][2], vf (*scr)[RBF][2], int lev) {
     const int n = hi - lo, mid = lo + n / 2;
     if (n <= PT_SEG) {
+        gemm_pt_shape sh;
+        gemm_pt_shape_of(n, &sh);
         for (int b = 0; b < nb; b++)
-            for (int h = 0; h < 2; h++)
-                for (int rg = 0; rg < RBF; rg += PTR) {
+            for (int h = 0; h < nh; h++)
+                for (int rg = 0; rg < (b < nb - 1 ? RBF : nrl); rg += PTR) {
                     vf u[PTR];
-                    CAT(KNAME, _pt_perfect)(ap + (size_t)b * astride + rg, bvp + 16 * h, lo, hi, u);
+                    CAT(KNAME, _pt_perfect)(ap + (size_t)b * astride + rg, bvp + 16 * h, lo, &sh, u);
                     for (int r = 0; r < PTR; r++) t[b][rg + r][h] = u[r];
                 }
         return;
     }
     vf(*R)[RBF][2] = scr + (size_t)lev * PT_NB;
-    CAT(KNAME, _pt_top)(ap, astride, nb, bvp, lo, mid, t, scr, lev + 1);
-    CAT(KNAME, _pt_top)(ap, astride, nb, bvp, mid, hi, R, scr, lev + 1);
+    CAT(KNAME, _pt_top)(ap, astride, nb, nrl, nh, bvp, lo, mid, t, scr, lev + 1);
+    CAT(KNAME, _pt_top)(ap, astride, nb, nrl, nh, bvp, mid, hi, R, scr, lev + 1);
     for (int b = 0; b < nb; b++)
-#pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) t[b][r][0] = t[b][r][0] + R[b][r][0], t[b][r][1] = t[b][r][1] + R[b][r][1];
+        for (int r = 0; r < (b < nb - 1 ? RBF : nrl); r++)
+            for (int h = 0; h < nh; h++) t[b][r][h] = t[b][r][h] + R[b][r][h];
 }
 
 KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
@@ -2042,7 +2060,9 @@ KTARGET static void CAT(KNAME, _pt)(const gkf_args *g) {
         for (int ib = g->i0; ib < g->i1; ib += RBF * PT_NB) {
             const int nb = (g->i1 - ib + RBF - 1) / RBF < PT_NB ? (g->i1 - ib + RBF - 1) / RBF : PT_NB;
             vf t[PT_NB][RBF][2]; /* (a panel has 8 rows, zeros past the last) */
-            CAT(KNAME, _pt_top)(g->av + (size_t)(ib / RBF) * K * RBF, K * RBF, nb, bvp, g->k0, g->k1, t, scr, 0);
+            const int nrl = g->i1 - (ib + (nb - 1) * RBF) < RBF ? (g->i1 - (ib + (nb - 1) * RBF) + PTR - 1) / PTR * PTR : RBF;
+            CAT(KNAME, _pt_top)(g->av + (size_t)(ib / RBF) * K * RBF, K * RBF, nb, nrl, (nc + 15) / 16, bvp, g->k0, g->k1, t,
+                                scr, 0);
             for (int b = 0; b < nb; b++) {
                 const int i0 = ib + b * RBF, nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
                 for (int r = 0; r < nr; r++)
