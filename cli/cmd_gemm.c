@@ -435,7 +435,11 @@ int cmd_gemm(int argc, char **argv) {
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));
         Bc = malloc(sizeof(uint64_t) * (K * N + 1));
         if (!Ac || !Bc) { rc = cli_error(sub, "out of memory"); goto done; }
+        /* the values are cast to the bound tree's operand formats (the
+         * call's, or f32 where the row says the kernel reads tf32 calls'
+         * f32 data as it is) */
         if (acodes) {
+            if (bd.fa != cfg.afmt || bd.fb != cfg.bfmt) { rc = cli_error(sub, "--algo cublas: the row reads %s operands: give values, not codes", bd.fa->name); goto done; }
             if ((rc = load_codes(sub, &A, pa, cfg.afmt, M, K, ta, Ac)) || (rc = load_codes(sub, &B, pb, cfg.bfmt, K, N, tb, Bc))) goto done;
         } else {
             Af = malloc(sizeof(float) * (M * K + 1));
@@ -445,9 +449,9 @@ int cmd_gemm(int argc, char **argv) {
                 for (size_t k = 0; k < K; k++) Af[i * K + k] = (float)(ta ? npy_get(&A, k, i) : npy_get(&A, i, k));
             for (size_t k = 0; k < K; k++)
                 for (size_t j = 0; j < N; j++) Bf[k * N + j] = (float)(tb ? npy_get(&B, j, k) : npy_get(&B, k, j));
-            if (fpemu_gemm_quantize_f32(&cfg.scaling, cfg.afmt, (int)M, (int)K, Af, 0, cfg.sat, NULL, Ac, NULL, NULL, NULL, NULL, &st.a,
+            if (fpemu_gemm_quantize_f32(&cfg.scaling, bd.fa, (int)M, (int)K, Af, 0, cfg.sat, NULL, Ac, NULL, NULL, NULL, NULL, &st.a,
                                         err, sizeof err) ||
-                fpemu_gemm_quantize_f32(&cfg.scaling, cfg.bfmt, (int)K, (int)N, Bf, 0, cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL, &st.b,
+                fpemu_gemm_quantize_f32(&cfg.scaling, bd.fb, (int)K, (int)N, Bf, 0, cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL, &st.b,
                                         err, sizeof err)) {
                 rc = cli_error(sub, "%s", err);
                 goto done;

@@ -380,7 +380,7 @@ static int untransposed(fpemu_gemmer *g, int M, int N, int K, const void **A, co
 int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, const float *B, const float *C, float *D) {
     if (run_start(g, M, N, K, A, B, D)) return -1;
     if (g->cublas) {
-        /* values cast to the element formats (scaling none), as `fpemu gemm --algo cublas` */
+        /* values cast to the bound tree's operand formats (scaling none), as `fpemu gemm --algo cublas` */
         fpemu_sumtree_bound bd;
         if (cublas_tree(g, M, N, K, &bd)) return -1;
         void *own[2];
@@ -391,9 +391,9 @@ int fpemu_gemmer_run_f32(fpemu_gemmer *g, int M, int N, int K, const float *A, c
         uint64_t *Ac = malloc(sizeof(uint64_t) * ((size_t)M * K + 1)), *Bc = malloc(sizeof(uint64_t) * ((size_t)K * N + 1));
         int rc = -1;
         if (!Ac || !Bc) gfail(g, "out of memory");
-        else if (!fpemu_gemm_quantize_f32(&g->cfg.scaling, g->cfg.afmt, M, K, A, 0, g->cfg.sat, NULL, Ac, NULL, NULL, NULL, NULL,
+        else if (!fpemu_gemm_quantize_f32(&g->cfg.scaling, bd.fa, M, K, A, 0, g->cfg.sat, NULL, Ac, NULL, NULL, NULL, NULL,
                                           &g->st.a, g->err, sizeof g->err) &&
-                 !fpemu_gemm_quantize_f32(&g->cfg.scaling, g->cfg.bfmt, K, N, B, 0, g->cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL,
+                 !fpemu_gemm_quantize_f32(&g->cfg.scaling, bd.fb, K, N, B, 0, g->cfg.sat, NULL, Bc, NULL, NULL, NULL, NULL,
                                           &g->st.b, g->err, sizeof g->err))
             rc = cublas_run(g, &bd, M, N, K, Ac, Bc, C, D);
         free(Ac), free(Bc), free(own[0]), free(own[1]);
@@ -425,6 +425,8 @@ static int run_codes(fpemu_gemmer *g, int M, int N, int K, const uint64_t *A, co
     if (g->cublas) {
         fpemu_sumtree_bound bd;
         if (cublas_tree(g, M, N, K, &bd)) return -1;
+        if (bd.fa != g->cfg.afmt || bd.fb != g->cfg.bfmt)
+            return gfail(g, "algo cublas: the table's row for this call reads %s operands: give values (run_f32), not codes", bd.fa->name);
         memset(&g->st, 0, sizeof g->st);
         return cublas_run(g, &bd, M, N, K, A, B, C, D);
     }

@@ -90,6 +90,13 @@ static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err,
         if (parse_double(v, &t->beta)) { emu__errf(err, errlen, "beta=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "kpad")) {
         if (parse_int(v, 0, 1 << 20, &t->kpad)) { emu__errf(err, errlen, "kpad=%s: an integer >= 0 (0: no padding)", v); return -1; }
+    } else if (!strcmp(key, "operands")) {
+        /* the operands the kernel reads: the call's input formats (the
+         * default, "input"), or f32 for a tf32 call that cuBLAS ran on an
+         * f32 SIMT kernel (its f32 data not rounded to tf32) */
+        if (!strcmp(v, "input")) t->operands = NULL;
+        else if (!strcmp(v, "f32")) t->operands = F("f32");
+        else { emu__errf(err, errlen, "operands=%s: input or f32", v); return -1; }
     } else if (!strcmp(key, "out")) {
         const fpemu_format *f = F(v);
         if (!f || f->bits > 32) { emu__errf(err, errlen, "out=%s: a format of at most 32 bits", v); return -1; }
@@ -125,7 +132,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad operands)", key);
     return rc ? -1 : 0;
 }
 
@@ -138,8 +145,10 @@ int fpemu_sumtree_parse(fpemu_sumtree *t, const char *text, char *err, size_t er
 
 int fpemu_sumtree_format(const fpemu_sumtree *t, char *buf, size_t len) {
     const char *chain = t->chain < 0 ? "preset" : t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded";
-    char pad[32] = "";
-    if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad); /* shown only when set */
+    char pad[160] = "";
+    /* kpad and operands are shown only when set */
+    if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad);
+    if (t->operands) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " operands=%s", t->operands->name);
     return snprintf(buf, len,
                     "leaf=%s block=%d chain=%s chunk=%d split=%d unit=%d layout=%s reduce=%s reduce_fmt=%s c=%s "
                     "alpha=%.17g beta=%.17g out=%s%s",
@@ -152,7 +161,7 @@ int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
     return !strcmp(x->leaf, y->leaf) && x->block == y->block && x->chain == y->chain && x->chunk == y->chunk &&
            x->split == y->split && x->unit == y->unit && x->interleaved == y->interleaved && x->reduce == y->reduce &&
            x->reduce_fmt == y->reduce_fmt && x->c_init == y->c_init && x->alpha == y->alpha && x->beta == y->beta &&
-           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0);
+           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0) && x->operands == y->operands;
 }
 
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
@@ -178,7 +187,17 @@ int fpemu_sumtree_bind(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpe
                        char *err, size_t errlen) {
     memset(b, 0, sizeof *b);
     b->t = *t;
-    b->fa = fa, b->fb = fb, b->f32 = F("f32");
+    b->f32 = F("f32");
+    if (t->operands) {
+        /* an f32 kernel for a tf32 call: it reads the f32 data itself */
+        if (!fa || !fb || strcmp(fa->name, "tf32") || strcmp(fb->name, "tf32")) {
+            emu__errf(err, errlen, "tree: operands=%s is for tf32 calls (f32 data), not %s x %s", t->operands->name,
+                      fa ? fa->name : "?", fb ? fb->name : "?");
+            return -1;
+        }
+        fa = fb = t->operands;
+    }
+    b->fa = fa, b->fb = fb;
     if (!b->t.reduce_fmt) b->t.reduce_fmt = b->f32;
     if (t->split < 1 || t->unit < 1 || t->chunk < 0 || t->block < 0) {
         emu__errf(err, errlen, "tree: split and unit must be >= 1, chunk and block >= 0");

@@ -25,7 +25,10 @@
  *   kpad = P > 1: each partition's n products are preceded by zero products
  *   (codes 0) up to a multiple of P, so that its first leaf block (and chunk)
  *   holds the n mod P leftover products (a residue-first mainloop in every
- *   split). The text form shows kpad only when it is set.
+ *   split). operands = f32: the kernel reads the call's f32 data as it is,
+ *   not rounded to tf32 (cuBLAS runs some tf32 calls on an f32 SIMT kernel);
+ *   only for tf32 inputs. The text form shows kpad and operands only when
+ *   they are set.
  *
  * Text form (fpemu_sumtree_format / fpemu_sumtree_parse): space-separated
  * key=value tokens, e.g.
@@ -65,6 +68,7 @@ typedef struct fpemu_sumtree {
     double alpha, beta;
     const fpemu_format *out;    /* output rounding (rne); NULL = f32 */
     int kpad;                   /* 0; or P > 1: each partition starts with zero products, to a multiple of P */
+    const fpemu_format *operands; /* NULL: the call's input formats; f32: a tf32 call's f32 data as it is */
 } fpemu_sumtree;
 
 /* Defaults: leaf "h100", one partition, unit 1, seq, f32, c in the
@@ -93,8 +97,12 @@ typedef struct fpemu_sumtree_bound {
 } fpemu_sumtree_bound;
 
 /* Bind t to input formats: the leaf preset (its block and chain overridden
- * when given). 0, or -1 with a message (no such preset, formats the device
- * has no MMA for, a bad block). */
+ * when given). With t->operands set the leaf is bound to those formats
+ * instead, and b->fa, b->fb are what the caller casts its values to (the
+ * codes fpemu_sumtree_dot and fpemu_sumtree_gemm_codes take are always
+ * b->fa's and b->fb's). 0, or -1 with a message (no such preset, formats
+ * the device has no MMA for, a bad block, operands on inputs that are not
+ * tf32). */
 int fpemu_sumtree_bind(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpemu_format *fa,
                        const fpemu_format *fb, char *err, size_t errlen);
 

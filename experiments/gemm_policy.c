@@ -88,8 +88,8 @@ static void native_sw(int f64, int m0, int m1, int N, int K, const double *A, co
 
 /* mma_algo=cublas: D (rows x N, f32) = the tree over A's rows (values of
  * fa, rows x K) and B's codes (K x N). 0, or -1 out of memory. */
-static int tree_rows(const fpemu_sumtree_bound *bd, const fpemu_format *fa, int rows, int N, int K, const double *A,
-                     const uint64_t *Bc, float *D) {
+static int tree_rows(const fpemu_sumtree_bound *bd, int rows, int N, int K, const double *A, const uint64_t *Bc, float *D) {
+    const fpemu_format *fa = bd->fa; /* the tree's operand format */
     uint64_t *Ac = malloc(sizeof *Ac * ((size_t)rows * K + 1));
     if (!Ac) return -1;
     fpemu_ctx ctx;
@@ -139,7 +139,7 @@ static int cublas_call(trn_run *r, int M, int N, int K, const double *B, const f
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++) c[(size_t)k * N + n] = fpemu_from_double(fb, B[(size_t)n * K + k], &ctx); /* exact */
+        for (int k = 0; k < K; k++) c[(size_t)k * N + n] = fpemu_from_double(bd->fb, B[(size_t)n * K + k], &ctx); /* exact */
     *Bc = c;
     return 1;
 }
@@ -161,7 +161,7 @@ static void gemm_rows(const gemm_job *j) {
     if (j->tree) {
         /* the call's tree over these rows: each output depends only on its
          * row, its column and the tree, so the split into jobs changes nothing */
-        if (tree_rows(j->tree, j->fa, (int)rows, j->N, j->K, A, j->Bc, d)) {
+        if (tree_rows(j->tree, (int)rows, j->N, j->K, A, j->Bc, d)) {
             j->r->gemm_failed = 1; /* reported by trn_step */
             return;
         }

@@ -284,6 +284,7 @@ static int gemm_call(tc_mlp *m, const char *op, const fpemu_format *fa, const fp
     fpemu_ctx c;
     fpemu_ctx_init(&c);
     /* the operands hold values of their formats (rounded by to_lo or the fp8 casts): their codes */
+    fa = bd.fa, fb = bd.fb; /* the tree's operand formats */
     for (size_t i = 0; i < na; i++) m->ca[i] = fa == m->f32 ? ubits(A[i]) : fpemu_from_double(fa, A[i], &c);
     for (int k = 0; k < K; k++)
         for (int j = 0; j < N; j++) {

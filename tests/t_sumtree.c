@@ -464,8 +464,59 @@ static void kpad_is_zeros_first(void) {
        "not the unpadded tree over the products (%d/32 differ)", same, differ);
 }
 
+/* operands=f32: a tf32 call that cuBLAS ran on an f32 SIMT kernel. The text
+ * form shows it only when set; it binds for tf32 inputs only, and then to
+ * f32 operands: the tree over the f32 data is the f32 tree, not the tf32
+ * tree over the data rounded to tf32. */
+static void operands_f32(void) {
+    enum { K = 130 };
+    fpemu_sumtree t, u;
+    fpemu_sumtree_bound bt, bf, br;
+    char buf[512], err[300];
+    fpemu_sumtree_init(&t), fpemu_sumtree_init(&u);
+    ok(fpemu_sumtree_parse(&t, "leaf=fma-seq operands=f32", err, sizeof err) == 0 && t.operands == F("f32"), "operands=f32 parses (%s)", err);
+    fpemu_sumtree_format(&t, buf, sizeof buf);
+    ok(fpemu_sumtree_parse(&u, buf, err, sizeof err) == 0 && fpemu_sumtree_equal(&t, &u) && strstr(buf, " operands=f32"),
+       "operands round-trips: %s", buf);
+    u.operands = NULL;
+    fpemu_sumtree_format(&u, buf, sizeof buf);
+    ok(!fpemu_sumtree_equal(&t, &u) && !strstr(buf, "operands"), "without it the tree differs and its text has no operands: %s", buf);
+    ok(fpemu_sumtree_parse(&u, "operands=input", err, sizeof err) == 0 && !u.operands, "operands=input is the default");
+    ok(fpemu_sumtree_parse(&u, "operands=f16", err, sizeof err) == -1 && strstr(err, "operands=f16"), "operands=f16 refused: %s", err);
+    ok(fpemu_sumtree_bind(&bt, &t, F("f16"), F("f16"), err, sizeof err) == -1 && strstr(err, "tf32"),
+       "operands=f32 on f16 inputs refused: %s", err);
+    int rc = fpemu_sumtree_bind(&bt, &t, F("tf32"), F("tf32"), err, sizeof err);
+    ok(rc == 0 && bt.fa == F("f32") && bt.fb == F("f32"), "on tf32 inputs it binds to f32 operands (%s)", rc ? err : "ok");
+    fpemu_sumtree_parse(&u, "leaf=fma-seq", err, sizeof err);
+    fpemu_sumtree_bind(&bf, &u, F("f32"), F("f32"), err, sizeof err);
+    fpemu_sumtree_bind(&br, &u, F("tf32"), F("tf32"), err, sizeof err);
+    uint64_t a[K], b[K], ar[K], brr[K];
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    int same = 0, differ = 0;
+    for (int r = 0; r < 16; r++) {
+        for (int i = 0; i < K; i++) {
+            uint64_t x = fpemu_random64(91 + (uint64_t)r, (uint64_t)i), y = fpemu_random64(191 + (uint64_t)r, (uint64_t)i);
+            double va = ldexp(1.0 + (double)(x >> 41) / 8388608.0, (int)(x % 9) - 4) * ((x >> 7 & 1) ? -1 : 1);
+            double vb = ldexp(1.0 + (double)(y >> 41) / 8388608.0, (int)(y % 7) - 3);
+            a[i] = fpemu_from_double(F("f32"), va, &ctx), b[i] = fpemu_from_double(F("f32"), vb, &ctx);
+            ar[i] = fpemu_from_double(F("tf32"), va, &ctx), brr[i] = fpemu_from_double(F("tf32"), vb, &ctx);
+        }
+        uint64_t d = fpemu_sumtree_dot(&bt, a, b, K, 0);
+        same += d == fpemu_sumtree_dot(&bf, a, b, K, 0);
+        differ += d != fpemu_sumtree_dot(&br, ar, brr, K, 0);
+    }
+    ok(same == 16 && differ == 16, "operands=f32 on tf32 is the f32 tree on the f32 data (%d/16), not the tf32 tree (%d/16 differ)", same,
+       differ);
+    fpemu_sumtree_table tab;
+    const char *bad = "fpemu_sumtree_table = 1\na=f16 d=f32 m=4 n=4 k=8 status=gemm leaf=fma-seq operands=f32\n";
+    ok(fpemu_sumtree_table_parse(&tab, bad, "bad.txt", err, sizeof err) == -1 && strstr(err, "bad.txt:2") && strstr(err, "tf32"),
+       "a table row with operands=f32 on f16 is refused: %s", err);
+}
+
 int main(void) {
     text_and_tables();
+    operands_f32();
     builtin_and_resolve();
 
     /* the GEMM path against the per-output path */
