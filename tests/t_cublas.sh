@@ -6,8 +6,8 @@
 # with f32 and native outputs, and e4m3 with and without fast accumulation and
 # with a bf16 output, at least as many outputs bit for bit as when this test
 # was written (a regression fails; more passes). The grid of 2026-11-27: one
-# row and four columns of 15 calls (grid-* files), one per class of its rows,
-# all 4/4 from a status=gemm row. Also: shapes not in the table
+# row and four columns of 18 calls (grid-* files), one per class of its rows,
+# all 4/4 from a status=gemm row; and tf32's input rounding on ties (tf32in-*). Also: shapes not in the table
 # fall back to the plain model and say so; the fit of `--pairs` on the recorded
 # pair probes (with and without recorded outputs); the options' errors. Prints TAP.
 set -u
@@ -172,10 +172,39 @@ e4m3 64x64x8192 fast1 --fast-accum
 tf32 33x65x48 f32
 tf32 1024x1024x130 f32
 tf32 256x256x1000 f32
+tf32 16x16x16 f32
+tf32 64x64x48 f32
+tf32 511x1024x130 f32
 f32 1024x1024x48 f32
 f32 511x1024x512 f32
 f32 16x16x1000 f32
 EOF2
+
+# tf32 inputs (gpu/probes/tf32_inputs.py, 2026-11-28): f32 data whose 13 low
+# bits are 0x1000, a tie for every element, where rounding to nearest even,
+# away from zero and toward zero all differ; the kernels rounded to nearest
+# even, as fpemu's tf32 cast does. 511 x 1024 x 130 ran an f32 SIMT kernel on
+# the data as given (operands=f32). Every recorded output (16 x 16) bit for
+# bit, from a status=gemm row.
+while read -r shape v; do
+    [ -z "$shape" ] && continue
+    g=tf32in-${shape}-${v}
+    unz "${g}_A"; unz "${g}_B"; unz "${g}_D"
+    if ! "$BIN" gemm --model h100 --afmt tf32 --a "$TMP/${g}_A.npy" --b "$TMP/${g}_B.npy" --algo cublas --call-shape "$shape" \
+        --out "$TMP/c.npy" 2>"$TMP/c.err"; then
+        fail "tf32 inputs $shape $v: fpemu gemm --algo cublas runs" "$(cat "$TMP/c.err")"
+        continue
+    fi
+    got=$(same "$TMP/c.npy" "$TMP/${g}_D.npy")
+    row=$(grep -o "line [0-9]* (checked: gemm): [^;]*" "$TMP/c.err" | sed 's/ c=epilogue alpha=1 beta=1//')
+    if [ "$got" = 256 ] && [ -n "$row" ]; then pass "tf32 inputs $shape $v: 256/256 outputs bit for bit ($row)"
+    else fail "tf32 inputs $shape $v: $got/256 outputs bit for bit" "$(cat "$TMP/c.err")"; fi
+done <<'EOF3'
+33x65x48 tie
+16x16x16 tie
+1024x1024x130 tie
+511x1024x130 raw
+EOF3
 
 # errors: a message and exit status 2
 err() {

@@ -42,7 +42,8 @@ import cublas_share  # noqa: E402
 
 HEADER = ("fpemu_sumtree_table = 1\nname = cublas-h200\nstands_for = candidate\n")
 DEFAULTS = {"block": "0", "chain": "preset", "chunk": "0", "layout": "contiguous", "reduce": "seq",
-            "reduce_fmt": "f32", "c": "epilogue", "alpha": "1", "beta": "1", "out": "f32"}
+            "reduce_fmt": "f32", "c": "epilogue", "alpha": "1", "beta": "1", "out": "f32",
+            "operands": "input"}
 
 
 def dedup(rec, work, dt):
@@ -106,9 +107,10 @@ def n_variants(kind, t):
 
 def search_space(dt, kind, K):
     """Trees to try when the pair fit gives none that reproduces the random outputs: splits of
-    tiles of 64, 128, 32, 8, 16 (each cut of K once), with each partition padded at the front to
-    a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it, in order of
-    size; for f16/bf16 all of them again with blocks of 8."""
+    tiles of 64, 128, 32, 8, 16 (tf32: and 4; each cut of K once), with each partition padded at
+    the front to a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it,
+    in order of size; for f16/bf16 all of them again with blocks of 8; for tf32 last the f32
+    SIMT kernel on the unrounded f32 data (operands=f32), which cuBLAS runs for some tf32 calls."""
     leaves = ["leaf=fma-seq"] if dt == "f32" else ["leaf=h100", "leaf=h100 block=8"] if dt in ("f16", "bf16") else ["leaf=h100"]
     extra = (" chunk=128" if kind in ("fast0", "bf16out") else "") + (" out=%s" % dt if dt in ("f16", "bf16") and kind != "f32out" else "") + (
         " out=bf16" if kind == "bf16out" else "")
@@ -116,7 +118,7 @@ def search_space(dt, kind, K):
     blk = 8 if dt == "tf32" else 16
     for leaf, pad in [(lf, p) for lf in leaves for p in ([0] + ([blk] if K % blk and dt != "f32" else []))]:
         for S in list(range(1, 33)) + [48, 64, 96, 128, 192, 256]:
-            for U in (64, 128, 32, 8, 16):
+            for U in (64, 128, 32, 8, 16) + ((4,) if dt == "tf32" else ()):
                 T = -(-K // U)
                 per = -(-T // S)
                 cut = tuple(min(per * U * (q + 1), K) for q in range(-(-T // per)))
@@ -126,6 +128,8 @@ def search_space(dt, kind, K):
                     continue
                 seen.add((leaf, pad, cut))
                 yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + extra + (" kpad=%d" % pad if pad else "")).strip()
+    if dt == "tf32":
+        yield "leaf=fma-seq operands=f32"
 
 
 def row_key(line):

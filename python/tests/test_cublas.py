@@ -79,6 +79,26 @@ def test_split_k_row_and_values_in(tmp_path):
     assert (P.view(np.uint32) == R.view(np.uint32)).sum() < 8
 
 
+@pytest.mark.parametrize("shape,v", [("511x1024x130", "raw"), ("16x16x16", "tie")])
+def test_tf32_operands(tmp_path, shape, v):
+    """tf32 calls (tests/t_cublas.sh's tf32in-* slices): 511 x 1024 x 130 ran
+    an f32 SIMT kernel on the f32 data (the row's operands=f32, so the library
+    casts to f32, not tf32); 16 x 16 x 16 rounded ties to even. Both bit for
+    bit, as the program gives them."""
+    g = "tf32in-%s-%s" % (shape, v)
+    A, pa = unz(g + "_A", tmp_path)
+    B, pb = unz(g + "_B", tmp_path)
+    R, _ = unz(g + "_D", tmp_path)
+    want, _ = cli_cublas(tmp_path, "tf32", pa, pb, {}, call_shape=shape)
+    D, st = fpemu.gemm(A, B, afmt="tf32", algo="cublas", call_shape=shape, return_stats=True)
+    assert np.array_equal(D.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(D.view(np.uint32), R.view(np.uint32))
+    assert ("operands=f32" in st["cublas"]["tree"]) == (shape == "511x1024x130")
+    if shape == "511x1024x130":  # the same data rounded to tf32 first is another answer
+        T = fpemu.gemm(fpemu.cast(A, "tf32"), fpemu.cast(B, "tf32"), afmt="tf32", algo="cublas", call_shape=shape)
+        assert (T.view(np.uint32) == R.view(np.uint32)).sum() < 16
+
+
 def test_shape_not_in_the_table_falls_back_to_the_plain_model(tmp_path):
     A, pa = unz("f16_K4096_A", tmp_path)
     B, pb = unz("f16_K4096_B", tmp_path)
