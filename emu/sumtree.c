@@ -90,6 +90,8 @@ static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err,
         if (parse_double(v, &t->beta)) { emu__errf(err, errlen, "beta=%s: a finite number", v); return -1; }
     } else if (!strcmp(key, "kpad")) {
         if (parse_int(v, 0, 1 << 20, &t->kpad)) { emu__errf(err, errlen, "kpad=%s: an integer >= 0 (0: no padding)", v); return -1; }
+    } else if (!strcmp(key, "kres")) {
+        if (parse_int(v, 0, 1 << 20, &t->kres)) { emu__errf(err, errlen, "kres=%s: an integer >= 0 (0: no residue tile)", v); return -1; }
     } else if (!strcmp(key, "operands")) {
         /* the operands the kernel reads: the call's input formats (the
          * default, "input"), or f32 for a tf32 call that cuBLAS ran on an
@@ -132,7 +134,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad operands)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad kres operands)", key);
     return rc ? -1 : 0;
 }
 
@@ -146,8 +148,9 @@ int fpemu_sumtree_parse(fpemu_sumtree *t, const char *text, char *err, size_t er
 int fpemu_sumtree_format(const fpemu_sumtree *t, char *buf, size_t len) {
     const char *chain = t->chain < 0 ? "preset" : t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded";
     char pad[160] = "";
-    /* kpad and operands are shown only when set */
+    /* kpad, kres and operands are shown only when set */
     if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad);
+    if (t->kres > 1) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " kres=%d", t->kres);
     if (t->operands) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " operands=%s", t->operands->name);
     return snprintf(buf, len,
                     "leaf=%s block=%d chain=%s chunk=%d split=%d unit=%d layout=%s reduce=%s reduce_fmt=%s c=%s "
@@ -161,7 +164,8 @@ int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
     return !strcmp(x->leaf, y->leaf) && x->block == y->block && x->chain == y->chain && x->chunk == y->chunk &&
            x->split == y->split && x->unit == y->unit && x->interleaved == y->interleaved && x->reduce == y->reduce &&
            x->reduce_fmt == y->reduce_fmt && x->c_init == y->c_init && x->alpha == y->alpha && x->beta == y->beta &&
-           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0) && x->operands == y->operands;
+           x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0) &&
+           (x->kres > 1 ? x->kres : 0) == (y->kres > 1 ? y->kres : 0) && x->operands == y->operands;
 }
 
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
@@ -201,6 +205,10 @@ int fpemu_sumtree_bind(fpemu_sumtree_bound *b, const fpemu_sumtree *t, const fpe
     if (!b->t.reduce_fmt) b->t.reduce_fmt = b->f32;
     if (t->split < 1 || t->unit < 1 || t->chunk < 0 || t->block < 0) {
         emu__errf(err, errlen, "tree: split and unit must be >= 1, chunk and block >= 0");
+        return -1;
+    }
+    if (t->kpad > 1 && t->kres > 1) {
+        emu__errf(err, errlen, "tree: kpad (zeros first) and kres (zeros after the residue) exclude each other");
         return -1;
     }
     if (t->c_init && t->beta != 1.0) {
@@ -298,16 +306,28 @@ static uint64_t epilogue(const fpemu_sumtree_bound *b, uint64_t v, uint64_t c, i
     return v;
 }
 
-/* kpad: a partition of n products runs over padded(n) (zero products first) */
-static int padded(const fpemu_sumtree_bound *b, int n) {
-    int P = b->t.kpad;
-    return P > 1 && n > 0 && n % P ? (int)(((long)n + P - 1) / P * P) : n;
+/* kpad / kres: a partition of n products runs over padded(n) products, z =
+ * padded(n) - n of them zeros, which start after the first *at products:
+ * kpad, zeros first (at = 0); kres = T, the n mod T leftover products
+ * first, then the zeros that fill their tile (at = n mod T). */
+static int padded(const fpemu_sumtree_bound *b, int n, int *at) {
+    int P = b->t.kpad > 1 ? b->t.kpad : b->t.kres > 1 ? b->t.kres : 0;
+    *at = 0;
+    if (P < 2 || n <= 0 || n % P == 0) return n;
+    if (b->t.kres > 1) *at = n % P;
+    return (int)(((long)n + P - 1) / P * P);
+}
+
+/* the pad a partition may need beyond K (the larger of kpad and kres) */
+static size_t pad_cap(const fpemu_sumtree_bound *b) {
+    int P = b->t.kpad > b->t.kres ? b->t.kpad : b->t.kres;
+    return P > 1 ? (size_t)P : 0;
 }
 
 uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, const uint64_t *bv, int k, uint64_t c) {
     int np = fpemu_sumtree_partitions(&b->t, k, NULL);
     if (np < 1) np = 1;
-    size_t cap = (size_t)k + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1;
+    size_t cap = (size_t)k + pad_cap(b) + 1;
     uint64_t *ga = malloc(sizeof(uint64_t) * cap), *gb = malloc(sizeof(uint64_t) * cap);
     uint64_t *p = malloc(sizeof(uint64_t) * (size_t)np);
     int *part = malloc(sizeof(int) * ((size_t)k + 1));
@@ -321,10 +341,12 @@ uint64_t fpemu_sumtree_dot(const fpemu_sumtree_bound *b, const uint64_t *a, cons
     for (int q = 0; q < np; q++) {
         int n = 0;
         for (int i = 0; i < k; i++) n += part[i] == q;
-        int z = padded(b, n) - n; /* kpad: z zero products (codes 0) first */
-        for (int t = 0; t < z; t++) ga[t] = 0, gb[t] = 0;
-        for (int i = 0, m = z; i < k; i++)
+        int at, z = padded(b, n, &at) - n; /* kpad, kres: z zero products (codes 0) after the first at */
+        for (int i = 0, m = 0; i < k; i++)
             if (part[i] == q) ga[m] = a[i], gb[m] = bv[i], m++;
+        memmove(ga + at + z, ga + at, sizeof(uint64_t) * (size_t)(n - at));
+        memmove(gb + at + z, gb + at, sizeof(uint64_t) * (size_t)(n - at));
+        for (int t = 0; t < z; t++) ga[at + t] = 0, gb[at + t] = 0;
         p[q] = partition_value(b, ga, gb, n + z, (q == 0 && b->t.c_init) ? c : 0);
     }
     uint64_t v = reduce_parts(b, p, np);
@@ -338,12 +360,12 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
     size_t MN = (size_t)M * N;
     int np = K > 0 ? fpemu_sumtree_partitions(&b->t, K, NULL) : 1;
     int *part = malloc(sizeof(int) * ((size_t)K + 1));
-    int *idx = malloc(sizeof(int) * ((size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0) + 1));
+    int *idx = malloc(sizeof(int) * ((size_t)K + pad_cap(b) + 1));
     /* a sequential reduction runs as the partitions come (R, and P for the
      * current one); a pairwise one keeps every partition's results */
     int stream = np > 1 && b->t.reduce == FPEMU_SUMTREE_SEQ;
     uint64_t *acc = malloc(sizeof(uint64_t) * (MN * (size_t)(stream ? 2 : np) + 1));
-    size_t KP = (size_t)K + (b->t.kpad > 1 ? (size_t)b->t.kpad : 0);
+    size_t KP = (size_t)K + pad_cap(b);
     uint64_t *sa = malloc(sizeof(uint64_t) * ((size_t)M * KP + 1)), *sb = malloc(sizeof(uint64_t) * (KP * N + 1));
     float *tmp = malloc(sizeof(float) * (MN + 1));
     uint64_t *pp = malloc(sizeof(uint64_t) * (size_t)np);
@@ -362,10 +384,11 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
         int n = 0;
         for (int i = 0; i < K; i++)
             if (part[i] == q) n++;
-        int z = padded(b, n) - n; /* kpad: z zero products first (index -1) */
-        for (int t = 0; t < z; t++) idx[t] = -1;
-        for (int i = 0, m = z; i < K; i++)
+        int at, z = padded(b, n, &at) - n; /* kpad, kres: z zero products (index -1) after the first at */
+        for (int i = 0, m = 0; i < K; i++)
             if (part[i] == q) idx[m++] = i;
+        memmove(idx + at + z, idx + at, sizeof(int) * (size_t)(n - at));
+        for (int t = 0; t < z; t++) idx[at + t] = -1;
         n += z;
         int step = b->t.chunk > 0 ? b->t.chunk : (n > 0 ? n : 1);
         uint64_t *P = acc + MN * (size_t)(stream ? 1 : q);

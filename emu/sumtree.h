@@ -25,10 +25,14 @@
  *   kpad = P > 1: each partition's n products are preceded by zero products
  *   (codes 0) up to a multiple of P, so that its first leaf block (and chunk)
  *   holds the n mod P leftover products (a residue-first mainloop in every
- *   split). operands = f32: the kernel reads the call's f32 data as it is,
+ *   split). kres = T > 1: each partition's first k-tile of T holds its
+ *   n mod T leftover products and then zero products up to T (the partial
+ *   tile first, its missing elements at its end: CUTLASS 2.x's residue-first
+ *   mainloop with tiles of T longer than the leaf block); kpad and kres
+ *   exclude each other. operands = f32: the kernel reads the call's f32 data as it is,
  *   not rounded to tf32 (cuBLAS runs some tf32 calls on an f32 SIMT kernel);
- *   only for tf32 inputs. The text form shows kpad and operands only when
- *   they are set.
+ *   only for tf32 inputs. The text form shows kpad, kres and operands only
+ *   when they are set.
  *
  * Text form (fpemu_sumtree_format / fpemu_sumtree_parse): space-separated
  * key=value tokens, e.g.
@@ -68,6 +72,7 @@ typedef struct fpemu_sumtree {
     double alpha, beta;
     const fpemu_format *out;    /* output rounding (rne); NULL = f32 */
     int kpad;                   /* 0; or P > 1: each partition starts with zero products, to a multiple of P */
+    int kres;                   /* 0; or T > 1: each partition's n mod T leftover products first, then zeros to T */
     const fpemu_format *operands; /* NULL: the call's input formats; f32: a tf32 call's f32 data as it is */
 } fpemu_sumtree;
 

@@ -474,7 +474,7 @@ static void operands_f32(void) {
     fpemu_sumtree_bound bt, bf, br;
     char buf[512], err[300];
     fpemu_sumtree_init(&t), fpemu_sumtree_init(&u);
-    ok(fpemu_sumtree_parse(&t, "leaf=fma-seq operands=f32", err, sizeof err) == 0 && t.operands == F("f32"), "operands=f32 parses (%s)", err);
+    ok(fpemu_sumtree_parse(&t, "leaf=fma-seq operands=f32", err, sizeof err) == 0 && t.operands == F("f32"), "operands=f32 parses");
     fpemu_sumtree_format(&t, buf, sizeof buf);
     ok(fpemu_sumtree_parse(&u, buf, err, sizeof err) == 0 && fpemu_sumtree_equal(&t, &u) && strstr(buf, " operands=f32"),
        "operands round-trips: %s", buf);
@@ -514,6 +514,51 @@ static void operands_f32(void) {
        "a table row with operands=f32 on f16 is refused: %s", err);
 }
 
+/* kres=T: the partition's n mod T leftover products first, then zeros to T,
+ * then the rest: K = 44, T = 16 is products 0-11, 4 zeros, products 12-43
+ * under the unpadded tree; with tf32's blocks of 8 that is not kpad=16
+ * (zeros first). Text form, and kres with kpad refused. */
+static void kres_is_residue_first(void) {
+    enum { K = 44, KP = 48 };
+    fpemu_sumtree t, u, v;
+    fpemu_sumtree_bound bt, bu, bv;
+    char buf[512], err[300];
+    fpemu_sumtree_init(&t), fpemu_sumtree_init(&u), fpemu_sumtree_init(&v);
+    ok(fpemu_sumtree_parse(&t, "leaf=h100 kres=16", err, sizeof err) == 0 && t.kres == 16, "kres=16 parses");
+    fpemu_sumtree_format(&t, buf, sizeof buf);
+    fpemu_sumtree_parse(&v, buf, err, sizeof err);
+    ok(fpemu_sumtree_equal(&t, &v) && strstr(buf, " kres=16") && !strstr(buf, "kpad"), "kres round-trips: %s", buf);
+    ok(fpemu_sumtree_parse(&v, "kres=-2", err, sizeof err) == -1 && strstr(err, "kres=-2"), "kres=-2 refused: %s", err);
+    fpemu_sumtree_parse(&v, "kpad=8", err, sizeof err);
+    ok(fpemu_sumtree_bind(&bv, &v, F("tf32"), F("tf32"), err, sizeof err) == -1 && strstr(err, "kpad") && strstr(err, "kres"),
+       "kpad with kres refused: %s", err);
+    fpemu_sumtree_init(&v);
+    fpemu_sumtree_parse(&u, "leaf=h100", err, sizeof err);
+    fpemu_sumtree_parse(&v, "leaf=h100 kpad=16", err, sizeof err);
+    const fpemu_format *f = F("tf32");
+    int b1 = fpemu_sumtree_bind(&bt, &t, f, f, err, sizeof err), b2 = fpemu_sumtree_bind(&bu, &u, f, f, err, sizeof err);
+    int b3 = fpemu_sumtree_bind(&bv, &v, f, f, err, sizeof err);
+    uint64_t a[K], b[K], ap[KP], bp[KP];
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    int same = 0, differ = 0;
+    for (int r = 0; r < 32; r++) {
+        for (int i = 0; i < K; i++) {
+            uint64_t x = fpemu_random64(301 + (uint64_t)r, (uint64_t)i);
+            a[i] = fpemu_from_double(f, ldexp(1.0 + (double)(x >> 40) / 16777216.0, (int)(x % 61) - 30) * ((x >> 9 & 1) ? -1 : 1), &ctx);
+            b[i] = fpemu_from_double(f, ldexp(1.0 + (double)(x >> 20 & 0xFFFFF) / 1048576.0, (int)(x >> 5 & 7) - 3), &ctx);
+        }
+        for (int i = 0, m = 0; i < KP; i++) /* 0-11, four zeros, 12-43 */
+            if (i >= 12 && i < 16) ap[i] = bp[i] = 0;
+            else ap[i] = a[m], bp[i] = b[m], m++;
+        uint64_t d = fpemu_sumtree_dot(&bt, a, b, K, 0);
+        same += d == fpemu_sumtree_dot(&bu, ap, bp, KP, 0);
+        differ += d != fpemu_sumtree_dot(&bv, a, b, K, 0);
+    }
+    ok(!b1 && !b2 && !b3 && same == 32 && differ > 0, "kres=16 at K = 44: the unpadded tree over 0-11, 4 zeros, 12-43 (32/32: %d), "
+       "not kpad=16 (%d/32 differ)", same, differ);
+}
+
 int main(void) {
     text_and_tables();
     operands_f32();
@@ -529,6 +574,9 @@ int main(void) {
     gemm_equals_dot("leaf=h100 kpad=16", "f16", "f16", 3, 5, 130, 1);
     gemm_equals_dot("leaf=h100 split=2 unit=64 kpad=64", "bf16", NULL, 4, 3, 1000, 0);
     kpad_is_zeros_first();
+    gemm_equals_dot("leaf=h100 block=8 split=3 unit=4 kres=16", "f16", NULL, 4, 5, 1000, 1);
+    gemm_equals_dot("leaf=h100 split=2 unit=16 kres=32", "bf16", "bf16", 3, 4, 200, 0);
+    kres_is_residue_first();
 
     /* trees the probe must resolve */
     resolves("sequential fma (f16)", "leaf=fma-seq", "f16", NULL, 256, "leaf=fma-seq");
