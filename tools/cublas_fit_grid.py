@@ -109,16 +109,26 @@ def search_space(dt, kind, K):
     """Trees to try when the pair fit gives none that reproduces the random outputs: splits of
     tiles of 64, 128, 32, 8, 16 (tf32: and 4; each cut of K once), with each partition padded at
     the front to a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it,
-    in order of size; for f16/bf16 all of them again with blocks of 8; for tf32 last the f32
-    SIMT kernel on the unrounded f32 data (operands=f32), which cuBLAS runs for some tf32 calls."""
+    in order of size; for f16/bf16 all of them again with blocks of 8. tf32 tries every split up
+    to 128 partitions, and also each partition's leftover products first in a k-tile of 16 or 32
+    filled with zeros at its end (kres: CUTLASS's s1688 kernels, whose tiles are longer than the
+    leaf block of 8), and last the f32 SIMT kernel on the unrounded f32 data (operands=f32),
+    which cuBLAS runs for some tf32 calls."""
     leaves = ["leaf=fma-seq"] if dt == "f32" else ["leaf=h100", "leaf=h100 block=8"] if dt in ("f16", "bf16") else ["leaf=h100"]
     extra = (" chunk=128" if kind in ("fast0", "bf16out") else "") + (" out=%s" % dt if dt in ("f16", "bf16") and kind != "f32out" else "") + (
         " out=bf16" if kind == "bf16out" else "")
     seen = set()
     blk = 8 if dt == "tf32" else 16
-    for leaf, pad in [(lf, p) for lf in leaves for p in ([0] + ([blk] if K % blk and dt != "f32" else []))]:
-        for S in list(range(1, 33)) + [48, 64, 96, 128, 192, 256]:
-            for U in (64, 128, 32, 8, 16) + ((4,) if dt == "tf32" else ()):
+    pads = [""] + ([" kpad=%d" % blk] if K % blk and dt != "f32" else [])
+    splits = list(range(1, 33)) + [48, 64, 96, 128, 192, 256]
+    units = (64, 128, 32, 8, 16)
+    if dt == "tf32":
+        pads += [" kres=%d" % t for t in (16, 32) if K % t]
+        splits = list(range(1, 129)) + [192, 256]
+        units += (4,)
+    for leaf, pad in [(lf, p) for lf in leaves for p in pads]:
+        for S in splits:
+            for U in units:
                 T = -(-K // U)
                 per = -(-T // S)
                 cut = tuple(min(per * U * (q + 1), K) for q in range(-(-T // per)))
@@ -127,7 +137,7 @@ def search_space(dt, kind, K):
                 if (leaf, pad, cut) in seen:
                     continue
                 seen.add((leaf, pad, cut))
-                yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + extra + (" kpad=%d" % pad if pad else "")).strip()
+                yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + extra + pad).strip()
     if dt == "tf32":
         yield "leaf=fma-seq operands=f32"
 
