@@ -41,6 +41,9 @@ import traceback
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
+from record_cublas import kernel_names  # noqa: E402
+
 SHAPES = [  # (M, N, K): the tf32 calls docs/cublas.md lists as not fitted, then fitted controls
     (16, 16, 16), (64, 64, 16), (64, 128, 16), (256, 256, 16), (16, 16, 48), (64, 64, 48),
     (16, 16, 1000), (33, 65, 1000), (127, 255, 1000), (511, 1024, 130),
@@ -73,24 +76,6 @@ def spread(n, k):
             break
         pick.add(round(i * (n - 1) / (want - 1)))
     return sorted(pick)[:want]
-
-
-def kernel_names(torch, fn):
-    """The CUDA kernels torch.profiler sees while fn() runs (an empty list on the CPU)."""
-    from torch.profiler import ProfilerActivity, profile
-    acts = [ProfilerActivity.CPU]
-    if torch.cuda.is_available():
-        acts.append(ProfilerActivity.CUDA)
-    with profile(activities=acts) as prof:
-        fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-    names = []
-    for e in prof.events():
-        dt = getattr(e, "device_type", None)
-        if dt is not None and "CUDA" in str(dt) and e.name not in names:
-            names.append(e.name)
-    return names
 
 
 def main():

@@ -27,7 +27,8 @@ writes per dtype and shape:
    reduction off), fast0, fast1, bf16out (fp8), f32 (f32, tf32).
 
 Files: OUT/cublas-{dtype}.npz (np.savez_compressed) and OUT/env.json (torch, CUDA, cuBLAS,
-driver, device, flags, grid, what was skipped and why, seconds per part). The budget stops the
+driver, device, flags, grid, what was skipped and why, seconds per part; with --kernels, the
+kernels torch.profiler saw for each random call, "dtype kind MxNxK": [names]). The budget stops the
 grid early (the last shape finished is recorded), so a short lease still gives a usable file;
 each dtype gets an equal share of what is left when it starts.
 
@@ -82,6 +83,23 @@ def env_info(torch, dev):
     return info
 
 
+def kernel_names(torch, fn):
+    """The GPU kernels torch.profiler sees while fn() runs, in order, each once (an empty list
+    on the CPU)."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=acts) as prof:
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    names = []
+    for e in prof.events():
+        dt = getattr(e, "device_type", None)
+        if dt is not None and "CUDA" in str(dt) and e.name not in names:
+            names.append(e.name)
+    return names
+
+
 def codes(t, torch):
     """The bit patterns of a tensor as a NumPy array (uint8 / uint16 / uint32)."""
     if t.dtype in (torch.float16, torch.bfloat16):
@@ -92,10 +110,11 @@ def codes(t, torch):
 
 
 class Recorder:
-    def __init__(self, torch, out, rows, budget, dev="cuda"):
+    def __init__(self, torch, out, rows, budget, dev="cuda", kernels=False):
         self.torch, self.out, self.nrows, self.budget = torch, out, rows, budget
         self.t0 = time.time()
         self.dev = dev
+        self.kernels = {} if kernels else None  # --kernels: "dtype kind MxNxK" -> kernel names
 
     def sync(self):
         if self.dev == "cuda":
@@ -238,6 +257,12 @@ class Recorder:
             d = self.call(dname, a, b, "native" if kind == "red0" else kind)
             self.sync()
             R["D_%s_%s_%s" % (dname, kind, shape)] = codes(d[rows][:, cols].contiguous(), torch)
+            if self.kernels is not None:
+                try:
+                    self.kernels["%s %s %s" % (dname, kind, shape)] = kernel_names(
+                        torch, lambda: self.call(dname, a, b, "native" if kind == "red0" else kind))
+                except Exception as e:  # a clue, not the record
+                    self.kernels["%s %s %s" % (dname, kind, shape)] = "profiler failed: %s" % str(e)[:200]
         if dname == "e4m3":  # mixed e4m3 x e5m2, where torch allows it
             try:
                 b5 = B32.to(torch.float8_e5m2)
@@ -256,6 +281,8 @@ def main():
     ap.add_argument("--rows", type=int, default=4, help="rows and columns of each random output kept")
     ap.add_argument("--no-pairs", action="store_true", help="random cases only")
     ap.add_argument("--linear", default="", help="BxOUTxIN,...: a Linear layer's three GEMMs at these shapes instead of the grid")
+    ap.add_argument("--kernels", action="store_true",
+                    help="also name the kernels each grid call ran (torch.profiler; env.json's kernels)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: a dry run on the CPU (its BLAS's answers, not cuBLAS's), to test the recorder without a GPU")
     args = ap.parse_args()
@@ -276,7 +303,7 @@ def main():
     grid = SMALL_GRID if args.grid == "small" else FULL_GRID
     env = env_info(torch, args.device)
     env.update({"grid": grid, "dtypes": args.dtypes, "parts": {}, "skipped": []})
-    rec = Recorder(torch, out, args.rows, args.budget_s, args.device)
+    rec = Recorder(torch, out, args.rows, args.budget_s, args.device, kernels=args.kernels)
     if linear:
         env.update({"linear": args.linear, "grid": None})
         dnames = [d for d in args.dtypes.split(",") if d in ("f32", "f16", "bf16")]
@@ -330,6 +357,8 @@ def main():
         np.savez_compressed(os.path.join(out, "cublas-%s.npz" % dname), **R)
         env["parts"][dname] = {"shapes": done, "s": round(time.time() - t, 1), "notes": notes}
         print(dname, len(done), "shapes", round(time.time() - t, 1), "s", flush=True)
+    if rec.kernels is not None:
+        env["kernels"] = rec.kernels
     torch.backends.cuda.matmul.allow_tf32 = False
     with open(os.path.join(out, "env.json"), "w") as f:
         json.dump(env, f, indent=1)
