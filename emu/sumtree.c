@@ -80,6 +80,13 @@ static int tree_set(fpemu_sumtree *t, const char *key, const char *v, char *err,
             return -1;
         }
         t->reduce_fmt = f;
+    } else if (!strcmp(key, "partial_fmt")) {
+        const fpemu_format *f = F(v);
+        if (!f || (strcmp(f->name, "f32") && strcmp(f->name, "f16") && strcmp(f->name, "bf16"))) {
+            emu__errf(err, errlen, "partial_fmt=%s: f32, f16 or bf16", v);
+            return -1;
+        }
+        t->partial_fmt = strcmp(f->name, "f32") ? f : NULL;
     } else if (!strcmp(key, "c")) {
         if (!strcmp(v, "epilogue")) t->c_init = 0;
         else if (!strcmp(v, "init")) t->c_init = 1;
@@ -134,7 +141,7 @@ static int tokens(const char *text, token_fn fn, void *u, char *err, size_t errl
 
 static int tree_token(void *u, const char *key, const char *val, char *err, size_t errlen) {
     int rc = tree_set(u, key, val, err, errlen);
-    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt c alpha beta out kpad kres operands)", key);
+    if (rc > 0) emu__errf(err, errlen, "unknown key '%s' (tree keys: leaf block chain chunk split unit layout reduce reduce_fmt partial_fmt c alpha beta out kpad kres operands)", key);
     return rc ? -1 : 0;
 }
 
@@ -148,9 +155,10 @@ int fpemu_sumtree_parse(fpemu_sumtree *t, const char *text, char *err, size_t er
 int fpemu_sumtree_format(const fpemu_sumtree *t, char *buf, size_t len) {
     const char *chain = t->chain < 0 ? "preset" : t->chain == FPEMU_MMA_CHAIN_F32_ADD ? "f32-add" : "rounded";
     char pad[160] = "";
-    /* kpad, kres and operands are shown only when set */
+    /* kpad, kres, partial_fmt and operands are shown only when set */
     if (t->kpad > 1) snprintf(pad, sizeof pad, " kpad=%d", t->kpad);
     if (t->kres > 1) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " kres=%d", t->kres);
+    if (t->partial_fmt) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " partial_fmt=%s", t->partial_fmt->name);
     if (t->operands) snprintf(pad + strlen(pad), sizeof pad - strlen(pad), " operands=%s", t->operands->name);
     return snprintf(buf, len,
                     "leaf=%s block=%d chain=%s chunk=%d split=%d unit=%d layout=%s reduce=%s reduce_fmt=%s c=%s "
@@ -165,7 +173,8 @@ int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
            x->split == y->split && x->unit == y->unit && x->interleaved == y->interleaved && x->reduce == y->reduce &&
            x->reduce_fmt == y->reduce_fmt && x->c_init == y->c_init && x->alpha == y->alpha && x->beta == y->beta &&
            x->out == y->out && (x->kpad > 1 ? x->kpad : 0) == (y->kpad > 1 ? y->kpad : 0) &&
-           (x->kres > 1 ? x->kres : 0) == (y->kres > 1 ? y->kres : 0) && x->operands == y->operands;
+           (x->kres > 1 ? x->kres : 0) == (y->kres > 1 ? y->kres : 0) && x->operands == y->operands &&
+           x->partial_fmt == y->partial_fmt;
 }
 
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
@@ -273,12 +282,21 @@ static uint64_t partition_value(const fpemu_sumtree_bound *b, const uint64_t *a,
 
 /* Reduce the partitions' f32 codes p[0..np-1] in the tree's order and format;
  * returns an f32 code. p is clobbered. */
+/* A partition's f32 result as the reduction reads it: stored in
+ * partial_fmt first when that is set (a split-K workspace in f16 or bf16),
+ * then rounded to reduce_fmt. */
+static uint64_t partial_in(const fpemu_sumtree_bound *b, uint64_t v, fpemu_ctx *ctx) {
+    const fpemu_format *pf = b->t.partial_fmt;
+    if (pf) v = fpemu_convert(b->f32, pf, fpemu_convert(pf, b->f32, v, ctx), ctx);
+    return fpemu_convert(b->t.reduce_fmt, b->f32, v, ctx);
+}
+
 static uint64_t reduce_parts(const fpemu_sumtree_bound *b, uint64_t *p, int np) {
     if (np == 1) return p[0];
     const fpemu_format *rf = b->t.reduce_fmt;
     fpemu_ctx ctx;
     rne_ctx(&ctx);
-    for (int i = 0; i < np; i++) p[i] = fpemu_convert(rf, b->f32, p[i], &ctx);
+    for (int i = 0; i < np; i++) p[i] = partial_in(b, p[i], &ctx);
     if (b->t.reduce == FPEMU_SUMTREE_SEQ) {
         for (int i = 1; i < np; i++) p[0] = fpemu_add(rf, p[0], p[i], &ctx);
     } else {
@@ -425,7 +443,7 @@ int fpemu_sumtree_gemm_codes(const fpemu_sumtree_bound *b, int M, int N, int K, 
         }
         if (stream) /* as reduce_parts: each partial rounded to reduce_fmt, added in order */
             for (size_t e = 0; e < MN; e++) {
-                uint64_t x = fpemu_convert(b->t.reduce_fmt, b->f32, P[e], &ctx);
+                uint64_t x = partial_in(b, P[e], &ctx);
                 acc[e] = q == 0 ? x : fpemu_add(b->t.reduce_fmt, acc[e], x, &ctx);
             }
     }
@@ -836,7 +854,7 @@ static int cand_add(cand_list *L, const fpemu_sumtree *t) {
  * is the sequential one; one partition needs no reduction. Is y the same
  * structure as x? (px, py: K ints of scratch) */
 static void effective(fpemu_sumtree *t, int K) {
-    if (t->chunk > 0 && t->split == 1 && t->reduce_fmt == F("f32")) {
+    if (t->chunk > 0 && t->split == 1 && t->reduce_fmt == F("f32") && !t->partial_fmt) {
         t->split = (K + t->chunk - 1) / t->chunk, t->unit = t->chunk, t->interleaved = 0, t->chunk = 0;
         t->reduce = FPEMU_SUMTREE_SEQ;
     }
@@ -849,7 +867,7 @@ static int same_structure(const fpemu_sumtree *x0, const fpemu_sumtree *y0, int 
     if (nx != ny) return 0;
     for (int i = 0; i < K; i++) if (px[i] != py[i]) return 0;
     if (nx == 1) return 1;
-    if (x.reduce_fmt != y.reduce_fmt) return 0;
+    if (x.reduce_fmt != y.reduce_fmt || x.partial_fmt != y.partial_fmt) return 0;
     return nx <= 3 || x.reduce == y.reduce;
 }
 static void struct_add(cand_list *S, const fpemu_sumtree *t, int K, int *px, int *py) {

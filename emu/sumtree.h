@@ -17,7 +17,9 @@
  *   promotion, DeepGEMM's and CUTLASS's f32 accumulation on the CUDA cores).
  *   With split > 1 the partitions' f32 results are rounded (rne) to
  *   reduce_fmt and combined in reduce_fmt, in order (seq: ((P0 + P1) + P2)
- *   ...) or as a pairwise tree over the partitions in order.
+ *   ...) or as a pairwise tree over the partitions in order; with
+ *   partial_fmt (f16 or bf16) each result is first rounded to that format
+ *   (a split-K workspace of the output's type, summed in f32).
  *   Epilogue: v = result (in f32); alpha != 1: v = fl32(alpha * v); C (if
  *   given) enters as the c of partition 0's first chain (c=init) or in the
  *   epilogue as v = fl32(v + fl32(beta * C)) (c=epilogue); the output is v
@@ -31,8 +33,8 @@
  *   mainloop with tiles of T longer than the leaf block); kpad and kres
  *   exclude each other. operands = f32: the kernel reads the call's f32 data as it is,
  *   not rounded to tf32 (cuBLAS runs some tf32 calls on an f32 SIMT kernel);
- *   only for tf32 inputs. The text form shows kpad, kres and operands only
- *   when they are set.
+ *   only for tf32 inputs. The text form shows kpad, kres, partial_fmt and
+ *   operands only when they are set.
  *
  * Text form (fpemu_sumtree_format / fpemu_sumtree_parse): space-separated
  * key=value tokens, e.g.
@@ -68,6 +70,7 @@ typedef struct fpemu_sumtree {
     int interleaved;            /* 0 contiguous, 1 interleaved tiles */
     fpemu_sumtree_order reduce; /* order of the partitions' reduction */
     const fpemu_format *reduce_fmt; /* partials and their sums (f32 default) */
+    const fpemu_format *partial_fmt; /* NULL (f32); f16, bf16: each partial stored so, then read into reduce_fmt */
     int c_init;                 /* 1: C is the first chain's c; 0: epilogue */
     double alpha, beta;
     const fpemu_format *out;    /* output rounding (rne); NULL = f32 */

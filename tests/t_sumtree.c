@@ -559,6 +559,59 @@ static void kres_is_residue_first(void) {
        "not kpad=16 (%d/32 differ)", same, differ);
 }
 
+/* partial_fmt=f16: each partition's f32 result rounded to f16 (a split-K
+ * workspace in f16), then summed in f32: the tree over three thirds is
+ * fl16(fl32(fl32(h0 + h1) + h2)), hq = fl16(Pq) with Pq the thirds'
+ * one-partition trees; not the f32 partials' sum, nor the sum in f16
+ * (reduce_fmt=f16), which differ from it. */
+static void partial_fmt_f16(void) {
+    enum { K = 96 };
+    fpemu_sumtree t, u, h, r;
+    fpemu_sumtree_bound bt, bu, bh, br;
+    char buf[512], err[300];
+    fpemu_sumtree_init(&t), fpemu_sumtree_init(&u), fpemu_sumtree_init(&h), fpemu_sumtree_init(&r);
+    ok(fpemu_sumtree_parse(&t, "leaf=h100 split=3 unit=32 partial_fmt=f16 out=f16", err, sizeof err) == 0 && t.partial_fmt == F("f16"),
+       "partial_fmt=f16 parses");
+    fpemu_sumtree_format(&t, buf, sizeof buf);
+    fpemu_sumtree_parse(&u, buf, err, sizeof err);
+    ok(fpemu_sumtree_equal(&t, &u) && strstr(buf, " partial_fmt=f16"), "partial_fmt round-trips: %s", buf);
+    ok(fpemu_sumtree_parse(&u, "partial_fmt=e4m3", err, sizeof err) == -1 && strstr(err, "partial_fmt=e4m3"), "partial_fmt=e4m3 refused: %s",
+       err);
+    ok(fpemu_sumtree_parse(&u, "partial_fmt=f32", err, sizeof err) == 0 && !u.partial_fmt && !fpemu_sumtree_equal(&t, &u),
+       "partial_fmt=f32 is the default, another tree");
+    fpemu_sumtree_parse(&u, "leaf=h100 split=3 unit=32 out=f16", err, sizeof err);
+    fpemu_sumtree_parse(&r, "leaf=h100 split=3 unit=32 reduce_fmt=f16 out=f16", err, sizeof err);
+    fpemu_sumtree_parse(&h, "leaf=h100", err, sizeof err);
+    const fpemu_format *f16 = F("f16"), *f32 = F("f32");
+    int rc = fpemu_sumtree_bind(&bt, &t, f16, f16, err, sizeof err) | fpemu_sumtree_bind(&bu, &u, f16, f16, err, sizeof err) |
+             fpemu_sumtree_bind(&bh, &h, f16, f16, err, sizeof err) | fpemu_sumtree_bind(&br, &r, f16, f16, err, sizeof err);
+    uint64_t a[K], b[K];
+    fpemu_ctx ctx;
+    fpemu_ctx_init(&ctx);
+    int same = 0, not_f32 = 0, not_f16sum = 0;
+    for (int q = 0; q < 64; q++) {
+        for (int i = 0; i < K; i++) {
+            uint64_t x = fpemu_random64(401 + (uint64_t)q, (uint64_t)i);
+            a[i] = fpemu_from_double(f16, ldexp(1.0 + (double)(x >> 40) / 16777216.0, (int)(x % 7) - 3) * ((x >> 9 & 1) ? -1 : 1), &ctx);
+            b[i] = fpemu_from_double(f16, ldexp(1.0 + (double)(x >> 20 & 0xFFFFF) / 1048576.0, (int)(x >> 5 & 3)), &ctx);
+        }
+        uint64_t sum = 0;
+        for (int p = 0; p < 3; p++) {
+            uint64_t pq = fpemu_sumtree_dot(&bh, a + p * K / 3, b + p * K / 3, K / 3, 0);
+            uint64_t hq = fpemu_convert(f32, f16, fpemu_convert(f16, f32, pq, &ctx), &ctx);
+            sum = p ? fpemu_add(f32, sum, hq, &ctx) : hq;
+        }
+        uint64_t want = fpemu_convert(f16, f32, sum, &ctx);
+        uint64_t d = fpemu_sumtree_dot(&bt, a, b, K, 0);
+        same += d == want;
+        not_f32 += d != fpemu_sumtree_dot(&bu, a, b, K, 0);
+        not_f16sum += d != fpemu_sumtree_dot(&br, a, b, K, 0);
+    }
+    ok(!rc && same == 64 && not_f32 > 0 && not_f16sum > 0,
+       "partial_fmt=f16: fl16(fl32(fl32(h0 + h1) + h2)) (64/64: %d), not the f32 partials' sum (%d/64 differ), not reduce_fmt=f16 (%d/64 differ)",
+       same, not_f32, not_f16sum);
+}
+
 int main(void) {
     text_and_tables();
     operands_f32();
@@ -577,6 +630,9 @@ int main(void) {
     gemm_equals_dot("leaf=h100 block=8 split=3 unit=4 kres=16", "f16", NULL, 4, 5, 1000, 1);
     gemm_equals_dot("leaf=h100 split=2 unit=16 kres=32", "bf16", "bf16", 3, 4, 200, 0);
     kres_is_residue_first();
+    gemm_equals_dot("leaf=h100 split=5 unit=16 partial_fmt=f16 out=f16", "f16", "f16", 4, 5, 300, 1);
+    gemm_equals_dot("leaf=h100 split=6 unit=8 reduce=pairwise partial_fmt=bf16", "bf16", NULL, 3, 4, 200, 0);
+    partial_fmt_f16();
 
     /* trees the probe must resolve */
     resolves("sequential fma (f16)", "leaf=fma-seq", "f16", NULL, 256, "leaf=fma-seq");
