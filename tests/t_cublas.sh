@@ -6,7 +6,7 @@
 # with f32 and native outputs, and e4m3 with and without fast accumulation and
 # with a bf16 output, at least as many outputs bit for bit as when this test
 # was written (a regression fails; more passes). The grid of 2026-11-27: one
-# row and four columns of 20 calls (grid-* files), one per class of its rows,
+# row and four columns of 23 calls (grid-* files), one per class of its rows,
 # all 4/4 from a status=gemm row; and tf32's input rounding on ties (tf32in-*). Also: shapes not in the table
 # fall back to the plain model and say so; the fit of `--pairs` on the recorded
 # pair probes (with and without recorded outputs); the options' errors. Prints TAP.
@@ -163,6 +163,12 @@ bf16 33x65x512 f32out
 bf16 33x65x512 native --outfmt bf16
 bf16 16x16x4096 f32out
 bf16 16x16x4096 native --outfmt bf16
+bf16 127x255x130 f32out
+bf16 127x255x130 native --outfmt bf16
+f16 33x65x512 f32out
+f16 33x65x512 native --outfmt f16
+bf16 16x16x130 f32out
+bf16 16x16x130 native --outfmt bf16
 e4m3 16x16x48 bf16out --outfmt bf16
 e4m3 16x16x48 fast0
 e4m3 16x16x48 fast1 --fast-accum

@@ -42,7 +42,7 @@ import cublas_share  # noqa: E402
 
 HEADER = ("fpemu_sumtree_table = 1\nname = cublas-h200\nstands_for = candidate\n")
 DEFAULTS = {"block": "0", "chain": "preset", "chunk": "0", "layout": "contiguous", "reduce": "seq",
-            "reduce_fmt": "f32", "c": "epilogue", "alpha": "1", "beta": "1", "out": "f32",
+            "reduce_fmt": "f32", "partial_fmt": "f32", "c": "epilogue", "alpha": "1", "beta": "1", "out": "f32",
             "operands": "input"}
 
 
@@ -102,18 +102,20 @@ def selector(dt, kind):
 
 def n_variants(kind, t):
     """How many of the derived kind's candidates are variants of the probe kind's tree."""
-    return 2 if kind == "fast1" or ("split=" in t and kind in ("native", "red0")) else 1
+    return 3 if "split=" in t and kind in ("native", "red0") else 2 if kind == "fast1" else 1
 
 
 def search_space(dt, kind, K):
     """Trees to try when the pair fit gives none that reproduces the random outputs: splits of
     tiles of 64, 128, 32, 8, 16 (tf32: and 4; each cut of K once), with each partition padded at
     the front to a multiple of the leaf block (kpad: 16, tf32 8) when K is not a multiple of it,
-    in order of size; for f16/bf16 all of them again with blocks of 8. tf32 tries every split up
-    to 128 partitions, and also each partition's leftover products first in a k-tile of 16 or 32
-    filled with zeros at its end (kres: CUTLASS's s1688 kernels, whose tiles are longer than the
-    leaf block of 8), and last the f32 SIMT kernel on the unrounded f32 data (operands=f32),
-    which cuBLAS runs for some tf32 calls."""
+    in order of size; for f16/bf16 all of them again with blocks of 8. tf32, f16 and bf16 also
+    try each partition's leftover products first in a k-tile of 16 or 32 filled with zeros at
+    its end (kres: CUTLASS's s1688 kernels, whose tiles are longer than the leaf block of 8).
+    tf32 tries every split up to 128 partitions, and last the f32 SIMT kernel on the unrounded
+    f32 data (operands=f32), which cuBLAS runs for some tf32 calls. f32 tries each split also
+    with its tiles dealt out in turn (layout=interleaved: the SIMT kernels' split-K over
+    k-tiles of 8)."""
     leaves = ["leaf=fma-seq"] if dt == "f32" else ["leaf=h100", "leaf=h100 block=8"] if dt in ("f16", "bf16") else ["leaf=h100"]
     extra = (" chunk=128" if kind in ("fast0", "bf16out") else "") + (" out=%s" % dt if dt in ("f16", "bf16") and kind != "f32out" else "") + (
         " out=bf16" if kind == "bf16out" else "")
@@ -122,10 +124,12 @@ def search_space(dt, kind, K):
     pads = [""] + ([" kpad=%d" % blk] if K % blk and dt != "f32" else [])
     splits = list(range(1, 33)) + [48, 64, 96, 128, 192, 256]
     units = (64, 128, 32, 8, 16)
-    if dt == "tf32":
+    if dt in ("tf32", "f16", "bf16"):
         pads += [" kres=%d" % t for t in (16, 32) if K % t]
+    if dt == "tf32":
         splits = list(range(1, 129)) + [192, 256]
         units += (4,)
+    layouts = ["", " layout=interleaved"] if dt == "f32" else [""]
     for leaf, pad in [(lf, p) for lf in leaves for p in pads]:
         for S in splits:
             for U in units:
@@ -134,10 +138,12 @@ def search_space(dt, kind, K):
                 cut = tuple(min(per * U * (q + 1), K) for q in range(-(-T // per)))
                 if S > 1 and len(cut) != S:
                     continue
-                if (leaf, pad, cut) in seen:
-                    continue
-                seen.add((leaf, pad, cut))
-                yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + extra + pad).strip()
+                for lay in layouts if S > 1 and T > S else [""]:
+                    key = (leaf, pad, cut if not lay else (S, U))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + lay + extra + pad).strip()
     if dt == "tf32":
         yield "leaf=fma-seq operands=f32"
 
@@ -277,7 +283,9 @@ def main():
                         if probe_tree:
                             t = probe_tree
                             if dt in ("f16", "bf16"):
-                                cands = [compact(t, out=dt)] + ([compact(t, out=dt, reduce_fmt=dt)] if "split=" in t else [])
+                                # split-K: the partials summed in f32, in dt, or stored in dt and summed in f32
+                                cands = [compact(t, out=dt)] + ([compact(t, out=dt, reduce_fmt=dt), compact(t, out=dt, partial_fmt=dt)]
+                                                                if "split=" in t else [])
                             elif kind == "bf16out":
                                 cands = [compact(t, out="bf16")]
                             elif kind == "fast1":  # no pair probes of its own: the fast0 tree without promotion, then the search
