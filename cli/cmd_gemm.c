@@ -5,7 +5,7 @@
  *   fpemu gemm --model M --a A.npy --b B.npy [--c C.npy] --afmt F [--bfmt F]
  *              [--scaling RECIPE] [--promote N] [--outfmt F] [--threads N]
  *              [--ta] [--tb] [--set KEY=VALUE]... [--algo plain|cublas]
- *              [--fast-accum] [--call-shape MxNxK] [--table FILE] --out D.npy
+ *              [--fast-accum] [--no-reduced-precision-reduction] [--call-shape MxNxK] [--table FILE] --out D.npy
  *   fpemu gemm --model M --afmt F --pairs PAIRS.npz [--shape MxNxK [--a A.npy
  *              --b B.npy --answers D.npy]]
  * A and B hold values ('<f4', '<f2'), quantised per the recipe, or raw
@@ -30,7 +30,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: fpemu gemm --model M --a A.npy --b B.npy [--c C.npy] --afmt F [--bfmt F] [--scaling R]\n"
             "                  [--promote N] [--outfmt F] [--threads N] [--ta] [--tb] [--set K=V]...\n"
-            "                  [--algo plain|cublas] [--fast-accum] [--call-shape MxNxK] [--table FILE] --out D.npy\n"
+            "                  [--algo plain|cublas] [--fast-accum] [--no-reduced-precision-reduction] [--call-shape MxNxK]\n"
+            "                  [--table FILE] --out D.npy\n"
             "       fpemu gemm --model M --afmt F --pairs PAIRS.npz [--shape MxNxK [--a A.npy --b B.npy --answers D.npy]]\n"
             "\n"
             "D = A x B (+ C) under the MMA model M (a preset: %s; or a preset file,\n"
@@ -48,6 +49,8 @@ static void usage(FILE *out) {
             "                the table (emu/cublas-h200.txt; shapes not in it: the plain model, said on stderr);\n"
             "                unscaled inputs, no --promote or --set\n"
             "  --fast-accum  with --algo cublas and fp8 inputs: torch._scaled_mm(use_fast_accum=True)\n"
+            "  --no-reduced-precision-reduction  with --algo cublas: PyTorch's\n"
+            "                allow_{fp16,bf16}_reduced_precision_reduction = False (split-K partials in f32)\n"
             "  --call-shape MxNxK  with --algo cublas: A and B are rows and columns of a call of this shape\n"
             "                (the tree is looked up for it; a slice of a recorded call replays exactly)\n"
             "  --op OP       with --algo cublas: the call the tree is looked up for: mm (default: torch.mm/matmul),\n"
@@ -283,7 +286,7 @@ int cmd_gemm(int argc, char **argv) {
     const char *model = NULL, *pa = NULL, *pb = NULL, *pc = NULL, *afmt = NULL, *bfmt = NULL, *recipe = "none";
     const char *outfmt = NULL, *out = NULL, *sets[32], *algo = "plain", *table = NULL, *pairs = NULL, *shape = NULL;
     const char *answers = NULL, *call_shape = NULL, *op = NULL;
-    int nsets = 0, ta = 0, tb = 0, fast_accum = 0, have_scaling = 0;
+    int nsets = 0, ta = 0, tb = 0, fast_accum = 0, have_scaling = 0, no_rpr = 0;
     unsigned long long promote = 0, threads = 0;
     int have_promote = 0;
     for (int i = 1; i < argc; i++) {
@@ -323,6 +326,7 @@ int cmd_gemm(int argc, char **argv) {
             if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &threads) || threads > 64) return cli_error(sub, "--threads needs an integer in [0, 64]");
             i++;
         } else if (!strcmp(s, "--fast-accum")) fast_accum = 1;
+        else if (!strcmp(s, "--no-reduced-precision-reduction")) no_rpr = 1;
         else if (!strcmp(s, "--ta")) ta = 1;
         else if (!strcmp(s, "--tb")) tb = 1;
         else return cli_error(sub, "unknown option '%s' (see fpemu gemm --help)", s);
@@ -344,9 +348,10 @@ int cmd_gemm(int argc, char **argv) {
         return run_pairs(sub, model, f, fo, pairs, shape, pa, pb, answers);
     }
     if (shape || answers) return cli_error(sub, "%s goes with --pairs", shape ? "--shape" : "--answers");
-    if (!cublas && (fast_accum || table || call_shape || op))
+    if (!cublas && (fast_accum || table || call_shape || op || no_rpr))
         return cli_error(sub, "%s goes with --algo cublas",
-                         fast_accum ? "--fast-accum" : table ? "--table" : call_shape ? "--call-shape" : "--op");
+                         fast_accum ? "--fast-accum" : table ? "--table" : call_shape ? "--call-shape" : op ? "--op"
+                                                                                           : "--no-reduced-precision-reduction");
     int cM = 0, cN = 0, cK = 0;
     if (call_shape) {
         char extra;
@@ -431,6 +436,7 @@ int cmd_gemm(int argc, char **argv) {
             rc = cli_error(sub, "--algo cublas: %s", err);
             goto done;
         }
+        if (no_rpr) fpemu_sumtree_no_reduced_precision(&tree);
         if (fpemu_sumtree_bind(&bd, &tree, cfg.afmt, cfg.bfmt, err, sizeof err)) { rc = cli_error(sub, "--algo cublas: %s", err); goto done; }
         Ac = malloc(sizeof(uint64_t) * (M * K + 1));
         Bc = malloc(sizeof(uint64_t) * (K * N + 1));
@@ -464,9 +470,10 @@ int cmd_gemm(int argc, char **argv) {
         if (npy_write_f32(out, D, M, N, err, sizeof err)) { rc = cli_error(sub, "%s", err); goto done; }
         char tb2[400];
         fpemu_sumtree_format(&tree, tb2, sizeof tb2);
-        char as[80] = "";
+        char as[160] = "";
         if (call_shape) snprintf(as, sizeof as, " (of a %d x %d x %zu call)", tM, tN, K);
         if (op && strcmp(op, "mm")) snprintf(as + strlen(as), sizeof as - strlen(as), ", op %s", op);
+        if (no_rpr) snprintf(as + strlen(as), sizeof as - strlen(as), ", reduced-precision reduction off");
         if (row)
             fprintf(stderr, "fpemu gemm: %zu x %zu x %zu%s, model %s (%s x %s -> %s%s), algo cublas: table %s line %d (checked: %s): %s; "
                     "stands for %s\n", M, N, K, as, model, cfg.afmt->name, cfg.bfmt->name, dname, fp8 ? (fast_accum ? ", fast accum" : ", no fast accum") : "",

@@ -133,6 +133,7 @@ struct fpemu_gemmer {
     /* algo=cublas (docs/cublas.md): the call's tree from a table */
     char *model;                /* as given to fpemu_gemmer_new (the plain model's leaf) */
     int cublas, fast_accum;
+    int no_rpr; /* reduced_precision_reduction=0 (PyTorch's allow_*_reduced_precision_reduction = False) */
     int tuned;                  /* promote or a model parameter was set: not a library call's tree */
     int cM, cN, cK;             /* call_shape; cK = 0: none (the matrices are the call) */
     char op[16];                /* the call the tree is looked up for (FPEMU_SUMTREE_OPS; "" = mm) */
@@ -202,6 +203,9 @@ int fpemu_gemmer_set(fpemu_gemmer *g, const char *key, const char *value) {
     } else if (!strcmp(key, "fast_accum")) {
         if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
         g->fast_accum = (int)v;
+    } else if (!strcmp(key, "reduced_precision_reduction")) {
+        if (parse_int(value, 0, 1, &v)) return gfail(g, "expected 0 or 1");
+        g->no_rpr = !v;
     } else if (!strcmp(key, "op")) {
         if (strcmp(value, "mm") && strcmp(value, "mm-ta") && strcmp(value, "linear"))
             return gfail(g, "expected one of %s", FPEMU_SUMTREE_OPS);
@@ -275,6 +279,7 @@ int fpemu_gemmer_get(const fpemu_gemmer *g, const char *key, char *buf, size_t l
     const char *v;
     if (!strcmp(key, "algo")) v = g->cublas ? "cublas" : "plain";
     else if (!strcmp(key, "fast_accum")) v = g->fast_accum ? "1" : "0";
+    else if (!strcmp(key, "reduced_precision_reduction")) v = g->no_rpr ? "0" : "1";
     else if (!strcmp(key, "trans_a")) v = g->trans_a ? "1" : "0";
     else if (!strcmp(key, "trans_b")) v = g->trans_b ? "1" : "0";
     else if (!strcmp(key, "op")) v = g->op[0] ? g->op : "mm";
@@ -314,9 +319,10 @@ static int cublas_tree(fpemu_gemmer *g, int M, int N, int K, fpemu_sumtree_bound
     fpemu_sumtree tree;
     const fpemu_sumtree_row *row;
     if (fpemu_sumtree_resolve_op(&g->tab, g->op[0] ? g->op : "mm", g->model, g->cfg.afmt, g->cfg.bfmt, g->cfg.outfmt, g->fast_accum, g->cK ? g->cM : M,
-                              g->cK ? g->cN : N, K, &tree, &row, g->err, sizeof g->err) ||
-        fpemu_sumtree_bind(bd, &tree, g->cfg.afmt, g->cfg.bfmt, g->err, sizeof g->err))
+                              g->cK ? g->cN : N, K, &tree, &row, g->err, sizeof g->err))
         return -1;
+    if (g->no_rpr) fpemu_sumtree_no_reduced_precision(&tree);
+    if (fpemu_sumtree_bind(bd, &tree, g->cfg.afmt, g->cfg.bfmt, g->err, sizeof g->err)) return -1;
     g->resolved = row ? 1 : 2;
     g->row_line = row ? row->line : 0;
     snprintf(g->row_status, sizeof g->row_status, "%s", row ? row->status : "");
@@ -326,8 +332,9 @@ static int cublas_tree(fpemu_gemmer *g, int M, int N, int K, fpemu_sumtree_bound
 
 /* The options of algo cublas are refused under algo plain, as `fpemu gemm` does. */
 static int plain_options(fpemu_gemmer *g) {
-    if (g->fast_accum || g->cK || g->table_path || (g->op[0] && strcmp(g->op, "mm")))
-        return gfail(g, "%s goes with algo cublas", g->fast_accum ? "fast_accum" : g->cK ? "call_shape" : g->table_path ? "table" : "op");
+    if (g->fast_accum || g->cK || g->table_path || (g->op[0] && strcmp(g->op, "mm")) || g->no_rpr)
+        return gfail(g, "%s goes with algo cublas", g->fast_accum ? "fast_accum" : g->cK ? "call_shape" : g->table_path ? "table"
+                                                    : g->no_rpr ? "reduced_precision_reduction=0" : "op");
     return 0;
 }
 

@@ -208,6 +208,9 @@ const char *fpemu_gemmer_error(const fpemu_gemmer *g);
  *            --algo cublas` computes, bit for bit (docs/cublas.md). Takes
  *            scaling none and no promote or model parameter.
  *   fast_accum  0 or 1: fp8 inputs, torch._scaled_mm's use_fast_accum
+ *   reduced_precision_reduction  1 (default) or 0: PyTorch's
+ *               allow_fp16/bf16_reduced_precision_reduction; 0 keeps the
+ *               split-K partials of f16/bf16 outputs in f32
  *   call_shape  MxNxK: A and B are rows and columns of a call of that shape
  *            (the same K), whose tree is used; "" or "none": the matrices
  *            are the call

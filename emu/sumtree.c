@@ -177,6 +177,8 @@ int fpemu_sumtree_equal(const fpemu_sumtree *x, const fpemu_sumtree *y) {
            x->partial_fmt == y->partial_fmt;
 }
 
+void fpemu_sumtree_no_reduced_precision(fpemu_sumtree *t) { t->partial_fmt = NULL; }
+
 int fpemu_sumtree_partitions(const fpemu_sumtree *t, int K, int *part) {
     if (K <= 0) return 0;
     int S = t->split < 1 ? 1 : t->split, U = t->unit < 1 ? 1 : t->unit;

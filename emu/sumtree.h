@@ -104,6 +104,13 @@ typedef struct fpemu_sumtree_bound {
     const fpemu_format *fa, *fb, *f32;
 } fpemu_sumtree_bound;
 
+/* PyTorch's allow_fp16_reduced_precision_reduction /
+ * allow_bf16_reduced_precision_reduction = False on a table's tree: the
+ * split-K partials stay f32 (partial_fmt cleared). On the H200's recorded
+ * grid the setting changed exactly the calls whose rows have partial_fmt,
+ * and those as this says (docs/cublas.md). */
+void fpemu_sumtree_no_reduced_precision(fpemu_sumtree *t);
+
 /* Bind t to input formats: the leaf preset (its block and chain overridden
  * when given). With t->operands set the leaf is bound to those formats
  * instead, and b->fa, b->fb are what the caller casts its values to (the

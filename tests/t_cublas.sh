@@ -7,8 +7,10 @@
 # with a bf16 output, at least as many outputs bit for bit as when this test
 # was written (a regression fails; more passes). The grid of 2026-11-27: one
 # row and four columns of 23 calls (grid-* files), one per class of its rows,
-# all 4/4 from a status=gemm row; and tf32's input rounding on ties (tf32in-*). Also: shapes not in the table
-# fall back to the plain model and say so; the fit of `--pairs` on the recorded
+# all 4/4 from a status=gemm row (two of them also with reduced-precision
+# reduction off, which changes them); and tf32's input rounding on ties
+# (tf32in-*). Also: shapes not in the table fall back to the plain model and
+# say so; the fit of `--pairs` on the recorded
 # pair probes (with and without recorded outputs); the options' errors. Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -169,6 +171,8 @@ f16 33x65x512 f32out
 f16 33x65x512 native --outfmt f16
 bf16 16x16x130 f32out
 bf16 16x16x130 native --outfmt bf16
+f16 33x65x512 red0 --outfmt f16 --no-reduced-precision-reduction
+bf16 16x16x130 red0 --outfmt bf16 --no-reduced-precision-reduction
 e4m3 16x16x48 bf16out --outfmt bf16
 e4m3 16x16x48 fast0
 e4m3 16x16x48 fast1 --fast-accum
@@ -187,6 +191,17 @@ f32 1024x1024x48 f32
 f32 511x1024x512 f32
 f32 16x16x1000 f32
 EOF2
+
+# reduced-precision reduction off changes these two calls' outputs (their
+# rows' f16/bf16 split-K partials): without the flag the red0 slice differs
+for g in "f16 33x65x512" "bf16 16x16x130"; do
+    set -- $g
+    "$BIN" gemm --model h100 --afmt "$1" --a "$TMP/grid-${1}_${2}_A.npy" --b "$TMP/grid-${1}_${2}_B.npy" --algo cublas \
+        --call-shape "$2" --outfmt "$1" --out "$TMP/c.npy" 2>"$TMP/c.err"
+    got=$(same "$TMP/c.npy" "$TMP/grid-${1}_${2}_D_red0.npy")
+    if [ "$got" -lt 4 ]; then pass "grid $1 $2 red0: without --no-reduced-precision-reduction $got/4 (partial_fmt matters)"
+    else fail "grid $1 $2 red0: the flag changed nothing" "$(cat "$TMP/c.err")"; fi
+done
 
 # tf32 inputs (gpu/probes/tf32_inputs.py, 2026-11-28): f32 data whose 13 low
 # bits are 0x1000, a tie for every element, where rounding to nearest even,
@@ -224,6 +239,8 @@ err() {
 }
 err "--fast-accum without fp8" "fp8 inputs" --model h100 --afmt f16 --a "$A" --b "$B" --algo cublas --fast-accum --out "$TMP/z.npy"
 err "--fast-accum without --algo cublas" "goes with --algo cublas" --model h100 --afmt e4m3 --a "$A" --b "$B" --fast-accum --out "$TMP/z.npy"
+err "--no-reduced-precision-reduction without --algo cublas" "goes with --algo cublas" --model h100 --afmt f16 --a "$A" --b "$B" \
+    --no-reduced-precision-reduction --out "$TMP/z.npy"
 err "--algo unknown" "plain or cublas" --model h100 --afmt f16 --a "$A" --b "$B" --algo fast --out "$TMP/z.npy"
 err "--algo cublas with --promote" "no --scaling, --promote or --set" --model h100 --afmt f16 --a "$A" --b "$B" --algo cublas --promote 128 --out "$TMP/z.npy"
 err "--table missing" "nosuch.txt" --model h100 --afmt f16 --a "$A" --b "$B" --algo cublas --table "$TMP/nosuch.txt" --out "$TMP/z.npy"

@@ -13,7 +13,8 @@
    fits the pair answers is tried as a one-row table, in the fitter's order, with the output's
    variant (f16/bf16: out=; e4m3 bf16 output: out=bf16; e4m3 fast1: chunk=0, pair probes
    being recorded with fast0); the first that gives every recorded output bit for bit is the
-   row (status=gemm). red0 (reduced-precision reduction off) has no key of its own: it is
+   row (status=gemm). red0 (reduced-precision reduction off) has no row of its own (the native
+   row serves, run with --no-reduced-precision-reduction, which drops partial_fmt): it is
    reported, not fitted.
 
 --emit TABLE prints the rows found (every rows-*.txt of WORK_DIR) as a table section for TABLE:
@@ -306,7 +307,7 @@ def main():
                                 found = c
                                 break
                     if kind == "red0":
-                        left.append("%s red0 %s: %s (reduced-precision reduction off: no table key)" % (
+                        left.append("%s red0 %s: %s (reduced-precision reduction off: no row of its own)" % (
                             dt, shape, "%s gives %d/%d" % (found, best[0], best[1]) if found else "no tree gives all (best %d/%d)" % best))
                     elif found:
                         rows.append("%s %s status=gemm %s  # %s" % (sel, base, found, how))

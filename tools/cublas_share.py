@@ -36,8 +36,8 @@ import numpy as np
 KINDS = {
     "f32": {"f32": ([], "u4")},
     "tf32": {"f32": ([], "u4")},
-    "f16": {"f32out": ([], "u4"), "native": (["--outfmt", "f16"], "f2"), "red0": (["--outfmt", "f16"], "f2")},
-    "bf16": {"f32out": ([], "u4"), "native": (["--outfmt", "bf16"], "bf2"), "red0": (["--outfmt", "bf16"], "bf2")},
+    "f16": {"f32out": ([], "u4"), "native": (["--outfmt", "f16"], "f2"), "red0": (["--outfmt", "f16", "--no-reduced-precision-reduction"], "f2")},
+    "bf16": {"f32out": ([], "u4"), "native": (["--outfmt", "bf16"], "bf2"), "red0": (["--outfmt", "bf16", "--no-reduced-precision-reduction"], "bf2")},
     "e4m3": {"fast0": ([], "u4"), "fast1": (["--fast-accum"], "u4"), "bf16out": (["--outfmt", "bf16"], "bf2")},
 }
 

@@ -475,7 +475,7 @@ def _call_shape(v):
 
 def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, outfmt=None, c=None, threads=0,
          sat=True, set=None, return_stats=False, algo="plain", fast_accum=False, call_shape=None, table=None,
-         op=None):
+         op=None, reduced_precision_reduction=True):
     """D = A x B (+ C) through the emulated GEMM, as `fpemu gemm` computes it.
 
     a (M x K) and b (K x N): float arrays of values (float64 is rounded to
@@ -494,6 +494,9 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     file; None: the library's built-in copy of emu/cublas-h200.txt), as
     `fpemu gemm --algo cublas` (docs/cublas.md): unscaled inputs, no promote
     or set. fast_accum: fp8 inputs, torch._scaled_mm(use_fast_accum=True).
+    reduced_precision_reduction=False: PyTorch's
+    allow_{fp16,bf16}_reduced_precision_reduction = False (the split-K
+    partials of f16/bf16 outputs stay f32).
     call_shape 'MxNxK' or (M, N, K): a and b are rows and columns of a call
     of that shape (the same K), whose tree is used. op: the call the tree is
     looked up for: "mm" (None: torch.mm/matmul), "mm-ta" (torch.mm(P.t(), Q))
@@ -522,10 +525,12 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
     if algo not in ("plain", "cublas"):
         raise FpemuError("algo %r: expected 'plain' or 'cublas'" % (algo,))
     cublas = algo == "cublas"
-    if not cublas and (fast_accum or call_shape is not None or table is not None or op is not None):
+    if not cublas and (fast_accum or call_shape is not None or table is not None or op is not None
+                       or not reduced_precision_reduction):
         raise FpemuError("gemm: %s goes with algo='cublas'"
                          % ("fast_accum" if fast_accum else "call_shape" if call_shape is not None
-                            else "table" if table is not None else "op"))
+                            else "table" if table is not None else "op" if op is not None
+                            else "reduced_precision_reduction=False"))
     if cublas and N.gemmer_get is None:
         raise FpemuError("gemm: algo='cublas' needs a libfpemu with fpemu_gemmer_get (the loaded %s is older)" % N.path)
     g = _Gemmer(model, afmt, bfmt)
@@ -544,6 +549,7 @@ def gemm(a, b, model="h100", afmt=None, bfmt=None, scaling=None, promote=None, o
             g.set("table", str(table))
         g.set("algo", "cublas")
         g.set("fast_accum", bool(fast_accum))
+        g.set("reduced_precision_reduction", bool(reduced_precision_reduction))
         if call_shape is not None:
             g.set("call_shape", _call_shape(call_shape))
         if op is not None:

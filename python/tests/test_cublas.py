@@ -99,6 +99,25 @@ def test_tf32_operands(tmp_path, shape, v):
         assert (T.view(np.uint32) == R.view(np.uint32)).sum() < 16
 
 
+def test_reduced_precision_reduction_off(tmp_path):
+    """f16 33 x 65 x 512 (grid slice): PyTorch's default keeps the split-K
+    partials in f16 (the row's partial_fmt), reduced-precision reduction off
+    in f32; each as recorded and as the program gives it."""
+    A, pa = unz("grid-f16_33x65x512_A", tmp_path)
+    B, pb = unz("grid-f16_33x65x512_B", tmp_path)
+    for kind, rpr, opts in (("native", True, {"outfmt": "f16"}), ("red0", False, {"outfmt": "f16"})):
+        R, _ = unz("grid-f16_33x65x512_D_" + kind, tmp_path)
+        D, st = fpemu.gemm(A, B, afmt="f16", outfmt="f16", algo="cublas", call_shape="33x65x512", return_stats=True,
+                           reduced_precision_reduction=rpr)
+        assert np.array_equal(D.view(np.uint32), R.view(np.uint32)), kind
+        assert ("partial_fmt=f16" in st["cublas"]["tree"]) == rpr
+        if not rpr:
+            want, err = cli_cublas(tmp_path, "f16", pa, pb, opts, call_shape="33x65x512")
+            assert not np.array_equal(want.view(np.uint32), R.view(np.uint32))  # the default differs here
+    with pytest.raises(fpemu.FpemuError, match="reduced_precision_reduction=False goes with algo='cublas'"):
+        fpemu.gemm(A, B, afmt="f16", reduced_precision_reduction=False)
+
+
 def test_shape_not_in_the_table_falls_back_to_the_plain_model(tmp_path):
     A, pa = unz("f16_K4096_A", tmp_path)
     B, pb = unz("f16_K4096_B", tmp_path)
