@@ -50,6 +50,7 @@ FUZZ_OPTS_fuzz_npz ?= -max_len=4096
 FUZZ_OPTS_fuzz_safetensors ?= -max_len=4096
 FUZZ_OPTS_fuzz_diff ?= -max_len=512
 FUZZ_OPTS_fuzz_ctx ?= -max_len=1024
+FUZZ_OPTS_fuzz_table ?= -max_len=4096
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(filter-out fuzz/fuzz_common.h,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
 # libraries for the fuzzers: the same sources as the program (cli/ without main.c,
