@@ -137,20 +137,29 @@ else fail "--pairs tf32 64x64x512" "$(cat "$TMP/fit")"; fi
 # grid small, 2026-11-27 (record_cublas.py): one row and four columns of a
 # call per row class (tests/data/cublas-h200/README.md); every output bit for
 # bit, from a row checked against the recording's random outputs
+# replay LABEL WANT DT SHAPE P D [OPTS...]: fpemu gemm --algo cublas on
+# $TMP/P_A.npy and $TMP/P_B.npy, rows and columns of a SHAPE call; all WANT
+# outputs of the .npy D bit for bit, from a status=gemm row
+replay() {
+    local label=$1 want=$2 dt=$3 shape=$4 p=$5 d=$6 got row
+    shift 6
+    if ! "$BIN" gemm --model h100 --afmt "$dt" --a "$TMP/${p}_A.npy" --b "$TMP/${p}_B.npy" --algo cublas --call-shape "$shape" "$@" \
+        --out "$TMP/c.npy" 2>"$TMP/c.err"; then
+        fail "$label: fpemu gemm --algo cublas runs" "$(cat "$TMP/c.err")"
+        return
+    fi
+    got=$(same "$TMP/c.npy" "$d")
+    row=$(grep -o "line [0-9]* (checked: gemm): [^;]*" "$TMP/c.err" | sed 's/ c=epilogue alpha=1 beta=1//')
+    if [ "$got" = "$want" ] && [ -n "$row" ]; then pass "$label: $want/$want outputs bit for bit ($row)"
+    else fail "$label: $got/$want outputs bit for bit" "$(cat "$TMP/c.err")"; fi
+}
+
 while read -r dt shape kind opts; do
     [ -z "$dt" ] && continue
     g=grid-${dt}_${shape}
     unz "${g}_A"; unz "${g}_B"; unz "${g}_D_${kind}"
     # shellcheck disable=SC2086
-    if ! "$BIN" gemm --model h100 --afmt "$dt" --a "$TMP/${g}_A.npy" --b "$TMP/${g}_B.npy" --algo cublas --call-shape "$shape" $opts \
-        --out "$TMP/c.npy" 2>"$TMP/c.err"; then
-        fail "grid $dt $shape $kind: fpemu gemm --algo cublas runs" "$(cat "$TMP/c.err")"
-        continue
-    fi
-    got=$(same "$TMP/c.npy" "$TMP/${g}_D_${kind}.npy")
-    row=$(grep -o "line [0-9]* (checked: gemm): [^;]*" "$TMP/c.err" | sed 's/ c=epilogue alpha=1 beta=1//')
-    if [ "$got" = 4 ] && [ -n "$row" ]; then pass "grid $dt $shape $kind: 4/4 outputs bit for bit ($row)"
-    else fail "grid $dt $shape $kind: $got/4 outputs bit for bit" "$(cat "$TMP/c.err")"; fi
+    replay "grid $dt $shape $kind" 4 "$dt" "$shape" "$g" "$TMP/${g}_D_${kind}.npy" $opts
 done <<'EOF2'
 f16 64x64x130 f32out
 f16 64x64x130 native --outfmt f16
@@ -213,15 +222,7 @@ while read -r shape v; do
     [ -z "$shape" ] && continue
     g=tf32in-${shape}-${v}
     unz "${g}_A"; unz "${g}_B"; unz "${g}_D"
-    if ! "$BIN" gemm --model h100 --afmt tf32 --a "$TMP/${g}_A.npy" --b "$TMP/${g}_B.npy" --algo cublas --call-shape "$shape" \
-        --out "$TMP/c.npy" 2>"$TMP/c.err"; then
-        fail "tf32 inputs $shape $v: fpemu gemm --algo cublas runs" "$(cat "$TMP/c.err")"
-        continue
-    fi
-    got=$(same "$TMP/c.npy" "$TMP/${g}_D.npy")
-    row=$(grep -o "line [0-9]* (checked: gemm): [^;]*" "$TMP/c.err" | sed 's/ c=epilogue alpha=1 beta=1//')
-    if [ "$got" = 256 ] && [ -n "$row" ]; then pass "tf32 inputs $shape $v: 256/256 outputs bit for bit ($row)"
-    else fail "tf32 inputs $shape $v: $got/256 outputs bit for bit" "$(cat "$TMP/c.err")"; fi
+    replay "tf32 inputs $shape $v" 256 tf32 "$shape" "$g" "$TMP/${g}_D.npy"
 done <<'EOF3'
 33x65x48 tie
 16x16x16 tie
