@@ -20,7 +20,7 @@
 #                  (the f32 sgemm order of deep-mlp 32-true, docs/replay.md)
 #   runs/          record_runs.py: mlp-digits and deep-mlp under every policy,
 #                  AdamW foreach=False and True (docs/replay.md)
-#   cublas/        record_cublas.py --grid small with the time left (docs/cublas.md)
+#   cublas/        record_cublas.py --grid small --kernels with the time left (docs/cublas.md)
 #   session.log    each step's command, exit status and seconds
 # The exit status is 0 when every step finished, 1 otherwise.
 set -u
@@ -72,6 +72,6 @@ rm -f "$OUT/ex2/grid_out.bin" "$OUT/ex2/sample_in.bin" "$OUT/ex2/sample_out.bin"
 step linear 150 env OUT="$OUT/linear" "$PY" gpu/torch/record_cublas.py --linear "$LINEAR" --dtypes f32,f16,bf16 --budget-s 120
 step runs 180 env OUT="$OUT/runs" "$PY" gpu/torch/record_runs.py
 left=$((BUDGET - ($(date +%s) - T0) - 20))
-[ "$left" -gt 30 ] && step cublas "$left" env OUT="$OUT/cublas" "$PY" gpu/torch/record_cublas.py --grid small --budget-s $((left - 30))
+[ "$left" -gt 30 ] && step cublas "$left" env OUT="$OUT/cublas" "$PY" gpu/torch/record_cublas.py --grid small --kernels --budget-s $((left - 30))
 echo "== done in $(($(date +%s) - T0)) s, exit $status" | tee -a "$LOG"
 exit $status
