@@ -196,6 +196,8 @@ WGMMA_OP(GPU_WGMMA_E5M2, "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", 
 WGMMA16_OP(GPU_WGMMA_F16_F16, "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16", ", 0, 0")
 WGMMA16_OP(GPU_WGMMA_E4M3_F16, "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", "")
 WGMMA16_OP(GPU_WGMMA_E5M2_F16, "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", "")
+// tf32 inputs are K-major only: no imm-trans operands.
+WGMMA_OP(GPU_WGMMA_TF32, "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "")
 
 template <int KIND>
 static __device__ __forceinline__ void wgmma_tile(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
@@ -250,6 +252,7 @@ WGMMA_KERNEL(gpu_k_wgmma_e5m2, GPU_WGMMA_E5M2)
 WGMMA_KERNEL(gpu_k_wgmma_f16_f16, GPU_WGMMA_F16_F16)
 WGMMA_KERNEL(gpu_k_wgmma_e4m3_f16, GPU_WGMMA_E4M3_F16)
 WGMMA_KERNEL(gpu_k_wgmma_e5m2_f16, GPU_WGMMA_E5M2_F16)
+WGMMA_KERNEL(gpu_k_wgmma_tf32, GPU_WGMMA_TF32)
 
 // ---- conversions from f32 -------------------------------------------------
 
@@ -302,7 +305,8 @@ CVT8_KERNEL(gpu_k_cvt_e5m2, "cvt.rn.satfinite.e5m2x2.f32")
 
 static int is_cvt(int id) { return id >= GPU_CVT_E4M3 && id <= GPU_CVT_BF16_RP; }
 static int is_wgmma(int id) {
-    return (id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2) || (id >= GPU_WGMMA_F16_F16 && id <= GPU_WGMMA_E5M2_F16);
+    return (id >= GPU_WGMMA_F16 && id <= GPU_WGMMA_E5M2) || (id >= GPU_WGMMA_F16_F16 && id <= GPU_WGMMA_E5M2_F16) ||
+           id == GPU_WGMMA_TF32;
 }
 
 static const void *kernel_of(int id) {
@@ -324,6 +328,7 @@ static const void *kernel_of(int id) {
     case GPU_WGMMA_F16_F16: return (const void *)gpu_k_wgmma_f16_f16;
     case GPU_WGMMA_E4M3_F16: return (const void *)gpu_k_wgmma_e4m3_f16;
     case GPU_WGMMA_E5M2_F16: return (const void *)gpu_k_wgmma_e5m2_f16;
+    case GPU_WGMMA_TF32: return (const void *)gpu_k_wgmma_tf32;
     case GPU_CVT_E4M3: return (const void *)gpu_k_cvt_e4m3;
     case GPU_CVT_E5M2: return (const void *)gpu_k_cvt_e5m2;
     case GPU_CVT_F16_RN: return (const void *)gpu_k_cvt_f16_rn;

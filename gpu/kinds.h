@@ -41,6 +41,9 @@ typedef enum gpu_kind_id {
     GPU_WGMMA_F16_F16,  /* m64n8k16.f16.f16.f16 */
     GPU_WGMMA_E4M3_F16, /* m64n8k32.f16.e4m3.e4m3 */
     GPU_WGMMA_E5M2_F16, /* m64n8k32.f16.e5m2.e5m2 */
+    /* wgmma with tf32 inputs (sm_90a; appended for the same reason): what
+     * cuBLAS's Hopper tf32 kernels run */
+    GPU_WGMMA_TF32,     /* m64n8k8.f32.tf32.tf32 */
     GPU_KIND_COUNT
 } gpu_kind_id;
 

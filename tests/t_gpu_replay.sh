@@ -8,7 +8,7 @@
 # brings mismatches back), so a model change that the silicon contradicts
 # fails here, without a GPU. The H200's recordings of 2026-11-27 (the three
 # wgmma kinds with f16 accumulators, and a probe of every floating-point
-# kind) are replayed the same way.
+# kind) and of 2026-11-28 (wgmma with tf32 inputs) are replayed the same way.
 bindir=$(dirname "${FPEMU_BIN:-bin/fpemu}")
 bin="$bindir/fpemu-gpu"
 rec=reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.rec.xz
@@ -104,6 +104,40 @@ fcheck "round to nearest, ties away" out_round=rna '.' '^$'
 fcheck "a zero c counted at emin" zero_c=emin 'f16[.]f16[.]f16 |e5m2' 'e4m3'
 fcheck "emax floor one lower" emax_floor=-22 'f16[.]f16[.]f16 ' 'e4m3|e5m2'
 fcheck "IEEE signs of zero" zero_sign=ieee '.' '^$'
+
+# the H200's recording of wgmma with tf32 inputs, beside mma.sync's tf32 kind
+# (reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.*: gpu/wgmma-tf32-job.sh)
+xz -dc reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.rec.xz >"$tmp/trec"
+treplay() {
+    "$bin" validate --replay "$tmp/trec" --kind wgmma.m64n8k8.f32.tf32.tf32 --kind mma.m16n8k8.f32.tf32.tf32.f32 \
+        --cases 100000 --seed 1 --stdout "$@" >"$tmp/out" 2>"$tmp/err"
+}
+treplay
+rc=$?
+lines=$(grep -c '^instruction=[^ ]*tf32[^ ]* .* mismatches=0$' "$tmp/out")
+floors=$(grep -c '^emax floor: bits at 2^-159 cut, at 2^-158 kept: with nfrac 25 the floor is -133[.]$' "$tmp/out")
+if [ $rc -eq 0 ] && [ "$lines" -eq 2 ] && [ "$floors" -eq 2 ] && grep -q '^- device: NVIDIA H200' "$tmp/out"; then
+    pass "the H200 tf32 recording: wgmma and mma.sync, 0 mismatches; floor -133 for both"
+else
+    fail "the H200 tf32 recording: exit $rc, $lines of 2 kinds without mismatches, $floors floor lines" \
+        "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
+fi
+for opt in nfrac=24 block=4 out_round=rne emax_floor=-134 zero_c=emin zero_sign=ieee; do
+    treplay --set "$opt"
+    rc=$?
+    bad=$(grep '^instruction=' "$tmp/out" | grep -c -v 'mismatches=0$')
+    if [ $rc -eq 1 ] && [ "$bad" -eq 2 ]; then pass "tf32, --set $opt: mismatches in both kinds"
+    else fail "tf32, --set $opt: exit $rc, $bad of 2 kinds mismatch" "$(grep '^instruction=' "$tmp/out")"; fi
+done
+xz -dc reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.probe.rec.xz >"$tmp/prec3"
+"$bin" probe --kind wgmma.m64n8k8.f32.tf32.tf32 --kind mma.m16n8k8.f32.tf32.tf32.f32 --replay "$tmp/prec3" >"$tmp/probe" 2>"$tmp/perr"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c '^verdict: agrees with preset h100' "$tmp/probe")" -eq 2 ] &&
+    grep -q '^== wgmma.m64n8k8.f32.tf32.tf32 ' "$tmp/probe"; then
+    pass "the H200 tf32 probe: wgmma and mma.sync agree with preset h100 (block 8, nfrac 25, rz)"
+else
+    fail "the H200 tf32 probe: exit $rc" "$(grep -E '^(==|verdict)' "$tmp/probe")" "$(head -5 "$tmp/perr")"
+fi
 
 # the recorded probe: every kind the preset models agrees with it
 "$bin" probe --replay "$tmp/prec" >"$tmp/probe" 2>"$tmp/perr"

@@ -108,6 +108,9 @@ static const gpu_kind kinds[GPU_KIND_COUNT] = {
     WGMMA_ACC(GPU_WGMMA_E5M2_F16, "wgmma.m64n8k32.f16.e5m2.e5m2",
               "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", "gpu_k_wgmma_e5m2_f16",
               32, "e5m2", "e5m2", "f16", "QGMMA.64x8x32.F16.E5M2.E5M2"),
+    WGMMA(GPU_WGMMA_TF32, "wgmma.m64n8k8.f32.tf32.tf32",
+          "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "gpu_k_wgmma_tf32",
+          8, "tf32", "tf32", "HGMMA.64x8x8.F32.TF32"),
 };
 
 const gpu_kind *gpu_kind_get(int id) {
