@@ -70,20 +70,32 @@ MMA_OP(GPU_MMA_E5M2, 890, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32")
 // f16 accumulators: C and D are two .f16x2 registers per lane (c0,c1 and
 // c2,c3, the lower index in the low half); the images keep one element per
 // word like the f32 kinds, so the lane packs them around the instruction.
-template <> struct Mma<GPU_MMA_F16_F16> {
-    static const int need = 800;
-    static __device__ __forceinline__ void run(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#define MMA16_OP(KIND, NEED, PTX)                                                                     \
+    template <> struct Mma<KIND> {                                                                    \
+        static const int need = NEED;                                                                 \
+        static __device__ __forceinline__ void run(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { \
+            MMA16_BODY_##NEED(PTX);                                                                   \
+        }                                                                                             \
+    };
+#define MMA16_ASM(PTX)                                                                                \
+    uint32_t p0 = (d[0] & 0xFFFFu) | d[1] << 16, p1 = (d[2] & 0xFFFFu) | d[3] << 16;                  \
+    asm volatile(PTX " {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"                                     \
+                 : "+r"(p0), "+r"(p1)                                                                 \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                 \
+    d[0] = p0 & 0xFFFFu, d[1] = p0 >> 16, d[2] = p1 & 0xFFFFu, d[3] = p1 >> 16
 #if ARCH >= 800
-        uint32_t p0 = (d[0] & 0xFFFFu) | d[1] << 16, p1 = (d[2] & 0xFFFFu) | d[3] << 16;
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"
-                     : "+r"(p0), "+r"(p1)
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        d[0] = p0 & 0xFFFFu, d[1] = p0 >> 16, d[2] = p1 & 0xFFFFu, d[3] = p1 >> 16;
+#define MMA16_BODY_800(PTX) MMA16_ASM(PTX)
 #else
-        (void)d, (void)a, (void)b;
+#define MMA16_BODY_800(PTX) (void)d, (void)a, (void)b
 #endif
-    }
-};
+#if ARCH >= 890
+#define MMA16_BODY_890(PTX) MMA16_ASM(PTX)
+#else
+#define MMA16_BODY_890(PTX) (void)d, (void)a, (void)b
+#endif
+MMA16_OP(GPU_MMA_F16_F16, 800, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")
+MMA16_OP(GPU_MMA_E4M3_F16, 890, "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16")
+MMA16_OP(GPU_MMA_E5M2_F16, 890, "mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16")
 
 // One warp per tile, GPU_MMA_TILES_PER_BLOCK warps per block.
 template <int KIND>
@@ -123,6 +135,8 @@ MMA_KERNEL(gpu_k_mma_u8u8_sat, GPU_MMA_U8U8_SAT)
 MMA_KERNEL(gpu_k_mma_e4m3, GPU_MMA_E4M3)
 MMA_KERNEL(gpu_k_mma_e5m2, GPU_MMA_E5M2)
 MMA_KERNEL(gpu_k_mma_f16_f16, GPU_MMA_F16_F16)
+MMA_KERNEL(gpu_k_mma_e4m3_f16, GPU_MMA_E4M3_F16)
+MMA_KERNEL(gpu_k_mma_e5m2_f16, GPU_MMA_E5M2_F16)
 
 // ---- wgmma (sm_90a): D(64x8) = A(64xK) B(Kx8) + D, A and B from shared
 // memory through matrix descriptors, one warpgroup (128 threads) per tile.
@@ -321,6 +335,8 @@ static const void *kernel_of(int id) {
     case GPU_MMA_E4M3: return (const void *)gpu_k_mma_e4m3;
     case GPU_MMA_E5M2: return (const void *)gpu_k_mma_e5m2;
     case GPU_MMA_F16_F16: return (const void *)gpu_k_mma_f16_f16;
+    case GPU_MMA_E4M3_F16: return (const void *)gpu_k_mma_e4m3_f16;
+    case GPU_MMA_E5M2_F16: return (const void *)gpu_k_mma_e5m2_f16;
     case GPU_WGMMA_F16: return (const void *)gpu_k_wgmma_f16;
     case GPU_WGMMA_BF16: return (const void *)gpu_k_wgmma_bf16;
     case GPU_WGMMA_E4M3: return (const void *)gpu_k_wgmma_e4m3;

@@ -44,6 +44,9 @@ typedef enum gpu_kind_id {
     /* wgmma with tf32 inputs (sm_90a; appended for the same reason): what
      * cuBLAS's Hopper tf32 kernels run */
     GPU_WGMMA_TF32,     /* m64n8k8.f32.tf32.tf32 */
+    /* mma.sync with fp8 inputs and f16 accumulators (sm_89+; appended) */
+    GPU_MMA_E4M3_F16,   /* m16n8k32.row.col.f16.e4m3.e4m3.f16 */
+    GPU_MMA_E5M2_F16,   /* m16n8k32.row.col.f16.e5m2.e5m2.f16 */
     GPU_KIND_COUNT
 } gpu_kind_id;
 

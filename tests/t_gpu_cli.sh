@@ -33,7 +33,7 @@ check "no command: usage, exit 2" status 2 "$bin"
 check "unknown command: exit 2" status 2 "$bin" frobnicate
 check "unknown command named in the error" has "unknown command 'frobnicate'" "$tmp/err"
 status 0 "$bin" kinds
-check "kinds: 3 targets for each of the 28 kernels" test "$(grep -vc '^#' "$tmp/out")" -eq 84
+check "kinds: 3 targets for each of the 30 kernels" test "$(grep -vc '^#' "$tmp/out")" -eq 90
 
 "$bin" info >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -52,15 +52,15 @@ check "validate --fake nope: exit 2" status 2 "$bin" validate --fake nope
 check "validate --fake h100 writes the report, exit 0" status 0 "$bin" validate --fake h100 --cases 256 --seed 7 --out "$tmp/rep"
 rep=$(ls "$tmp"/rep/FAKE-emu-model-h100-no-GPU-*.md 2>/dev/null | head -1)
 check "report named DEVICE-DATE.md, no temporary file left" sh -c "[ -f '$rep' ] && [ \$(ls '$tmp/rep' | wc -l) -eq 1 ]"
-check "report: 28 instruction lines, all with 0 mismatches" sh -c \
-    "[ \$(grep -c '^instruction=.* cases=[1-9][0-9]* mismatches=0\$' '$rep') -eq 28 ]"
+check "report: 30 instruction lines, all with 0 mismatches" sh -c \
+    "[ \$(grep -c '^instruction=.* cases=[1-9][0-9]* mismatches=0\$' '$rep') -eq 30 ]"
 check "validate --record and --replay together: exit 2" status 2 "$bin" validate --fake h100 --record "$tmp/r1" --replay "$tmp/r1"
 check "validate --replay of a missing file: exit 2, names it" sh -c \
     "'$bin' validate --replay '$tmp/none.rec' 2>&1 >/dev/null | grep -q \"none.rec': cannot open\"; [ \$? -eq 0 ]"
 check "validate --set without '=': exit 2" status 2 "$bin" validate --fake h100 --set emax_floor
 "$bin" validate --fake h100 --cases 256 --seed 3 --stdout --record "$tmp/fake.rec" >/dev/null 2>&1
-check "validate --replay of its own recording: exit 0, same 28 lines" sh -c \
-    "'$bin' validate --replay '$tmp/fake.rec' --cases 256 --seed 3 --stdout 2>/dev/null | grep -c '^instruction=.* mismatches=0\$' | grep -qx 28"
+check "validate --replay of its own recording: exit 0, same 30 lines" sh -c \
+    "'$bin' validate --replay '$tmp/fake.rec' --cases 256 --seed 3 --stdout 2>/dev/null | grep -c '^instruction=.* mismatches=0\$' | grep -qx 30"
 head -c 20000 "$tmp/fake.rec" >"$tmp/short.rec"
 "$bin" validate --replay "$tmp/short.rec" --cases 256 --seed 3 --stdout >"$tmp/out" 2>"$tmp/err"
 check "a truncated recording: exit 2, one error naming the call, later kinds not run" sh -c \

@@ -8,7 +8,8 @@
 # brings mismatches back), so a model change that the silicon contradicts
 # fails here, without a GPU. The H200's recordings of 2026-11-27 (the three
 # wgmma kinds with f16 accumulators, and a probe of every floating-point
-# kind) and of 2026-11-28 (wgmma with tf32 inputs) are replayed the same way.
+# kind) and of 2026-11-28 (wgmma with tf32 inputs, mma.sync with fp8 inputs
+# and f16 accumulators) are replayed the same way.
 bindir=$(dirname "${FPEMU_BIN:-bin/fpemu}")
 bin="$bindir/fpemu-gpu"
 rec=reports/gpu/NVIDIA-H100-80GB-HBM3-2026-11-22.rec.xz
@@ -106,7 +107,7 @@ fcheck "emax floor one lower" emax_floor=-22 'f16[.]f16[.]f16 ' 'e4m3|e5m2'
 fcheck "IEEE signs of zero" zero_sign=ieee '.' '^$'
 
 # the H200's recording of wgmma with tf32 inputs, beside mma.sync's tf32 kind
-# (reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.*: gpu/wgmma-tf32-job.sh)
+# (reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.*: gpu/kinds-job.sh with the two kinds)
 xz -dc reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.rec.xz >"$tmp/trec"
 treplay() {
     "$bin" validate --replay "$tmp/trec" --kind wgmma.m64n8k8.f32.tf32.tf32 --kind mma.m16n8k8.f32.tf32.tf32.f32 \
@@ -138,6 +139,32 @@ if [ $rc -eq 0 ] && [ "$(grep -c '^verdict: agrees with preset h100' "$tmp/probe
 else
     fail "the H200 tf32 probe: exit $rc" "$(grep -E '^(==|verdict)' "$tmp/probe")" "$(head -5 "$tmp/perr")"
 fi
+
+# the H200's recording of mma.sync with fp8 inputs and f16 accumulators
+# (sm_90a lowers it to an f16 unpack, two HMMA.16816.F16 and an HADD2),
+# beside the f16-accumulator and f32 fp8 kinds (gpu/kinds-job.sh)
+xz -dc reports/gpu/NVIDIA-H200-2026-11-28.fp8-f16acc.rec.xz >"$tmp/qrec"
+qreplay() {
+    "$bin" validate --replay "$tmp/qrec" --kind mma.m16n8k32.f16.e4m3.e4m3.f16 --kind mma.m16n8k32.f16.e5m2.e5m2.f16 \
+        --kind mma.m16n8k16.f16.f16.f16.f16 --kind mma.m16n8k32.f32.e4m3.e4m3.f32 --cases 100000 --seed 1 --stdout "$@" \
+        >"$tmp/out" 2>"$tmp/err"
+}
+qreplay
+rc=$?
+lines=$(grep -c '^instruction=mma[.].* mismatches=0$' "$tmp/out")
+if [ $rc -eq 0 ] && [ "$lines" -eq 4 ] && grep -q '^- device: NVIDIA H200' "$tmp/out"; then
+    pass "the H200 fp8 mma.sync recording with f16 accumulators: 4 kinds, 0 mismatches"
+else
+    fail "the H200 fp8 mma.sync recording with f16 accumulators: exit $rc, $lines of 4 kinds without mismatches" \
+        "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
+fi
+for opt in nfrac=24 block=8 out_round=rtz; do
+    qreplay --set "$opt"
+    rc=$?
+    bad=$(grep '^instruction=mma[.]m16n8k32[.]f16[.]' "$tmp/out" | grep -c -v 'mismatches=0$')
+    if [ $rc -eq 1 ] && [ "$bad" -eq 2 ]; then pass "fp8 with f16 accumulators, --set $opt: mismatches in both"
+    else fail "fp8 with f16 accumulators, --set $opt: exit $rc, $bad of 2 kinds mismatch" "$(grep '^instruction=' "$tmp/out")"; fi
+done
 
 # the recorded probe: every kind the preset models agrees with it
 "$bin" probe --replay "$tmp/prec" >"$tmp/probe" 2>"$tmp/perr"

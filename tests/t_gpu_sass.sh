@@ -75,14 +75,17 @@ while read -r kernel target want name; do
     # commit_group, which would otherwise pass for the f16 wgmma kind)
     count=$(awk -v a="$target" -v f="$kernel" -v w="$want" '$1 == a && $2 == f && $3 == w && $4 != "RZ," { n++ } END { print n + 0 }' "$tmp/ops")
     # fp8 inputs on an f16 unit: the harness models this lowering (e4m3/e5m2
-    # -> f16 unpack, HMMA, then an FADD of the accumulator); check all of it
+    # -> f16 unpack, HMMA, then an FADD of the accumulator, HADD2 for f16
+    # accumulators); check all of it
     extra=""
     case "$name:$want" in
     *e4m3*:HMMA* | *e5m2*:HMMA*)
         for op in F2FP.F16.E4M3.UNPACK_B F2FP.F16.E5M2.UNPACK_B; do
             case "$name" in *$(echo "$op" | cut -d. -f3 | tr 'A-Z' 'a-z')*) unpack=$op ;; esac
         done
-        for op in "$unpack" FADD; do
+        add=FADD
+        case "$want" in *.F16) add=HADD2 ;; esac
+        for op in "$unpack" "$add"; do
             c=$(awk -v a="$target" -v f="$kernel" -v w="$op" '$1 == a && $2 == f && $3 == w { n++ } END { print n + 0 }' "$tmp/ops")
             [ "$c" -gt 0 ] || extra="$extra no $op;"
         done
@@ -103,7 +106,7 @@ while read -r kernel target want name; do
     if [ -n "${FPEMU_SASS_VERBOSE:-}" ]; then
         awk -v a="$target" -v f="$kernel" '
             /arch = sm_/ { arch = $3 } /Function : / { fn = $3 }
-            arch == a && fn == f && /[ \t]([HIQD]G?MMA|F2F|FADD)/ { sub(/\/\* 0x[0-9a-f]+ \*\//, ""); sub(/[ \t]+$/, ""); print "#   " $0 }
+            arch == a && fn == f && /[ \t]([HIQD]G?MMA|F2F|FADD|HADD2)/ { sub(/\/\* 0x[0-9a-f]+ \*\//, ""); sub(/[ \t]+$/, ""); print "#   " $0 }
         ' "$tmp/sass" | head -12
     fi
 done <"$tmp/kinds"

@@ -69,7 +69,7 @@ int gpu_reference_init(gpu_reference *r, const gpu_kind *k, const char *preset, 
             errf(err, errlen, "preset %s for f16 (sm_90 fp8 mma.sync path): %s", preset, e2);
             return -1;
         }
-        snprintf(r->model_name, sizeof r->model_name, "%s f16 x2 + f32 add (sm_90 fp8 mma.sync)", preset);
+        snprintf(r->model_name, sizeof r->model_name, "%.32s f16 x2 + %.8s add (sm_90 fp8 mma.sync)", preset, r->f32->name);
     }
     return 0;
 }
@@ -94,8 +94,9 @@ int gpu_reference_set(gpu_reference *r, const char *key, const char *value, char
 
 /* sm_90's fp8 mma.sync, per instruction (K = 32): the inputs become f16
  * exactly; one HMMA.16816 sums the products with k%4 < 2 from +0, a second
- * adds those with k%4 >= 2 to it (a chained f16 block of the preset), and an
- * FADD (round to nearest even) adds the result to the accumulator. */
+ * adds those with k%4 >= 2 to it (a chained f16 block of the preset, with the
+ * accumulator's format), and an FADD (f32 accumulators) or HADD2 (f16),
+ * round to nearest even, adds the result to the accumulator. */
 static uint64_t dot_fp8_via_f16(const gpu_reference *r, const uint64_t *a, const uint64_t *b, int kk, uint64_t c) {
     const int K = r->kind->k;
     uint64_t acc = c, pa[32], pb[32];
@@ -112,7 +113,7 @@ static uint64_t dot_fp8_via_f16(const gpu_reference *r, const uint64_t *a, const
                 }
         uint64_t t = fpemu_mma_dot(&r->f16model, pa, pb, (size_t)n, 0, NULL);
         fpemu_ctx_init(&ctx);
-        ctx.nan_policy = FPEMU_NAN_CUDA; /* FADD's NaN: 0x7FFFFFFF */
+        ctx.nan_policy = FPEMU_NAN_CUDA; /* FADD's NaN: 0x7FFFFFFF; HADD2's assumed alike (0x7FFF) */
         acc = fpemu_add(r->f32, acc, t, &ctx);
     }
     return acc;

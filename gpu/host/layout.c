@@ -111,6 +111,18 @@ static const gpu_kind kinds[GPU_KIND_COUNT] = {
     WGMMA(GPU_WGMMA_TF32, "wgmma.m64n8k8.f32.tf32.tf32",
           "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32", "gpu_k_wgmma_tf32",
           8, "tf32", "tf32", "HGMMA.64x8x8.F32.TF32"),
+    MMA(GPU_MMA_E4M3_F16, "mma.m16n8k32.f16.e4m3.e4m3.f16",
+        "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16", "gpu_k_mma_e4m3_f16",
+        16, 8, 32, "e4m3", "e4m3", "f16", "f16", 0, 89,
+        NULL, "QMMA.16832.F16.E4M3.E4M3", "HMMA.16816.F16",
+        "sm_90a: ptxas lowers fp8 mma.sync to F2FP (e4m3->f16) + 2x HMMA.16816.F16 (K split "
+        "into k%4<2 and k%4>=2 halves) + HADD2 of C: not the fp8 tensor-core path"),
+    MMA(GPU_MMA_E5M2_F16, "mma.m16n8k32.f16.e5m2.e5m2.f16",
+        "mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16", "gpu_k_mma_e5m2_f16",
+        16, 8, 32, "e5m2", "e5m2", "f16", "f16", 0, 89,
+        NULL, "QMMA.16832.F16.E5M2.E5M2", "HMMA.16816.F16",
+        "sm_90a: ptxas lowers fp8 mma.sync to F2FP (e5m2->f16) + 2x HMMA.16816.F16 (K split "
+        "into k%4<2 and k%4>=2 halves) + HADD2 of C: not the fp8 tensor-core path"),
 };
 
 const gpu_kind *gpu_kind_get(int id) {

@@ -1,27 +1,31 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# gpu/wgmma-tf32-job.sh: the device run that added wgmma.m64n8k8.f32.tf32.tf32
-# (HGMMA.64x8x8.F32.TF32, what cuBLAS's Hopper tf32 kernels run), with
-# mma.sync's tf32 kind beside it. From the repository root, with
-# bin/fpemu-gpu built (`make gpu`; rebuilt here when the carried one does not
-# start):
+# gpu/kinds-job.sh: the device run that validates some instruction kinds of
+# bin/fpemu-gpu (new ones, and old ones beside them) and probes them. From
+# the repository root, with bin/fpemu-gpu built (`make gpu`; rebuilt here when
+# the carried one does not start):
 #
-#   OUT=/path/to/out sh gpu/wgmma-tf32-job.sh
+#   OUT=/path/to/out sh gpu/kinds-job.sh KIND...
 #
+# (2026-11-28: `wgmma.m64n8k8.f32.tf32.tf32 mma.m16n8k8.f32.tf32.tf32.f32`,
+# and `mma.m16n8k32.f16.e4m3.e4m3.f16 mma.m16n8k32.f16.e5m2.e5m2.f16
+# mma.m16n8k16.f16.f16.f16.f16 mma.m16n8k32.f32.e4m3.e4m3.f32`.)
 # Writes into $OUT (docs/gpu.md, "Results"):
 #   info.txt     nvidia-smi, fpemu-gpu info, each step's command, exit status
 #                and seconds, tests/t_gpu_device.sh
-#   s1.md        validate, seed 1, 100,000 random cases per kind (both kinds)
+#   s1.md        validate, seed 1, 100,000 random cases per kind
 #   rec-s1.bin   its recording (make test replays it)
 #   seed2.md     validate, seed 2, 1,000,000 per kind
 #   chain16.md   validate, seed 3, --chain 16, 200,000 per kind
-#   probe.txt, probe.rec   fpemu-gpu probe of both kinds, and its recording
+#   probe.txt, probe.rec   fpemu-gpu probe of the kinds, and its recording
 set -u
 OUT=${OUT:?set OUT to the folder that comes back}
 mkdir -p "$OUT" || exit 2
 INFO=$OUT/info.txt
 T0=$(date +%s)
-K="--kind wgmma.m64n8k8.f32.tf32.tf32 --kind mma.m16n8k8.f32.tf32.tf32.f32"
+[ $# -gt 0 ] || { echo "gpu/kinds-job.sh: name the kinds (fpemu-gpu kinds)" >&2; exit 2; }
+K=
+for k in "$@"; do K="$K --kind $k"; done
 G=bin/fpemu-gpu
 
 step() { # NAME SECONDS CMD...: run CMD under timeout, log command, status and seconds
