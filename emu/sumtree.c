@@ -282,8 +282,6 @@ static uint64_t partition_value(const fpemu_sumtree_bound *b, const uint64_t *a,
     return acc;
 }
 
-/* Reduce the partitions' f32 codes p[0..np-1] in the tree's order and format;
- * returns an f32 code. p is clobbered. */
 /* A partition's f32 result as the reduction reads it: stored in
  * partial_fmt first when that is set (a split-K workspace in f16 or bf16),
  * then rounded to reduce_fmt. */
@@ -293,6 +291,8 @@ static uint64_t partial_in(const fpemu_sumtree_bound *b, uint64_t v, fpemu_ctx *
     return fpemu_convert(b->t.reduce_fmt, b->f32, v, ctx);
 }
 
+/* Reduce the partitions' f32 codes p[0..np-1] in the tree's order and format;
+ * returns an f32 code. p is clobbered. */
 static uint64_t reduce_parts(const fpemu_sumtree_bound *b, uint64_t *p, int np) {
     if (np == 1) return p[0];
     const fpemu_format *rf = b->t.reduce_fmt;
