@@ -6,7 +6,7 @@
 # with f32 and native outputs, and e4m3 with and without fast accumulation and
 # with a bf16 output, at least as many outputs bit for bit as when this test
 # was written (a regression fails; more passes). The grid of 2026-11-27: one
-# row and four columns of 23 calls (grid-* files), one per class of its rows,
+# row and four columns of 24 calls (grid-* files), one per class of its rows,
 # all 4/4 from a status=gemm row (two of them also with reduced-precision
 # reduction off, which changes them); and tf32's input rounding on ties
 # (tf32in-*). Also: shapes not in the table fall back to the plain model and
@@ -196,6 +196,7 @@ tf32 64x64x48 f32
 tf32 511x1024x130 f32
 tf32 16x16x1000 f32
 tf32 127x255x1000 f32
+tf32 511x1024x8192 f32
 f32 1024x1024x48 f32
 f32 511x1024x512 f32
 f32 16x16x1000 f32

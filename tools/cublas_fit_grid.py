@@ -113,8 +113,9 @@ def search_space(dt, kind, K):
     in order of size; for f16/bf16 all of them again with blocks of 8. tf32, f16 and bf16 also
     try each partition's leftover products first in a k-tile of 16 or 32 filled with zeros at
     its end (kres: CUTLASS's s1688 kernels, whose tiles are longer than the leaf block of 8).
-    tf32 tries every split up to 128 partitions, and last the f32 SIMT kernel on the unrounded
-    f32 data (operands=f32), which cuBLAS runs for some tf32 calls. f32 tries each split also
+    tf32 tries every split up to 128 partitions, then splits of 4 to 128 partitions added as a
+    pairwise tree, and last the f32 SIMT kernel on the unrounded f32 data (operands=f32), which
+    cuBLAS runs for some tf32 calls. f32 tries each split also
     with its tiles dealt out in turn (layout=interleaved: the SIMT kernels' split-K over
     k-tiles of 8)."""
     leaves = ["leaf=fma-seq"] if dt == "f32" else ["leaf=h100", "leaf=h100 block=8"] if dt in ("f16", "bf16") else ["leaf=h100"]
@@ -145,6 +146,11 @@ def search_space(dt, kind, K):
                         continue
                     seen.add(key)
                     yield (leaf + ("" if S == 1 else " split=%d unit=%d" % (S, U)) + lay + extra + pad).strip()
+    if dt == "tf32":  # the partitions added as a pairwise tree (Hopper's segment-k kernels, all tiles split)
+        for S in range(4, 129):
+            for U in (64, 32):
+                if -(-K // U) >= S:
+                    yield "leaf=h100 split=%d unit=%d reduce=pairwise" % (S, U)
     if dt == "tf32":
         yield "leaf=fma-seq operands=f32"
 
