@@ -67,7 +67,8 @@ check "a zero c counted at emin" zero_c=emin '^instruction=(mma|wgmma)[.][^ ]*(b
 check "IEEE signs of zero" zero_sign=ieee '^instruction=(mma[.]m16n8k16|mma[.]m16n8k8|wgmma)[.]'
 
 # the H200's recording of the three wgmma kinds with f16 accumulators
-# (reports/gpu/NVIDIA-H200-2026-11-27.f16acc.*: gpu/f16acc-job.sh new)
+# (reports/gpu/NVIDIA-H200-2026-11-27.f16acc.*: `gpu/f16acc-job.sh new` of
+# commit d810f06, whose steps gpu/kinds-job.sh now runs for the kinds named)
 frec=reports/gpu/NVIDIA-H200-2026-11-27.f16acc.rec.xz
 xz -dc "$frec" >"$tmp/frec"
 freplay() {
