@@ -52,16 +52,21 @@ fi
 
 # each fitted parameter, set back to the value the preset had before the
 # hardware run, brings mismatches back in the kinds it concerns
-check() { # what, set option, kinds that must now mismatch (grep -E)
-    what=$1 opt=$2 kinds=$3
-    replay --set "$opt"
+# setcheck REPLAY WHAT OPT KINDS [OTHERS]: REPLAY (a function running one
+# recording) with --set OPT exits 1, every kind whose line KINDS matches
+# (grep -E) mismatches, and none whose line OTHERS matches does
+setcheck() {
+    fn=$1 what=$2 opt=$3 kinds=$4 others=${5:-^\$}
+    "$fn" --set "$opt"
     rc=$?
     bad=$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^instruction=\([^ ]*\).*/\1/' | tr '\n' ' ')
     want=$(grep '^instruction=' "$tmp/out" | grep -E "$kinds" | grep -c -v 'mismatches=0$')
     all=$(grep '^instruction=' "$tmp/out" | grep -c -E "$kinds")
-    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ]; then pass "$what (--set $opt): mismatches in $bad"
+    clean=$(grep '^instruction=' "$tmp/out" | grep -E "$others" | grep -c -v 'mismatches=0$')
+    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ] && [ "$clean" -eq 0 ]; then pass "$what (--set $opt): mismatches in $bad"
     else fail "$what (--set $opt): exit $rc, mismatching kinds: $bad"; fi
 }
+check() { setcheck replay "$@"; } # what, set option, kinds that must now mismatch
 check "emax floor one lower" emax_floor=-134 '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)|f16[.]f16[.]f16[.]f16'
 check "a zero c counted at emin" zero_c=emin '^instruction=(mma|wgmma)[.][^ ]*(bf16|tf32)'
 check "IEEE signs of zero" zero_sign=ieee '^instruction=(mma[.]m16n8k16|mma[.]m16n8k8|wgmma)[.]'
@@ -87,18 +92,7 @@ else
     fail "the H200 f16-accumulator wgmma recording: exit $rc, $lines of 3 kinds without mismatches, $f16floor floor lines, $fp8zero e5m2 tie lines" \
         "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
 fi
-fcheck() { # what, set option, kinds that must now mismatch (grep -E), kinds that must not
-    what=$1 opt=$2 kinds=$3 others=$4
-    freplay --set "$opt"
-    rc=$?
-    bad=$(grep '^instruction=' "$tmp/out" | grep -v 'mismatches=0$' | sed 's/^instruction=\([^ ]*\).*/\1/' | tr '\n' ' ')
-    want=$(grep '^instruction=' "$tmp/out" | grep -E "$kinds" | grep -c -v 'mismatches=0$')
-    all=$(grep '^instruction=' "$tmp/out" | grep -c -E "$kinds")
-    clean=$(grep '^instruction=' "$tmp/out" | grep -E "$others" | grep -c -v 'mismatches=0$')
-    if [ $rc -eq 1 ] && [ "$want" -eq "$all" ] && [ "$all" -gt 0 ] && [ "$clean" -eq 0 ]; then
-        pass "f16 accumulators, $what (--set $opt): mismatches in $bad"
-    else fail "f16 accumulators, $what (--set $opt): exit $rc, mismatching kinds: $bad"; fi
-}
+fcheck() { setcheck freplay "f16 accumulators, $1" "$2" "$3" "$4"; } # what, set option, kinds that must mismatch, that must not
 fcheck "nfrac 24" nfrac=24 '.' '^$'
 fcheck "fp8 at nfrac 14" nfrac=14 '.' '^$'
 fcheck "blocks of 16 for fp8" block=16 'e4m3|e5m2' 'f16[.]f16[.]f16 '
@@ -125,11 +119,7 @@ else
         "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
 fi
 for opt in nfrac=24 block=4 out_round=rne emax_floor=-134 zero_c=emin zero_sign=ieee; do
-    treplay --set "$opt"
-    rc=$?
-    bad=$(grep '^instruction=' "$tmp/out" | grep -c -v 'mismatches=0$')
-    if [ $rc -eq 1 ] && [ "$bad" -eq 2 ]; then pass "tf32, --set $opt: mismatches in both kinds"
-    else fail "tf32, --set $opt: exit $rc, $bad of 2 kinds mismatch" "$(grep '^instruction=' "$tmp/out")"; fi
+    setcheck treplay "tf32, both kinds" "$opt" '.'
 done
 xz -dc reports/gpu/NVIDIA-H200-2026-11-28.wgmma-tf32.probe.rec.xz >"$tmp/prec3"
 "$bin" probe --kind wgmma.m64n8k8.f32.tf32.tf32 --kind mma.m16n8k8.f32.tf32.tf32.f32 --replay "$tmp/prec3" >"$tmp/probe" 2>"$tmp/perr"
@@ -160,11 +150,7 @@ else
         "$(grep '^instruction=' "$tmp/out")" "$(head -5 "$tmp/err")"
 fi
 for opt in nfrac=24 block=8 out_round=rtz; do
-    qreplay --set "$opt"
-    rc=$?
-    bad=$(grep '^instruction=mma[.]m16n8k32[.]f16[.]' "$tmp/out" | grep -c -v 'mismatches=0$')
-    if [ $rc -eq 1 ] && [ "$bad" -eq 2 ]; then pass "fp8 with f16 accumulators, --set $opt: mismatches in both"
-    else fail "fp8 with f16 accumulators, --set $opt: exit $rc, $bad of 2 kinds mismatch" "$(grep '^instruction=' "$tmp/out")"; fi
+    setcheck qreplay "fp8 with f16 accumulators" "$opt" 'm16n8k32[.]f16[.]'
 done
 
 # the recorded probe: every kind the preset models agrees with it
