@@ -37,25 +37,27 @@ template <int KIND> struct Mma;
                  : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                 \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 
-#define MMA_OP(KIND, NEED, PTX)                                                         \
+// MMA_GATE_NEED(ASM, PTX): ASM(PTX) in a cubin whose arch has the
+// instruction (NEED: 800, 890), an empty body in the others
+#if ARCH >= 800
+#define MMA_GATE_800(ASM, PTX) ASM(PTX)
+#else
+#define MMA_GATE_800(ASM, PTX) (void)d, (void)a, (void)b
+#endif
+#if ARCH >= 890
+#define MMA_GATE_890(ASM, PTX) ASM(PTX)
+#else
+#define MMA_GATE_890(ASM, PTX) (void)d, (void)a, (void)b
+#endif
+#define MMA_KIND(KIND, NEED, ASM, PTX)                                                  \
     template <> struct Mma<KIND> {                                                      \
         static const int need = NEED;                                                   \
         static __device__ __forceinline__ void run(uint32_t (&d)[4], const uint32_t (&a)[4], \
                                                    const uint32_t (&b)[2]) {            \
-            MMA_BODY_##NEED(PTX);                                                       \
+            MMA_GATE_##NEED(ASM, PTX);                                                  \
         }                                                                               \
     };
-
-#if ARCH >= 800
-#define MMA_BODY_800(PTX) MMA_ASM(PTX)
-#else
-#define MMA_BODY_800(PTX) (void)d, (void)a, (void)b
-#endif
-#if ARCH >= 890
-#define MMA_BODY_890(PTX) MMA_ASM(PTX)
-#else
-#define MMA_BODY_890(PTX) (void)d, (void)a, (void)b
-#endif
+#define MMA_OP(KIND, NEED, PTX) MMA_KIND(KIND, NEED, MMA_ASM, PTX)
 
 MMA_OP(GPU_MMA_F16, 800, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
 MMA_OP(GPU_MMA_BF16, 800, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
@@ -70,29 +72,13 @@ MMA_OP(GPU_MMA_E5M2, 890, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32")
 // f16 accumulators: C and D are two .f16x2 registers per lane (c0,c1 and
 // c2,c3, the lower index in the low half); the images keep one element per
 // word like the f32 kinds, so the lane packs them around the instruction.
-#define MMA16_OP(KIND, NEED, PTX)                                                                     \
-    template <> struct Mma<KIND> {                                                                    \
-        static const int need = NEED;                                                                 \
-        static __device__ __forceinline__ void run(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) { \
-            MMA16_BODY_##NEED(PTX);                                                                   \
-        }                                                                                             \
-    };
+#define MMA16_OP(KIND, NEED, PTX) MMA_KIND(KIND, NEED, MMA16_ASM, PTX)
 #define MMA16_ASM(PTX)                                                                                \
     uint32_t p0 = (d[0] & 0xFFFFu) | d[1] << 16, p1 = (d[2] & 0xFFFFu) | d[3] << 16;                  \
     asm volatile(PTX " {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};"                                     \
                  : "+r"(p0), "+r"(p1)                                                                 \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                 \
     d[0] = p0 & 0xFFFFu, d[1] = p0 >> 16, d[2] = p1 & 0xFFFFu, d[3] = p1 >> 16
-#if ARCH >= 800
-#define MMA16_BODY_800(PTX) MMA16_ASM(PTX)
-#else
-#define MMA16_BODY_800(PTX) (void)d, (void)a, (void)b
-#endif
-#if ARCH >= 890
-#define MMA16_BODY_890(PTX) MMA16_ASM(PTX)
-#else
-#define MMA16_BODY_890(PTX) (void)d, (void)a, (void)b
-#endif
 MMA16_OP(GPU_MMA_F16_F16, 800, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")
 MMA16_OP(GPU_MMA_E4M3_F16, 890, "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16")
 MMA16_OP(GPU_MMA_E5M2_F16, 890, "mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16")
