@@ -42,7 +42,7 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
-from record_cublas import kernel_names  # noqa: E402
+from record_cublas import kernel_names, save_record  # noqa: E402
 
 SHAPES = [  # (M, N, K): the tf32 calls docs/cublas.md lists as not fitted, then fitted controls
     (16, 16, 16), (64, 64, 16), (64, 128, 16), (256, 256, 16), (16, 16, 48), (64, 64, 48),
@@ -146,12 +146,7 @@ def main():
             meta["failed"][s] = traceback.format_exc()
             print("%s: failed\n%s" % (s, meta["failed"][s]), file=sys.stderr, flush=True)
     meta["seconds"] = round(time.time() - t0, 1)
-    tmp = os.path.join(out, "tf32.npz.part")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
-    os.replace(tmp, os.path.join(out, "tf32.npz"))
-    with open(os.path.join(out, "tf32.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    save_record(out, "tf32", arrays, meta)
     return 1 if meta["failed"] else 0
 
 

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
-from record_cublas import kernel_names  # noqa: E402
+from record_cublas import kernel_names, save_record  # noqa: E402
 
 SHAPES = [(1024, 1024, 4096), (1024, 1024, 8192), (511, 1024, 8192), (511, 1024, 16384), (1024, 1024, 16384)]
 
@@ -94,12 +94,7 @@ def main():
         print(s, json.dumps(meta["shapes"][s])[:300], flush=True)
         del ones, At, Bt
     meta["seconds"] = round(time.time() - t0, 1)
-    tmp = os.path.join(out, "tf32_tiles.npz.part")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **R)
-    os.replace(tmp, os.path.join(out, "tf32_tiles.npz"))
-    with open(os.path.join(out, "tf32_tiles.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    save_record(out, "tf32_tiles", R, meta)
     return 0
 
 

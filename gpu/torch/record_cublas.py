@@ -100,6 +100,17 @@ def kernel_names(torch, fn):
     return names
 
 
+def save_record(out, stem, arrays, meta):
+    """OUT/STEM.npz (np.savez_compressed, written to STEM.npz.part and renamed, so a killed run
+    leaves no half file) and OUT/STEM.json (meta): what the probes in gpu/probes/ bring back."""
+    tmp = os.path.join(out, stem + ".npz.part")
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    os.replace(tmp, os.path.join(out, stem + ".npz"))
+    with open(os.path.join(out, stem + ".json"), "w") as f:
+        json.dump(meta, f, indent=1)
+
+
 def codes(t, torch):
     """The bit patterns of a tensor as a NumPy array (uint8 / uint16 / uint32)."""
     if t.dtype in (torch.float16, torch.bfloat16):
