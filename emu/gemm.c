@@ -30,6 +30,8 @@
                      * passes over the partial sums of 128 (2-6% at n = 2048) */
 #define KTILE_PW 1024 /* the pairwise kernel's (mi250): each call's partial sums in and out, per register block, were
                       * about a tenth of its time at 256 (n = 2048: 0.209-0.211 s at 256, 0.183-0.186 s at 1024) */
+#define KTILE_GV 1024 /* the group kernel's integer form: B's bytes of 1024 k (32 KiB); each call's partial sums in and
+                      * out were 6-8% of its perf samples at 256 (n = 1024) */
 #define ITILE 64   /* rows of a kernel call */
 
 static void seterr(char *err, size_t len, const char *msg) {
@@ -188,6 +190,12 @@ typedef struct {
                              * the exact-sum kernel's product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
+    int use_gv;             /* the group kernel's integer form (AVX-512 VNNI): gi, built by build_gv */
+    gkg_int gi;
+    int32_t *gv_aq, *gv_bq, *gv_acor, *gv_rtile, *gv_clx, *gv_cuy, *gv_ctile;
+    gkg_row *gv_rows;
+    float *gv_crb;
+    double *gv_cpb;
     float *avf, *bvf;
     int32_t *aw;
     int16_t *bw;
@@ -219,6 +227,8 @@ static void qops_free(qops *q) {
     big_free(q->avf), big_free(q->aw), big_free(q->bvf), big_free(q->bw), big_free(q->al), big_free(q->bl);
     big_free(q->ax), big_free(q->bx);
     free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
+    big_free(q->gv_aq), big_free(q->gv_bq), free(q->gv_acor), free(q->gv_rtile), free(q->gv_clx), free(q->gv_cuy);
+    free(q->gv_ctile), free(q->gv_rows), free(q->gv_crb), free(q->gv_cpb);
     memset(q, 0, sizeof *q);
 }
 
@@ -1967,12 +1977,13 @@ static void f_range_pass(qops *q, int pass) {
  * does (MX: exponents; NVFP4 without the group rule: value times scale,
  * exponent plus the scale's). */
 static int build_scales_g(qops *q);
+static int build_gv(qops *q);
 static int build_values_pw(qops *q);
 
 static int build_values(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
-    if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
+    if (q->use_g) return build_values_f(q) || build_scales_g(q) || (q->use_gv && build_gv(q)) ? -1 : 0;
     if (q->use_pw) return build_values_pw(q);
     if (q->use_f) return build_values_f(q);
     if (codes_to_rows(q, 0) || codes_to_rows(q, 1)) return -1;
@@ -2088,6 +2099,127 @@ static int build_scales_g(qops *q) {
 static int group_wide(const fpemu_format *s) {
     return s->mbits == 0 && s->emax <= 127 && s->emin >= -127;
 }
+
+/* Can the group kernel take its integer form (gemm_kernel.c, AVX-512
+ * VNNI)? Groups of 16 (whole 4-k words), blocks of at most 4 groups,
+ * nfrac from 23 (c's 24 bits are then never cut where its exponent is
+ * within the bounds) to 38 (a block's exact sum, below 2^(nfrac + 15) of
+ * its cut unit, fits a double), chunks of whole blocks. */
+static int gv_ok(const fpemu_gemm_config *cfg, const qops *q) {
+    const fpemu_mma_model *m = &cfg->model;
+    return emu__gemm_vnni() && m->group == 16 && m->group_block % 16 == 0 && m->group_block <= 64 && m->group_nfrac >= 23 &&
+           m->group_nfrac <= 38 && q->sblock % 16 == 0 && (cfg->promote == 0 || cfg->promote % m->group_block == 0);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* 4 k (nk of them real) x 8 lanes of e2m1 values (floats, the k rows
+ * stride apart) to 8 words of 4 bytes, one per lane, byte k % 4: 2 v + add
+ * (at most 24: exact in int8); returns the 8 lanes' sums of 2 v over the
+ * real k, as int16. */
+static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_t *dst) {
+    __m128i r[4], sum = _mm_setzero_si128();
+    for (int k = 0; k < 4; k++) {
+        if (k < nk) {
+            const __m128 lo = _mm_loadu_ps(src + (size_t)k * stride), hi = _mm_loadu_ps(src + (size_t)k * stride + 4);
+            r[k] = _mm_packs_epi32(_mm_cvttps_epi32(_mm_add_ps(lo, lo)), _mm_cvttps_epi32(_mm_add_ps(hi, hi)));
+            sum = _mm_add_epi16(sum, r[k]);
+            r[k] = _mm_add_epi16(r[k], _mm_set1_epi16((short)add));
+        } else
+            r[k] = _mm_set1_epi16((short)add);
+    }
+    const __m128i a = _mm_packs_epi16(r[0], r[2]), b = _mm_packs_epi16(r[1], r[3]); /* k0 | k2, k1 | k3 */
+    const __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);      /* (k0 k1), (k2 k3) per lane */
+    _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(lo, hi));
+    _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(lo, hi));
+    return sum;
+}
+
+/* Its data (gemm_internal.h gkg_int): the byte panels from the f32 panels
+ * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
+ * group kernel takes no flushing) and the bounds from the scales. -1: out
+ * of memory. */
+static int build_gv(qops *q) {
+    const fpemu_mma_model *m = &q->cfg->model;
+    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block, nf = m->group_nfrac;
+    const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
+    const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B, nsb = (size_t)q->nsb;
+    const int smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
+    q->gv_aq = big_alloc(Mp * kq * 4 + 4, 1), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
+    q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));
+    q->gv_rtile = calloc(Mp / (size_t)R * nbk + 1, 4), q->gv_ctile = calloc(nbk * (Np / 16) + 1, 4);
+    q->gv_clx = malloc((nbk * Np + 1) * 4), q->gv_cuy = malloc((nbk * Np + 1) * 4);
+    q->gv_crb = calloc(nbk * 4 * Np + 1, 4), q->gv_cpb = malloc((nbk * Np + 1) * 8);
+    if (!q->gv_aq || !q->gv_bq || !q->gv_acor || !q->gv_rows || !q->gv_rtile || !q->gv_ctile || !q->gv_clx || !q->gv_cuy ||
+        !q->gv_crb || !q->gv_cpb)
+        return -1;
+    /* the bytes: 2 a (signed) and 2 b + 12 (unsigned), byte k % 4 of word k / 4 */
+    memset(q->gv_bq, 12, Np * kq * 4);
+    const size_t nq = ((size_t)K + 3) / 4;
+    for (size_t p = 0; p < Mp / (size_t)R; p++) {
+        __m128i gsum = _mm_setzero_si128();
+        for (size_t u = 0; u < nq; u++) {
+            const int nk = (size_t)K - 4 * u < 4 ? (int)((size_t)K - 4 * u) : 4;
+            gsum = _mm_add_epi16(gsum, gv_pack8(q->avf + (p * (size_t)K + 4 * u) * (size_t)R, (size_t)R, nk, 0,
+                                                (uint8_t *)q->gv_aq + (p * kq + u) * (size_t)R * 4));
+            if (u % 4 == 3 || u + 1 == nq) { /* a group's end: -12 times each row's sum */
+                int16_t sm[8];
+                _mm_storeu_si128((__m128i *)sm, gsum);
+                for (int r = 0; r < R; r++) q->gv_acor[(p * (size_t)R + (size_t)r) * ng + u / 4] = -12 * sm[r];
+                gsum = _mm_setzero_si128();
+            }
+        }
+    }
+    for (size_t p = 0; p < Np / (size_t)CP; p++)
+        for (size_t u = 0; u < nq; u++)
+            for (size_t c = 0; c < (size_t)CP; c += 8) {
+                const int nk = (size_t)K - 4 * u < 4 ? (int)((size_t)K - 4 * u) : 4;
+                gv_pack8(q->bvf + (p * (size_t)K + 4 * u) * (size_t)CP + c, (size_t)CP, nk, 12,
+                         (uint8_t *)q->gv_bq + ((p * kq + u) * (size_t)CP + c) * 4);
+            }
+    /* the bounds, per row of A (and its padding) and per column of B, per block */
+    for (int pass = 0; pass < 2; pass++) {
+        const size_t nrow = pass ? Np : Mp, real = (size_t)(pass ? N : M);
+        for (size_t i = 0; i < nrow; i++)
+            for (size_t b = 0; b < nbk; b++) {
+                float sv[4] = {0, 0, 0, 0};
+                int32_t se[4] = {0, 0, 0, 0}, lo = INT32_MAX, hi = INT32_MIN, bits = 0;
+                int x = 0;
+                for (size_t gs = b * (size_t)B; gs < (size_t)K && gs < (b + 1) * (size_t)B; gs += 16, x++) {
+                    const size_t sg = gs / (size_t)q->sblock;
+                    if (i < real) sv[x] = pass ? q->gsbv[sg * Np + i] : q->gsav[i * nsb + sg], se[x] = pass ? q->gsbe[sg * Np + i] : q->gsae[i * nsb + sg];
+                    lo = se[x] < lo ? se[x] : lo, hi = se[x] > hi ? se[x] : hi;
+                }
+                const int32_t L = lo - smb - (pass ? 0 : 2); /* (A's share takes the group sums' 1/4) */
+                float f[4] = {0, 0, 0, 0};
+                for (int y = 0; y < x; y++) {
+                    f[y] = wide ? ldexpf(1.0f, se[y] - lo) : ldexpf(sv[y], smb - lo);
+                    if (!(f[y] == floorf(f[y]) && f[y] < 0x1p20f)) bits = 99;
+                    else if (f[y] > 0 && ilogbf(f[y]) + 1 > bits) bits = ilogbf(f[y]) + 1;
+                }
+                int32_t *tile = pass ? q->gv_ctile + b * (Np / 16) + i / 16 : q->gv_rtile + (i / (size_t)R) * nbk + b;
+                if (bits > *tile) *tile = bits;
+                if (pass) {
+                    q->gv_clx[b * Np + i] = L + nf + 127, q->gv_cuy[b * Np + i] = hi + 23 - nf + 127;
+                    q->gv_cpb[b * Np + i] = ldexp(1.0, L);
+                    for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = f[y];
+                } else {
+                    gkg_row *rw = &q->gv_rows[i * nbk + b];
+                    rw->la = L, rw->ua = hi, rw->pa = ldexp(1.0, L);
+                    memcpy(rw->fa, f, sizeof f);
+                }
+            }
+    }
+    q->gi = (gkg_int){.aq = q->gv_aq, .bq = q->gv_bq, .acor = q->gv_acor, .kq = kq, .nbk = (int)nbk, .rows = q->gv_rows,
+                      .rtile = q->gv_rtile, .clx = q->gv_clx, .cuy = q->gv_cuy, .crb = q->gv_crb, .cpb = q->gv_cpb,
+                      .ctile = q->gv_ctile};
+    return 0;
+}
+#else
+static int build_gv(qops *q) { /* (never called: emu__gemm_vnni is 0 off x86) */
+    q->use_gv = 0;
+    return 0;
+}
+#endif
 
 /* Can the group kernel run this model (gemm_kernel.c: the group rule, its
  * sums exact in f32 and double)? Block-scaled OCP e2m1 on a model with
@@ -2713,7 +2845,7 @@ static void kernel_tile(job *J, int ib, int ie, int kk, int ke, int k0) {
             .sbe = q->gsbe, .nsb = (size_t)q->nsb, .ldsb = (size_t)Np,
             .i0 = ib, .i1 = ie, .j0 = 0, .j1 = N, .k0 = kk, .k1 = ke,
             .block = B, .group = m->group, .sblock = q->sblock, .wide = group_wide(q->sfmt), .nfrac = m->group_nfrac,
-            .q = m->out_mant, .zero_c = m->zero_c,
+            .q = m->out_mant, .zero_c = m->zero_c, .gi = q->use_gv ? &q->gi : NULL,
             .cin = kk == k0 ? (q->c_in_mma && C ? J->cpad : NULL) : J->part, .ldc = (size_t)Np,
             .out = J->part, .flag = J->flag, .ldo = (size_t)Np,
         };
@@ -2948,7 +3080,7 @@ static void *run_job(void *arg) {
     const int N = q->N, K = q->K, Np = q->Np;
     const int P = cfg->promote > 0 ? cfg->promote : (K > 0 ? K : 1);
     const int B = q->use_g ? m->group_block : q->vk == VK_FS ? 1 : q->vk ? P : m->block > 0 ? m->block : P; /* exact, tree: one tile a chunk */
-    const int ktile = q->use_pw ? KTILE_PW : q->use_f ? KTILE_F : KTILE;
+    const int ktile = q->use_pw ? KTILE_PW : q->use_gv ? KTILE_GV : q->use_f ? KTILE_F : KTILE;
     const int kt = ktile < B ? B : ktile / B * B;
     const int nchunks = K > 0 ? cdiv(K, P) : 1;
     /* rows of a kernel call: the AMX form converts B's digits once per call,
@@ -3008,7 +3140,9 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     int split = 0, check = 0, count = 0;
     q->use_g = isa && q->sa && cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->model.fa) && emu__is_ocp_e2m1(cfg->model.fb);
     q->vk = isa ? values_kernel(cfg, q, &q->x_lo, &q->x_hi) : VK_NONE;
-    /* AMX: the exact-sum kernel's form alone, and only once Linux grants the tile data (asked here, not before) */
+    /* level 4's integer units: VNNI for the group kernel's integer form (which runs on level 3's jobs);
+     * AMX for the exact-sum kernel's form, only once Linux grants the tile data (asked here, not before) */
+    q->use_gv = isa == 4 && q->use_g && gv_ok(cfg, q);
     if (isa == 4 && !(q->vk == VK_EX && exa_ok(cfg, q) && emu__gemm_amx_grant())) isa = 3;
     q->use_f = q->use_g || q->vk || (isa && f32_kernel_ok(cfg, q, &split, &count, &check) &&
                             (cfg->promote == 0 || cfg->promote % cfg->model.block == 0));

@@ -171,12 +171,47 @@ typedef struct gkg_args {
     int block, group, nfrac, q, zero_c;
     int sblock;        /* the scale block: a multiple of group (scales of group gs at gs / sblock) */
     int wide;          /* scales are powers of two (e8m0): sav/sbv are not read, the exponents scale in double */
+    const struct gkg_int *gi; /* the integer form's data (gemm.c build_gv; AVX-512 VNNI), or NULL */
     const float *cin;
     size_t ldc;
     float *out;
     unsigned char *flag;
     size_t ldo;
 } gkg_args;
+/* The group kernel's integer form (gemm_kernel.c, "the integer form"):
+ * e2m1 values times 2 as bytes, 4 k to a 32-bit word (K padded with zeros
+ * to a multiple of 16): A's words [Mp / RBF][kq][RBF] (signed), B's [Np /
+ * PBF][kq][PBF] (plus 12: unsigned); per row of A and group of 16 k, -12
+ * times the sum of its bytes (B's offset taken back). Per row and block b
+ * of the call (k from b * block), and per column and block: the least
+ * exponent L of the terms' unit (terms are integer multiples of 2^(LA +
+ * LB)), each group's scale over its share of that unit (an integer: fa,
+ * rb), 2^L in double; the largest scale exponent U (A: ua; B: cuy, with
+ * clx, as the per-lane bounds of the fast test); and per tile of RBF rows
+ * (rtile) and of 16 columns (ctile) the bits of the largest fa and rb
+ * (99: a scale that is not such an integer). */
+typedef struct {
+    int32_t la, ua;
+    float fa[4];
+    double pa;
+} gkg_row;
+typedef struct gkg_int {
+    const int32_t *aq, *bq, *acor; /* acor: Mp x kq / 4 */
+    size_t kq;                     /* words per k row of a panel: K rounded up to 16, over 4 */
+    int nbk;                       /* blocks: ceil(K / block) */
+    const gkg_row *rows;           /* Mp x nbk */
+    const int32_t *rtile;          /* (Mp / RBF) x nbk */
+    const int32_t *clx, *cuy;      /* nbk x Np: LB + nfrac + 127, UB + 23 - nfrac + 127 */
+    const float *crb;              /* nbk x 4 x Np */
+    const double *cpb;             /* nbk x Np: 2^LB */
+    const int32_t *ctile;          /* nbk x Np / 16 */
+} gkg_int;
+/* The CPU has AVX-512 VNNI (the group kernel's integer form). */
+int emu__gemm_vnni(void);
+/* Register blocks (RBF rows x 16 columns) x blocks the integer form has
+ * summed without cuts [0] and handed to the f32 form [1], since the
+ * process began (for the tests: that both happen). */
+extern uint64_t emu__gemm_gv_blocks[2];
 void emu__gemm_kernel_grp(int isa, const gkg_args *g);
 /* The pairwise kernel (AMD CDNA2: mma.c dot_pairwise_blocks with ftz), on
  * the f32 kernel's packed values (av, bv; subnormals made +0 by gemm.c,
@@ -199,7 +234,7 @@ typedef struct gkp_args {
     size_t ldo;
 } gkp_args;
 void emu__gemm_kernel_pw(int isa, const gkp_args *g);
-int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512, 4 avx512 and AMX int8 tiles */
+int emu__gemm_kernel_best(void);         /* 1 generic, 2 avx2, 3 avx512, 4 avx512 and its integer units (AMX int8 tiles or VNNI) */
 /* The process's permission to use AMX tile data, which Linux grants on
  * request (arch_prctl ARCH_REQ_XCOMP_PERM; signal frames grow by the 8 KiB
  * of tile data from then on): asked once, by the first call that would run

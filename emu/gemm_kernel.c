@@ -195,6 +195,17 @@ int emu__gemm_amx_grant(void) {
 #endif
 }
 
+uint64_t emu__gemm_gv_blocks[2];
+
+int emu__gemm_vnni(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+#else
+    return 0;
+#endif
+}
+
 int emu__gemm_kernel_best(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -203,7 +214,7 @@ int emu__gemm_kernel_best(void) {
 #ifdef GEMM_HAVE_AMX
         if (amx_cpu()) return 4;
 #endif
-        return 3;
+        return emu__gemm_vnni() ? 4 : 3;
     }
     if (__builtin_cpu_supports("avx2")) return 2;
 #endif
@@ -1201,12 +1212,272 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _out16)(flo
 #define GTOD(s) ((s) + 0.0)
 #endif
 
-KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
-    const size_t K = g->K;
+/* One block [kb, ke) of the group kernel for a register block of RBF rows
+ * and the 16 columns from jh (h within B's panel bvp; A's panel ap, the
+ * rows' scales sav/sae): c in accb, the block's result back in accb, and
+ * the lanes that leave f32's normal range OR-ed into bad. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)(const gkg_args *g, const float *bvp, const float *ap,
+                                                                                 size_t jh, int h, int kb, int ke,
+                                                                                 const float *const *sav, const int32_t *const *sae,
+                                                                                 float (*accb)[16], vfi *bad) {
     const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
     const vl qmask = (vl){0} + qm, absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
     const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
     const vfi cz = (vfi){0} + (g->zero_c ? -126 : -100000); /* a zero c's exponent (-100000: takes no part) */
+    /* emax: c's exponent (emin for a subnormal), the groups' scale exponents */
+    vfi emax[RBF];
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) {
+        vfi cb = ILOAD(accb[r]);
+        vfi ex = (cb >> 23) & 0xFF;
+        vfi ec = ex - 127 + (vfi)((ex == 0) & 1);
+        vfi isz = (vfi)((cb & 0x7FFFFFFF) == 0);
+        emax[r] = (cz & isz) | (ec & ~isz);
+    }
+    for (int gs = kb; gs < ke; gs += g->group) {
+        const size_t sg = (size_t)gs / (size_t)g->sblock;
+        const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + jh);
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) emax[r] = DMAX(emax[r], sbe + sae[r][sg]);
+    }
+    /* 2^(nfrac - emax) (as doubles in two halves of 8, and as floats: an
+     * exponent in [nfrac - 127, nfrac + 30] without wide) and c's cut
+     * term, in double */
+    vd sc[RBF][2];
+    GACC S[RBF][2];
+    vfi ebase[RBF];
+    vf scf[RBF];
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) {
+        ebase[r] = g->nfrac - emax[r];
+        vfi e = ebase[r] + 1023;
+        scf[r] = (vf)((vfi)((vfu)(ebase[r] + 127) << 23));
+        vf c = FLOAD(accb[r]);
+        vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
+        vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
+        vhf c0 = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
+        vhf c1 = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
+        sc[r][0] = (vd)(__builtin_convertvector(e0, vl) << 52);
+        sc[r][1] = (vd)(__builtin_convertvector(e1, vl) << 52);
+        S[r][0] = GFROMD(GTRUNC(__builtin_convertvector(c0, vd) * sc[r][0]));
+        S[r][1] = GFROMD(GTRUNC(__builtin_convertvector(c1, vd) * sc[r][1]));
+    }
+    for (int gs = kb, ge; gs < ke; gs = ge) {
+        ge = g->group < ke - gs ? gs + g->group : ke;
+        const size_t sg = (size_t)gs / (size_t)g->sblock;
+        vf G[RBF];
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) G[r] = (vf){0};
+        for (int k = gs; k < ge; k++) {
+            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
+#if GEMM_KERNEL_PASS == 3
+                /* one fma: the same value as the product and the sum, both exact */
+                G[r] = (vf)_mm512_fmadd_ps((__m512)bv, _mm512_set1_ps(ap[(size_t)k * RBF + r]), (__m512)G[r]);
+#else
+                G[r] += bv * ap[(size_t)k * RBF + r];
+#endif
+            }
+        }
+        /* the term in f32: exact, or below 2^-126 where it cuts to 0 anyway */
+        vf t[RBF];
+        if (g->wide) {
+            /* G * 2^(nfrac - emax + Ea + Eb), the exponent at most nfrac;
+             * one below -126 (the term cuts to 0) taken as -126 */
+            const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + jh);
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) t[r] = G[r] * (vf)((DMAX(ebase[r] + sbe + sae[r][sg], (vfi){0} - 126) + 127) << 23);
+        } else {
+            const vf sbv = FLOAD(g->sbv + sg * g->ldsb + jh);
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) t[r] = G[r] * (sbv * sav[r][sg]) * scf[r];
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) {
+            S[r][0] = GADD(S[r][0], GTERM(__builtin_shufflevector(t[r], t[r], 0, 1, 2, 3, 4, 5, 6, 7)));
+            S[r][1] = GADD(S[r][1], GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15)));
+        }
+    }
+    /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) {
+        vhf o[2];
+        vl bl[2];
+        for (int x = 0; x < 2; x++) {
+            vd inv = (vd)(((vl){0} + (INT64_C(2046) << 52)) - (vl)sc[r][x]); /* 2^(emax - nfrac) */
+            vd v = (vd)((vl)(GTOD(S[r][x]) * inv) & qmask);
+            vl a = (vl)v & absm;
+            bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
+            o[x] = __builtin_convertvector(v, vhf);
+        }
+        vf of = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        memcpy(accb[r], &of, sizeof of);
+        vhi b0 = __builtin_convertvector(bl[0], vhi), b1 = __builtin_convertvector(bl[1], vhi);
+        bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+}
+
+#if GEMM_KERNEL_PASS == 3
+/* ---- the group kernel's integer form (AVX-512 VNNI) ---------------------------
+ * The same model (above), faster where a block's cuts cut nothing.
+ *
+ * Group sums: e2m1 values times 2 are the integers 0, 1, 2, 3, 4, 6, 8, 12
+ * with a sign, so 4 G (G the group's exact sum) is an integer of magnitude
+ * at most 16 * 144 = 2304, which vpdpbusd forms 64 products to an
+ * instruction (16 lanes x 4 k: B's bytes unsigned, plus 12; A's signed,
+ * one word of 4 k broadcast; the 12 times A's sum is taken back by the
+ * accumulator's start value). The same integers as the fma chains'.
+ *
+ * Blocks: the model cuts each term (and c) toward zero at 2^(emax - nfrac).
+ * gemm.c (build_gv) writes, per row and per column and block, an exponent
+ * L such that each group's term is acc * fa * rb * 2^(LA + LB), fa and rb
+ * integers (the scales over 2^L: their significands times powers of two),
+ * and U, the largest scale exponent, so emax <= max(c's exponent, UA + UB).
+ * Where fa < 2^ka and rb < 2^kb with ka + kb <= 17, the block's integer
+ * sum S of acc * fa * rb stays below 4 * 2^12 * 2^17 = 2^31, each such
+ * product is exact in f32 (at most 12 + 4 + 4 significant bits), and
+ * (UA - LA) + (UB - LB) <= ka + kb <= 17 < nfrac (the largest scale is at
+ * least 2^U: its fa or rb at least 2^(U - L - 1)), so every term is a
+ * multiple of 2^(emax - nfrac) where emax is a term's. Where besides
+ *   c's exponent <= LA + LB + nfrac     (c, or a zero c's 2^-126, as emax),
+ *   c = 0 or c's exponent >= UA + UB + 23 - nfrac   (c's bits not cut),
+ * nothing is cut, and the block's result is c plus the terms, summed
+ * exactly, cut to q bits. c + 2^(LA + LB) S is exact in double (c and the
+ * terms are multiples of 2^(emax - nfrac) below 2^(emax + 15), nfrac + 15
+ * <= 53: gemm.c gv_ok), so one fma gives it, and its low bits masked are
+ * the cut to q bits: the model's (and _grp_block's) result. The test costs
+ * one scalar compare per register block and a few instructions per row;
+ * a block that fails it takes _grp_block. */
+#define GV_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni")))
+GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
+    const struct gkg_int *gi = g->gi;
+    const size_t K = g->K, kq = gi->kq, ng = kq / 4, ldc = g->ldsb, nv = ldc / 16;
+    const int nbk = gi->nbk, B = g->block;
+    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
+    const vl qmask = (vl){0} + qm, absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
+    const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
+    uint64_t nfast = 0, nslow = 0;
+    for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
+        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
+        const int32_t *bq = gi->bq + (size_t)(j0 / PBF) * kq * PBF;
+        const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
+        for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
+            const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
+            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
+            const int32_t *aq = gi->aq + (size_t)(i0 / RBF) * kq * RBF;
+            const gkg_row *rw = gi->rows + (size_t)i0 * (size_t)nbk;
+            const int32_t *acr = gi->acor + (size_t)i0 * ng, *rt = gi->rtile + (size_t)(i0 / RBF) * (size_t)nbk;
+            const float *sav[RBF];
+            const int32_t *sae[RBF];
+#pragma GCC unroll 8
+            for (int r = 0; r < RBF; r++) {
+                size_t ii = (size_t)(i0 + (r < nr ? r : 0));
+                sav[r] = g->sav + ii * g->nsb, sae[r] = g->sae + ii * g->nsb;
+            }
+            for (int h = 0; h < nc; h += 16) {
+                const size_t jh = (size_t)(j0 + h);
+                float accb[RBF][16] __attribute__((aligned(64)));
+                vfi bad[RBF];
+                __mmask16 badm[RBF] = {0}; /* (the integer form's; bad: the f32 form's) */
+                for (int r = 0; r < RBF; r++) {
+                    vf c;
+                    CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
+                    memcpy(accb[r], &c, sizeof c);
+                    bad[r] = (vfi){0};
+                }
+                for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
+                    ke = B < g->k1 - kb ? kb + B : g->k1;
+                    const size_t b = (size_t)(kb / B);
+                    int fast = rt[b] + gi->ctile[b * nv + jh / 16] <= 17;
+                    if (fast) {
+                        /* c's exponent field (a zero or subnormal c's as 1: 2^-126) against the lanes' bounds */
+                        const vfi clx = ILOAD(gi->clx + b * ldc + jh), cuy = ILOAD(gi->cuy + b * ldc + jh);
+                        __mmask16 okm = 0xFFFF;
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            const vfi cb = ILOAD(accb[r]);
+                            const vfi ex = DMAX((cb >> 23) & 0xFF, (vfi){0} + 1);
+                            const __mmask16 m1 = _mm512_cmple_epi32_mask((__m512i)ex, (__m512i)(clx + rw[(size_t)r * nbk + b].la));
+                            const __mmask16 m2 = _mm512_cmpge_epi32_mask((__m512i)ex, (__m512i)(cuy + rw[(size_t)r * nbk + b].ua));
+                            const __mmask16 mz = _mm512_testn_epi32_mask((__m512i)cb, _mm512_set1_epi32(0x7FFFFFFF));
+                            okm &= m1 & (m2 | mz);
+                        }
+                        fast = okm == 0xFFFF;
+                    }
+                    if (!fast) {
+                        CAT(KNAME, _grp_block)(g, bvp, ap, jh, h, kb, ke, sav, sae, accb, bad);
+                        nslow++;
+                        continue;
+                    }
+                    nfast++;
+                    __m512i S[RBF];
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) S[r] = _mm512_setzero_si512();
+                    for (int gs = kb, x = 0; gs < ke; gs += 16, x++) {
+                        const size_t w = (size_t)gs / 4;
+                        __m512i acc[RBF];
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) acc[r] = _mm512_set1_epi32(acr[(size_t)r * ng + w / 4]);
+#pragma GCC unroll 4
+                        for (int u = 0; u < 4; u++) {
+                            __m512i bw;
+                            memcpy(&bw, bq + (w + (size_t)u) * PBF + h, sizeof bw);
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], bw, _mm512_set1_epi32(aq[(w + (size_t)u) * RBF + (size_t)r]));
+                        }
+                        const __m512 rb = _mm512_loadu_ps(gi->crb + (b * 4 + (size_t)x) * ldc + jh);
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            const __m512 t = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(rw[(size_t)r * nbk + b].fa[x])), rb);
+                            S[r] = _mm512_add_epi32(S[r], _mm512_cvttps_epi32(t));
+                        }
+                    }
+                    /* c + 2^(LA + LB) S, exact in double; cut to q bits; flag what leaves f32's normal range */
+                    const __m512d pb0 = _mm512_loadu_pd(gi->cpb + b * ldc + jh), pb1 = _mm512_loadu_pd(gi->cpb + b * ldc + jh + 8);
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) {
+                        const __m512d pa = _mm512_set1_pd(rw[(size_t)r * nbk + b].pa);
+                        const __m512 c = _mm512_load_ps(accb[r]);
+                        const __m512d c0 = _mm512_cvtps_pd(_mm512_castps512_ps256(c));
+                        const __m512d c1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1)));
+                        const __m512d s0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(S[r]));
+                        const __m512d s1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(S[r], 1));
+                        const vl v0 = (vl)_mm512_fmadd_pd(s0, _mm512_mul_pd(pb0, pa), c0) & qmask;
+                        const vl v1 = (vl)_mm512_fmadd_pd(s1, _mm512_mul_pd(pb1, pa), c1) & qmask;
+                        /* |v| - 1 below 2^-126 - 1 (unsigned: 0 is not), or |v| at least 2^128 */
+                        const __m512i a0 = (__m512i)(v0 & absm), a1 = (__m512i)(v1 & absm);
+                        const __mmask8 k0 = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(a0, _mm512_set1_epi64(1)), (__m512i)(lo_b - 1)) |
+                                            _mm512_cmpge_epu64_mask(a0, (__m512i)hi_b);
+                        const __mmask8 k1 = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(a1, _mm512_set1_epi64(1)), (__m512i)(lo_b - 1)) |
+                                            _mm512_cmpge_epu64_mask(a1, (__m512i)hi_b);
+                        badm[r] |= (__mmask16)(k0 | (unsigned)k1 << 8);
+                        _mm512_store_ps(accb[r], _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)v0)),
+                                                                    _mm512_cvtpd_ps((__m512d)v1), 1));
+                    }
+                }
+                for (int r = 0; r < nr; r++) {
+                    const vf v = FLOAD(accb[r]);
+                    bad[r] |= (vfi)_mm512_movm_epi32(badm[r]);
+                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &bad[r]);
+                }
+            }
+        }
+    }
+    __atomic_fetch_add(&emu__gemm_gv_blocks[0], nfast, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&emu__gemm_gv_blocks[1], nslow, __ATOMIC_RELAXED);
+}
+#endif
+
+KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
+    const size_t K = g->K;
+#if GEMM_KERNEL_PASS == 3
+    /* the integer form where gemm.c built its data and the call's blocks are the data's */
+    if (g->gi && g->k0 % g->block == 0 && (g->k1 % g->block == 0 || (size_t)g->k1 == K)) {
+        CAT(KNAME, _grpv)(g);
+        return;
+    }
+#endif
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
@@ -1231,98 +1502,7 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                 }
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
-                    /* emax: c's exponent (emin for a subnormal), the groups' scale exponents */
-                    vfi emax[RBF];
-#pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-                        vfi cb = ILOAD(accb[r]);
-                        vfi ex = (cb >> 23) & 0xFF;
-                        vfi ec = ex - 127 + (vfi)((ex == 0) & 1);
-                        vfi isz = (vfi)((cb & 0x7FFFFFFF) == 0);
-                        emax[r] = (cz & isz) | (ec & ~isz);
-                    }
-                    for (int gs = kb; gs < ke; gs += g->group) {
-                        const size_t sg = (size_t)gs / (size_t)g->sblock;
-                        const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
-#pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) emax[r] = DMAX(emax[r], sbe + sae[r][sg]);
-                    }
-                    /* 2^(nfrac - emax) (as doubles in two halves of 8, and as floats: an
-                     * exponent in [nfrac - 127, nfrac + 30] without wide) and c's cut
-                     * term, in double */
-                    vd sc[RBF][2];
-                    GACC S[RBF][2];
-                    vfi ebase[RBF];
-                    vf scf[RBF];
-#pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-                        ebase[r] = g->nfrac - emax[r];
-                        vfi e = ebase[r] + 1023;
-                        scf[r] = (vf)((vfi)((vfu)(ebase[r] + 127) << 23));
-                        vf c = FLOAD(accb[r]);
-                        vhi e0 = __builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7);
-                        vhi e1 = __builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15);
-                        vhf c0 = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7);
-                        vhf c1 = __builtin_shufflevector(c, c, 8, 9, 10, 11, 12, 13, 14, 15);
-                        sc[r][0] = (vd)(__builtin_convertvector(e0, vl) << 52);
-                        sc[r][1] = (vd)(__builtin_convertvector(e1, vl) << 52);
-                        S[r][0] = GFROMD(GTRUNC(__builtin_convertvector(c0, vd) * sc[r][0]));
-                        S[r][1] = GFROMD(GTRUNC(__builtin_convertvector(c1, vd) * sc[r][1]));
-                    }
-                    for (int gs = kb, ge; gs < ke; gs = ge) {
-                        ge = g->group < ke - gs ? gs + g->group : ke;
-                        const size_t sg = (size_t)gs / (size_t)g->sblock;
-                        vf G[RBF];
-#pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) G[r] = (vf){0};
-                        for (int k = gs; k < ge; k++) {
-                            const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
-#pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) {
-#if GEMM_KERNEL_PASS == 3
-                                /* one fma: the same value as the product and the sum, both exact */
-                                G[r] = (vf)_mm512_fmadd_ps((__m512)bv, _mm512_set1_ps(ap[(size_t)k * RBF + r]), (__m512)G[r]);
-#else
-                                G[r] += bv * ap[(size_t)k * RBF + r];
-#endif
-                            }
-                        }
-                        /* the term in f32: exact, or below 2^-126 where it cuts to 0 anyway */
-                        vf t[RBF];
-                        if (g->wide) {
-                            /* G * 2^(nfrac - emax + Ea + Eb), the exponent at most nfrac;
-                             * one below -126 (the term cuts to 0) taken as -126 */
-                            const vfi sbe = ILOAD(g->sbe + sg * g->ldsb + (size_t)(j0 + h));
-#pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) t[r] = G[r] * (vf)((DMAX(ebase[r] + sbe + sae[r][sg], (vfi){0} - 126) + 127) << 23);
-                        } else {
-                            const vf sbv = FLOAD(g->sbv + sg * g->ldsb + (size_t)(j0 + h));
-#pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) t[r] = G[r] * (sbv * sav[r][sg]) * scf[r];
-                        }
-#pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) {
-                            S[r][0] = GADD(S[r][0], GTERM(__builtin_shufflevector(t[r], t[r], 0, 1, 2, 3, 4, 5, 6, 7)));
-                            S[r][1] = GADD(S[r][1], GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15)));
-                        }
-                    }
-                    /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
-#pragma GCC unroll 8
-                    for (int r = 0; r < RBF; r++) {
-                        vhf o[2];
-                        vl bl[2];
-                        for (int x = 0; x < 2; x++) {
-                            vd inv = (vd)(((vl){0} + (INT64_C(2046) << 52)) - (vl)sc[r][x]); /* 2^(emax - nfrac) */
-                            vd v = (vd)((vl)(GTOD(S[r][x]) * inv) & qmask);
-                            vl a = (vl)v & absm;
-                            bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
-                            o[x] = __builtin_convertvector(v, vhf);
-                        }
-                        vf of = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                        memcpy(accb[r], &of, sizeof of);
-                        vhi b0 = __builtin_convertvector(bl[0], vhi), b1 = __builtin_convertvector(bl[1], vhi);
-                        bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                    }
+                    CAT(KNAME, _grp_block)(g, bvp, ap, (size_t)(j0 + h), h, kb, ke, sav, sae, accb, bad);
                 }
                 /* (an inf or NaN result is in bad already: outside the normal range) */
                 for (int r = 0; r < nr; r++) {

@@ -830,6 +830,99 @@ static void f32_lane_edges(void) {
     free(A), free(B), free(C);
 }
 
+/* The group kernel's integer form (AVX-512 VNNI: gemm_kernel.c _grpv)
+ * against the scalar model, on every level: NVFP4 (e4m3 scales, blocks of
+ * 16) and MX (e8m0, blocks of 32) e2m1 on the b200, K = 256 and 200 (a
+ * last block of 8 k: half a group), promotion by 64 (chunks of whole
+ * blocks) and 32 (half blocks: the f32 form). Case 0: scales within a few
+ * binades and c near the terms, blocks the integer form sums without cuts;
+ * case 1: the same with outputs that must go to the f32 form, c far below
+ * the terms (its low bits cut), c far above them (the terms' bits cut), a
+ * subnormal c, and a row whose block holds the format's least and greatest
+ * scales (more than nfrac binades apart); with e8m0 also results below
+ * 2^-126 and above 2^128 (flagged: the scalar model); case 2: scales of every class;
+ * case 3 (e8m0): blocks whose terms reach 2^17 times their group sums
+ * (the integer form's int32 bound: summed) and 2^18 (handed over).
+ * And that both forms ran where they should: the register blocks each
+ * summed (emu__gemm_gv_blocks). */
+static void group_integer_form(void) {
+    if (!emu__gemm_vnni() || emu__gemm_kernel_best() < 4) {
+        ok(1, "# SKIP no AVX-512 VNNI: the group kernel's f32 form takes every block");
+        return;
+    }
+    enum { M = 21, N = 50, KMAX = 256 };
+    uint64_t *a = malloc(sizeof(uint64_t) * M * KMAX), *b = malloc(sizeof(uint64_t) * KMAX * N);
+    uint64_t sa[M * 16], sb[16 * N];
+    float c[M * N], d[M * N], r[M * N];
+    static const uint64_t e4[] = {0x00, 0x01, 0x05, 0x08, 0x30, 0x38, 0x3F, 0x48, 0x7E, 0xB8, 0x80, 0x56};
+    static const uint64_t e8[] = {0x00, 0x01, 0x02, 0x40, 0x70, 0x7F, 0x80, 0x85, 0xC0, 0xFD, 0xFE, 0x7E};
+    for (int sf = 0; sf < 2; sf++) {
+        const fpemu_format *fmt = fpemu_format_get(sf ? "e8m0" : "e4m3", NULL, 0);
+        const int sblock = sf ? 32 : 16;
+        for (int ki = 0; ki < 2; ki++) {
+            const int K = ki ? 200 : 256, nsb = (K + sblock - 1) / sblock;
+            for (int cs = 0; cs < 3 + sf; cs++) {
+                const unsigned ss = 900 + 10 * (unsigned)sf + 3 * (unsigned)ki + (unsigned)cs;
+                for (int i = 0; i < M * K; i++) a[i] = fpemu_random64(ss, (uint64_t)i) & 0xF;
+                for (int i = 0; i < K * N; i++) b[i] = fpemu_random64(ss + 1000, (uint64_t)i) & 0xF;
+                for (int i = 0; i < M * nsb; i++)
+                    sa[i] = cs == 2 ? (sf ? e8 : e4)[fpemu_random64(ss + 2000, (uint64_t)i) % 12] : (sf ? 0x7C : 0x30) + (uint64_t)(i % 5);
+                for (int i = 0; i < nsb * N; i++)
+                    sb[i] = cs == 2 ? (sf ? e8 : e4)[fpemu_random64(ss + 3000, (uint64_t)i) % 12] : (sf ? 0x7D : 0x38) + (uint64_t)(i % 3);
+                for (int i = 0; i < M * N; i++) c[i] = i % 5 ? nrand() * 8 : 0.0f;
+                if (cs == 1) {
+                    for (int j = 0; j < N; j++) {
+                        c[5 * N + j] = nrand() * 1e-9f;           /* below the terms: c's low bits cut */
+                        c[7 * N + j] = nrand() * 1e25f;           /* far above: every term cut */
+                        c[9 * N + j] = (j % 2 ? -1 : 1) * 1e-40f; /* subnormal */
+                    }
+                    sa[11 * nsb + 2] = sf ? 0x01 : 0x01, sa[11 * nsb + 3] = sf ? 0xFD : 0x7E; /* least and greatest in one block */
+                    if (sf) {
+                        /* results below 2^-126 in every block (row 17: scales 2^-127; with columns 21-24's 2^-26 to
+                         * 2^-23, below 2^-149 too) and above 2^128 in the last (row 19, zeros before it, and column
+                         * 20: scales 2^113), with c = 0 in rows 16-20: blocks the integer form sums, whose lanes it
+                         * must flag itself */
+                        sa[11 * nsb + 0] = 0x01, sa[11 * nsb + 1] = 0xFD;
+                        for (int g = 0; g < nsb; g++) {
+                            sa[17 * nsb + g] = 0x00, sa[19 * nsb + g] = 0xF0, sb[g * N + 20] = 0xF0;
+                            for (int j = 21; j < 25; j++) sb[g * N + j] = (uint64_t)(127 - 26 + (j - 21));
+                        }
+                        for (int k = 0; k < (K - 1) / 64 * 64; k++) a[19 * K + k] = 0;
+                        for (int i = 16 * N; i < M * N; i++) c[i] = 0.0f;
+                    }
+                }
+                if (cs == 3) {
+                    /* e8m0: per block scales 2^8 and 1 (rows 8-15: 2^9 and 1) in A, 2^7 and 1 in B: terms
+                     * of at most 2^17 (2^18) times the group sums, which the integer form sums (hands over) */
+                    for (int i = 0; i < M * nsb; i++) sa[i] = (uint64_t)(127 + (i % nsb % 2 ? 0 : i / nsb / 8 == 1 ? 9 : 8));
+                    for (int i = 0; i < nsb * N; i++) sb[i] = (uint64_t)(127 + (i / N % 2 ? 0 : 7));
+                    for (int i = 0; i < M * N; i++) c[i] = 0.0f;
+                }
+                fpemu_gemm_config cfg;
+                fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
+                for (int promo = 0; promo < 3; promo++) {
+                    cfg.promote = promo == 1 ? 64 : promo == 2 ? 32 : 0;
+                    const uint64_t f0 = emu__gemm_gv_blocks[0], s0 = emu__gemm_gv_blocks[1];
+                    int lanes;
+                    unsigned long long slow;
+                    int bad = codes_every_level(&cfg, M, N, K, a, b, c, fmt, sa, sb, sblock, d, r, "group integer form", &lanes, &slow);
+                    const uint64_t nf = emu__gemm_gv_blocks[0] - f0, ns = emu__gemm_gv_blocks[1] - s0;
+                    /* where each form must have run: the integer form's fast blocks in cases 0 and 1
+                     * (not with half-block chunks), its hand-overs in case 1 */
+                    const int want = promo == 2 ? nf == 0 && ns == 0 : (cs == 2 || nf > 0) && (cs % 2 == 0 || ns > 0);
+                    ok(bad == 0 && lanes == 16 && want,
+                       "b200 e2m1, %s scales, K = %d, %s%s: == the scalar model on every level; register blocks without cuts %llu, "
+                       "on the f32 form %llu",
+                       sf ? "e8m0" : "e4m3", K,
+                       cs == 0 ? "scales near 1" : cs == 1 ? "c cut, terms cut, scales far apart" : cs == 2 ? "scales of every class" : "terms up to 2^17 and 2^18 G",
+                       promo == 1 ? ", promote 64" : promo == 2 ? ", promote 32" : "", (unsigned long long)nf, (unsigned long long)ns);
+                }
+            }
+        }
+    }
+    free(a), free(b);
+}
+
 /* The f32 kernel's count pass (AVX-512; gemm_kernel.c: one fma chain
  * rounded down per lane, plus a count of the negative products below the
  * quantum) for the fp8 presets whose blocks it takes: fp8 data of both
@@ -2324,6 +2417,7 @@ int main(void) {
     }
 
     f32_lane_edges();
+    group_integer_form();
     f32_count_pass();
     fma_chain_edges();
     exact_sum_edges();
