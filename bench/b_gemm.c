@@ -357,8 +357,10 @@ int main(int argc, char **argv) {
                                   ? " groups x16"
                                   : " f32 x16";
             const int kl = ej.st.kernel >= 0 && ej.st.kernel <= 4 ? ej.st.kernel : 0;
-            snprintf(kern, sizeof kern, "%s%s%s", isa[kl],
-                     kl == 4 ? " exact sum, int8 digit tiles" : ej.st.lanes == 16 ? k16 : ej.st.lanes == 8 ? " f64 x8" : "",
+            /* (level 4: the exact kind on AMX, the group kernel on VNNI) */
+            snprintf(kern, sizeof kern, "%s%s%s", kl == 4 && strcmp(cases[ci].model, "exact") ? "VNNI" : isa[kl],
+                     kl == 4 ? (strcmp(cases[ci].model, "exact") ? k16 : " exact sum, int8 digit tiles")
+                     : ej.st.lanes == 16 ? k16 : ej.st.lanes == 8 ? " f64 x8" : "",
                      scalar ? " (n=128, scaled)" : "");
             printf("%-8s %-6s %-10s %5d %9.4f %9.4f %9.4f %9.4f %9.4f %7.2f %7.2f %7.2f  %s\n", cases[ci].model, cases[ci].fmt,
                    cases[ci].recipe, n, r.row_wall.med * scale, r.row_wall.min * scale, r.row_cpu.med * scale,

@@ -3235,7 +3235,7 @@ static int run(qops *q, const fpemu_gemm_config *cfg, const float *C, int ldc, f
     }
     emu__parallel(nj, run_job, jobs, sizeof jobs[0]);
     if (st) {
-        st->kernel = isa;
+        st->kernel = q->use_gv ? 4 : isa; /* (the group kernel's integer form: level 4, on level 3's jobs) */
         st->lanes = isa ? (q->use_f ? 16 : 8) : 0; /* (use_f: every 16-lane kernel, on the f32 panels) */
         for (int t = 0; t < nj; t++) st->slow_outputs += jobs[t].slow;
         if (!isa) st->slow_outputs = (uint64_t)M * N;

@@ -44,7 +44,8 @@
  * Speed: operands are decoded once into exact packed values; the
  * block-FMA models run a vectorised kernel (16 f32 lanes, 8 f64 lanes, or
  * for NVFP4's group rule the group kernel; AVX-512/AVX2/SSE2 chosen at run
- * time, and AMX int8 tiles for the exact kind where the CPU has them; all
+ * time, AMX int8 tiles for the exact kind and VNNI for the group kernel
+ * where the CPU has them; all
  * exact, so every path gives the same bits) over row/column
  * tiles on nthreads pthreads. Outputs whose blocks leave the
  * normal f32 range, or whose operands hold inf/NaN, are recomputed on the
@@ -101,9 +102,10 @@ typedef struct fpemu_gemm_config {
     int scalar_only;            /* testing: never use the vectorised kernel */
     int isa;                    /* testing: kernel instruction set, 0 = best the CPU
                                  * has, 1 = SSE2, 2 = AVX2, 3 = AVX-512, 4 = AVX-512
-                                 * with AMX int8 tiles (the exact kind's integer
-                                 * form; other models take 3) (capped at what the
-                                 * CPU and OS allow) */
+                                 * with its integer units: AMX int8 tiles (the exact
+                                 * kind's integer form) or VNNI (the group kernel's);
+                                 * other models take 3 (capped at what the CPU and
+                                 * OS allow) */
 } fpemu_gemm_config;
 
 /* Telemetry of one call (docs/training.md). */
@@ -112,7 +114,7 @@ typedef struct fpemu_gemm_stats {
     float amax_a, amax_b;       /* max |x| of A and B as given (before scaling) */
     float scale_a, scale_b;     /* per-tensor encode scales used (1 if none/not per-tensor) */
     uint64_t slow_outputs;      /* outputs recomputed on the scalar model */
-    int kernel;                 /* 0 scalar, 1 sse2, 2 avx2, 3 avx512, 4 avx512 and AMX int8 tiles (the exact kind) */
+    int kernel;                 /* 0 scalar, 1 sse2, 2 avx2, 3 avx512, 4 avx512 and AMX int8 tiles (the exact kind) or VNNI (the group kernel) */
     int lanes;                  /* 16: a 16-lane kernel (every kernel but the f64 one), 8: the f64 kernel, 0: scalar model */
 } fpemu_gemm_stats;
 
