@@ -2192,9 +2192,16 @@ static int build_gv(qops *q) {
                 const int32_t L = lo - smb - (pass ? 0 : 2); /* (A's share takes the group sums' 1/4) */
                 float f[4] = {0, 0, 0, 0};
                 for (int y = 0; y < x; y++) {
-                    f[y] = wide ? ldexpf(1.0f, se[y] - lo) : ldexpf(sv[y], smb - lo);
+                    /* (2^e built from its bits where it is a normal float: this loop runs per row, column and block) */
+                    const int e = wide ? se[y] - lo : smb - lo;
+                    uint32_t u = (uint32_t)(e + 127) << 23;
+                    float p2;
+                    if (e >= -126 && e <= 127) memcpy(&p2, &u, 4);
+                    else p2 = ldexpf(1.0f, e);
+                    f[y] = wide ? p2 : sv[y] * p2;
+                    memcpy(&u, &f[y], 4);
                     if (!(f[y] == floorf(f[y]) && f[y] < 0x1p20f)) bits = 99;
-                    else if (f[y] > 0 && ilogbf(f[y]) + 1 > bits) bits = ilogbf(f[y]) + 1;
+                    else if (f[y] >= 1 && (int)(u >> 23) - 126 > bits) bits = (int)(u >> 23) - 126; /* (f < 2^bits) */
                 }
                 int32_t *tile = pass ? q->gv_ctile + b * (Np / 16) + i / 16 : q->gv_rtile + (i / (size_t)R) * nbk + b;
                 if (bits > *tile) *tile = bits;
