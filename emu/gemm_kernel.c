@@ -1212,6 +1212,34 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _out16)(flo
 #define GTOD(s) ((s) + 0.0)
 #endif
 
+/* The group kernel's register block, both forms: its rows' scales (a row
+ * past the last takes the first's), c in accb (bad cleared), and out. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_rows)(const gkg_args *g, int i0, int nr, const float **sav,
+                                                                                const int32_t **sae) {
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) {
+        size_t ii = (size_t)(i0 + (r < nr ? r : 0));
+        sav[r] = g->sav + ii * g->nsb, sae[r] = g->sae + ii * g->nsb;
+    }
+}
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_in)(const gkg_args *g, int i0, int j0, int h, int nr, int nc,
+                                                                              float (*accb)[16], vfi *bad) {
+    for (int r = 0; r < RBF; r++) {
+        vf c;
+        CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
+        memcpy(accb[r], &c, sizeof c);
+        bad[r] = (vfi){0};
+    }
+}
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_out)(const gkg_args *g, int i0, int j0, int h, int nr, int nc,
+                                                                               float (*accb)[16], vfi *bad) {
+    /* (an inf or NaN result is in bad already: outside the normal range) */
+    for (int r = 0; r < nr; r++) {
+        const vf v = FLOAD(accb[r]);
+        CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &bad[r]);
+    }
+}
+
 /* One block [kb, ke) of the group kernel for a register block of RBF rows
  * and the 16 columns from jh (h within B's panel bvp; A's panel ap, the
  * rows' scales sav/sae): c in accb, the block's result back in accb, and
@@ -1370,22 +1398,13 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
             const int32_t *acr = gi->acor + (size_t)i0 * ng, *rt = gi->rtile + (size_t)(i0 / RBF) * (size_t)nbk;
             const float *sav[RBF];
             const int32_t *sae[RBF];
-#pragma GCC unroll 8
-            for (int r = 0; r < RBF; r++) {
-                size_t ii = (size_t)(i0 + (r < nr ? r : 0));
-                sav[r] = g->sav + ii * g->nsb, sae[r] = g->sae + ii * g->nsb;
-            }
+            CAT(KNAME, _grp_rows)(g, i0, nr, sav, sae);
             for (int h = 0; h < nc; h += 16) {
                 const size_t jh = (size_t)(j0 + h);
                 float accb[RBF][16] __attribute__((aligned(64)));
                 vfi bad[RBF];
                 __mmask16 badm[RBF] = {0}; /* (the integer form's; bad: the f32 form's) */
-                for (int r = 0; r < RBF; r++) {
-                    vf c;
-                    CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
-                    memcpy(accb[r], &c, sizeof c);
-                    bad[r] = (vfi){0};
-                }
+                CAT(KNAME, _grp_in)(g, i0, j0, h, nr, nc, accb, bad);
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = B < g->k1 - kb ? kb + B : g->k1;
                     const size_t b = (size_t)(kb / B);
@@ -1456,11 +1475,8 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                                                                     _mm512_cvtpd_ps((__m512d)v1), 1));
                     }
                 }
-                for (int r = 0; r < nr; r++) {
-                    const vf v = FLOAD(accb[r]);
-                    bad[r] |= (vfi)_mm512_movm_epi32(badm[r]);
-                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &bad[r]);
-                }
+                for (int r = 0; r < RBF; r++) bad[r] |= (vfi)_mm512_movm_epi32(badm[r]);
+                CAT(KNAME, _grp_out)(g, i0, j0, h, nr, nc, accb, bad);
             }
         }
     }
@@ -1486,29 +1502,16 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
             const float *sav[RBF];
             const int32_t *sae[RBF];
-#pragma GCC unroll 8
-            for (int r = 0; r < RBF; r++) {
-                size_t ii = (size_t)(i0 + (r < nr ? r : 0));
-                sav[r] = g->sav + ii * g->nsb, sae[r] = g->sae + ii * g->nsb;
-            }
+            CAT(KNAME, _grp_rows)(g, i0, nr, sav, sae);
             for (int h = 0; h < nc; h += 16) {
                 float accb[RBF][16] __attribute__((aligned(64)));
                 vfi bad[RBF];
-                for (int r = 0; r < RBF; r++) {
-                    vf c;
-                    CAT(KNAME, _c16)(&c, r < nr ? g->cin : NULL, g->ldc, i0 + r, j0 + h, nc - h);
-                    memcpy(accb[r], &c, sizeof c);
-                    bad[r] = (vfi){0};
-                }
+                CAT(KNAME, _grp_in)(g, i0, j0, h, nr, nc, accb, bad);
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                     CAT(KNAME, _grp_block)(g, bvp, ap, (size_t)(j0 + h), h, kb, ke, sav, sae, accb, bad);
                 }
-                /* (an inf or NaN result is in bad already: outside the normal range) */
-                for (int r = 0; r < nr; r++) {
-                    const vf v = FLOAD(accb[r]);
-                    CAT(KNAME, _out16)(g->out, g->flag, g->ldo, i0 + r, j0 + h, nc - h, &v, &bad[r]);
-                }
+                CAT(KNAME, _grp_out)(g, i0, j0, h, nr, nc, accb, bad);
             }
         }
     }
