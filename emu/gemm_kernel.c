@@ -1240,6 +1240,28 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_out)(c
     }
 }
 
+/* A block's result from its exact value v (two halves of 8 doubles), both
+ * forms: cut toward zero to q bits (v's low bits masked), as f32 into acc;
+ * the lanes that leave f32's normal range (0 < |v| < 2^-126, |v| >= 2^128)
+ * OR-ed into bad. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_store)(const gkg_args *g, vd v0, vd v1, float *acc, vfi *bad) {
+    const vl qmask = (vl){0} + ~((INT64_C(1) << (52 - g->q)) - 1), absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
+    const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
+    const vd v[2] = {v0, v1};
+    vhf o[2];
+    vl bl[2];
+    for (int x = 0; x < 2; x++) {
+        const vd w = (vd)((vl)v[x] & qmask);
+        const vl a = (vl)w & absm;
+        bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
+        o[x] = __builtin_convertvector(w, vhf);
+    }
+    const vf of = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    memcpy(acc, &of, sizeof of);
+    const vhi b0 = __builtin_convertvector(bl[0], vhi), b1 = __builtin_convertvector(bl[1], vhi);
+    *bad |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
 /* One block [kb, ke) of the group kernel for a register block of RBF rows
  * and the 16 columns from jh (h within B's panel bvp; A's panel ap, the
  * rows' scales sav/sae): c in accb, the block's result back in accb, and
@@ -1248,9 +1270,6 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)
                                                                                  size_t jh, int h, int kb, int ke,
                                                                                  const float *const *sav, const int32_t *const *sae,
                                                                                  float (*accb)[16], vfi *bad) {
-    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
-    const vl qmask = (vl){0} + qm, absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
-    const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
     const vfi cz = (vfi){0} + (g->zero_c ? -126 : -100000); /* a zero c's exponent (-100000: takes no part) */
     /* emax: c's exponent (emin for a subnormal), the groups' scale exponents */
     vfi emax[RBF];
@@ -1327,23 +1346,11 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)
             S[r][1] = GADD(S[r][1], GTERM(__builtin_shufflevector(t[r], t[r], 8, 9, 10, 11, 12, 13, 14, 15)));
         }
     }
-    /* normalise (a zero sum to +0), cut toward zero to q bits; flag what leaves f32's normal range */
+    /* normalise (a zero sum to +0: S times 2^(emax - nfrac)), cut, flag */
+    const vl two = (vl){0} + (INT64_C(2046) << 52); /* (2^(emax - nfrac) = two - 2^(nfrac - emax) as bits) */
 #pragma GCC unroll 8
-    for (int r = 0; r < RBF; r++) {
-        vhf o[2];
-        vl bl[2];
-        for (int x = 0; x < 2; x++) {
-            vd inv = (vd)(((vl){0} + (INT64_C(2046) << 52)) - (vl)sc[r][x]); /* 2^(emax - nfrac) */
-            vd v = (vd)((vl)(GTOD(S[r][x]) * inv) & qmask);
-            vl a = (vl)v & absm;
-            bl[x] = ((a != 0) & (a < lo_b)) | (a >= hi_b);
-            o[x] = __builtin_convertvector(v, vhf);
-        }
-        vf of = __builtin_shufflevector(o[0], o[1], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        memcpy(accb[r], &of, sizeof of);
-        vhi b0 = __builtin_convertvector(bl[0], vhi), b1 = __builtin_convertvector(bl[1], vhi);
-        bad[r] |= __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    }
+    for (int r = 0; r < RBF; r++)
+        CAT(KNAME, _grp_store)(g, GTOD(S[r][0]) * (vd)(two - (vl)sc[r][0]), GTOD(S[r][1]) * (vd)(two - (vl)sc[r][1]), accb[r], &bad[r]);
 }
 
 #if GEMM_KERNEL_PASS == 3
@@ -1382,9 +1389,6 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
     const struct gkg_int *gi = g->gi;
     const size_t K = g->K, kq = gi->kq, ng = kq / 4, ldc = g->ldsb, nv = ldc / 16;
     const int nbk = gi->nbk, B = g->block;
-    const int64_t qm = ~((INT64_C(1) << (52 - g->q)) - 1);
-    const vl qmask = (vl){0} + qm, absm = (vl){0} + INT64_C(0x7FFFFFFFFFFFFFFF);
-    const vl lo_b = (vl){0} + INT64_C(0x3810000000000000), hi_b = (vl){0} + INT64_C(0x47F0000000000000); /* 2^-126, 2^128 */
     uint64_t nfast = 0, nslow = 0;
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
@@ -1403,7 +1407,6 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                 const size_t jh = (size_t)(j0 + h);
                 float accb[RBF][16] __attribute__((aligned(64)));
                 vfi bad[RBF];
-                __mmask16 badm[RBF] = {0}; /* (the integer form's; bad: the f32 form's) */
                 CAT(KNAME, _grp_in)(g, i0, j0, h, nr, nc, accb, bad);
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = B < g->k1 - kb ? kb + B : g->k1;
@@ -1452,7 +1455,7 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                             S[r] = _mm512_add_epi32(S[r], _mm512_cvttps_epi32(t));
                         }
                     }
-                    /* c + 2^(LA + LB) S, exact in double; cut to q bits; flag what leaves f32's normal range */
+                    /* c + 2^(LA + LB) S, exact in double; cut, flag */
                     const __m512d pb0 = _mm512_loadu_pd(gi->cpb + b * ldc + jh), pb1 = _mm512_loadu_pd(gi->cpb + b * ldc + jh + 8);
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
@@ -1462,20 +1465,10 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                         const __m512d c1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1)));
                         const __m512d s0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(S[r]));
                         const __m512d s1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(S[r], 1));
-                        const vl v0 = (vl)_mm512_fmadd_pd(s0, _mm512_mul_pd(pb0, pa), c0) & qmask;
-                        const vl v1 = (vl)_mm512_fmadd_pd(s1, _mm512_mul_pd(pb1, pa), c1) & qmask;
-                        /* |v| - 1 below 2^-126 - 1 (unsigned: 0 is not), or |v| at least 2^128 */
-                        const __m512i a0 = (__m512i)(v0 & absm), a1 = (__m512i)(v1 & absm);
-                        const __mmask8 k0 = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(a0, _mm512_set1_epi64(1)), (__m512i)(lo_b - 1)) |
-                                            _mm512_cmpge_epu64_mask(a0, (__m512i)hi_b);
-                        const __mmask8 k1 = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(a1, _mm512_set1_epi64(1)), (__m512i)(lo_b - 1)) |
-                                            _mm512_cmpge_epu64_mask(a1, (__m512i)hi_b);
-                        badm[r] |= (__mmask16)(k0 | (unsigned)k1 << 8);
-                        _mm512_store_ps(accb[r], _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)v0)),
-                                                                    _mm512_cvtpd_ps((__m512d)v1), 1));
+                        CAT(KNAME, _grp_store)(g, (vd)_mm512_fmadd_pd(s0, _mm512_mul_pd(pb0, pa), c0),
+                                               (vd)_mm512_fmadd_pd(s1, _mm512_mul_pd(pb1, pa), c1), accb[r], &bad[r]);
                     }
                 }
-                for (int r = 0; r < RBF; r++) bad[r] |= (vfi)_mm512_movm_epi32(badm[r]);
                 CAT(KNAME, _grp_out)(g, i0, j0, h, nr, nc, accb, bad);
             }
         }
