@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include "recipe.h"
 #include "internal.h"
 
@@ -81,6 +84,28 @@ static void qcast_seg(qcast *e, const float *x, size_t r, size_t c0, size_t n, i
         fpemu_encode_f32(e->fmt, e->cbuf, src, m, e->ctx, e->st);
         emu__widen_codes(e->fmt, e->codes + at, e->cbuf, m);
     }
+}
+
+/* dst[i] = x[i] * f[i / sb] for i < n (sb 16 or 32; dst may be x): the
+ * MX and NVFP4 blocks scaled by their factors, 16 lanes at a time on
+ * AVX-512. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void scale_blocks_avx512(const float *x, size_t n, int sb, const float *f, float *dst) {
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 k = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(dst + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), _mm512_set1_ps(f[i / (size_t)sb])));
+    }
+}
+#endif
+
+static void scale_blocks(const float *x, size_t n, int sb, const float *f, float *dst) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (sb % 16 == 0 && __builtin_cpu_supports("avx512f")) {
+        scale_blocks_avx512(x, n, sb, f, dst);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++) dst[i] = x[i] * f[i / (size_t)sb];
 }
 
 /* emu_quant smin's fold: the first block's factor, then the least, a NaN
@@ -199,26 +224,29 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
             ftab[sc] = mx ? emu__mx_encode_factor((uint8_t)sc) : emu__nvfp4_encode_factor((uint8_t)sc, ts);
             dtab[sc] = (float)fpemu_to_double(sf, (uint64_t)sc);
         }
+        float am[EMU_CAST_CHUNK / 16], f[EMU_CAST_CHUNK / 16];
+        uint8_t code[EMU_CAST_CHUNK / 16];
         for (int r = 0; r < rows; r++)
             for (int b0 = 0; b0 < nkb; b0 += run) {
-                const int b1 = run < nkb - b0 ? b0 + run : nkb;
-                const size_t at0 = (size_t)r * K + (size_t)b0 * sb;
+                const int nb = run < nkb - b0 ? run : nkb - b0;
+                const size_t at0 = (size_t)r * K + (size_t)b0 * sb, n = (size_t)(K - b0 * sb) < (size_t)nb * sb ? (size_t)(K - b0 * sb) : (size_t)nb * sb;
+                const float *x = X + at0;
                 float *dst = o->codes || o->ncodes ? e.buf : o->vals + at0; /* the scaled elements, cast as one run */
-                size_t n = 0;
-                for (int b = b0; b < b1; b++) {
-                    int k0 = b * sb, k1 = sb < K - k0 ? k0 + sb : K;
-                    const float *x = X + (size_t)r * K + k0;
-                    float am = fpemu_scaling_amax_f32(x, (size_t)(k1 - k0), 1);
-                    uint8_t code = mx ? fpemu_scaling_mx_scale(s->mx_rule, fmt, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
-                    float f = ftab[code];
-                    for (int k = k0; k < k1; k++) dst[n++] = x[k - k0] * f;
-                    size_t at = (size_t)r * nkb + b;
-                    if (o->scode) o->scode[at] = code;
-                    if (o->dec) o->dec[at] = dtab[code];
-                    if (o->enc) o->enc[at] = f;
-                    if (o->bamax) o->bamax[at] = am;
-                    smin_fold(&smin, &have, mx && am == 0 ? 1.0f : f); /* (mx_multiplier's rule) */
+                emu__block_amax(x, n, (size_t)sb, am);
+                if (mx)
+                    for (int b = 0; b < nb; b++) code[b] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[b]);
+                else
+                    emu__nvfp4_block_scales(am, (size_t)nb, ts, code);
+                for (int b = 0; b < nb; b++) {
+                    f[b] = ftab[code[b]];
+                    size_t at = (size_t)r * nkb + (size_t)(b0 + b);
+                    if (o->scode) o->scode[at] = code[b];
+                    if (o->dec) o->dec[at] = dtab[code[b]];
+                    if (o->enc) o->enc[at] = f[b];
+                    if (o->bamax) o->bamax[at] = am[b];
+                    smin_fold(&smin, &have, mx && am[b] == 0 ? 1.0f : f[b]); /* (mx_multiplier's rule) */
                 }
+                scale_blocks(x, n, sb, f, dst);
                 if (!o->codes && o->ncodes) emu__own_encode(ef, dst, n, (char *)o->ncodes + at0 * (ef->container / 8), st);
                 else emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
             }

@@ -88,6 +88,17 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
  * code E: 2^(127 - E) (exact in f32), NaN for the NaN scale 0xFF. */
 float emu__mx_encode_factor(uint8_t code);
 
+/* fpemu_scaling_amax_f32 of each block of sb elements of x[0 .. n) (the
+ * last may be short) into am[0 .. ceil(n / sb)): whole blocks of 16 or 32
+ * 16 lanes at a time where the CPU has AVX-512 (MX, NVFP4: one call per
+ * run of blocks instead of one per block). */
+void emu__block_amax(const float *x, size_t n, size_t sb, float *am);
+
+/* fpemu_scaling_nvfp4_block_scale of each of am[0 .. n) (its f32 steps,
+ * then the e4m3 casts as one array cast: the rule's one implementation,
+ * which the public per-block function calls with n = 1). */
+void emu__nvfp4_block_scales(const float *am, size_t n, float tensor_scale, uint8_t *codes);
+
 /* The factor an NVFP4 block's elements are multiplied by before their
  * cast: fl32(tensor_scale / block scale), 0 when the block scale (e4m3
  * code) is 0. */

@@ -113,6 +113,32 @@ static uint32_t amax_bits(const float *x, size_t n) {
     return m;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* emu__block_amax's whole blocks (sb a multiple of 16), one reduction per
+ * block; a block holding a NaN (bits above 0x7F800000) goes to
+ * fpemu_scaling_amax_f32 for its first NaN. Returns the blocks done. */
+__attribute__((target("avx512f"))) static size_t block_amax_avx512(const float *x, size_t nb, size_t sb, float *am) {
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF);
+    for (size_t b = 0; b < nb; b++) {
+        const float *xb = x + b * sb;
+        __m512i m = _mm512_and_si512(_mm512_loadu_si512(xb), abs);
+        for (size_t i = 16; i < sb; i += 16) m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(xb + i), abs));
+        uint32_t u = _mm512_reduce_max_epu32(m);
+        if (u > 0x7F800000u) am[b] = fpemu_scaling_amax_f32(xb, sb, 1);
+        else memcpy(&am[b], &u, 4);
+    }
+    return nb;
+}
+#endif
+
+void emu__block_amax(const float *x, size_t n, size_t sb, float *am) {
+    size_t b = 0, nb = sb ? n / sb : 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (nb && sb % 16 == 0 && __builtin_cpu_supports("avx512f")) b = block_amax_avx512(x, nb, sb, am);
+#endif
+    for (; b * sb < n; b++) am[b] = fpemu_scaling_amax_f32(x + b * sb, n - b * sb < sb ? n - b * sb : sb, 1);
+}
+
 float fpemu_scaling_amax_f32(const float *x, size_t n, size_t stride) {
     if (stride == 1) { /* no NaN: the largest magnitude (a NaN: the first one, below) */
         uint32_t b = amax_bits(x, n);
@@ -292,14 +318,25 @@ float fpemu_scaling_nvfp4_tensor_scale(float tensor_amax) {
     return s;
 }
 
-uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
-    const fpemu_format *e4m3 = E4M3();
+void emu__nvfp4_block_scales(const float *am, size_t n, float tensor_scale, uint8_t *codes) {
     fpemu_ctx ctx;
     fpemu_ctx_init(&ctx);
     ctx.sat = 1;
-    float dec = block_amax / 6.0f;
-    dec = dec * tensor_scale;
-    return (uint8_t)fpemu_from_float(e4m3, dec, &ctx);
+    float dec[64];
+    for (size_t i0 = 0; i0 < n; i0 += 64) {
+        size_t m = n - i0 < 64 ? n - i0 : 64;
+        for (size_t i = 0; i < m; i++) {
+            float d = am[i0 + i] / 6.0f;
+            dec[i] = d * tensor_scale;
+        }
+        fpemu_encode_f32(E4M3(), codes + i0, dec, m, &ctx, NULL); /* (e4m3's container is a byte) */
+    }
+}
+
+uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
+    uint8_t code;
+    emu__nvfp4_block_scales(&block_amax, 1, tensor_scale, &code);
+    return code;
 }
 
 float emu__nvfp4_encode_factor(uint8_t scale_code, float tensor_scale) {

@@ -391,6 +391,87 @@ static void mx_nvfp4_blocks(void) {
     }
 }
 
+/* emu__quantize's MX and NVFP4 runs (a row's blocks amaxed, scaled and
+ * cast together, EMU_CAST_CHUNK elements at a time: emu__block_amax,
+ * emu__nvfp4_block_scales) against the per-block public API, on rows long
+ * enough to split into runs, with a short last block: in all three output
+ * forms (codes, codes in their containers, values) the codes, scales,
+ * decoded scales, encode factors, block amaxes (a NaN's payload: the
+ * block's first) and the cast counts summed over the blocks; blocks of
+ * NaN, inf, f32 subnormals, -0, zeros, and MX blocks that saturate. */
+static void mx_nvfp4_runs(void) {
+    enum { QR = 3, QC = 1100, NB = (QC + 15) / 16 };
+    static float x[QR * QC], vals[QR * QC], dec[QR * NB], enc[QR * NB], bam[QR * NB];
+    static uint64_t codes[QR * QC], want[32], scode[QR * NB];
+    static uint8_t nc[QR * QC];
+    for (int i = 0; i < QR * QC; i++) x[i] = nrand() * ldexpf(1.0f, (i / 16 * 7) % 41 - 20);
+    for (int i = 0; i < 16; i++) x[QC + 48 + i] = ldexpf(i % 2 ? -1.0f : 1.0f, -140 + i); /* f32 subnormals */
+    for (int i = 0; i < 16; i++) x[QC + 96 + i] = i % 3 ? -0.0f : 0.0f;               /* zeros, -0 */
+    uint32_t nan1 = 0x7FC00077u, nan2 = 0xFFC01234u; /* (the larger magnitude second) */
+    memcpy(&x[QC + 16 * 70 + 5], &nan1, 4), memcpy(&x[QC + 16 * 70 + 9], &nan2, 4); /* a block's two NaNs (the first's payload) */
+    x[2 * QC + 16 * 3 + 2] = -INFINITY, x[2 * QC + QC - 3] = INFINITY;             /* inf, in the short last block */
+    for (int i = 0; i < 32; i++) x[2 * QC + 32 * 20 + i] = 1.0f + (float)i / 32;   /* MX floor: saturates (amax 1.97) */
+    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    for (int ri = 0; ri < 3; ri++)
+        for (int form = 0; form < 3; form++) {
+            fpemu_gemm_config cfg;
+            char err[200];
+            if (fpemu_gemm_config_init(&cfg, "b200", ri == 2 ? "e2m1" : "e4m3", ri == 2 ? "e2m1" : "e4m3", err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
+                bail("%s", err);
+            const int mx = ri < 2, sb = mx ? 32 : 16, nkb = (QC + sb - 1) / sb;
+            const fpemu_format *f = cfg.afmt, *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
+            fpemu_cast_stats got, exp;
+            memset(&got, 0, sizeof got), memset(&exp, 0, sizeof exp);
+            /* NVFP4's tensor amax as a caller gives it (emu_quant.amax), of the finite elements: the
+             * NaN's would scale every block by FLT_MAX / 448 */
+            float tam = 0;
+            for (int i = 0; i < QR * QC; i++) tam = isfinite(x[i]) && fabsf(x[i]) > tam ? fabsf(x[i]) : tam;
+            emu_quant o = {.scode = scode, .dec = dec, .enc = enc, .bamax = bam, .st = &got, .amax = &tam};
+            if (form == 0) o.codes = codes;
+            else if (form == 1) o.ncodes = nc;
+            else o.vals = vals;
+            int bad = emu__quantize(&cfg.scaling, f, QR, QC, x, 1, 1, NULL, &o, NULL, 0) != 0, nblk = 0;
+            const float ts = fpemu_scaling_nvfp4_tensor_scale(tam);
+            for (int r = 0; r < QR; r++)
+                for (int b = 0; b < nkb; b++, nblk++) {
+                    const int k0 = b * sb, n = QC - k0 < sb ? QC - k0 : sb;
+                    const float *xb = x + (size_t)r * QC + k0;
+                    const float am = fpemu_scaling_amax_f32(xb, (size_t)n, 1);
+                    const uint8_t sc = mx ? fpemu_scaling_mx_scale(cfg.scaling.mx_rule, f, am) : fpemu_scaling_nvfp4_block_scale(am, ts);
+                    if (mx) fpemu_scaling_mx_quantize_block(f, sc, xb, (size_t)n, 1, want, form == 2 ? NULL : &exp);
+                    else fpemu_scaling_nvfp4_quantize_block(sc, ts, xb, (size_t)n, 1, want, form == 2 ? NULL : &exp);
+                    const size_t at = (size_t)r * nkb + b, e0 = (size_t)r * QC + k0;
+                    const float d = (float)fpemu_to_double(sf, sc), e = mx ? emu__mx_encode_factor(sc) : emu__nvfp4_encode_factor(sc, ts);
+                    int same = scode[at] == sc && !memcmp(&dec[at], &d, 4) && !memcmp(&enc[at], &e, 4) && !memcmp(&bam[at], &am, 4);
+                    for (int k = 0; k < n && same; k++) {
+                        if (form == 0) same = codes[e0 + k] == want[k];
+                        else if (form == 1) same = nc[e0 + k] == want[k];
+                        else {
+                            double v = fpemu_to_double(f, want[k]);
+                            same = isnan(v) ? isnan(vals[e0 + k]) : vals[e0 + k] == v && !signbit(vals[e0 + k]) == !signbit(v);
+                        }
+                    }
+                    if (!same && bad++ < 3)
+                        diag("%s form %d row %d block %d: scale %#x/%#x dec %a/%a enc %a/%a amax %a/%a", recipes[ri], form, r, b,
+                             (unsigned)scode[at], (unsigned)sc, dec[at], d, enc[at], e, bam[at], am);
+                }
+            int stats = form == 2 || (got.n == exp.n && got.overflow == exp.overflow && got.saturated == exp.saturated &&
+                                      got.underflow == exp.underflow && got.subnormal == exp.subnormal &&
+                                      got.nonfinite_in == exp.nonfinite_in && got.amax == exp.amax);
+            if (!stats)
+                diag("%s form %d counts: n %llu/%llu overflow %llu/%llu saturated %llu/%llu underflow %llu/%llu subnormal %llu/%llu "
+                     "nonfinite %llu/%llu amax %g/%g", recipes[ri], form, (unsigned long long)got.n, (unsigned long long)exp.n,
+                     (unsigned long long)got.overflow, (unsigned long long)exp.overflow, (unsigned long long)got.saturated,
+                     (unsigned long long)exp.saturated, (unsigned long long)got.underflow, (unsigned long long)exp.underflow,
+                     (unsigned long long)got.subnormal, (unsigned long long)exp.subnormal, (unsigned long long)got.nonfinite_in,
+                     (unsigned long long)exp.nonfinite_in, got.amax, exp.amax);
+            ok(!bad && stats && (form == 2 || ((ri != 0 || exp.saturated > 0) && exp.nonfinite_in > 0 && exp.underflow > 0 && exp.subnormal > 0)),
+               "emu__quantize %s runs (%s, %d blocks): = the per-block API, block by block%s", recipes[ri],
+               form == 0 ? "codes" : form == 1 ? "codes in containers" : "values", nblk, form == 2 ? "" : ", and the cast counts");
+        }
+}
+
 /* emu__quantize's smin, the telemetry's scale, against its rule restated
  * from the encode factors and block amaxes: NONE 1; TENSOR, GIVEN the
  * tensor's scale; the others the least block factor (MX: a zero block
@@ -2436,6 +2517,7 @@ int main(void) {
     nan_marks();
     mx_blocks();
     mx_nvfp4_blocks();
+    mx_nvfp4_runs();
     quant_smin();
     sweep_found();
     return done_testing();
