@@ -316,6 +316,10 @@ T512 void body512(fixup *fx, const kparams *pp, const uint32_t *in, size_t n, in
         if (any) fix_chunk(fx, i0, m, &cb);
     }
     pacc acc = {nx != 0, uf != 0, st ? _mm512_reduce_max_epu32(amax) : 0, unf, sub};
+    /* finish's scalar code is SSE: with the upper halves of the vector
+     * registers dirty each SSE instruction waits on them (the counts made
+     * a call of 1024 e4m3 elements cost 500 ns instead of 270) */
+    _mm256_zeroupper();
     finish(fx, &acc, st);
 }
 
@@ -419,6 +423,7 @@ T256 void body256(fixup *fx, const kparams *p, const uint32_t *in, size_t n, int
         _mm256_storeu_si256((__m256i *)t, amaxv);
         for (int k = 0; k < 8; k++) acc.amax = t[k] > acc.amax ? t[k] : acc.amax;
     }
+    _mm256_zeroupper(); /* (as body512) */
     finish(fx, &acc, st);
 }
 #endif
