@@ -2138,12 +2138,66 @@ static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_
  * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
  * group kernel takes no flushing) and the bounds from the scales. -1: out
  * of memory. */
+/* One row's (of A) or column's (of B) bounds for block b (build_gv): the
+ * least and greatest scale exponents of its groups, L (the least, less
+ * the scale format's fraction bits and shift: A's 2 takes the group sums'
+ * 1/4), 2^L, each group's factor f (the scale over 2^L's share: an integer
+ * where the scale format has few bits) and bits, the most bits of an f
+ * (99 where one is not an integer below 2^20). sv, se: the side's scales
+ * (build_scales_g), group g's at [g * stride]; NULL: padding (zeros). */
+typedef struct {
+    int32_t L, hi, bits;
+    float f[4];
+    double p;
+} gv_bound;
+
+static float gv_pow2f(int e) { /* 2^e */
+    if (e < -126 || e > 127) return ldexpf(1.0f, e);
+    uint32_t u = (uint32_t)(e + 127) << 23;
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+}
+
+static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t *se, size_t stride, int shift, gv_bound *g) {
+    const int B = q->cfg->model.group_block, K = q->K, smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
+    const size_t g0 = b * (size_t)B, g1 = g0 + (size_t)B < (size_t)K ? g0 + (size_t)B : (size_t)K;
+    float v[4] = {0, 0, 0, 0};
+    int32_t e[4] = {0, 0, 0, 0}, lo = INT32_MAX, hi = INT32_MIN;
+    int x = 0, sb = q->sblock, sg = (int)g0 / sb, in = (int)g0 % sb; /* (the scale block of the group at gs: no division per group) */
+    for (size_t gs = g0; gs < g1; gs += 16, x++, in += 16) {
+        if (in == sb) sg++, in = 0;
+        if (sv) v[x] = sv[(size_t)sg * stride], e[x] = se[(size_t)sg * stride];
+        lo = e[x] < lo ? e[x] : lo, hi = e[x] > hi ? e[x] : hi;
+    }
+    g->L = lo - smb - shift, g->hi = hi, g->bits = 0;
+    const int64_t pe = (int64_t)g->L + 1023; /* 2^L as a double, from its bits where it is normal */
+    if (pe >= 1 && pe <= 2046) {
+        uint64_t u = (uint64_t)pe << 52;
+        memcpy(&g->p, &u, 8);
+    } else
+        g->p = ldexp(1.0, g->L);
+    const float ps = gv_pow2f(smb - lo);
+    for (int y = 0; y < 4; y++) {
+        g->f[y] = 0;
+        if (y >= x) continue;
+        g->f[y] = wide ? gv_pow2f(e[y] - lo) : v[y] * ps;
+        /* (f >= 0, a magnitude) an integer below 2^20 with E + 1 bits: its
+         * bits below 2^0 zero, read off the encoding (SSE2's floorf is long) */
+        uint32_t u;
+        memcpy(&u, &g->f[y], 4);
+        const int E = (int)(u >> 23) - 127;
+        if (!u) continue;
+        if (E < 0 || E >= 20 || (u & ((1u << (23 - E)) - 1))) g->bits = 99;
+        else if (E + 1 > g->bits) g->bits = E + 1; /* (f < 2^bits) */
+    }
+}
+
 static int build_gv(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block, nf = m->group_nfrac;
     const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
     const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B, nsb = (size_t)q->nsb;
-    const int smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
     q->gv_aq = big_alloc(Mp * kq * 4 + 4, 1), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
     q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));
     q->gv_rtile = calloc(Mp / (size_t)R * nbk + 1, 4), q->gv_ctile = calloc(nbk * (Np / 16) + 1, 4);
@@ -2176,46 +2230,29 @@ static int build_gv(qops *q) {
                 gv_pack8(q->bvf + (p * (size_t)K + 4 * u) * (size_t)CP + c, (size_t)CP, nk, 12,
                          (uint8_t *)q->gv_bq + ((p * kq + u) * (size_t)CP + c) * 4);
             }
-    /* the bounds, per row of A (and its padding) and per column of B, per block */
-    for (int pass = 0; pass < 2; pass++) {
-        const size_t nrow = pass ? Np : Mp, real = (size_t)(pass ? N : M);
-        for (size_t i = 0; i < nrow; i++)
-            for (size_t b = 0; b < nbk; b++) {
-                float sv[4] = {0, 0, 0, 0};
-                int32_t se[4] = {0, 0, 0, 0}, lo = INT32_MAX, hi = INT32_MIN, bits = 0;
-                int x = 0;
-                for (size_t gs = b * (size_t)B; gs < (size_t)K && gs < (b + 1) * (size_t)B; gs += 16, x++) {
-                    const size_t sg = gs / (size_t)q->sblock;
-                    if (i < real) sv[x] = pass ? q->gsbv[sg * Np + i] : q->gsav[i * nsb + sg], se[x] = pass ? q->gsbe[sg * Np + i] : q->gsae[i * nsb + sg];
-                    lo = se[x] < lo ? se[x] : lo, hi = se[x] > hi ? se[x] : hi;
-                }
-                const int32_t L = lo - smb - (pass ? 0 : 2); /* (A's share takes the group sums' 1/4) */
-                float f[4] = {0, 0, 0, 0};
-                for (int y = 0; y < x; y++) {
-                    /* (2^e built from its bits where it is a normal float: this loop runs per row, column and block) */
-                    const int e = wide ? se[y] - lo : smb - lo;
-                    uint32_t u = (uint32_t)(e + 127) << 23;
-                    float p2;
-                    if (e >= -126 && e <= 127) memcpy(&p2, &u, 4);
-                    else p2 = ldexpf(1.0f, e);
-                    f[y] = wide ? p2 : sv[y] * p2;
-                    memcpy(&u, &f[y], 4);
-                    if (!(f[y] == floorf(f[y]) && f[y] < 0x1p20f)) bits = 99;
-                    else if (f[y] >= 1 && (int)(u >> 23) - 126 > bits) bits = (int)(u >> 23) - 126; /* (f < 2^bits) */
-                }
-                int32_t *tile = pass ? q->gv_ctile + b * (Np / 16) + i / 16 : q->gv_rtile + (i / (size_t)R) * nbk + b;
-                if (bits > *tile) *tile = bits;
-                if (pass) {
-                    q->gv_clx[b * Np + i] = L + nf + 127, q->gv_cuy[b * Np + i] = hi + 23 - nf + 127;
-                    q->gv_cpb[b * Np + i] = ldexp(1.0, L);
-                    for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = f[y];
-                } else {
-                    gkg_row *rw = &q->gv_rows[i * nbk + b];
-                    rw->la = L, rw->ua = hi, rw->pa = ldexp(1.0, L);
-                    memcpy(rw->fa, f, sizeof f);
-                }
-            }
-    }
+    /* the bounds, per row of A (and its padding) and per column of B, per
+     * block; B's scales lie column-contiguous (gsbv: nsb x Np), so its
+     * columns are walked block by block */
+    for (size_t i = 0; i < Mp; i++)
+        for (size_t b = 0; b < nbk; b++) {
+            gv_bound g;
+            gv_bound_of(q, b, i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
+            int32_t *tile = q->gv_rtile + (i / (size_t)R) * nbk + b;
+            if (g.bits > *tile) *tile = g.bits;
+            gkg_row *rw = &q->gv_rows[i * nbk + b];
+            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p;
+            memcpy(rw->fa, g.f, sizeof g.f);
+        }
+    for (size_t b = 0; b < nbk; b++)
+        for (size_t i = 0; i < Np; i++) {
+            gv_bound g;
+            gv_bound_of(q, b, i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
+            int32_t *tile = q->gv_ctile + b * (Np / 16) + i / 16;
+            if (g.bits > *tile) *tile = g.bits;
+            q->gv_clx[b * Np + i] = g.L + nf + 127, q->gv_cuy[b * Np + i] = g.hi + 23 - nf + 127;
+            q->gv_cpb[b * Np + i] = g.p;
+            for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = g.f[y];
+        }
     q->gi = (gkg_int){.aq = q->gv_aq, .bq = q->gv_bq, .acor = q->gv_acor, .kq = kq, .nbk = (int)nbk, .rows = q->gv_rows,
                       .rtile = q->gv_rtile, .clx = q->gv_clx, .cuy = q->gv_cuy, .crb = q->gv_crb, .cpb = q->gv_cpb,
                       .ctile = q->gv_ctile};
