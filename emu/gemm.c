@@ -288,12 +288,13 @@ static double scale_pow(const fpemu_format *f, uint64_t code, double *val) {
 }
 
 /* One operand of quantise: its rows (A's, or B^T's) copied out of the
- * caller's layout, their amax, and emu__quantize. */
+ * caller's layout, their amax, and emu__quantize; or (cols) B's MX or
+ * NVFP4 blocks quantised down its columns as it lies (emu__quantize_cols). */
 typedef struct {
     const fpemu_gemm_scaling *s;
     const fpemu_format *f;
     const float *src;
-    int ld, trans, rows, K, tile, sat, isB;
+    int ld, trans, rows, K, tile, sat, isB, cols;
     emu_quant *o;
     float amax;
     int rc;
@@ -479,6 +480,11 @@ static void side_cast(qside *d, const float *X, int R, int K) {
 static void *quantise_side(void *arg) {
     qside *d = arg;
     int R = d->rows, K = d->K;
+    if (d->cols) { /* (B, K x R as it lies) */
+        d->amax = emu__amax_cols(d->src, (size_t)d->ld, K, R), d->o->amax = &d->amax;
+        d->rc = emu__quantize_cols(d->s, d->f, K, R, d->src, (size_t)d->ld, d->o, NULL, 0);
+        return NULL;
+    }
     const int tr = d->isB ? !d->trans : d->trans;
     if (!tr && (d->ld == K || R <= 1)) { /* the rows already lie one after another: quantise them in place */
         side_cast(d, d->src, R, K);
@@ -501,6 +507,20 @@ static void *quantise_side(void *arg) {
  * factors per row of A and of B^T the dequantisation takes. A here and B
  * on a second thread where the GEMM has more than one (the two are
  * independent: their own outputs and statistics). */
+/* Does B (K x N, transposed or not) go through emu__quantize_cols: MX or
+ * NVFP4 blocks, B row-major, e2m1 on both sides with the group rule (the
+ * group kernel, whose packing reads byte codes in B's layout: pack_tab8,
+ * AVX-512 VBMI), more than one row and column? */
+static int cols_ok(const fpemu_gemm_config *cfg, int transB, int N, int K) {
+    const fpemu_gemm_scaling *s = &cfg->scaling;
+    int x86 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    x86 = __builtin_cpu_supports("avx512vbmi") != 0;
+#endif
+    return x86 && (s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) && !transB && N > 1 && K > 1 &&
+           cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->afmt) && emu__is_ocp_e2m1(cfg->bfmt) && cfg->bfmt->container == 8;
+}
+
 static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                     const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
     const fpemu_gemm_scaling *s = &cfg->scaling;
@@ -513,11 +533,16 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
      * without a transposed copy. The same codes, amax and counts */
     const int elementwise =
         s->kind == FPEMU_GEMM_SCALING_NONE || s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN;
+    const int cols = cols_ok(cfg, transB, N, K);
     for (int sdx = 0; sdx < 2; sdx++) {
         const fpemu_format *f = sdx ? fb : fa;
         const size_t n = (size_t)(sdx ? N : M) * K;
         q->ncw[sdx] = f->container <= 32 ? f->container / 8 : 0;
         q->nat[sdx] = elementwise && (sdx ? !transB : transA) && (sdx ? N : M) > 1 && K > 1;
+        /* B's MX or NVFP4 blocks quantised as B lies (no transposed copy)
+         * where its codes are bytes the group kernel's packing reads in
+         * that layout (pack_tab8); any other reader takes them as nat */
+        if (sdx && cols) q->nat[1] = 1;
         void *p = big_alloc((q->ncw[sdx] ? (size_t)q->ncw[sdx] : sizeof(uint64_t)) * (n + 1), 0);
         if (!p) return -1;
         if (q->ncw[sdx]) *(sdx ? &q->Bn : &q->An) = p;
@@ -559,7 +584,8 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
     /* a nat side is quantised as it lies, K x R (its decode factors, one
      * per row of A or column of B, are written below) */
     for (int sdx = 0; sdx < 2; sdx++)
-        if (q->nat[sdx]) sd[sdx].K = sd[sdx].rows, sd[sdx].rows = K, sd[sdx].trans = sd[sdx].isB; /* (tr = 0) */
+        if (q->nat[sdx] && !(sdx && cols)) sd[sdx].K = sd[sdx].rows, sd[sdx].rows = K, sd[sdx].trans = sd[sdx].isB; /* (tr = 0) */
+    sd[1].cols = cols;
     const int threaded = sides_threaded(q);
     /* on two threads, a side's transposed copy (B^T of a row-major B, or a
      * transposed A) is made first, each thread half of it: the copy was
@@ -571,7 +597,7 @@ static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, 
         memset(tc, 0, sizeof tc);
         for (int sdx = 0; sdx < 2; sdx++) {
             qside *d = &sd[sdx];
-            if (!(d->isB ? !d->trans : d->trans) || d->rows <= 1) continue;
+            if (!(d->isB ? !d->trans : d->trans) || d->rows <= 1 || d->cols) continue;
             if (!(xt[sdx] = big_alloc(sizeof(float) * ((size_t)d->rows * K + 1), 0))) continue; /* quantise_side tries */
             for (int h = 0; h < 2; h++)
                 tc[h].src[sdx] = d->src, tc[h].ld[sdx] = (size_t)d->ld, tc[h].X[sdx] = xt[sdx], tc[h].R[sdx] = d->rows;

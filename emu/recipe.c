@@ -108,6 +108,16 @@ static void scale_blocks(const float *x, size_t n, int sb, const float *f, float
     for (size_t i = 0; i < n; i++) dst[i] = x[i] * f[i / (size_t)sb];
 }
 
+/* MX's or NVFP4's (mx 0; ts its tensor scale) encode factor and decoded
+ * scale of each scale code, once per call (the codes are bytes) */
+static void blk_tables(int mx, float ts, float ftab[256], float dtab[256]) {
+    const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
+    for (int sc = 0; sc < 256; sc++) {
+        ftab[sc] = mx ? emu__mx_encode_factor((uint8_t)sc) : emu__nvfp4_encode_factor((uint8_t)sc, ts);
+        dtab[sc] = (float)fpemu_to_double(sf, (uint64_t)sc);
+    }
+}
+
 /* emu_quant smin's fold: the first block's factor, then the least, a NaN
  * sticking */
 static inline void smin_fold(float *m, int *have, float v) {
@@ -215,15 +225,10 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16;
         float ts = 1;
         if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
-        const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
         const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */
-        /* each scale code's encode factor and decoded scale, once (the codes are bytes) */
         float ftab[256], dtab[256];
-        for (int sc = 0; sc < 256; sc++) {
-            ftab[sc] = mx ? emu__mx_encode_factor((uint8_t)sc) : emu__nvfp4_encode_factor((uint8_t)sc, ts);
-            dtab[sc] = (float)fpemu_to_double(sf, (uint64_t)sc);
-        }
+        blk_tables(mx, ts, ftab, dtab);
         float am[EMU_CAST_CHUNK / 16], f[EMU_CAST_CHUNK / 16];
         uint8_t code[EMU_CAST_CHUNK / 16];
         for (int r = 0; r < rows; r++)
@@ -258,6 +263,144 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     c->sat = saved_sat;
     o->tensor_enc = enc;
     o->smin = s->kind == FPEMU_GEMM_SCALING_TENSOR || s->kind == FPEMU_GEMM_SCALING_GIVEN ? enc : smin;
+    return 0;
+}
+
+/* ---- MX and NVFP4 down the columns (emu__quantize_cols) -------------------------
+ * The operand's rows are X's columns: a band of sb rows of X holds one
+ * block of every column, so a block's amax is a maximum across rows, 16
+ * columns to a vector, and the band's scaled elements, laid out as X's rows,
+ * are cast a row (or a row's segment of CW columns) at a time into codes
+ * laid out as X. */
+enum { QC_CW = 512 }; /* columns per segment: a band of 32 rows is 64 KiB of floats */
+
+/* am[j] = the amax of rows [k0, k1) of column j of X (j < n, row stride
+ * ld): fpemu_scaling_amax_f32 of the column's block, its first NaN where it
+ * holds one */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static size_t col_amax_avx512(const float *x, size_t ld, int nk, size_t n, float *am) {
+    const __m512i abs = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i m = _mm512_setzero_si512();
+        for (int k = 0; k < nk; k++) m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(x + (size_t)k * ld + j), abs));
+        _mm512_storeu_si512(am + j, m);
+        for (unsigned nan = _mm512_cmpgt_epu32_mask(m, inf); nan; nan &= nan - 1) { /* (the column's first NaN) */
+            size_t c = j + (size_t)__builtin_ctz(nan);
+            am[c] = fpemu_scaling_amax_f32(x + c, (size_t)nk, ld);
+        }
+    }
+    return j;
+}
+#endif
+
+static void col_amax(const float *x, size_t ld, int nk, size_t n, float *am) {
+    size_t j = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f")) j = col_amax_avx512(x, ld, nk, n, am);
+#endif
+    for (; j < n; j++) am[j] = fpemu_scaling_amax_f32(x + j, (size_t)nk, ld);
+}
+
+/* y[k][j] = x[k][j] * f[j] for nk rows of n (x's row stride ld, y's n) */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void col_scale_avx512(const float *x, size_t ld, int nk, size_t n, const float *f, float *y) {
+    for (size_t j = 0; j < n; j += 16) {
+        const __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+        const __m512 fv = _mm512_maskz_loadu_ps(m, f + j);
+        for (int k = 0; k < nk; k++)
+            _mm512_mask_storeu_ps(y + (size_t)k * n + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + (size_t)k * ld + j), fv));
+    }
+}
+#endif
+
+static void col_scale(const float *x, size_t ld, int nk, size_t n, const float *f, float *y) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f")) {
+        col_scale_avx512(x, ld, nk, n, f, y);
+        return;
+    }
+#endif
+    for (int k = 0; k < nk; k++)
+        for (size_t j = 0; j < n; j++) y[(size_t)k * n + j] = x[(size_t)k * ld + j] * f[j];
+}
+
+float emu__amax_cols(const float *X, size_t ld, int K, int N) {
+    float m = 0;
+    for (int k = 0; k < K; k++) {
+        float v = fpemu_scaling_amax_f32(X + (size_t)k * ld, (size_t)N, 1);
+        if (isnan(v)) {
+            for (int j = 0; j < N; j++) {
+                v = fpemu_scaling_amax_f32(X + j, (size_t)K, ld);
+                if (isnan(v)) return v;
+            }
+        }
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
+int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int K, int N, const float *X, size_t ld,
+                       emu_quant *o, char *err, size_t errlen) {
+    if (!s || !fmt || !o || K < 0 || N < 0 || (s->kind != FPEMU_GEMM_SCALING_MX && s->kind != FPEMU_GEMM_SCALING_NVFP4) ||
+        o->codes || o->vals || ld < (size_t)N) {
+        seterr(err, errlen, "quantize_cols: bad arguments (MX or NVFP4, codes in their containers)");
+        return -1;
+    }
+    if ((size_t)K * (size_t)N > 0 && (!X || !o->ncodes || fmt->container > 32)) {
+        seterr(err, errlen, "quantize_cols: no data, or codes wider than 32 bits");
+        return -1;
+    }
+    const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16, nkb = emu__quant_nkb(s, K);
+    if (!mx && !emu__is_ocp_e2m1(fmt)) {
+        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
+        return -1;
+    }
+    fpemu_cast_stats local;
+    fpemu_cast_stats *st = o->st;
+    if (!st) { memset(&local, 0, sizeof local); st = &local; }
+    float ts = 1, smin = 1.0f;
+    int have = 0;
+    if (!mx) ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : emu__amax_cols(X, ld, K, N));
+    float ftab[256], dtab[256];
+    blk_tables(mx, ts, ftab, dtab);
+    const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* (as emu__quantize) */
+    const size_t cw = (size_t)N < QC_CW ? (size_t)N : QC_CW, cb = fmt->container / 8;
+    float *band = malloc(sizeof(float) * ((size_t)sb * cw + 1)), am[QC_CW], f[QC_CW];
+    uint8_t code[QC_CW];
+    if (!band) {
+        seterr(err, errlen, "quantize_cols: out of memory");
+        return -1;
+    }
+    for (int b = 0; b < nkb; b++) {
+        const int k0 = b * sb, nk = sb < K - k0 ? sb : K - k0;
+        for (size_t c0 = 0; c0 < (size_t)N; c0 += cw) {
+            const size_t n = (size_t)N - c0 < cw ? (size_t)N - c0 : cw;
+            const float *x = X + (size_t)k0 * ld + c0;
+            col_amax(x, ld, nk, n, am);
+            if (mx)
+                for (size_t j = 0; j < n; j++) code[j] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[j]);
+            else
+                emu__nvfp4_block_scales(am, n, ts, code);
+            for (size_t j = 0; j < n; j++) {
+                f[j] = ftab[code[j]];
+                size_t at = (c0 + j) * (size_t)nkb + (size_t)b;
+                if (o->scode) o->scode[at] = code[j];
+                if (o->dec) o->dec[at] = dtab[code[j]];
+                if (o->enc) o->enc[at] = f[j];
+                if (o->bamax) o->bamax[at] = am[j];
+                smin_fold(&smin, &have, mx && am[j] == 0 ? 1.0f : f[j]); /* (as emu__quantize) */
+            }
+            col_scale(x, ld, nk, n, f, band);
+            char *dst = (char *)o->ncodes + ((size_t)k0 * (size_t)N + c0) * cb;
+            if (n == (size_t)N) emu__own_encode(ef, band, (size_t)nk * n, dst, st); /* the band's rows one after another */
+            else
+                for (int k = 0; k < nk; k++) emu__own_encode(ef, band + (size_t)k * n, n, dst + (size_t)k * (size_t)N * cb, st);
+        }
+    }
+    free(band);
+    o->tensor_enc = mx ? 1.0f : ts;
+    o->smin = smin;
     return 0;
 }
 

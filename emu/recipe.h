@@ -70,6 +70,21 @@ typedef struct emu_quant {
                          * a NaN one (an MX block holding inf or NaN) sticks */
 } emu_quant;
 
+/* emu__quantize of X's transpose for the MX and NVFP4 recipes, without
+ * making the transpose: X is K x N (row-major, row stride ld >= N), the
+ * operand's rows are its N columns, each cut into blocks along K. The
+ * codes go to o->ncodes laid out as X's rows (K x N, row stride N; the
+ * format's container, at most 32 bits); scode, dec, enc, bamax, st,
+ * tensor_enc and smin as emu__quantize writes them for the transpose (N x
+ * nkb), the same bits; o->codes and o->vals must be NULL; the context is
+ * the recipes' own (rne, saturating). The GEMM's B (K x N) goes through it
+ * where its kernels read B's codes in that layout. 0, or -1 with a message. */
+/* fpemu_scaling_amax_f32 of the transpose of X (K x N, row stride ld):
+ * the largest magnitude, or the first NaN in column order. */
+float emu__amax_cols(const float *X, size_t ld, int K, int N);
+int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int K, int N, const float *X, size_t ld,
+                       emu_quant *o, char *err, size_t errlen);
+
 /* Blocks along cols of a recipe's decode factors (rows x nkb): 1 for NONE,
  * TENSOR, GIVEN and ROWWISE; ceil(cols / s->block_k) for BLOCKWISE, ceil(cols
  * / 32) for MX, ceil(cols / 16) for NVFP4 (0 when cols is 0); -1 for a bad

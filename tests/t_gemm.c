@@ -472,6 +472,74 @@ static void mx_nvfp4_runs(void) {
         }
 }
 
+/* emu__quantize_cols (MX and NVFP4 down the columns of a K x N array)
+ * against emu__quantize of the array's transpose: codes (laid out as the
+ * array), scales, decoded scales, encode factors, block amaxes, counts,
+ * tensor scale and smin, bit for bit; K with a short last block, N above a
+ * segment and not a multiple of 16, a row stride above N, NaNs whose first
+ * in column order is not the first in row order, inf, f32 subnormals,
+ * zero blocks; the tensor amax computed and given. */
+static void mx_nvfp4_cols(void) {
+    enum { QK = 83, QN = 530, LD = 537 };
+    static float x[QK * LD], xt[QN * QK], dec[2][QN * 6], enc[2][QN * 6], bam[2][QN * 6];
+    static uint64_t scode[2][QN * 6];
+    static uint8_t nc[QK * QN], nt[QN * QK];
+    for (int k = 0; k < QK; k++)
+        for (int j = 0; j < LD; j++) x[k * LD + j] = nrand() * ldexpf(1.0f, (j * 5 + k / 16 * 3) % 37 - 18);
+    for (int k = 0; k < QK; k++) x[k * LD + 7] = 0.0f, x[k * LD + 300] = ldexpf(k % 2 ? -1.0f : 1.0f, -135 - k % 10);
+    uint32_t n1 = 0x7FC00011u, n2 = 0xFFC00022u, n3 = 0x7FA00033u;
+    memcpy(&x[5 * LD + 40], &n1, 4), memcpy(&x[2 * LD + 41], &n2, 4); /* row order meets n2 first, column order n1 */
+    memcpy(&x[70 * LD + 41], &n3, 4);
+    uint32_t n4 = 0x7FC00001u, n5 = 0xFFC00005u; /* one block's two NaNs, the larger magnitude second */
+    memcpy(&x[3 * LD + 100], &n4, 4), memcpy(&x[9 * LD + 100], &n5, 4);
+    x[33 * LD + 520] = INFINITY, x[82 * LD + 529] = -INFINITY;
+    for (int k = 0; k < QK; k++)
+        for (int j = 0; j < QN; j++) xt[j * QK + k] = x[k * LD + j];
+    {
+        const float a = emu__amax_cols(x, LD, QK, QN), want = fpemu_scaling_amax_f32(xt, (size_t)QN * QK, 1);
+        const float fin = emu__amax_cols(x + 101, LD, QK, QN - 101), wf = fpemu_scaling_amax_f32(xt + 101 * QK, (size_t)(QN - 101) * QK, 1);
+        uint32_t ab;
+        memcpy(&ab, &a, 4);
+        ok(!memcmp(&a, &want, 4) && ab == n1 && !memcmp(&fin, &wf, 4) && isinf(fin),
+           "emu__amax_cols = fpemu_scaling_amax_f32 of the transpose: its first NaN in column order (%08x), inf", (unsigned)ab);
+    }
+    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    for (int ri = 0; ri < 3; ri++)
+        for (int given = 0; given < 2; given++) {
+            fpemu_gemm_config cfg;
+            char err[200];
+            if (fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", err, sizeof err) ||
+                fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
+                bail("%s", err);
+            const int nkb = emu__quant_nkb(&cfg.scaling, QK);
+            float tam = 0;
+            for (int i = 0; i < QK * QN; i++) tam = isfinite(xt[i]) && fabsf(xt[i]) > tam ? fabsf(xt[i]) : tam;
+            fpemu_cast_stats st[2];
+            memset(st, 0, sizeof st);
+            emu_quant o[2];
+            for (int w = 0; w < 2; w++)
+                o[w] = (emu_quant){.ncodes = w ? (void *)nc : (void *)nt, .scode = scode[w], .dec = dec[w], .enc = enc[w],
+                                   .bamax = bam[w], .st = &st[w], .amax = given ? &tam : NULL};
+            int rc = emu__quantize(&cfg.scaling, cfg.bfmt, QN, QK, xt, 1, 1, NULL, &o[0], NULL, 0) ||
+                     emu__quantize_cols(&cfg.scaling, cfg.bfmt, QK, QN, x, LD, &o[1], err, sizeof err);
+            long bad = 0;
+            for (int k = 0; k < QK; k++)
+                for (int j = 0; j < QN; j++) bad += nc[k * QN + j] != nt[j * QK + k];
+            const size_t nb = (size_t)QN * nkb;
+            int same = !rc && !bad && !memcmp(scode[0], scode[1], nb * 8) && !memcmp(dec[0], dec[1], nb * 4) &&
+                       !memcmp(enc[0], enc[1], nb * 4) && !memcmp(bam[0], bam[1], nb * 4) && !memcmp(&st[0], &st[1], sizeof st[0]) &&
+                       !memcmp(&o[0].tensor_enc, &o[1].tensor_enc, 4) && !memcmp(&o[0].smin, &o[1].smin, 4);
+            if (!same)
+                diag("%s given %d: rc %d, %ld codes differ; scales %d dec %d enc %d amax %d counts %d tensor %g/%g smin %g/%g",
+                     recipes[ri], given, rc, bad, !memcmp(scode[0], scode[1], nb * 8), !memcmp(dec[0], dec[1], nb * 4),
+                     !memcmp(enc[0], enc[1], nb * 4), !memcmp(bam[0], bam[1], nb * 4), !memcmp(&st[0], &st[1], sizeof st[0]),
+                     o[0].tensor_enc, o[1].tensor_enc, o[0].smin, o[1].smin);
+            ok(same && st[0].nonfinite_in > 0 && (!given || st[0].underflow > 0), /* (a NaN tensor amax scales all by FLT_MAX / 448) */
+               "emu__quantize_cols %s (%d x %d, row stride %d, tensor amax %s) = emu__quantize of the transpose, bit for bit",
+               recipes[ri], QK, QN, LD, given ? "given" : "computed");
+        }
+}
+
 /* emu__quantize's smin, the telemetry's scale, against its rule restated
  * from the encode factors and block amaxes: NONE 1; TENSOR, GIVEN the
  * tensor's scale; the others the least block factor (MX: a zero block
@@ -2518,6 +2586,7 @@ int main(void) {
     mx_blocks();
     mx_nvfp4_blocks();
     mx_nvfp4_runs();
+    mx_nvfp4_cols();
     quant_smin();
     sweep_found();
     return done_testing();
