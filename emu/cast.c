@@ -48,6 +48,7 @@ typedef struct {
      * Tiny (per ctx) iff a < atiny. As an f32, c * 2^(emin-m) is the bits of
      * (float)c plus eadj, or c << subsh below f32's normals (c < clim). */
     uint32_t sbase, atiny, mincode, eadj, clim, subsh;
+    int e2m1; /* OCP e2m1 with -0 (step512_e2m1) */
 } kparams;
 
 enum { KIND_CODE8, KIND_CODE16, KIND_ROUND };
@@ -298,6 +299,41 @@ T512 void step512(const kparams *p, const uint32_t *src, char *dst, size_t j, __
     }
 }
 
+/* step512 for OCP e2m1 codes (kparams.e2m1), which MX and NVFP4 cast to
+ * and whose results lie mostly below its min normal 1 (a block's largest
+ * is scaled to 6): there the result is 0, 0.5 or 1, |x| > 1/4 and |x| >=
+ * 3/4 (the ties to the even code, 0 and 1), two compares instead of
+ * step512's shifts by the exponent. The same codes, flags, counts and
+ * lanes for the generic path (above 6, inf, NaN). */
+T512 void step512_e2m1(const kparams *p, const uint32_t *src, char *dst, size_t j, __mmask16 live, int full, int st,
+                       chunkbuf *cb, unsigned *any, __mmask16 *nx, __mmask16 *uf, __m512i *amax, uint64_t *unf, uint64_t *sub) {
+    const __m512i one = _mm512_set1_epi32(1), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i u = full ? _mm512_loadu_si512(src + j) : _mm512_maskz_loadu_epi32(live, src + j);
+    const __m512i a = _mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000u), u);
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(0x1FFFFF)),
+                                                         _mm512_and_si512(_mm512_srli_epi32(a, 22), one)), 22);
+    const __mmask16 nm = _mm512_mask_cmpge_epu32_mask(live, a, _mm512_set1_epi32(0x3F800000)); /* |x| >= 1 */
+    const __mmask16 bad = _mm512_mask_cmpgt_epu32_mask(nm, r, _mm512_set1_epi32(259));         /* above 6, inf, NaN */
+    const __mmask16 sm = live & (__mmask16)~nm, gq = _mm512_mask_cmpgt_epu32_mask(sm, a, _mm512_set1_epi32(0x3E800000));
+    const __mmask16 gh = _mm512_mask_cmpge_epu32_mask(sm, a, _mm512_set1_epi32(0x3F400000)), nz = _mm512_mask_test_epi32_mask(sm, a, a);
+    __m512i v = _mm512_mask_add_epi32(_mm512_maskz_mov_epi32(gq, one), gh, _mm512_maskz_mov_epi32(gq, one), one);
+    v = _mm512_mask_sub_epi32(v, nm, r, _mm512_set1_epi32(252));
+    v = _mm512_ternarylogic_epi32(v, _mm512_srli_epi32(u, 28), _mm512_set1_epi32(8), 0xF8); /* the sign, a zero's too */
+    const __mmask16 sx = nz & _mm512_mask_cmpneq_epi32_mask(sm, a, _mm512_set1_epi32(0x3F000000)); /* not 0 or 1/2 */
+    *nx |= _mm512_mask_test_epi32_mask(nm & (__mmask16)~bad, a, _mm512_set1_epi32(0x3FFFFF)) | sx;
+    *uf |= _mm512_mask_cmplt_epu32_mask(sx, a, _mm512_set1_epi32((int)p->atiny));
+    if (st) {
+        *amax = _mm512_mask_max_epu32(*amax, _mm512_cmplt_epu32_mask(a, inf), *amax, a);
+        *unf += (uint64_t)__builtin_popcount(nz & (__mmask16)~gq);
+        *sub += (uint64_t)__builtin_popcount(gq & (__mmask16)~gh);
+    }
+    if (bad) _mm512_storeu_si512(cb->keep + j, u);
+    memcpy(cb->bad + j / 8, &bad, 2);
+    *any |= bad;
+    if (full) _mm_storeu_si128((__m128i *)(dst + j), _mm512_cvtepi32_epi8(v));
+    else _mm512_mask_cvtepi32_storeu_epi8(dst + j, live, v);
+}
+
 T512 void body512(fixup *fx, const kparams *pp, const uint32_t *in, size_t n, int kind, int st) {
     const kparams p = *pp; /* the broadcasts of step512 are hoisted out of the loops */
     __mmask16 nx = 0, uf = 0;
@@ -309,10 +345,16 @@ T512 void body512(fixup *fx, const kparams *pp, const uint32_t *in, size_t n, in
         char *dst = (char *)fx->dst + i0 * elsize(kind);
         const uint32_t *src = in + i0;
         unsigned any = 0;
-        for (; j + 16 <= m; j += 16)
-            step512(&p, src, dst, j, (__mmask16)0xFFFF, 1, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
-        if (j < m)
-            step512(&p, src, dst, j, (__mmask16)((1u << (m - j)) - 1), 0, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+        if (kind == KIND_CODE8 && p.e2m1) {
+            for (; j + 16 <= m; j += 16) step512_e2m1(&p, src, dst, j, (__mmask16)0xFFFF, 1, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+            if (j < m)
+                step512_e2m1(&p, src, dst, j, (__mmask16)((1u << (m - j)) - 1), 0, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+        } else {
+            for (; j + 16 <= m; j += 16)
+                step512(&p, src, dst, j, (__mmask16)0xFFFF, 1, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+            if (j < m)
+                step512(&p, src, dst, j, (__mmask16)((1u << (m - j)) - 1), 0, kind, st, &cb, &any, &nx, &uf, &amax, &unf, &sub);
+        }
         if (any) fix_chunk(fx, i0, m, &cb);
     }
     pacc acc = {nx != 0, uf != 0, st ? _mm512_reduce_max_epu32(amax) : 0, unf, sub};
@@ -520,6 +562,7 @@ static kparams params(const fpemu_format *fmt, const fpemu_ctx *ctx) {
     k.eadj = (uint32_t)q << 23;
     k.clim = q < -126 ? 1u << (-126 - q) : 1;
     k.subsh = (uint32_t)(q + 149);
+    k.e2m1 = emu__is_ocp_e2m1(fmt) && fmt->has_negzero && fmt->bits == 4;
     /* tiny after rounding: below the midpoint of min normal and the p-bit
      * number under it (the tie rounds to min normal, which is even) */
     double t = ldexp(1, fmt->emin) - ldexp(1, fmt->emin - 2 - m);
