@@ -337,6 +337,16 @@ static void sweep_found(void) {
     }
 }
 
+/* The MX and NVFP4 recipes of the quantisation tests, on the b200: recipe
+ * ri of mxnv_recipes, with e2m1 elements for NVFP4 (or where e2m1), else e4m3. */
+static const char *const mxnv_recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+static void mxnv_config(fpemu_gemm_config *cfg, int ri, int e2m1) {
+    char err[200];
+    const char *f = ri == 2 || e2m1 ? "e2m1" : "e4m3";
+    if (fpemu_gemm_config_init(cfg, "b200", f, f, err, sizeof err) || fpemu_gemm_config_set_scaling(cfg, mxnv_recipes[ri], err, sizeof err))
+        bail("%s", err);
+}
+
 /* emu__quantize's MX and NVFP4 blocks against the per-block public API
  * (scaling.h), block by block: the block's amax, its scale code, the
  * element codes of fpemu_scaling_mx_quantize_block or
@@ -351,13 +361,10 @@ static void mx_nvfp4_blocks(void) {
     for (int i = 0; i < QR * QC; i++) x[i] = nrand() * (i / 32 % 3 == 0 ? 1e-3f : i / 32 % 3 == 1 ? 1.0f : 3e4f);
     for (int i = 32; i < 48; i++) x[i] = 0.0f; /* a zero block (NVFP4), half of one (MX) */
     for (int i = 64; i < 96; i++) x[i] = 0.0f; /* a zero block (MX) */
-    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    const char *const *recipes = mxnv_recipes;
     for (int ri = 0; ri < 3; ri++) {
         fpemu_gemm_config cfg;
-        char err[200];
-        if (fpemu_gemm_config_init(&cfg, "b200", ri == 2 ? "e2m1" : "e4m3", ri == 2 ? "e2m1" : "e4m3", err, sizeof err) ||
-            fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
-            bail("%s", err);
+        mxnv_config(&cfg, ri, 0);
         const int mx = ri < 2, sb = mx ? 32 : 16, nkb = (QC + sb - 1) / sb;
         const fpemu_format *f = cfg.afmt, *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
         emu_quant o = {.codes = codes, .scode = scode, .dec = dec, .enc = enc};
@@ -411,14 +418,11 @@ static void mx_nvfp4_runs(void) {
     memcpy(&x[QC + 16 * 70 + 5], &nan1, 4), memcpy(&x[QC + 16 * 70 + 9], &nan2, 4); /* a block's two NaNs (the first's payload) */
     x[2 * QC + 16 * 3 + 2] = -INFINITY, x[2 * QC + QC - 3] = INFINITY;             /* inf, in the short last block */
     for (int i = 0; i < 32; i++) x[2 * QC + 32 * 20 + i] = 1.0f + (float)i / 32;   /* MX floor: saturates (amax 1.97) */
-    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    const char *const *recipes = mxnv_recipes;
     for (int ri = 0; ri < 3; ri++)
         for (int form = 0; form < 3; form++) {
             fpemu_gemm_config cfg;
-            char err[200];
-            if (fpemu_gemm_config_init(&cfg, "b200", ri == 2 ? "e2m1" : "e4m3", ri == 2 ? "e2m1" : "e4m3", err, sizeof err) ||
-                fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
-                bail("%s", err);
+            mxnv_config(&cfg, ri, 0);
             const int mx = ri < 2, sb = mx ? 32 : 16, nkb = (QC + sb - 1) / sb;
             const fpemu_format *f = cfg.afmt, *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
             fpemu_cast_stats got, exp;
@@ -503,14 +507,12 @@ static void mx_nvfp4_cols(void) {
         ok(!memcmp(&a, &want, 4) && ab == n1 && !memcmp(&fin, &wf, 4) && isinf(fin),
            "emu__amax_cols = fpemu_scaling_amax_f32 of the transpose: its first NaN in column order (%08x), inf", (unsigned)ab);
     }
-    static const char *const recipes[] = {"mx-floor", "mx-rceil", "nvfp4"};
+    const char *const *recipes = mxnv_recipes;
     for (int ri = 0; ri < 3; ri++)
         for (int given = 0; given < 2; given++) {
             fpemu_gemm_config cfg;
             char err[200];
-            if (fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", err, sizeof err) ||
-                fpemu_gemm_config_set_scaling(&cfg, recipes[ri], err, sizeof err))
-                bail("%s", err);
+            mxnv_config(&cfg, ri, 1);
             const int nkb = emu__quant_nkb(&cfg.scaling, QK);
             float tam = 0;
             for (int i = 0; i < QK * QN; i++) tam = isfinite(xt[i]) && fabsf(xt[i]) > tam ? fabsf(xt[i]) : tam;
