@@ -502,11 +502,6 @@ static void *quantise_side(void *arg) {
     return NULL;
 }
 
-/* Quantise A (rows) and B (columns) per the recipe into codes and scales
- * (recipe.c emu__quantize: A as it is, B as its transpose), and the decode
- * factors per row of A and of B^T the dequantisation takes. A here and B
- * on a second thread where the GEMM has more than one (the two are
- * independent: their own outputs and statistics). */
 /* Does B (K x N, transposed or not) go through emu__quantize_cols: MX or
  * NVFP4 blocks, B row-major, e2m1 on both sides with the group rule (the
  * group kernel, whose packing reads byte codes in B's layout: pack_tab8,
@@ -521,6 +516,12 @@ static int cols_ok(const fpemu_gemm_config *cfg, int transB, int N, int K) {
            cfg->model.group > 0 && emu__is_ocp_e2m1(cfg->afmt) && emu__is_ocp_e2m1(cfg->bfmt) && cfg->bfmt->container == 8;
 }
 
+/* Quantise A (rows) and B (columns) per the recipe into codes and scales
+ * (recipe.c emu__quantize: A as it is, B as its transpose, or where
+ * cols_ok B as it lies through emu__quantize_cols), and the decode
+ * factors per row of A and of B^T the dequantisation takes. A here and B
+ * on a second thread where the GEMM has more than one (the two are
+ * independent: their own outputs and statistics). */
 static int quantise(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
                     const float *B, int ldb, int transB, fpemu_gemm_stats *st) {
     const fpemu_gemm_scaling *s = &cfg->scaling;
@@ -2160,10 +2161,6 @@ static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_
     return sum;
 }
 
-/* Its data (gemm_internal.h gkg_int): the byte panels from the f32 panels
- * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
- * group kernel takes no flushing) and the bounds from the scales. -1: out
- * of memory. */
 /* One row's (of A) or column's (of B) bounds for block b (build_gv): the
  * least and greatest scale exponents of its groups, L (the least, less
  * the scale format's fraction bits and shift: A's 2 takes the group sums'
@@ -2219,6 +2216,10 @@ static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t 
     }
 }
 
+/* Its data (gemm_internal.h gkg_int): the byte panels from the f32 panels
+ * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
+ * group kernel takes no flushing) and the bounds from the scales. -1: out
+ * of memory. */
 static int build_gv(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block, nf = m->group_nfrac;
