@@ -70,6 +70,10 @@ typedef struct emu_quant {
                          * a NaN one (an MX block holding inf or NaN) sticks */
 } emu_quant;
 
+/* fpemu_scaling_amax_f32 of the transpose of X (K x N, row stride ld):
+ * the largest magnitude, or the first NaN in column order. */
+float emu__amax_cols(const float *X, size_t ld, int K, int N);
+
 /* emu__quantize of X's transpose for the MX and NVFP4 recipes, without
  * making the transpose: X is K x N (row-major, row stride ld >= N), the
  * operand's rows are its N columns, each cut into blocks along K. The
@@ -79,9 +83,6 @@ typedef struct emu_quant {
  * nkb), the same bits; o->codes and o->vals must be NULL; the context is
  * the recipes' own (rne, saturating). The GEMM's B (K x N) goes through it
  * where its kernels read B's codes in that layout. 0, or -1 with a message. */
-/* fpemu_scaling_amax_f32 of the transpose of X (K x N, row stride ld):
- * the largest magnitude, or the first NaN in column order. */
-float emu__amax_cols(const float *X, size_t ld, int K, int N);
 int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int K, int N, const float *X, size_t ld,
                        emu_quant *o, char *err, size_t errlen);
 
