@@ -307,20 +307,23 @@ T512 void step512(const kparams *p, const uint32_t *src, char *dst, size_t j, __
  * lanes for the generic path (above 6, inf, NaN). */
 T512 void step512_e2m1(const kparams *p, const uint32_t *src, char *dst, size_t j, __mmask16 live, int full, int st,
                        chunkbuf *cb, unsigned *any, __mmask16 *nx, __mmask16 *uf, __m512i *amax, uint64_t *unf, uint64_t *sub) {
+    /* the normal results as step512 takes them, from the format's kparams;
+     * below 1 the three f32 patterns 1/4, 1/2 and 3/4 */
     const __m512i one = _mm512_set1_epi32(1), inf = _mm512_set1_epi32(0x7F800000);
+    const __m128i sh = _mm_cvtsi32_si128((int)p->sh), signpos = _mm_cvtsi32_si128((int)p->signpos);
     const __m512i u = full ? _mm512_loadu_si512(src + j) : _mm512_maskz_loadu_epi32(live, src + j);
     const __m512i a = _mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000u), u);
-    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32(0x1FFFFF)),
-                                                         _mm512_and_si512(_mm512_srli_epi32(a, 22), one)), 22);
-    const __mmask16 nm = _mm512_mask_cmpge_epu32_mask(live, a, _mm512_set1_epi32(0x3F800000)); /* |x| >= 1 */
-    const __mmask16 bad = _mm512_mask_cmpgt_epu32_mask(nm, r, _mm512_set1_epi32(259));         /* above 6, inf, NaN */
+    const __m512i r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, _mm512_set1_epi32((int)p->half1)),
+                                                        _mm512_and_si512(_mm512_srl_epi32(a, sh), one)), sh);
+    const __mmask16 nm = _mm512_mask_cmpge_epu32_mask(live, a, _mm512_set1_epi32((int)p->amin));  /* |x| >= 1 */
+    const __mmask16 bad = _mm512_mask_cmpgt_epu32_mask(nm, r, _mm512_set1_epi32((int)p->rmax));   /* above 6, inf, NaN */
     const __mmask16 sm = live & (__mmask16)~nm, gq = _mm512_mask_cmpgt_epu32_mask(sm, a, _mm512_set1_epi32(0x3E800000));
     const __mmask16 gh = _mm512_mask_cmpge_epu32_mask(sm, a, _mm512_set1_epi32(0x3F400000)), nz = _mm512_mask_test_epi32_mask(sm, a, a);
     __m512i v = _mm512_mask_add_epi32(_mm512_maskz_mov_epi32(gq, one), gh, _mm512_maskz_mov_epi32(gq, one), one);
-    v = _mm512_mask_sub_epi32(v, nm, r, _mm512_set1_epi32(252));
-    v = _mm512_ternarylogic_epi32(v, _mm512_srli_epi32(u, 28), _mm512_set1_epi32(8), 0xF8); /* the sign, a zero's too */
+    v = _mm512_mask_sub_epi32(v, nm, r, _mm512_set1_epi32((int)p->rebias));
+    v = _mm512_ternarylogic_epi32(v, _mm512_srl_epi32(u, signpos), _mm512_set1_epi32((int)p->signbit), 0xF8); /* the sign, a zero's too */
     const __mmask16 sx = nz & _mm512_mask_cmpneq_epi32_mask(sm, a, _mm512_set1_epi32(0x3F000000)); /* not 0 or 1/2 */
-    *nx |= _mm512_mask_test_epi32_mask(nm & (__mmask16)~bad, a, _mm512_set1_epi32(0x3FFFFF)) | sx;
+    *nx |= _mm512_mask_test_epi32_mask(nm & (__mmask16)~bad, a, _mm512_set1_epi32((int)p->lowmask)) | sx;
     *uf |= _mm512_mask_cmplt_epu32_mask(sx, a, _mm512_set1_epi32((int)p->atiny));
     if (st) {
         *amax = _mm512_mask_max_epu32(*amax, _mm512_cmplt_epu32_mask(a, inf), *amax, a);
