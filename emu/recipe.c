@@ -125,6 +125,33 @@ static inline void smin_fold(float *m, int *have, float v) {
     *have = 1;
 }
 
+/* n MX or NVFP4 blocks of amaxes am: their scale codes (MX's rule, or
+ * NVFP4's with tensor scale ts), their encode factors into f, and the
+ * per-block outputs of o at at0 + i * stride (emu__quantize's rows: 1;
+ * emu__quantize_cols's columns: nkb), folded into smin. */
+static void blk_scales(const fpemu_gemm_scaling *s, const fpemu_format *fmt, float ts, const float ftab[256],
+                       const float dtab[256], const float *am, size_t n, float *f, emu_quant *o, size_t at0, size_t stride,
+                       float *smin, int *have) {
+    const int mx = s->kind == FPEMU_GEMM_SCALING_MX;
+    uint8_t code[EMU_CAST_CHUNK / 16];
+    for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK / 16) {
+        const size_t m = n - i0 < EMU_CAST_CHUNK / 16 ? n - i0 : EMU_CAST_CHUNK / 16;
+        if (mx)
+            for (size_t i = 0; i < m; i++) code[i] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[i0 + i]);
+        else
+            emu__nvfp4_block_scales(am + i0, m, ts, code);
+        for (size_t i = 0; i < m; i++) {
+            const size_t at = at0 + (i0 + i) * stride;
+            f[i0 + i] = ftab[code[i]];
+            if (o->scode) o->scode[at] = code[i];
+            if (o->dec) o->dec[at] = dtab[code[i]];
+            if (o->enc) o->enc[at] = f[i0 + i];
+            if (o->bamax) o->bamax[at] = am[i0 + i];
+            smin_fold(smin, have, mx && am[i0 + i] == 0 ? 1.0f : f[i0 + i]); /* (mx_multiplier's rule) */
+        }
+    }
+}
+
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
                   int tile_rows, int sat, fpemu_ctx *ctx, emu_quant *o, char *err, size_t errlen) {
     if (!s || !fmt || !o || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
@@ -230,7 +257,6 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         float ftab[256], dtab[256];
         blk_tables(mx, ts, ftab, dtab);
         float am[EMU_CAST_CHUNK / 16], f[EMU_CAST_CHUNK / 16];
-        uint8_t code[EMU_CAST_CHUNK / 16];
         for (int r = 0; r < rows; r++)
             for (int b0 = 0; b0 < nkb; b0 += run) {
                 const int nb = run < nkb - b0 ? run : nkb - b0;
@@ -238,19 +264,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                 const float *x = X + at0;
                 float *dst = o->codes || o->ncodes ? e.buf : o->vals + at0; /* the scaled elements, cast as one run */
                 emu__block_amax(x, n, (size_t)sb, am);
-                if (mx)
-                    for (int b = 0; b < nb; b++) code[b] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[b]);
-                else
-                    emu__nvfp4_block_scales(am, (size_t)nb, ts, code);
-                for (int b = 0; b < nb; b++) {
-                    f[b] = ftab[code[b]];
-                    size_t at = (size_t)r * nkb + (size_t)(b0 + b);
-                    if (o->scode) o->scode[at] = code[b];
-                    if (o->dec) o->dec[at] = dtab[code[b]];
-                    if (o->enc) o->enc[at] = f[b];
-                    if (o->bamax) o->bamax[at] = am[b];
-                    smin_fold(&smin, &have, mx && am[b] == 0 ? 1.0f : f[b]); /* (mx_multiplier's rule) */
-                }
+                blk_scales(s, fmt, ts, ftab, dtab, am, (size_t)nb, f, o, (size_t)r * nkb + (size_t)b0, 1, &smin, &have);
                 scale_blocks(x, n, sb, f, dst);
                 if (!o->codes && o->ncodes) emu__own_encode(ef, dst, n, (char *)o->ncodes + at0 * (ef->container / 8), st);
                 else emu__own_cast(ef, dst, n, o->codes ? o->codes + at0 : NULL, o->codes ? NULL : dst, st);
@@ -367,7 +381,6 @@ int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int
     const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* (as emu__quantize) */
     const size_t cw = (size_t)N < QC_CW ? (size_t)N : QC_CW, cb = fmt->container / 8;
     float *band = malloc(sizeof(float) * ((size_t)sb * cw + 1)), am[QC_CW], f[QC_CW];
-    uint8_t code[QC_CW];
     if (!band) {
         seterr(err, errlen, "quantize_cols: out of memory");
         return -1;
@@ -378,19 +391,7 @@ int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int
             const size_t n = (size_t)N - c0 < cw ? (size_t)N - c0 : cw;
             const float *x = X + (size_t)k0 * ld + c0;
             col_amax(x, ld, nk, n, am);
-            if (mx)
-                for (size_t j = 0; j < n; j++) code[j] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[j]);
-            else
-                emu__nvfp4_block_scales(am, n, ts, code);
-            for (size_t j = 0; j < n; j++) {
-                f[j] = ftab[code[j]];
-                size_t at = (c0 + j) * (size_t)nkb + (size_t)b;
-                if (o->scode) o->scode[at] = code[j];
-                if (o->dec) o->dec[at] = dtab[code[j]];
-                if (o->enc) o->enc[at] = f[j];
-                if (o->bamax) o->bamax[at] = am[j];
-                smin_fold(&smin, &have, mx && am[j] == 0 ? 1.0f : f[j]); /* (as emu__quantize) */
-            }
+            blk_scales(s, fmt, ts, ftab, dtab, am, n, f, o, c0 * (size_t)nkb + (size_t)b, (size_t)nkb, &smin, &have);
             col_scale(x, ld, nk, n, f, band);
             char *dst = (char *)o->ncodes + ((size_t)k0 * (size_t)N + c0) * cb;
             if (n == (size_t)N) emu__own_encode(ef, band, (size_t)nk * n, dst, st); /* the band's rows one after another */
