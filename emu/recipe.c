@@ -109,13 +109,16 @@ static void scale_blocks(const float *x, size_t n, int sb, const float *f, float
 }
 
 /* MX's or NVFP4's (mx 0; ts its tensor scale) encode factor and decoded
- * scale of each scale code, once per call (the codes are bytes) */
-static void blk_tables(int mx, float ts, float ftab[256], float dtab[256]) {
+ * scale of each scale code, once per call (the codes are bytes); returns
+ * the format the elements are cast to: fmt, or for NVFP4 the registry's
+ * OCP e2m1 (the callers check fmt is one) */
+static const fpemu_format *blk_tables(int mx, float ts, const fpemu_format *fmt, float ftab[256], float dtab[256]) {
     const fpemu_format *sf = fpemu_format_get(mx ? "e8m0" : "e4m3", NULL, 0);
     for (int sc = 0; sc < 256; sc++) {
         ftab[sc] = mx ? emu__mx_encode_factor((uint8_t)sc) : emu__nvfp4_encode_factor((uint8_t)sc, ts);
         dtab[sc] = (float)fpemu_to_double(sf, (uint64_t)sc);
     }
+    return mx ? fmt : fpemu_format_get("e2m1", NULL, 0);
 }
 
 /* emu_quant smin's fold: the first block's factor, then the least, a NaN
@@ -252,10 +255,9 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16;
         float ts = 1;
         if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
-        const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* NVFP4: OCP e2m1 (checked above) */
         const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */
         float ftab[256], dtab[256];
-        blk_tables(mx, ts, ftab, dtab);
+        const fpemu_format *ef = blk_tables(mx, ts, fmt, ftab, dtab);
         float am[EMU_CAST_CHUNK / 16], f[EMU_CAST_CHUNK / 16];
         for (int r = 0; r < rows; r++)
             for (int b0 = 0; b0 < nkb; b0 += run) {
@@ -377,8 +379,7 @@ int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int
     int have = 0;
     if (!mx) ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : emu__amax_cols(X, ld, K, N));
     float ftab[256], dtab[256];
-    blk_tables(mx, ts, ftab, dtab);
-    const fpemu_format *ef = mx ? fmt : fpemu_format_get("e2m1", NULL, 0); /* (as emu__quantize) */
+    const fpemu_format *ef = blk_tables(mx, ts, fmt, ftab, dtab);
     const size_t cw = (size_t)N < QC_CW ? (size_t)N : QC_CW, cb = fmt->container / 8;
     float *band = malloc(sizeof(float) * ((size_t)sb * cw + 1)), am[QC_CW], f[QC_CW];
     if (!band) {
