@@ -192,9 +192,10 @@ typedef struct {
     int32_t *gsae, *gsbe;   /* their alignment exponents */
     int use_gv;             /* the group kernel's integer form (AVX-512 VNNI): gi, built by build_gv */
     gkg_int gi;
-    int32_t *gv_aq, *gv_bq, *gv_acor, *gv_rtile, *gv_clx, *gv_cuy, *gv_ctile;
+    int32_t *gv_aq, *gv_bq, *gv_acor, *gv_clx, *gv_cuy;
+    gkg_tile *gv_rtile, *gv_ctile;
     gkg_row *gv_rows;
-    float *gv_crb;
+    float *gv_crb, *gv_cpf;
     double *gv_cpb;
     float *avf, *bvf;
     int32_t *aw;
@@ -228,7 +229,7 @@ static void qops_free(qops *q) {
     big_free(q->ax), big_free(q->bx);
     free(q->gsav), free(q->gsbv), free(q->gsae), free(q->gsbe);
     big_free(q->gv_aq), big_free(q->gv_bq), free(q->gv_acor), free(q->gv_rtile), free(q->gv_clx), free(q->gv_cuy);
-    free(q->gv_ctile), free(q->gv_rows), free(q->gv_crb), free(q->gv_cpb);
+    free(q->gv_ctile), free(q->gv_rows), free(q->gv_crb), free(q->gv_cpb), free(q->gv_cpf);
     memset(q, 0, sizeof *q);
 }
 
@@ -2216,6 +2217,14 @@ static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t 
     }
 }
 
+/* A row's or column's share of its tile's bounds (gkg_tile) */
+static void gv_tile_add(gkg_tile *t, int32_t bits, int32_t lo, int32_t hi, int f32) {
+    if (bits > t->bits) t->bits = bits;
+    if (lo < t->lo) t->lo = lo;
+    if (hi > t->hi) t->hi = hi;
+    t->f32 &= f32;
+}
+
 /* Its data (gemm_internal.h gkg_int): the byte panels from the f32 panels
  * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
  * group kernel takes no flushing) and the bounds from the scales. -1: out
@@ -2227,12 +2236,14 @@ static int build_gv(qops *q) {
     const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B, nsb = (size_t)q->nsb;
     q->gv_aq = big_alloc(Mp * kq * 4 + 4, 1), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
     q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));
-    q->gv_rtile = calloc(Mp / (size_t)R * nbk + 1, 4), q->gv_ctile = calloc(nbk * (Np / 16) + 1, 4);
+    q->gv_rtile = malloc((Mp / (size_t)R * nbk + 1) * sizeof(gkg_tile)), q->gv_ctile = malloc((nbk * (Np / 16) + 1) * sizeof(gkg_tile));
     q->gv_clx = malloc((nbk * Np + 1) * 4), q->gv_cuy = malloc((nbk * Np + 1) * 4);
-    q->gv_crb = calloc(nbk * 4 * Np + 1, 4), q->gv_cpb = malloc((nbk * Np + 1) * 8);
+    q->gv_crb = calloc(nbk * 4 * Np + 1, 4), q->gv_cpb = malloc((nbk * Np + 1) * 8), q->gv_cpf = malloc((nbk * Np + 1) * 4);
     if (!q->gv_aq || !q->gv_bq || !q->gv_acor || !q->gv_rows || !q->gv_rtile || !q->gv_ctile || !q->gv_clx || !q->gv_cuy ||
-        !q->gv_crb || !q->gv_cpb)
+        !q->gv_crb || !q->gv_cpb || !q->gv_cpf)
         return -1;
+    for (size_t t = 0; t < Mp / (size_t)R * nbk; t++) q->gv_rtile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
+    for (size_t t = 0; t < nbk * (Np / 16); t++) q->gv_ctile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
     /* the bytes: 2 a (signed) and 2 b + 12 (unsigned), byte k % 4 of word k / 4 */
     memset(q->gv_bq, 12, Np * kq * 4);
     const size_t nq = ((size_t)K + 3) / 4;
@@ -2245,7 +2256,7 @@ static int build_gv(qops *q) {
             if (u % 4 == 3 || u + 1 == nq) { /* a group's end: -12 times each row's sum */
                 int16_t sm[8];
                 _mm_storeu_si128((__m128i *)sm, gsum);
-                for (int r = 0; r < R; r++) q->gv_acor[(p * (size_t)R + (size_t)r) * ng + u / 4] = -12 * sm[r];
+                for (int r = 0; r < R; r++) q->gv_acor[(p * ng + u / 4) * (size_t)R + (size_t)r] = -12 * sm[r];
                 gsum = _mm_setzero_si128();
             }
         }
@@ -2264,25 +2275,25 @@ static int build_gv(qops *q) {
         for (size_t b = 0; b < nbk; b++) {
             gv_bound g;
             gv_bound_of(q, b, i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
-            int32_t *tile = q->gv_rtile + (i / (size_t)R) * nbk + b;
-            if (g.bits > *tile) *tile = g.bits;
-            gkg_row *rw = &q->gv_rows[i * nbk + b];
-            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p;
+            const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
+            gv_tile_add(q->gv_rtile + (i / (size_t)R) * nbk + b, g.bits, g.L, g.hi, f32);
+            gkg_row *rw = &q->gv_rows[((i / (size_t)R) * nbk + b) * (size_t)R + i % (size_t)R];
+            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p, rw->paf = f32 ? gv_pow2f(g.L) : 0.0f;
             memcpy(rw->fa, g.f, sizeof g.f);
         }
     for (size_t b = 0; b < nbk; b++)
         for (size_t i = 0; i < Np; i++) {
             gv_bound g;
             gv_bound_of(q, b, i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
-            int32_t *tile = q->gv_ctile + b * (Np / 16) + i / 16;
-            if (g.bits > *tile) *tile = g.bits;
+            const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
             q->gv_clx[b * Np + i] = g.L + nf + 127, q->gv_cuy[b * Np + i] = g.hi + 23 - nf + 127;
-            q->gv_cpb[b * Np + i] = g.p;
+            gv_tile_add(q->gv_ctile + b * (Np / 16) + i / 16, g.bits, q->gv_clx[b * Np + i], q->gv_cuy[b * Np + i], f32);
+            q->gv_cpb[b * Np + i] = g.p, q->gv_cpf[b * Np + i] = f32 ? gv_pow2f(g.L) : 0.0f;
             for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = g.f[y];
         }
     q->gi = (gkg_int){.aq = q->gv_aq, .bq = q->gv_bq, .acor = q->gv_acor, .kq = kq, .nbk = (int)nbk, .rows = q->gv_rows,
                       .rtile = q->gv_rtile, .clx = q->gv_clx, .cuy = q->gv_cuy, .crb = q->gv_crb, .cpb = q->gv_cpb,
-                      .ctile = q->gv_ctile};
+                      .cpf = q->gv_cpf, .ctile = q->gv_ctile};
     return 0;
 }
 #else

@@ -186,32 +186,45 @@ typedef struct gkg_args {
  * of the call (k from b * block), and per column and block: the least
  * exponent L of the terms' unit (terms are integer multiples of 2^(LA +
  * LB)), each group's scale over its share of that unit (an integer: fa,
- * rb), 2^L in double; the largest scale exponent U (A: ua; B: cuy, with
- * clx, as the per-lane bounds of the fast test); and per tile of RBF rows
- * (rtile) and of 16 columns (ctile) the bits of the largest fa and rb
- * (99: a scale that is not such an integer). */
+ * rb), 2^L in double, and in float where L is within GKG_F32_LMIN to
+ * GKG_F32_LMAX (else 0); the largest scale exponent U (A: ua; B: cuy, with
+ * clx, as the per-lane bounds of the fast test). Per tile of RBF rows
+ * (rtile) and of 16 columns (ctile) and block: the bits of the largest fa
+ * and rb (99: a scale that is not such an integer), the least of the
+ * rows' la (the columns' clx), the largest of their ua (cuy), and whether
+ * every L is in the float range. */
 typedef struct {
     int32_t la, ua;
     float fa[4];
+    float paf;
     double pa;
 } gkg_row;
+typedef struct {
+    int32_t bits, lo, hi, f32;
+} gkg_tile;
+/* L's range for a block's end in float (gemm_kernel.c): 2^LA and 2^LB are
+ * normal floats and 2^(LA + LB) at least 2^-149 */
+#define GKG_F32_LMIN (-74)
+#define GKG_F32_LMAX 40
 typedef struct gkg_int {
-    const int32_t *aq, *bq, *acor; /* acor: Mp x kq / 4 */
+    const int32_t *aq, *bq, *acor; /* acor: [Mp / RBF][kq / 4][RBF] */
     size_t kq;                     /* words per k row of a panel: K rounded up to 16, over 4 */
     int nbk;                       /* blocks: ceil(K / block) */
-    const gkg_row *rows;           /* Mp x nbk */
-    const int32_t *rtile;          /* (Mp / RBF) x nbk */
+    const gkg_row *rows;           /* [Mp / RBF][nbk][RBF]: a register block's rows of a block side by side */
+    const gkg_tile *rtile;         /* (Mp / RBF) x nbk */
     const int32_t *clx, *cuy;      /* nbk x Np: LB + nfrac + 127, UB + 23 - nfrac + 127 */
     const float *crb;              /* nbk x 4 x Np */
     const double *cpb;             /* nbk x Np: 2^LB */
-    const int32_t *ctile;          /* nbk x Np / 16 */
+    const float *cpf;              /* nbk x Np: 2^LB in float, or 0 (out of the float range) */
+    const gkg_tile *ctile;         /* nbk x Np / 16 */
 } gkg_int;
 /* The CPU has AVX-512 VNNI (the group kernel's integer form). */
 int emu__gemm_vnni(void);
 /* Register blocks (RBF rows x 16 columns) x blocks the integer form has
- * summed without cuts [0] and handed to the f32 form [1], since the
- * process began (for the tests: that both happen). */
-extern uint64_t emu__gemm_gv_blocks[2];
+ * summed without cuts [0] and handed to the f32 form [1], and of the first
+ * those whose end ran in float [2], since the process began (for the
+ * tests: that each happens). */
+extern uint64_t emu__gemm_gv_blocks[3];
 void emu__gemm_kernel_grp(int isa, const gkg_args *g);
 /* The pairwise kernel (AMD CDNA2: mma.c dot_pairwise_blocks with ftz), on
  * the f32 kernel's packed values (av, bv; subnormals made +0 by gemm.c,

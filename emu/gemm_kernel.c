@@ -195,7 +195,7 @@ int emu__gemm_amx_grant(void) {
 #endif
 }
 
-uint64_t emu__gemm_gv_blocks[2];
+uint64_t emu__gemm_gv_blocks[3];
 
 int emu__gemm_vnni(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1381,15 +1381,19 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)
  * exactly, cut to q bits. c + 2^(LA + LB) S is exact in double (c and the
  * terms are multiples of 2^(emax - nfrac) below 2^(emax + 15), nfrac + 15
  * <= 53: gemm.c gv_ok), so one fma gives it, and its low bits masked are
- * the cut to q bits: the model's (and _grp_block's) result. The test costs
- * one scalar compare per register block and a few instructions per row;
- * a block that fails it takes _grp_block. */
+ * the cut to q bits: the model's (and _grp_block's) result; or one f32 fma
+ * rounded toward zero where that is the same (below). The test costs one
+ * scalar compare per register block and, where the block's largest and
+ * least nonzero |c| pass the tile's tightest bounds, four instructions
+ * per row; else it is taken lane by lane. A block that fails it takes
+ * _grp_block. */
 #define GV_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni")))
 GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
     const struct gkg_int *gi = g->gi;
     const size_t K = g->K, kq = gi->kq, ng = kq / 4, ldc = g->ldsb, nv = ldc / 16;
     const int nbk = gi->nbk, B = g->block;
-    uint64_t nfast = 0, nslow = 0;
+    uint64_t nfast = 0, nslow = 0, nf32 = 0;
+    const __m512i qmask32 = _mm512_set1_epi32((int32_t)~((UINT32_C(1) << (23 - g->q)) - 1)); /* q fraction bits */
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int32_t *bq = gi->bq + (size_t)(j0 / PBF) * kq * PBF;
@@ -1398,8 +1402,9 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
             const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
             const int32_t *aq = gi->aq + (size_t)(i0 / RBF) * kq * RBF;
-            const gkg_row *rw = gi->rows + (size_t)i0 * (size_t)nbk;
-            const int32_t *acr = gi->acor + (size_t)i0 * ng, *rt = gi->rtile + (size_t)(i0 / RBF) * (size_t)nbk;
+            const gkg_row *rw = gi->rows + (size_t)i0 * (size_t)nbk; /* [b][r]: rw + b * RBF */
+            const int32_t *acr = gi->acor + (size_t)i0 * ng;
+            const gkg_tile *rt = gi->rtile + (size_t)(i0 / RBF) * (size_t)nbk;
             const float *sav[RBF];
             const int32_t *sae[RBF];
             CAT(KNAME, _grp_rows)(g, i0, nr, sav, sae);
@@ -1411,21 +1416,39 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = B < g->k1 - kb ? kb + B : g->k1;
                     const size_t b = (size_t)(kb / B);
-                    int fast = rt[b] + gi->ctile[b * nv + jh / 16] <= 17;
+                    const gkg_row *rwb = rw + b * RBF;
+                    const gkg_tile *ct = gi->ctile + b * nv + jh / 16;
+                    int fast = rt[b].bits + ct->bits <= 17;
                     if (fast) {
-                        /* c's exponent field (a zero or subnormal c's as 1: 2^-126) against the lanes' bounds */
-                        const vfi clx = ILOAD(gi->clx + b * ldc + jh), cuy = ILOAD(gi->cuy + b * ldc + jh);
-                        __mmask16 okm = 0xFFFF;
+                        /* c's exponent field E (a zero or subnormal c's as 1: 2^-126) against the bounds:
+                         * first the tile's (the least of the lanes' upper bounds T1, the largest of their
+                         * lower bounds T2) against the register block's largest |c| and least nonzero |c|
+                         * (its bits less 1: a zero's is the greatest), then, where that fails, lane by lane */
+                        const int32_t t1 = rt[b].lo + ct->lo, t2 = rt[b].hi + ct->hi;
+                        const uint32_t b1 = t1 < 1 ? 0 : (uint32_t)(t1 > 255 ? 256 : t1 + 1) << 23;    /* E <= T1: |c| < b1 */
+                        const uint32_t b2 = t2 <= 1 ? 0 : t2 > 255 ? UINT32_MAX : ((uint32_t)t2 << 23) - 1; /* E >= T2 or 0 */
+                        __m512i vmax = _mm512_setzero_si512(), vmin = _mm512_set1_epi32(-1);
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
-                            const vfi cb = ILOAD(accb[r]);
-                            const vfi ex = DMAX((cb >> 23) & 0xFF, (vfi){0} + 1);
-                            const __mmask16 m1 = _mm512_cmple_epi32_mask((__m512i)ex, (__m512i)(clx + rw[(size_t)r * nbk + b].la));
-                            const __mmask16 m2 = _mm512_cmpge_epi32_mask((__m512i)ex, (__m512i)(cuy + rw[(size_t)r * nbk + b].ua));
-                            const __mmask16 mz = _mm512_testn_epi32_mask((__m512i)cb, _mm512_set1_epi32(0x7FFFFFFF));
-                            okm &= m1 & (m2 | mz);
+                            const __m512i ca = _mm512_and_si512(_mm512_load_si512(accb[r]), _mm512_set1_epi32(0x7FFFFFFF));
+                            vmax = _mm512_max_epu32(vmax, ca);
+                            vmin = _mm512_min_epu32(vmin, _mm512_sub_epi32(ca, _mm512_set1_epi32(1)));
                         }
-                        fast = okm == 0xFFFF;
+                        if (_mm512_cmpge_epu32_mask(vmax, _mm512_set1_epi32((int32_t)b1)) |
+                            _mm512_cmplt_epu32_mask(vmin, _mm512_set1_epi32((int32_t)b2))) {
+                            const vfi clx = ILOAD(gi->clx + b * ldc + jh), cuy = ILOAD(gi->cuy + b * ldc + jh);
+                            __mmask16 okm = 0xFFFF;
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) {
+                                const vfi cb = ILOAD(accb[r]);
+                                const vfi ex = DMAX((cb >> 23) & 0xFF, (vfi){0} + 1);
+                                const __mmask16 m1 = _mm512_cmple_epi32_mask((__m512i)ex, (__m512i)(clx + rwb[r].la));
+                                const __mmask16 m2 = _mm512_cmpge_epi32_mask((__m512i)ex, (__m512i)(cuy + rwb[r].ua));
+                                const __mmask16 mz = _mm512_testn_epi32_mask((__m512i)cb, _mm512_set1_epi32(0x7FFFFFFF));
+                                okm &= m1 & (m2 | mz);
+                            }
+                            fast = okm == 0xFFFF;
+                        }
                     }
                     if (!fast) {
                         CAT(KNAME, _grp_block)(g, bvp, ap, jh, h, kb, ke, sav, sae, accb, bad);
@@ -1440,7 +1463,7 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                         const size_t w = (size_t)gs / 4;
                         __m512i acc[RBF];
 #pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) acc[r] = _mm512_set1_epi32(acr[(size_t)r * ng + w / 4]);
+                        for (int r = 0; r < RBF; r++) acc[r] = _mm512_set1_epi32(acr[(w / 4) * RBF + (size_t)r]);
 #pragma GCC unroll 4
                         for (int u = 0; u < 4; u++) {
                             __m512i bw;
@@ -1451,15 +1474,37 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                         const __m512 rb = _mm512_loadu_ps(gi->crb + (b * 4 + (size_t)x) * ldc + jh);
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
-                            const __m512 t = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(rw[(size_t)r * nbk + b].fa[x])), rb);
+                            const __m512 t = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(rwb[r].fa[x])), rb);
                             S[r] = _mm512_add_epi32(S[r], _mm512_cvttps_epi32(t));
                         }
                     }
-                    /* c + 2^(LA + LB) S, exact in double; cut, flag */
+                    /* c + 2^(LA + LB) S, cut to q fraction bits. In float where S is exact in float
+                     * (|S| <= 2^24) and the tiles' L are in the float range: one fma rounded toward
+                     * zero (the exact value cut to a float's 23 fraction bits), its low bits masked.
+                     * Nothing to flag: with 2^(LA + LB) >= 2^-149 and c a float the exact value is a
+                     * multiple of 2^-149, so below 2^-126 it is a subnormal float exactly (the model's
+                     * gradual underflow), and |c| < 2^(LA + LB + nfrac + 1) (the test) and |S| keep it
+                     * below 2^120. Else in double, where it is exact (gemm.c gv_ok), flagged there
+                     * outside f32's normal range. */
+                    __m512i smax = _mm512_setzero_si512();
+#pragma GCC unroll 8
+                    for (int r = 0; r < RBF; r++) smax = _mm512_max_epu32(smax, _mm512_abs_epi32(S[r]));
+                    if (rt[b].f32 && ct->f32 && !_mm512_cmpgt_epu32_mask(smax, _mm512_set1_epi32(1 << 24))) {
+                        nf32++;
+                        const __m512 pb = _mm512_loadu_ps(gi->cpf + b * ldc + jh);
+#pragma GCC unroll 8
+                        for (int r = 0; r < RBF; r++) {
+                            const __m512 p = _mm512_mul_ps(pb, _mm512_set1_ps(rwb[r].paf));
+                            __m512 v = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(S[r]), p, _mm512_load_ps(accb[r]),
+                                                             _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                            _mm512_store_si512(accb[r], _mm512_and_si512(_mm512_castps_si512(v), qmask32));
+                        }
+                        continue;
+                    }
                     const __m512d pb0 = _mm512_loadu_pd(gi->cpb + b * ldc + jh), pb1 = _mm512_loadu_pd(gi->cpb + b * ldc + jh + 8);
 #pragma GCC unroll 8
                     for (int r = 0; r < RBF; r++) {
-                        const __m512d pa = _mm512_set1_pd(rw[(size_t)r * nbk + b].pa);
+                        const __m512d pa = _mm512_set1_pd(rwb[r].pa);
                         const __m512 c = _mm512_load_ps(accb[r]);
                         const __m512d c0 = _mm512_cvtps_pd(_mm512_castps512_ps256(c));
                         const __m512d c1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c), 1)));
@@ -1474,6 +1519,7 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
         }
     }
     __atomic_fetch_add(&emu__gemm_gv_blocks[0], nfast, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&emu__gemm_gv_blocks[2], nf32, __ATOMIC_RELAXED);
     __atomic_fetch_add(&emu__gemm_gv_blocks[1], nslow, __ATOMIC_RELAXED);
 }
 #endif

@@ -993,9 +993,14 @@ static void f32_lane_edges(void) {
  * scales (more than nfrac binades apart); with e8m0 also results below
  * 2^-126 and above 2^128 (flagged: the scalar model); case 2: scales of every class;
  * case 3 (e8m0): blocks whose terms reach 2^17 times their group sums
- * (the integer form's int32 bound: summed) and 2^18 (handed over).
- * And that both forms ran where they should: the register blocks each
- * summed (emu__gemm_gv_blocks). */
+ * (the integer form's int32 bound: summed) and 2^18 (handed over);
+ * case 4 (e8m0): scales near 2^-70, whose blocks end in float with
+ * results below 2^-126 (exact there: subnormal floats); case 5: c at the
+ * bounds of the fast test (nothing cut), and a binade past them in one
+ * lane of a register block (the block to the f32 form). And that both forms
+ * ran where they should, and the integer form's two block ends (float
+ * where the sum and the scales allow, else double): the register blocks
+ * each summed (emu__gemm_gv_blocks). */
 static void group_integer_form(void) {
     if (!emu__gemm_vnni() || emu__gemm_kernel_best() < 4) {
         ok(1, "# SKIP no AVX-512 VNNI: the group kernel's f32 form takes every block");
@@ -1012,7 +1017,10 @@ static void group_integer_form(void) {
         const int sblock = sf ? 32 : 16;
         for (int ki = 0; ki < 2; ki++) {
             const int K = ki ? 200 : 256, nsb = (K + sblock - 1) / sblock;
-            for (int cs = 0; cs < 3 + sf; cs++) {
+            for (int cs = 0; cs < 6; cs++) {
+                if (!sf && (cs == 3 || cs == 4)) continue;
+                fpemu_gemm_config cfg;
+                fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
                 const unsigned ss = 900 + 10 * (unsigned)sf + 3 * (unsigned)ki + (unsigned)cs;
                 for (int i = 0; i < M * K; i++) a[i] = fpemu_random64(ss, (uint64_t)i) & 0xF;
                 for (int i = 0; i < K * N; i++) b[i] = fpemu_random64(ss + 1000, (uint64_t)i) & 0xF;
@@ -1042,6 +1050,30 @@ static void group_integer_form(void) {
                         for (int i = 16 * N; i < M * N; i++) c[i] = 0.0f;
                     }
                 }
+                if (cs == 5) {
+                    /* every scale 1: per block the least exponent of the terms' unit is LA + LB =
+                     * -2 smb - 2 (A's bytes are 2 a and its sums 4 G), the largest scale exponent 0;
+                     * c stands in lanes of every register block at the fast test's bounds: its
+                     * exponent at most LA + LB + nfrac (the terms not cut) and at least 23 - nfrac
+                     * (c's bits not cut). Rows 0-7: one lane a binade above (every k block cut);
+                     * rows 8-15: one a binade below; rows 16-20: both bounds, no cut */
+                    const int t1 = -2 * fmt->mbits - 2 + cfg.model.group_nfrac, t2 = 23 - cfg.model.group_nfrac;
+                    for (int i = 0; i < M * nsb; i++) sa[i] = sf ? 0x7F : 0x38;
+                    for (int i = 0; i < nsb * N; i++) sb[i] = sf ? 0x7F : 0x38;
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            const float m = (1.0f + (float)(fpemu_random64(ss + 4000, (uint64_t)(i * N + j)) >> 41) * 0x1p-23f) *
+                                            (j % 2 ? -1.0f : 1.0f);
+                            c[i * N + j] = ldexpf(m, j % 16 == 3 ? (i < 8 ? t1 + 1 : i < 16 ? t2 - 1 : t1) : j % 16 == 5 ? t2 : t1 - j % 16 - 1);
+                        }
+                }
+                if (cs == 4) {
+                    /* e8m0: scales near 2^-70 (terms' units near 2^-142), c = 0: results below 2^-126,
+                     * which a block's end in float must flag */
+                    for (int i = 0; i < M * nsb; i++) sa[i] = (uint64_t)(127 - 70 + i % 3);
+                    for (int i = 0; i < nsb * N; i++) sb[i] = (uint64_t)(127 - 72 + i % 2);
+                    for (int i = 0; i < M * N; i++) c[i] = 0.0f;
+                }
                 if (cs == 3) {
                     /* e8m0: per block scales 2^8 and 1 (rows 8-15: 2^9 and 1) in A, 2^7 and 1 in B: terms
                      * of at most 2^17 (2^18) times the group sums, which the integer form sums (hands over) */
@@ -1049,24 +1081,31 @@ static void group_integer_form(void) {
                     for (int i = 0; i < nsb * N; i++) sb[i] = (uint64_t)(127 + (i / N % 2 ? 0 : 7));
                     for (int i = 0; i < M * N; i++) c[i] = 0.0f;
                 }
-                fpemu_gemm_config cfg;
-                fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
                 for (int promo = 0; promo < 3; promo++) {
                     cfg.promote = promo == 1 ? 64 : promo == 2 ? 32 : 0;
-                    const uint64_t f0 = emu__gemm_gv_blocks[0], s0 = emu__gemm_gv_blocks[1];
+                    const uint64_t f0 = emu__gemm_gv_blocks[0], s0 = emu__gemm_gv_blocks[1], x0 = emu__gemm_gv_blocks[2];
                     int lanes;
                     unsigned long long slow;
                     int bad = codes_every_level(&cfg, M, N, K, a, b, c, fmt, sa, sb, sblock, d, r, "group integer form", &lanes, &slow);
-                    const uint64_t nf = emu__gemm_gv_blocks[0] - f0, ns = emu__gemm_gv_blocks[1] - s0;
+                    const uint64_t nf = emu__gemm_gv_blocks[0] - f0, ns = emu__gemm_gv_blocks[1] - s0, nx = emu__gemm_gv_blocks[2] - x0;
                     /* where each form must have run: the integer form's fast blocks in cases 0 and 1
                      * (not with half-block chunks), its hand-overs in case 1 */
-                    const int want = promo == 2 ? nf == 0 && ns == 0 : (cs == 2 || nf > 0) && (cs % 2 == 0 || ns > 0);
+                    /* and the ends in float in cases 0 and 4, in double in case 3 and e8m0's case 1 */
+                    const int want = promo == 2 ? nf == 0 && ns == 0 && nx == 0
+                                                : (cs == 2 || nf > 0) && (!(cs == 1 || cs == 3) || ns > 0) && (cs % 4 != 0 || nx > 0) &&
+                                                      (!(cs == 3 || (sf && cs == 1)) || nf > nx) && (cs != 5 || promo || (ns > 0 && nf > 0));
                     ok(bad == 0 && lanes == 16 && want,
-                       "b200 e2m1, %s scales, K = %d, %s%s: == the scalar model on every level; register blocks without cuts %llu, "
-                       "on the f32 form %llu",
+                       "b200 e2m1, %s scales, K = %d, %s%s: == the scalar model on every level; register blocks without cuts %llu "
+                       "(ended in float %llu), on the f32 form %llu",
                        sf ? "e8m0" : "e4m3", K,
-                       cs == 0 ? "scales near 1" : cs == 1 ? "c cut, terms cut, scales far apart" : cs == 2 ? "scales of every class" : "terms up to 2^17 and 2^18 G",
-                       promo == 1 ? ", promote 64" : promo == 2 ? ", promote 32" : "", (unsigned long long)nf, (unsigned long long)ns);
+                       cs == 0   ? "scales near 1"
+                       : cs == 1 ? "c cut, terms cut, scales far apart"
+                       : cs == 2 ? "scales of every class"
+                       : cs == 3 ? "terms up to 2^17 and 2^18 G"
+                       : cs == 4 ? "scales near 2^-70, results below 2^-126"
+                                 : "c at the fast test's bounds and a binade past them",
+                       promo == 1 ? ", promote 64" : promo == 2 ? ", promote 32" : "", (unsigned long long)nf, (unsigned long long)nx,
+                       (unsigned long long)ns);
                 }
             }
         }
