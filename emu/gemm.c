@@ -2168,7 +2168,9 @@ static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_
  * 1/4), 2^L, each group's factor f (the scale over 2^L's share: an integer
  * where the scale format has few bits) and bits, the most bits of an f
  * (99 where one is not an integer below 2^20). sv, se: the side's scales
- * (build_scales_g), group g's at [g * stride]; NULL: padding (zeros). */
+ * (build_scales_g), scale s at [s * stride]; NULL: padding (zeros); the
+ * block's groups' scale indices gs (gv_groups, once per block for every
+ * row and column: no division per call). */
 typedef struct {
     int32_t L, hi, bits;
     float f[4];
@@ -2183,16 +2185,15 @@ static float gv_pow2f(int e) { /* 2^e */
     return r;
 }
 
-static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t *se, size_t stride, int shift, gv_bound *g) {
-    const int B = q->cfg->model.group_block, K = q->K, smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
-    const size_t g0 = b * (size_t)B, g1 = g0 + (size_t)B < (size_t)K ? g0 + (size_t)B : (size_t)K;
+/* (gs: the block's groups' scale indices, ngr of them: gv_groups) */
+static inline void gv_bound_of(const qops *q, const int32_t *gs, int ngr, const float *sv, const int32_t *se, size_t stride, int shift,
+                               gv_bound *g) {
+    const int smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
     float v[4] = {0, 0, 0, 0};
     int32_t e[4] = {0, 0, 0, 0}, lo = INT32_MAX, hi = INT32_MIN;
-    int x = 0, sb = q->sblock, sg = (int)g0 / sb, in = (int)g0 % sb; /* (the scale block of the group at gs: no division per group) */
-    for (size_t gs = g0; gs < g1; gs += 16, x++, in += 16) {
-        if (in == sb) sg++, in = 0;
-        if (sv) v[x] = sv[(size_t)sg * stride], e[x] = se[(size_t)sg * stride];
-        lo = e[x] < lo ? e[x] : lo, hi = e[x] > hi ? e[x] : hi;
+    for (int y = 0; y < ngr; y++) {
+        if (sv) v[y] = sv[(size_t)gs[y] * stride], e[y] = se[(size_t)gs[y] * stride];
+        lo = e[y] < lo ? e[y] : lo, hi = e[y] > hi ? e[y] : hi;
     }
     g->L = lo - smb - shift, g->hi = hi, g->bits = 0;
     const int64_t pe = (int64_t)g->L + 1023; /* 2^L as a double, from its bits where it is normal */
@@ -2204,7 +2205,7 @@ static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t 
     const float ps = gv_pow2f(smb - lo);
     for (int y = 0; y < 4; y++) {
         g->f[y] = 0;
-        if (y >= x) continue;
+        if (y >= ngr) continue;
         g->f[y] = wide ? gv_pow2f(e[y] - lo) : v[y] * ps;
         /* (f >= 0, a magnitude) an integer below 2^20 with E + 1 bits: its
          * bits below 2^0 zero, read off the encoding (SSE2's floorf is long) */
@@ -2215,6 +2216,16 @@ static void gv_bound_of(const qops *q, size_t b, const float *sv, const int32_t 
         if (E < 0 || E >= 20 || (u & ((1u << (23 - E)) - 1))) g->bits = 99;
         else if (E + 1 > g->bits) g->bits = E + 1; /* (f < 2^bits) */
     }
+}
+
+/* Block b's groups (of 16 k, up to 4): their scale indices (k / sblock)
+ * into gs; returns how many. */
+static int gv_groups(const qops *q, size_t b, int32_t gs[4]) {
+    const int B = q->cfg->model.group_block, K = q->K;
+    const size_t g0 = b * (size_t)B, g1 = g0 + (size_t)B < (size_t)K ? g0 + (size_t)B : (size_t)K;
+    int n = 0;
+    for (size_t k = g0; k < g1; k += 16) gs[n++] = (int32_t)(k / (size_t)q->sblock);
+    return n;
 }
 
 /* A row's or column's share of its tile's bounds (gkg_tile) */
@@ -2234,7 +2245,7 @@ static int build_gv(qops *q) {
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block, nf = m->group_nfrac;
     const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
     const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B, nsb = (size_t)q->nsb;
-    q->gv_aq = big_alloc(Mp * kq * 4 + 4, 1), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
+    q->gv_aq = big_alloc(Mp * kq * 4 + 4, 0), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
     q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));
     q->gv_rtile = malloc((Mp / (size_t)R * nbk + 1) * sizeof(gkg_tile)), q->gv_ctile = malloc((nbk * (Np / 16) + 1) * sizeof(gkg_tile));
     q->gv_clx = malloc((nbk * Np + 1) * 4), q->gv_cuy = malloc((nbk * Np + 1) * 4);
@@ -2244,9 +2255,12 @@ static int build_gv(qops *q) {
         return -1;
     for (size_t t = 0; t < Mp / (size_t)R * nbk; t++) q->gv_rtile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
     for (size_t t = 0; t < nbk * (Np / 16); t++) q->gv_ctile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
-    /* the bytes: 2 a (signed) and 2 b + 12 (unsigned), byte k % 4 of word k / 4 */
-    memset(q->gv_bq, 12, Np * kq * 4);
+    /* the bytes: 2 a (signed) and 2 b + 12 (unsigned), byte k % 4 of word k / 4;
+     * the words past K's (up to a whole group) 0 and 12: padding */
     const size_t nq = ((size_t)K + 3) / 4;
+    for (size_t p = 0; p < Mp / (size_t)R; p++) memset((uint8_t *)q->gv_aq + (p * kq + nq) * (size_t)R * 4, 0, (kq - nq) * (size_t)R * 4);
+    for (size_t p = 0; p < Np / (size_t)CP; p++)
+        memset((uint8_t *)q->gv_bq + (p * kq + nq) * (size_t)CP * 4, 12, (kq - nq) * (size_t)CP * 4);
     for (size_t p = 0; p < Mp / (size_t)R; p++) {
         __m128i gsum = _mm_setzero_si128();
         for (size_t u = 0; u < nq; u++) {
@@ -2271,10 +2285,17 @@ static int build_gv(qops *q) {
     /* the bounds, per row of A (and its padding) and per column of B, per
      * block; B's scales lie column-contiguous (gsbv: nsb x Np), so its
      * columns are walked block by block */
+    int32_t(*gs)[4] = malloc(sizeof *gs * nbk);
+    int *ngr = malloc(sizeof *ngr * nbk);
+    if (!gs || !ngr) {
+        free(gs), free(ngr);
+        return -1;
+    }
+    for (size_t b = 0; b < nbk; b++) ngr[b] = gv_groups(q, b, gs[b]);
     for (size_t i = 0; i < Mp; i++)
         for (size_t b = 0; b < nbk; b++) {
             gv_bound g;
-            gv_bound_of(q, b, i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
+            gv_bound_of(q, gs[b], ngr[b], i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
             const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
             gv_tile_add(q->gv_rtile + (i / (size_t)R) * nbk + b, g.bits, g.L, g.hi, f32);
             gkg_row *rw = &q->gv_rows[((i / (size_t)R) * nbk + b) * (size_t)R + i % (size_t)R];
@@ -2284,13 +2305,14 @@ static int build_gv(qops *q) {
     for (size_t b = 0; b < nbk; b++)
         for (size_t i = 0; i < Np; i++) {
             gv_bound g;
-            gv_bound_of(q, b, i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
+            gv_bound_of(q, gs[b], ngr[b], i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
             const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
             q->gv_clx[b * Np + i] = g.L + nf + 127, q->gv_cuy[b * Np + i] = g.hi + 23 - nf + 127;
             gv_tile_add(q->gv_ctile + b * (Np / 16) + i / 16, g.bits, q->gv_clx[b * Np + i], q->gv_cuy[b * Np + i], f32);
             q->gv_cpb[b * Np + i] = g.p, q->gv_cpf[b * Np + i] = f32 ? gv_pow2f(g.L) : 0.0f;
             for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = g.f[y];
         }
+    free(gs), free(ngr);
     q->gi = (gkg_int){.aq = q->gv_aq, .bq = q->gv_bq, .acor = q->gv_acor, .kq = kq, .nbk = (int)nbk, .rows = q->gv_rows,
                       .rtile = q->gv_rtile, .clx = q->gv_clx, .cuy = q->gv_cuy, .crb = q->gv_crb, .cpb = q->gv_cpb,
                       .cpf = q->gv_cpf, .ctile = q->gv_ctile};
