@@ -3364,8 +3364,8 @@ static int gemm_enter(qops *q, const fpemu_gemm_config *cfg, int M, int N, int K
     return rc;
 }
 
-int emu__gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
-                       int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats, float smin[2]) {
+static int gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                         int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats, float smin[2]) {
     fpemu_gemm_stats local;
     fpemu_gemm_stats *st = stats ? stats : &local;
     qops q;
@@ -3378,14 +3378,23 @@ int emu__gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const 
     return rc;
 }
 
+/* The GEMM's entry points run under the environment its paths assume
+ * (internal.h emu__fpenv_enter), the caller's put back. */
+int emu__gemm_f32_smin(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
+                       int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats, float smin[2]) {
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = gemm_f32_smin(cfg, M, N, K, A, lda, transA, B, ldb, transB, C, ldc, D, ldd, stats, smin);
+    emu__fpenv_leave(fe);
+    return rc;
+}
+
 int fpemu_gemm_f32(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA, const float *B,
                    int ldb, int transB, const float *C, int ldc, float *D, int ldd, fpemu_gemm_stats *stats) {
     return emu__gemm_f32_smin(cfg, M, N, K, A, lda, transA, B, ldb, transB, C, ldc, D, ldd, stats, NULL);
 }
 
-int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
-                     const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
-                     fpemu_gemm_stats *stats) {
+static int gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
+                      const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D, fpemu_gemm_stats *stats) {
     fpemu_gemm_config c2 = *cfg;
     c2.scaling.kind = FPEMU_GEMM_SCALING_NONE;
     if (fpemu_gemm_check(&c2, M, N, K, K, 0, N, 0, N, N, NULL, 0)) return -1;
@@ -3423,8 +3432,17 @@ out:
     return rc;
 }
 
-int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *Bt,
-                     const float *da, const float *db, int kb, int rowseq, float *D, fpemu_gemm_stats *stats) {
+int fpemu_gemm_codes(const fpemu_gemm_config *cfg, int M, int N, int K, const uint64_t *A, const uint64_t *B, const float *C,
+                     const fpemu_format *sfmt, const uint64_t *sa, const uint64_t *sb, int sblock, float *D,
+                     fpemu_gemm_stats *stats) {
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = gemm_codes(cfg, M, N, K, A, B, C, sfmt, sa, sb, sblock, D, stats);
+    emu__fpenv_leave(fe);
+    return rc;
+}
+
+static int gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *Bt, const float *da,
+                       const float *db, int kb, int rowseq, float *D, fpemu_gemm_stats *stats) {
     if (!cfg) return -1;
     fpemu_gemm_config c2 = *cfg;
     c2.scaling.kind = FPEMU_GEMM_SCALING_NONE; /* the operands are quantised already */
@@ -3457,9 +3475,17 @@ int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const fl
     return rc;
 }
 
-int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
-                             const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
-                             fpemu_gemm_stats *stats) {
+int emu__gemm_scaled(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, const float *Bt,
+                     const float *da, const float *db, int kb, int rowseq, float *D, fpemu_gemm_stats *stats) {
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = gemm_scaled(cfg, M, N, K, A, Bt, da, db, kb, rowseq, D, stats);
+    emu__fpenv_leave(fe);
+    return rc;
+}
+
+static int gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                              const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
+                              fpemu_gemm_stats *stats) {
     fpemu_gemm_stats local;
     fpemu_gemm_stats *st = stats ? stats : &local;
     qops q;
@@ -3485,4 +3511,13 @@ int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, 
         }
     qops_free(&q);
     return 0;
+}
+
+int fpemu_gemm_f32_reference(const fpemu_gemm_config *cfg, int M, int N, int K, const float *A, int lda, int transA,
+                             const float *B, int ldb, int transB, const float *C, int ldc, float *D, int ldd,
+                             fpemu_gemm_stats *stats) {
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = gemm_f32_reference(cfg, M, N, K, A, lda, transA, B, ldb, transB, C, ldc, D, ldd, stats);
+    emu__fpenv_leave(fe);
+    return rc;
 }

@@ -57,8 +57,31 @@ static inline int emu__ieee16(const fpemu_format *f, int e, int m, int bias) {
 /* fn(args + i * size) for i in [0, n), item 0 on the calling thread and
  * up to 63 others on the library's worker threads (pool.c); returns when
  * every item has. Items beyond those, or that no thread could be started
- * for, run on the caller. */
+ * for, run on the caller. Every item runs under the caller's
+ * floating-point environment (emu__fpenv_get). */
 void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size);
+
+/* The floating-point environment the GEMM's kernels and quantisation
+ * assume: x86's MXCSR with round to nearest, every exception masked and
+ * neither FTZ nor DAZ (a caller's FTZ or DAZ would flush the subnormals
+ * those paths rely on). emu__fpenv_enter sets it and returns the caller's,
+ * which emu__fpenv_leave puts back (flags included: the library raises
+ * none in the caller's); 0 and no effect off x86. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xmmintrin.h>
+static inline unsigned emu__fpenv_get(void) { return _mm_getcsr(); }
+static inline void emu__fpenv_set(unsigned e) { _mm_setcsr(e); }
+#else
+static inline unsigned emu__fpenv_get(void) { return 0; }
+static inline void emu__fpenv_set(unsigned e) { (void)e; }
+#endif
+#define EMU_FPENV_CLEAN 0x1F80u
+static inline unsigned emu__fpenv_enter(void) {
+    const unsigned e = emu__fpenv_get();
+    emu__fpenv_set(EMU_FPENV_CLEAN);
+    return e;
+}
+static inline void emu__fpenv_leave(unsigned e) { emu__fpenv_set(e); }
 
 /* Classify a stripped code. */
 fpemu_class emu__classify(const fpemu_format *f, uint64_t c);

@@ -41,6 +41,7 @@ typedef struct {
     _Atomic int sleeping; /* the worker is (about to be) in cond_wait */
     void *(*fn)(void *);
     void *arg;
+    unsigned fpenv; /* the caller's floating-point environment, for the item */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } worker;
@@ -86,6 +87,7 @@ static void *worker_main(void *p) {
         }
         if (s == seen) return NULL; /* pool_quit */
         seen = s;
+        if (emu__fpenv_get() != w->fpenv) emu__fpenv_set(w->fpenv);
         w->fn(w->arg);
         atomic_store_explicit(&w->done, 1, memory_order_release);
     }
@@ -94,7 +96,7 @@ static void *worker_main(void *p) {
 
 /* Item i on worker w (started here if need be). 0, or -1: it could not start. */
 static int give(worker *w, void *(*fn)(void *), void *arg) {
-    w->fn = fn, w->arg = arg;
+    w->fn = fn, w->arg = arg, w->fpenv = emu__fpenv_get();
     atomic_store(&w->done, 0);
     if (!w->started) {
         atomic_store(&w->seq, 1);

@@ -423,9 +423,9 @@ size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int co
     }
 }
 
-int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
-                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
-                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
+static int gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                             int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
+                             uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
     if (!s || !fmt || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
         seterr(err, errlen, "quantize: bad arguments");
         return -1;
@@ -481,4 +481,14 @@ int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt
     }
     free(rdec);
     return 0;
+}
+
+/* (under the GEMM's floating-point environment: internal.h emu__fpenv_enter) */
+int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
+                            int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
+                            uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = gemm_quantize_f32(s, fmt, rows, cols, X, tile_rows, sat, ctx, codes, enc_scale, dec, scode, deq, st, err, errlen);
+    emu__fpenv_leave(fe);
+    return rc;
 }

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xmmintrin.h>
+#endif
 #include "gemm.h"
 #include "gemm_internal.h"
 #include "recipe.h"
@@ -1111,6 +1114,62 @@ static void group_integer_form(void) {
         }
     }
     free(a), free(b);
+}
+
+/* A caller's floating-point environment: with FTZ and DAZ set in MXCSR
+ * (x86), fpemu_gemm_f32 (1 and 2 threads: the pool's workers too) and
+ * fpemu_gemm_quantize_f32 give the same bits as under the default one, on
+ * data whose products, scales or partial sums are subnormal (NVFP4 and MX
+ * at 1e-20, where the quantisation and the group kernel's float block end
+ * would flush them), and leave the caller's MXCSR as it was. */
+static void fpenv_caller(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    enum { n = 72 };
+    static const struct {
+        const char *m, *f, *sc;
+        float s;
+    } cs[] = {{"b200", "e2m1", "nvfp4", 1e-20f}, {"b200", "e2m1", "mx-rceil", 1e-20f}, {"h100", "e4m3", NULL, 1e-3f},
+              {"a100", "f16", NULL, 1e-4f},      {"h100", "bf16", NULL, 1e-20f},     {"mi250", "f16", NULL, 1e-4f}};
+    float *A = malloc(sizeof(float) * n * n), *B = malloc(sizeof(float) * n * n), *C = malloc(sizeof(float) * n * n);
+    float *D0 = malloc(sizeof(float) * n * n), *D1 = malloc(sizeof(float) * n * n);
+    uint64_t *q0 = malloc(sizeof(uint64_t) * n * n), *q1 = malloc(sizeof(uint64_t) * n * n);
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        for (int i = 0; i < n * n; i++) A[i] = nrand() * cs[c].s, B[i] = nrand() * cs[c].s, C[i] = nrand() * cs[c].s * cs[c].s;
+        fpemu_gemm_config cfg;
+        char err[256];
+        if (fpemu_gemm_config_init(&cfg, cs[c].m, cs[c].f, cs[c].f, err, sizeof err) ||
+            (cs[c].sc && fpemu_gemm_config_set_scaling(&cfg, cs[c].sc, err, sizeof err)))
+            bail("%s", err);
+        for (int t = 1; t <= 2; t++) {
+            cfg.nthreads = t;
+            fpemu_gemm_stats st;
+            const unsigned csr = _mm_getcsr(), ftz = (csr & ~0x3Fu) | 0x8040u; /* FTZ, DAZ; flags clear */
+            int rc = fpemu_gemm_f32(&cfg, n, n, n, A, n, 0, B, n, 0, C, n, D0, n, &st);
+            _mm_setcsr(ftz);
+            rc |= fpemu_gemm_f32(&cfg, n, n, n, A, n, 0, B, n, 0, C, n, D1, n, &st);
+            const unsigned after = _mm_getcsr() & ~0x3Fu;
+            _mm_setcsr(csr);
+            int diff = 0;
+            for (int i = 0; i < n * n; i++) diff += memcmp(&D0[i], &D1[i], 4) != 0;
+            ok(rc == 0 && diff == 0 && after == (ftz & ~0x3Fu),
+               "%s %s%s%s data x %g, %d thread%s, caller's FTZ and DAZ: the same bits (%d differ), its MXCSR kept", cs[c].m, cs[c].f,
+               cs[c].sc ? " " : "", cs[c].sc ? cs[c].sc : "", (double)cs[c].s, t, t > 1 ? "s" : "", diff);
+        }
+        if (cs[c].sc) {
+            float e0 = 0, e1 = 0;
+            int rc = fpemu_gemm_quantize_f32(&cfg.scaling, cfg.afmt, n, n, A, 0, 1, NULL, q0, &e0, NULL, NULL, NULL, NULL, err, sizeof err);
+            const unsigned csr = _mm_getcsr();
+            _mm_setcsr((csr & ~0x3Fu) | 0x8040u);
+            rc |= fpemu_gemm_quantize_f32(&cfg.scaling, cfg.afmt, n, n, A, 0, 1, NULL, q1, &e1, NULL, NULL, NULL, NULL, err, sizeof err);
+            _mm_setcsr(csr);
+            ok(rc == 0 && memcmp(q0, q1, sizeof(uint64_t) * n * n) == 0 && memcmp(&e0, &e1, 4) == 0,
+               "fpemu_gemm_quantize_f32 %s at x %g, caller's FTZ and DAZ: the same codes and scale", cs[c].sc, (double)cs[c].s);
+        }
+    }
+    free(A), free(B), free(C), free(D0), free(D1), free(q0), free(q1);
+#else
+    ok(1, "# SKIP the floating-point environment test is for x86's MXCSR");
+#endif
 }
 
 /* The f32 kernel's count pass (AVX-512; gemm_kernel.c: one fma chain
@@ -2608,6 +2667,7 @@ int main(void) {
 
     f32_lane_edges();
     group_integer_form();
+    fpenv_caller();
     f32_count_pass();
     fma_chain_edges();
     exact_sum_edges();

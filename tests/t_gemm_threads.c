@@ -74,6 +74,14 @@ static void *hit(void *p) {
     ((item *)p)->hits++;
     return NULL;
 }
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xmmintrin.h>
+/* the MXCSR an item ran under (flags masked off) */
+static void *csr_of(void *p) {
+    ((item *)p)->hits = (int)(_mm_getcsr() & ~0x3Fu);
+    return NULL;
+}
+#endif
 
 static int user_bad[3];
 static void *user(void *arg) {
@@ -138,6 +146,24 @@ int main(void) {
         for (int i = 0; i < 100; i++) wrong += items[i].hits != (i < n);
     }
     ok(!wrong, "emu__parallel runs each of 0, 1, 2, 3, 97 and 100 items once (64 threads at most): %d wrong", wrong);
+#if defined(__x86_64__) && defined(__GNUC__)
+    {
+        /* every item under the caller's MXCSR, the workers' (started under
+         * another, above) included: FTZ and DAZ, then the default again */
+        const unsigned csr = _mm_getcsr(), env[2] = {(csr & ~0x3Fu) | 0x8040u, csr & ~0x3Fu};
+        int off = 0;
+        for (int e = 0; e < 2; e++) {
+            memset(items, 0, sizeof items);
+            _mm_setcsr(env[e]);
+            emu__parallel(8, csr_of, items, sizeof items[0]);
+            _mm_setcsr(csr);
+            for (int i = 0; i < 8; i++) off += (unsigned)items[i].hits != env[e];
+        }
+        ok(!off, "emu__parallel's items run under the caller's MXCSR (FTZ and DAZ, then without): %d did not", off);
+    }
+#else
+    ok(1, "# SKIP the MXCSR test is for x86");
+#endif
     pthread_t th[3];
     int started = 0;
     for (int u = 0; u < 3; u++) started += !pthread_create(&th[u], NULL, user, (void *)(size_t)u);
