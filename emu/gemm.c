@@ -2165,8 +2165,9 @@ static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_
 /* One row's (of A) or column's (of B) bounds for block b (build_gv): the
  * least and greatest scale exponents of its groups, L (the least, less
  * the scale format's fraction bits and shift: A's 2 takes the group sums'
- * 1/4), 2^L, each group's factor f (the scale over 2^L's share: an integer
- * where the scale format has few bits) and bits, the most bits of an f
+ * 1/4), 2^L (in double, and in float where the float end takes it),
+ * each group's factor f (the scale over 2^L's share: an integer where the
+ * scale format has few bits) and bits, the most bits of an f
  * (99 where one is not an integer below 2^20). sv, se: the side's scales
  * (build_scales_g), scale s at [s * stride]; NULL: padding (zeros); the
  * block's groups' scale indices gs (gv_groups, once per block for every
@@ -2175,6 +2176,7 @@ typedef struct {
     int32_t L, hi, bits;
     float f[4];
     double p;
+    float pf; /* 2^L in float where L is in the float end's range (gemm_internal.h GKG_F32_LMIN), else 0 */
 } gv_bound;
 
 static float gv_pow2f(int e) { /* 2^e */
@@ -2202,6 +2204,7 @@ static inline void gv_bound_of(const qops *q, const int32_t *gs, int ngr, const 
         memcpy(&g->p, &u, 8);
     } else
         g->p = ldexp(1.0, g->L);
+    g->pf = g->L >= GKG_F32_LMIN && g->L <= GKG_F32_LMAX ? gv_pow2f(g->L) : 0.0f;
     const float ps = gv_pow2f(smb - lo);
     for (int y = 0; y < 4; y++) {
         g->f[y] = 0;
@@ -2296,20 +2299,18 @@ static int build_gv(qops *q) {
         for (size_t b = 0; b < nbk; b++) {
             gv_bound g;
             gv_bound_of(q, gs[b], ngr[b], i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
-            const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
-            gv_tile_add(q->gv_rtile + (i / (size_t)R) * nbk + b, g.bits, g.L, g.hi, f32);
+            gv_tile_add(q->gv_rtile + (i / (size_t)R) * nbk + b, g.bits, g.L, g.hi, g.pf != 0);
             gkg_row *rw = &q->gv_rows[((i / (size_t)R) * nbk + b) * (size_t)R + i % (size_t)R];
-            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p, rw->paf = f32 ? gv_pow2f(g.L) : 0.0f;
+            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p, rw->paf = g.pf;
             memcpy(rw->fa, g.f, sizeof g.f);
         }
     for (size_t b = 0; b < nbk; b++)
         for (size_t i = 0; i < Np; i++) {
             gv_bound g;
             gv_bound_of(q, gs[b], ngr[b], i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
-            const int f32 = g.L >= GKG_F32_LMIN && g.L <= GKG_F32_LMAX;
             q->gv_clx[b * Np + i] = g.L + nf + 127, q->gv_cuy[b * Np + i] = g.hi + 23 - nf + 127;
-            gv_tile_add(q->gv_ctile + b * (Np / 16) + i / 16, g.bits, q->gv_clx[b * Np + i], q->gv_cuy[b * Np + i], f32);
-            q->gv_cpb[b * Np + i] = g.p, q->gv_cpf[b * Np + i] = f32 ? gv_pow2f(g.L) : 0.0f;
+            gv_tile_add(q->gv_ctile + b * (Np / 16) + i / 16, g.bits, q->gv_clx[b * Np + i], q->gv_cuy[b * Np + i], g.pf != 0);
+            q->gv_cpb[b * Np + i] = g.p, q->gv_cpf[b * Np + i] = g.pf;
             for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = g.f[y];
         }
     free(gs), free(ngr);
