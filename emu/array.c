@@ -216,8 +216,7 @@ static unsigned hw_mxcsr_flags(unsigned got) {
 static void hw_encode(const fpemu_format *fmt, int bf, int kind, uint16_t *dst, const float *src, size_t n, fpemu_ctx *ctx) {
     unsigned all = ctx->flags, csr = 0;
     if (!bf) {
-        csr = _mm_getcsr();
-        _mm_setcsr(0x1F80);
+        csr = emu__fpenv_enter();
     }
     for (size_t i0 = 0; i0 < n; i0 += HW_BLK) {
         size_t m = n - i0 < HW_BLK ? n - i0 : HW_BLK;
@@ -235,8 +234,8 @@ static void hw_encode(const fpemu_format *fmt, int bf, int kind, uint16_t *dst, 
         all |= one.flags;
     }
     if (!bf) {
-        all |= hw_mxcsr_flags(_mm_getcsr());
-        _mm_setcsr(csr);
+        all |= hw_mxcsr_flags(emu__fpenv_get());
+        emu__fpenv_leave(csr);
     }
     __asm__ volatile("vzeroupper"); /* SSE code after AVX code runs slowly otherwise (cast.c's run) */
     ctx->flags |= all;

@@ -61,7 +61,8 @@ static inline int emu__ieee16(const fpemu_format *f, int e, int m, int bias) {
  * floating-point environment (emu__fpenv_get). */
 void emu__parallel(int n, void *(*fn)(void *), void *args, size_t size);
 
-/* The floating-point environment the GEMM's kernels and quantisation
+/* The floating-point environment the GEMM's kernels and quantisation, and
+ * array.c's hardware converters (which read their f16 flags back from it),
  * assume: x86's MXCSR with round to nearest, every exception masked and
  * neither FTZ nor DAZ (a caller's FTZ or DAZ would flush the subnormals
  * those paths rely on). emu__fpenv_enter sets it and returns the caller's,
