@@ -155,6 +155,14 @@ static void blk_scales(const fpemu_gemm_scaling *s, const fpemu_format *fmt, flo
     }
 }
 
+/* NVFP4 casts its elements to OCP e2m1 only: 1 with a message for another
+ * element format (emu__quantize, emu__quantize_cols) */
+static int nvfp4_elems_bad(const fpemu_gemm_scaling *s, const fpemu_format *fmt, char *err, size_t errlen) {
+    if (s->kind != FPEMU_GEMM_SCALING_NVFP4 || emu__is_ocp_e2m1(fmt)) return 0;
+    seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
+    return 1;
+}
+
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
                   int tile_rows, int sat, fpemu_ctx *ctx, emu_quant *o, char *err, size_t errlen) {
     if (!s || !fmt || !o || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
@@ -171,10 +179,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         seterr(err, errlen, "quantize: blockwise tiles must be at least 1 x 1");
         return -1;
     }
-    if (s->kind == FPEMU_GEMM_SCALING_NVFP4 && !emu__is_ocp_e2m1(fmt)) {
-        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
-        return -1;
-    }
+    if (nvfp4_elems_bad(s, fmt, err, errlen)) return -1;
     if ((s->kind == FPEMU_GEMM_SCALING_MX || s->kind == FPEMU_GEMM_SCALING_NVFP4) && ctx && ctx->round != FPEMU_RNE) {
         seterr(err, errlen, "quantize: the MX and NVFP4 recipes cast with rne (saturating); another rounding mode is not supported");
         return -1;
@@ -368,10 +373,7 @@ int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int
         return -1;
     }
     const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16, nkb = emu__quant_nkb(s, K);
-    if (!mx && !emu__is_ocp_e2m1(fmt)) {
-        seterr(err, errlen, "quantize: nvfp4 scaling needs e2m1 elements");
-        return -1;
-    }
+    if (nvfp4_elems_bad(s, fmt, err, errlen)) return -1;
     fpemu_cast_stats local;
     fpemu_cast_stats *st = o->st;
     if (!st) { memset(&local, 0, sizeof local); st = &local; }
