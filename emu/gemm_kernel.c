@@ -528,6 +528,41 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_put)(v
 }
 
 #if GEMM_KERNEL_PASS == 3
+/* The count pass's pair p of a block for rows rg..rg+3: the fmas of k and
+ * (two) k + 1, and the count of k's and k + 1's products below the rows'
+ * thresholds (a k without a pair: its second lsb byte is padding and
+ * counts nothing) */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_count_pair)(const float *ap, const uint8_t *alp,
+                                                                                     const float *bvp, const uint8_t *blp, int kb,
+                                                                                     int kp0, int p, int rg, const int two,
+                                                                                     __m512 td[4][2], __m512i cnt[4],
+                                                                                     const __m512i thv[4]) {
+    const __m512i m1 = _mm512_set1_epi8(-1);
+    const int k = kb + 2 * p;
+    const __m512 b0 = _mm512_loadu_ps(bvp + (size_t)k * PBF), b1 = _mm512_loadu_ps(bvp + (size_t)k * PBF + 16);
+    const __m512i wl = _mm512_loadu_si512(blp + (size_t)(kp0 + p) * 2 * PBF);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; r++) {
+        const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]);
+        td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        if (two) {
+            const __m512 a2 = _mm512_set1_ps(ap[(size_t)(k + 1) * RBF + rg + r]);
+            td[r][0] = _mm512_fmadd_round_ps(a2, _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF), td[r][0],
+                                             _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            td[r][1] = _mm512_fmadd_round_ps(a2, _mm512_loadu_ps(bvp + (size_t)(k + 1) * PBF + 16), td[r][1],
+                                             _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        }
+        int32_t la;
+        memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
+        const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
+        const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
+        /* cnt -= -1 where below (written out: the compilers' merge-masked
+         * subtract copied the register each time) */
+        __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
+    }
+}
+
 /* The count pass (AVX-512; gemm.c f32_kernel_ok's *count: fp8, fp6 and
  * fp4 blocks of an even size at small nfrac, as h100's and ada's fp8):
  * pass 2's sum of the products cut toward zero, from one fma per 16
@@ -549,9 +584,11 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_put)(v
  * finds the negative products below g: with log2(g) + 40 above 71 every
  * negative product lies below g, and below 0 none. A masked subtract of
  * -1 counts them, 64 products at a time (32 columns, a pair of k), in a
- * byte per column and k parity (at most 127 a block). Then (T - T0)
- * 2^(nfrac - emax) + count is exactly pass 2's sum of cvttps2dq terms,
- * added to c's term S; the block's end is common.
+ * byte per column and k parity (at most 127 a block). Then (T - T0) / g
+ * + count is exactly pass 2's sum of cvttps2dq terms, added to c's term
+ * S; the block's end is common. T / g is T's significand as an integer
+ * (T stays in T0's binade), so (T - T0) / g is T's fraction bits less
+ * 2^22.
  *
  * T0 must be a finite float with room above it: a block where some lane's
  * emax exceeds 2^(103 + nfrac) (a c that large; products are far smaller)
@@ -612,7 +649,6 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             _mm256_store_si256((__m256i *)&th[r][32 * h], _mm256_or_si256(w, _mm256_slli_epi16(w, 8)));
         }
     if (_mm512_test_epi32_mask((__m512i)bad, (__m512i)bad)) return 0;
-    const __m512i m1 = _mm512_set1_epi8(-1);
 #pragma GCC unroll 2
     for (int rg = 0; rg < RBF; rg += 4) {
         __m512 td[4][2];
@@ -623,40 +659,21 @@ KTARGET static __attribute__((noinline)) int CAT(KNAME, _f32_count)(const gkf_ar
             cnt[r] = _mm512_setzero_si512();
             thv[r] = _mm512_load_si512(th[rg + r]);
         }
-        /* a block's odd last k pairs with zeros (its second lsb byte is padding;
-         * the zero products add nothing to the chain) */
-        static const float zero[PBF] __attribute__((aligned(64)));
-        for (int p = 0; p < npair; p++) {
-            const int k = kb + 2 * p, two = k + 1 < ke;
-            const float *bp2 = two ? bvp + (size_t)(k + 1) * PBF : zero, *ap2 = two ? ap + (size_t)(k + 1) * RBF : zero;
-            const __m512 b0 = _mm512_loadu_ps(bvp + (size_t)k * PBF), b1 = _mm512_loadu_ps(bvp + (size_t)k * PBF + 16);
-            const __m512 c0 = _mm512_loadu_ps(bp2), c1 = _mm512_loadu_ps(bp2 + 16);
-            const __m512i wl = _mm512_loadu_si512(blp + (size_t)(kp0 + p) * 2 * PBF);
-#pragma GCC unroll 4
-            for (int r = 0; r < 4; r++) {
-                const __m512 a = _mm512_set1_ps(ap[(size_t)k * RBF + rg + r]), a2 = _mm512_set1_ps(ap2[rg + r]);
-                td[r][0] = _mm512_fmadd_round_ps(a, b0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                td[r][1] = _mm512_fmadd_round_ps(a, b1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                td[r][0] = _mm512_fmadd_round_ps(a2, c0, td[r][0], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                td[r][1] = _mm512_fmadd_round_ps(a2, c1, td[r][1], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                int32_t la;
-                memcpy(&la, alp + ((size_t)(kp0 + p) * RBF + rg + r) * 4, 4);
-                const __m512i sw = _mm512_add_epi8(wl, _mm512_set1_epi32(la));
-                const __mmask64 below = _mm512_cmplt_epu8_mask(sw, thv[r]);
-                /* cnt -= -1 where below (written out: the compilers' merge-masked
-                 * subtract copied the register each time) */
-                __asm__("vpsubb %[m1], %[c], %[c]%{%[k]%}" : [c] "+v"(cnt[r]) : [m1] "v"(m1), [k] "Yk"(below));
-            }
-        }
+        /* full pairs, then a block's odd last k alone (its second lsb byte
+         * is padding, below no threshold) */
+        const int nfull = (ke - kb) / 2;
+        for (int p = 0; p < nfull; p++) CAT(KNAME, _f32_count_pair)(ap, alp, bvp, blp, kb, kp0, p, rg, 1, td, cnt, thv);
+        if (nfull < npair) CAT(KNAME, _f32_count_pair)(ap, alp, bvp, blp, kb, kp0, nfull, rg, 0, td, cnt, thv);
         const __m512i ones = _mm512_set1_epi8(1);
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
             const __m512i cw = _mm512_maddubs_epi16(cnt[r], ones); /* the column's two parities: 32 words */
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
-                vf x = ((vf)td[r][h] - t0[rg + r][h]) * sc[rg + r][h];
+                /* the chain's floors: (T - T0) / g, T's fraction bits less 2^22 */
+                vfi x = ((vfi)td[r][h] & 0x7FFFFF) - 0x400000;
                 vfi c = (vfi)_mm512_cvtepi16_epi32(h ? _mm512_extracti64x4_epi64(cw, 1) : _mm512_castsi512_si256(cw));
-                S[rg + r][h] = IADDW(S[rg + r][h], __builtin_convertvector(x, vfi) + c);
+                S[rg + r][h] = IADDW(S[rg + r][h], x + c);
             }
         }
     }
