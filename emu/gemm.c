@@ -2011,7 +2011,13 @@ static int build_values_pw(qops *q);
 static int build_values(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     int M = q->M, N = q->N, K = q->K, Np = (N + 15) / 16 * 16;
-    if (q->use_g) return build_values_f(q) || build_scales_g(q) || (q->use_gv && build_gv(q)) ? -1 : 0;
+    if (q->use_g && q->use_gv) { /* the integer form: its bytes, no f32 panels (its kernel takes every call: run_job) */
+        q->Np = (q->N + GEMM_F_COLS - 1) / GEMM_F_COLS * GEMM_F_COLS;
+        q->arow_sp = calloc((size_t)q->M + 1, 1), q->bcol_sp = calloc((size_t)q->N + 1, 1);
+        if (!q->arow_sp || !q->bcol_sp) return -1;
+        return build_scales_g(q) || build_gv(q) ? -1 : 0;
+    }
+    if (q->use_g) return build_values_f(q) || build_scales_g(q) ? -1 : 0;
     if (q->use_pw) return build_values_pw(q);
     if (q->use_f) return build_values_f(q);
     if (codes_to_rows(q, 0) || codes_to_rows(q, 1)) return -1;
@@ -2140,26 +2146,190 @@ static int gv_ok(const fpemu_gemm_config *cfg, const qops *q) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* 4 k (nk of them real) x 8 lanes of e2m1 values (floats, the k rows
- * stride apart) to 8 words of 4 bytes, one per lane, byte k % 4: 2 v + add
- * (at most 24: exact in int8); returns the 8 lanes' sums of 2 v over the
- * real k, as int16. */
-static __m128i gv_pack8(const float *src, size_t stride, int nk, int add, uint8_t *dst) {
-    __m128i r[4], sum = _mm_setzero_si128();
-    for (int k = 0; k < 4; k++) {
-        if (k < nk) {
-            const __m128 lo = _mm_loadu_ps(src + (size_t)k * stride), hi = _mm_loadu_ps(src + (size_t)k * stride + 4);
-            r[k] = _mm_packs_epi32(_mm_cvttps_epi32(_mm_add_ps(lo, lo)), _mm_cvttps_epi32(_mm_add_ps(hi, hi)));
-            sum = _mm_add_epi16(sum, r[k]);
-            r[k] = _mm_add_epi16(r[k], _mm_set1_epi16((short)add));
-        } else
-            r[k] = _mm_set1_epi16((short)add);
+/* The integer form's bytes of one side (pass 0: A, 1: B) straight from
+ * its codes: 2v (A, signed) or 2v + 12 (B, unsigned) of each element's
+ * value v (an e2m1 value: 2v is an integer of magnitude at most 12; the
+ * group kernel takes no flushing), byte k % 4 of word k / 4 of its row's
+ * (column's) lane in the panel; per row of A and group of 16 k, -12 times
+ * the sum of its bytes (acor); a row (column) with a special code marked
+ * and the code's byte that of a zero, as the packing marks them. The last
+ * panel's padding lanes and the words past K are the caller's (build_gv). */
+typedef struct {
+    qops *q;
+    int pass, rc;
+} gvs_arg;
+
+/* element by element: rows (columns) [r0, r1) from k0 on (a multiple of
+ * 16), through the decode table t, and the pads of K's last word */
+static void gv_side_rows(qops *q, int pass, const dtable *t, int r0, int r1, int k0, uint64_t *buf) {
+    const int K = q->K, P = pass ? GEMM_F_COLS : GEMM_F_ROWS, pad = pass ? 12 : 0;
+    const size_t kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4, kw = ((size_t)K + 3) / 4 * 4;
+    uint8_t *dst = (uint8_t *)(pass ? q->gv_bq : q->gv_aq);
+    unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
+    for (int r = r0; r < r1; r++) {
+        const uint64_t *cr = k0 < K ? code_vec(q, pass, r, k0, K, buf) : buf;
+        uint8_t *lane = dst + ((size_t)(r / P) * kq * (size_t)P + (size_t)(r % P)) * 4;
+        unsigned char spr = 0;
+        int32_t gsum = 0;
+        for (size_t k = (size_t)k0; k < kw; k++) {
+            int v = pad;
+            if (k < (size_t)K) {
+                const uint64_t code = cr[k - (size_t)k0];
+                if (t->sp[code]) spr = 1;
+                else v += (int)(2 * t->v[code]);
+            }
+            lane[k / 4 * (size_t)P * 4 + k % 4] = (uint8_t)v;
+            gsum += v;
+            if (!pass && (k % 16 == 15 || k + 1 == kw)) {
+                q->gv_acor[((size_t)(r / P) * ng + k / 16) * (size_t)P + (size_t)(r % P)] = -12 * gsum;
+                gsum = 0;
+            }
+        }
+        sp[r] |= spr;
     }
-    const __m128i a = _mm_packs_epi16(r[0], r[2]), b = _mm_packs_epi16(r[1], r[3]); /* k0 | k2, k1 | k3 */
-    const __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);      /* (k0 k1), (k2 k3) per lane */
-    _mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(lo, hi));
-    _mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(lo, hi));
-    return sum;
+}
+
+/* 64 bytes at a time (one-byte codes below 16 whose values are not
+ * special), each code's byte looked up by vpshufb in t16 (its 16
+ * entries in every 128-bit lane); 0 where a code was 16 or more (the
+ * caller then packs the side element by element) */
+#define GVP_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define GVP8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+/* (vpermt2d's indices: dword u of four rows' 16 bytes in x0 (rows 0-3) and
+ * x1 (rows 4-7), for u and u + 1, the 8 rows each) */
+static const int32_t gvp_tr[16] = {0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29};
+/* A in rows: whole panels [0, Rv), groups [0, Kv / 16): 8 rows x 16 k
+ * transposed to [word][row] by two permutations of dwords; the group sums by
+ * vpdpbusd */
+GVP_TARGET static int gv_a_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
+    const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
+    const int K = q->K, R = GEMM_F_ROWS;
+    const size_t kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
+    const uint8_t *codes = q->An;
+    const __m512i i0 = _mm512_loadu_si512(gvp_tr), i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(2)), ones = _mm512_set1_epi8(1);
+    __m512i chk = _mm512_setzero_si512();
+    for (int r0 = 0; r0 < Rv; r0 += R)
+        for (int g = 0; g < Kv / 16; g++) {
+            const uint8_t *src = codes + (size_t)r0 * K + 16 * (size_t)g;
+            __m512i x[2];
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *s4 = src + (size_t)(4 * h) * K;
+                x[h] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)s4));
+                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + K)), 1);
+                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + 2 * (size_t)K)), 2);
+                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + 3 * (size_t)K)), 3);
+            }
+            chk = _mm512_ternarylogic_epi32(chk, x[0], x[1], 0xFE);
+            const __m512i o0 = _mm512_shuffle_epi8(tab, _mm512_permutex2var_epi32(x[0], i0, x[1]));
+            const __m512i o1 = _mm512_shuffle_epi8(tab, _mm512_permutex2var_epi32(x[0], i1, x[1]));
+            uint8_t *dst = (uint8_t *)q->gv_aq + ((size_t)(r0 / R) * kq + 4 * (size_t)g) * (size_t)R * 4;
+            _mm512_storeu_si512(dst, o0), _mm512_storeu_si512(dst + 64, o1);
+            const __m512i sm = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, o0), ones, o1);
+            const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sm), _mm512_extracti64x4_epi64(sm, 1));
+            _mm256_storeu_si256((__m256i *)(q->gv_acor + ((size_t)(r0 / R) * ng + (size_t)g) * (size_t)R),
+                                _mm256_mullo_epi32(s8, _mm256_set1_epi32(-12)));
+        }
+    return _mm512_test_epi8_mask(chk, _mm512_set1_epi8((char)0xF0)) == 0;
+}
+/* B in rows (columns of B, transposed): whole panels [0, Rv), groups [0,
+ * Kv / 16): four columns' 16 k to a register, their words u and u + 1 (or
+ * u + 2 and u + 3) picked by the same permutations, and two such halves
+ * of 8 columns joined by 128-bit lanes */
+GVP_TARGET static int gv_b_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
+    const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
+    const int K = q->K, CP = GEMM_F_COLS;
+    const size_t kq = ((size_t)K + 15) / 16 * 4;
+    const uint8_t *codes = q->Bn;
+    const __m512i i0 = _mm512_loadu_si512(gvp_tr), i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
+    __m512i chk = _mm512_setzero_si512();
+    for (int c0 = 0; c0 < Rv; c0 += CP)
+        for (int g = 0; g < Kv / 16; g++) {
+            __m512i z[8];
+            for (int j = 0; j < 8; j++) {
+                const uint8_t *s4 = codes + (size_t)(c0 + 4 * j) * K + 16 * (size_t)g;
+                z[j] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)s4));
+                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + K)), 1);
+                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + 2 * (size_t)K)), 2);
+                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + 3 * (size_t)K)), 3);
+                chk = _mm512_or_si512(chk, z[j]);
+                z[j] = _mm512_shuffle_epi8(tab, z[j]);
+            }
+            uint8_t *dst = (uint8_t *)q->gv_bq + ((size_t)(c0 / CP) * kq + 4 * (size_t)g) * (size_t)CP * 4;
+            for (int hh = 0; hh < 2; hh++) { /* columns 16 hh.. */
+                const __m512i *zz = z + 4 * hh;
+                const __m512i a01 = _mm512_permutex2var_epi32(zz[0], i0, zz[1]), a23 = _mm512_permutex2var_epi32(zz[2], i0, zz[3]);
+                const __m512i b01 = _mm512_permutex2var_epi32(zz[0], i1, zz[1]), b23 = _mm512_permutex2var_epi32(zz[2], i1, zz[3]);
+                uint8_t *d = dst + 64 * (size_t)hh;
+                _mm512_storeu_si512(d, _mm512_shuffle_i64x2(a01, a23, 0x44));
+                _mm512_storeu_si512(d + (size_t)CP * 4, _mm512_shuffle_i64x2(a01, a23, 0xEE));
+                _mm512_storeu_si512(d + 2 * (size_t)CP * 4, _mm512_shuffle_i64x2(b01, b23, 0x44));
+                _mm512_storeu_si512(d + 3 * (size_t)CP * 4, _mm512_shuffle_i64x2(b01, b23, 0xEE));
+            }
+        }
+    return _mm512_test_epi8_mask(chk, _mm512_set1_epi8((char)0xF0)) == 0;
+}
+/* B as it lies (K x N, nat): whole panels [0, Rv), words [0, Kv / 4): four
+ * k of 32 columns interleaved by two byte permutations (AVX-512 VBMI) */
+GVP8_TARGET static int gv_b_vec_nat(qops *q, const int8_t t16[16], int Rv, int Kv) {
+    const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
+    const int K = q->K, N = q->N, CP = GEMM_F_COLS;
+    const size_t kq = ((size_t)K + 15) / 16 * 4;
+    const uint8_t *codes = q->Bn;
+    uint8_t ib[2][64];
+    for (int h = 0; h < 2; h++)
+        for (int c = 0; c < 16; c++)
+            for (int kk = 0; kk < 4; kk++) ib[h][c * 4 + kk] = (uint8_t)((kk >> 1) * 64 + (kk & 1) * 32 + 16 * h + c);
+    const __m512i ib0 = _mm512_loadu_si512(ib[0]), ib1 = _mm512_loadu_si512(ib[1]);
+    __m512i chk = _mm512_setzero_si512();
+    for (int c0 = 0; c0 < Rv; c0 += CP)
+        for (int u = 0; u < Kv / 4; u++) {
+            const uint8_t *s = codes + (size_t)(4 * u) * N + (size_t)c0;
+            __m512i x01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)s)),
+                                             _mm256_loadu_si256((const __m256i *)(s + N)), 1);
+            __m512i x23 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(s + 2 * (size_t)N))),
+                                             _mm256_loadu_si256((const __m256i *)(s + 3 * (size_t)N)), 1);
+            chk = _mm512_ternarylogic_epi32(chk, x01, x23, 0xFE);
+            x01 = _mm512_shuffle_epi8(tab, x01), x23 = _mm512_shuffle_epi8(tab, x23);
+            uint8_t *dst = (uint8_t *)q->gv_bq + ((size_t)(c0 / CP) * kq + (size_t)u) * (size_t)CP * 4;
+            _mm512_storeu_si512(dst, _mm512_permutex2var_epi8(x01, ib0, x23));
+            _mm512_storeu_si512(dst + 64, _mm512_permutex2var_epi8(x01, ib1, x23));
+        }
+    return _mm512_test_epi8_mask(chk, _mm512_set1_epi8((char)0xF0)) == 0;
+}
+
+static void *gv_side(void *arg) {
+    gvs_arg *a = arg;
+    qops *q = a->q;
+    const int pass = a->pass, K = q->K, P = pass ? GEMM_F_COLS : GEMM_F_ROWS, Rn = pass ? q->N : q->M;
+    const fpemu_mma_model *m = &q->cfg->model;
+    const fpemu_format *f = pass ? m->fb : m->fa;
+    dtable own = {0};
+    const dtable *t = dtable_cached(m, f);
+    uint64_t *buf = malloc(sizeof(uint64_t) * ((size_t)K + 1));
+    if (!t && !dtable_build(m, f, &own)) t = &own;
+    if (!t || !buf) {
+        dtable_free(&own), free(buf);
+        a->rc = -1;
+        return NULL;
+    }
+    /* the vector paths: one-byte codes, the table's first 16 entries not
+     * special; then every code below 16 (else all again element by element) */
+    int vec = q->ncw[pass] == 1 && (pass || !q->nat[0]) && (!q->nat[pass] || __builtin_cpu_supports("avx512vbmi"));
+    int8_t t16[16];
+    for (int c = 0; c < 16; c++) {
+        vec &= !t->sp[c];
+        t16[c] = (int8_t)(c < (1 << f->container) && !t->sp[c] ? (int)(2 * t->v[c]) + (pass ? 12 : 0) : 0);
+    }
+    const int Rv = vec ? Rn / P * P : 0, Kv = q->nat[pass] ? K / 4 * 4 : K / 16 * 16;
+    if (Rv > 0 && Kv > 0) /* (0: a code of 16 or more) */
+        vec = !pass ? gv_a_vec(q, t16, Rv, Kv) : q->nat[1] ? gv_b_vec_nat(q, t16, Rv, Kv) : gv_b_vec(q, t16, Rv, Kv);
+    if (vec && Rv > 0 && Kv > 0) {
+        gv_side_rows(q, pass, t, 0, Rv, Kv / 16 * 16, buf); /* the vector paths' rows' last k */
+        gv_side_rows(q, pass, t, Rv, Rn, 0, buf);
+    } else
+        gv_side_rows(q, pass, t, 0, Rn, 0, buf);
+    dtable_free(&own), free(buf);
+    return NULL;
 }
 
 /* One row's (of A) or column's (of B) bounds for block b (build_gv): the
@@ -2239,9 +2409,8 @@ static void gv_tile_add(gkg_tile *t, int32_t bits, int32_t lo, int32_t hi, int f
     t->f32 &= f32;
 }
 
-/* Its data (gemm_internal.h gkg_int): the byte panels from the f32 panels
- * (whose values are e2m1 values: the packing decodes e2m1 codes, and the
- * group kernel takes no flushing) and the bounds from the scales. -1: out
+/* Its data (gemm_internal.h gkg_int): the byte panels from the codes
+ * (gv_side) and the bounds from the scales (build_scales_g first). -1: out
  * of memory. */
 static int build_gv(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
@@ -2258,33 +2427,18 @@ static int build_gv(qops *q) {
         return -1;
     for (size_t t = 0; t < Mp / (size_t)R * nbk; t++) q->gv_rtile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
     for (size_t t = 0; t < nbk * (Np / 16); t++) q->gv_ctile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
-    /* the bytes: 2 a (signed) and 2 b + 12 (unsigned), byte k % 4 of word k / 4;
-     * the words past K's (up to a whole group) 0 and 12: padding */
+    /* the bytes (gv_side, on two threads where the GEMM has more than one):
+     * the words past K's (up to a whole group) and the last panel's padding
+     * lanes 0 (A) and 12 (B) */
     const size_t nq = ((size_t)K + 3) / 4;
     for (size_t p = 0; p < Mp / (size_t)R; p++) memset((uint8_t *)q->gv_aq + (p * kq + nq) * (size_t)R * 4, 0, (kq - nq) * (size_t)R * 4);
     for (size_t p = 0; p < Np / (size_t)CP; p++)
         memset((uint8_t *)q->gv_bq + (p * kq + nq) * (size_t)CP * 4, 12, (kq - nq) * (size_t)CP * 4);
-    for (size_t p = 0; p < Mp / (size_t)R; p++) {
-        __m128i gsum = _mm_setzero_si128();
-        for (size_t u = 0; u < nq; u++) {
-            const int nk = (size_t)K - 4 * u < 4 ? (int)((size_t)K - 4 * u) : 4;
-            gsum = _mm_add_epi16(gsum, gv_pack8(q->avf + (p * (size_t)K + 4 * u) * (size_t)R, (size_t)R, nk, 0,
-                                                (uint8_t *)q->gv_aq + (p * kq + u) * (size_t)R * 4));
-            if (u % 4 == 3 || u + 1 == nq) { /* a group's end: -12 times each row's sum */
-                int16_t sm[8];
-                _mm_storeu_si128((__m128i *)sm, gsum);
-                for (int r = 0; r < R; r++) q->gv_acor[(p * ng + u / 4) * (size_t)R + (size_t)r] = -12 * sm[r];
-                gsum = _mm_setzero_si128();
-            }
-        }
-    }
-    for (size_t p = 0; p < Np / (size_t)CP; p++)
-        for (size_t u = 0; u < nq; u++)
-            for (size_t c = 0; c < (size_t)CP; c += 8) {
-                const int nk = (size_t)K - 4 * u < 4 ? (int)((size_t)K - 4 * u) : 4;
-                gv_pack8(q->bvf + (p * (size_t)K + 4 * u) * (size_t)CP + c, (size_t)CP, nk, 12,
-                         (uint8_t *)q->gv_bq + ((p * kq + u) * (size_t)CP + c) * 4);
-            }
+    if (M % R) memset((uint8_t *)q->gv_aq + (size_t)(M / R) * kq * (size_t)R * 4, 0, kq * (size_t)R * 4);
+    if (N % CP) memset((uint8_t *)q->gv_bq + (size_t)(N / CP) * kq * (size_t)CP * 4, 12, kq * (size_t)CP * 4);
+    gvs_arg sa[2] = {{q, 0, 0}, {q, 1, 0}};
+    both_sides(sides_threaded(q), gv_side, sa, sizeof sa[0]);
+    if (sa[0].rc || sa[1].rc) return -1;
     /* the bounds, per row of A (and its padding) and per column of B, per
      * block; B's scales lie column-contiguous (gsbv: nsb x Np), so its
      * columns are walked block by block */

@@ -1282,11 +1282,13 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_store)
 /* One block [kb, ke) of the group kernel for a register block of RBF rows
  * and the 16 columns from jh (h within B's panel bvp; A's panel ap, the
  * rows' scales sav/sae): c in accb, the block's result back in accb, and
- * the lanes that leave f32's normal range OR-ed into bad. */
+ * the lanes that leave f32's normal range OR-ed into bad. Gi: the block's
+ * group sums already formed (the integer form's, group x at Gi[x]; bvp
+ * and ap unread), or NULL. */
 KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)(const gkg_args *g, const float *bvp, const float *ap,
                                                                                  size_t jh, int h, int kb, int ke,
                                                                                  const float *const *sav, const int32_t *const *sae,
-                                                                                 float (*accb)[16], vfi *bad) {
+                                                                                 float (*accb)[16], vfi *bad, const vf (*Gi)[RBF]) {
     const vfi cz = (vfi){0} + (g->zero_c ? -126 : -100000); /* a zero c's exponent (-100000: takes no part) */
     /* emax: c's exponent (emin for a subnormal), the groups' scale exponents */
     vfi emax[RBF];
@@ -1331,8 +1333,8 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)
         const size_t sg = (size_t)gs / (size_t)g->sblock;
         vf G[RBF];
 #pragma GCC unroll 8
-        for (int r = 0; r < RBF; r++) G[r] = (vf){0};
-        for (int k = gs; k < ge; k++) {
+        for (int r = 0; r < RBF; r++) G[r] = Gi ? Gi[(gs - kb) / g->group][r] : (vf){0};
+        for (int k = gs; !Gi && k < ge; k++) {
             const vf bv = FLOAD(bvp + (size_t)k * PBF + h);
 #pragma GCC unroll 8
             for (int r = 0; r < RBF; r++) {
@@ -1403,21 +1405,35 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grp_block)
  * scalar compare per register block and, where the block's largest and
  * least nonzero |c| pass the tile's tightest bounds, four instructions
  * per row; else it is taken lane by lane. A block that fails it takes
- * _grp_block. */
+ * _grp_block on its group sums formed from the same bytes (the integer
+ * form has no f32 panels). */
 #define GV_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni")))
+/* 4 G of the group whose first word is w (16 k) for the register block's
+ * rows and the 16 columns from h of B's panel bq: acor's start, then 16
+ * vpdpbusd */
+GV_TARGET static inline __attribute__((always_inline)) void CAT(KNAME, _grpv_sums)(const int32_t *aq, const int32_t *bq, const int32_t *acr,
+                                                                                   size_t w, int h, __m512i acc[RBF]) {
+#pragma GCC unroll 8
+    for (int r = 0; r < RBF; r++) acc[r] = _mm512_set1_epi32(acr[(w / 4) * RBF + (size_t)r]);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; u++) {
+        __m512i bw;
+        memcpy(&bw, bq + (w + (size_t)u) * PBF + h, sizeof bw);
+#pragma GCC unroll 8
+        for (int r = 0; r < RBF; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], bw, _mm512_set1_epi32(aq[(w + (size_t)u) * RBF + (size_t)r]));
+    }
+}
 GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
     const struct gkg_int *gi = g->gi;
-    const size_t K = g->K, kq = gi->kq, ng = kq / 4, ldc = g->ldsb, nv = ldc / 16;
+    const size_t kq = gi->kq, ng = kq / 4, ldc = g->ldsb, nv = ldc / 16;
     const int nbk = gi->nbk, B = g->block;
     uint64_t nfast = 0, nslow = 0, nf32 = 0;
     const __m512i qmask32 = _mm512_set1_epi32((int32_t)~((UINT32_C(1) << (23 - g->q)) - 1)); /* q fraction bits */
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
-        const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
         const int32_t *bq = gi->bq + (size_t)(j0 / PBF) * kq * PBF;
         const int nc = g->j1 - j0 < PBF ? g->j1 - j0 : PBF;
         for (int i0 = g->i0; i0 < g->i1; i0 += RBF) {
             const int nr = g->i1 - i0 < RBF ? g->i1 - i0 : RBF;
-            const float *ap = g->av + (size_t)(i0 / RBF) * K * RBF;
             const int32_t *aq = gi->aq + (size_t)(i0 / RBF) * kq * RBF;
             const gkg_row *rw = gi->rows + (size_t)i0 * (size_t)nbk; /* [b][r]: rw + b * RBF */
             const int32_t *acr = gi->acor + (size_t)i0 * ng;
@@ -1468,7 +1484,15 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                         }
                     }
                     if (!fast) {
-                        CAT(KNAME, _grp_block)(g, bvp, ap, jh, h, kb, ke, sav, sae, accb, bad);
+                        /* the block's group sums from the bytes (G = 4 G / 4, exact in f32) */
+                        vf Gi[4][RBF];
+                        for (int gs = kb, x = 0; gs < ke; gs += 16, x++) {
+                            __m512i acc[RBF];
+                            CAT(KNAME, _grpv_sums)(aq, bq, acr, (size_t)gs / 4, h, acc);
+#pragma GCC unroll 8
+                            for (int r = 0; r < RBF; r++) Gi[x][r] = (vf)_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_set1_ps(0.25f));
+                        }
+                        CAT(KNAME, _grp_block)(g, NULL, NULL, jh, h, kb, ke, sav, sae, accb, bad, (const vf(*)[RBF])Gi);
                         nslow++;
                         continue;
                     }
@@ -1479,15 +1503,7 @@ GV_TARGET static void CAT(KNAME, _grpv)(const gkg_args *g) {
                     for (int gs = kb, x = 0; gs < ke; gs += 16, x++) {
                         const size_t w = (size_t)gs / 4;
                         __m512i acc[RBF];
-#pragma GCC unroll 8
-                        for (int r = 0; r < RBF; r++) acc[r] = _mm512_set1_epi32(acr[(w / 4) * RBF + (size_t)r]);
-#pragma GCC unroll 4
-                        for (int u = 0; u < 4; u++) {
-                            __m512i bw;
-                            memcpy(&bw, bq + (w + (size_t)u) * PBF + h, sizeof bw);
-#pragma GCC unroll 8
-                            for (int r = 0; r < RBF; r++) acc[r] = _mm512_dpbusd_epi32(acc[r], bw, _mm512_set1_epi32(aq[(w + (size_t)u) * RBF + (size_t)r]));
-                        }
+                        CAT(KNAME, _grpv_sums)(aq, bq, acr, w, h, acc);
                         const __m512 rb = _mm512_loadu_ps(gi->crb + (b * 4 + (size_t)x) * ldc + jh);
 #pragma GCC unroll 8
                         for (int r = 0; r < RBF; r++) {
@@ -1565,7 +1581,7 @@ KTARGET static void CAT(KNAME, _grp)(const gkg_args *g) {
                 CAT(KNAME, _grp_in)(g, i0, j0, h, nr, nc, accb, bad);
                 for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                     ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
-                    CAT(KNAME, _grp_block)(g, bvp, ap, (size_t)(j0 + h), h, kb, ke, sav, sae, accb, bad);
+                    CAT(KNAME, _grp_block)(g, bvp, ap, (size_t)(j0 + h), h, kb, ke, sav, sae, accb, bad, NULL);
                 }
                 CAT(KNAME, _grp_out)(g, i0, j0, h, nr, nc, accb, bad);
             }
