@@ -2332,63 +2332,115 @@ static void *gv_side(void *arg) {
     return NULL;
 }
 
-/* One row's (of A) or column's (of B) bounds for block b (build_gv): the
- * least and greatest scale exponents of its groups, L (the least, less
- * the scale format's fraction bits and shift: A's 2 takes the group sums'
- * 1/4), 2^L (in double, and in float where the float end takes it),
- * each group's factor f (the scale over 2^L's share: an integer where the
- * scale format has few bits) and bits, the most bits of an f
- * (99 where one is not an integer below 2^20). sv, se: the side's scales
- * (build_scales_g), scale s at [s * stride]; NULL: padding (zeros); the
- * block's groups' scale indices gs (gv_groups, once per block for every
- * row and column: no division per call). */
+/* The bounds of 16 rows of A (pass 0) or columns of B (1) for block b
+ * (build_gv), lanes i0.. (those in real: the rest padding, whose scales
+ * read as zeros): the least and greatest scale exponents of the block's
+ * groups, L (the least, less the scale format's fraction bits and shift:
+ * A's 2 takes the group sums' 1/4), 2^L (in double, and in float where L
+ * is in the float end's range, gemm_internal.h GKG_F32_LMIN, else 0), each
+ * group's factor f (the scale over 2^L's share: an integer where the scale
+ * format has few bits; 0 past the block's groups) and bits, the most bits
+ * of an f (99 where one is not an integer below 2^20). Powers of two by
+ * vscalefps (as ldexpf: inf above the range, gradual underflow below; the
+ * GEMM runs under the default MXCSR). gs: the block's groups' scale
+ * indices (gv_groups, once per block: no division per row). */
 typedef struct {
-    int32_t L, hi, bits;
-    float f[4];
-    double p;
-    float pf; /* 2^L in float where L is in the float end's range (gemm_internal.h GKG_F32_LMIN), else 0 */
-} gv_bound;
-
-static float gv_pow2f(int e) { /* 2^e */
-    if (e < -126 || e > 127) return ldexpf(1.0f, e);
-    uint32_t u = (uint32_t)(e + 127) << 23;
-    float r;
-    memcpy(&r, &u, 4);
-    return r;
-}
-
-/* (gs: the block's groups' scale indices, ngr of them: gv_groups) */
-static inline void gv_bound_of(const qops *q, const int32_t *gs, int ngr, const float *sv, const int32_t *se, size_t stride, int shift,
-                               gv_bound *g) {
-    const int smb = q->sfmt->mbits, wide = group_wide(q->sfmt);
-    float v[4] = {0, 0, 0, 0};
-    int32_t e[4] = {0, 0, 0, 0}, lo = INT32_MAX, hi = INT32_MIN;
+    __m512i L, hi, bits;
+    __m512 f[4], pf;
+    __m512d p[2];
+} gv_bound16;
+#define GVB_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+GVB_TARGET static inline __attribute__((always_inline)) void gv_bounds16(const qops *q, int pass, const int32_t *gs, int ngr, size_t i0,
+                                                                         __mmask16 real, gv_bound16 *o) {
+    const int smb = q->sfmt->mbits, wide = group_wide(q->sfmt), shift = pass ? 0 : 2;
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512 v[4];
+    __m512i e[4], lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN);
     for (int y = 0; y < ngr; y++) {
-        if (sv) v[y] = sv[(size_t)gs[y] * stride], e[y] = se[(size_t)gs[y] * stride];
-        lo = e[y] < lo ? e[y] : lo, hi = e[y] > hi ? e[y] : hi;
+        if (pass) { /* (scales nsb x Np: the columns side by side) */
+            const size_t x = (size_t)gs[y] * (size_t)q->Np + i0;
+            v[y] = _mm512_maskz_loadu_ps(real, q->gsbv + x), e[y] = _mm512_maskz_loadu_epi32(real, q->gsbe + x);
+        } else { /* (M x nsb: a row's nsb apart) */
+            const __m512i ix = _mm512_add_epi32(_mm512_mullo_epi32(lane, _mm512_set1_epi32(q->nsb)), _mm512_set1_epi32(gs[y]));
+            v[y] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), real, ix, q->gsav + i0 * (size_t)q->nsb, 4);
+            e[y] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), real, ix, q->gsae + i0 * (size_t)q->nsb, 4);
+        }
+        lo = _mm512_min_epi32(lo, e[y]), hi = _mm512_max_epi32(hi, e[y]);
     }
-    g->L = lo - smb - shift, g->hi = hi, g->bits = 0;
-    const int64_t pe = (int64_t)g->L + 1023; /* 2^L as a double, from its bits where it is normal */
-    if (pe >= 1 && pe <= 2046) {
-        uint64_t u = (uint64_t)pe << 52;
-        memcpy(&g->p, &u, 8);
-    } else
-        g->p = ldexp(1.0, g->L);
-    g->pf = g->L >= GKG_F32_LMIN && g->L <= GKG_F32_LMAX ? gv_pow2f(g->L) : 0.0f;
-    const float ps = gv_pow2f(smb - lo);
+    o->L = _mm512_sub_epi32(lo, _mm512_set1_epi32(smb + shift)), o->hi = hi;
+    const __m512 Lf = _mm512_cvtepi32_ps(o->L);
+    o->p[0] = _mm512_scalef_pd(_mm512_set1_pd(1.0), _mm512_cvtepi32_pd(_mm512_castsi512_si256(o->L)));
+    o->p[1] = _mm512_scalef_pd(_mm512_set1_pd(1.0), _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(o->L, 1)));
+    const __mmask16 in = _mm512_cmpge_epi32_mask(o->L, _mm512_set1_epi32(GKG_F32_LMIN)) &
+                         _mm512_cmple_epi32_mask(o->L, _mm512_set1_epi32(GKG_F32_LMAX));
+    o->pf = _mm512_maskz_scalef_ps(in, one, Lf);
+    const __m512 ps = _mm512_scalef_ps(one, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(smb), lo)));
+    __m512i bits = _mm512_setzero_si512();
     for (int y = 0; y < 4; y++) {
-        g->f[y] = 0;
+        o->f[y] = _mm512_setzero_ps();
         if (y >= ngr) continue;
-        g->f[y] = wide ? gv_pow2f(e[y] - lo) : v[y] * ps;
+        o->f[y] = wide ? _mm512_scalef_ps(one, _mm512_cvtepi32_ps(_mm512_sub_epi32(e[y], lo))) : _mm512_mul_ps(v[y], ps);
         /* (f >= 0, a magnitude) an integer below 2^20 with E + 1 bits: its
-         * bits below 2^0 zero, read off the encoding (SSE2's floorf is long) */
-        uint32_t u;
-        memcpy(&u, &g->f[y], 4);
-        const int E = (int)(u >> 23) - 127;
-        if (!u) continue;
-        if (E < 0 || E >= 20 || (u & ((1u << (23 - E)) - 1))) g->bits = 99;
-        else if (E + 1 > g->bits) g->bits = E + 1; /* (f < 2^bits) */
+         * bits below 2^0 zero, read off the encoding */
+        const __m512i u = _mm512_castps_si512(o->f[y]);
+        const __m512i E = _mm512_sub_epi32(_mm512_srli_epi32(u, 23), _mm512_set1_epi32(127));
+        const __m512i low = _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(_mm512_set1_epi32(23), E)),
+                                             _mm512_set1_epi32(1));
+        const __mmask16 nonint = _mm512_cmplt_epi32_mask(E, _mm512_setzero_si512()) | _mm512_cmpge_epi32_mask(E, _mm512_set1_epi32(20)) |
+                                 _mm512_test_epi32_mask(u, low);
+        const __m512i by = _mm512_mask_mov_epi32(_mm512_add_epi32(E, _mm512_set1_epi32(1)), nonint, _mm512_set1_epi32(99));
+        bits = _mm512_mask_max_epi32(bits, _mm512_test_epi32_mask(u, u), bits, by); /* (a zero f: none) */
     }
+    o->bits = bits;
+}
+/* A tile's bounds (gkg_tile) from its lanes m of a gv_bound16: lo and hi
+ * as given (A: L and U; B: clx and cuy) */
+GVB_TARGET static inline __attribute__((always_inline)) void gv_tile16(gkg_tile *t, __mmask16 m, const gv_bound16 *g, __m512i lo,
+                                                                       __m512i hi) {
+    t->bits = _mm512_mask_reduce_max_epi32(m, g->bits), t->lo = _mm512_mask_reduce_min_epi32(m, lo);
+    t->hi = _mm512_mask_reduce_max_epi32(m, hi);
+    t->f32 = (_mm512_cmp_ps_mask(g->pf, _mm512_setzero_ps(), _CMP_NEQ_UQ) & m) == m;
+}
+/* A's rows [0, Mp) and B's columns [0, Np), 16 at a time, block by block */
+GVB_TARGET static void gv_bounds(qops *q, const int32_t (*gs)[4], const int *ngr, size_t nbk) {
+    const int R = GEMM_F_ROWS, M = q->M, N = q->N, nf = q->cfg->model.group_nfrac;
+    const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np;
+    for (size_t i0 = 0; i0 < Mp; i0 += 16)
+        for (size_t b = 0; b < nbk; b++) {
+            const __mmask16 rows = (__mmask16)(Mp - i0 >= 16 ? 0xFFFF : 0xFF); /* (Mp: a multiple of 8) */
+            const __mmask16 real = (__mmask16)((size_t)M - i0 >= 16 ? 0xFFFF : (1u << (M - (int)i0)) - 1);
+            gv_bound16 g;
+            gv_bounds16(q, 0, gs[b], ngr[b], i0, real, &g);
+            int32_t L[16], U[16];
+            float f[4][16], pf[16];
+            double p[16];
+            _mm512_storeu_si512(L, g.L), _mm512_storeu_si512(U, g.hi), _mm512_storeu_ps(pf, g.pf);
+            _mm512_storeu_pd(p, g.p[0]), _mm512_storeu_pd(p + 8, g.p[1]);
+            for (int y = 0; y < 4; y++) _mm512_storeu_ps(f[y], g.f[y]);
+            for (int t = 0; t < 2 && rows >> (8 * t) & 1; t++) {
+                gv_tile16(q->gv_rtile + (i0 / (size_t)R + (size_t)t) * nbk + b, (__mmask16)(0xFF << (8 * t)), &g, g.L, g.hi);
+                gkg_row *rw = &q->gv_rows[((i0 / (size_t)R + (size_t)t) * nbk + b) * (size_t)R];
+                for (int l = 8 * t; l < 8 * t + 8; l++, rw++) {
+                    rw->la = L[l], rw->ua = U[l], rw->pa = p[l], rw->paf = pf[l];
+                    for (int y = 0; y < 4; y++) rw->fa[y] = f[y][l];
+                }
+            }
+        }
+    for (size_t b = 0; b < nbk; b++)
+        for (size_t i0 = 0; i0 < Np; i0 += 16) { /* (Np: a multiple of 32) */
+            const __mmask16 real = (__mmask16)(i0 >= (size_t)N ? 0 : (size_t)N - i0 >= 16 ? 0xFFFF : (1u << (N - (int)i0)) - 1);
+            gv_bound16 g;
+            gv_bounds16(q, 1, gs[b], ngr[b], i0, real, &g);
+            const size_t x = b * Np + i0;
+            const __m512i clx = _mm512_add_epi32(g.L, _mm512_set1_epi32(nf + 127));
+            const __m512i cuy = _mm512_add_epi32(g.hi, _mm512_set1_epi32(23 - nf + 127));
+            _mm512_storeu_si512(q->gv_clx + x, clx), _mm512_storeu_si512(q->gv_cuy + x, cuy);
+            gv_tile16(q->gv_ctile + b * (Np / 16) + i0 / 16, 0xFFFF, &g, clx, cuy);
+            _mm512_storeu_pd(q->gv_cpb + x, g.p[0]), _mm512_storeu_pd(q->gv_cpb + x + 8, g.p[1]);
+            _mm512_storeu_ps(q->gv_cpf + x, g.pf);
+            for (int y = 0; y < 4; y++) _mm512_storeu_ps(q->gv_crb + (b * 4 + (size_t)y) * Np + i0, g.f[y]);
+        }
 }
 
 /* Block b's groups (of 16 k, up to 4): their scale indices (k / sblock)
@@ -2401,22 +2453,14 @@ static int gv_groups(const qops *q, size_t b, int32_t gs[4]) {
     return n;
 }
 
-/* A row's or column's share of its tile's bounds (gkg_tile) */
-static void gv_tile_add(gkg_tile *t, int32_t bits, int32_t lo, int32_t hi, int f32) {
-    if (bits > t->bits) t->bits = bits;
-    if (lo < t->lo) t->lo = lo;
-    if (hi > t->hi) t->hi = hi;
-    t->f32 &= f32;
-}
-
 /* Its data (gemm_internal.h gkg_int): the byte panels from the codes
  * (gv_side) and the bounds from the scales (build_scales_g first). -1: out
  * of memory. */
 static int build_gv(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
-    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block, nf = m->group_nfrac;
+    const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block;
     const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
-    const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B, nsb = (size_t)q->nsb;
+    const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B;
     q->gv_aq = big_alloc(Mp * kq * 4 + 4, 0), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
     q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));
     q->gv_rtile = malloc((Mp / (size_t)R * nbk + 1) * sizeof(gkg_tile)), q->gv_ctile = malloc((nbk * (Np / 16) + 1) * sizeof(gkg_tile));
@@ -2425,8 +2469,6 @@ static int build_gv(qops *q) {
     if (!q->gv_aq || !q->gv_bq || !q->gv_acor || !q->gv_rows || !q->gv_rtile || !q->gv_ctile || !q->gv_clx || !q->gv_cuy ||
         !q->gv_crb || !q->gv_cpb || !q->gv_cpf)
         return -1;
-    for (size_t t = 0; t < Mp / (size_t)R * nbk; t++) q->gv_rtile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
-    for (size_t t = 0; t < nbk * (Np / 16); t++) q->gv_ctile[t] = (gkg_tile){0, INT32_MAX, INT32_MIN, 1};
     /* the bytes (gv_side, on two threads where the GEMM has more than one):
      * the words past K's (up to a whole group) and the last panel's padding
      * lanes 0 (A) and 12 (B) */
@@ -2449,24 +2491,7 @@ static int build_gv(qops *q) {
         return -1;
     }
     for (size_t b = 0; b < nbk; b++) ngr[b] = gv_groups(q, b, gs[b]);
-    for (size_t i = 0; i < Mp; i++)
-        for (size_t b = 0; b < nbk; b++) {
-            gv_bound g;
-            gv_bound_of(q, gs[b], ngr[b], i < (size_t)M ? q->gsav + i * nsb : NULL, i < (size_t)M ? q->gsae + i * nsb : NULL, 1, 2, &g);
-            gv_tile_add(q->gv_rtile + (i / (size_t)R) * nbk + b, g.bits, g.L, g.hi, g.pf != 0);
-            gkg_row *rw = &q->gv_rows[((i / (size_t)R) * nbk + b) * (size_t)R + i % (size_t)R];
-            rw->la = g.L, rw->ua = g.hi, rw->pa = g.p, rw->paf = g.pf;
-            memcpy(rw->fa, g.f, sizeof g.f);
-        }
-    for (size_t b = 0; b < nbk; b++)
-        for (size_t i = 0; i < Np; i++) {
-            gv_bound g;
-            gv_bound_of(q, gs[b], ngr[b], i < (size_t)N ? q->gsbv + i : NULL, i < (size_t)N ? q->gsbe + i : NULL, Np, 0, &g);
-            q->gv_clx[b * Np + i] = g.L + nf + 127, q->gv_cuy[b * Np + i] = g.hi + 23 - nf + 127;
-            gv_tile_add(q->gv_ctile + b * (Np / 16) + i / 16, g.bits, q->gv_clx[b * Np + i], q->gv_cuy[b * Np + i], g.pf != 0);
-            q->gv_cpb[b * Np + i] = g.p, q->gv_cpf[b * Np + i] = g.pf;
-            for (int y = 0; y < 4; y++) q->gv_crb[(b * 4 + (size_t)y) * Np + i] = g.f[y];
-        }
+    gv_bounds(q, (const int32_t(*)[4])gs, ngr, nbk);
     free(gs), free(ngr);
     q->gi = (gkg_int){.aq = q->gv_aq, .bq = q->gv_bq, .acor = q->gv_acor, .kq = kq, .nbk = (int)nbk, .rows = q->gv_rows,
                       .rtile = q->gv_rtile, .clx = q->gv_clx, .cuy = q->gv_cuy, .crb = q->gv_crb, .cpb = q->gv_cpb,
