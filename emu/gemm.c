@@ -183,14 +183,14 @@ typedef struct {
     int f_check;            /* the formats' range does not prove it exact: check the data's */
     int f_wlo[2], f_whi[2]; /* A, B: least and greatest exponent word of a nonzero packed value (f_check) */
     int f_bad[2];           /* A, B: a value that is not a float, or a block scale not a power of two */
-    int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels and the scales below */
+    int use_g;              /* the group kernel (NVFP4 with the group rule): f32 panels (none with use_gv) and the scales below */
     int x_alo, x_nda, x_ndb; /* the exact-sum kernel's AMX form: A's least value 2^x_alo, the digits of A and B (0: not taken), */
     int x_rows;              /* and the rows of its calls (emu__gemm_ex_rows of the chunk length) */
     int vk, x_lo, x_hi;     /* the kernel on values alone (values_kernel: VK_*), on the f32 panels;
                              * the exact-sum kernel's product bounds 2^lo, 2^hi */
     float *gsav, *gsbv;     /* scale magnitudes: A's M x nsb, B's nsb x Np */
     int32_t *gsae, *gsbe;   /* their alignment exponents */
-    int use_gv;             /* the group kernel's integer form (AVX-512 VNNI): gi, built by build_gv */
+    int use_gv;             /* the group kernel's integer form (AVX-512 VNNI): gi, built by build_gv, and no f32 panels */
     gkg_int gi;
     int32_t *gv_aq, *gv_bq, *gv_acor, *gv_clx, *gv_cuy;
     gkg_tile *gv_rtile, *gv_ctile;
