@@ -1004,6 +1004,61 @@ static void f32_lane_edges(void) {
  * ran where they should, and the integer form's two block ends (float
  * where the sum and the scales allow, else double): the register blocks
  * each summed (emu__gemm_gv_blocks). */
+/* The integer form's packing from the codes (gemm.c gv_side): NVFP4 and
+ * MX GEMMs through fpemu_gemm_f32, A and B either way round (B as it lies
+ * takes the byte permutations, B transposed the dword ones), on shapes
+ * with partial panels (M % 8, N % 32), K's last word and group partial,
+ * and whole ones, against the scalar model on 1 and 2 threads; rows 3 and
+ * 5 scaled far apart from the rest (blocks the fast test hands to the f32
+ * form, whose group sums come from the same bytes). */
+static void group_packing(void) {
+    if (!emu__gemm_vnni() || emu__gemm_kernel_best() < 4) {
+        ok(1, "# SKIP no AVX-512 VNNI: no integer form");
+        return;
+    }
+    static const int shape[][3] = {{37, 70, 203}, {8, 32, 64}, {19, 33, 130}, {16, 64, 256}};
+    static const char *const rec[] = {"nvfp4", "mx-rceil"};
+    enum { MX = 37, NX = 70, KX = 256 };
+    float *A = malloc(sizeof(float) * MX * KX), *B = malloc(sizeof(float) * KX * NX), *C = malloc(sizeof(float) * MX * NX);
+    float *D = malloc(sizeof(float) * MX * NX), *R = malloc(sizeof(float) * MX * NX);
+    const uint64_t f0 = emu__gemm_gv_blocks[0], s0 = emu__gemm_gv_blocks[1];
+    for (int sh = 0; sh < 4; sh++)
+        for (int x = 0; x < 2; x++)
+            for (int tr = 0; tr < 4; tr++) {
+                const int M = shape[sh][0], N = shape[sh][1], K = shape[sh][2], ta = tr & 1, tb = tr >> 1;
+                fpemu_gemm_config cfg;
+                char err[256], what[160];
+                fpemu_gemm_config_init(&cfg, "b200", "e2m1", "e2m1", NULL, 0);
+                fpemu_gemm_config_set_scaling(&cfg, rec[x], err, sizeof err);
+                rs = 4242 + (uint64_t)(sh * 8 + x * 4 + tr);
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++) {
+                        const float v = nrand() * (i == 3 ? 1e-12f : i == 5 ? 1e9f : 1.0f);
+                        A[ta ? (size_t)k * M + i : (size_t)i * K + k] = v;
+                    }
+                for (int k = 0; k < K; k++)
+                    for (int j = 0; j < N; j++) B[tb ? (size_t)j * K + k : (size_t)k * N + j] = nrand() * 0.05f;
+                for (int i = 0; i < M * N; i++) C[i] = i % 3 ? nrand() : 0.0f;
+                const int lda = ta ? M : K, ldb = tb ? K : N;
+                fpemu_gemm_f32_reference(&cfg, M, N, K, A, lda, ta, B, ldb, tb, C, N, R, N, NULL);
+                int bad = 0, kern = 1;
+                for (int t = 1; t <= 2; t++) {
+                    fpemu_gemm_stats st;
+                    cfg.isa = 0, cfg.nthreads = t;
+                    snprintf(what, sizeof what, "%s %dx%dx%d%s%s, %d threads", rec[x], M, N, K, ta ? " A^T" : "", tb ? " B^T" : "", t);
+                    bad += fpemu_gemm_f32(&cfg, M, N, K, A, lda, ta, B, ldb, tb, C, N, D, N, &st) != 0;
+                    bad += cmp(D, R, M * N, what);
+                    kern &= st.kernel == 4;
+                }
+                ok(bad == 0 && kern, "%s %dx%dx%d%s%s: the integer form == scalar model on 1 and 2 threads", rec[x], M, N, K,
+                   ta ? " A^T" : "", tb ? " B^T" : "");
+            }
+    const uint64_t nf = emu__gemm_gv_blocks[0] - f0, ns = emu__gemm_gv_blocks[1] - s0;
+    ok(nf > 0 && ns > 0, "group packing: blocks summed by the integer form (%llu) and handed to the f32 form (%llu)",
+       (unsigned long long)nf, (unsigned long long)ns);
+    free(A), free(B), free(C), free(D), free(R);
+}
+
 static void group_integer_form(void) {
     if (!emu__gemm_vnni() || emu__gemm_kernel_best() < 4) {
         ok(1, "# SKIP no AVX-512 VNNI: the group kernel's f32 form takes every block");
@@ -2667,6 +2722,7 @@ int main(void) {
 
     f32_lane_edges();
     group_integer_form();
+    group_packing();
     fpenv_caller();
     f32_count_pass();
     fma_chain_edges();
