@@ -2159,11 +2159,15 @@ typedef struct {
     int pass, rc;
 } gvs_arg;
 
+/* the byte panels' words per k row (gemm_internal.h gkg_int kq): K rounded
+ * up to a whole group of 16, over 4 */
+static size_t gv_kq(int K) { return ((size_t)K + 15) / 16 * 4; }
+
 /* element by element: rows (columns) [r0, r1) from k0 on (a multiple of
  * 16), through the decode table t, and the pads of K's last word */
 static void gv_side_rows(qops *q, int pass, const dtable *t, int r0, int r1, int k0, uint64_t *buf) {
     const int K = q->K, P = pass ? GEMM_F_COLS : GEMM_F_ROWS, pad = pass ? 12 : 0;
-    const size_t kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4, kw = ((size_t)K + 3) / 4 * 4;
+    const size_t kq = gv_kq(K), ng = kq / 4, kw = ((size_t)K + 3) / 4 * 4;
     uint8_t *dst = (uint8_t *)(pass ? q->gv_bq : q->gv_aq);
     unsigned char *sp = pass ? q->bcol_sp : q->arow_sp;
     for (int r = r0; r < r1; r++) {
@@ -2195,6 +2199,13 @@ static void gv_side_rows(qops *q, int pass, const dtable *t, int r0, int r1, int
  * caller then packs the side element by element) */
 #define GVP_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define GVP8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi")))
+/* 16 bytes from each of four rows stride apart, row j in 128-bit lane j */
+GVP_TARGET static inline __attribute__((always_inline)) __m512i gv_rows4x16(const uint8_t *s, size_t stride) {
+    __m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)s));
+    x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(s + stride)), 1);
+    x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(s + 2 * stride)), 2);
+    return _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(s + 3 * stride)), 3);
+}
 /* (vpermt2d's indices: dword u of four rows' 16 bytes in x0 (rows 0-3) and
  * x1 (rows 4-7), for u and u + 1, the 8 rows each) */
 static const int32_t gvp_tr[16] = {0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29};
@@ -2204,21 +2215,14 @@ static const int32_t gvp_tr[16] = {0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17,
 GVP_TARGET static int gv_a_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
     const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
     const int K = q->K, R = GEMM_F_ROWS;
-    const size_t kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
+    const size_t kq = gv_kq(K), ng = kq / 4;
     const uint8_t *codes = q->An;
     const __m512i i0 = _mm512_loadu_si512(gvp_tr), i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(2)), ones = _mm512_set1_epi8(1);
     __m512i chk = _mm512_setzero_si512();
     for (int r0 = 0; r0 < Rv; r0 += R)
         for (int g = 0; g < Kv / 16; g++) {
             const uint8_t *src = codes + (size_t)r0 * K + 16 * (size_t)g;
-            __m512i x[2];
-            for (int h = 0; h < 2; h++) {
-                const uint8_t *s4 = src + (size_t)(4 * h) * K;
-                x[h] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)s4));
-                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + K)), 1);
-                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + 2 * (size_t)K)), 2);
-                x[h] = _mm512_inserti32x4(x[h], _mm_loadu_si128((const __m128i *)(s4 + 3 * (size_t)K)), 3);
-            }
+            const __m512i x[2] = {gv_rows4x16(src, (size_t)K), gv_rows4x16(src + 4 * (size_t)K, (size_t)K)};
             chk = _mm512_ternarylogic_epi32(chk, x[0], x[1], 0xFE);
             const __m512i o0 = _mm512_shuffle_epi8(tab, _mm512_permutex2var_epi32(x[0], i0, x[1]));
             const __m512i o1 = _mm512_shuffle_epi8(tab, _mm512_permutex2var_epi32(x[0], i1, x[1]));
@@ -2238,7 +2242,7 @@ GVP_TARGET static int gv_a_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
 GVP_TARGET static int gv_b_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
     const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
     const int K = q->K, CP = GEMM_F_COLS;
-    const size_t kq = ((size_t)K + 15) / 16 * 4;
+    const size_t kq = gv_kq(K);
     const uint8_t *codes = q->Bn;
     const __m512i i0 = _mm512_loadu_si512(gvp_tr), i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
     __m512i chk = _mm512_setzero_si512();
@@ -2246,11 +2250,7 @@ GVP_TARGET static int gv_b_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
         for (int g = 0; g < Kv / 16; g++) {
             __m512i z[8];
             for (int j = 0; j < 8; j++) {
-                const uint8_t *s4 = codes + (size_t)(c0 + 4 * j) * K + 16 * (size_t)g;
-                z[j] = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)s4));
-                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + K)), 1);
-                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + 2 * (size_t)K)), 2);
-                z[j] = _mm512_inserti32x4(z[j], _mm_loadu_si128((const __m128i *)(s4 + 3 * (size_t)K)), 3);
+                z[j] = gv_rows4x16(codes + (size_t)(c0 + 4 * j) * K + 16 * (size_t)g, (size_t)K);
                 chk = _mm512_or_si512(chk, z[j]);
                 z[j] = _mm512_shuffle_epi8(tab, z[j]);
             }
@@ -2273,7 +2273,7 @@ GVP_TARGET static int gv_b_vec(qops *q, const int8_t t16[16], int Rv, int Kv) {
 GVP8_TARGET static int gv_b_vec_nat(qops *q, const int8_t t16[16], int Rv, int Kv) {
     const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)t16));
     const int K = q->K, N = q->N, CP = GEMM_F_COLS;
-    const size_t kq = ((size_t)K + 15) / 16 * 4;
+    const size_t kq = gv_kq(K);
     const uint8_t *codes = q->Bn;
     uint8_t ib[2][64];
     for (int h = 0; h < 2; h++)
@@ -2321,9 +2321,9 @@ static void *gv_side(void *arg) {
         t16[c] = (int8_t)(c < (1 << f->container) && !t->sp[c] ? (int)(2 * t->v[c]) + (pass ? 12 : 0) : 0);
     }
     const int Rv = vec ? Rn / P * P : 0, Kv = q->nat[pass] ? K / 4 * 4 : K / 16 * 16;
-    if (Rv > 0 && Kv > 0) /* (0: a code of 16 or more) */
-        vec = !pass ? gv_a_vec(q, t16, Rv, Kv) : q->nat[1] ? gv_b_vec_nat(q, t16, Rv, Kv) : gv_b_vec(q, t16, Rv, Kv);
-    if (vec && Rv > 0 && Kv > 0) {
+    const int done = Rv > 0 && Kv > 0 && /* (0 also where a code was 16 or more) */
+                     (!pass ? gv_a_vec(q, t16, Rv, Kv) : q->nat[1] ? gv_b_vec_nat(q, t16, Rv, Kv) : gv_b_vec(q, t16, Rv, Kv));
+    if (done) {
         gv_side_rows(q, pass, t, 0, Rv, Kv / 16 * 16, buf); /* the vector paths' rows' last k */
         gv_side_rows(q, pass, t, Rv, Rn, 0, buf);
     } else
@@ -2459,7 +2459,7 @@ static int gv_groups(const qops *q, size_t b, int32_t gs[4]) {
 static int build_gv(qops *q) {
     const fpemu_mma_model *m = &q->cfg->model;
     const int R = GEMM_F_ROWS, CP = GEMM_F_COLS, M = q->M, N = q->N, K = q->K, B = m->group_block;
-    const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = ((size_t)K + 15) / 16 * 4, ng = kq / 4;
+    const size_t Mp = (size_t)(M + R - 1) / R * R, Np = (size_t)q->Np, kq = gv_kq(K), ng = kq / 4;
     const size_t nbk = ((size_t)K + (size_t)B - 1) / (size_t)B;
     q->gv_aq = big_alloc(Mp * kq * 4 + 4, 0), q->gv_bq = big_alloc(Np * kq * 4 + 4, 0);
     q->gv_acor = calloc(Mp * ng + 1, 4), q->gv_rows = calloc(Mp * nbk + 1, sizeof(gkg_row));

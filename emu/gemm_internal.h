@@ -154,7 +154,8 @@ int emu__gemm_ex_digits(int emin, int mbits, int emax);
 void emu__gemm_kernel_pt(int isa, const gkf_args *g);
 /* The group kernel (block-scaled e2m1 with the MMA model's group rule:
  * NVFP4 on the b200), on the f32 kernel's packed values (av, bv; the
- * exponent words are not read) and the block scales as magnitudes and
+ * exponent words are not read; NULL with gi: the integer form reads its
+ * bytes) and the block scales as magnitudes and
  * exponents: A's sav/sae (M x nsb, stride nsb), B's sbv/sbe (nsb x ldsb).
  * Groups of `group` elements from each block start (scale blocks of
  * sblock, a multiple of group),
