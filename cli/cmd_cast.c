@@ -90,20 +90,85 @@ static int read_npy(const char *path, tensor *t) {
 
 /* ---- output ------------------------------------------------------------- */
 
-/* T's shape and data as PATH, whole or not at all (OPT names it in errors) */
-static int write_npy(const char *opt, const char *path, const tensor *t, const char *descr, const void *data, size_t isz) {
-    cli_atomic at;
-    if (cli_atomic_open(&at, path, "wb")) return cli_error(SUB, "%s %s: cannot write: %s", opt, path, strerror(errno));
-    int ok = npy_write_header(at.f, descr, t->shape, t->ndim) == 0;
-    ok = ok && (t->n == 0 || fwrite(data, isz, t->n, at.f) == t->n); /* little-endian host (Makefile checks) */
-    if (cli_atomic_close(&at, ok) || !ok) return cli_error(SUB, "%s %s: write failed: %s", opt, path, strerror(errno));
+/* The files of one cast, as one result: each is staged (complete and
+ * fsync'ed beside its target, gpu/host/outfile.h), and they are put in
+ * place together once every one is staged; a failure before that removes
+ * the staged ones and leaves every target as it was. */
+enum { OUTSET_MAX = 8 };
+typedef struct outset {
+    cli_atomic o[OUTSET_MAX];
+    const char *opt[OUTSET_MAX]; /* the option each came from, for messages */
+    dev_t dev[OUTSET_MAX];       /* the folder each target lies in (ino 0: unknown), and its name there */
+    ino_t ino[OUTSET_MAX];
+    char base[OUTSET_MAX][256];
+    int n;
+} outset;
+
+/* A slot for the next file, after a check that no earlier file of W is
+ * the same target (the same name in the same folder, links followed; a
+ * device or FIFO may be named twice). NULL after a message. */
+static cli_atomic *outset_next(outset *W, const char *opt, const char *path) {
+    const int i = W->n;
+    if (i == OUTSET_MAX) {
+        cli_error(SUB, "%s %s: more than %d output files", opt, path, OUTSET_MAX);
+        return NULL;
+    }
+    char r[4096];
+    struct stat st;
+    int exists;
+    W->ino[i] = 0;
+    if (fpemu_out_resolve(path, r, sizeof r, &st, &exists) == 0 && (!exists || S_ISREG(st.st_mode))) { /* (a device may repeat) */
+        char *sl = strrchr(r, '/');
+        const char *name = sl ? sl + 1 : r;
+        snprintf(W->base[i], sizeof W->base[i], "%s", name);
+        if (sl) *(sl == r ? sl + 1 : sl) = 0; /* r: the folder */
+        if (stat(sl ? r : ".", &st) == 0) W->dev[i] = st.st_dev, W->ino[i] = st.st_ino;
+    }
+    for (int k = 0; k < i && W->ino[i]; k++)
+        if (W->ino[k] == W->ino[i] && W->dev[k] == W->dev[i] && !strcmp(W->base[k], W->base[i])) {
+            cli_error(SUB, "%s %s: the same file as %s", opt, path, W->opt[k]);
+            return NULL;
+        }
+    W->opt[i] = opt;
+    return &W->o[i];
+}
+
+/* Every staged file given up */
+static void outset_abort(outset *W) {
+    for (int i = 0; i < W->n; i++) fpemu_out_abort(&W->o[i]);
+    W->n = 0;
+}
+
+/* Every staged file into place, in order. 0, or 2 after a message (the
+ * files not yet renamed are given up; those before stay in place). */
+static int outset_commit(outset *W) {
+    for (int i = 0; i < W->n; i++)
+        if (fpemu_out_commit(&W->o[i])) {
+            cli_error(SUB, "%s %s: cannot put the file in place: %s", W->opt[i], W->o[i].path, strerror(errno));
+            for (int k = i + 1; k < W->n; k++) fpemu_out_abort(&W->o[k]);
+            W->n = 0;
+            return 2;
+        }
+    W->n = 0;
+    return 0;
+}
+
+/* T's shape and data as PATH, staged in W (OPT names it in errors) */
+static int write_npy(outset *W, const char *opt, const char *path, const tensor *t, const char *descr, const void *data, size_t isz) {
+    cli_atomic *at = outset_next(W, opt, path);
+    if (!at) return 2;
+    if (cli_atomic_open(at, path, "wb")) return cli_error(SUB, "%s %s: cannot write: %s", opt, path, strerror(errno));
+    int ok = npy_write_header(at->f, descr, t->shape, t->ndim) == 0;
+    ok = ok && (t->n == 0 || fwrite(data, isz, t->n, at->f) == t->n); /* little-endian host (Makefile checks) */
+    if (fpemu_out_stage(at, ok) || !ok) return cli_error(SUB, "%s %s: write failed: %s", opt, path, strerror(errno));
+    W->n++;
     return 0;
 }
 
 /* --scales S.npy: the last run's decode factors as '<f4' in the layout
  * fpemu_caster_scale_layout gives for X (a scalar for the tensor recipes),
  * and for nvfp4 the tensor factor, a scalar, as S2 */
-static int write_scales(fpemu_caster *c, const tensor *X, const char *path, const char *path2) {
+static int write_scales(outset *W, fpemu_caster *c, const tensor *X, const char *path, const char *path2) {
     tensor S = {0};
     const float *fac;
     float tf;
@@ -111,29 +176,57 @@ static int write_scales(fpemu_caster *c, const tensor *X, const char *path, cons
         return cli_error(SUB, "--scales %s: %s", path, fpemu_caster_error(c));
     S.n = 1;
     for (int k = 0; k < S.ndim; k++) S.n *= S.shape[k];
-    if (write_npy("--scales", path, &S, "<f4", fac, 4)) return -1;
+    if (write_npy(W, "--scales", path, &S, "<f4", fac, 4)) return 2;
     if (!path2) return 0;
     const tensor T = {.ndim = 0, .n = 1};
-    return write_npy("--scales", path2, &T, "<f4", &tf, 4);
+    return write_npy(W, "--scales", path2, &T, "<f4", &tf, 4);
 }
 
-/* Text to FILE or "-" (standard output), whole or not at all. */
-static int write_text(const char *opt, const char *path, const char *text) {
+/* Text to FILE, staged in W, or to "-" (standard output, at once). */
+static int write_text(outset *W, const char *opt, const char *path, const char *text) {
     if (!strcmp(path, "-")) { fputs(text, stdout); return 0; }
-    cli_atomic at;
-    if (cli_atomic_open(&at, path, "w")) return cli_error(SUB, "%s %s: cannot write: %s", opt, path, strerror(errno));
-    int ok = fputs(text, at.f) >= 0;
-    if (cli_atomic_close(&at, ok) || !ok) return cli_error(SUB, "%s %s: write failed: %s", opt, path, strerror(errno));
+    cli_atomic *at = outset_next(W, opt, path);
+    if (!at) return 2;
+    if (cli_atomic_open(at, path, "w")) return cli_error(SUB, "%s %s: cannot write: %s", opt, path, strerror(errno));
+    int ok = fputs(text, at->f) >= 0;
+    if (fpemu_out_stage(at, ok) || !ok) return cli_error(SUB, "%s %s: write failed: %s", opt, path, strerror(errno));
+    W->n++;
     return 0;
 }
 
 /* ---- plot ---------------------------------------------------------------- */
 
+/* S into the gnuplot script as a single-quoted string ('' for each ') */
+static void gp_quoted(FILE *g, const char *s) {
+    fputc('\'', g);
+    for (; *s; s++) {
+        if (*s == '\'') fputc('\'', g);
+        fputc(*s, g);
+    }
+    fputc('\'', g);
+}
+
+/* A scratch file in $TMPDIR (or /tmp), made exclusively: its name into
+ * NAME, open for writing. NULL with errno on failure. */
+static FILE *scratch_file(char *name, size_t len) {
+    const char *d = getenv("TMPDIR");
+    if (!d || !*d) d = "/tmp";
+    if (snprintf(name, len, "%s/fpemu-plot.XXXXXX", d) >= (int)len) { errno = ENAMETOOLONG; return NULL; }
+    int fd = mkstemp(name);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) { int e = errno; close(fd), unlink(name); errno = e; }
+    return f;
+}
+
 /* Histogram of floor(log2|v|) of the finite nonzero values, before (x) and
- * after scaling (s), drawn by gnuplot into PATH (a temporary beside it,
- * renamed when complete). */
-static int plot(const char *path, const double *x, const double *s, size_t n, const fpemu_format *f, const char *recipe) {
+ * after scaling (s), drawn by gnuplot into PATH, staged in W (gnuplot writes
+ * the staged file; a device or FIFO it writes in place). Its data and
+ * script are scratch files in $TMPDIR. */
+static int plot(outset *W, const char *path, const double *x, const double *s, size_t n, const fpemu_format *f, const char *recipe) {
     enum { LO = -1100, HI = 1100 };
+    cli_atomic *o = outset_next(W, "--plot", path);
+    if (!o) return 2;
     size_t *hx = calloc(HI - LO + 1, sizeof *hx), *hs = calloc(HI - LO + 1, sizeof *hs);
     if (!hx || !hs) { free(hx), free(hs); return cli_error(SUB, "--plot: out of memory"); }
     int lo = HI, hi = LO;
@@ -148,38 +241,46 @@ static int plot(const char *path, const double *x, const double *s, size_t n, co
             if (e < lo) lo = e;
             if (e > hi) hi = e;
         }
-    char dat[4200], gp[4200], tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.png", path, (long)getpid());
-    snprintf(dat, sizeof dat, "%s.tmp.%ld.dat", path, (long)getpid());
-    snprintf(gp, sizeof gp, "%s.tmp.%ld.gp", path, (long)getpid());
-    FILE *d = fopen(dat, "w"), *g = d ? fopen(gp, "w") : NULL;
+    char dat[4200], gp[4200];
+    FILE *d = scratch_file(dat, sizeof dat), *g = d ? scratch_file(gp, sizeof gp) : NULL;
     if (!d || !g) {
         int e = errno;
         if (d) fclose(d), unlink(dat);
         free(hx), free(hs);
+        return cli_error(SUB, "--plot %s: cannot write its scratch files in %s: %s", path, getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                         strerror(e));
+    }
+    /* the image's file: made (empty) and staged, for gnuplot to fill */
+    if (cli_atomic_open(o, path, "wb") || fpemu_out_stage(o, 1)) {
+        int e = errno;
+        fclose(d), fclose(g), unlink(dat), unlink(gp), free(hx), free(hs);
         return cli_error(SUB, "--plot %s: cannot write: %s", path, strerror(e));
     }
+    const char *img = o->direct ? o->path : o->tmp;
     if (lo > hi) lo = hi = 0;
     for (int e = lo; e <= hi; e++) fprintf(d, "%d %zu %zu\n", e, hx[e - LO], hs[e - LO]);
     free(hx), free(hs);
     double lsub = log2(f->min_subnormal > 0 ? f->min_subnormal : f->min_normal), lnorm = log2(f->min_normal), lmax = log2(f->max_finite);
+    fprintf(g, "set terminal pngcairo size 900,450 enhanced font 'sans,10'\nset output ");
+    gp_quoted(g, img);
     fprintf(g,
-            "set terminal pngcairo size 900,450 enhanced font 'sans,10'\nset output '%s'\n"
-            "set title 'fpemu cast to %s, scaling %s: where the tensor sits' noenhanced\n"
+            "\nset title 'fpemu cast to %s, scaling %s: where the tensor sits' noenhanced\n"
             "set xlabel 'floor(log2 |x|)'\nset ylabel 'elements'\nset style fill transparent solid 0.45 noborder\n"
             "set boxwidth 0.9\nset grid ytics lc rgb '#e0e0e0'\nset key outside right top\n"
             "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '#2ca02c' dt 2 lw 2\n"
             "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '#1f77b4' dt 2 lw 2\n"
             "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lc rgb '#d62728' dt 2 lw 2\n"
-            "set xrange [%d:%d]\n"
-            "plot '%s' using 1:2 with boxes lc rgb '#7f7f7f' title 'before scaling', "
+            "set xrange [%d:%d]\nplot ",
+            f->name, recipe, lsub, lsub, lnorm, lnorm, lmax, lmax, (int)fmin(lo, lsub) - 2, (int)fmax(hi, lmax) + 2);
+    gp_quoted(g, dat);
+    fprintf(g,
+            " using 1:2 with boxes lc rgb '#7f7f7f' title 'before scaling', "
             "'' using 1:3 with boxes lc rgb '#ff7f0e' title 'after scaling (cast input)', "
             "NaN with lines lc rgb '#2ca02c' dt 2 lw 2 title sprintf('min subnormal 2^{%%g}', %.17g), "
             "NaN with lines lc rgb '#1f77b4' dt 2 lw 2 title sprintf('min normal 2^{%%g}', %.17g), "
             "NaN with lines lc rgb '#d62728' dt 2 lw 2 title sprintf('max %%.4g', %.17g)\n"
             "unset output\n",
-            tmp, f->name, recipe, lsub, lsub, lnorm, lnorm, lmax, lmax, (int)fmin(lo, lsub) - 2, (int)fmax(hi, lmax) + 2, dat, lsub, lnorm,
-            f->max_finite);
+            lsub, lnorm, f->max_finite);
     int okw = !ferror(d) && !ferror(g);
     okw &= fclose(d) == 0;
     okw &= fclose(g) == 0;
@@ -197,18 +298,19 @@ static int plot(const char *path, const double *x, const double *s, size_t n, co
     }
     unlink(dat), unlink(gp);
     int ok = okw && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    if (ok) { /* a complete PNG ends with the IEND chunk */
-        FILE *p = fopen(tmp, "rb");
+    if (ok && !o->direct) { /* a complete PNG ends with the IEND chunk; then to disk */
+        FILE *p = fopen(img, "rb");
         unsigned char b[8];
         ok = p && fseek(p, -8, SEEK_END) == 0 && fread(b, 1, 8, p) == 8 && !memcmp(b, "IEND\xae\x42\x60\x82", 8);
+        ok = ok && fsync(fileno(p)) == 0;
         if (p) fclose(p);
-        ok = ok && rename(tmp, path) == 0;
     }
     if (!ok) {
-        unlink(tmp);
+        fpemu_out_abort(o);
         if (okw && WIFEXITED(st) && WEXITSTATUS(st) == 127) return cli_error(SUB, "--plot %s: gnuplot not found (install gnuplot)", path);
         return cli_error(SUB, "--plot %s: gnuplot failed or the image could not be written", path);
     }
+    W->n++;
     return 0;
 }
 
@@ -230,13 +332,13 @@ static void input_values(const tensor *X, const fpemu_format *ff, double *xd) {
 }
 
 /* The figures as text or JSON (the library writes them), to FILE or "-". */
-static int write_figures(fpemu_caster *c, int json, const char *opt, const char *path) {
+static int write_figures(outset *W, fpemu_caster *c, int json, const char *opt, const char *path) {
     int len = json ? fpemu_caster_stats_json(c, NULL, 0) : fpemu_caster_stats_text(c, NULL, 0);
     char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
     if (!text) return cli_error(SUB, "out of memory");
     if (json) fpemu_caster_stats_json(c, text, (size_t)len + 1);
     else fpemu_caster_stats_text(c, text, (size_t)len + 1);
-    int rc = write_text(opt, path, text);
+    int rc = write_text(W, opt, path, text);
     free(text);
     return rc;
 }
@@ -329,7 +431,7 @@ static int name_taken(const st_file *S, const st_map *map, int nmap, const char 
  * index's weight_map).
  * Every tensor is checked before anything is written. 0, or 2 after a
  * message. */
-static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *out, const char *shard, const st_map *map,
+static int cast_file(outset *W, fpemu_caster *c, const st_job *J, st_file *S, const char *out, const char *shard, const st_map *map,
                      int nmap, unsigned char *seen, cJSON *wmap, st_acc *A, uint64_t *data_bytes) {
     char err[1024];
     const char *in = S->path;
@@ -550,7 +652,8 @@ static int cast_file(fpemu_caster *c, const st_job *J, st_file *S, const char *o
         free(fj);
     }
     at_open = 0;
-    if (cli_atomic_close(&at, 1)) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+    if (W ? fpemu_out_stage(&at, 1) : cli_atomic_close(&at, 1)) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
+    if (W) W->opt[W->n] = "--out", W->o[W->n++] = at; /* (the first of W's few) */
     *data_bytes += written;
     rc = 0;
 done:
@@ -580,7 +683,7 @@ static void acc_free(st_acc *A) {
 
 /* The figures of A, as --stats and --stats-json ask (FILES: how many
  * files the tensors came from, 0 for one file). 0, or 2 after a message. */
-static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
+static int acc_write(outset *W, st_acc *A, fpemu_caster *c, const st_job *J, int files) {
     char fname[64], recipe[32];
     fpemu_caster_get(c, "format", fname, sizeof fname);
     fpemu_caster_get(c, "scaling", recipe, sizeof recipe);
@@ -611,7 +714,7 @@ static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
         if (worst) fprintf(T, "worst_sqnr_db %.6g (%s)\n", A->worst, A->worst_name);
         else if (J->figures && A->ncast) fprintf(T, "worst_sqnr_db inf (every cast tensor exact)\n");
         fprintf(T, "\n%s", A->rows);
-        int w = fclose(T) ? cli_error(SUB, "out of memory") : write_text("--stats", J->stats_path, text);
+        int w = fclose(T) ? cli_error(SUB, "out of memory") : write_text(W, "--stats", J->stats_path, text);
         free(text);
         if (w) return w;
     }
@@ -622,7 +725,7 @@ static int acc_write(st_acc *A, fpemu_caster *c, const st_job *J, int files) {
         FILE *H = open_memstream(&head, &hn);
         if (!H) return cli_error(SUB, "out of memory");
         fprintf(H, "{\"format\": \"%s\", \"scaling\": \"%s\", \"tensors\": [%s", fname, recipe, A->js);
-        int w = fclose(H) ? cli_error(SUB, "out of memory") : write_text("--stats-json", J->json_path, head);
+        int w = fclose(H) ? cli_error(SUB, "out of memory") : write_text(W, "--stats-json", J->json_path, head);
         free(head);
         if (w) return w;
     }
@@ -642,8 +745,12 @@ static int cast_safetensors(fpemu_caster *c, const st_job *J) {
     st_acc A;
     uint64_t bytes = 0;
     int rc = acc_open(&A, namew);
-    if (!rc) rc = cast_file(c, J, &S, J->out, NULL, NULL, 0, NULL, NULL, &A, &bytes);
-    if (!rc) rc = acc_write(&A, c, J, 0);
+    static outset W; /* the file, its figures: put in place together */
+    W.n = 0;
+    if (!rc) rc = cast_file(&W, c, J, &S, J->out, NULL, NULL, 0, NULL, NULL, &A, &bytes);
+    if (!rc) rc = acc_write(&W, &A, c, J, 0);
+    if (!rc) rc = outset_commit(&W);
+    outset_abort(&W);
     acc_free(&A);
     st_free(&S);
     return rc;
@@ -735,7 +842,7 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
         st_file S;
         int r = !sin || !sout ? cli_error(SUB, "out of memory")
                 : st_open(sin, &S, err, sizeof err) ? cli_error(SUB, "%s", err)
-                : cast_file(c, J, &S, sout, shards[i], map, nmap, seen, wm, &A, &bytes);
+                : cast_file(NULL, c, J, &S, sout, shards[i], map, nmap, seen, wm, &A, &bytes);
         if (sin && sout) st_free(&S);
         free(sin), free(sout);
         if (r) goto done;
@@ -757,10 +864,16 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     }
     free(js), free(ip);
     if (!ok) { cli_error(SUB, "--out %s: cannot write the index: %s", out, strerror(errno)); goto done; }
+    /* the figures staged, then the folder and they put in place */
+    static outset W;
+    W.n = 0;
+    if ((rc = acc_write(&W, &A, c, J, nshard)) != 0) goto done;
+    rc = 2;
     if (rename(tmp, out)) { cli_error(SUB, "--out %s: cannot put the folder in place: %s", out, strerror(errno)); goto done; }
     made = 0;
-    rc = acc_write(&A, c, J, nshard);
+    rc = outset_commit(&W);
 done:
+    outset_abort(&W);
     if (made) { /* what this run put in the folder, then the folder */
         shards[nshard] = iname;
         for (int i = 0; i <= nshard; i++) {
@@ -811,16 +924,14 @@ int cmd_cast(int argc, char **argv) {
         else { free(only), free(skip); return cli_error(SUB, "unknown option '%s' (see fpemu cast --help)", s); }
     }
     int rc = 2;
+    static outset W; /* (about 66 KiB: not on the stack) */
+    W.n = 0;
     fpemu_caster *c = NULL;
     char *argline = NULL;
     tensor X;
     memset(&X, 0, sizeof X);
     void *vals = NULL, *obuf = NULL;
     double *xd = NULL, *xs = NULL;
-    if (plot_path && strchr(plot_path, '\'')) {
-        cli_error(SUB, "--plot %s: a path with a single quote is not supported (gnuplot's quoting)", plot_path);
-        goto done;
-    }
     if (!to) { cli_error(SUB, "--to FMT is required"); goto done; }
     if (!in) { cli_error(SUB, "--in X.npy (or W.safetensors) is required"); goto done; }
     if (!out) { cli_error(SUB, "--out Y.npy (or Y.safetensors) is required"); goto done; }
@@ -953,21 +1064,22 @@ int cmd_cast(int argc, char **argv) {
     /* the outputs: Y, its scales, then the figures, then the picture */
     if (codes_out) {
         const char *descr = isz == 1 ? "|u1" : isz == 2 ? "<u2" : isz == 4 ? "<u4" : "<u8";
-        if (write_npy("--out", out, &X, descr, obuf, isz)) goto done;
+        if (write_npy(&W, "--out", out, &X, descr, obuf, isz)) goto done;
     } else if (X.dtype == NPY_F8) {
-        if (write_npy("--out", out, &X, "<f8", vals, 8)) goto done;
+        if (write_npy(&W, "--out", out, &X, "<f8", vals, 8)) goto done;
     } else {
-        if (write_npy("--out", out, &X, "<f4", vals, 4)) goto done;
+        if (write_npy(&W, "--out", out, &X, "<f4", vals, 4)) goto done;
     }
-    if (scales_path && write_scales(c, &X, scales_path, scales2)) goto done;
-    if (stats_path && write_figures(c, 0, "--stats", stats_path)) goto done;
-    if (json_path && write_figures(c, 1, "--stats-json", json_path)) goto done;
+    if (scales_path && write_scales(&W, c, &X, scales_path, scales2)) goto done;
+    if (stats_path && write_figures(&W, c, 0, "--stats", stats_path)) goto done;
+    if (json_path && write_figures(&W, c, 1, "--stats-json", json_path)) goto done;
     if (plot_path) {
         input_values(&X, ff, xd);
-        if (plot(plot_path, xd, scaled ? xs : xd, n, f, recipe)) goto done;
+        if (plot(&W, plot_path, xd, scaled ? xs : xd, n, f, recipe)) goto done;
     }
-    rc = 0;
+    rc = outset_commit(&W);
 done:
+    outset_abort(&W);
     fpemu_caster_free(c);
     npy_nd_free(&X), free(vals), free(obuf), free(xd), free(xs), free(argline), free(only), free(skip), free(scales2);
     return rc;

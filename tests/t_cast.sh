@@ -6,7 +6,8 @@
 # --axis on 1-d, 2-d and 3-d arrays, the stats against a recomputation in
 # NumPy, values against ml_dtypes (e4m3, e5m2, bf16, rne), the torch NaN
 # policy against the H200 slice in tests/data/real-runs/, bad input (exit
-# 2, named, no output), --plot. Needs NumPy and ml_dtypes ($FPEMU_PYTHON,
+# 2, named, no output), a cast's files put in place together (a failing one
+# leaves every existing file as it was), --plot. Needs NumPy and ml_dtypes ($FPEMU_PYTHON,
 # the build/venv interpreter under make test). Prints TAP.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -293,12 +294,70 @@ bad "--scales whose S_2.npy is --out (nvfp4): refused" "S_2.npy" --to e2m1 --in 
 open('w.safetensors', 'wb').write(struct.pack('<Q', len(h)) + h + bytes(8))")
 bad "--scales with a safetensors input: refused, naming NAME_scale" "NAME_scale" --to e4m3 --in "$TMP/w.safetensors" --out "$TMP/bad.npy" --codes --scaling tensor --scales "$TMP/bs.npy"
 
+# ---- one result: a failing output leaves every file as it was ----
+# (Y, S and S_2 hold "old" before each run; nothing may replace them, and no
+# temporary may stay beside them. Before the outputs were staged together,
+# Y was replaced when a later file failed.)
+kept() { # DESC PATTERN ARGS...: exit 2 naming PATTERN, the old files intact, no temporaries
+    local desc=$1 pat=$2; shift 2
+    local f
+    for f in y.npy s.npy s_2.npy st.txt; do echo old > "$TMP/keep/$f"; done
+    $PRE "$BIN" cast "$@" 2>"$TMP/err" >/dev/null
+    local rc=$? same=1
+    for f in y.npy s.npy s_2.npy st.txt; do [ "$(cat "$TMP/keep/$f")" = old ] || same=0; done
+    if [ $rc = 2 ] && grep -q -- "$pat" "$TMP/err" && [ $same = 1 ] && [ -z "$(ls "$TMP/keep" | grep -v '^\(y\|s\|s_2\|ylink\)\.npy$\|^st\.txt$')" ]
+    then pass "$desc"
+    else fail "$desc" "rc=$rc same=$same" "$(ls "$TMP/keep")" "$(cat "$TMP/err")"; fi
+}
+mkdir -p "$TMP/keep" "$TMP/keep_dir.txt"
+K=$TMP/keep PRE=
+kept "--scales into a missing folder: Y as it was" "--scales $TMP/no/s.npy" \
+    --to e2m1 --in "$TMP/m.npy" --out "$K/y.npy" --codes --scaling nvfp4 --scales "$TMP/no/s.npy"
+kept "--stats a folder: Y, S and S_2 as they were" "--stats $TMP/keep_dir.txt" \
+    --to e2m1 --in "$TMP/m.npy" --out "$K/y.npy" --codes --scaling nvfp4 --scales "$K/s.npy" --stats "$TMP/keep_dir.txt"
+kept "--stats-json into a missing folder: Y, S, S_2 and --stats as they were" "--stats-json" \
+    --to e2m1 --in "$TMP/m.npy" --out "$K/y.npy" --codes --scaling nvfp4 --scales "$K/s.npy" --stats "$K/st.txt" \
+    --stats-json "$TMP/no/st.json"
+# gnuplot not found (no PATH): the picture fails last, after every other file is complete
+PRE="env PATH=/nonexistent"
+kept "--plot without gnuplot: exit 2, Y, S, S_2 and --stats as they were" "gnuplot not found" \
+    --to e2m1 --in "$TMP/m.npy" --out "$K/y.npy" --codes --scaling nvfp4 --scales "$K/s.npy" \
+    --stats "$K/st.txt" --plot "$K/p.png"
+PRE=
+(cd "$TMP" && "$PY" -c "
+from safetensors.numpy import save_file; import numpy as np
+save_file({'w': np.ones((4, 32), np.float32)}, 'keep/w.safetensors')" 2>/dev/null) && cp "$K/w.safetensors" "$TMP/w_in.safetensors" &&
+    echo old > "$K/w.safetensors" || echo old > "$K/w.safetensors"
+if [ -s "$TMP/w_in.safetensors" ]; then
+    "$BIN" cast --to e4m3 --in "$TMP/w_in.safetensors" --out "$K/w.safetensors" --stats "$TMP/no/st.txt" 2>"$TMP/err" >/dev/null
+    rc=$?
+    if [ $rc = 2 ] && [ "$(cat "$K/w.safetensors")" = old ] && ! ls "$K"/w.safetensors.tmp.* >/dev/null 2>&1; then
+        pass "safetensors: --stats into a missing folder leaves --out as it was"
+    else fail "safetensors --out kept" "rc=$rc" "$(ls "$K")" "$(cat "$TMP/err")"; fi
+else skip "safetensors --out kept: the safetensors package is missing"; fi
+rm -f "$K/w.safetensors"
+kept "--stats the same file as --out (another spelling): refused, Y as it was" "--stats $K/../keep/y.npy: the same file as --out" \
+    --to e4m3 --in "$TMP/m.npy" --out "$K/y.npy" --stats "$K/../keep/y.npy"
+ln -s y.npy "$K/ylink.npy"
+kept "--plot a link to --out: refused, Y as it was" "--plot $K/ylink.npy: the same file as --out" \
+    --to e4m3 --in "$TMP/m.npy" --out "$K/y.npy" --plot "$K/ylink.npy"
+rm -f "$K/ylink.npy"
+if "$BIN" cast --to e2m1 --in "$TMP/m.npy" --out "$K/y.npy" --codes --scaling nvfp4 --scales "$K/s.npy" --stats "$K/st.txt" 2>"$TMP/err" &&
+   [ "$(head -c 6 "$K/y.npy" | tail -c 5)" = NUMPY ] && [ "$(head -c 6 "$K/s.npy" | tail -c 5)" = NUMPY ] &&
+   [ "$(head -c 6 "$K/s_2.npy" | tail -c 5)" = NUMPY ] && grep -q "^format" "$K/st.txt" &&
+   [ -z "$(ls "$K" | grep tmp)" ]; then pass "the same cast with good paths writes all four files, no temporaries"
+else fail "the same cast, good paths" "$(ls "$K")" "$(cat "$TMP/err")"; fi
+
 # ---- --plot ----
 if command -v gnuplot >/dev/null; then
     if cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/p.npy" --scaling tensor --plot "$TMP/h.png" &&
        [ "$(head -c 8 "$TMP/h.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ! ls "$TMP"/h.png.tmp.* >/dev/null 2>&1; then
         pass "--plot writes a PNG (and no temporaries)"
     else fail "--plot" "$(cat "$TMP/err")"; fi
+    if cast --to e4m3 --in "$TMP/m.npy" --out "$TMP/p.npy" --scaling tensor --plot "$TMP/it's.png" &&
+       [ "$(head -c 8 "$TMP/it's.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
+        pass "--plot to a name with a single quote"
+    else fail "--plot it's.png" "$(cat "$TMP/err")"; fi
 else skip "--plot: gnuplot not installed"; fi
 
 tap_end

@@ -18,6 +18,10 @@
  *     or O_TRUNC), never replaced: a write error is reported, and nothing
  *     can be taken back there;
  *   - a directory is refused (EISDIR).
+ * A program that writes several files as one result stages each
+ * (fpemu_out_stage: complete and fsync'ed beside its target) and commits
+ * them only when every one is staged, or aborts them all: a failure before
+ * the commits leaves every target as it was.
  * Between the look and the rename another process may change the path; that
  * race is not guarded (no privilege boundary is crossed here). */
 #ifndef FPEMU_OUTFILE_H
@@ -33,6 +37,7 @@
 typedef struct fpemu_out {
     FILE *f;         /* write here, between open and close */
     int direct;      /* 1: the target (a device, FIFO, socket) is written in place */
+    int staged;      /* 1: closed and complete, waiting for commit or abort */
     char path[4096]; /* the file written: PATH, or the target a link leads to */
     char tmp[4200];  /* PATH.tmp.PID ("" when direct) */
 } fpemu_out;
@@ -116,10 +121,12 @@ static inline int fpemu_out_open(fpemu_out *o, const char *path, const char *mod
     return 0;
 }
 
-/* Finish: ok and every write succeeded -> the file is in place (0); else
- * the temporary is removed (a direct target keeps what reached it) and -1
- * with errno (the first error; with ok == 0, errno as it was). */
-static inline int fpemu_out_close(fpemu_out *o, int ok) {
+/* Stage: the content complete on disk, not yet in place. ok and every
+ * write succeeded -> flushed, fsync'ed and closed, the temporary kept for
+ * fpemu_out_commit or fpemu_out_abort (0); else the temporary is removed
+ * (a direct target keeps what reached it) and -1 with errno (the first
+ * error; with ok == 0, errno as it was). */
+static inline int fpemu_out_stage(fpemu_out *o, int ok) {
     int e = ok ? 0 : errno, bad = !ok;
     if (!o->f) { errno = EBADF; return -1; }
 #define FPEMU_OUT_FAIL() do { if (!bad) e = errno; bad = 1; } while (0)
@@ -127,15 +134,37 @@ static inline int fpemu_out_close(fpemu_out *o, int ok) {
     if (ferror(o->f) && !bad) { e = errno ? errno : EIO; bad = 1; }
     if (!bad && !o->direct && fsync(fileno(o->f)) != 0) FPEMU_OUT_FAIL();
     if (fclose(o->f) != 0) FPEMU_OUT_FAIL();
-    o->f = NULL;
-    if (!o->direct) {
-        if (!bad && rename(o->tmp, o->path) != 0) FPEMU_OUT_FAIL();
-        if (bad) unlink(o->tmp);
-    }
 #undef FPEMU_OUT_FAIL
-    if (!bad) return 0;
+    o->f = NULL;
+    if (!bad) { o->staged = 1; return 0; }
+    if (!o->direct) unlink(o->tmp);
     errno = e ? e : EIO;
     return -1;
+}
+
+/* A staged file into place: the rename over PATH (nothing to do for a
+ * direct target). 0, or -1 with errno (the temporary removed). */
+static inline int fpemu_out_commit(fpemu_out *o) {
+    if (!o->staged) { errno = EBADF; return -1; }
+    o->staged = 0;
+    if (o->direct || rename(o->tmp, o->path) == 0) return 0;
+    int e = errno;
+    unlink(o->tmp);
+    errno = e;
+    return -1;
+}
+
+/* A staged file given up: its temporary removed, PATH as it was (a direct
+ * target keeps what reached it). Safe to call on one not staged. */
+static inline void fpemu_out_abort(fpemu_out *o) {
+    if (o->staged && !o->direct) unlink(o->tmp);
+    o->staged = 0;
+}
+
+/* Finish one file: stage, then commit. 0, or -1 with errno. */
+static inline int fpemu_out_close(fpemu_out *o, int ok) {
+    if (fpemu_out_stage(o, ok)) return -1;
+    return fpemu_out_commit(o);
 }
 
 /* The whole of data into PATH under the rule. 0, or -1 with errno. */
