@@ -970,14 +970,27 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
             int16_t wb[RBF][PBF] __attribute__((aligned(64))), wb2[split ? RBF : 1][PBF] __attribute__((aligned(64)));
             /* c in; a subnormal c or a -0 starts at the inf exponent (flagged) */
-            for (int r = 0; r < RBF; r++)
-                for (int l = 0; l < PBF; l++) {
-                    float c = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
-                    uint32_t u;
-                    memcpy(&u, &c, 4);
-                    accb[r][l] = c;
-                    mxb[r][l] = (u & 0x7F800000u) == 0 && u != 0 ? 0x7F800000 : 0;
-                }
+            if (g->cin && nc == PBF) {
+                for (int r = 0; r < RBF; r++)
+                    for (int h = 0; h < PBF; h += 16) {
+                        vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
+                        vfi t = (vfi)(((vfi)c & vexpm) == 0) & (vfi)((vfi)c != 0) & vexpm;
+                        memcpy(&accb[r][h], &c, sizeof c);
+                        memcpy(&mxb[r][h], &t, sizeof t);
+                    }
+            } else if (!g->cin) { /* c = +0 everywhere: accb +0, mxb 0 */
+                memset(accb, 0, sizeof accb);
+                memset(mxb, 0, sizeof mxb);
+            } else {
+                for (int r = 0; r < RBF; r++)
+                    for (int l = 0; l < PBF; l++) {
+                        float c = r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+                        uint32_t u;
+                        memcpy(&u, &c, 4);
+                        accb[r][l] = c;
+                        mxb[r][l] = (u & 0x7F800000u) == 0 && u != 0 ? 0x7F800000 : 0;
+                    }
+            }
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                 const int c0 = kb == g->k0 && !g->cin; /* c = +0 in every lane */
