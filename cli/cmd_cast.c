@@ -423,7 +423,8 @@ static int name_taken(const st_file *S, const st_map *map, int nmap, const char 
     return 0;
 }
 
-/* Cast the open safetensors file S into OUT (whole or not at all), adding its
+/* Cast the open safetensors file S into OUT (whole or not at all; with W,
+ * staged there for the caller to put in place with the rest), adding its
  * tensors' figures to A and the bytes of its data part to *data_bytes.
  * For a shard (SHARD its name in the index, MAP the index's weight map of
  * NMAP entries) every tensor must be one the map places in this shard; it
@@ -526,6 +527,8 @@ static int cast_file(outset *W, fpemu_caster *c, const st_job *J, st_file *S, co
     for (int i = 0; i < S->nmeta; i++)
         if (strcmp(S->meta_key[i], "fpemu_cast")) mk[nm] = S->meta_key[i], mv[nm++] = S->meta_val[i];
     mk[nm] = "fpemu_cast", mv[nm++] = (char *)J->argline;
+    cli_atomic *slot = W ? outset_next(W, "--out", out) : NULL; /* (W: the file is staged there) */
+    if (W && !slot) goto done;
     if (cli_atomic_open(&at, out, "wb")) { cli_error(SUB, "--out %s: cannot write: %s", out, strerror(errno)); goto done; }
     at_open = 1;
     if (st_write_header(at.f, O, no, mk, mv, nm, err, sizeof err)) { cli_error(SUB, "--out %s: %s", out, err); goto done; }
@@ -653,7 +656,7 @@ static int cast_file(outset *W, fpemu_caster *c, const st_job *J, st_file *S, co
     }
     at_open = 0;
     if (W ? fpemu_out_stage(&at, 1) : cli_atomic_close(&at, 1)) { cli_error(SUB, "--out %s: write failed: %s", out, strerror(errno)); goto done; }
-    if (W) W->opt[W->n] = "--out", W->o[W->n++] = at; /* (the first of W's few) */
+    if (W) *slot = at, W->n++;
     *data_bytes += written;
     rc = 0;
 done:

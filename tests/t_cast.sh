@@ -335,6 +335,15 @@ if [ -s "$TMP/w_in.safetensors" ]; then
         pass "safetensors: --stats into a missing folder leaves --out as it was"
     else fail "safetensors --out kept" "rc=$rc" "$(ls "$K")" "$(cat "$TMP/err")"; fi
 else skip "safetensors --out kept: the safetensors package is missing"; fi
+if [ -s "$TMP/w_in.safetensors" ]; then
+    echo old > "$K/w.safetensors"
+    "$BIN" cast --to e4m3 --in "$TMP/w_in.safetensors" --out "$K/w.safetensors" --stats "$K/./w.safetensors" 2>"$TMP/err" >/dev/null
+    rc=$?
+    if [ $rc = 2 ] && grep -q "the same file as --out" "$TMP/err" && [ "$(cat "$K/w.safetensors")" = old ] &&
+       ! ls "$K"/w.safetensors.tmp.* >/dev/null 2>&1; then
+        pass "safetensors: --stats the same file as --out: refused, --out as it was"
+    else fail "safetensors --stats = --out" "rc=$rc" "$(ls "$K")" "$(cat "$TMP/err")"; fi
+else skip "safetensors --stats = --out: the safetensors package is missing"; fi
 rm -f "$K/w.safetensors"
 kept "--stats the same file as --out (another spelling): refused, Y as it was" "--stats $K/../keep/y.npy: the same file as --out" \
     --to e4m3 --in "$TMP/m.npy" --out "$K/y.npy" --stats "$K/../keep/y.npy"
