@@ -57,6 +57,34 @@ static emu_sr_cut sr32_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
  * path taken (the caller's stream is used up to its end). */
 static void skip_draws(fpemu_ctx *ctx, size_t n) { emu__array_at(ctx, ctx->counter, ctx->sr_pos, n); }
 
+/* e8m0, the exponent-only unsigned format (its code the biased exponent,
+ * bias 127 as binary32's; no zero, no subnormals, no sign, 0xFF NaN), in
+ * the modes without draws: a positive normal f32 whose result does not
+ * overflow has as code the f32's exponent field after the rounding's
+ * carry, (u + add) >> 23. The one kept bit is odd, so rne and rna both go
+ * up from half the binade (add 2^22); rup from any fraction (2^23 - 1);
+ * rtz, rdn and rto never (rto's kept bit is odd already). The result is
+ * inexact where the fraction is not zero, and never tiny (2^-126 is above
+ * e8m0's least value). u in [2^23, hi) takes this; every other input
+ * (zero, negative, f32 subnormal, inf, NaN, overflow) and sr take
+ * fpemu_convert. */
+typedef struct { int ok; uint32_t add, hi; } emu_e8_cut;
+static emu_e8_cut e8_for(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    emu_e8_cut k = {0, 0, 0};
+    if (fmt->is_signed || fmt->has_subnormals || fmt->mbits != 0 || fmt->ebits != 8 || fmt->bias != 127 || fmt->pad ||
+        fmt->container != 8 || fmt->emax != 127 || fmt->nan != FPEMU_NANS_ALLONES || emu__bad_mode(ctx))
+        return k;
+    switch (ctx->round) {
+    case FPEMU_RNE: case FPEMU_RNA: k.add = UINT32_C(1) << 22; break;
+    case FPEMU_RUP: k.add = (UINT32_C(1) << 23) - 1; break;
+    case FPEMU_RTZ: case FPEMU_RDN: case FPEMU_RTO: k.add = 0; break;
+    default: return k; /* sr */
+    }
+    k.ok = 1;
+    k.hi = (UINT32_C(255) << 23) - k.add; /* the least u whose (u + add) >> 23 is 255 */
+    return k;
+}
+
 /* ---- hardware converters ----------------------------------------------
  * fpemu_encode_f32 to f16 and to bf16 in rne, where the CPU has a converter
  * whose rounding is that one: F16C vcvtps2ph (16 lanes with AVX-512, else
@@ -353,6 +381,7 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
     size_t pos = ctx->sr_pos;
     unsigned all = 0;
     const emu_sr_cut k = sr32_for(fmt, ctx);
+    const emu_e8_cut e8 = e8_for(fmt, ctx);
     /* the cut 8 elements at a time where the CPU has it (cast.c): it marks
      * the elements it did in mask, the loop below does the others */
     enum { BLK = 1024 };
@@ -383,6 +412,15 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
                 if (stats) { /* all emu__count_cast counts of a normal result from a finite input */
                     stats->n++;
                     if (fabsf(src[i]) > stats->amax) stats->amax = fabsf(src[i]);
+                }
+                continue;
+            }
+            if (e8.ok && u - (UINT32_C(1) << 23) < e8.hi - (UINT32_C(1) << 23)) {
+                ((uint8_t *)dst)[i] = (uint8_t)((u + e8.add) >> 23);
+                all |= (u & 0x7FFFFFu) != 0; /* FPEMU_FLAG_INEXACT */
+                if (stats) { /* a normal result from a finite input */
+                    stats->n++;
+                    if (src[i] > stats->amax) stats->amax = src[i];
                 }
                 continue;
             }

@@ -148,6 +148,10 @@ static const struct {
     {"rne daz", FPEMU_RNE, 0, 0, 0, 1, FPEMU_NAN_CANONICAL, 1},
     {"rtz", FPEMU_RTZ, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
     {"rup sat", FPEMU_RUP, 1, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rna", FPEMU_RNA, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rdn", FPEMU_RDN, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rto", FPEMU_RTO, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
+    {"rup", FPEMU_RUP, 0, 0, 0, 0, FPEMU_NAN_CANONICAL, 1},
 };
 enum { NACTX = sizeof actx / sizeof actx[0] };
 
@@ -239,7 +243,7 @@ static size_t probes(const fpemu_format *f, uint32_t *p) {
 }
 
 static const char *const array_fmts[] = {"bf16", "f16", "e4m3", "e5m2", "e3m2", "e2m1", "e2m3", "binary8p4e", "binary8p1e", "binary8p1f",
-                                         "e4m3fnuz", "e8m3", "e6m9", "tf32"};
+                                         "e4m3fnuz", "e8m3", "e6m9", "tf32", "e8m0"};
 
 /* Each probe alone among fillers (1.0, an exact normal; +0 and -0, which
  * the kernels write themselves), at lanes of the vector loop and of the
