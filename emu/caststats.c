@@ -397,10 +397,16 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (axis < 0) axis += nd;
     int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
     c->scale_kind = 0; /* (set again by a run with a recipe) */
-    if (c->counts_only && in_type == FPEMU_API_F32 && !scaled && values && !codes_out && !scaled_out && c->round != FPEMU_SR) {
-        /* stats=counts, f32 values to their values, no recipe: one array
-         * rounding, as the general path's quantisation does it (the same
-         * context: mode, NaN policy, saturation), with its counts */
+    if (c->counts_only && in_type == FPEMU_API_F32 && !scaled && values && !scaled_out && c->round != FPEMU_SR &&
+        emu__fits_f32(f)) {
+        /* stats=counts, f32 values to their values (and codes), no recipe:
+         * one array rounding (and one array encoding), as the general path's
+         * quantisation does them (the same context: mode, NaN policy,
+         * saturation), with the rounding's counts. Only where every value of
+         * f is a float: the array rounding decodes under the context, so for
+         * a wider format with sat a code beyond f32's range (f64's largest,
+         * from an infinity) would give f32's largest, where the general path
+         * gives the code's value rounded to f32 (inf) */
         figures F;
         memset(&F, 0, sizeof F);
         F.n = n;
@@ -412,6 +418,10 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         ctx.sat = c->sat;
         fpemu_cast_stats cs;
         memset(&cs, 0, sizeof cs);
+        if (codes_out) {
+            fpemu_ctx cx = ctx;
+            fpemu_encode_f32(f, codes_out, xf, n, &cx, NULL);
+        }
         fpemu_round_f32(f, values, xf, n, &ctx, &cs);
         take_counts(&F, &cs);
         c->F = F;

@@ -294,6 +294,30 @@ bad "--scales whose S_2.npy is --out (nvfp4): refused" "S_2.npy" --to e2m1 --in 
 open('w.safetensors', 'wb').write(struct.pack('<Q', len(h)) + h + bytes(8))")
 bad "--scales with a safetensors input: refused, naming NAME_scale" "NAME_scale" --to e4m3 --in "$TMP/w.safetensors" --out "$TMP/bad.npy" --codes --scaling tensor --scales "$TMP/bs.npy"
 
+# ---- the counts-only path against the general one ----
+# Without --stats a cast with no recipe takes the library's array casts
+# (fpemu_round_f32, and fpemu_encode_f32 for --codes); with --stats the
+# general path, which also computes the errors. Codes and values must agree
+# bit for bit in every mode, with and without --sat.
+for fmt in e4m3 e5m2 bf16 f16 e2m1 e3m2 e2m3 e8m0 e4m3fnuz tf32 f64; do
+    diffs=""
+    for rnd in rne rna rtz rup rdn rto; do
+        for sat in "" --sat; do
+            for kind in values codes; do
+                cf=""; [ $kind = codes ] && cf=--codes
+                for inp in f32 special; do
+                    if cast --to $fmt --in "$TMP/$inp.npy" --out "$TMP/cp_fast.npy" $cf --round $rnd $sat &&
+                       cast --to $fmt --in "$TMP/$inp.npy" --out "$TMP/cp_gen.npy" $cf --round $rnd $sat --stats "$TMP/cp.txt" &&
+                       cmp -s "$TMP/cp_fast.npy" "$TMP/cp_gen.npy"; then :
+                    else diffs="$diffs $rnd${sat:+ sat} $kind $inp($(head -c 200 "$TMP/err"))"; fi
+                done
+            done
+        done
+    done
+    if [ -z "$diffs" ]; then pass "$fmt: codes and values without --stats (the array casts) == with --stats (the general path), rne rna rtz rup rdn rto, with and without --sat"
+    else fail "$fmt: array casts against the general path" "$diffs"; fi
+done
+
 # ---- one result: a failing output leaves every file as it was ----
 # (Y, S and S_2 hold "old" before each run; nothing may replace them, and no
 # temporary may stay beside them. Before the outputs were staged together,
