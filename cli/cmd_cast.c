@@ -735,8 +735,8 @@ static int acc_write(outset *W, st_acc *A, fpemu_caster *c, const st_job *J, int
     return 0;
 }
 
-/* One safetensors file into another. */
-static int cast_safetensors(fpemu_caster *c, const st_job *J) {
+/* One safetensors file into another, the file and its figures staged in W. */
+static int cast_safetensors(outset *W, fpemu_caster *c, const st_job *J) {
     if (!cli_has_suffix(J->out, ".safetensors"))
         return cli_error(SUB, "--out %s: %s is a safetensors file, so is the output: give a name ending in .safetensors", J->out, J->in);
     char err[1024];
@@ -748,12 +748,8 @@ static int cast_safetensors(fpemu_caster *c, const st_job *J) {
     st_acc A;
     uint64_t bytes = 0;
     int rc = acc_open(&A, namew);
-    static outset W; /* the file, its figures: put in place together */
-    W.n = 0;
-    if (!rc) rc = cast_file(&W, c, J, &S, J->out, NULL, NULL, 0, NULL, NULL, &A, &bytes);
-    if (!rc) rc = acc_write(&W, &A, c, J, 0);
-    if (!rc) rc = outset_commit(&W);
-    outset_abort(&W);
+    if (!rc) rc = cast_file(W, c, J, &S, J->out, NULL, NULL, 0, NULL, NULL, &A, &bytes);
+    if (!rc) rc = acc_write(W, &A, c, J, 0);
     acc_free(&A);
     st_free(&S);
     return rc;
@@ -772,9 +768,9 @@ static char *join(const char *a, const char *b) {
  * {tensor: shard file}}) and its shards beside it, into the new folder
  * J->out: each shard cast under its own name, and the index with
  * metadata.total_size the new data bytes. The folder is made under a
- * temporary name and renamed when every file is in it; on an error it is
- * removed. */
-static int cast_index(fpemu_caster *c, const st_job *J) {
+ * temporary name and renamed when every file is in it, after the figures
+ * are staged in W; on an error it is removed. */
+static int cast_index(outset *W, fpemu_caster *c, const st_job *J) {
     const char *in = J->in;
     char out[4096];
     if (snprintf(out, sizeof out, "%s", J->out) >= (int)sizeof out) return cli_error(SUB, "--out: path too long");
@@ -867,16 +863,13 @@ static int cast_index(fpemu_caster *c, const st_job *J) {
     }
     free(js), free(ip);
     if (!ok) { cli_error(SUB, "--out %s: cannot write the index: %s", out, strerror(errno)); goto done; }
-    /* the figures staged, then the folder and they put in place */
-    static outset W;
-    W.n = 0;
-    if ((rc = acc_write(&W, &A, c, J, nshard)) != 0) goto done;
+    /* the figures staged (the caller puts them in place), then the folder */
+    if ((rc = acc_write(W, &A, c, J, nshard)) != 0) goto done;
     rc = 2;
     if (rename(tmp, out)) { cli_error(SUB, "--out %s: cannot put the folder in place: %s", out, strerror(errno)); goto done; }
     made = 0;
-    rc = outset_commit(&W);
+    rc = 0;
 done:
-    outset_abort(&W);
     if (made) { /* what this run put in the folder, then the folder */
         shards[nshard] = iname;
         for (int i = 0; i <= nshard; i++) {
@@ -927,7 +920,7 @@ int cmd_cast(int argc, char **argv) {
         else { free(only), free(skip); return cli_error(SUB, "unknown option '%s' (see fpemu cast --help)", s); }
     }
     int rc = 2;
-    static outset W; /* (about 66 KiB: not on the stack) */
+    static outset W; /* every file this cast writes (about 66 KiB: not on the stack) */
     W.n = 0;
     fpemu_caster *c = NULL;
     char *argline = NULL;
@@ -992,7 +985,8 @@ int cmd_cast(int argc, char **argv) {
         strcpy(argline, "fpemu");
         for (int i = 0; i < argc; i++) strcat(strcat(argline, " "), argv[i]);
         J.argline = argline;
-        rc = index ? cast_index(c, &J) : cast_safetensors(c, &J);
+        rc = index ? cast_index(&W, c, &J) : cast_safetensors(&W, c, &J);
+        if (!rc) rc = outset_commit(&W);
         goto done;
     }
     if (nonly || nskip) { cli_error(SUB, "--only and --skip choose tensors of a safetensors file; %s is not one", in); goto done; }
