@@ -444,6 +444,50 @@ typedef unsigned char vfb __attribute__((vector_size(16)));
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 
+/* The f32 kernel's (and its fused variant's) c of a register block into
+ * accb (+0 where the call has none), 16 lanes at a time in a whole panel,
+ * and into mxb the inf exponent where the block start cannot take the c
+ * (the lane is flagged): the f32 kernel's 0 < |c| < thr, the fused
+ * variant's subnormal c or -0. */
+KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_in)(const gkf_args *g, int i0, int j0, int nr, int nc,
+                                                                              float accb[RBF][PBF], int32_t mxb[RBF][PBF],
+                                                                              const int fused) {
+    const vfi vexpm = (vfi){0} + 0x7F800000;
+    const uint32_t thr_bits = (uint32_t)g->thr_w << 23;
+    if (g->cin && nc == PBF) {
+        /* the c's (and flags) of the next panel of these rows: eight
+         * blocks from now, from memory when K is tiled (cin = out) */
+        if (j0 + PBF < g->j1)
+            for (int r = 0; r < nr; r++) {
+                const float *nx = g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + PBF);
+                __builtin_prefetch(nx, 1), __builtin_prefetch(nx + 16, 1);
+                __builtin_prefetch(g->flag + (size_t)(i0 + r) * g->ldo + (size_t)(j0 + PBF), 1);
+            }
+        for (int r = 0; r < RBF; r++)
+            for (int h = 0; h < PBF; h += 16) {
+                vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
+                vfi t = fused ? (vfi)(((vfi)c & vexpm) == 0) & (vfi)((vfi)c != 0) & vexpm
+                              : (vfi)((((vfu)c & 0x7FFFFFFFu) - 1u) < thr_bits - 1u) & vexpm;
+                memcpy(&accb[r][h], &c, sizeof c);
+                memcpy(&mxb[r][h], &t, sizeof t);
+            }
+    } else if (!g->cin) {
+        /* c = +0 everywhere (promotion restarts each chunk from it): the
+         * loop below's values, accb +0 and mxb 0, in two stores */
+        memset(accb, 0, sizeof(float) * RBF * PBF);
+        memset(mxb, 0, sizeof(int32_t) * RBF * PBF);
+    } else {
+        for (int r = 0; r < RBF; r++)
+            for (int l = 0; l < PBF; l++) {
+                float c = r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
+                uint32_t u;
+                memcpy(&u, &c, 4);
+                accb[r][l] = c;
+                mxb[r][l] = (fused ? (u & 0x7F800000u) == 0 && u != 0 : (u & 0x7FFFFFFFu) - 1 < thr_bits - 1) ? 0x7F800000 : 0;
+            }
+    }
+}
+
 /* The f32 kernel's (and its fused variant's) outputs of a register block:
  * out, and the flag where c or the result reached the inf/NaN exponent
  * (mxb: the running max of c's exponent bits, set to it for a c that is
@@ -691,7 +735,6 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(
     const vfi vexpm = (vfi){0} + 0x7F800000;
     const vfi vscb = (vfi){0} + (int32_t)((uint32_t)(254 + g->nfrac) << 23); /* 2^nfrac / em = scb - em (bits) */
     const vw vthr = (vw){0} + (int16_t)g->thr_w;
-    const uint32_t thr_bits = (uint32_t)g->thr_w << 23;
 
     for (int j0 = g->j0; j0 < g->j1; j0 += PBF) {
         const float *bvp = g->bv + (size_t)(j0 / PBF) * K * PBF;
@@ -704,39 +747,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32_body)(
             float accb[RBF][PBF] __attribute__((aligned(64)));
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
             int16_t wb[RBF][PBF] __attribute__((aligned(64)));
-            /* c in; a c with 0 < |c| < thr starts at the inf exponent (flagged) */
-            if (g->cin && nc == PBF) {
-                /* the c's (and flags) of the next panel of these rows: eight
-                 * blocks from now, from memory when K is tiled (cin = out) */
-                if (j0 + PBF < g->j1)
-                    for (int r = 0; r < nr; r++) {
-                        const float *nx = g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + PBF);
-                        __builtin_prefetch(nx, 1), __builtin_prefetch(nx + 16, 1);
-                        __builtin_prefetch(g->flag + (size_t)(i0 + r) * g->ldo + (size_t)(j0 + PBF), 1);
-                    }
-                for (int r = 0; r < RBF; r++)
-                    for (int h = 0; h < PBF; h += 16) {
-                        vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
-                        vfu u = ((vfu)c & 0x7FFFFFFFu) - 1u;
-                        vfi t = (vfi)(u < thr_bits - 1u) & 0x7F800000;
-                        memcpy(&accb[r][h], &c, sizeof c);
-                        memcpy(&mxb[r][h], &t, sizeof t);
-                    }
-            } else if (!g->cin) {
-                /* c = +0 everywhere (promotion restarts each chunk from it): the
-                 * loop below's values, accb +0 and mxb 0, in two stores */
-                memset(accb, 0, sizeof accb);
-                memset(mxb, 0, sizeof mxb);
-            } else {
-                for (int r = 0; r < RBF; r++)
-                    for (int l = 0; l < PBF; l++) {
-                        float c = g->cin && r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
-                        uint32_t u;
-                        memcpy(&u, &c, 4);
-                        accb[r][l] = c;
-                        mxb[r][l] = (u & 0x7FFFFFFF) - 1 < thr_bits - 1 ? 0x7F800000 : 0;
-                    }
-            }
+            CAT(KNAME, _f32_in)(g, i0, j0, nr, nc, accb, mxb, 0); /* c in */
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
 #if GEMM_KERNEL_PASS == 3
@@ -969,28 +980,7 @@ KTARGET static inline __attribute__((always_inline)) void CAT(KNAME, _f32f_body)
             float accb[RBF][PBF] __attribute__((aligned(64)));
             int32_t mxb[RBF][PBF] __attribute__((aligned(64))); /* running max of c's exponent bits */
             int16_t wb[RBF][PBF] __attribute__((aligned(64))), wb2[split ? RBF : 1][PBF] __attribute__((aligned(64)));
-            /* c in; a subnormal c or a -0 starts at the inf exponent (flagged) */
-            if (g->cin && nc == PBF) {
-                for (int r = 0; r < RBF; r++)
-                    for (int h = 0; h < PBF; h += 16) {
-                        vf c = r < nr ? FLOAD(g->cin + (size_t)(i0 + r) * g->ldc + (size_t)(j0 + h)) : (vf){0};
-                        vfi t = (vfi)(((vfi)c & vexpm) == 0) & (vfi)((vfi)c != 0) & vexpm;
-                        memcpy(&accb[r][h], &c, sizeof c);
-                        memcpy(&mxb[r][h], &t, sizeof t);
-                    }
-            } else if (!g->cin) { /* c = +0 everywhere: accb +0, mxb 0 */
-                memset(accb, 0, sizeof accb);
-                memset(mxb, 0, sizeof mxb);
-            } else {
-                for (int r = 0; r < RBF; r++)
-                    for (int l = 0; l < PBF; l++) {
-                        float c = r < nr && l < nc ? g->cin[(size_t)(i0 + r) * g->ldc + (size_t)(j0 + l)] : 0.0f;
-                        uint32_t u;
-                        memcpy(&u, &c, 4);
-                        accb[r][l] = c;
-                        mxb[r][l] = (u & 0x7F800000u) == 0 && u != 0 ? 0x7F800000 : 0;
-                    }
-            }
+            CAT(KNAME, _f32_in)(g, i0, j0, nr, nc, accb, mxb, 1); /* c in */
             for (int kb = g->k0, ke; kb < g->k1; kb = ke) {
                 ke = g->block < g->k1 - kb ? kb + g->block : g->k1;
                 const int c0 = kb == g->k0 && !g->cin; /* c = +0 in every lane */
