@@ -3076,11 +3076,15 @@ static inline float promote_step(float part, float dq, float acc) {
     return isnan(part) ? part : isnan(dq) ? dq : fmaf(part, dq, acc);
 }
 
+/* The block of decode factors of the chunk from k0 (each row's and
+ * column's factor b of nkb); where there are factors (da, nkb > 0) */
+static size_t chunk_fb(const qops *q, int k0) { return q->nkb == 1 ? 0 : (size_t)(k0 / q->kb); }
+
 /* Dequantisation factor of chunk [k0, k1) for output (i, j) (promotion):
  * the product of its block's decode factors, in f32. */
 static float chunk_dq(const qops *q, int i, int j, int k0) {
     if (!q->da || q->nkb == 0) return 1.0f; /* no factors; K = 0: no blocks, nothing to dequantise */
-    size_t b = q->nkb == 1 ? 0 : (size_t)(k0 / q->kb);
+    const size_t b = chunk_fb(q, k0);
     return mul_nan_first(q->da[(size_t)i * q->nkb + b], q->db[(size_t)j * q->nkb + b]);
 }
 
@@ -3338,7 +3342,7 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
 #if defined(__x86_64__) && defined(__GNUC__)
         if (N16 && !q->arow_sp[i]) {
             float dai = 1.0f;
-            if (q->da && q->nkb > 0) dai = q->da[(size_t)i * q->nkb + (q->nkb == 1 ? 0 : (size_t)(k0 / q->kb))];
+            if (q->da && q->nkb > 0) dai = q->da[(size_t)i * q->nkb + chunk_fb(q, k0)];
             promote_row_avx512(J, i, ch, k0, k1, N16, dbc, dai);
             j0 = N16;
         }
@@ -3360,7 +3364,7 @@ static void finish_rows(job *J, int ia, int ie, int ch, int k0, int k1, int last
  * chunk_dq takes it: 1 where there are no factors (or no blocks) */
 static void chunk_dbc(const qops *q, int k0, float *dbc) {
     const int hasf = q->da && q->nkb > 0;
-    const size_t b = !hasf || q->nkb == 1 ? 0 : (size_t)(k0 / q->kb);
+    const size_t b = hasf ? chunk_fb(q, k0) : 0;
     for (int j = 0; j < q->N; j++) dbc[j] = hasf ? q->db[(size_t)j * q->nkb + b] : 1.0f;
 }
 
