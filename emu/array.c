@@ -438,10 +438,30 @@ void fpemu_encode_f32(const fpemu_format *fmt, void *dst, const float *src, size
     emu__array_at(ctx, base, pos, n);
 }
 
+/* The decode tables serve fmt under ctx: every value of fmt is a float,
+ * the tables are built, and no daz turns a subnormal code into zero. */
+static int decode_tables(const fpemu_format *fmt, const fpemu_ctx *ctx) {
+    return emu__fits_f32(fmt) && fmt->decode_table && !ctx->daz;
+}
+
+/* One code through the tables (decode_tables holds): a NaN code as
+ * fpemu_to_float delivers it (per the NaN policy), not with the table's
+ * sign: -NaN for 0x80 of fnuz formats. */
+static inline float decode_one(const fpemu_format *fmt, uint64_t code, fpemu_ctx *ctx) {
+    const uint64_t c = emu__strip(fmt, code);
+    return fmt->class_table[c] < FPEMU_CLASS_QNAN ? (float)fmt->decode_table[c] : fpemu_to_float(fmt, code, ctx);
+}
+
+void emu__decode_codes_f32(const fpemu_format *fmt, float *dst, const uint64_t *codes, size_t n, fpemu_ctx *ctx) {
+    if (decode_tables(fmt, ctx))
+        for (size_t i = 0; i < n; i++) dst[i] = decode_one(fmt, codes[i], ctx);
+    else
+        for (size_t i = 0; i < n; i++) dst[i] = fpemu_to_float(fmt, codes[i], ctx);
+}
+
 void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size_t n, fpemu_ctx *ctx) {
-    if (emu__fits_f32(fmt) && fmt->decode_table && !ctx->daz) {
-        /* NaN codes as fpemu_to_float delivers them (per the NaN policy),
-         * not with the table's sign: -NaN for 0x80 of fnuz formats */
+    if (decode_tables(fmt, ctx)) {
+        /* decode_one, written out for the common containers */
         const double *t = fmt->decode_table;
         const uint8_t *cls = fmt->class_table;
         /* the tables have 2^bits entries: bits of a container outside the
@@ -460,10 +480,7 @@ void fpemu_decode_f32(const fpemu_format *fmt, float *dst, const void *src, size
                 dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, c, ctx);
             }
         } else
-            for (size_t i = 0; i < n; i++) {
-                uint64_t code = fpemu_code_load(fmt, src, i), c = emu__strip(fmt, code);
-                dst[i] = cls[c] < FPEMU_CLASS_QNAN ? (float)t[c] : fpemu_to_float(fmt, code, ctx);
-            }
+            for (size_t i = 0; i < n; i++) dst[i] = decode_one(fmt, fpemu_code_load(fmt, src, i), ctx);
         return;
     }
     for (size_t i = 0; i < n; i++) dst[i] = fpemu_to_float(fmt, fpemu_code_load(fmt, src, i), ctx);

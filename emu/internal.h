@@ -217,6 +217,9 @@ uint64_t emu__fma_generic(const fpemu_format *f, uint64_t a, uint64_t b, uint64_
 /* array.c: telemetry of one cast into *st (with_n_amax = 0: n and amax
  * already counted by the caller). */
 void emu__count_cast(const fpemu_format *fmt, fpemu_cast_stats *st, float x, uint64_t code, unsigned fl, int with_n_amax);
+/* array.c: fpemu_decode_f32 of codes held one per uint64_t (the recipes'
+ * codes), through the same tables. */
+void emu__decode_codes_f32(const fpemu_format *fmt, float *dst, const uint64_t *codes, size_t n, fpemu_ctx *ctx);
 
 /* sr's cut of an f32 at a format's last place (array.c's sr32_for fills it;
  * ok = 0 where it does not apply): an f32 whose magnitude m has m - lo <

@@ -466,19 +466,21 @@ static int gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fm
         fpemu_ctx dc;
         fpemu_ctx_init(&dc);
         if (ctx) dc.nan_policy = ctx->nan_policy;
-        for (int r = 0; r < rows; r++)
-            for (int k = 0; k < K; k++) {
-                size_t i = (size_t)r * K + k;
-                float v = fpemu_to_float(fmt, codes[i], &dc);
-                if (s->kind == FPEMU_GEMM_SCALING_NONE) {
-                    /* as it is */
-                } else if (!blk) {
-                    v = v * rdec[(size_t)r * nkb + (nkb > 1 ? k / kb : 0)];
-                } else {
-                    double d = (double)v * rdec[(size_t)r * nkb + k / kb]; /* exact: the MMA joins the scale exactly */
-                    v = nv ? (float)d * inv_ts : (float)d;
-                }
-                deq[i] = v;
+        emu__decode_codes_f32(fmt, deq, codes, (size_t)rows * K, &dc);
+        /* then each row's blocks times their factors: K columns a block where there is one */
+        const size_t span = nkb > 1 ? (size_t)kb : (size_t)K;
+        for (int r = 0; r < rows && s->kind != FPEMU_GEMM_SCALING_NONE; r++)
+            for (size_t kt = 0; kt * span < (size_t)K; kt++) {
+                const float f = rdec[(size_t)r * nkb + kt];
+                float *v = deq + (size_t)r * K + kt * span;
+                const size_t m = span < K - kt * span ? span : K - kt * span;
+                if (!blk)
+                    for (size_t k = 0; k < m; k++) v[k] = v[k] * f;
+                else
+                    for (size_t k = 0; k < m; k++) {
+                        double d = (double)v[k] * f; /* exact: the MMA joins the scale exactly */
+                        v[k] = nv ? (float)d * inv_ts : (float)d;
+                    }
             }
     }
     free(rdec);

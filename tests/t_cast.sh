@@ -267,6 +267,29 @@ out=$(printf 'C3FA0000\nFFC00000\n7FC00000\n' | "$BIN" run f32_to_e4m3 --nan tor
 if [ "$out" = "$(printf 'C3FA0000 FF 05\nFFC00000 FF 00\n7FC00000 7F 00')" ]; then pass "fpemu run --nan torch: -500 and -NaN give 0xFF in e4m3"
 else fail "fpemu run --nan torch" "$out"; fi
 
+# A recipe's values are its codes decoded, and a NaN code decodes to f32 as
+# the policy gives it (docs/semantics.md), not with the code's own sign:
+# canonical 7FC00000, cuda and torch (f32 is wider than 8 bits) 7FFFFFFF,
+# x86 the code's sign (e4m3fnuz's one NaN, 0x80, is negative). Inputs -NaN
+# and +NaN under tensor scaling.
+(cd "$TMP" && "$PY" -c "import numpy as np; np.save('nan2.npy', np.array([-np.nan, np.nan, 1, -3], np.float32))")
+got=""
+for fmt in e4m3 e4m3fnuz e5m2 tf32; do
+    for pol in canonical cuda torch x86; do
+        cast --to $fmt --in "$TMP/nan2.npy" --out "$TMP/nan2_$fmt$pol.npy" --scaling tensor --nan $pol &&
+            got="$got $fmt/$pol:$(cd "$TMP" && "$PY" -c "import numpy as np; print(','.join('%08X' % v for v in np.load('nan2_$fmt$pol.npy').view(np.uint32)[:2]))")" ||
+            got="$got $fmt/$pol:$(head -c 100 "$TMP/err")"
+    done
+done
+want=""
+for fmt in e4m3 e4m3fnuz e5m2 tf32; do
+    x86=FFC00000,7FC00000; [ $fmt = e4m3fnuz ] && x86=FFC00000,FFC00000
+    want="$want $fmt/canonical:7FC00000,7FC00000 $fmt/cuda:7FFFFFFF,7FFFFFFF $fmt/torch:7FFFFFFF,7FFFFFFF $fmt/x86:$x86"
+done
+if [ "$got" = "$want" ]; then pass "a recipe's NaN values follow --nan (canonical, cuda, torch, x86; e4m3, e4m3fnuz, e5m2, tf32)"
+else fail "a recipe's NaN values against --nan" "got:$got
+want:$want"; fi
+
 # ---- bad input: exit 2, named, no output ----
 bad() { # DESC PATTERN ARGS...
     local desc=$1 pat=$2; shift 2
