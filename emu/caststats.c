@@ -397,16 +397,17 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (axis < 0) axis += nd;
     int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
     c->scale_kind = 0; /* (set again by a run with a recipe) */
-    if (c->counts_only && in_type == FPEMU_API_F32 && !scaled && values && !scaled_out && c->round != FPEMU_SR &&
-        emu__fits_f32(f)) {
-        /* stats=counts, f32 values to their values (and codes), no recipe:
-         * one array rounding (and one array encoding), as the general path's
-         * quantisation does them (the same context: mode, NaN policy,
-         * saturation), with the rounding's counts. Only where every value of
-         * f is a float: the array rounding decodes under the context, so for
-         * a wider format with sat a code beyond f32's range (f64's largest,
-         * from an infinity) would give f32's largest, where the general path
-         * gives the code's value rounded to f32 (inf) */
+    if (in_type == FPEMU_API_F32 && !scaled && c->round != FPEMU_SR && emu__fits_f32(f)) {
+        /* f32 values, no recipe: one array rounding to the values (and one
+         * array encoding for the codes), under the context the general
+         * path's quantisation takes (mode, NaN policy, saturation), with the
+         * rounding's counts, the error figures from the values. Only where
+         * every value of f is a float: the array rounding decodes under the
+         * context, so for a wider format with sat a code beyond f32's range
+         * (f64's largest, from an infinity) would give f32's largest, where
+         * the general path gives the code's value rounded to f32 (inf) */
+        float *y = values ? values : malloc(sizeof(float) * (n + 1));
+        if (!y) return fail(c, "out of memory (%zu elements)", n);
         figures F;
         memset(&F, 0, sizeof F);
         F.n = n;
@@ -422,33 +423,38 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             fpemu_ctx cx = ctx;
             fpemu_encode_f32(f, codes_out, xf, n, &cx, NULL);
         }
-        fpemu_round_f32(f, values, xf, n, &ctx, &cs);
+        fpemu_round_f32(f, y, xf, n, &ctx, &cs);
         take_counts(&F, &cs);
+        if (!c->counts_only) errors(&F, NULL, xf, NULL, y, n);
+        for (size_t i = 0; scaled_out && i < n; i++) scaled_out[i] = xf[i]; /* (no recipe: the input itself) */
+        if (y != values) free(y);
         c->F = F;
-        c->have = 1, c->have_errors = 0;
+        c->have = 1, c->have_errors = !c->counts_only;
+        c->err[0] = 0;
         return 0;
     }
     int rc = -1;
-    /* per element: the input as float, the dequantised floats and the codes;
-     * the input as double only where a float does not hold it (an f64
-     * input, codes of a format wider than f32), the decoded doubles only
-     * for an f64 input without a recipe, the scaled values only when asked
-     * for */
+    /* per element: the input as float (an f32 input as it is), the
+     * dequantised floats and the codes; the input as double only where a
+     * float does not hold it (an f64 input, codes of a format wider than
+     * f32), the decoded doubles only for an f64 input without a recipe, the
+     * scaled values only when asked for */
     int f64_direct = in_type == FPEMU_API_F64 && !scaled;
     int wide = in_type == FPEMU_API_F64 || (in_type == FPEMU_API_CODES && !emu__fits_f32(ff));
     double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = f64_direct ? malloc(sizeof(double) * (n + 1)) : NULL;
     double *xs = scaled_out ? malloc(sizeof(double) * (n + 1)) : NULL;
-    float *xf = malloc(sizeof(float) * (n + 1)), *deq = malloc(sizeof(float) * (n + 1)), *dec = NULL;
+    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1));
+    float *deq = malloc(sizeof(float) * (n + 1)), *dec = NULL;
+    const float *xf = in_type == FPEMU_API_F32 ? x : xfo;
     uint64_t *codes = malloc(sizeof(uint64_t) * (n + 1));
-    if ((wide && !xd) || (f64_direct && !yd) || (scaled_out && !xs) || !xf || !deq || !codes) {
+    if ((wide && !xd) || (f64_direct && !yd) || (scaled_out && !xs) || (!xfo && in_type != FPEMU_API_F32) || !deq || !codes) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
     }
     uint64_t fmax = ff ? (ff->bits + ff->pad >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (ff->bits + ff->pad)) - 1) : 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && xfo; i++) {
         double v;
         if (in_type == FPEMU_API_F64) v = ((const double *)x)[i];
-        else if (in_type == FPEMU_API_F32) v = ((const float *)x)[i];
         else {
             uint64_t k = fpemu_code_load(ff, x, i);
             if (k > fmax) {
@@ -459,7 +465,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             v = fpemu_to_double(ff, k);
         }
         if (xd) xd[i] = v;
-        xf[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
+        xfo[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
     }
     /* the blocks' layout: element (o, l, i) of (outer, L, inner) as row o*inner+i, column l */
     size_t L = shape[axis], inner = 1, outer = 1;
@@ -499,22 +505,29 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             } else if (xd[i] != 0 && cl == FPEMU_CLASS_ZERO) cs.underflow++;
             else if (xd[i] != 0 && cl == FPEMU_CLASS_SUBNORMAL) cs.subnormal++;
         }
-        for (size_t i = 0; i < n; i++) yd[i] = fpemu_to_double(f, codes[i]);
+        /* the values: exact, but a NaN code decodes as the policy gives it
+         * (as fpemu_to_float does for the f32 values), not with its own sign */
+        fpemu_ctx dc;
+        fpemu_ctx_init(&dc);
+        dc.nan_policy = ctx.nan_policy;
+        for (size_t i = 0; i < n; i++)
+            yd[i] = fpemu_is_nan(f, codes[i]) ? emu__bitsd(fpemu_convert(emu__f64(), f, codes[i], &dc)) : fpemu_to_double(f, codes[i]);
         if (xs) memcpy(xs, xd, sizeof(double) * n);
     } else {
         /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
-        float *xb = xf;
+        const float *xb = xf;
+        float *xg = NULL; /* (the gathered input, when it moves) */
         uint64_t *cb = codes;
         float *db = deq;
         int ok = 0;
         if (blocky && axis != nd - 1 && n) {
-            xb = malloc(sizeof(float) * (n + 1));
+            xb = xg = malloc(sizeof(float) * (n + 1));
             cb = malloc(sizeof(uint64_t) * (n + 1));
             db = malloc(sizeof(float) * (n + 1));
-            if (!xb || !cb || !db) { fail(c, "out of memory (%zu elements)", n); goto gdone; }
+            if (!xg || !cb || !db) { fail(c, "out of memory (%zu elements)", n); goto gdone; }
             for (size_t o = 0; o < outer; o++)
                 for (size_t l = 0; l < L; l++)
-                    for (size_t q = 0; q < inner; q++) xb[(o * inner + q) * L + l] = xf[(o * L + l) * inner + q];
+                    for (size_t q = 0; q < inner; q++) xg[(o * inner + q) * L + l] = xf[(o * L + l) * inner + q];
         }
         if (rows > (size_t)1 << 31 || cols > ((size_t)1 << 31) - 1) { fail(c, "too large for one cast"); goto gdone; }
         size_t ns = fpemu_gemm_quantize_nscales(&sc, (int)rows, (int)cols, 1);
@@ -573,7 +586,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             for (size_t i = 0; i < n; i++) xs[i] = xd ? xd[i] : (double)xf[i];
         ok = 1;
     gdone:
-        if (xb != xf) free(xb), free(cb), free(db);
+        if (xb != xf) free(xg), free(cb), free(db);
         if (!ok) goto done;
     }
     take_counts(&F, &cs);
@@ -592,7 +605,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     c->err[0] = 0;
     rc = 0;
 done:
-    free(xd), free(yd), free(xs), free(xf), free(deq), free(dec), free(codes);
+    free(xd), free(yd), free(xs), free(xfo), free(deq), free(dec), free(codes);
     return rc;
 }
 
