@@ -364,6 +364,23 @@ static void cast_ctx(const fpemu_caster *c, fpemu_ctx *ctx) {
     ctx->seed = c->seed;
 }
 
+/* dst (C x R) = src (R x C) transposed, elements of es bytes (4 or 8),
+ * copied as bits, in square tiles that stay in cache: the moves between an
+ * array's layout and its blocks' (the axis last). */
+static void transpose(const void *src, void *dst, size_t R, size_t C, size_t es) {
+    enum { T = 16 };
+    for (size_t r0 = 0; r0 < R; r0 += T)
+        for (size_t c0 = 0; c0 < C; c0 += T) {
+            const size_t r1 = R - r0 < T ? R : r0 + T, c1 = C - c0 < T ? C : c0 + T;
+            if (es == 8)
+                for (size_t r = r0; r < r1; r++)
+                    for (size_t c = c0; c < c1; c++) ((uint64_t *)dst)[c * R + r] = ((const uint64_t *)src)[r * C + c];
+            else
+                for (size_t r = r0; r < r1; r++)
+                    for (size_t c = c0; c < c1; c++) ((uint32_t *)dst)[c * R + r] = ((const uint32_t *)src)[r * C + c];
+        }
+}
+
 /* The cast's counts into the figures. */
 static void take_counts(figures *F, const fpemu_cast_stats *cs) {
     F->overflow = cs->overflow, F->saturated = cs->saturated, F->underflow = cs->underflow, F->subnormal = cs->subnormal;
@@ -525,9 +542,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             cb = malloc(sizeof(uint64_t) * (n + 1));
             db = malloc(sizeof(float) * (n + 1));
             if (!xg || !cb || !db) { fail(c, "out of memory (%zu elements)", n); goto gdone; }
-            for (size_t o = 0; o < outer; o++)
-                for (size_t l = 0; l < L; l++)
-                    for (size_t q = 0; q < inner; q++) xg[(o * inner + q) * L + l] = xf[(o * L + l) * inner + q];
+            for (size_t o = 0; o < outer; o++) transpose(xf + o * L * inner, xg + o * inner * L, L, inner, sizeof *xg);
         }
         if (rows > (size_t)1 << 31 || cols > ((size_t)1 << 31) - 1) { fail(c, "too large for one cast"); goto gdone; }
         size_t ns = fpemu_gemm_quantize_nscales(&sc, (int)rows, (int)cols, 1);
@@ -558,10 +573,13 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             }
             if (!ns) F.smin = F.smax = 0;
         }
-        /* the scaled value each element's cast saw: x over its decode factor
-         * (the codes and dequantised values moved back from the blocks'
-         * layout on the way) */
-        for (size_t r = 0; r < rows && (xs || xb != xf); r++)
+        /* the codes and dequantised values back from the blocks' layout */
+        for (size_t o = 0; xb != xf && o < outer; o++) {
+            transpose(cb + o * inner * L, codes + o * L * inner, inner, L, sizeof *codes);
+            transpose(db + o * inner * L, deq + o * L * inner, inner, L, sizeof *deq);
+        }
+        /* the scaled value each element's cast saw: x over its decode factor */
+        for (size_t r = 0; r < rows && xs; r++)
             for (size_t q = 0; q < cols; q++) {
                 size_t i = r * cols + q;
                 double dq = 1;
@@ -573,14 +591,8 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
                 case FPEMU_GEMM_SCALING_NVFP4: dq = dec[r * ((cols + 15) / 16) + q / 16] / (double)enc; break;
                 default: break;
                 }
-                size_t dst = i;
-                if (xb != xf) {
-                    size_t o = r / inner, qq = r % inner;
-                    dst = (o * L + q) * inner + qq;
-                    codes[dst] = cb[i];
-                    deq[dst] = db[i];
-                }
-                if (xs) xs[dst] = (double)xf[dst] / dq;
+                const size_t dst = xb != xf ? (r / inner * L + q) * inner + r % inner : i;
+                xs[dst] = (double)xf[dst] / dq;
             }
         if (xs && !scaled)
             for (size_t i = 0; i < n; i++) xs[i] = xd ? xd[i] : (double)xf[i];
