@@ -5,6 +5,7 @@
  * found mismatches, 2 bad usage or bad input. */
 #ifndef FPEMU_CLI_H
 #define FPEMU_CLI_H
+#include <signal.h>
 #include <stdio.h>
 #include "fpemu.h"
 #include "../gpu/host/outfile.h" /* fpemu_out: the output-file rule */
@@ -66,4 +67,15 @@ int cli_atomic_clean(const char *dir, const char *const *names);
  * every write (the stream's error flag). rc, or 2 after "fpemu SUB: cannot
  * write standard output: REASON" on stderr. */
 int cli_stdout_done(const char *sub, int rc);
+/* gnuplot, the one runner of bin/fpemu's pictures (fpemu cast --plot, fpemu
+ * report): `gnuplot [-e VARS] SCRIPT` in folder DIR (NULL: this one), its
+ * standard output to /dev/null, its standard error to ERRLOG (a path from
+ * this process's folder; NULL: this process's standard error). When *STOP (if given) is set while it runs (a signal
+ * interrupting the wait), gnuplot is sent SIGTERM. Returns its wait status;
+ * exit 127 when gnuplot is not on PATH or could not be started. */
+int cli_gnuplot(const char *dir, const char *errlog, const char *vars, const char *script, const volatile sig_atomic_t *stop);
+/* 1 if the picture at PATH is complete, a PNG (it ends with the IEND chunk)
+ * or an SVG (it ends with </svg>), and on the disk (fsync'ed); else 0.
+ * gnuplot can exit 0 after a short write (a full disk). */
+int cli_image_done(const char *path, int png);
 #endif

@@ -284,27 +284,10 @@ static int plot(outset *W, const char *path, const double *x, const double *s, s
     int okw = !ferror(d) && !ferror(g);
     okw &= fclose(d) == 0;
     okw &= fclose(g) == 0;
-    int st = 0x7f00;
-    if (okw) {
-        fflush(stdout), fflush(stderr);
-        pid_t pid = fork();
-        if (pid == 0) {
-            if (!freopen("/dev/null", "w", stdout)) _exit(126);
-            execlp("gnuplot", "gnuplot", gp, (char *)NULL);
-            _exit(127);
-        }
-        if (pid > 0)
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    }
+    const int st = okw ? cli_gnuplot(NULL, NULL, NULL, gp, NULL) : 0x7f00;
     unlink(dat), unlink(gp);
     int ok = okw && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    if (ok && !o->direct) { /* a complete PNG ends with the IEND chunk; then to disk */
-        FILE *p = fopen(img, "rb");
-        unsigned char b[8];
-        ok = p && fseek(p, -8, SEEK_END) == 0 && fread(b, 1, 8, p) == 8 && !memcmp(b, "IEND\xae\x42\x60\x82", 8);
-        ok = ok && fsync(fileno(p)) == 0;
-        if (p) fclose(p);
-    }
+    if (ok && !o->direct) ok = cli_image_done(img, 1);
     if (!ok) {
         fpemu_out_abort(o);
         if (okw && WIFEXITED(st) && WEXITSTATUS(st) == 127) return cli_error(SUB, "--plot %s: gnuplot not found (install gnuplot)", path);

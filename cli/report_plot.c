@@ -55,31 +55,6 @@ int rep_find_scripts(gp_ctx *g, const char *given) {
     return -1;
 }
 
-/* Is the file at P a complete PNG (ends with the IEND chunk) or SVG (ends
- * with </svg>)? gnuplot can exit 0 after a short write (a full disk). */
-static int complete_image(const char *p, int png) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return 0;
-    unsigned char b[16];
-    size_t n = 0;
-    if (fseek(f, -(long)sizeof b, SEEK_END) == 0) n = fread(b, 1, sizeof b, f);
-    fclose(f);
-    if (n != sizeof b) return 0;
-    if (png) return !memcmp(b + 8, "IEND\xae\x42\x60\x82", 8);
-    size_t e = n;
-    while (e && (b[e - 1] == '\n' || b[e - 1] == '\r' || b[e - 1] == ' ')) e--;
-    return e >= 6 && !memcmp(b + e - 6, "</svg>", 6);
-}
-
-/* Flush a finished file to the disk before it is renamed into place. */
-static int sync_file(const char *p) {
-    FILE *f = fopen(p, "rb");
-    if (!f) return -1;
-    int rc = fsync(fileno(f));
-    fclose(f);
-    return rc;
-}
-
 /* Run `gnuplot -e VARS SCRIPT` in DIR. gnuplot writes OUT.tmp.PID.png and
  * .svg; both are renamed to OUT.png and OUT.svg only after it exits 0 and
  * both are complete, so a killed or failed run leaves no half-written
@@ -95,23 +70,7 @@ static int gnuplot_run(gp_ctx *g, const char *dir, const char *script, const cha
     snprintf(sp, sizeof sp, "%s/%s", g->scripts, script);
     snprintf(logp, sizeof logp, "%s/%s.gp.log", dir, out);
     snprintf(logt, sizeof logt, "%s.tmp.%ld", logp, (long)getpid());
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (chdir(dir)) _exit(126);
-        FILE *lf = freopen(logt, "w", stderr);
-        (void)lf;
-        if (!freopen("/dev/null", "w", stdout)) _exit(126);
-        execlp("gnuplot", "gnuplot", "-e", vars, sp, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0, killed = 0;
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) { st = 0x7f00; break; }
-        if (rep_stop_signal && !killed) { kill(pid, SIGTERM); killed = 1; } /* the report is stopping: so does gnuplot */
-    }
+    const int st = cli_gnuplot(dir, logt, vars, sp, &rep_stop_signal); /* (the report stopping stops gnuplot) */
     int ok = !rep_stop_signal && WIFEXITED(st) && WEXITSTATUS(st) == 0;
     static const char *const ext[2] = {"png", "svg"};
     char tmp[2][4500], dst[2][4500];
@@ -119,8 +78,8 @@ static int gnuplot_run(gp_ctx *g, const char *dir, const char *script, const cha
         snprintf(tmp[i], sizeof tmp[i], "%s/%s.%s", dir, tmpbase, ext[i]);
         snprintf(dst[i], sizeof dst[i], "%s/%s.%s", dir, out, ext[i]);
     }
-    int complete = ok && complete_image(tmp[0], 1) && complete_image(tmp[1], 0);
-    int moved = complete && !sync_file(tmp[0]) && !sync_file(tmp[1]) && !rename(tmp[0], dst[0]) && !rename(tmp[1], dst[1]);
+    int complete = ok && cli_image_done(tmp[0], 1) && cli_image_done(tmp[1], 0);
+    int moved = complete && !rename(tmp[0], dst[0]) && !rename(tmp[1], dst[1]);
     int e = errno;
     unlink(tmp[0]);
     unlink(tmp[1]);
@@ -135,7 +94,7 @@ static int gnuplot_run(gp_ctx *g, const char *dir, const char *script, const cha
         unlink(dst[1]);
         unlink(logt);
         fprintf(stderr, "fpemu report: %s/%s.png, .svg: cannot write: %s\n", dir, out,
-                complete ? strerror(e) : "gnuplot's output is incomplete (disk full?)");
+                complete ? strerror(e) : "gnuplot's output is incomplete or could not be synced (disk full?)");
         g->plots_failed++;
         return -1;
     }

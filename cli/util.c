@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
 
@@ -142,4 +143,43 @@ int cli_atomic_clean(const char *dir, const char *const *names) {
     }
     closedir(d);
     return removed;
+}
+
+int cli_gnuplot(const char *dir, const char *errlog, const char *vars, const char *script, const volatile sig_atomic_t *stop) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return 0x7f00;
+    if (pid == 0) {
+        if (errlog && !freopen(errlog, "w", stderr)) _exit(126); /* (a path from the caller's folder) */
+        if (dir && chdir(dir)) _exit(126);
+        if (!freopen("/dev/null", "w", stdout)) _exit(126);
+        if (vars) execlp("gnuplot", "gnuplot", "-e", vars, script, (char *)NULL);
+        else execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0, killed = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) return 0x7f00;
+        if (stop && *stop && !killed) { kill(pid, SIGTERM); killed = 1; } /* the caller is stopping: so does gnuplot */
+    }
+    return st;
+}
+
+int cli_image_done(const char *path, int png) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char b[16];
+    size_t n = 0;
+    if (fseek(f, -(long)sizeof b, SEEK_END) == 0) n = fread(b, 1, sizeof b, f);
+    int ok = n == sizeof b;
+    if (ok && png) ok = !memcmp(b + 8, "IEND\xae\x42\x60\x82", 8);
+    else if (ok) {
+        size_t e = n;
+        while (e && (b[e - 1] == '\n' || b[e - 1] == '\r' || b[e - 1] == ' ')) e--;
+        ok = e >= 6 && !memcmp(b + e - 6, "</svg>", 6);
+    }
+    ok = ok && fsync(fileno(f)) == 0;
+    fclose(f);
+    return ok;
 }

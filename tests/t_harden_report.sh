@@ -231,6 +231,19 @@ sleep 0.3
 check "SIGTERM while gnuplot draws: the report stops (signal exit), no --out, no staging folder, no gnuplot temporaries" \
     '[ $rc -gt 128 ] && [ ! -e "$TMP/term" ] && [ -z "$(ls -d "$TMP"/term.* 2>/dev/null)" ]' \
     "exit $rc; left: $(ls -d "$TMP"/term* 2>&1; find "$TMP"/term* -name '*.png' 2>/dev/null)"
+# A gnuplot that fails: the report says so with gnuplot's own message (its
+# log, kept beside the figure), exit 1, also for an --out given relative to
+# the current folder (gnuplot runs in the figure's folder; its log was
+# once opened from there, and lost)
+cat >"$TMP/gp/gnuplot" <<'EOF'
+#!/bin/sh
+echo "gnuplot says: undefined variable zz" >&2
+exit 1
+EOF
+(cd "$TMP" && PATH="$TMP/gp:$PATH" "$BIN" report --out relout "$FIX/demo" >"$TMP/out" 2>&1); rc=$?
+check "a failing gnuplot, --out relative: exit 1, gnuplot's message in the report's error and in a .gp.log beside the figure" \
+    '[ $rc = 1 ] && grep -q "loss failed (exit 1):" "$TMP/out" && grep -q "gnuplot says: undefined variable zz" "$TMP/out" &&
+     grep -q "gnuplot says" "$TMP/relout/demo/loss.gp.log"' "exit $rc: $(head -c 600 "$TMP/out"); $(ls "$TMP/relout/demo" 2>&1 | head -5)"
 
 # ---- 9. inputs silently reinterpreted ------------------------------------------------
 fresh_runs
