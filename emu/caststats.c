@@ -387,6 +387,44 @@ static void take_counts(figures *F, const fpemu_cast_stats *cs) {
     F->nonfinite_in = cs->nonfinite_in;
 }
 
+/* The cast of f32 values xf (n) with no recipe, not sr, to a format f
+ * whose values are all floats: one array rounding to the values (and one
+ * array encoding for the codes), under the context the general path's
+ * quantisation takes (mode, NaN policy, saturation), with the rounding's
+ * counts and the error figures from the values. (Only for such a format:
+ * the array rounding decodes under the context, so for a wider format with
+ * sat a code beyond f32's range, f64's largest from an infinity, would give
+ * f32's largest, where the general path gives the code's value rounded to
+ * f32, inf.) 0, or -1 with the message in c. */
+static int array_cast(fpemu_caster *c, const fpemu_format *f, const float *xf, size_t n, float *values, void *codes_out,
+                      double *scaled_out) {
+    float *y = values ? values : malloc(sizeof(float) * (n + 1));
+    if (!y) return fail(c, "out of memory (%zu elements)", n);
+    figures F;
+    memset(&F, 0, sizeof F);
+    F.n = n;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(xf[i]) && fabsf(xf[i]) > F.amax) F.amax = fabsf(xf[i]);
+    fpemu_ctx ctx;
+    cast_ctx(c, &ctx);
+    ctx.sat = c->sat;
+    fpemu_cast_stats cs;
+    memset(&cs, 0, sizeof cs);
+    if (codes_out) {
+        fpemu_ctx cx = ctx;
+        fpemu_encode_f32(f, codes_out, xf, n, &cx, NULL);
+    }
+    fpemu_round_f32(f, y, xf, n, &ctx, &cs);
+    take_counts(&F, &cs);
+    if (!c->counts_only) errors(&F, NULL, xf, NULL, y, n);
+    for (size_t i = 0; scaled_out && i < n; i++) scaled_out[i] = xf[i]; /* (no recipe: the input itself) */
+    if (y != values) free(y);
+    c->F = F;
+    c->have = 1, c->have_errors = !c->counts_only;
+    c->err[0] = 0;
+    return 0;
+}
+
 int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
                      void *values, void *codes_out, double *scaled_out) {
     if (!c) return -1;
@@ -414,42 +452,6 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (axis < 0) axis += nd;
     int scaled = c->sc.kind != FPEMU_GEMM_SCALING_NONE;
     c->scale_kind = 0; /* (set again by a run with a recipe) */
-    if (in_type == FPEMU_API_F32 && !scaled && c->round != FPEMU_SR && emu__fits_f32(f)) {
-        /* f32 values, no recipe: one array rounding to the values (and one
-         * array encoding for the codes), under the context the general
-         * path's quantisation takes (mode, NaN policy, saturation), with the
-         * rounding's counts, the error figures from the values. Only where
-         * every value of f is a float: the array rounding decodes under the
-         * context, so for a wider format with sat a code beyond f32's range
-         * (f64's largest, from an infinity) would give f32's largest, where
-         * the general path gives the code's value rounded to f32 (inf) */
-        float *y = values ? values : malloc(sizeof(float) * (n + 1));
-        if (!y) return fail(c, "out of memory (%zu elements)", n);
-        figures F;
-        memset(&F, 0, sizeof F);
-        F.n = n;
-        const float *xf = x;
-        for (size_t i = 0; i < n; i++)
-            if (isfinite(xf[i]) && fabsf(xf[i]) > F.amax) F.amax = fabsf(xf[i]);
-        fpemu_ctx ctx;
-        cast_ctx(c, &ctx);
-        ctx.sat = c->sat;
-        fpemu_cast_stats cs;
-        memset(&cs, 0, sizeof cs);
-        if (codes_out) {
-            fpemu_ctx cx = ctx;
-            fpemu_encode_f32(f, codes_out, xf, n, &cx, NULL);
-        }
-        fpemu_round_f32(f, y, xf, n, &ctx, &cs);
-        take_counts(&F, &cs);
-        if (!c->counts_only) errors(&F, NULL, xf, NULL, y, n);
-        for (size_t i = 0; scaled_out && i < n; i++) scaled_out[i] = xf[i]; /* (no recipe: the input itself) */
-        if (y != values) free(y);
-        c->F = F;
-        c->have = 1, c->have_errors = !c->counts_only;
-        c->err[0] = 0;
-        return 0;
-    }
     int rc = -1;
     /* per element: the input as float (an f32 input as it is), the
      * dequantised floats and the codes; the input as double only where a
@@ -458,18 +460,27 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
      * scaled values only when asked for */
     int f64_direct = in_type == FPEMU_API_F64 && !scaled;
     int wide = in_type == FPEMU_API_F64 || (in_type == FPEMU_API_CODES && !emu__fits_f32(ff));
-    double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = f64_direct ? malloc(sizeof(double) * (n + 1)) : NULL;
-    double *xs = scaled_out ? malloc(sizeof(double) * (n + 1)) : NULL;
-    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1));
-    float *deq = malloc(sizeof(float) * (n + 1)), *dec = NULL;
+    double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = NULL, *xs = NULL;
+    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1)), *deq = NULL, *dec = NULL;
     const float *xf = in_type == FPEMU_API_F32 ? x : xfo;
-    uint64_t *codes = malloc(sizeof(uint64_t) * (n + 1));
-    if ((wide && !xd) || (f64_direct && !yd) || (scaled_out && !xs) || (!xfo && in_type != FPEMU_API_F32) || !deq || !codes) {
+    uint64_t *codes = NULL;
+    if ((wide && !xd) || (!xfo && in_type != FPEMU_API_F32)) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
     }
     uint64_t fmax = ff ? (ff->bits + ff->pad >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << (ff->bits + ff->pad)) - 1) : 0;
-    for (size_t i = 0; i < n && xfo; i++) {
+    size_t i0 = 0;
+    if (ff && ff->decode_table && !ff->pad && (ff->container == 8 || ff->container == 16)) {
+        /* codes of a format of at most 16 bits in bytes or halfwords: the
+         * table's value, as fpemu_to_double gives it, up to the first code
+         * out of range (which the loop below names) */
+        const double *t = ff->decode_table;
+        if (ff->container == 8)
+            for (const uint8_t *p = x; i0 < n && p[i0] <= fmax; i0++) xfo[i0] = (float)t[p[i0]];
+        else
+            for (const uint16_t *p = x; i0 < n && p[i0] <= fmax; i0++) xfo[i0] = (float)t[p[i0]];
+    }
+    for (size_t i = i0; i < n && xfo; i++) {
         double v;
         if (in_type == FPEMU_API_F64) v = ((const double *)x)[i];
         else {
@@ -483,6 +494,20 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         }
         if (xd) xd[i] = v;
         xfo[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
+    }
+    if (!wide && !scaled && c->round != FPEMU_SR && emu__fits_f32(f)) {
+        /* f32 values (an f32 input, or codes of a format of floats), no
+         * recipe: the array casts */
+        rc = array_cast(c, f, xf, n, values, codes_out, scaled_out);
+        goto done;
+    }
+    yd = f64_direct ? malloc(sizeof(double) * (n + 1)) : NULL;
+    xs = scaled_out ? malloc(sizeof(double) * (n + 1)) : NULL;
+    deq = malloc(sizeof(float) * (n + 1));
+    codes = malloc(sizeof(uint64_t) * (n + 1));
+    if ((f64_direct && !yd) || (scaled_out && !xs) || !deq || !codes) {
+        fail(c, "out of memory (%zu elements)", n);
+        goto done;
     }
     /* the blocks' layout: element (o, l, i) of (outer, L, inner) as row o*inner+i, column l */
     size_t L = shape[axis], inner = 1, outer = 1;

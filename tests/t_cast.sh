@@ -327,50 +327,73 @@ bad "--scales with a safetensors input: refused, naming NAME_scale" "NAME_scale"
 # value of the format is a float; f64's largest is inf in f32 as in the f32
 # output), NaNs by their sign. f64 itself takes the library's general path
 # from an f32 input, and is held to the same. (Before the array casts took
-# --stats too, this compared them with that general path.)
-(cd "$TMP" && "$PY" -c "import numpy as np
-for n in ('f32', 'special'): np.save(n + '_as64.npy', np.load(n + '.npy').astype(np.float64))")
+# --stats too, this compared them with that general path.) Inputs of
+# codes (bf16, f16, e4m3 as ml_dtypes writes them) are decoded to f32 and
+# cast as those floats: each against its values saved as f32.
+(cd "$TMP" && "$PY" -c "import numpy as np, ml_dtypes
+for n in ('f32', 'special'): np.save(n + '_as64.npy', np.load(n + '.npy').astype(np.float64))
+np.save('bf16_as32.npy', np.load('bf16.npy').view(ml_dtypes.bfloat16).astype(np.float32))
+np.save('f16_as32.npy', np.load('f16.npy').astype(np.float32))
+np.save('e4m3_as32.npy', np.load('e4m3_in.npy').view(ml_dtypes.float8_e4m3fn).astype(np.float32))")
 mkdir -p "$TMP/ac"
-for fmt in e4m3 e5m2 bf16 f16 e2m1 e3m2 e2m3 e8m0 e4m3fnuz tf32 f64; do
+# pair KEY FMT "A ARGS" "B ARGS" OPTS...: the casts of input A (its own --from) and of B
+pair() {
+    local k=$1 fmt=$2 a=$3 b=$4 w src
+    shift 4
+    for w in A B; do
+        if [ $w = A ]; then src=$a; else src=$b; fi
+        # (src unquoted: a file name and, for A, its --from)
+        cast --to $fmt --in $src --out "$TMP/ac/$k.v$w.npy" "$@" --stats-json "$TMP/ac/$k.s$w.json" &&
+            cast --to $fmt --in $src --out "$TMP/ac/$k.c$w.npy" --codes "$@" ||
+            echo "$k from $w: $(head -c 200 "$TMP/err")" >> "$TMP/ac/failed"
+    done
+}
+ac_fmts="e4m3 e5m2 bf16 f16 e2m1 e3m2 e2m3 e8m0 e4m3fnuz tf32 f64"
+for fmt in $ac_fmts; do
     for rnd in rne rna rtz rup rdn rto; do
         for sat in "" --sat; do
             for inp in f32 special; do
-                k="$fmt.$rnd${sat:+.sat}.$inp"
-                for w in 32 64; do
-                    src=$inp; [ $w = 64 ] && src=${inp}_as64
-                    cast --to $fmt --in "$TMP/$src.npy" --out "$TMP/ac/$k.v$w.npy" --round $rnd $sat --stats-json "$TMP/ac/$k.s$w.json" &&
-                        cast --to $fmt --in "$TMP/$src.npy" --out "$TMP/ac/$k.c$w.npy" --codes --round $rnd $sat ||
-                        echo "$k from f$w: $(head -c 200 "$TMP/err")" >> "$TMP/ac/failed"
-                done
+                pair "$fmt.$rnd${sat:+.sat}.$inp" $fmt "$TMP/$inp.npy" "$TMP/${inp}_as64.npy" --round $rnd $sat
             done
         done
     done
+    for sat in "" --sat; do
+        pair "in_bf16.$fmt${sat:+.sat}" $fmt "$TMP/bf16.npy" "$TMP/bf16_as32.npy" $sat
+        pair "in_f16.$fmt${sat:+.sat}" $fmt "$TMP/f16.npy" "$TMP/f16_as32.npy" $sat
+        pair "in_e4m3.$fmt${sat:+.sat}" $fmt "$TMP/e4m3_in.npy --from e4m3" "$TMP/e4m3_as32.npy" $sat
+    done
 done
-ac_out=$(cd "$TMP/ac" && "$PY" - <<'PY'
+ac_out=$(cd "$TMP/ac" && "$PY" - 2>&1 <<'PY'
 import glob, json, numpy as np, os
 bad = {}
 if os.path.exists('failed'): bad['runs'] = open('failed').read().split('\n')[:3]
-for s32 in sorted(glob.glob('*.s32.json')):
-    k = s32[:-len('.s32.json')]
-    fmt = k.split('.')[0]
+for sa in sorted(glob.glob('*.sA.json')):
+    k = sa[:-len('.sA.json')]
+    group = k.split('.')[0]
     why = []
-    if json.load(open(s32)) != json.load(open(k + '.s64.json')): why.append('figures')
-    c32, c64 = np.load(k + '.c32.npy'), np.load(k + '.c64.npy')
-    if c32.dtype != c64.dtype or not np.array_equal(c32, c64): why.append('codes')
-    v32, v64 = np.load(k + '.v32.npy'), np.load(k + '.v64.npy')
-    with np.errstate(over='ignore'): w = v64.astype(np.float32)
-    same = (w.view(np.uint32) == v32.view(np.uint32)) | (np.isnan(w) & np.isnan(v32) & (np.signbit(w) == np.signbit(v32)))
-    if v32.dtype != np.float32 or v64.dtype != np.float64 or not same.all(): why.append('values')
-    if why: bad.setdefault(fmt, []).append(k + ': ' + ' '.join(why))
-for fmt in sorted({s[:s.index('.')] for s in glob.glob('*.s32.json')}):
-    print(fmt, 'OK' if not bad.get(fmt) and 'runs' not in bad else 'BAD %s %s' % (bad.get(fmt, [])[:3], bad.get('runs', '')))
+    if json.load(open(sa)) != json.load(open(k + '.sB.json')): why.append('figures')
+    ca, cb = np.load(k + '.cA.npy'), np.load(k + '.cB.npy')
+    if ca.dtype != cb.dtype or not np.array_equal(ca, cb): why.append('codes')
+    va, vb = np.load(k + '.vA.npy'), np.load(k + '.vB.npy')
+    with np.errstate(over='ignore'): w = vb.astype(np.float32)
+    same = (w.view(np.uint32) == va.view(np.uint32)) | (np.isnan(w) & np.isnan(va) & (np.signbit(w) == np.signbit(va)))
+    if va.dtype != np.float32 or vb.dtype.kind != 'f' or not same.all(): why.append('values')
+    if why: bad.setdefault(group, []).append(k + ': ' + ' '.join(why))
+for group in sorted({s[:s.index('.')] for s in glob.glob('*.sA.json')}):
+    print(group, 'OK' if not bad.get(group) and 'runs' not in bad else 'BAD %s %s' % (bad.get(group, [])[:3], bad.get('runs', '')))
 PY
 )
-for fmt in e4m3 e5m2 bf16 f16 e2m1 e3m2 e2m3 e8m0 e4m3fnuz tf32 f64; do
-    case "$(printf '%s\n' "$ac_out" | grep "^$fmt ")" in
-    "$fmt OK") pass "$fmt: an f32 input's codes, values and figures == the same values' as f64 (the scalar conversions), rne rna rtz rup rdn rto, with and without --sat" ;;
-    *) fail "$fmt: f32 input against the scalar conversions" "$(printf '%s\n' "$ac_out" | grep -v " OK$")" ;;
+ac_check() { # GROUP DESCRIPTION
+    case "$(printf '%s\n' "$ac_out" | grep "^$1 ")" in
+    "$1 OK") pass "$2" ;;
+    *) fail "$2" "$(printf '%s\n' "$ac_out" | grep -v " OK$")" ;;
     esac
+}
+for fmt in $ac_fmts; do
+    ac_check $fmt "$fmt: an f32 input's codes, values and figures == the same values' as f64 (the scalar conversions), rne rna rtz rup rdn rto, with and without --sat"
+done
+for src in bf16 f16 e4m3; do
+    ac_check in_$src "$src codes in: codes, values and figures == those of the same values as f32, to each of the eleven formats, with and without --sat"
 done
 
 # ---- one result: a failing output leaves every file as it was ----
