@@ -876,7 +876,8 @@ int cmd_cast(int argc, char **argv) {
     /* A checkpoint's tensors take work arrays of like sizes one after
      * another: glibc maps each large one and unmaps it when freed, so every
      * tensor faulted its pages in afresh (a third of a cast's time). Kept
-     * in the heap instead, the pages are reused; the peak is the same. */
+     * in the heap instead, the pages are reused; the peak grows a little
+     * where sizes differ (docs/cast.md, "Cost"). */
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
