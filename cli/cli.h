@@ -70,9 +70,10 @@ int cli_stdout_done(const char *sub, int rc);
 /* gnuplot, the one runner of bin/fpemu's pictures (fpemu cast --plot, fpemu
  * report): `gnuplot [-e VARS] SCRIPT` in folder DIR (NULL: this one), its
  * standard output to /dev/null, its standard error to ERRLOG (a path from
- * this process's folder; NULL: this process's standard error). When *STOP (if given) is set while it runs (a signal
- * interrupting the wait), gnuplot is sent SIGTERM. Returns its wait status;
- * exit 127 when gnuplot is not on PATH or could not be started. */
+ * this process's folder; NULL: this process's standard error). When *STOP
+ * (if given) is set while it runs (a signal interrupting the wait), gnuplot
+ * is sent SIGTERM. Returns its wait status: exit 127 when gnuplot is not on
+ * PATH or could not be started, 126 when ERRLOG or DIR could not be used. */
 int cli_gnuplot(const char *dir, const char *errlog, const char *vars, const char *script, const volatile sig_atomic_t *stop);
 /* 1 if the picture at PATH is complete, a PNG (it ends with the IEND chunk)
  * or an SVG (it ends with </svg>), and on the disk (fsync'ed); else 0.
