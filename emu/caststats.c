@@ -387,7 +387,7 @@ static void take_counts(figures *F, const fpemu_cast_stats *cs) {
     F->nonfinite_in = cs->nonfinite_in;
 }
 
-/* The cast of f32 values xf (n) with no recipe, not sr, to a format f
+/* The cast of f32 values xf (n) with no recipe to a format f
  * whose values are all floats: one array rounding to the values (and one
  * array encoding for the codes), under the context the general path's
  * quantisation takes (mode, NaN policy, saturation), with the rounding's
@@ -495,7 +495,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         if (xd) xd[i] = v;
         xfo[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
     }
-    if (!wide && !scaled && c->round != FPEMU_SR && emu__fits_f32(f)) {
+    if (!wide && !scaled && emu__fits_f32(f)) {
         /* f32 values (an f32 input, or codes of a format of floats), no
          * recipe: the array casts */
         rc = array_cast(c, f, xf, n, values, codes_out, scaled_out);
