@@ -17,6 +17,7 @@
 #include "fpemu_api.h"
 #include "internal.h"
 #include "gemm.h"
+#include "recipe.h"
 
 #define MAXNDIM 64
 
@@ -364,21 +365,25 @@ static void cast_ctx(const fpemu_caster *c, fpemu_ctx *ctx) {
     ctx->seed = c->seed;
 }
 
-/* dst (C x R) = src (R x C) transposed, elements of es bytes (4 or 8),
- * copied as bits, in square tiles that stay in cache: the moves between an
- * array's layout and its blocks' (the axis last). */
+/* dst (C x R) = src (R x C) transposed, elements of es bytes (1, 2, 4 or
+ * 8), copied as bits, in square tiles that stay in cache: the moves
+ * between an array's layout and its blocks' (the axis last). */
 static void transpose(const void *src, void *dst, size_t R, size_t C, size_t es) {
     enum { T = 16 };
+#define TILE(type)                                                                                                     \
+    for (size_t r = r0; r < r1; r++)                                                                                   \
+        for (size_t c = c0; c < c1; c++) ((type *)dst)[c * R + r] = ((const type *)src)[r * C + c]
     for (size_t r0 = 0; r0 < R; r0 += T)
         for (size_t c0 = 0; c0 < C; c0 += T) {
             const size_t r1 = R - r0 < T ? R : r0 + T, c1 = C - c0 < T ? C : c0 + T;
-            if (es == 8)
-                for (size_t r = r0; r < r1; r++)
-                    for (size_t c = c0; c < c1; c++) ((uint64_t *)dst)[c * R + r] = ((const uint64_t *)src)[r * C + c];
-            else
-                for (size_t r = r0; r < r1; r++)
-                    for (size_t c = c0; c < c1; c++) ((uint32_t *)dst)[c * R + r] = ((const uint32_t *)src)[r * C + c];
+            switch (es) {
+            case 1: TILE(uint8_t); break;
+            case 2: TILE(uint16_t); break;
+            case 4: TILE(uint32_t); break;
+            default: TILE(uint64_t); break;
+            }
         }
+#undef TILE
 }
 
 /* The cast's counts into the figures. */
@@ -461,9 +466,9 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     int f64_direct = in_type == FPEMU_API_F64 && !scaled;
     int wide = in_type == FPEMU_API_F64 || (in_type == FPEMU_API_CODES && !emu__fits_f32(ff));
     double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = NULL, *xs = NULL;
-    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1)), *deq = NULL, *dec = NULL;
+    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1)), *deq = NULL, *deqo = NULL, *dec = NULL;
     const float *xf = in_type == FPEMU_API_F32 ? x : xfo;
-    uint64_t *codes = NULL;
+    void *codes = NULL, *codeso = NULL; /* (codeso, deqo: the ones owned here) */
     if ((wide && !xd) || (!xfo && in_type != FPEMU_API_F32)) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
@@ -501,11 +506,19 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         rc = array_cast(c, f, xf, n, values, codes_out, scaled_out);
         goto done;
     }
+    /* the codes: uint64 for an f64 input without a recipe and for a format
+     * wider than 32 bits, else in the format's container (the output's own
+     * memory where it is asked for); the dequantised floats into the f32
+     * output where there is one */
+    const int narrow = !f64_direct && f->container <= 32;
+    const size_t csz = narrow ? (size_t)f->container / 8 : sizeof(uint64_t);
     yd = f64_direct ? malloc(sizeof(double) * (n + 1)) : NULL;
     xs = scaled_out ? malloc(sizeof(double) * (n + 1)) : NULL;
-    deq = malloc(sizeof(float) * (n + 1));
-    codes = malloc(sizeof(uint64_t) * (n + 1));
-    if ((f64_direct && !yd) || (scaled_out && !xs) || !deq || !codes) {
+    if (f64_direct) deq = NULL;
+    else if (values && in_type != FPEMU_API_F64) deq = values;
+    else deq = deqo = malloc(sizeof(float) * (n + 1));
+    codes = narrow && codes_out ? codes_out : (codeso = malloc(csz * (n + 1)));
+    if ((f64_direct && !yd) || (scaled_out && !xs) || (!f64_direct && !deq) || !codes) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
     }
@@ -538,7 +551,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             fpemu_ctx_init(&probe);
             probe.round = ctx.round, probe.sat = c->sat, probe.nan_policy = ctx.nan_policy, probe.seed = c->seed, probe.counter = i;
             uint64_t k = fpemu_from_double(f, xd[i], &probe);
-            codes[i] = k;
+            ((uint64_t *)codes)[i] = k;
             if (!isfinite(xd[i])) { cs.nonfinite_in++; continue; }
             fpemu_class cl = fpemu_classify(f, k);
             if (probe.flags & FPEMU_FLAG_OVERFLOW) {
@@ -552,19 +565,21 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         fpemu_ctx dc;
         fpemu_ctx_init(&dc);
         dc.nan_policy = ctx.nan_policy;
-        for (size_t i = 0; i < n; i++)
-            yd[i] = fpemu_is_nan(f, codes[i]) ? emu__bitsd(fpemu_convert(emu__f64(), f, codes[i], &dc)) : fpemu_to_double(f, codes[i]);
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t k = ((const uint64_t *)codes)[i];
+            yd[i] = fpemu_is_nan(f, k) ? emu__bitsd(fpemu_convert(emu__f64(), f, k, &dc)) : fpemu_to_double(f, k);
+        }
         if (xs) memcpy(xs, xd, sizeof(double) * n);
     } else {
         /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
         const float *xb = xf;
         float *xg = NULL; /* (the gathered input, when it moves) */
-        uint64_t *cb = codes;
+        void *cb = codes;
         float *db = deq;
         int ok = 0;
         if (blocky && axis != nd - 1 && n) {
             xb = xg = malloc(sizeof(float) * (n + 1));
-            cb = malloc(sizeof(uint64_t) * (n + 1));
+            cb = malloc(csz * (n + 1));
             db = malloc(sizeof(float) * (n + 1));
             if (!xg || !cb || !db) { fail(c, "out of memory (%zu elements)", n); goto gdone; }
             for (size_t o = 0; o < outer; o++) transpose(xf + o * L * inner, xg + o * inner * L, L, inner, sizeof *xg);
@@ -574,8 +589,9 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         dec = malloc(sizeof(float) * (ns + 1));
         if (!dec) { fail(c, "out of memory (%zu scales)", ns); goto gdone; }
         float enc = 1;
-        if (fpemu_gemm_quantize_f32(&sc, f, (int)rows, (int)cols, xb, 1, c->sat, &ctx, cb, &enc, dec, NULL, db, &cs, c->err,
-                                    sizeof c->err))
+        if (narrow ? emu__quantize_f32_n(&sc, f, (int)rows, (int)cols, xb, 1, c->sat, &ctx, cb, &enc, dec, db, &cs, c->err, sizeof c->err)
+                   : fpemu_gemm_quantize_f32(&sc, f, (int)rows, (int)cols, xb, 1, c->sat, &ctx, cb, &enc, dec, NULL, db, &cs, c->err,
+                                             sizeof c->err))
             goto gdone;
         if (sc.kind == FPEMU_GEMM_SCALING_TENSOR) F.have_scale = 1, F.scale = enc;
         if (sc.kind == FPEMU_GEMM_SCALING_NVFP4) F.tensor_scale = enc;
@@ -600,7 +616,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         }
         /* the codes and dequantised values back from the blocks' layout */
         for (size_t o = 0; xb != xf && o < outer; o++) {
-            transpose(cb + o * inner * L, codes + o * L * inner, inner, L, sizeof *codes);
+            transpose((const char *)cb + o * inner * L * csz, (char *)codes + o * L * inner * csz, inner, L, csz);
             transpose(db + o * inner * L, deq + o * L * inner, inner, L, sizeof *deq);
         }
         /* the scaled value each element's cast saw: x over its decode factor */
@@ -628,21 +644,20 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     }
     take_counts(&F, &cs);
     if (!c->counts_only) errors(&F, xd, xf, yd, deq, n);
-    if (values) { /* f64 values for an f64 input, else f32 */
+    if (values) { /* f64 values for an f64 input, else f32 (deq itself) */
         if (yd) memcpy(values, yd, sizeof(double) * n);
         else if (in_type == FPEMU_API_F64)
             for (size_t i = 0; i < n; i++) ((double *)values)[i] = deq[i];
-        else memcpy(values, deq, sizeof(float) * n);
     }
-    if (codes_out)
-        for (size_t i = 0; i < n; i++) fpemu_code_store(f, codes_out, i, codes[i]);
+    if (codes_out && codes != codes_out)
+        for (size_t i = 0; i < n; i++) fpemu_code_store(f, codes_out, i, ((const uint64_t *)codes)[i]);
     if (scaled_out) memcpy(scaled_out, xs, sizeof(double) * n);
     c->F = F;
     c->have = 1, c->have_errors = !c->counts_only;
     c->err[0] = 0;
     rc = 0;
 done:
-    free(xd), free(yd), free(xs), free(xfo), free(deq), free(dec), free(codes);
+    free(xd), free(yd), free(xs), free(xfo), free(deqo), free(dec), free(codeso);
     return rc;
 }
 

@@ -425,14 +425,16 @@ size_t fpemu_gemm_quantize_nscales(const fpemu_gemm_scaling *s, int rows, int co
     }
 }
 
+/* fpemu_gemm_quantize_f32 with the codes in codes (uint64) or, codes NULL,
+ * in ncodes (the format's container) */
 static int gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
-                             int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
-                             uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
+                             int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, void *ncodes, float *enc_scale,
+                             float *dec, uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
     if (!s || !fmt || rows < 0 || cols < 0 || (unsigned)s->kind > FPEMU_GEMM_SCALING_NVFP4) {
         seterr(err, errlen, "quantize: bad arguments");
         return -1;
     }
-    if ((size_t)rows * (size_t)cols > 0 && (!X || !codes)) { seterr(err, errlen, "quantize: no data"); return -1; }
+    if ((size_t)rows * (size_t)cols > 0 && (!X || (!codes && !ncodes))) { seterr(err, errlen, "quantize: no data"); return -1; }
     const int K = cols, tr = tile_rows > 0 ? tile_rows : s->block_a_rows;
     const int nkb = emu__quant_nkb(s, K);
     /* the decode factors per row and block (recipe.h), laid out as gemm.h's
@@ -442,7 +444,7 @@ static int gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fm
         rdec = malloc(sizeof(float) * ((size_t)rows * (size_t)nkb + 1));
         if (!rdec) { seterr(err, errlen, "quantize: out of memory"); return -1; }
     }
-    emu_quant o = {.codes = codes, .dec = rdec, .scode = scode, .st = st};
+    emu_quant o = {.codes = codes, .ncodes = codes ? NULL : ncodes, .dec = rdec, .scode = scode, .st = st};
     if (emu__quantize(s, fmt, rows, cols, X, tile_rows, sat, ctx, &o, err, errlen)) { free(rdec); return -1; }
     const float enc = o.tensor_enc;
     if (enc_scale) *enc_scale = enc;
@@ -466,7 +468,8 @@ static int gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fm
         fpemu_ctx dc;
         fpemu_ctx_init(&dc);
         if (ctx) dc.nan_policy = ctx->nan_policy;
-        emu__decode_codes_f32(fmt, deq, codes, (size_t)rows * K, &dc);
+        if (codes) emu__decode_codes_f32(fmt, deq, codes, (size_t)rows * K, &dc);
+        else fpemu_decode_f32(fmt, deq, ncodes, (size_t)rows * K, &dc);
         /* then each row's blocks times their factors: K columns a block where there is one */
         const size_t span = nkb > 1 ? (size_t)kb : (size_t)K;
         for (int r = 0; r < rows && s->kind != FPEMU_GEMM_SCALING_NONE; r++)
@@ -492,7 +495,16 @@ int fpemu_gemm_quantize_f32(const fpemu_gemm_scaling *s, const fpemu_format *fmt
                             int tile_rows, int sat, fpemu_ctx *ctx, uint64_t *codes, float *enc_scale, float *dec,
                             uint64_t *scode, float *deq, fpemu_cast_stats *st, char *err, size_t errlen) {
     const unsigned fe = emu__fpenv_enter();
-    const int rc = gemm_quantize_f32(s, fmt, rows, cols, X, tile_rows, sat, ctx, codes, enc_scale, dec, scode, deq, st, err, errlen);
+    const int rc = gemm_quantize_f32(s, fmt, rows, cols, X, tile_rows, sat, ctx, codes, NULL, enc_scale, dec, scode, deq, st, err, errlen);
+    emu__fpenv_leave(fe);
+    return rc;
+}
+
+int emu__quantize_f32_n(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X, int tile_rows,
+                        int sat, fpemu_ctx *ctx, void *ncodes, float *enc_scale, float *dec, float *deq, fpemu_cast_stats *st,
+                        char *err, size_t errlen) {
+    const unsigned fe = emu__fpenv_enter(); /* (emu__quantize refuses a container above 32 bits) */
+    const int rc = gemm_quantize_f32(s, fmt, rows, cols, X, tile_rows, sat, ctx, NULL, ncodes, enc_scale, dec, NULL, deq, st, err, errlen);
     emu__fpenv_leave(fe);
     return rc;
 }

@@ -100,6 +100,13 @@ int emu__quant_nkb(const fpemu_gemm_scaling *s, int cols);
 int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X,
                   int tile_rows, int sat, fpemu_ctx *ctx, emu_quant *o, char *err, size_t errlen);
 
+/* fpemu_gemm_quantize_f32 (gemm.h) with the codes in the format's
+ * container (at most 32 bits; fpemu_encode_f32's layout) instead of
+ * uint64: the caster's (caststats.c), whose codes are its output. */
+int emu__quantize_f32_n(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows, int cols, const float *X, int tile_rows,
+                        int sat, fpemu_ctx *ctx, void *ncodes, float *enc_scale, float *dec, float *deq, fpemu_cast_stats *st,
+                        char *err, size_t errlen);
+
 /* The factor an MX block is multiplied by before its cast, for e8m0 scale
  * code E: 2^(127 - E) (exact in f32), NaN for the NaN scale 0xFF. */
 float emu__mx_encode_factor(uint8_t code);
