@@ -519,11 +519,14 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
      * scaled values only when asked for */
     int f64_direct = in_type == FPEMU_API_F64 && !scaled;
     int wide = in_type == FPEMU_API_F64 || (in_type == FPEMU_API_CODES && !emu__fits_f32(ff));
-    double *xd = wide ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = NULL, *xs = NULL;
-    float *xfo = in_type == FPEMU_API_F32 ? NULL : malloc(sizeof(float) * (n + 1)), *deq = NULL, *deqo = NULL, *dec = NULL;
+    /* (an f64 input is read in place; its floats only under a recipe) */
+    double *xdo = wide && in_type != FPEMU_API_F64 ? malloc(sizeof(double) * (n + 1)) : NULL, *yd = NULL, *xs = NULL;
+    const double *xd = in_type == FPEMU_API_F64 ? x : xdo;
+    const int need_xf = in_type != FPEMU_API_F32 && !f64_direct;
+    float *xfo = need_xf ? malloc(sizeof(float) * (n + 1)) : NULL, *deq = NULL, *deqo = NULL, *dec = NULL;
     const float *xf = in_type == FPEMU_API_F32 ? x : xfo;
-    void *codes = NULL, *codeso = NULL; /* (codeso, deqo: the ones owned here) */
-    if ((wide && !xd) || (!xfo && in_type != FPEMU_API_F32)) {
+    void *codes = NULL, *codeso = NULL; /* (codeso, deqo, xdo, xfo: the ones owned here) */
+    if ((wide && in_type != FPEMU_API_F64 && !xdo) || (need_xf && !xfo)) {
         fail(c, "out of memory (%zu elements)", n);
         goto done;
     }
@@ -539,7 +542,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         else
             for (const uint16_t *p = x; i0 < n && p[i0] <= fmax; i0++) xfo[i0] = (float)t[p[i0]];
     }
-    for (size_t i = i0; i < n && xfo; i++) {
+    for (size_t i = i0; i < n && (xfo || xdo); i++) {
         double v;
         if (in_type == FPEMU_API_F64) v = ((const double *)x)[i];
         else {
@@ -551,8 +554,8 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
             }
             v = fpemu_to_double(ff, k);
         }
-        if (xd) xd[i] = v;
-        xfo[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
+        if (xdo) xdo[i] = v;
+        if (xfo) xfo[i] = (float)v; /* scaling works in f32 (the frameworks' arithmetic): an f64 input is rounded first */
     }
     if (!wide && !scaled && emu__fits_f32(f)) {
         /* f32 values (an f32 input, or codes of a format of floats), no
@@ -711,7 +714,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     c->err[0] = 0;
     rc = 0;
 done:
-    free(xd), free(yd), free(xs), free(xfo), free(deqo), free(dec), free(codeso);
+    free(xdo), free(yd), free(xs), free(xfo), free(deqo), free(dec), free(codeso);
     return rc;
 }
 
