@@ -98,12 +98,13 @@ const char *fpemu_caster_error(const fpemu_caster *c);
  *   nan      canonical, x86, cuda, torch
  *   stats    full (default): every figure; counts: the counts and amax
  *            only (n, amax, overflow, saturated, flushed, subnormal,
- *            nonfinite_in and their _frac), so a cast of f32 values to their
- *            values with scaling none outside sr runs as one array rounding
- *            (fpemu_round_f32) without the error figures' f64 work: the same
- *            values and counts; the error figures (compared, max_abs_err,
- *            max_rel_err, rms_err, sqnr_db) are then refused by
- *            fpemu_caster_stat and null in the JSON, and left out of the text
+ *            nonfinite_in and their _frac), without the error figures'
+ *            pass over the values: the same values and counts; the error
+ *            figures (compared, max_abs_err, max_rel_err, rms_err, sqnr_db)
+ *            are then refused by fpemu_caster_stat and null in the JSON,
+ *            and left out of the text. (Either way a cast of f32 values,
+ *            or of codes of a format of floats, with scaling none to a
+ *            format of floats is one array rounding, fpemu_round_f32.)
  * Returns 0, or -1 with a message (the option keeps its value). */
 int fpemu_caster_set(fpemu_caster *c, const char *key, const char *value);
 /* The current value of an option as text (the keys above, plus format:
