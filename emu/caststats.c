@@ -201,8 +201,6 @@ int fpemu_caster_check(fpemu_caster *c) {
 
 /* ---- the figures ----------------------------------------------------------- */
 
-/* The error figures of y against x, each as doubles (xd, yd) or, where
- * that is NULL, floats (xf, yf). */
 #if defined(__x86_64__) && defined(__GNUC__)
 /* errors() for floats x and y, 8 elements at a time: the maxima across
  * lanes (a maximum does not depend on the order), the squares in lanes,
@@ -237,6 +235,8 @@ __attribute__((target("avx512f"))) static size_t errors_f32_avx512(const float *
 }
 #endif
 
+/* The error figures of y against x, each as doubles (xd, yd) or, where
+ * that is NULL, floats (xf, yf). */
 static void errors(figures *F, const double *xd, const float *xf, const double *yd, const float *yf, size_t n) {
     /* (in locals: F's fields could alias xd and yd, which would keep every
      * step's sums in memory) */
@@ -454,16 +454,6 @@ static int array_cast(fpemu_caster *c, const fpemu_format *f, const float *xf, s
     figures F;
     memset(&F, 0, sizeof F);
     F.n = n;
-    uint32_t am = 0; /* the largest finite |x| as bits (order-free: any loop gives it) */
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, xf + i, 4);
-        u &= 0x7FFFFFFFu;
-        am = u < 0x7F800000u && u > am ? u : am;
-    }
-    float amf;
-    memcpy(&amf, &am, 4);
-    F.amax = amf;
     fpemu_ctx ctx;
     cast_ctx(c, &ctx);
     ctx.sat = c->sat;
@@ -475,6 +465,7 @@ static int array_cast(fpemu_caster *c, const fpemu_format *f, const float *xf, s
     }
     fpemu_round_f32(f, y, xf, n, &ctx, &cs);
     take_counts(&F, &cs);
+    F.amax = cs.amax; /* (the cast's telemetry: the largest finite |x|) */
     if (!c->counts_only) errors(&F, NULL, xf, NULL, y, n);
     for (size_t i = 0; scaled_out && i < n; i++) scaled_out[i] = xf[i]; /* (no recipe: the input itself) */
     if (y != values) free(y);
