@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* caststats.c: the tensor cast and its figures (fpemu_caster in
  * fpemu_api.h): what `fpemu cast` and the Python package's cast and
- * cast_stats compute, in one place. The element casts are the library's
- * (fpemu_from_double for an unscaled f64 input, one rounding;
- * fpemu_gemm_quantize_f32, the recipes' one implementation, otherwise);
+ * cast_stats compute, in one place. The element casts are the library's:
+ * without a recipe its array casts (fpemu_round_f32, fpemu_encode_f32) for
+ * f32 values, and for f64 values rounded to odd to f32 first where that
+ * gives the same codes (odd_cast), else fpemu_from_double, one rounding;
+ * under a recipe fpemu_gemm_quantize_f32, the recipes' one implementation;
  * this file lays the tensor out in the recipe's blocks along the chosen
  * axis, and counts and measures what the cast did (docs/cast.md, "The
  * figures"). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -475,6 +478,125 @@ static int array_cast(fpemu_caster *c, const fpemu_format *f, const float *xf, s
     return 0;
 }
 
+/* Element i of an f64 input without a recipe, x, to f by the scalar
+ * conversion (one rounding, draw i): its code, its value into *y (exact;
+ * a NaN code as the policy gives it, as fpemu_to_float does for f32
+ * values, not with the code's own sign) and its counts into cs. */
+static uint64_t f64_one(const fpemu_caster *c, const fpemu_format *f, const fpemu_ctx *ctx, double x, size_t i,
+                        fpemu_cast_stats *cs, double *y) {
+    fpemu_ctx probe;
+    fpemu_ctx_init(&probe);
+    probe.round = ctx->round, probe.sat = c->sat, probe.nan_policy = ctx->nan_policy, probe.seed = c->seed, probe.counter = i;
+    const uint64_t k = fpemu_from_double(f, x, &probe);
+    const fpemu_class cl = fpemu_classify(f, k);
+    if (!isfinite(x)) cs->nonfinite_in++;
+    else if (probe.flags & FPEMU_FLAG_OVERFLOW) {
+        cs->overflow++;
+        if (cl != FPEMU_CLASS_INF && cl != FPEMU_CLASS_QNAN && cl != FPEMU_CLASS_SNAN) cs->saturated++;
+    } else if (x != 0 && cl == FPEMU_CLASS_ZERO) cs->underflow++;
+    else if (x != 0 && cl == FPEMU_CLASS_SUBNORMAL) cs->subnormal++;
+    if (cl == FPEMU_CLASS_QNAN || cl == FPEMU_CLASS_SNAN) {
+        fpemu_ctx dc;
+        fpemu_ctx_init(&dc);
+        dc.nan_policy = ctx->nan_policy;
+        *y = emu__bitsd(fpemu_convert(emu__f64(), f, k, &dc));
+    } else *y = fpemu_to_double(f, k);
+    return k;
+}
+
+/* x rounded to odd to f32: x where a float holds it, else the float next
+ * to x toward zero with its last bit set (beyond f32's range, f32's
+ * largest). For x not a NaN. */
+static inline float ro_f32(double x) {
+    float r = (float)x; /* (a neighbour of x, whatever the rounding) */
+    uint32_t b;
+    memcpy(&b, &r, sizeof b);
+    const double back = r;
+    b -= fabs(back) > fabs(x); /* (a magnitude one step down; inf - 1 is f32's largest) */
+    b |= back != x;
+    memcpy(&r, &b, sizeof r);
+    return r;
+}
+
+/* The cast of f64 values xd (n) with no recipe to a format f for which
+ * odd_ok() holds, in chunks: each double rounded to odd to f32, then the
+ * array casts, the figures against the doubles. Rounding to odd to at
+ * least p + 2 bits and then to p bits gives the rounding of x itself, to
+ * nearest (either tie rule), directed or to odd (S. Boldo and G.
+ * Melquiond, "Emulation of FMA and correctly rounded sums: proved
+ * algorithms using rounding to odd", IEEE Trans. Computers 57(4), 2008):
+ * the format's values and the midpoints between them are floats with a
+ * last bit of 0, so the odd float lies strictly between the same two of
+ * them as x, or is x. Doubles beyond f32's range (whose odd float, f32's
+ * largest, can miss an overflow a double makes under rtz), infinities and
+ * NaNs (whose payloads f32 cuts) take the scalar conversion, f64_one, and
+ * so does the value of every NaN output (its double follows the policy).
+ * Values as doubles, codes in the format's container. 0, or -1 with the
+ * message in c. */
+static int odd_cast(fpemu_caster *c, const fpemu_format *f, const double *xd, size_t n, double *values, void *codes_out,
+                    double *scaled_out) {
+    enum { CH = 2048 };
+    float *xf = malloc(sizeof(float) * 2 * CH), *yf = xf + CH;
+    if (!xf) return fail(c, "out of memory (%d elements)", 2 * CH);
+    figures F;
+    memset(&F, 0, sizeof F);
+    F.n = n;
+    fpemu_ctx ctx;
+    cast_ctx(c, &ctx);
+    ctx.sat = c->sat;
+    fpemu_cast_stats cs, none;
+    memset(&cs, 0, sizeof cs);
+    memset(&none, 0, sizeof none);
+    const size_t csz = (size_t)f->container / 8;
+    for (size_t i0 = 0; i0 < n; i0 += CH) {
+        const size_t m = n - i0 < CH ? n - i0 : CH;
+        const double *x = xd + i0;
+        int anyfar = 0; /* (any element for the scalar conversion) */
+        for (size_t j = 0; j < m; j++) {
+            const int far = !(fabs(x[j]) <= FLT_MAX);
+            anyfar |= far;
+            xf[j] = far ? 0.0f : ro_f32(x[j]);
+            if (!far && fabs(x[j]) > F.amax) F.amax = fabs(x[j]);
+        }
+        if (codes_out) {
+            fpemu_ctx cx = ctx;
+            fpemu_encode_f32(f, (char *)codes_out + i0 * csz, xf, m, &cx, NULL);
+        }
+        fpemu_round_f32(f, yf, xf, m, &ctx, &cs); /* (a 0 in place of a far element counts nothing) */
+        for (size_t j = 0; anyfar && j < m; j++) {
+            if (fabs(x[j]) <= FLT_MAX) continue;
+            double y;
+            const uint64_t k = f64_one(c, f, &ctx, x[j], i0 + j, &cs, &y);
+            if (codes_out) fpemu_code_store(f, codes_out, i0 + j, k);
+            if (isfinite(x[j]) && fabs(x[j]) > F.amax) F.amax = fabs(x[j]);
+            yf[j] = (float)y; /* (f's largest, an infinity or a NaN: the same value) */
+            if (values) values[i0 + j] = y;
+        }
+        for (size_t j = 0; values && j < m; j++) {
+            if (yf[j] == yf[j]) {
+                if (fabs(x[j]) <= FLT_MAX) values[i0 + j] = yf[j];
+            } else if (fabs(x[j]) <= FLT_MAX)
+                f64_one(c, f, &ctx, x[j], i0 + j, &none, &values[i0 + j]);
+        }
+        if (!c->counts_only) errors(&F, x, NULL, NULL, yf, m);
+    }
+    if (scaled_out) memcpy(scaled_out, xd, sizeof(double) * n); /* (no recipe: the input itself) */
+    free(xf);
+    take_counts(&F, &cs);
+    c->F = F;
+    c->have = 1, c->have_errors = !c->counts_only;
+    c->err[0] = 0;
+    return 0;
+}
+
+/* Whether an f64 input cast to f in mode r may round to odd to f32 first
+ * (odd_cast): every value of f a float, a precision of at most 22 bits
+ * (two below f32's) and a quantum nowhere below 2^-147 (two bits above
+ * f32's subnormals'), in a mode without draws. */
+static int odd_ok(const fpemu_format *f, int r) {
+    return emu__fits_f32(f) && f->p <= 22 && f->emin - f->mbits >= -147 && r != FPEMU_SR;
+}
+
 int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
                      void *values, void *codes_out, double *scaled_out) {
     if (!c) return -1;
@@ -554,6 +676,10 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         rc = array_cast(c, f, xf, n, values, codes_out, scaled_out);
         goto done;
     }
+    if (f64_direct && odd_ok(f, c->round)) {
+        rc = odd_cast(c, f, xd, n, values, codes_out, scaled_out);
+        goto done;
+    }
     /* the codes: uint64 for an f64 input without a recipe and for a format
      * wider than 32 bits, else in the format's container (the output's own
      * memory where it is asked for); the dequantised floats into the f32
@@ -594,29 +720,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     }
     if (f64_direct) {
         /* f64 straight to the format (one rounding), element i taking draw i */
-        for (size_t i = 0; i < n; i++) {
-            fpemu_ctx probe;
-            fpemu_ctx_init(&probe);
-            probe.round = ctx.round, probe.sat = c->sat, probe.nan_policy = ctx.nan_policy, probe.seed = c->seed, probe.counter = i;
-            uint64_t k = fpemu_from_double(f, xd[i], &probe);
-            ((uint64_t *)codes)[i] = k;
-            if (!isfinite(xd[i])) { cs.nonfinite_in++; continue; }
-            fpemu_class cl = fpemu_classify(f, k);
-            if (probe.flags & FPEMU_FLAG_OVERFLOW) {
-                cs.overflow++;
-                if (cl != FPEMU_CLASS_INF && cl != FPEMU_CLASS_QNAN && cl != FPEMU_CLASS_SNAN) cs.saturated++;
-            } else if (xd[i] != 0 && cl == FPEMU_CLASS_ZERO) cs.underflow++;
-            else if (xd[i] != 0 && cl == FPEMU_CLASS_SUBNORMAL) cs.subnormal++;
-        }
-        /* the values: exact, but a NaN code decodes as the policy gives it
-         * (as fpemu_to_float does for the f32 values), not with its own sign */
-        fpemu_ctx dc;
-        fpemu_ctx_init(&dc);
-        dc.nan_policy = ctx.nan_policy;
-        for (size_t i = 0; i < n; i++) {
-            const uint64_t k = ((const uint64_t *)codes)[i];
-            yd[i] = fpemu_is_nan(f, k) ? emu__bitsd(fpemu_convert(emu__f64(), f, k, &dc)) : fpemu_to_double(f, k);
-        }
+        for (size_t i = 0; i < n; i++) ((uint64_t *)codes)[i] = f64_one(c, f, &ctx, xd[i], i, &cs, &yd[i]);
         if (xs) memcpy(xs, xd, sizeof(double) * n);
     } else {
         /* gather into the blocks' layout, quantise with the library's recipe, scatter back */
