@@ -179,6 +179,11 @@ export FPEMU_BIN = $(abspath $(BINDIR))/fpemu
 export FPEMU_BUILD = $(abspath $(BUILD))
 export FPEMU_ROOT = $(CURDIR)
 PROVE ?= prove
+# The test files run in parallel, one prove job per core: each works in its
+# own temporary folder and shares only the build with the others.
+# PROVE_FLAGS=-v runs them one at a time and shows every line.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+PROVE_FLAGS ?= -j$(TEST_JOBS)
 # tests/lib/prove.sh runs prove, then lists every test file that skipped and why.
 test: deps $(BINDIR)/fpemu $(LIBFPEMU_SO) $(TEST_BINS)
 	$(Q)PROVE="$(PROVE)" sh tests/lib/prove.sh $(PROVE_FLAGS) $(TEST_BINS) $(wildcard tests/t_*.sh)

@@ -11,7 +11,8 @@ trap 'rm -f "$log"' EXIT INT TERM
 { ${PROVE:-prove} "$@"; echo $? >"$log.rc"; } | tee "$log"
 rc=$(cat "$log.rc" 2>/dev/null || echo 2)
 rm -f "$log.rc"
-skipped=$(sed -n 's/^\([^ ]*\) *\.\.* *skipped: *\(.*\)$/\1: \2/p' "$log")
+# (a line may start with the time, under prove --timer)
+skipped=$(sed -n 's/^\(\[[0-9:]*\] \)\{0,1\}\([^ ]*\) *\.\.* *skipped: *\(.*\)$/\2: \3/p' "$log")
 if [ -n "$skipped" ]; then
     echo "Skipped test files ($(printf '%s\n' "$skipped" | wc -l)):"
     printf '%s\n' "$skipped" | sed 's/^/  /'
