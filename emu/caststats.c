@@ -441,6 +441,26 @@ static void take_counts(figures *F, const fpemu_cast_stats *cs) {
     F->nonfinite_in = cs->nonfinite_in;
 }
 
+/* The start of a cast of n elements without a recipe: zeroed figures and
+ * counts, the run's context with the caster's saturation. */
+static void plain_start(const fpemu_caster *c, size_t n, figures *F, fpemu_ctx *ctx, fpemu_cast_stats *cs) {
+    memset(F, 0, sizeof *F);
+    F->n = n;
+    cast_ctx(c, ctx);
+    ctx->sat = c->sat;
+    memset(cs, 0, sizeof *cs);
+}
+
+/* The end of a cast that succeeded: its counts into its figures, which c
+ * keeps. 0. */
+static int keep(fpemu_caster *c, figures *F, const fpemu_cast_stats *cs) {
+    take_counts(F, cs);
+    c->F = *F;
+    c->have = 1, c->have_errors = !c->counts_only;
+    c->err[0] = 0;
+    return 0;
+}
+
 /* The cast of f32 values xf (n) with no recipe to a format f
  * whose values are all floats: one array rounding to the values (and one
  * array encoding for the codes), under the context the general path's
@@ -455,27 +475,19 @@ static int array_cast(fpemu_caster *c, const fpemu_format *f, const float *xf, s
     float *y = values ? values : malloc(sizeof(float) * (n + 1));
     if (!y) return fail(c, "out of memory (%zu elements)", n);
     figures F;
-    memset(&F, 0, sizeof F);
-    F.n = n;
     fpemu_ctx ctx;
-    cast_ctx(c, &ctx);
-    ctx.sat = c->sat;
     fpemu_cast_stats cs;
-    memset(&cs, 0, sizeof cs);
+    plain_start(c, n, &F, &ctx, &cs);
     if (codes_out) {
         fpemu_ctx cx = ctx;
         fpemu_encode_f32(f, codes_out, xf, n, &cx, NULL);
     }
     fpemu_round_f32(f, y, xf, n, &ctx, &cs);
-    take_counts(&F, &cs);
     F.amax = cs.amax; /* (the cast's telemetry: the largest finite |x|) */
     if (!c->counts_only) errors(&F, NULL, xf, NULL, y, n);
     for (size_t i = 0; scaled_out && i < n; i++) scaled_out[i] = xf[i]; /* (no recipe: the input itself) */
     if (y != values) free(y);
-    c->F = F;
-    c->have = 1, c->have_errors = !c->counts_only;
-    c->err[0] = 0;
-    return 0;
+    return keep(c, &F, &cs);
 }
 
 /* Element i of an f64 input without a recipe, x, to f by the scalar
@@ -539,13 +551,9 @@ static int odd_cast(fpemu_caster *c, const fpemu_format *f, const double *xd, si
     float *xf = malloc(sizeof(float) * 2 * CH), *yf = xf + CH;
     if (!xf) return fail(c, "out of memory (%d elements)", 2 * CH);
     figures F;
-    memset(&F, 0, sizeof F);
-    F.n = n;
     fpemu_ctx ctx;
-    cast_ctx(c, &ctx);
-    ctx.sat = c->sat;
     fpemu_cast_stats cs, none;
-    memset(&cs, 0, sizeof cs);
+    plain_start(c, n, &F, &ctx, &cs);
     memset(&none, 0, sizeof none);
     const size_t csz = (size_t)f->container / 8;
     for (size_t i0 = 0; i0 < n; i0 += CH) {
@@ -582,11 +590,7 @@ static int odd_cast(fpemu_caster *c, const fpemu_format *f, const double *xd, si
     }
     if (scaled_out) memcpy(scaled_out, xd, sizeof(double) * n); /* (no recipe: the input itself) */
     free(xf);
-    take_counts(&F, &cs);
-    c->F = F;
-    c->have = 1, c->have_errors = !c->counts_only;
-    c->err[0] = 0;
-    return 0;
+    return keep(c, &F, &cs);
 }
 
 /* Whether an f64 input cast to f in mode r may round to odd to f32 first
@@ -794,7 +798,6 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
         if (xb != xf) free(xg), free(cb), free(db);
         if (!ok) goto done;
     }
-    take_counts(&F, &cs);
     if (!c->counts_only) errors(&F, xd, xf, yd, deq, n);
     if (values) { /* f64 values for an f64 input, else f32 (deq itself) */
         if (yd) memcpy(values, yd, sizeof(double) * n);
@@ -804,10 +807,7 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     if (codes_out && codes != codes_out)
         for (size_t i = 0; i < n; i++) fpemu_code_store(f, codes_out, i, ((const uint64_t *)codes)[i]);
     if (scaled_out) memcpy(scaled_out, xs, sizeof(double) * n);
-    c->F = F;
-    c->have = 1, c->have_errors = !c->counts_only;
-    c->err[0] = 0;
-    rc = 0;
+    rc = keep(c, &F, &cs);
 done:
     free(xdo), free(yd), free(xs), free(xfo), free(deqo), free(dec), free(codeso);
     return rc;
