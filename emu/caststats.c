@@ -601,9 +601,8 @@ static int odd_ok(const fpemu_format *f, int r) {
     return emu__fits_f32(f) && f->p <= 22 && f->emin - f->mbits >= -147 && r != FPEMU_SR;
 }
 
-int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
-                     void *values, void *codes_out, double *scaled_out) {
-    if (!c) return -1;
+static int caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
+                      void *values, void *codes_out, double *scaled_out) {
     c->have = 0;
     if (fpemu_caster_check(c)) return -1;
     if (in_type != FPEMU_API_F64 && in_type != FPEMU_API_F32 && in_type != FPEMU_API_CODES)
@@ -810,6 +809,19 @@ int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const voi
     rc = keep(c, &F, &cs);
 done:
     free(xdo), free(yd), free(xs), free(xfo), free(deqo), free(dec), free(codeso);
+    return rc;
+}
+
+/* Under the library's floating-point environment (internal.h
+ * emu__fpenv_enter): the float and double arithmetic here (the rounding to
+ * odd, the figures) must not see a caller's FTZ, DAZ or rounding mode, and
+ * raises no flag in the caller's. */
+int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim, const size_t *shape,
+                     void *values, void *codes_out, double *scaled_out) {
+    if (!c) return -1;
+    const unsigned fe = emu__fpenv_enter();
+    const int rc = caster_run(c, in_type, in_fmt, x, ndim, shape, values, codes_out, scaled_out);
+    emu__fpenv_leave(fe);
     return rc;
 }
 

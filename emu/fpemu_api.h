@@ -136,7 +136,9 @@ enum {
  * Element i of an sr cast takes draw i of the seed's stream (in the blocks'
  * layout, the axis moved last, under a block recipe); every run starts the
  * stream anew, so equal calls give equal results. A code outside in_fmt's
- * field is refused. Returns 0, or -1 with a message (and no figures; the
+ * field is refused. The caller's floating-point environment (x86's MXCSR:
+ * rounding mode, FTZ, DAZ) does not change a result, and the call raises
+ * no flag in it. Returns 0, or -1 with a message (and no figures; the
  * outputs may then be partly written). */
 int fpemu_caster_run(fpemu_caster *c, int in_type, const char *in_fmt, const void *x, int ndim,
                      const size_t *shape, void *values, void *codes, double *scaled);

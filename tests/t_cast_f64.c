@@ -12,7 +12,10 @@
  * f32's range, infinities and NaNs (the ones the odd path leaves to the
  * scalar conversion). The formats include custom ones at the edges of the
  * odd path (a 22-bit precision, a quantum of 2^-147) and just past them
- * (the scalar path), and every mode (sr takes the scalar path). */
+ * (the scalar path), and every mode (sr takes the scalar path). Then, on
+ * x86, casts under a caller's MXCSR with FTZ, DAZ and round toward zero:
+ * the same results, and no flag raised in it, for f64 and for f32 inputs
+ * (with and without a recipe). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +25,12 @@
 #include "fpemu.h"
 #include "fpemu_api.h"
 #include "tap.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xmmintrin.h>
+#define HOSTILE 0xFFC0u /* MXCSR: FTZ, DAZ, round toward zero, every exception masked, no flag */
+#else
+#define HOSTILE 0u
+#endif
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 static uint64_t next(void) { /* splitmix64 */
@@ -107,8 +116,10 @@ static vec inputs(const fpemu_format *f) {
 }
 
 /* One cast of the inputs x (n) to f under (mode, sat, nan) against the
- * scalar conversion of each: 1 if everything agrees. */
-static int one(const fpemu_format *f, const char *mode, int sat, const char *nan, const double *x, size_t n) {
+ * scalar conversion of each: 1 if everything agrees. With csr (x86), the
+ * cast runs under that MXCSR, which must be as it was after it. */
+static int one(const fpemu_format *f, const char *mode, int sat, const char *nan, const double *x, size_t n,
+               unsigned csr) {
     char err[256], buf[16];
     fpemu_caster *c = fpemu_caster_new(f->name, err, sizeof err);
     if (!c) bail("caster %s: %s", f->name, err);
@@ -120,9 +131,22 @@ static int one(const fpemu_format *f, const char *mode, int sat, const char *nan
     uint64_t *codes = malloc(sizeof(uint64_t) * (n + 1));
     if (!y || !codes) bail("out of memory");
     const size_t shape[1] = {n};
-    if (fpemu_caster_run_f64(c, x, 1, shape, y, codes)) {
+    unsigned was = 0, after = csr;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (csr) was = _mm_getcsr(), _mm_setcsr(csr);
+#endif
+    const int rc = fpemu_caster_run_f64(c, x, 1, shape, y, codes);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (csr) after = _mm_getcsr(), _mm_setcsr(was);
+#endif
+    if (rc) {
         diag("%s %s: %s", f->name, mode, fpemu_caster_error(c));
         return 0;
+    }
+    int good = 1;
+    if (after != csr) {
+        diag("%s %s: MXCSR 0x%04X after the cast, 0x%04X before", f->name, mode, after, csr);
+        good = 0;
     }
     /* the reference: the scalar conversion, element i taking draw i */
     const fpemu_format *f64 = fpemu_format_get("f64", NULL, 0);
@@ -131,7 +155,6 @@ static int one(const fpemu_format *f, const char *mode, int sat, const char *nan
     int r = fpemu_round_parse(mode);
     uint64_t ov = 0, satd = 0, uf = 0, sub = 0, nonfin = 0, compared = 0;
     double amax = 0, max_abs = 0, max_rel = 0, se = 0, sx = 0;
-    int good = 1;
     for (size_t i = 0; i < n && good; i++) {
         fpemu_ctx p;
         fpemu_ctx_init(&p);
@@ -198,7 +221,7 @@ int main(void) {
     const char *modes[] = {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr"};
     const char *nans[] = {"canonical", "x86", "cuda", "torch"};
     const size_t nf = sizeof fmts / sizeof fmts[0], nm = sizeof modes / sizeof modes[0], nn = sizeof nans / sizeof nans[0];
-    plan((int)(nf * nm * 2));
+    plan((int)(nf * nm * 2 + (HOSTILE ? 6 : 0))); /* (the last six: x86 only) */
     for (size_t a = 0; a < nf; a++) {
         char err[256];
         const fpemu_format *f = fpemu_format_get(fmts[a], err, sizeof err);
@@ -208,13 +231,68 @@ int main(void) {
             if (fabs(v.x[i]) <= FLT_MAX) put(&w, v.x[i]); /* (and without the doubles that only the scalar path takes) */
         for (size_t m = 0; m < nm; m++)
             for (int sat = 0; sat <= 1; sat++) {
-                int good = one(f, modes[m], sat, "canonical", w.x, w.n);
-                for (size_t q = 0; q < nn && good; q++) good = one(f, modes[m], sat, nans[q], v.x, v.n);
+                int good = one(f, modes[m], sat, "canonical", w.x, w.n, 0);
+                for (size_t q = 0; q < nn && good; q++) good = one(f, modes[m], sat, nans[q], v.x, v.n, 0);
                 ok(good, "%s %s sat=%d: %zu doubles under each NaN policy, and the %zu within f32's range: codes, "
                          "values, counts and figures as the scalar conversion's",
                    fmts[a], modes[m], sat, v.n, w.n);
             }
         free(v.x), free(w.x);
+    }
+    /* a caller's FTZ, DAZ and rounding mode (a program built with
+     * -ffast-math runs with FTZ and DAZ; torch.set_flush_denormal sets them)
+     * reach neither the rounding to odd nor the figures, and the cast
+     * raises no flag in the caller's MXCSR */
+    const char *hfmts[] = {"e4m3", "bf16", "e8m0", "custom:e=8,m=21,bias=127"}, *hmodes[] = {"rne", "rtz", "rup"};
+    for (size_t a = 0; HOSTILE && a < sizeof hfmts / sizeof hfmts[0]; a++) {
+        const fpemu_format *f = fpemu_format_get(hfmts[a], NULL, 0);
+        vec v = inputs(f);
+        int good = 1;
+        for (size_t m = 0; m < sizeof hmodes / sizeof hmodes[0] && good; m++)
+            good = one(f, hmodes[m], 0, "canonical", v.x, v.n, HOSTILE);
+        ok(good, "%s rne, rtz, rup under the caller's MXCSR 0x%04X (FTZ, DAZ, rtz): the same as the scalar "
+                 "conversion's, and the MXCSR as it was",
+           hfmts[a], HOSTILE);
+        free(v.x);
+    }
+    /* an f32 input's cast, without a recipe and under one, under that
+     * MXCSR and under the library's own: the same values, codes and figures
+     * (the figures' sums once followed the caller's rounding mode) */
+    const char *scal[] = {"none", "tensor"};
+    for (size_t a = 0; HOSTILE && a < 2; a++) {
+        const fpemu_format *f = fpemu_format_get("e4m3", NULL, 0);
+        vec v = inputs(f);
+        float *x32 = malloc(sizeof(float) * v.n), *y[2];
+        uint8_t *k[2];
+        char err[256];
+        double fig[2][6];
+        static const char *keys[] = {"amax", "max_abs_err", "max_rel_err", "rms_err", "sqnr_db", "overflow"};
+        int good = 1;
+        for (size_t i = 0; i < v.n; i++) x32[i] = (float)v.x[i];
+        for (int h = 0; h < 2; h++) {
+            fpemu_caster *c = fpemu_caster_new("e4m3", err, sizeof err);
+            if (!c || fpemu_caster_set(c, "scaling", scal[a])) bail("caster e4m3 %s", scal[a]);
+            y[h] = malloc(sizeof(float) * v.n), k[h] = malloc(v.n);
+            const size_t shape[1] = {v.n};
+            unsigned was = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (h) was = _mm_getcsr(), _mm_setcsr(HOSTILE);
+#endif
+            const int rc = fpemu_caster_run_f32(c, x32, 1, shape, y[h], k[h]);
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (h) _mm_setcsr(was);
+#endif
+            if (rc) bail("caster e4m3 %s: %s", scal[a], fpemu_caster_error(c));
+            for (int j = 0; j < 6; j++)
+                if (fpemu_caster_stat(c, keys[j], &fig[h][j]) < 0) bail("%s: %s", keys[j], fpemu_caster_error(c));
+            fpemu_caster_free(c);
+        }
+        for (int j = 0; j < 6; j++)
+            if (dbits(fig[0][j]) != dbits(fig[1][j])) diag("%s: %a under the MXCSR, %a without", keys[j], fig[1][j], fig[0][j]), good = 0;
+        good = good && !memcmp(y[0], y[1], sizeof(float) * v.n) && !memcmp(k[0], k[1], v.n);
+        ok(good, "f32 to e4m3, scaling %s, under the caller's MXCSR 0x%04X: the values, codes and figures of a clean one",
+           scal[a], HOSTILE);
+        free(x32), free(y[0]), free(y[1]), free(k[0]), free(k[1]), free(v.x);
     }
     return done_testing();
 }
