@@ -530,6 +530,62 @@ static inline float ro_f32(double x) {
     return r;
 }
 
+/* Whether odd_cast may take its AVX-512 loops where the CPU has them: 1
+ * unless a test has asked for the portable ones (emu__caster_simd). */
+static int simd_ok = 1;
+
+/* Tests only: 0 makes odd_cast take its portable loops, 1 its AVX-512 ones
+ * where the CPU has them (the default). Returns the setting before. */
+int emu__caster_simd(int on) {
+    const int was = simd_ok;
+    simd_ok = on != 0;
+    return was;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* odd_cast's first pass, 8 doubles at a time: xf the odd float of each
+ * element within f32's range (rounded toward zero, its last bit set where
+ * that was inexact: ro_f32), 0 for the others (*anyfar set if any), *amax
+ * the largest |x| of those within range. Returns how many elements it took
+ * (a multiple of 8). */
+__attribute__((target("avx512f,avx512vl"))) static size_t odd_avx512(const double *x, float *xf, size_t m, double *amax,
+                                                                   int *anyfar) {
+    const __m512d lim = _mm512_set1_pd(FLT_MAX);
+    const __m256i one = _mm256_set1_epi32(1);
+    __m512d am = _mm512_set1_pd(*amax);
+    unsigned far = 0;
+    size_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m512d v = _mm512_loadu_pd(x + j), a = _mm512_abs_pd(v);
+        const __mmask8 in = _mm512_cmp_pd_mask(a, lim, _CMP_LE_OQ); /* (not a NaN either) */
+        const __m256 r = _mm512_cvt_roundpd_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(r), v, _CMP_NEQ_OQ);
+        __m256i b = _mm256_castps_si256(r);
+        b = _mm256_mask_or_epi32(b, inexact, b, one);
+        _mm256_storeu_si256((__m256i *)(xf + j), _mm256_maskz_mov_epi32(in, b));
+        am = _mm512_mask_max_pd(am, in, am, a);
+        far |= (unsigned)(__mmask8)~in;
+    }
+    *amax = _mm512_reduce_max_pd(am);
+    *anyfar |= far != 0;
+    return j;
+}
+
+/* v = y widened to double, 8 at a time; *anynan set if a y is a NaN.
+ * Returns how many elements it took (a multiple of 8). */
+__attribute__((target("avx512f"))) static size_t widen_avx512(const float *y, double *v, size_t m, int *anynan) {
+    unsigned nan = 0;
+    size_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m512d d = _mm512_cvtps_pd(_mm256_loadu_ps(y + j));
+        nan |= _mm512_cmp_pd_mask(d, d, _CMP_UNORD_Q);
+        _mm512_storeu_pd(v + j, d);
+    }
+    *anynan |= nan != 0;
+    return j;
+}
+#endif
+
 /* The cast of f64 values xd (n) with no recipe to a format f for which
  * odd_ok() holds, in chunks: each double rounded to odd to f32, then the
  * array casts, the figures against the doubles. Rounding to odd to at
@@ -556,11 +612,18 @@ static int odd_cast(fpemu_caster *c, const fpemu_format *f, const double *xd, si
     plain_start(c, n, &F, &ctx, &cs);
     memset(&none, 0, sizeof none);
     const size_t csz = (size_t)f->container / 8;
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int avx512 = simd_ok && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#endif
     for (size_t i0 = 0; i0 < n; i0 += CH) {
         const size_t m = n - i0 < CH ? n - i0 : CH;
         const double *x = xd + i0;
-        int anyfar = 0; /* (any element for the scalar conversion) */
-        for (size_t j = 0; j < m; j++) {
+        int anyfar = 0, anynan = 0; /* (any element for the scalar conversion; any NaN output) */
+        size_t j = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (avx512) j = odd_avx512(x, xf, m, &F.amax, &anyfar);
+#endif
+        for (; j < m; j++) {
             const int far = !(fabs(x[j]) <= FLT_MAX);
             anyfar |= far;
             xf[j] = far ? 0.0f : ro_f32(x[j]);
@@ -571,21 +634,27 @@ static int odd_cast(fpemu_caster *c, const fpemu_format *f, const double *xd, si
             fpemu_encode_f32(f, (char *)codes_out + i0 * csz, xf, m, &cx, NULL);
         }
         fpemu_round_f32(f, yf, xf, m, &ctx, &cs); /* (a 0 in place of a far element counts nothing) */
-        for (size_t j = 0; anyfar && j < m; j++) {
+        /* the values: the floats widened, then a far element's and a NaN's put right */
+        j = 0;
+        double *v = values ? values + i0 : NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (v && avx512) j = widen_avx512(yf, v, m, &anynan);
+#endif
+        for (; v && j < m; j++) {
+            v[j] = yf[j];
+            anynan |= yf[j] != yf[j];
+        }
+        for (j = 0; anyfar && j < m; j++) {
             if (fabs(x[j]) <= FLT_MAX) continue;
             double y;
             const uint64_t k = f64_one(c, f, &ctx, x[j], i0 + j, &cs, &y);
             if (codes_out) fpemu_code_store(f, codes_out, i0 + j, k);
             if (isfinite(x[j]) && fabs(x[j]) > F.amax) F.amax = fabs(x[j]);
             yf[j] = (float)y; /* (f's largest, an infinity or a NaN: the same value) */
-            if (values) values[i0 + j] = y;
+            if (v) v[j] = y;
         }
-        for (size_t j = 0; values && j < m; j++) {
-            if (yf[j] == yf[j]) {
-                if (fabs(x[j]) <= FLT_MAX) values[i0 + j] = yf[j];
-            } else if (fabs(x[j]) <= FLT_MAX)
-                f64_one(c, f, &ctx, x[j], i0 + j, &none, &values[i0 + j]);
-        }
+        for (j = 0; v && anynan && j < m; j++)
+            if (yf[j] != yf[j] && fabs(x[j]) <= FLT_MAX) f64_one(c, f, &ctx, x[j], i0 + j, &none, &v[j]);
         if (!c->counts_only) errors(&F, x, NULL, NULL, yf, m);
     }
     if (scaled_out) memcpy(scaled_out, xd, sizeof(double) * n); /* (no recipe: the input itself) */

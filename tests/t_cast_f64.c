@@ -12,7 +12,9 @@
  * f32's range, infinities and NaNs (the ones the odd path leaves to the
  * scalar conversion). The formats include custom ones at the edges of the
  * odd path (a 22-bit precision, a quantum of 2^-147) and just past them
- * (the scalar path), and every mode (sr takes the scalar path). Then, on
+ * (the scalar path), and every mode (sr takes the scalar path); each with
+ * the odd path's AVX-512 loops (where the CPU has them) and its portable
+ * ones. Then, on
  * x86, casts under a caller's MXCSR with FTZ, DAZ and round toward zero:
  * the same results, and no flag raised in it, for f64 and for f32 inputs
  * (with and without a recipe). */
@@ -31,6 +33,8 @@
 #else
 #define HOSTILE 0u
 #endif
+
+int emu__caster_simd(int on); /* emu/caststats.c: the odd path's AVX-512 loops on or off (tests only) */
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 static uint64_t next(void) { /* splitmix64 */
@@ -112,6 +116,10 @@ static vec inputs(const fpemu_format *f) {
         const int e = f->emin - f->mbits - 4 + (int)(next() % (uint64_t)(f->emax - f->emin + f->mbits + 8));
         put(&v, ldexp(bitsd(0x3FF0000000000000u | (next() >> 12)), e) * (next() & 1 ? -1 : 1));
     }
+    /* an infinity and a huge double with no NaN after them (a vector
+     * maximum that let a NaN through would forget them), then a few more */
+    put2(&v, INFINITY), put2(&v, 0x1p1000);
+    for (int i = 0; i < 16; i++) put(&v, ldexp(1.0 + i, -i));
     return v;
 }
 
@@ -233,8 +241,11 @@ int main(void) {
             for (int sat = 0; sat <= 1; sat++) {
                 int good = one(f, modes[m], sat, "canonical", w.x, w.n, 0);
                 for (size_t q = 0; q < nn && good; q++) good = one(f, modes[m], sat, nans[q], v.x, v.n, 0);
-                ok(good, "%s %s sat=%d: %zu doubles under each NaN policy, and the %zu within f32's range: codes, "
-                         "values, counts and figures as the scalar conversion's",
+                emu__caster_simd(0);
+                good = good && one(f, modes[m], sat, "torch", v.x, v.n, 0);
+                emu__caster_simd(1);
+                ok(good, "%s %s sat=%d: %zu doubles under each NaN policy, and the %zu within f32's range, and "
+                         "the portable loops: codes, values, counts and figures as the scalar conversion's",
                    fmts[a], modes[m], sat, v.n, w.n);
             }
         free(v.x), free(w.x);
