@@ -123,7 +123,10 @@ static cli_atomic *outset_next(outset *W, const char *opt, const char *path) {
     if (fpemu_out_resolve(path, r, sizeof r, &st, &exists) == 0 && (!exists || S_ISREG(st.st_mode))) { /* (a device may repeat) */
         char *sl = strrchr(r, '/');
         const char *name = sl ? sl + 1 : r;
-        snprintf(W->base[i], sizeof W->base[i], "%s", name);
+        size_t nl = strlen(name); /* (a name longer than the field is longer than any file's: creating it fails) */
+        if (nl >= sizeof W->base[i]) nl = sizeof W->base[i] - 1;
+        memcpy(W->base[i], name, nl);
+        W->base[i][nl] = 0;
         if (sl) *(sl == r ? sl + 1 : sl) = 0; /* r: the folder */
         if (stat(sl ? r : ".", &st) == 0) W->dev[i] = st.st_dev, W->ino[i] = st.st_ino;
     }
