@@ -34,11 +34,19 @@
  *           the formats no converter makes, an f32 array copy (memcpy).
  *           Last, e2m1 as MX and NVFP4 cast it: data scaled as a block is
  *           (|x| <= 6.4), rne sat with counts, calls of 1024 elements.
+ *  tensor   fpemu_caster_run (the tensor cast of `fpemu cast` and the Python
+ *           package) of 65536 values N(0, 64), no recipe, counts only, to
+ *           e4m3 and bf16: held as doubles (the rounding to odd to f32,
+ *           then the array casts), as floats, and the loop of
+ *           fpemu_from_double and fpemu_to_double an f64 input took before
+ *           the odd path. Baseline: the doubles converted to floats by a
+ *           plain loop of (float) casts (vcvtpd2ps, vectorised as the
+ *           compiler does).
  * Targets (issue 2: scalar f16/bf16 add/mul <= 5 ns, fma <= 8 ns, 8-bit
  * add/mul <= 2 ns, array <= 0.5 ns; issue 32: random codes <= 10 ns, every
  * class <= 15 ns, f16/bf16 rne array encoding <= 1.2x the converter) are
  * checked on the median thread-CPU ns.
- * Options: b_emu [--quick] [--section scalar|codes|array] [--pairs N]. */
+ * Options: b_emu [--quick] [--section scalar|codes|array|tensor] [--pairs N]. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +54,7 @@
 #include <string.h>
 #include "bench.h"
 #include "fpemu.h"
+#include "fpemu_api.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -471,6 +480,60 @@ static void bench_array(int quick) {
     row("encode+stats", "e2m1", "1024s sat", "f32 copy (memcpy)", &r, 0, 0);
 }
 
+/* The tensor cast (fpemu_caster_run, what `fpemu cast` and the Python
+ * package's cast do) of NA values held in doubles, without a recipe,
+ * counts only (as cast() asks): the odd path, and the scalar conversion an
+ * f64 input took before it (fpemu_from_double and a decode per element);
+ * the same values as floats through the caster for comparison. Baseline:
+ * the hardware conversion of the doubles to floats (vcvtpd2ps). */
+typedef struct { fpemu_caster *c; const fpemu_format *f; const double *xd; const float *xf; double *yd; float *yf; int kind; } tensor_job;
+static void run_tensor(void *p) {
+    tensor_job *j = p;
+    const size_t shape[1] = {NA};
+    for (int k = 0; k < 4; k++) {
+        if (j->kind == 0) fpemu_caster_run_f64(j->c, j->xd, 1, shape, j->yd, NULL);
+        else if (j->kind == 1) fpemu_caster_run_f32(j->c, j->xf, 1, shape, j->yf, NULL);
+        else {
+            fpemu_ctx ctx;
+            fpemu_ctx_init(&ctx);
+            for (size_t i = 0; i < NA; i++) j->yd[i] = fpemu_to_double(j->f, fpemu_from_double(j->f, j->xd[i], &ctx));
+        }
+    }
+    bench_sink += (uint64_t)j->yd[3] + (uint64_t)j->yf[5];
+}
+typedef struct { const double *x; float *y; } narrow_job;
+static void run_narrow(void *p) {
+    narrow_job *j = p;
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < NA; i++) j->y[i] = (float)j->x[i];
+        __asm__ volatile("" ::: "memory");
+    }
+    bench_sink += (uint64_t)j->y[7];
+}
+static void bench_tensor(int quick) {
+    static double xd[NA], yd[NA];
+    static float xf[NA], yf[NA], cp[NA];
+    for (int i = 0; i < NA; i++) xd[i] = nrand() * 8, xf[i] = (float)xd[i];
+    header("tensor: ns per element of fpemu_caster_run over 65536 values (in cache), no recipe, counts only, thread CPU time");
+    static const char *fmts[] = {"e4m3", "bf16"};
+    for (size_t fi = 0; fi < (quick ? 1 : 2); fi++)
+        for (int kind = 0; kind < 3; kind++) {
+            char err[200];
+            fpemu_caster *c = fpemu_caster_new(fmts[fi], err, sizeof err);
+            if (!c || fpemu_caster_set(c, "stats", "counts")) {
+                fprintf(stderr, "b_emu: caster %s: %s\n", fmts[fi], c ? fpemu_caster_error(c) : err);
+                exit(1);
+            }
+            tensor_job j = {c, fpemu_format_get(fmts[fi], NULL, 0), xd, xf, yd, yf, kind};
+            narrow_job nj = {xd, cp};
+            bench_cmp r;
+            bench_compare(run_narrow, &nj, 4.0 * NA, run_tensor, &j, 4.0 * NA, pairs, BENCH_THREAD, &r);
+            static const char *names[] = {"cast f64", "cast f32", "from_double loop"};
+            row(names[kind], fmts[fi], "rne", "f64->f32 (float) loop", &r, 0, 0);
+            fpemu_caster_free(c);
+        }
+}
+
 int main(int argc, char **argv) {
     int quick = 0;
     const char *only = NULL;
@@ -479,7 +542,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--section") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: b_emu [--quick] [--section scalar|codes|array] [--pairs N]\n");
+            fprintf(stderr, "usage: b_emu [--quick] [--section scalar|codes|array|tensor] [--pairs N]\n");
             return 2;
         }
     }
@@ -497,6 +560,7 @@ int main(int argc, char **argv) {
     if (!only || !strcmp(only, "scalar")) bench_scalar(quick);
     if (!only || !strcmp(only, "codes")) bench_codes(quick);
     if (!only || !strcmp(only, "array")) bench_array(quick);
+    if (!only || !strcmp(only, "tensor")) bench_tensor(quick);
     printf("\ntargets: %d met, %d missed (on the median thread-CPU ns; a shared machine can miss any of them)\n", targets_met,
            targets_missed);
     printf("(checksum %llu)\n", (unsigned long long)bench_sink);
