@@ -827,12 +827,16 @@ static uint64_t dot_exact(const fpemu_mma_model *m, const dot_in *in, size_t k, 
 static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k, uint64_t c, unsigned *flags) {
     /* The host's fmaf/fma is this loop exactly (one rne rounding per step,
      * IEEE specials) when every input is a float (double) and d is f32
-     * (f64): use it unless flags are wanted. */
+     * (f64): use it unless flags are wanted, under the library's
+     * floating-point environment (rne, no FTZ or DAZ; internal.h), the
+     * caller's put back. */
     if (!in->sfmt && !flags && m->out_round == FPEMU_RNE && !m->flush_subnormals) {
         if (is_f32(m->fd) && emu__fits_f32(m->fa) && emu__fits_f32(m->fb) && emu__fits_f32(m->fc)) {
+            const unsigned fe = emu__fpenv_enter();
             float d = (float)fpemu_to_double(m->fc, c);
             for (size_t i = 0; i < k; i++)
                 d = fmaf((float)fpemu_to_double(m->fa, in->a[i]), (float)fpemu_to_double(m->fb, in->b[i]), d);
+            emu__fpenv_leave(fe);
             if (d != d) return nan_code(m, m->fd);
             uint32_t u;
             memcpy(&u, &d, 4);
@@ -843,10 +847,12 @@ static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k
             double d, x, y;
             uint64_t u = c;
             memcpy(&d, &u, 8);
+            const unsigned fe = emu__fpenv_enter();
             for (size_t i = 0; i < k; i++) {
                 memcpy(&x, &in->a[i], 8), memcpy(&y, &in->b[i], 8);
                 d = fma(x, y, d);
             }
+            emu__fpenv_leave(fe);
             if (d != d) return nan_code(m, m->fd);
             memcpy(&u, &d, 8);
             return u;

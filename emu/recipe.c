@@ -140,7 +140,7 @@ static void blk_scales(const fpemu_gemm_scaling *s, const fpemu_format *fmt, flo
     for (size_t i0 = 0; i0 < n; i0 += EMU_CAST_CHUNK / 16) {
         const size_t m = n - i0 < EMU_CAST_CHUNK / 16 ? n - i0 : EMU_CAST_CHUNK / 16;
         if (mx)
-            for (size_t i = 0; i < m; i++) code[i] = fpemu_scaling_mx_scale(s->mx_rule, fmt, am[i0 + i]);
+            for (size_t i = 0; i < m; i++) code[i] = emu__mx_scale(s->mx_rule, fmt, am[i0 + i]);
         else
             emu__nvfp4_block_scales(am + i0, m, ts, code);
         for (size_t i = 0; i < m; i++) {
@@ -209,7 +209,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
     case FPEMU_GEMM_SCALING_GIVEN: {
         enc = s->kind == FPEMU_GEMM_SCALING_GIVEN
                   ? s->scale_a
-                  : fpemu_scaling_current_scale(&s->cur, o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1),
+                  : emu__current_scale(&s->cur, o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1),
                                                 fmt->max_finite);
         const float d = 1.0f / enc;
         qcast_seg(&e, X, 0, 0, (size_t)rows * K, 1, enc);
@@ -223,7 +223,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         for (int i = 0; i < rows; i++) {
             const float *x = X + (size_t)i * K;
             float am = fpemu_scaling_amax_f32(x, (size_t)K, 1);
-            float sc = fpemu_scaling_current_scale(&s->cur, am, fmt->max_finite);
+            float sc = emu__current_scale(&s->cur, am, fmt->max_finite);
             qcast_seg(&e, x, (size_t)i, 0, (size_t)K, 1, sc);
             if (o->dec) o->dec[i] = 1.0f / sc;
             if (o->enc) o->enc[i] = sc;
@@ -241,8 +241,8 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
                     float v = fpemu_scaling_amax_f32(X + (size_t)i * K + k0, (size_t)(k1 - k0), 1);
                     am = isnan(v) || v > am ? v : am;
                 }
-                float en = fpemu_scaling_block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
-                float de = o->dec ? fpemu_scaling_block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2) : 1.0f;
+                float en = emu__block_encode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2);
+                float de = o->dec ? emu__block_decode_scale(am, fmt->max_finite, s->block_eps, s->block_pow2) : 1.0f;
                 smin_fold(&smin, &have, en);
                 for (int i = i0; i < i1; i++) {
                     qcast_seg(&e, X + (size_t)i * K + k0, (size_t)i, (size_t)k0, (size_t)(k1 - k0), 1, en);
@@ -259,7 +259,7 @@ int emu__quantize(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int rows
         /* the blocks cast through their own contexts (canonical NaN; rne) */
         const int mx = s->kind == FPEMU_GEMM_SCALING_MX, sb = mx ? 32 : 16;
         float ts = 1;
-        if (!mx) enc = ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
+        if (!mx) enc = ts = emu__nvfp4_tensor_scale(o->amax ? *o->amax : fpemu_scaling_amax_f32(X, (size_t)rows * K, 1));
         const int run = EMU_CAST_CHUNK / sb; /* blocks cast together */
         float ftab[256], dtab[256];
         const fpemu_format *ef = blk_tables(mx, ts, fmt, ftab, dtab);
@@ -379,7 +379,7 @@ int emu__quantize_cols(const fpemu_gemm_scaling *s, const fpemu_format *fmt, int
     if (!st) { memset(&local, 0, sizeof local); st = &local; }
     float ts = 1, smin = 1.0f;
     int have = 0;
-    if (!mx) ts = fpemu_scaling_nvfp4_tensor_scale(o->amax ? *o->amax : emu__amax_cols(X, ld, K, N));
+    if (!mx) ts = emu__nvfp4_tensor_scale(o->amax ? *o->amax : emu__amax_cols(X, ld, K, N));
     float ftab[256], dtab[256];
     const fpemu_format *ef = blk_tables(mx, ts, fmt, ftab, dtab);
     const size_t cw = (size_t)N < QC_CW ? (size_t)N : QC_CW, cb = fmt->container / 8;

@@ -121,6 +121,15 @@ void emu__block_amax(const float *x, size_t n, size_t sb, float *am);
  * then the e4m3 casts as one array cast: the rule's one implementation,
  * which the public per-block function calls with n = 1). */
 void emu__nvfp4_block_scales(const float *am, size_t n, float tensor_scale, uint8_t *codes);
+/* The bodies of fpemu_scaling_current_scale, _mx_scale,
+ * _nvfp4_tensor_scale and _block_{decode,encode}_scale, without their
+ * switch to the library's floating-point environment: for the recipes,
+ * which run under it already. */
+float emu__current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max);
+uint8_t emu__mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *elem, float amax);
+float emu__nvfp4_tensor_scale(float tensor_amax);
+float emu__block_decode_scale(float amax, double fmt_max, float eps, int pow2);
+float emu__block_encode_scale(float amax, double fmt_max, float eps, int pow2);
 
 /* The factor an NVFP4 block's elements are multiplied by before their
  * cast: fl32(tensor_scale / block scale), 0 when the block scale (e4m3

@@ -13,6 +13,26 @@
 #endif
 #include "scaling.h"
 #include "recipe.h"
+#include "internal.h"
+
+/* The public functions that compute in floats run under the library's
+ * floating-point environment (internal.h emu__fpenv_enter): a caller's
+ * rounding mode, FTZ or DAZ changes none of their results, and they raise
+ * no flag in the caller's. The recipes, which run under it already, call
+ * the bodies (emu__*) directly. */
+#define CLEAN(type, expr)                                                                                              \
+    do {                                                                                                               \
+        const unsigned fe_ = emu__fpenv_enter();                                                                       \
+        const type r_ = (expr);                                                                                        \
+        emu__fpenv_leave(fe_);                                                                                         \
+        return r_;                                                                                                     \
+    } while (0)
+#define CLEAN_VOID(stmt)                                                                                               \
+    do {                                                                                                               \
+        const unsigned fe_ = emu__fpenv_enter();                                                                       \
+        stmt;                                                                                                          \
+        emu__fpenv_leave(fe_);                                                                                         \
+    } while (0)
 
 /* A registry format by name, looked up once (registry descriptors never
  * move): the NVFP4 helpers run once per 16-element block, where the name
@@ -52,7 +72,7 @@ void fpemu_scaling_current_opts_torchao(fpemu_scaling_current_opts *o) {
     o->torch_nonfinite = 1;
 }
 
-float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
+float emu__current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
     /* TE: amax 0, inf or NaN keeps scale 1. torch: fmt_max / inf = 0 and
      * NaN stay through the division and the power-of-two rounding. */
     if ((isnan(amax) || isinf(amax)) && !o->torch_nonfinite) return 1.0f;
@@ -64,7 +84,11 @@ float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float ama
     return s;
 }
 
-float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) {
+float fpemu_scaling_current_scale(const fpemu_scaling_current_opts *o, float amax, double fmt_max) {
+    CLEAN(float, emu__current_scale(o, amax, fmt_max));
+}
+
+static float msamp_scale(float amax, double fmt_max, float prev) {
     /* torch.where(amax > 0 & isfinite(amax), sf, scale), then where(exp <
      * 0, 1/sf, sf): an infinite amax has exp = floor(log2(0)) = -inf, so it
      * gives 1/scale; 0 (exp = +inf) and NaN (exp = NaN) give scale */
@@ -76,6 +100,8 @@ float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) {
     float sf = a >= 128 ? INFINITY : ldexpf(1.0f, (int)a); /* round(pow(2, |e|)) in f32 */
     return e < 0 ? 1.0f / sf : sf;
 }
+
+float fpemu_scaling_msamp_scale(float amax, double fmt_max, float prev) { CLEAN(float, msamp_scale(amax, fmt_max, prev)); }
 
 /* The largest |x| bit pattern of x[0 .. n) (the magnitude as an integer:
  * the order of non-NaN magnitudes; a NaN is above 0x7F800000): 16 lanes at
@@ -183,12 +209,14 @@ void fpemu_scaling_delayed_free(fpemu_scaling_delayed *s) {
     s->len = 0;
 }
 
-void fpemu_scaling_delayed_record(fpemu_scaling_delayed *s, float amax) {
+static void delayed_record(fpemu_scaling_delayed *s, float amax) {
     if (!s->len) return;
     float h = s->history[0];
     if (isnan(amax) || isnan(h)) s->history[0] = isnan(amax) ? amax : h;
     else if (amax > h) s->history[0] = amax;
 }
+
+void fpemu_scaling_delayed_record(fpemu_scaling_delayed *s, float amax) { CLEAN_VOID(delayed_record(s, amax)); }
 
 float emu__scaling_delayed_scale(float amax, float fmt_max, float margin, float prev) {
     /* scaled_max = fp8_max * 2^-margin in f32, then scale = scaled_max / amax */
@@ -199,7 +227,7 @@ float emu__scaling_delayed_scale(float amax, float fmt_max, float margin, float 
     return scale;
 }
 
-void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) {
+static void delayed_update(fpemu_scaling_delayed *s) {
     if (!s->len) return;
     /* TE amax_and_scale_update: the reduced amax is the max over the whole
      * history (slot 0 holds this step's amax), or slot 0 (most_recent) */
@@ -221,11 +249,13 @@ void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) {
     if (s->len == 1) s->history[0] = 0;
 }
 
+void fpemu_scaling_delayed_update(fpemu_scaling_delayed *s) { CLEAN_VOID(delayed_update(s)); }
+
 /* ---- MX ------------------------------------------------------------------- */
 
 int fpemu_scaling_mx_emax_elem(const fpemu_format *elem) { return elem->emax; }
 
-uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *elem, float amax) {
+uint8_t emu__mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *elem, float amax) {
     if (isnan(amax) || isinf(amax)) return 0xFF;
     if (rule == FPEMU_SCALING_MX_FLOOR) {
         if (amax == 0) return 0x00; /* floor(log2 0) = -inf, clamped to -127 */
@@ -248,6 +278,10 @@ uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *e
     if (E < -127) E = -127;
     if (E > 127) E = 127;
     return (uint8_t)(E + 127);
+}
+
+uint8_t fpemu_scaling_mx_scale(fpemu_scaling_mx_rule rule, const fpemu_format *elem, float amax) {
+    CLEAN(uint8_t, emu__mx_scale(rule, elem, amax));
 }
 
 /* x / 2^(E-127) as x * 2^(127-E) in f32 (exact unless it falls below f32's
@@ -306,17 +340,19 @@ void emu__scaled_cast(const fpemu_format *fmt, float f, const float *x, size_t n
 
 void fpemu_scaling_mx_quantize_block(const fpemu_format *elem, uint8_t scale, const float *x, size_t n, size_t stride,
                                      uint64_t *codes, fpemu_cast_stats *stats) {
-    emu__scaled_cast(elem, emu__mx_encode_factor(scale), x, n, stride, codes, NULL, stats);
+    CLEAN_VOID(emu__scaled_cast(elem, emu__mx_encode_factor(scale), x, n, stride, codes, NULL, stats));
 }
 
 /* ---- NVFP4 ------------------------------------------------------------------ */
 
-float fpemu_scaling_nvfp4_tensor_scale(float tensor_amax) {
+float emu__nvfp4_tensor_scale(float tensor_amax) {
     float s = 2688.0f / tensor_amax; /* 448 * 6 */
     s = fminf(s, FLT_MAX);
     if (tensor_amax == 0.0f || s == 0.0f) return 1.0f;
     return s;
 }
+
+float fpemu_scaling_nvfp4_tensor_scale(float tensor_amax) { CLEAN(float, emu__nvfp4_tensor_scale(tensor_amax)); }
 
 void emu__nvfp4_block_scales(const float *am, size_t n, float tensor_scale, uint8_t *codes) {
     fpemu_ctx ctx;
@@ -335,7 +371,7 @@ void emu__nvfp4_block_scales(const float *am, size_t n, float tensor_scale, uint
 
 uint8_t fpemu_scaling_nvfp4_block_scale(float block_amax, float tensor_scale) {
     uint8_t code;
-    emu__nvfp4_block_scales(&block_amax, 1, tensor_scale, &code);
+    CLEAN_VOID(emu__nvfp4_block_scales(&block_amax, 1, tensor_scale, &code));
     return code;
 }
 
@@ -346,8 +382,7 @@ float emu__nvfp4_encode_factor(uint8_t scale_code, float tensor_scale) {
 
 void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, const float *x, size_t n, size_t stride,
                                         uint64_t *codes, fpemu_cast_stats *stats) {
-    emu__scaled_cast(E2M1(), emu__nvfp4_encode_factor(scale_code, tensor_scale), x, n, stride,
-                     codes, NULL, stats);
+    CLEAN_VOID(emu__scaled_cast(E2M1(), emu__nvfp4_encode_factor(scale_code, tensor_scale), x, n, stride, codes, NULL, stats));
 }
 
 /* ---- blockwise ---------------------------------------------------------------- */
@@ -356,15 +391,15 @@ void fpemu_scaling_nvfp4_quantize_block(uint8_t scale_code, float tensor_scale, 
  * DeepGEMM's torch arithmetic carries it through: clamp(NaN) = NaN, inf /
  * fmt_max = inf to decode, fmt_max / inf = 0 to encode, so the tile's
  * outputs are NaN. */
-float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
+float emu__block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
     if (pow2 && (isnan(amax) || isinf(amax))) return 1.0f;
     float a = clamp_min_nan(amax, eps);
     if (a == 0) return 1.0f;
-    if (pow2) return 1.0f / fpemu_scaling_block_encode_scale(amax, fmt_max, eps, 1);
+    if (pow2) return 1.0f / emu__block_encode_scale(amax, fmt_max, eps, 1);
     return a / (float)fmt_max;
 }
 
-float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
+float emu__block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
     if (pow2 && (isnan(amax) || isinf(amax))) return 1.0f;
     float a = clamp_min_nan(amax, eps);
     if (a == 0) return 1.0f;
@@ -372,4 +407,12 @@ float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, in
     if (isinf(s)) s = FLT_MAX;
     if (pow2) s = pow2_floor(s);
     return s;
+}
+
+float fpemu_scaling_block_decode_scale(float amax, double fmt_max, float eps, int pow2) {
+    CLEAN(float, emu__block_decode_scale(amax, fmt_max, eps, pow2));
+}
+
+float fpemu_scaling_block_encode_scale(float amax, double fmt_max, float eps, int pow2) {
+    CLEAN(float, emu__block_encode_scale(amax, fmt_max, eps, pow2));
 }
