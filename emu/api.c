@@ -666,6 +666,10 @@ int fpemu_api_delayed_scale(const char *fmt, double amax, double margin, double 
         emu__errf(err, errlen, "%s", fmt ? e : "no format given");
         return -1;
     }
-    if (scale) *scale = emu__scaling_delayed_scale((float)amax, (float)f->max_finite, (float)margin, (float)prev);
+    if (scale) { /* (in the library's floating-point environment, the caller's put back) */
+        const unsigned fe = emu__fpenv_enter();
+        *scale = emu__scaling_delayed_scale((float)amax, (float)f->max_finite, (float)margin, (float)prev);
+        emu__fpenv_leave(fe);
+    }
     return 0;
 }

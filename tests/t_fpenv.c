@@ -3,18 +3,19 @@
  * same results under a caller's floating-point environment as under the
  * default one, and leave the caller's as it was (no flag raised in it):
  * the scale factors of scaling.h, the MX and NVFP4 block casts, the
- * delayed-scaling state, and fpemu_mma_dot's fma-seq model, whose f32 and
- * f64 forms run on the host's fmaf and fma. The environment is x86's
- * MXCSR with FTZ, DAZ and round toward zero (a program built with
- * -ffast-math runs with FTZ and DAZ; torch.set_flush_denormal sets them);
- * the inputs include subnormal floats, where FTZ and DAZ act, and values
- * whose f32 steps round, where the mode acts. (The tensor cast's own check
- * is in t_cast_f64.) */
+ * delayed-scaling state, fpemu_quantize_array, fpemu_api_delayed_scale,
+ * and fpemu_mma_dot's fma-seq model, whose f32 and f64 forms run on the
+ * host's fmaf and fma. The environment is x86's MXCSR with FTZ, DAZ and
+ * round toward zero (a program built with -ffast-math runs with FTZ and
+ * DAZ; torch.set_flush_denormal sets them). The inputs include subnormal
+ * floats, where FTZ and DAZ act, and values whose f32 steps round, where
+ * the mode acts. (The tensor cast's own check is in t_cast_f64.) */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "fpemu.h"
+#include "fpemu_api.h"
 #include "mma.h"
 #include "scaling.h"
 #include "tap.h"
@@ -90,7 +91,7 @@ int main(void) {
 #else
     rng ^= tap_seed(0);
     fill();
-    plan(16);
+    plan(18);
     const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
     fpemu_scaling_current_opts te, ao;
     fpemu_scaling_current_opts_te(&te);
@@ -153,6 +154,39 @@ int main(void) {
         fpemu_scaling_delayed_free(&d0), fpemu_scaling_delayed_free(&d1);
         ok(good, "delayed_record and delayed_update: 64 steps, the same scales and history under FTZ, DAZ and rtz, the "
                  "MXCSR kept");
+    }
+
+    /* int8 quantisation of an array (its scalar form runs in the caller's
+     * environment, fpemu.h): x / scale near half-integers and subnormal x */
+    {
+        static float xq[NA];
+        static int32_t q0[NA], q1[NA];
+        for (int i = 0; i < NA; i++) xq[i] = i % 4 == 0 ? amax[i] : (float)((int)(next() % 255) - 127) * 0.1f + 0.05f;
+        fpemu_ctx c0, c1;
+        fpemu_ctx_init(&c0), fpemu_ctx_init(&c1);
+        fpemu_quantize_array(q0, xq, NA, 0.1, 3, -128, 127, &c0);
+        hostile();
+        fpemu_quantize_array(q1, xq, NA, 0.1, 3, -128, 127, &c1);
+        const int kept = restore();
+        ok(!memcmp(q0, q1, sizeof q0) && c0.flags == c1.flags && kept,
+           "fpemu_quantize_array: %d values, the same codes and flags under FTZ, DAZ and rtz, the MXCSR kept", NA);
+    }
+    {
+        int good = 1;
+        for (int i = 0; i < NA && good; i++) {
+            double s0 = 0, s1 = 0;
+            const double a = amax[i]; /* (widened here, not under the MXCSR's DAZ) */
+            fpemu_api_delayed_scale("e4m3", a, 0, 1.0, &s0, NULL, 0);
+            hostile();
+            fpemu_api_delayed_scale("e4m3", a, 0, 1.0, &s1, NULL, 0);
+            const int kept = restore();
+            if (memcmp(&s0, &s1, sizeof s0) || !kept) {
+                diag("fpemu_api_delayed_scale(%a): %a under the MXCSR, %a under the default%s", (double)amax[i], s1, s0,
+                     kept ? "" : " (the MXCSR changed)");
+                good = 0;
+            }
+        }
+        ok(good, "fpemu_api_delayed_scale: %d amax values, the same under FTZ, DAZ and rtz, the MXCSR kept", NA);
     }
 
     /* fpemu_mma_dot's fma-seq model on f32, f16 and f64 inputs (the host's
