@@ -225,7 +225,8 @@ EOF
 chmod +x "$TMP/gp/gnuplot"
 PATH="$TMP/gp:$PATH" "$BIN" report --out "$TMP/term" "$FIX/demo" >/dev/null 2>&1 &
 pid=$!
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -n "$(find "$TMP" -maxdepth 3 -path "*term.tmp.*" -name '*.png' 2>/dev/null)" ] && break; sleep 0.2; done
+# (up to 10 s for gnuplot to start: make test runs other test files beside this one)
+for i in $(seq 1 50); do [ -n "$(find "$TMP" -maxdepth 3 -path "*term.tmp.*" -name '*.png' 2>/dev/null)" ] && break; sleep 0.2; done
 kill -TERM $pid; wait $pid; rc=$?
 sleep 0.3
 check "SIGTERM while gnuplot draws: the report stops (signal exit), no --out, no staging folder, no gnuplot temporaries" \

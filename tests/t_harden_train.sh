@@ -128,7 +128,7 @@ else fail "files limited to 4 KB over a complete run: exit 2, names the file, th
 # a second writer of the same --out is locked out
 "$BIN" "${RUN[@]}" --steps 100000 --seed 4 --out lk >/dev/null 2>/dev/null &
 pid=$!
-for _ in $(seq 1 100); do [ -e .lk.lock ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ -e .lk.lock ] && break; sleep 0.05; done # (up to 30 s: other test files run beside this one)
 "$BIN" "${RUN[@]}" --steps 2 --seed 5 --out lk >/dev/null 2>err.txt; rc=$?
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 if [ $rc = 2 ] && grep -q "\-\-out lk: another fpemu train" err.txt; then pass "a second writer of the same --out: exit 2, names the folder ($(head -c 200 err.txt))"
