@@ -47,15 +47,26 @@ static int32_t quantize_one(double x, double scale, int32_t zero_point, int qmin
     return (int32_t)v;
 }
 
-/* (One call's two MXCSR writes, about 10 ns on the development VM, would
- * cost more than the call: the scalar form runs in the caller's
- * environment, the array form in the library's.) */
+/* Under the library's floating-point environment, set and put back only
+ * where needed (internal.h emu__fpenv_enter_lazy): two MXCSR writes a call
+ * would cost more than the call. */
 int32_t fpemu_quantize(double x, double scale, int32_t zero_point, int qmin, int qmax, fpemu_ctx *ctx) {
-    return quantize_one(x, scale, zero_point, qmin, qmax, ctx);
+    const unsigned fe = emu__fpenv_enter_lazy();
+    EMU_LAUNDER(x);
+    EMU_LAUNDER(scale);
+    int32_t r = quantize_one(x, scale, zero_point, qmin, qmax, ctx);
+    EMU_LAUNDER(r);
+    emu__fpenv_leave_lazy(fe);
+    return r;
 }
 
 float fpemu_dequantize(int32_t q, double scale, int32_t zero_point) {
-    return (float)(((double)q - (double)zero_point) * scale);
+    const unsigned fe = emu__fpenv_enter_lazy();
+    EMU_LAUNDER(scale);
+    float r = (float)(((double)q - (double)zero_point) * scale);
+    EMU_LAUNDER(r);
+    emu__fpenv_leave_lazy(fe);
+    return r;
 }
 
 void fpemu_quantize_array(int32_t *q, const float *x, size_t n, double scale, int32_t zero_point, int qmin, int qmax,

@@ -19,11 +19,12 @@
  * floating-point environment (internal.h emu__fpenv_enter): a caller's
  * rounding mode, FTZ or DAZ changes none of their results, and they raise
  * no flag in the caller's. The recipes, which run under it already, call
- * the bodies (emu__*) directly. */
+ * the bodies (emu__*) directly; every body is (internal.h). */
 #define CLEAN(type, expr)                                                                                              \
     do {                                                                                                               \
         const unsigned fe_ = emu__fpenv_enter();                                                                       \
-        const type r_ = (expr);                                                                                        \
+        type r_ = (expr);                                                                                              \
+        EMU_LAUNDER(r_);                                                                                               \
         emu__fpenv_leave(fe_);                                                                                         \
         return r_;                                                                                                     \
     } while (0)

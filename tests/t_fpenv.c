@@ -3,7 +3,8 @@
  * same results under a caller's floating-point environment as under the
  * default one, and leave the caller's as it was (no flag raised in it):
  * the scale factors of scaling.h, the MX and NVFP4 block casts, the
- * delayed-scaling state, fpemu_quantize_array, fpemu_api_delayed_scale,
+ * delayed-scaling state, fpemu_quantize and fpemu_dequantize and the
+ * array form, fpemu_api_delayed_scale,
  * and fpemu_mma_dot's fma-seq model, whose f32 and f64 forms run on the
  * host's fmaf and fma. The environment is x86's MXCSR with FTZ, DAZ and
  * round toward zero (a program built with -ffast-math runs with FTZ and
@@ -91,7 +92,7 @@ int main(void) {
 #else
     rng ^= tap_seed(0);
     fill();
-    plan(18);
+    plan(20);
     const fpemu_format *e4m3 = fpemu_format_get("e4m3", NULL, 0), *e2m1 = fpemu_format_get("e2m1", NULL, 0);
     fpemu_scaling_current_opts te, ao;
     fpemu_scaling_current_opts_te(&te);
@@ -170,6 +171,40 @@ int main(void) {
         const int kept = restore();
         ok(!memcmp(q0, q1, sizeof q0) && c0.flags == c1.flags && kept,
            "fpemu_quantize_array: %d values, the same codes and flags under FTZ, DAZ and rtz, the MXCSR kept", NA);
+    }
+    /* and its scalar forms, which switch only where the caller's modes
+     * differ (and put back only what the call changed) */
+    {
+        int good = 1;
+        for (int i = 0; i < NA && good; i++) {
+            const double x = (double)(i % 4 == 0 ? amax[i] : (float)((int)(next() % 255) - 127) * 0.1f + 0.05f);
+            fpemu_ctx c0, c1;
+            fpemu_ctx_init(&c0), fpemu_ctx_init(&c1);
+            const int32_t want = fpemu_quantize(x, 0.1, 3, -128, 127, &c0);
+            hostile();
+            const int32_t got = fpemu_quantize(x, 0.1, 3, -128, 127, &c1);
+            const int kept = restore();
+            if (want != got || c0.flags != c1.flags || !kept) {
+                diag("fpemu_quantize(%a): %d under the MXCSR, %d under the default%s", x, got, want, kept ? "" : " (the MXCSR changed)");
+                good = 0;
+            }
+        }
+        ok(good, "fpemu_quantize: %d values, the same codes and flags under FTZ, DAZ and rtz, the MXCSR kept", NA);
+        good = 1;
+        for (int i = 0; i < NA && good; i++) {
+            const int32_t q = (int32_t)(next() % 256) - 128;
+            const double sc = (double)amax[i]; /* (subnormal scales included) */
+            const float want = fpemu_dequantize(q, sc, 3);
+            hostile();
+            const float got = fpemu_dequantize(q, sc, 3);
+            const int kept = restore();
+            if (fbits(want) != fbits(got) || !kept) {
+                diag("fpemu_dequantize(%d, %a): %a under the MXCSR, %a under the default%s", q, sc, (double)got, (double)want,
+                     kept ? "" : " (the MXCSR changed)");
+                good = 0;
+            }
+        }
+        ok(good, "fpemu_dequantize: %d values, the same under FTZ, DAZ and rtz, the MXCSR kept", NA);
     }
     {
         int good = 1;
