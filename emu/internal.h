@@ -83,17 +83,11 @@ static inline unsigned emu__fpenv_enter(void) {
     return e;
 }
 static inline void emu__fpenv_leave(unsigned e) { emu__fpenv_set(e); }
-/* x through an empty asm the compiler must assume reads and writes it: a
- * value laundered after emu__fpenv_enter and a result laundered before
- * _leave keep the arithmetic between them between the two MXCSR writes.
- * (The compiler does not know that floating-point operations depend on the
- * MXCSR: it moved fpemu_dequantize's product, a call it had found to be
- * const, after the switch back.) */
-#define EMU_LAUNDER(x) __asm__ volatile("" : "+m"(x))
-/* The same for calls too short to pay two MXCSR writes (about 10 ns on the
- * development VM, more than such a call): the library's environment is set
- * only where the caller's modes differ from it, and the caller's put back
- * only where the call changed it (a flag it raised). */
+/* emu__fpenv_enter and _leave for calls too short to pay two MXCSR writes
+ * (about 10 ns on the development VM, more than such a call): the
+ * library's environment is set only where the caller's modes differ from
+ * it, and the caller's put back only where the call changed it (a flag it
+ * raised). */
 static inline unsigned emu__fpenv_enter_lazy(void) {
     const unsigned e = emu__fpenv_get();
     if ((e & ~0x3Fu) != EMU_FPENV_CLEAN) emu__fpenv_set(EMU_FPENV_CLEAN);
@@ -102,6 +96,14 @@ static inline unsigned emu__fpenv_enter_lazy(void) {
 static inline void emu__fpenv_leave_lazy(unsigned e) {
     if (emu__fpenv_get() != e) emu__fpenv_set(e);
 }
+/* x through an empty asm the compiler must assume reads and writes it: a
+ * value laundered after the switch to the library's environment and a
+ * result laundered before the switch back keep the arithmetic between them
+ * between the two MXCSR writes. (The compiler does not know that
+ * floating-point operations depend on the MXCSR: it moved
+ * fpemu_dequantize's product, a call it had found to be const, after the
+ * switch back.) */
+#define EMU_LAUNDER(x) __asm__ volatile("" : "+m"(x))
 
 /* Classify a stripped code. */
 fpemu_class emu__classify(const fpemu_format *f, uint64_t c);

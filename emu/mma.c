@@ -834,8 +834,10 @@ static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k
         if (is_f32(m->fd) && emu__fits_f32(m->fa) && emu__fits_f32(m->fb) && emu__fits_f32(m->fc)) {
             const unsigned fe = emu__fpenv_enter();
             float d = (float)fpemu_to_double(m->fc, c);
+            EMU_LAUNDER(d);
             for (size_t i = 0; i < k; i++)
                 d = fmaf((float)fpemu_to_double(m->fa, in->a[i]), (float)fpemu_to_double(m->fb, in->b[i]), d);
+            EMU_LAUNDER(d); /* (fmaf is const to the compiler: internal.h) */
             emu__fpenv_leave(fe);
             if (d != d) return nan_code(m, m->fd);
             uint32_t u;
@@ -848,10 +850,12 @@ static uint64_t dot_fma_seq(const fpemu_mma_model *m, const dot_in *in, size_t k
             uint64_t u = c;
             memcpy(&d, &u, 8);
             const unsigned fe = emu__fpenv_enter();
+            EMU_LAUNDER(d);
             for (size_t i = 0; i < k; i++) {
                 memcpy(&x, &in->a[i], 8), memcpy(&y, &in->b[i], 8);
                 d = fma(x, y, d);
             }
+            EMU_LAUNDER(d);
             emu__fpenv_leave(fe);
             if (d != d) return nan_code(m, m->fd);
             memcpy(&u, &d, 8);

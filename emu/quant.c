@@ -18,7 +18,8 @@ const fpemu_qtype *fpemu_qtype_get(const char *name) {
 }
 
 /* fpemu_quantize's body: the division and its remainder in the host's
- * doubles, in whatever floating-point environment the caller set. */
+ * doubles, under the library's floating-point environment, which its two
+ * callers set. */
 static int32_t quantize_one(double x, double scale, int32_t zero_point, int qmin, int qmax, fpemu_ctx *ctx) {
     if (isnan(x) || !(scale > 0) || isinf(scale) || emu__bad_mode(ctx)) {
         ctx->flags |= FPEMU_FLAG_INVALID;
