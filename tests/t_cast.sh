@@ -323,10 +323,13 @@ bad "--scales with a safetensors input: refused, naming NAME_scale" "NAME_scale"
 # ---- the array casts against the scalar conversions ----
 # An f32 input with no recipe takes the library's array casts:
 # fpemu_round_f32 for the values, fpemu_encode_f32 for --codes, the figures
-# from the rounded values. The same values as an f64 input take the
-# scalar conversion, element by element (fpemu_from_double, then a decode
-# to double). The two must agree bit for bit in every mode (sr: element i
-# takes draw i in both), with and without --sat: the codes, every figure of --stats-json, and the values,
+# from the rounded values. The same values as an f64 input are rounded to
+# odd to f32 and take the same array casts, or, in sr and to f64, the
+# scalar conversion element by element (fpemu_from_double, then a decode
+# to double; t_cast_f64 holds the odd path to it on doubles no float
+# holds). The two must agree bit for bit in every mode (sr: element i
+# takes draw i in both), with and without --sat: the codes, every figure
+# of --stats-json, and the values,
 # the f64 output rounded to f32 against the f32 one (exact where every
 # value of the format is a float; f64's largest is inf in f32 as in the f32
 # output), NaNs by their sign. f64 itself takes the library's general path
